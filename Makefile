@@ -1,0 +1,52 @@
+# bpspec: two entry points.
+#   make test   the whole test suite (CI runs this; loom at preemption bound 2)
+#   make check  every model check at its larger bound, then one results table
+# Each checker builds into its own target dir, so switching cfgs never rebuilds the others.
+
+CARGO        ?= cargo
+RESULTS      ?= $(CURDIR)/results
+LOOM_FLAGS   := --cfg loom --cfg crossbeam_loom -C debug-assertions
+SHUTTLE_FLAGS:= --cfg shuttle -C debug-assertions
+
+# Bounds. CI (make test) uses the small ones; make check the large ones.
+TEST_LOOM_BOUND    ?= 2
+CHECK_LOOM_BOUND   ?= 3
+TEST_SHUTTLE_ITERS ?= 2000
+CHECK_SHUTTLE_ITERS?= 50000
+
+.PHONY: test check test-std test-loom test-shuttle loom shuttle report bench fmt clean-results
+
+test: clean-results test-std test-loom test-shuttle report
+
+test-std:
+	$(CARGO) test --workspace
+
+test-loom:
+	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
+	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=1
+
+test-shuttle:
+	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test BPSPEC_SHUTTLE_ITERS=$(TEST_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
+	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/shuttle
+
+check: clean-results loom shuttle report
+
+loom:
+	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check LOOM_MAX_PREEMPTIONS=$(CHECK_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
+	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=1
+
+shuttle:
+	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check BPSPEC_SHUTTLE_ITERS=$(CHECK_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
+	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/shuttle
+
+report:
+	$(CARGO) run -q -p bpspec -- report $(RESULTS)
+
+bench:
+	$(CARGO) bench -p bpspec-reference
+
+fmt:
+	$(CARGO) fmt --all
+
+clean-results:
+	rm -rf $(RESULTS)

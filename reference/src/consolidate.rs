@@ -1,0 +1,47 @@
+//! Step 5, consolidate (`consolidate_bp_data`): make the staging half equal to the active half
+//! again, and unlink nodes whose active flags are all off onto the free list. Runs after W3, so
+//! no scheduler reads the staging half (the old active one) or reaches a function whose
+//! instruction uninstall restored. An unlinked node keeps its `next`, so a scheduler standing on
+//! it can walk on.
+
+use crate::code::FuncId;
+use crate::engine::{Engine, Permission};
+use crate::mutant::{self, Mutant};
+use crate::progress::ThreadProgress;
+use crate::sync::{AtomicPtr, Ordering::Relaxed};
+
+pub(crate) fn consolidate<P: ThreadProgress>(
+    e: &Engine<P>,
+    st: &mut Permission<'_>,
+    matched: &[FuncId],
+) {
+    let active = e.active_ix();
+    let staging = active ^ 1;
+    for &f in matched {
+        let h = &e.code.funcs[f];
+        let mut prev: &AtomicPtr<_> = &h.gen_bp;
+        let mut g = prev.load(Relaxed);
+        let mut steps = 0;
+        while !g.is_null() {
+            steps += 1;
+            assert!(steps <= crate::MAX_CHAIN, "chain of {} too long", h.mfa);
+            // SAFETY: live chain node; the stager holds the permission.
+            let node = unsafe { &*g };
+            let src = node.snapshot_half(active);
+            if !mutant::is(e.mutant, Mutant::SkipConsolidateCopy) {
+                let old = node.write_half(staging, |dst| std::mem::replace(dst, src.clone()));
+                if let Some(c) = old.count {
+                    crate::free::release_count(st, c);
+                }
+            }
+            let next = node.next.load(Relaxed);
+            if src.flags == 0 {
+                prev.store(next, Relaxed); // unlink; node.next stays intact
+                st.free_list.push(g);
+            } else {
+                prev = &node.next;
+            }
+            g = next;
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The engine: code area, global active index, thread progress, and the code modification
+//! permission that owns all stager-side state.
+
+use crate::bp::{BpCount, GenericBp, SessionId};
+use crate::code::{CodeArea, FuncId, Mfa};
+use crate::mutant::{self, Mutant};
+use crate::progress::{Qsbr, ThreadProgress};
+use crate::sync::{lock, AtomicU32, Mutex, MutexGuard, Ordering::Relaxed, CHECKED};
+use std::sync::Arc as Refc;
+
+/// Stager-owned state, reachable only through the code modification permission.
+pub struct Stager {
+    /// `breakpoint_free_list`: nodes unlinked at consolidate, freed after the next wait.
+    pub(crate) free_list: Vec<*mut GenericBp>,
+    /// Checked builds: freed nodes and counters are poisoned and parked here, never returned to
+    /// the allocator while the engine lives, so a late read is an assertion, not UB.
+    pub(crate) graveyard: Vec<*mut GenericBp>,
+    pub(crate) dead_counts: Vec<Refc<BpCount>>,
+    pub(crate) next_bp_id: u64,
+    /// Nodes allocated minus nodes freed (the leak check compares it with the chains).
+    pub(crate) live_nodes: u64,
+}
+
+// SAFETY: the raw pointers are owned by the stager state and only dereferenced by the thread
+// holding the permission (or, for reading, by schedulers following I1 in docs/protocol.md).
+unsafe impl Send for Stager {}
+
+/// The code modification permission, held for the whole of a `trace_pattern` (one stager at a
+/// time, ERTS `erts_try_seize_code_mod_permission`).
+pub type Permission<'a> = MutexGuard<'a, Stager>;
+
+/// A real concurrent breakpoint engine, generic over its thread-progress implementation.
+pub struct Engine<P: ThreadProgress = Qsbr> {
+    pub code: CodeArea,
+    /// `erts_active_bp_index`: read relaxed by schedulers, written by the stager at commit.
+    pub(crate) active_bp_index: AtomicU32,
+    pub progress: P,
+    pub(crate) permission: Mutex<Stager>,
+    pub(crate) mutant: Option<Mutant>,
+    pub schedulers: usize,
+}
+
+/// Configuration for [`Engine::new`].
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub functions: Vec<Mfa>,
+    /// Number of managed scheduler threads.
+    pub schedulers: usize,
+    pub mutant: Option<Mutant>,
+}
+
+impl EngineConfig {
+    /// `n` functions `m:f0/0 .. m:f{n-1}/0` and `schedulers` schedulers.
+    pub fn simple(n: usize, schedulers: usize) -> EngineConfig {
+        EngineConfig {
+            functions: (0..n).map(|i| Mfa::new("m", &format!("f{i}"), 0)).collect(),
+            schedulers,
+            mutant: None,
+        }
+    }
+    pub fn with_mutant(mut self, m: Option<Mutant>) -> EngineConfig {
+        self.mutant = m;
+        self
+    }
+}
+
+impl<P: ThreadProgress> Engine<P> {
+    pub fn new(cfg: EngineConfig) -> Engine<P> {
+        assert!(cfg.schedulers > 0, "an engine needs at least one scheduler");
+        if cfg.mutant.is_some() {
+            assert!(
+                CHECKED,
+                "mutants exist only in checked builds (debug, loom, shuttle)"
+            );
+        }
+        Engine {
+            code: CodeArea::new(cfg.functions),
+            active_bp_index: AtomicU32::new(0),
+            progress: P::new(cfg.schedulers, cfg.mutant),
+            permission: Mutex::new(Stager {
+                free_list: Vec::new(),
+                graveyard: Vec::new(),
+                dead_counts: Vec::new(),
+                next_bp_id: 1,
+                live_nodes: 0,
+            }),
+            mutant: cfg.mutant,
+            schedulers: cfg.schedulers,
+        }
+    }
+
+    /// Seize the code modification permission (blocks until the current stager is done).
+    pub fn seize(&self) -> Permission<'_> {
+        lock(&self.permission)
+    }
+
+    /// `erts_active_bp_ix()`.
+    pub fn active_ix(&self) -> usize {
+        self.active_bp_index.load(Relaxed) as usize
+    }
+
+    /// `erts_staging_bp_ix()`.
+    pub fn staging_ix(&self) -> usize {
+        self.active_ix() ^ 1
+    }
+
+    pub fn mutant(&self) -> Option<Mutant> {
+        self.mutant
+    }
+
+    /// Wait for thread progress unless `skip` is the active mutant.
+    pub(crate) fn wait_unless(&self, skip: Mutant) {
+        if !mutant::is(self.mutant, skip) {
+            self.progress.wait();
+        }
+    }
+
+    /// Find a function by MFA.
+    pub fn func(&self, mfa: &Mfa) -> Option<FuncId> {
+        self.code.find(mfa)
+    }
+
+    /// The session's node on `f`, walking the chain from the head (or from the pending
+    /// `to_insert` when `staging`), as `get_bp_session` does. Stager side.
+    pub(crate) fn session_node(
+        &self,
+        _p: &Permission<'_>,
+        f: FuncId,
+        session: SessionId,
+        staging: bool,
+    ) -> *mut GenericBp {
+        let mut g = self.code.funcs[f].gen_bp.load(Relaxed);
+        if staging && !g.is_null() {
+            // SAFETY: g is a live chain node; the stager holds the permission, so nothing frees it.
+            let ti = unsafe { &*g }.to_insert.load(Relaxed);
+            if !ti.is_null() {
+                g = ti;
+            }
+        }
+        let mut steps = 0;
+        while !g.is_null() {
+            steps += 1;
+            assert!(
+                steps <= crate::MAX_CHAIN,
+                "chain of {} longer than {}",
+                self.code.funcs[f].mfa,
+                crate::MAX_CHAIN
+            );
+            // SAFETY: as above.
+            let node = unsafe { &*g };
+            if node.session == session {
+                return g;
+            }
+            g = node.next.load(Relaxed);
+        }
+        std::ptr::null_mut()
+    }
+}
+
+impl<P: ThreadProgress> Drop for Engine<P> {
+    fn drop(&mut self) {
+        let st = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut owned: Vec<*mut GenericBp> = std::mem::take(&mut st.graveyard);
+        owned.append(&mut st.free_list);
+        for h in &self.code.funcs {
+            let mut g = h.gen_bp.load(Relaxed);
+            while !g.is_null() {
+                // SAFETY: drop has exclusive access; every chain node is a live Box pointer.
+                let node = unsafe { &*g };
+                let ti = node.to_insert.load(Relaxed);
+                if !ti.is_null() {
+                    owned.push(ti);
+                }
+                owned.push(g);
+                g = node.next.load(Relaxed);
+            }
+        }
+        owned.sort();
+        owned.dedup();
+        for g in owned {
+            // SAFETY: each pointer came from Box::into_raw and is released exactly once (dedup).
+            drop(unsafe { Box::from_raw(g) });
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Step 6, free (`erts_free_breakpoints`): release the nodes unlinked at consolidate. Runs after
+//! W4, so no scheduler still stands on them. Also the release of counters whose last half
+//! reference went away.
+
+use crate::bp::{BpCount, GenericBp};
+use crate::engine::Permission;
+use crate::sync::CHECKED;
+use std::sync::Arc as Refc;
+
+/// Checked builds keep at most this many freed nodes poisoned before really freeing them in
+/// std debug builds; loom and shuttle runs keep all of them (they are small).
+const QUARANTINE: usize = 1 << 16;
+
+pub(crate) fn free(st: &mut Permission<'_>) {
+    let list = std::mem::take(&mut st.free_list);
+    for g in list {
+        // SAFETY: g was unlinked at consolidate and is referenced by nothing but the free list.
+        unsafe { &*g }.live.kill();
+        st.live_nodes -= 1;
+        if CHECKED {
+            st.graveyard.push(g);
+        } else {
+            // SAFETY: g came from Box::into_raw; no scheduler can reach it (W4, invariant I1).
+            drop(unsafe { Box::from_raw(g) });
+        }
+    }
+    if cfg!(not(any(loom, shuttle))) && st.graveyard.len() > QUARANTINE {
+        let old: Vec<*mut GenericBp> = st.graveyard.drain(..QUARANTINE / 2).collect();
+        for g in old {
+            // SAFETY: quarantined long ago; poisoned, unreachable.
+            drop(unsafe { Box::from_raw(g) });
+        }
+    }
+}
+
+/// Drop one half's reference to a counter; the last reference poisons it.
+pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
+    if Refc::strong_count(&c) == 1 {
+        c.live.kill();
+        if CHECKED && st.dead_counts.len() < QUARANTINE {
+            st.dead_counts.push(c);
+        }
+    }
+}

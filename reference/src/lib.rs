@@ -1,0 +1,39 @@
+//! bpspec reference engine: ERTS's non-blocking breakpoints with real atomics and threads.
+//!
+//! One module per protocol step, in the order `trace_pattern` runs them:
+//! [`stage`](crate::stage) → W0 → [`install`](crate::install) → W1 → [`commit`](crate::commit) →
+//! W2 → [`uninstall`](crate::uninstall) → W3 → [`consolidate`](crate::consolidate) → W4 →
+//! [`free`](crate::free), driven by [`finisher`](crate::finisher). The scheduler side is
+//! [`hit`]. Grace periods come from [`progress`]. Every atomic goes through [`sync`].
+//!
+//! docs/protocol.md states the invariants (I1–I6) and why each wait is needed.
+
+pub mod bp;
+pub mod code;
+mod commit;
+mod consolidate;
+pub mod engine;
+mod finisher;
+mod free;
+pub mod hit;
+pub mod info;
+mod install;
+pub mod mutant;
+pub mod pattern;
+pub mod progress;
+mod rest;
+mod stage;
+pub mod sync;
+mod uninstall;
+
+pub use bp::{flags, SessionId};
+pub use code::{FuncId, Mfa};
+pub use engine::{Engine, EngineConfig};
+pub use hit::{Hit, Process, Scheduler, TraceEvent};
+pub use info::{InfoItem, InfoValue};
+pub use mutant::Mutant;
+pub use pattern::{Pattern, PatternError, PatternOp, TraceFlags};
+pub use progress::{EpochProgress, Qsbr, ThreadProgress};
+
+/// Upper bound on a chain's length (one node per session; ERTS has no hard limit, we assert one).
+pub const MAX_CHAIN: usize = 64;

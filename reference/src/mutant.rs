@@ -1,0 +1,95 @@
+//! Deliberately broken variants of the protocol. Each one removes or reorders exactly one step,
+//! so a check that claims to protect that step must catch it (docs/mutants.md lists which check
+//! kills which mutant, and the counterexample it produces).
+//!
+//! The switch lives in [`crate::Engine`] and in [`crate::progress::Qsbr`]. It is only consulted
+//! when [`crate::sync::CHECKED`] is true (debug builds, loom, shuttle); release builds compile
+//! the test out of the hot path.
+
+use std::fmt;
+
+/// One broken variant of the trace_pattern sequence or of thread progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mutant {
+    /// W0 removed: install (patch instruction, set slot, link `to_insert`) right after staging.
+    SkipWaitBeforeInstall,
+    /// W1 removed: flip the active index right after install.
+    SkipWaitBeforeCommit,
+    /// W2 removed: restore original instructions right after the flip.
+    SkipWaitBeforeUninstall,
+    /// W3 removed: consolidate (copy active → staging, unlink disabled nodes) right after
+    /// uninstall.
+    SkipWaitBeforeConsolidate,
+    /// W4 removed: free unlinked breakpoints right after consolidate.
+    SkipWaitBeforeFree,
+    /// Reordering: uninstall (judged on the *staging* flags) before the flip.
+    UninstallBeforeCommit,
+    /// Step omitted: consolidate does not copy active → staging.
+    SkipConsolidateCopy,
+    /// Thread progress: a progress point without its full memory barrier.
+    ProgressWithoutBarrier,
+    /// Thread progress: `wait` does not start a new period, so it accepts progress points that
+    /// began before it.
+    WaitWithoutNewPeriod,
+    /// Thread progress: waking up without the full memory barrier.
+    WakeWithoutBarrier,
+}
+
+impl Mutant {
+    /// Every mutant, in declaration order.
+    pub const ALL: [Mutant; 10] = [
+        Mutant::SkipWaitBeforeInstall,
+        Mutant::SkipWaitBeforeCommit,
+        Mutant::SkipWaitBeforeUninstall,
+        Mutant::SkipWaitBeforeConsolidate,
+        Mutant::SkipWaitBeforeFree,
+        Mutant::UninstallBeforeCommit,
+        Mutant::SkipConsolidateCopy,
+        Mutant::ProgressWithoutBarrier,
+        Mutant::WaitWithoutNewPeriod,
+        Mutant::WakeWithoutBarrier,
+    ];
+
+    /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutant::SkipWaitBeforeInstall => "skip-w0-before-install",
+            Mutant::SkipWaitBeforeCommit => "skip-w1-before-commit",
+            Mutant::SkipWaitBeforeUninstall => "skip-w2-before-uninstall",
+            Mutant::SkipWaitBeforeConsolidate => "skip-w3-before-consolidate",
+            Mutant::SkipWaitBeforeFree => "skip-w4-before-free",
+            Mutant::UninstallBeforeCommit => "uninstall-before-commit",
+            Mutant::SkipConsolidateCopy => "skip-consolidate-copy",
+            Mutant::ProgressWithoutBarrier => "progress-without-barrier",
+            Mutant::WaitWithoutNewPeriod => "wait-without-new-period",
+            Mutant::WakeWithoutBarrier => "wake-without-barrier",
+        }
+    }
+
+    /// Parse a name produced by [`Mutant::name`].
+    pub fn from_name(name: &str) -> Option<Mutant> {
+        Mutant::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Is this mutant about the grace period itself rather than the trace_pattern sequence?
+    pub fn is_thread_progress(self) -> bool {
+        matches!(
+            self,
+            Mutant::ProgressWithoutBarrier
+                | Mutant::WaitWithoutNewPeriod
+                | Mutant::WakeWithoutBarrier
+        )
+    }
+}
+
+impl fmt::Display for Mutant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `Some(m) == mutant`, but constant-false in release builds so the test leaves the hot path.
+#[inline(always)]
+pub(crate) fn is(mutant: Option<Mutant>, m: Mutant) -> bool {
+    crate::sync::CHECKED && mutant == Some(m)
+}

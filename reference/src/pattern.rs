@@ -1,0 +1,229 @@
+//! `trace_pattern` arguments: the MFA pattern with `'_'` wildcards, the operation
+//! (`true | false | pause | restart`) and the flag list.
+
+use crate::code::Mfa;
+use std::fmt;
+
+/// `{Module, Name, Arity}` where any trailing part may be the wildcard `'_'`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    pub module: Option<String>,
+    pub name: Option<String>,
+    pub arity: Option<u32>,
+}
+
+/// What `trace_pattern` does to the matched functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PatternOp {
+    /// `true` (or a match spec): enable; on an existing counter, reset it and run it.
+    True,
+    /// `false`: disable.
+    False,
+    /// `pause`: stop a counter, keep its value (counters only).
+    Pause,
+    /// `restart`: reset a counter and run it (counters only).
+    Restart,
+}
+
+/// The flag list. This engine implements `local` and `call_count`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceFlags {
+    pub local: bool,
+    pub call_count: bool,
+}
+
+/// Bad input to `trace_pattern` (ERTS answers `badarg`). Each says what and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PatternError {
+    /// The pattern text could not be parsed; `column` is 1-based.
+    Syntax {
+        input: String,
+        column: usize,
+        message: String,
+    },
+    /// A wildcard followed by a concrete part, e.g. `{'_', foo, 1}`.
+    WildcardOrder { input: String },
+    /// An operation/flag combination ERTS rejects.
+    BadArg(String),
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatternError::Syntax {
+                input,
+                column,
+                message,
+            } => {
+                write!(f, "invalid pattern {input:?} at column {column}: {message}")
+            }
+            PatternError::WildcardOrder { input } => write!(
+                f,
+                "invalid pattern {input:?}: after a '_' wildcard every later part must be '_' too"
+            ),
+            PatternError::BadArg(m) => write!(f, "badarg: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+impl Pattern {
+    /// Every function: `{'_','_','_'}`.
+    pub fn all() -> Pattern {
+        Pattern {
+            module: None,
+            name: None,
+            arity: None,
+        }
+    }
+
+    /// Exactly one function.
+    pub fn exact(mfa: &Mfa) -> Pattern {
+        Pattern {
+            module: Some(mfa.module.clone()),
+            name: Some(mfa.name.clone()),
+            arity: Some(mfa.arity),
+        }
+    }
+
+    /// Parse `{M, F, A}` (Erlang tuple syntax) or `M:F/A`, where each part may be `'_'` or `_`.
+    pub fn parse(input: &str) -> Result<Pattern, PatternError> {
+        let syntax = |column: usize, message: &str| PatternError::Syntax {
+            input: input.to_string(),
+            column,
+            message: message.to_string(),
+        };
+        let trimmed = input.trim();
+        let offset = input.len() - input.trim_start().len();
+        let parts: Vec<(usize, &str)> = if let Some(inner) = trimmed.strip_prefix('{') {
+            let inner = inner
+                .strip_suffix('}')
+                .ok_or_else(|| syntax(offset + trimmed.len(), "missing '}'"))?;
+            let mut col = offset + 2;
+            let mut v = Vec::new();
+            for p in inner.split(',') {
+                v.push((col + (p.len() - p.trim_start().len()), p.trim()));
+                col += p.len() + 1;
+            }
+            v
+        } else {
+            let (m, rest) = trimmed
+                .split_once(':')
+                .ok_or_else(|| syntax(offset + 1, "expected {M,F,A} or M:F/A"))?;
+            let (n, a) = rest
+                .split_once('/')
+                .ok_or_else(|| syntax(offset + m.len() + 2, "missing '/Arity'"))?;
+            vec![
+                (offset + 1, m.trim()),
+                (offset + m.len() + 2, n.trim()),
+                (offset + m.len() + n.len() + 3, a.trim()),
+            ]
+        };
+        if parts.len() != 3 {
+            return Err(syntax(
+                offset + 1,
+                &format!("expected 3 parts, found {}", parts.len()),
+            ));
+        }
+        let wild = |s: &str| s == "'_'" || s == "_";
+        let atom = |(col, s): (usize, &str)| -> Result<Option<String>, PatternError> {
+            if wild(s) {
+                return Ok(None);
+            }
+            let bare = s
+                .strip_prefix('\'')
+                .and_then(|x| x.strip_suffix('\''))
+                .unwrap_or(s);
+            if bare.is_empty()
+                || bare
+                    .chars()
+                    .any(|c| c.is_whitespace() || "{},:/'".contains(c))
+            {
+                return Err(syntax(col, &format!("{s:?} is not an atom")));
+            }
+            Ok(Some(bare.to_string()))
+        };
+        let module = atom(parts[0])?;
+        let name = atom(parts[1])?;
+        let (acol, a) = parts[2];
+        let arity = if wild(a) {
+            None
+        } else {
+            Some(
+                a.parse::<u32>()
+                    .ok()
+                    .filter(|n| *n <= 255)
+                    .ok_or_else(|| syntax(acol, &format!("{a:?} is not an arity (0..=255)")))?,
+            )
+        };
+        let p = Pattern {
+            module,
+            name,
+            arity,
+        };
+        if (p.module.is_none() && (p.name.is_some() || p.arity.is_some()))
+            || (p.name.is_none() && p.arity.is_some())
+        {
+            return Err(PatternError::WildcardOrder {
+                input: input.to_string(),
+            });
+        }
+        Ok(p)
+    }
+
+    pub fn matches(&self, mfa: &Mfa) -> bool {
+        self.module.as_ref().is_none_or(|m| *m == mfa.module)
+            && self.name.as_ref().is_none_or(|n| *n == mfa.name)
+            && self.arity.is_none_or(|a| a == mfa.arity)
+    }
+}
+
+impl TraceFlags {
+    /// Validate the operation against the flags as `erlang:trace_pattern/3` does.
+    pub fn check(&self, op: PatternOp) -> Result<(), PatternError> {
+        if !self.local && !self.call_count {
+            return Err(PatternError::BadArg(
+                "no trace flag given (expected local and/or call_count)".into(),
+            ));
+        }
+        if matches!(op, PatternOp::Pause | PatternOp::Restart) && self.local {
+            return Err(PatternError::BadArg(
+                "pause and restart apply only to call_count, call_time and call_memory".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Parse an Erlang-style flag list such as `[local, call_count]`.
+    pub fn parse(input: &str) -> Result<TraceFlags, PatternError> {
+        let t = input.trim();
+        let inner = t
+            .strip_prefix('[')
+            .and_then(|x| x.strip_suffix(']'))
+            .ok_or_else(|| PatternError::Syntax {
+                input: input.to_string(),
+                column: 1,
+                message: "expected a list [flag, ...]".into(),
+            })?;
+        let mut f = TraceFlags::default();
+        let mut col = input.len() - input.trim_start().len() + 2;
+        for part in inner.split(',') {
+            let w = part.trim();
+            match w {
+                "local" => f.local = true,
+                "call_count" => f.call_count = true,
+                "" if inner.trim().is_empty() => {}
+                _ => return Err(PatternError::Syntax {
+                    input: input.to_string(),
+                    column: col + (part.len() - part.trim_start().len()),
+                    message: format!(
+                        "unknown or unsupported trace flag {w:?} (supported: local, call_count)"
+                    ),
+                }),
+            }
+            col += part.len() + 1;
+        }
+        Ok(f)
+    }
+}

@@ -1,0 +1,109 @@
+//! Thread progress on crossbeam-epoch: a grace period built from `defer` + `flush`.
+//!
+//! Each scheduler stays pinned while it runs and re-pins at each progress point, so a pinned
+//! interval plays the role of "the time between two ERTS progress points" (QSBR on top of EBR).
+//! `wait` defers a closure that sets a flag and flushes until the flag is set: crossbeam runs a
+//! deferred closure only after the global epoch has advanced twice past the epoch it was deferred
+//! in, and the epoch advances only when every pinned participant has observed the current epoch,
+//! so every scheduler pinned when the wait began has re-pinned (passed a progress point) or
+//! unpinned (slept). crossbeam's `pin` issues the SeqCst fence that is ERTS's full barrier.
+//!
+//! Mutants: the thread-progress mutants are specific to [`super::Qsbr`]'s code; this
+//! implementation ignores them (the mutant matrix records that).
+
+use super::{ThreadProgress, WAIT_SPIN_LIMIT};
+use crate::mutant::Mutant;
+use crate::sync::{yield_now, Arc, AtomicBool, AtomicU64, Ordering::*};
+use crossbeam_epoch::{Collector, Guard, LocalHandle};
+
+/// Grace periods from a dedicated crossbeam-epoch collector.
+pub struct EpochProgress {
+    collector: Collector,
+    managed: usize,
+    waits: AtomicU64,
+}
+
+/// A managed thread's registration: its local handle and, while awake, its pin.
+pub struct EpochHandle {
+    index: usize,
+    local: LocalHandle,
+    guard: Option<Guard>,
+}
+
+impl ThreadProgress for EpochProgress {
+    type Handle = EpochHandle;
+
+    fn new(managed: usize, _mutant: Option<Mutant>) -> Self {
+        assert!(
+            managed > 0,
+            "thread progress needs at least one managed thread"
+        );
+        EpochProgress {
+            collector: Collector::new(),
+            managed,
+            waits: AtomicU64::new(0),
+        }
+    }
+
+    fn register(&self, index: usize) -> EpochHandle {
+        assert!(index < self.managed, "managed thread {index} out of range");
+        EpochHandle {
+            index,
+            local: self.collector.register(),
+            guard: None,
+        }
+    }
+
+    fn progress(&self, h: &mut EpochHandle) {
+        let g = h
+            .guard
+            .as_mut()
+            .unwrap_or_else(|| panic!("progress by sleeping thread {}", h.index));
+        // Unpin and pin again: the quiescent point. `pin` issues the SeqCst fence.
+        g.repin();
+    }
+
+    fn sleep(&self, h: &mut EpochHandle) {
+        assert!(h.guard.is_some(), "thread {} is already asleep", h.index);
+        h.guard = None;
+    }
+
+    fn wake(&self, h: &mut EpochHandle) {
+        assert!(h.guard.is_none(), "thread {} is already awake", h.index);
+        h.guard = Some(h.local.pin());
+    }
+
+    fn wait(&self) {
+        let done = Arc::new(AtomicBool::new(false));
+        let stager = self.collector.register();
+        {
+            let guard = stager.pin();
+            let flag = done.clone();
+            // Release: pairs with the Acquire load below.
+            guard.defer(move || flag.store(true, Release));
+            guard.flush();
+        }
+        let mut spins: u64 = 0;
+        // Acquire: pairs with the Release store in the deferred closure, so what the schedulers
+        // did before their last unpin happens before what the stager does next.
+        while !done.load(Acquire) {
+            spins += 1;
+            assert!(
+                spins < WAIT_SPIN_LIMIT,
+                "epoch grace period made no progress in {spins} spins"
+            );
+            // The stager must not stay pinned while it waits, or it holds the epoch back.
+            stager.pin().flush();
+            yield_now();
+        }
+        self.waits.fetch_add(1, Relaxed);
+    }
+
+    fn completed_waits(&self) -> u64 {
+        self.waits.load(Relaxed)
+    }
+
+    fn name() -> &'static str {
+        "epoch"
+    }
+}

@@ -1,0 +1,131 @@
+//! The at-rest invariant (between operations) and stager-side queries over chains.
+
+use crate::bp::{flags, SessionId};
+use crate::code::{FuncId, OP_I_GENERIC_BREAKPOINT};
+use crate::engine::{Engine, Permission};
+use crate::progress::ThreadProgress;
+use crate::sync::Ordering::Relaxed;
+
+/// OR of half `ix`'s flags over the whole chain of `f` (`erts_sum_all_session_flags`).
+pub(crate) fn sum_all_session_flags<P: ThreadProgress>(
+    e: &Engine<P>,
+    _st: &Permission<'_>,
+    f: FuncId,
+    ix: usize,
+) -> u32 {
+    let mut sum = 0;
+    let mut g = e.code.funcs[f].gen_bp.load(Relaxed);
+    let mut steps = 0;
+    while !g.is_null() {
+        steps += 1;
+        assert!(steps <= crate::MAX_CHAIN, "chain too long");
+        // SAFETY: live chain node under the permission.
+        let node = unsafe { &*g };
+        sum |= node.snapshot_half(ix).flags;
+        g = node.next.load(Relaxed);
+    }
+    sum
+}
+
+impl<P: ThreadProgress> Engine<P> {
+    /// Check the at-rest invariant (docs/protocol.md I4): for every function, both halves of
+    /// every node are equal, no `to_insert` is pending, no node is disabled, the instruction is
+    /// patched iff some session has an active flag, the free list is empty, and every allocated
+    /// node is on a chain (nothing leaked). Takes the permission, so it waits for any stager.
+    pub fn check_at_rest(&self) -> Result<(), String> {
+        let st = self.seize();
+        let active = self.active_ix();
+        let mut on_chains = 0u64;
+        for (f, h) in self.code.funcs.iter().enumerate() {
+            let mut g = h.gen_bp.load(Relaxed);
+            let mut steps = 0;
+            while !g.is_null() {
+                steps += 1;
+                if steps > crate::MAX_CHAIN {
+                    return Err(format!("{}: chain longer than {}", h.mfa, crate::MAX_CHAIN));
+                }
+                // SAFETY: live chain node under the permission.
+                let node = unsafe { &*g };
+                if !node.live.is_live() {
+                    return Err(format!(
+                        "{}: freed GenericBp#{} still on the chain",
+                        h.mfa, node.id
+                    ));
+                }
+                let (a, s) = (node.snapshot_half(active), node.snapshot_half(active ^ 1));
+                if !a.same_as(&s) {
+                    return Err(format!(
+                        "{}: GenericBp#{} halves differ at rest (active flags {:#x}, staging flags {:#x})",
+                        h.mfa, node.id, a.flags, s.flags
+                    ));
+                }
+                if a.flags == 0 {
+                    return Err(format!(
+                        "{}: disabled GenericBp#{} left on the chain",
+                        h.mfa, node.id
+                    ));
+                }
+                if (a.flags & flags::COUNT != 0) != a.count.is_some() {
+                    return Err(format!(
+                        "{}: GenericBp#{} COUNT flag and counter disagree",
+                        h.mfa, node.id
+                    ));
+                }
+                if !node.to_insert.load(Relaxed).is_null() {
+                    return Err(format!(
+                        "{}: GenericBp#{} has a pending to_insert at rest",
+                        h.mfa, node.id
+                    ));
+                }
+                on_chains += 1;
+                g = node.next.load(Relaxed);
+            }
+            let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
+            let any_active = sum_all_session_flags(self, &st, f, active) != 0;
+            if patched != any_active {
+                return Err(format!(
+                    "{}: instruction {} but {} session has an active flag",
+                    h.mfa,
+                    if patched { "patched" } else { "original" },
+                    if any_active { "some" } else { "no" }
+                ));
+            }
+            if !patched && h.instr.load(Relaxed) != h.original {
+                return Err(format!(
+                    "{}: instruction word is neither the breakpoint nor the original",
+                    h.mfa
+                ));
+            }
+        }
+        if !st.free_list.is_empty() {
+            return Err(format!(
+                "free list holds {} nodes at rest",
+                st.free_list.len()
+            ));
+        }
+        if st.live_nodes != on_chains {
+            return Err(format!(
+                "{} nodes allocated and not freed, but {} on chains (leak)",
+                st.live_nodes, on_chains
+            ));
+        }
+        Ok(())
+    }
+
+    /// The active flags of `session`'s node on `f` (0 if none). Takes the permission.
+    pub fn active_flags(&self, session: SessionId, f: FuncId) -> u32 {
+        let st = self.seize();
+        let g = self.session_node(&st, f, session, false);
+        if g.is_null() {
+            0
+        } else {
+            // SAFETY: live node under the permission.
+            unsafe { &*g }.snapshot_half(self.active_ix()).flags
+        }
+    }
+
+    /// Is `f`'s first instruction the breakpoint instruction?
+    pub fn is_patched(&self, f: FuncId) -> bool {
+        self.code.funcs[f].instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT
+    }
+}

@@ -1,0 +1,106 @@
+//! Step 1, staging (`set_function_break` / `clear_function_break`): write the staging half of
+//! the session's node on each matched function. No scheduler reads the staging half, and a new
+//! node is not reachable through the instruction yet (it is reached via an unpatched function's
+//! slot or the pending `to_insert`).
+
+use crate::bp::{flags, BpCount, GenericBp, SessionId};
+use crate::code::FuncId;
+use crate::engine::{Engine, Permission};
+use crate::pattern::{PatternOp, TraceFlags};
+use crate::progress::ThreadProgress;
+use crate::sync::Ordering::Relaxed;
+
+/// Stage `op` with `fl` for `session` on function `f`, in half `staging`.
+pub(crate) fn stage<P: ThreadProgress>(
+    e: &Engine<P>,
+    st: &mut Permission<'_>,
+    f: FuncId,
+    session: SessionId,
+    staging: usize,
+    op: PatternOp,
+    fl: TraceFlags,
+) {
+    let h = &e.code.funcs[f];
+    let mut g = e.session_node(st, f, session, true);
+    if op == PatternOp::False {
+        if !g.is_null() {
+            // SAFETY: live node, stager holds the permission.
+            clear(st, unsafe { &*g }, staging, fl);
+        }
+        return;
+    }
+    if g.is_null() {
+        if matches!(op, PatternOp::Pause | PatternOp::Restart) {
+            return; // ERTS: pause/restart on a function with no breakpoint does nothing.
+        }
+        let head = h.gen_bp.load(Relaxed);
+        // SAFETY: live node under the permission.
+        let orig = if head.is_null() {
+            h.original
+        } else {
+            unsafe { &*head }.orig_instr
+        };
+        let node = Box::into_raw(GenericBp::new(st.next_bp_id, session, orig));
+        st.next_bp_id += 1;
+        st.live_nodes += 1;
+        if head.is_null() {
+            // The function is not patched, so no scheduler reads the slot yet.
+            h.gen_bp.store(node, Relaxed);
+        } else {
+            // SAFETY: node is fresh and private; head is live under the permission.
+            unsafe { &*node }.next.store(head, Relaxed);
+            unsafe { &*head }.to_insert.store(node, Relaxed);
+        }
+        g = node;
+    }
+    // SAFETY: live node, stager holds the permission.
+    let node = unsafe { &*g };
+    let mut dead = None;
+    node.write_half(staging, |d| {
+        if fl.local {
+            d.flags |= flags::LOCAL_TRACE;
+        }
+        if fl.call_count {
+            let exists = d.flags & flags::COUNT != 0;
+            match (op, exists) {
+                (PatternOp::Pause, true) => d.flags &= !flags::COUNT_ACTIVE,
+                (_, true) => {
+                    d.flags |= flags::COUNT_ACTIVE;
+                    // Shared with the active half: the reset is visible at once, before the
+                    // commit (ERTS `erts_atomic_set_nob(&count->acount, 0)`).
+                    d.count
+                        .as_ref()
+                        .expect("COUNT without counter")
+                        .acount
+                        .store(0, Relaxed);
+                }
+                // A new counter, also for pause/restart on a node without one: ERTS falls
+                // through to "initialize new" and creates an *active* counter (the quirk
+                // documented in docs/deviations.md).
+                (_, false) => {
+                    dead = d.count.replace(BpCount::new());
+                    d.flags |= flags::COUNT | flags::COUNT_ACTIVE;
+                }
+            }
+        }
+    });
+    if let Some(c) = dead {
+        crate::free::release_count(st, c);
+    }
+}
+
+fn clear(st: &mut Permission<'_>, node: &GenericBp, staging: usize, fl: TraceFlags) {
+    let mut dead = None;
+    node.write_half(staging, |d| {
+        if fl.local {
+            d.flags &= !flags::LOCAL_TRACE;
+        }
+        if fl.call_count {
+            d.flags &= !(flags::COUNT | flags::COUNT_ACTIVE);
+            dead = d.count.take();
+        }
+    });
+    if let Some(c) = dead {
+        crate::free::release_count(st, c);
+    }
+}

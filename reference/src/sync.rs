@@ -1,0 +1,92 @@
+//! The sync shim: every atomic, cell, fence, mutex, thread spawn and yield of the engine goes
+//! through this module, so one source compiles against std (default), loom (`--cfg loom`) or
+//! shuttle (`--cfg shuttle`). Orderings pass through unchanged: the shim never strengthens or
+//! weakens what the engine asks for (left-right's old loom shim silently weakened
+//! `fence(SeqCst)`; see docs/protocol.md, "Checkers").
+//!
+//! Layout follows tokio's `src/loom/` and crossbeam's `primitive` module.
+
+#[cfg(all(loom, shuttle))]
+compile_error!("build with at most one of --cfg loom and --cfg shuttle");
+
+/// True when a model checker (loom or shuttle) drives the engine, or in debug builds. Checked
+/// builds keep freed objects in a graveyard (poisoned) instead of returning them to the
+/// allocator, so a read after free is an assertion failure rather than undefined behaviour.
+pub const CHECKED: bool = cfg!(any(loom, shuttle, debug_assertions));
+
+#[cfg(loom)]
+mod imp {
+    pub use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    pub use loom::sync::{Arc, Mutex, MutexGuard};
+    pub use loom::thread::{spawn, yield_now, JoinHandle};
+
+    /// loom's cell: every access is checked for causality against every other access.
+    #[derive(Debug)]
+    pub struct UnsafeCell<T>(loom::cell::UnsafeCell<T>);
+    impl<T> UnsafeCell<T> {
+        pub fn new(v: T) -> Self {
+            Self(loom::cell::UnsafeCell::new(v))
+        }
+        pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            self.0.with(f)
+        }
+        pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            self.0.with_mut(f)
+        }
+    }
+
+    pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        m.lock().expect("bpspec mutex poisoned")
+    }
+}
+
+#[cfg(shuttle)]
+mod imp {
+    pub use shuttle::sync::atomic::{
+        fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
+    };
+    pub use shuttle::sync::{Arc, Mutex, MutexGuard};
+    pub use shuttle::thread::{spawn, yield_now, JoinHandle};
+    pub use std_cell::UnsafeCell;
+
+    pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        m.lock().expect("bpspec mutex poisoned")
+    }
+
+    mod std_cell {
+        pub use crate::sync::std_unsafe_cell::UnsafeCell;
+    }
+}
+
+#[cfg(not(any(loom, shuttle)))]
+mod imp {
+    pub use super::std_unsafe_cell::UnsafeCell;
+    pub use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    pub use std::sync::{Arc, Mutex, MutexGuard};
+    pub use std::thread::{spawn, yield_now, JoinHandle};
+
+    pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(not(loom))]
+mod std_unsafe_cell {
+    /// std's `UnsafeCell` behind loom's closure API (tokio's `std/unsafe_cell.rs`).
+    #[derive(Debug)]
+    pub struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+    impl<T> UnsafeCell<T> {
+        pub fn new(v: T) -> Self {
+            Self(std::cell::UnsafeCell::new(v))
+        }
+        pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+        pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+}
+
+pub use imp::*;
+pub use std::sync::atomic::Ordering;

@@ -1,0 +1,1 @@
+//! Sequential oracle (see oracle.rs).
