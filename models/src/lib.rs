@@ -1,1 +1,449 @@
-//! models
+//! Models of the reference engine, shared by the loom and shuttle harnesses (`tests/loom.rs`,
+//! `tests/shuttle.rs`). One model = an engine, a stager thread running a short script of
+//! `trace_pattern` calls, and scheduler threads calling functions between progress points. After
+//! the run, the harness asserts the properties below; during the run the engine's own assertions
+//! (read after free, empty slot, half read while written) fire, and under loom every access to a
+//! half or a liveness word is checked for causality.
+//!
+//! Properties (docs/protocol.md numbers them):
+//! - I1 no scheduler reads a `GenericBp` or counter after it is freed (engine assertion + loom);
+//! - I2 no scheduler reads a half while the stager writes it (loom cell, shuttle write marks);
+//! - I3 per scheduler, activation is atomic: once a scheduler has acted on the new settings of a
+//!   `trace_pattern` it never again acts on the old ones, on any of the functions it changed;
+//! - I4 once `trace_pattern` has returned, every later hit uses the new settings;
+//! - I5 at rest: halves equal, nothing pending, instruction patched iff some flag is active, free
+//!   list empty, nothing leaked;
+//! - I6 a paused count is frozen; a restarted count starts from zero.
+
+use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU32, Ordering::*};
+use bpspec_reference::{
+    flags, Engine, EngineConfig, InfoItem, InfoValue, Mfa, Mutant, Pattern, PatternOp, Process,
+    Scheduler, ThreadProgress, TraceFlags,
+};
+
+pub mod results;
+
+/// What a scheduler thread does, step by step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Call function `f`.
+    Call(usize),
+    /// A quiescent point (between processes).
+    Progress,
+    /// Sleep, then wake up again.
+    Nap,
+}
+
+/// One `trace_pattern` call.
+#[derive(Clone, Copy, Debug)]
+pub struct Op {
+    /// The trace session (0 = legacy).
+    pub session: u32,
+    /// `None` = every function.
+    pub func: Option<usize>,
+    pub op: PatternOp,
+    pub flags: TraceFlags,
+}
+
+pub const COUNT: TraceFlags = TraceFlags {
+    local: false,
+    call_count: true,
+};
+pub const LOCAL: TraceFlags = TraceFlags {
+    local: true,
+    call_count: false,
+};
+pub const BOTH: TraceFlags = TraceFlags {
+    local: true,
+    call_count: true,
+};
+
+/// A model configuration.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: &'static str,
+    pub functions: usize,
+    /// Applied before any scheduler runs.
+    pub setup: Vec<Op>,
+    /// Run by the stager while the schedulers run.
+    pub ops: Vec<Op>,
+    /// One script per scheduler.
+    pub schedulers: Vec<Vec<Step>>,
+    /// Repeat `ops` this many times (shuttle stress).
+    pub rounds: usize,
+}
+
+fn op(func: Option<usize>, op: PatternOp, flags: TraceFlags) -> Op {
+    Op {
+        session: 0,
+        func,
+        op,
+        flags,
+    }
+}
+
+fn sop(session: u32, func: Option<usize>, op: PatternOp, flags: TraceFlags) -> Op {
+    Op {
+        session,
+        func,
+        op,
+        flags,
+    }
+}
+
+/// Sessions the models use (acted flags are OR-ed over them, as one hit acts on every node).
+const SESSIONS: u32 = 2;
+
+/// The loom scenarios (one stager, one or two schedulers, two functions).
+pub fn loom_scenarios() -> Vec<Scenario> {
+    use PatternOp::*;
+    use Step::*;
+    let two = vec![Call(0), Call(1), Progress, Call(0), Call(1)];
+    vec![
+        Scenario {
+            name: "add",
+            functions: 2,
+            setup: vec![],
+            ops: vec![op(None, True, BOTH)],
+            schedulers: vec![two.clone()],
+            rounds: 1,
+        },
+        Scenario {
+            name: "update",
+            functions: 2,
+            setup: vec![op(None, True, LOCAL)],
+            ops: vec![op(None, True, COUNT)],
+            schedulers: vec![two.clone()],
+            rounds: 1,
+        },
+        Scenario {
+            name: "remove",
+            functions: 2,
+            setup: vec![op(None, True, BOTH)],
+            ops: vec![op(None, False, BOTH)],
+            schedulers: vec![two.clone()],
+            rounds: 1,
+        },
+        Scenario {
+            name: "remove-2sched",
+            functions: 2,
+            setup: vec![op(None, True, COUNT)],
+            ops: vec![op(None, False, COUNT)],
+            schedulers: vec![vec![Call(0), Call(1)], vec![Call(1), Call(0)]],
+            rounds: 1,
+        },
+        Scenario {
+            name: "add-and-remove",
+            functions: 2,
+            setup: vec![op(Some(1), True, COUNT)],
+            ops: vec![op(Some(0), True, COUNT), op(Some(1), False, COUNT)],
+            schedulers: vec![vec![Call(0), Call(1), Progress, Call(1), Call(0)]],
+            rounds: 1,
+        },
+        Scenario {
+            name: "pause-restart",
+            functions: 1,
+            setup: vec![op(Some(0), True, COUNT)],
+            ops: vec![op(Some(0), Pause, COUNT), op(Some(0), Restart, COUNT)],
+            schedulers: vec![vec![Call(0), Progress, Call(0), Progress, Call(0)]],
+            rounds: 1,
+        },
+        Scenario {
+            // Two sessions chained on one function; removing the newer one unlinks the head
+            // while the function stays patched, so only W4 keeps a scheduler standing on it safe.
+            name: "remove-session",
+            functions: 1,
+            setup: vec![sop(0, Some(0), True, COUNT), sop(1, Some(0), True, COUNT)],
+            ops: vec![sop(1, Some(0), False, COUNT)],
+            schedulers: vec![vec![Call(0), Progress, Call(0)]],
+            rounds: 1,
+        },
+        Scenario {
+            // Removing the older session: a scheduler on the head walks `next` onto it.
+            name: "remove-old-session",
+            functions: 1,
+            setup: vec![sop(0, Some(0), True, COUNT), sop(1, Some(0), True, COUNT)],
+            ops: vec![sop(0, Some(0), False, COUNT)],
+            schedulers: vec![vec![Call(0), Progress, Call(0)]],
+            rounds: 1,
+        },
+        Scenario {
+            // A scheduler that keeps calling across as many progress points as the removal has
+            // waits, so every wait is passed by a progress point rather than by the final sleep.
+            name: "remove-long",
+            functions: 1,
+            setup: vec![op(Some(0), True, COUNT)],
+            ops: vec![op(Some(0), False, COUNT)],
+            schedulers: vec![vec![
+                Call(0),
+                Progress,
+                Call(0),
+                Progress,
+                Call(0),
+                Progress,
+                Call(0),
+                Progress,
+                Call(0),
+            ]],
+            rounds: 1,
+        },
+        Scenario {
+            name: "remove-nap",
+            functions: 1,
+            setup: vec![op(Some(0), True, COUNT)],
+            ops: vec![op(Some(0), False, COUNT)],
+            schedulers: vec![vec![Call(0), Nap, Call(0)]],
+            rounds: 1,
+        },
+    ]
+}
+
+/// The shuttle scenarios: more functions, three or four schedulers, repeated loops.
+pub fn shuttle_scenarios() -> Vec<Scenario> {
+    use PatternOp::*;
+    use Step::*;
+    let script = |fs: usize, rounds: usize| -> Vec<Step> {
+        let mut v = Vec::new();
+        for r in 0..rounds {
+            for f in 0..fs {
+                v.push(Call((f + r) % fs));
+            }
+            v.push(if r % 3 == 2 { Nap } else { Progress });
+        }
+        v
+    };
+    let mut out: Vec<Scenario> = loom_scenarios();
+    for s in out.iter_mut() {
+        s.schedulers.push(script(s.functions, 3));
+    }
+    out.push(Scenario {
+        name: "churn-4sched",
+        functions: 4,
+        setup: vec![],
+        ops: vec![
+            op(None, True, BOTH),
+            op(Some(1), Pause, COUNT),
+            op(Some(1), Restart, COUNT),
+            op(Some(2), False, BOTH),
+            op(None, False, BOTH),
+        ],
+        schedulers: (0..4).map(|_| script(4, 6)).collect(),
+        rounds: 3,
+    });
+    out.push(Scenario {
+        name: "toggle-3sched",
+        functions: 3,
+        setup: vec![op(Some(0), True, COUNT)],
+        ops: vec![
+            op(Some(1), True, COUNT),
+            op(Some(0), False, COUNT),
+            op(Some(0), True, LOCAL),
+            op(Some(1), False, COUNT),
+            op(Some(0), False, LOCAL),
+        ],
+        schedulers: (0..3).map(|_| script(3, 5)).collect(),
+        rounds: 2,
+    });
+    out
+}
+
+/// What a scheduler observed on one call.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    func: usize,
+    acted: u32,
+    /// How many stager ops had returned before the call (Acquire-read).
+    returned: u32,
+}
+
+/// The flags a hit acts on, for classification.
+const ACTED: u32 = flags::LOCAL_TRACE | flags::COUNT_ACTIVE;
+
+/// Run one execution of `scn` with progress implementation `P` and `mutant`. Panics on any
+/// property violation (that is how loom and shuttle see it).
+pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
+    let mut cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
+    cfg.functions = (0..scn.functions)
+        .map(|i| Mfa::new("m", &format!("f{i}"), 0))
+        .collect();
+    let engine = Arc::new(Engine::<P>::new(cfg));
+    for o in &scn.setup {
+        apply(&engine, o);
+    }
+    // Expected acted flags per function after each stager op (index 0 = before any).
+    let mut gens: Vec<Vec<u32>> = vec![acted_now(&engine, scn.functions)];
+    let returned = Arc::new(AtomicU32::new(0));
+    let handles: Vec<_> = scn
+        .schedulers
+        .iter()
+        .enumerate()
+        .map(|(id, script)| {
+            let (engine, returned, script) = (engine.clone(), returned.clone(), script.clone());
+            spawn(move || {
+                let mut s = Scheduler::start(engine, id);
+                s.record = true;
+                let p = Process {
+                    pid: 100 + id as u64,
+                    call_traced: u64::MAX,
+                };
+                let mut seen = Vec::new();
+                for step in script {
+                    match step {
+                        Step::Call(f) => {
+                            // Acquire: pairs with the Release store after trace_pattern returns,
+                            // so this call is "later" than that return (property I4).
+                            let r = returned.load(Acquire);
+                            s.call(f, &p);
+                            let h = s.hits.last().expect("call records a hit");
+                            seen.push(Seen {
+                                func: f,
+                                acted: h.flags & ACTED,
+                                returned: r,
+                            });
+                        }
+                        Step::Progress => {
+                            s.progress();
+                            // Between processes a scheduler lets others run: a voluntary switch,
+                            // which does not spend loom's preemption budget.
+                            yield_now();
+                        }
+                        Step::Nap => {
+                            s.sleep();
+                            s.wake();
+                        }
+                    }
+                }
+                s.sleep();
+                seen
+            })
+        })
+        .collect();
+    let mut paused_at: Option<u64> = None;
+    for round in 0..scn.rounds {
+        for (i, o) in scn.ops.iter().enumerate() {
+            if let Some(c) = paused_at.take() {
+                // I6: nothing counts while paused, whatever the schedulers did meanwhile.
+                let now = count(&engine, o.session, o.func.unwrap_or(0));
+                assert_eq!(now, Some(c), "paused count changed from {c} to {now:?}");
+            }
+            apply(&engine, o);
+            if o.op == PatternOp::Pause {
+                paused_at = count(&engine, o.session, o.func.unwrap_or(0));
+            }
+            if round == 0 {
+                gens.push(acted_now(&engine, scn.functions));
+            }
+            // Release: pairs with the Acquire load before each scheduler call.
+            returned.store((round * scn.ops.len() + i + 1) as u32, Release);
+        }
+    }
+    let per_sched: Vec<Vec<Seen>> = handles
+        .into_iter()
+        .map(|h| h.join().expect("scheduler panicked"))
+        .collect();
+    if scn.rounds == 1 {
+        for (id, seen) in per_sched.iter().enumerate() {
+            check_generations(id, seen, &gens);
+        }
+    }
+    if let Err(e) = engine.check_at_rest() {
+        panic!("I5 at rest violated: {e}");
+    }
+}
+
+/// I3 and I4 over one scheduler's calls, for a single-round script of stager ops.
+///
+/// `gens[j]` is the acted-flag vector after `j` stager ops. A call on `f` that acted on `a` is
+/// consistent with generations `G = { j : gens[j][f] == a }`. If activation is atomic per
+/// scheduler (I3), the generation a scheduler acts on never goes back, so a later call's
+/// `max G` can never be below an earlier call's `min G`; and if I4 holds, a call made after op
+/// `k` returned acted on a generation `>= k`, so `max G >= k`. Neither test can fire on a correct
+/// run (the real generation is in `G`), so every failure is a real violation.
+fn check_generations(id: usize, seen: &[Seen], gens: &[Vec<u32>]) {
+    let mut floor: Option<(usize, usize)> = None; // (min G, call index) of the newest evidence
+    for (n, c) in seen.iter().enumerate() {
+        let g: Vec<usize> = (0..gens.len())
+            .filter(|&j| gens[j][c.func] == c.acted)
+            .collect();
+        let (Some(&lo), Some(&hi)) = (g.first(), g.last()) else {
+            panic!(
+                "scheduler {id}: call {n} of f{} acted on flags {:#x}, which no generation had",
+                c.func, c.acted
+            );
+        };
+        assert!(
+            hi >= c.returned as usize,
+            "I4 violated: scheduler {id}: call {n} of f{} acted on flags {:#x} of generation <= {hi} after trace_pattern #{} returned",
+            c.func,
+            c.acted,
+            c.returned
+        );
+        if let Some((flo, fcall)) = floor {
+            assert!(
+                hi >= flo,
+                "I3 violated: scheduler {id}: call {n} of f{} acted on generation <= {hi} after call {fcall} acted on generation >= {flo}",
+                c.func
+            );
+        }
+        if floor.is_none_or(|(flo, _)| lo > flo) {
+            floor = Some((lo, n));
+        }
+    }
+}
+
+fn apply<P: ThreadProgress>(e: &Engine<P>, o: &Op) {
+    let pat = match o.func {
+        None => Pattern::all(),
+        Some(f) => Pattern::exact(&e.code.funcs[f].mfa),
+    };
+    let n = e
+        .trace_pattern(o.session, &pat, o.op, o.flags)
+        .expect("valid trace_pattern");
+    assert_eq!(
+        n,
+        if o.func.is_some() { 1 } else { e.code.len() },
+        "trace_pattern returns the number of matched functions"
+    );
+}
+
+fn acted_now<P: ThreadProgress>(e: &Engine<P>, n: usize) -> Vec<u32> {
+    (0..n)
+        .map(|f| (0..SESSIONS).fold(0, |acc, s| acc | e.active_flags(s, f)) & ACTED)
+        .collect()
+}
+
+fn count<P: ThreadProgress>(e: &Engine<P>, session: u32, f: usize) -> Option<u64> {
+    match e.trace_info(session, &e.code.funcs[f].mfa, InfoItem::CallCount) {
+        InfoValue::Count(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// Which checker kills which mutant on which scenario: the kill matrix the tests enforce. A
+/// mutant absent from a checker's list is expected to survive that checker (docs/mutants.md says
+/// why: shuttle runs every atomic as SeqCst, so it cannot see ordering bugs).
+pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    match checker {
+        "loom" => vec![
+            (SkipWaitBeforeInstall, "add"),
+            (SkipWaitBeforeCommit, "add"),
+            (SkipWaitBeforeUninstall, "remove-2sched"),
+            (SkipWaitBeforeConsolidate, "remove"),
+            (SkipWaitBeforeFree, "remove-session"),
+            (UninstallBeforeCommit, "remove-2sched"),
+            (SkipConsolidateCopy, "update"),
+            (ProgressWithoutBarrier, "remove-long"),
+            (WaitWithoutNewPeriod, "remove"),
+            (WakeWithoutBarrier, "remove-nap"),
+        ],
+        "shuttle" => vec![
+            (SkipWaitBeforeConsolidate, "remove"),
+            (SkipWaitBeforeFree, "remove-session"),
+            (UninstallBeforeCommit, "remove-2sched"),
+            (SkipConsolidateCopy, "update"),
+            (WaitWithoutNewPeriod, "remove"),
+        ],
+        other => panic!("unknown checker {other}"),
+    }
+}

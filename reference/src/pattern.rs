@@ -214,13 +214,15 @@ impl TraceFlags {
                 "local" => f.local = true,
                 "call_count" => f.call_count = true,
                 "" if inner.trim().is_empty() => {}
-                _ => return Err(PatternError::Syntax {
-                    input: input.to_string(),
-                    column: col + (part.len() - part.trim_start().len()),
-                    message: format!(
+                _ => {
+                    return Err(PatternError::Syntax {
+                        input: input.to_string(),
+                        column: col + (part.len() - part.trim_start().len()),
+                        message: format!(
                         "unknown or unsupported trace flag {w:?} (supported: local, call_count)"
                     ),
-                }),
+                    })
+                }
             }
             col += part.len() + 1;
         }

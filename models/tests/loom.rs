@@ -1,0 +1,147 @@
+//! loom: every interleaving and every weak-memory outcome loom's C11 model allows, up to the
+//! preemption bound in `LOOM_MAX_PREEMPTIONS` (CI: 2, `make check`: 3). Each model run records
+//! its bound, the number of executions explored and its verdict in the results table.
+#![cfg(loom)]
+
+use bpspec_models::results::{catch, record, Verdict};
+use bpspec_models::{expected_kills, loom_scenarios, run, Scenario};
+use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn builder() -> loom::model::Builder {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(2);
+    }
+    b
+}
+
+/// Explore `scn` under `mutant`; returns (counterexample, executions, seconds, bound text).
+fn explore<P: ThreadProgress>(
+    scn: &Scenario,
+    mutant: Option<Mutant>,
+    b: &loom::model::Builder,
+) -> (Option<String>, usize, f64, String) {
+    let execs = Arc::new(AtomicUsize::new(0));
+    let (scn2, execs2) = (scn.clone(), execs.clone());
+    let start = Instant::now();
+    let cx = catch(|| {
+        b.check(move || {
+            execs2.fetch_add(1, Relaxed);
+            run::<P>(&scn2, mutant);
+        })
+    });
+    let bound = format!(
+        "preemption={} branches={}",
+        b.preemption_bound.map_or("none".into(), |p| p.to_string()),
+        b.max_branches
+    );
+    (
+        cx,
+        execs.load(Relaxed),
+        start.elapsed().as_secs_f64(),
+        bound,
+    )
+}
+
+fn baseline<P: ThreadProgress>(name: &str, b: loom::model::Builder) {
+    let scn = loom_scenarios()
+        .into_iter()
+        .find(|s| s.name == name)
+        .expect("scenario");
+    let (cx, execs, secs, bound) = explore::<P>(&scn, None, &b);
+    record(&Verdict {
+        checker: "loom",
+        progress: P::name(),
+        scenario: name,
+        variant: "baseline",
+        bound: format!("{bound} executions={execs}"),
+        expected: "hold",
+        observed: if cx.is_some() { "VIOLATED" } else { "hold" },
+        seconds: secs,
+        detail: cx.clone().unwrap_or_default(),
+    });
+    assert!(
+        cx.is_none(),
+        "loom {}: {name} violated a property: {}",
+        P::name(),
+        cx.unwrap()
+    );
+    assert!(execs > 0);
+}
+
+macro_rules! baselines {
+    ($($test:ident => $scn:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            baseline::<Qsbr>($scn, builder());
+        }
+    )*};
+}
+
+baselines! {
+    qsbr_add => "add",
+    qsbr_update => "update",
+    qsbr_remove => "remove",
+    qsbr_remove_2sched => "remove-2sched",
+    qsbr_add_and_remove => "add-and-remove",
+    qsbr_pause_restart => "pause-restart",
+    qsbr_remove_nap => "remove-nap",
+    qsbr_remove_session => "remove-session",
+    qsbr_remove_old_session => "remove-old-session",
+    qsbr_remove_long => "remove-long",
+}
+
+/// The epoch-based grace period explores crossbeam-epoch's own atomics too, so its state space is
+/// far larger: it runs at preemption bound 1 (recorded in the table).
+macro_rules! epoch_baselines {
+    ($($test:ident => $scn:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            let mut b = builder();
+            b.preemption_bound = Some(b.preemption_bound.unwrap_or(1).min(1));
+            baseline::<EpochProgress>($scn, b);
+        }
+    )*};
+}
+
+epoch_baselines! {
+    epoch_add => "add",
+    epoch_remove => "remove",
+    epoch_remove_nap => "remove-nap",
+    epoch_remove_session => "remove-session",
+}
+
+/// Every mutant in loom's column of the kill matrix must produce a counterexample.
+#[test]
+fn kill_matrix() {
+    let b = builder();
+    let mut survivors = Vec::new();
+    for (m, name) in expected_kills("loom") {
+        let scn = loom_scenarios()
+            .into_iter()
+            .find(|s| s.name == name)
+            .expect("scenario");
+        let (cx, execs, secs, bound) = explore::<Qsbr>(&scn, Some(m), &b);
+        record(&Verdict {
+            checker: "loom",
+            progress: "qsbr",
+            scenario: name,
+            variant: m.name(),
+            bound: format!("{bound} executions={execs}"),
+            expected: "killed",
+            observed: if cx.is_some() { "killed" } else { "SURVIVED" },
+            seconds: secs,
+            detail: cx.clone().unwrap_or_default(),
+        });
+        if cx.is_none() {
+            survivors.push(format!("{m} on {name} ({execs} executions)"));
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "mutants loom should kill survived: {survivors:?}"
+    );
+}
