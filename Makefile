@@ -23,7 +23,7 @@ test-std:
 
 test-loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
-	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=1
+	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=2
 
 test-shuttle:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test BPSPEC_SHUTTLE_ITERS=$(TEST_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
@@ -33,7 +33,7 @@ check: clean-results loom shuttle report
 
 loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check LOOM_MAX_PREEMPTIONS=$(CHECK_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
-	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=1
+	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=2
 
 shuttle:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check BPSPEC_SHUTTLE_ITERS=$(CHECK_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \

@@ -438,7 +438,7 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
             (WakeWithoutBarrier, "remove-nap"),
         ],
         "shuttle" => vec![
-            (SkipWaitBeforeConsolidate, "remove"),
+            (SkipWaitBeforeConsolidate, "remove-long"),
             (SkipWaitBeforeFree, "remove-session"),
             (UninstallBeforeCommit, "remove-2sched"),
             (SkipConsolidateCopy, "update"),

@@ -1,1 +1,279 @@
-fn main() {}
+//! Criterion benchmarks of the reference engine. docs/perf.md explains each group and reports
+//! the figures; nothing here is asserted as a timing anywhere in the test suite.
+//!
+//! - `hit_path`: the cost of one `Scheduler::call` with no breakpoint, with a breakpoint whose
+//!   flags are all off for the calling process, and with call_count on.
+//! - `trace_pattern`: one `true` + one `false` (call_count) over 10, 1,000 and 100,000 functions,
+//!   with the only scheduler asleep (pure stager cost) or busy on another thread.
+//! - `grace_period`: one `ThreadProgress::wait`, QSBR and crossbeam-epoch, with 0, 1 or 2 busy
+//!   schedulers.
+//!
+//! Run with `cargo bench -p bpspec-reference`; the bench profile has no debug assertions, so
+//! the engine is not in its checked mode (freed nodes go back to the allocator).
+
+use bpspec_reference::*;
+use criterion::measurement::WallTime;
+use criterion::SamplingMode;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const LOCAL: TraceFlags = TraceFlags {
+    local: true,
+    call_count: false,
+};
+const COUNT: TraceFlags = TraceFlags {
+    local: false,
+    call_count: true,
+};
+
+/// Functions a busy scheduler calls between two progress points.
+const BUSY_CALLS: usize = 4;
+
+/// Settings shared by every group: short, because the machine has two cores and the whole run
+/// should take about a minute.
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(30)
+}
+
+fn mfa(i: usize) -> Mfa {
+    Mfa::new("m", &format!("f{i}"), 0)
+}
+
+/// Start scheduler `id` on the current thread, without hit recording (it would push to a Vec).
+fn scheduler<P: ThreadProgress>(e: &Arc<Engine<P>>, id: usize) -> Scheduler<P> {
+    let mut s = Scheduler::start(e.clone(), id);
+    s.record = false;
+    s
+}
+
+/// Schedulers that run on their own threads, each looping over `BUSY_CALLS` calls and one
+/// progress point until dropped; on the way out each goes to sleep, so no wait can hang.
+struct Busy {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<u64>>,
+}
+
+impl Busy {
+    /// Start schedulers `ids` and return once every one of them is awake and registered.
+    fn start<P: ThreadProgress>(e: &Arc<Engine<P>>, ids: std::ops::Range<usize>) -> Busy {
+        let stop = Arc::new(AtomicBool::new(false));
+        let ready = Arc::new(Barrier::new(ids.len() + 1));
+        let threads = ids
+            .map(|id| {
+                let (e, stop, ready) = (e.clone(), stop.clone(), ready.clone());
+                std::thread::spawn(move || busy_loop(&e, id, &stop, &ready))
+            })
+            .collect();
+        ready.wait();
+        Busy { stop, threads }
+    }
+}
+
+fn busy_loop<P: ThreadProgress>(
+    e: &Arc<Engine<P>>,
+    id: usize,
+    stop: &AtomicBool,
+    ready: &Barrier,
+) -> u64 {
+    let mut s = scheduler(e, id);
+    let p = Process::new(id as u64);
+    ready.wait();
+    let mut rounds = 0u64;
+    while !stop.load(Relaxed) {
+        for f in 0..BUSY_CALLS {
+            black_box(s.call(f, &p));
+        }
+        s.progress();
+        rounds += 1;
+    }
+    s.sleep();
+    rounds
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.stop.store(true, Relaxed);
+        for t in self.threads.drain(..) {
+            let rounds = t.join().expect("busy scheduler panicked");
+            assert!(
+                rounds > 0,
+                "a busy scheduler never reached a progress point"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// hit_path
+
+/// The function the hit-path benchmarks call.
+const HIT_FUNC: FuncId = 0;
+
+/// An engine with one scheduler, awake on this thread, and function `HIT_FUNC` set up with
+/// `trace_pattern(true, fl)` if `fl` is given.
+fn hit_setup(fl: Option<TraceFlags>) -> (Arc<Engine>, Scheduler) {
+    let e = Arc::new(Engine::new(EngineConfig::simple(8, 1)));
+    let mut s = scheduler(&e, 0);
+    if let Some(fl) = fl {
+        // The stager runs on this thread: its waits would never end with this scheduler awake.
+        s.sleep();
+        let pat = Pattern::exact(&mfa(HIT_FUNC));
+        e.trace_pattern(0, &pat, PatternOp::True, fl).unwrap();
+        s.wake();
+    }
+    (e, s)
+}
+
+/// One recorded call, to check the state the benchmark claims to measure.
+fn probe(s: &mut Scheduler, p: &Process) -> Hit {
+    s.record = true;
+    s.call(HIT_FUNC, p);
+    s.record = false;
+    s.hits.pop().expect("a recorded hit")
+}
+
+/// Measure `Scheduler::call` on `HIT_FUNC` by a process that is not call-traced in any session,
+/// after `hit_setup(fl)`; `check` must accept one recorded hit first, so the benchmark measures
+/// the state its name says. Returns the engine (scheduler asleep) for further checks.
+fn bench_hit_case(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    fl: Option<TraceFlags>,
+    check: fn(&Hit) -> bool,
+) -> Arc<Engine> {
+    let (e, mut s) = hit_setup(fl);
+    let p = Process::new(1);
+    let h = probe(&mut s, &p);
+    assert!(check(&h), "{name}: unexpected hit {h:?}");
+    g.bench_function(name, |b| {
+        b.iter(|| s.call(black_box(HIT_FUNC), black_box(&p)))
+    });
+    assert!(s.events.is_empty(), "{name}: the process is not traced");
+    s.sleep();
+    e
+}
+
+fn bench_hit(c: &mut Criterion) {
+    let mut g = c.benchmark_group("hit_path");
+
+    // (a) The function's original instruction: no breakpoint at all.
+    bench_hit_case(&mut g, "no_bp", None, |h| !h.patched);
+
+    // (b) Breakpoint installed, flags off for this process: `local` trace is on, but the process
+    // is not call-traced, so the process filter clears LOCAL_TRACE and the hit acts on nothing.
+    // The instruction check, slot load, chain walk, active-index read and half read all happen.
+    bench_hit_case(&mut g, "bp_flags_off", Some(LOCAL), |h| {
+        h.patched && h.flags == 0
+    });
+
+    // (c) call_count on: the same walk plus one relaxed fetch_add on the shared counter.
+    let e = bench_hit_case(&mut g, "call_count", Some(COUNT), |h| {
+        h.patched && h.flags & flags::COUNT_ACTIVE != 0
+    });
+    let n = e.trace_info(0, &mfa(HIT_FUNC), InfoItem::CallCount);
+    assert!(matches!(n, InfoValue::Count(k) if k > 1), "{n:?}");
+    g.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// trace_pattern
+
+/// One `true` then one `false` with call_count over every function: 5 + 4 waits, and the engine
+/// is back at rest after each pair.
+fn tp_pair(e: &Engine, all: &Pattern) {
+    let n = e.code.len();
+    assert_eq!(e.trace_pattern(0, all, PatternOp::True, COUNT), Ok(n));
+    assert_eq!(e.trace_pattern(0, all, PatternOp::False, COUNT), Ok(n));
+}
+
+fn tp_group_settings(g: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
+    if n >= 100_000 {
+        // A pair takes tens of milliseconds: few equal-sized samples.
+        g.sample_size(10)
+            .sampling_mode(SamplingMode::Flat)
+            .measurement_time(Duration::from_secs(3));
+    } else {
+        g.sample_size(20)
+            .sampling_mode(SamplingMode::Auto)
+            .measurement_time(Duration::from_secs(2));
+    }
+}
+
+fn bench_trace_pattern(c: &mut Criterion) {
+    let mut g = c.benchmark_group("trace_pattern");
+    let all = Pattern::parse("{m,'_','_'}").unwrap();
+    for n in [10usize, 1_000, 100_000] {
+        tp_group_settings(&mut g, n);
+        let e = Arc::new(Engine::new(EngineConfig::simple(n, 1)));
+
+        // The one scheduler is registered and asleep: the waits return at once, so this is the
+        // stager's own work (match, stage, install, commit, uninstall, consolidate, free).
+        let mut s = scheduler(&e, 0);
+        s.sleep();
+        g.bench_with_input(BenchmarkId::new("asleep", n), &n, |b, _| {
+            b.iter(|| tp_pair(&e, &all))
+        });
+        drop(s);
+        e.check_at_rest().unwrap();
+
+        // The same with the scheduler busy on another thread (calls + progress in a loop), so
+        // each of the 9 waits lasts until it passes a progress point.
+        let busy = Busy::start(&e, 0..1);
+        g.bench_with_input(BenchmarkId::new("busy1", n), &n, |b, _| {
+            b.iter(|| tp_pair(&e, &all))
+        });
+        drop(busy);
+        e.check_at_rest().unwrap();
+    }
+    g.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// grace_period
+
+/// Schedulers registered in the engines of the grace-period group.
+const GP_SCHEDULERS: usize = 2;
+
+/// Latency of one `wait` with `busy` of the `GP_SCHEDULERS` schedulers busy on their own
+/// threads; the others are registered and asleep (held on this thread).
+fn bench_wait<P: ThreadProgress>(g: &mut BenchmarkGroup<'_, WallTime>, busy: usize) {
+    let e = Arc::new(Engine::<P>::new(EngineConfig::simple(
+        BUSY_CALLS,
+        GP_SCHEDULERS,
+    )));
+    let asleep: Vec<Scheduler<P>> = (busy..GP_SCHEDULERS)
+        .map(|id| {
+            let mut s = scheduler(&e, id);
+            s.sleep();
+            s
+        })
+        .collect();
+    let running = Busy::start(&e, 0..busy);
+    let id = BenchmarkId::new(P::name(), format!("{busy}_busy"));
+    g.bench_function(id, |b| b.iter(|| e.progress.wait()));
+    drop(running);
+    drop(asleep);
+}
+
+fn bench_grace_period(c: &mut Criterion) {
+    let mut g = c.benchmark_group("grace_period");
+    for busy in 0..=GP_SCHEDULERS {
+        bench_wait::<Qsbr>(&mut g, busy);
+        bench_wait::<EpochProgress>(&mut g, busy);
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = bench_hit, bench_trace_pattern, bench_grace_period
+}
+criterion_main!(benches);
