@@ -145,3 +145,28 @@ fn kill_matrix() {
         "mutants loom should kill survived: {survivors:?}"
     );
 }
+
+/// Finding (docs/protocol.md, I1): with one session per function, W4 is redundant: a node is
+/// unlinked exactly when its function is uninstalled, and W3 already keeps every scheduler off
+/// it. The mutant must survive every single-session removal; it dies only with two sessions.
+#[test]
+fn finding_w4_redundant_with_one_session() {
+    let b = builder();
+    for name in ["remove", "remove-2sched", "remove-long", "remove-nap", "add-and-remove"] {
+        let scn = loom_scenarios().into_iter().find(|s| s.name == name).expect("scenario");
+        let m = Mutant::SkipWaitBeforeFree;
+        let (cx, execs, secs, bound) = explore::<Qsbr>(&scn, Some(m), &b);
+        record(&Verdict {
+            checker: "loom",
+            progress: "qsbr",
+            scenario: name,
+            variant: m.name(),
+            bound: format!("{bound} executions={execs}"),
+            expected: "survives",
+            observed: if cx.is_some() { "killed" } else { "survives" },
+            seconds: secs,
+            detail: cx.clone().unwrap_or_default(),
+        });
+        assert!(cx.is_none(), "W4 mattered on single-session scenario {name}: {}", cx.unwrap());
+    }
+}
