@@ -1,1 +1,127 @@
-//! Sequential oracle (see oracle.rs).
+//! The observable semantics of `trace_pattern`, calls and `trace_info` for `local` and
+//! `call_count`, as a small sequential oracle: maps and lists, no concurrency, no generations.
+//! The engine must agree with it on every observation when driven by one thread
+//! (`tests/tests/conformance.rs`). Quirks of ERTS are reproduced and named.
+
+use bpspec_reference::{InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, TraceFlags};
+use std::collections::BTreeMap;
+
+/// One session's breakpoint on one function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Node {
+    /// Creation order; chains are walked newest first.
+    seq: u64,
+    local: bool,
+    /// `(value, running)`.
+    count: Option<(u64, bool)>,
+}
+
+impl Node {
+    fn empty(&self) -> bool {
+        !self.local && self.count.is_none()
+    }
+}
+
+/// The oracle's whole state.
+#[derive(Clone, Debug, Default)]
+pub struct Oracle {
+    funcs: Vec<Mfa>,
+    nodes: BTreeMap<(usize, u32), Node>,
+    seq: u64,
+}
+
+impl Oracle {
+    pub fn new(funcs: Vec<Mfa>) -> Oracle {
+        Oracle {
+            funcs,
+            ..Oracle::default()
+        }
+    }
+
+    /// `trace_pattern`: returns the number of matched functions.
+    pub fn trace_pattern(
+        &mut self,
+        session: u32,
+        pat: &Pattern,
+        op: PatternOp,
+        fl: TraceFlags,
+    ) -> Result<usize, PatternError> {
+        fl.check(op)?;
+        let matched: Vec<usize> = (0..self.funcs.len())
+            .filter(|&f| pat.matches(&self.funcs[f]))
+            .collect();
+        for &f in &matched {
+            let key = (f, session);
+            if op == PatternOp::False {
+                if let Some(n) = self.nodes.get_mut(&key) {
+                    n.local &= !fl.local;
+                    if fl.call_count {
+                        n.count = None;
+                    }
+                }
+            } else if self.nodes.contains_key(&key) || op == PatternOp::True {
+                self.seq += 1;
+                let seq = self.seq;
+                let n = self.nodes.entry(key).or_insert(Node {
+                    seq,
+                    local: false,
+                    count: None,
+                });
+                n.local |= fl.local;
+                if fl.call_count {
+                    n.count = match (op, n.count) {
+                        (PatternOp::Pause, Some((v, _))) => Some((v, false)),
+                        // true/restart on a counter reset it; a node without a counter gets a
+                        // running one even for pause/restart (the ERTS quirk).
+                        _ => Some((0, true)),
+                    };
+                }
+            }
+            // Consolidate drops a node whose flags are all off.
+            if self.nodes.get(&key).is_some_and(Node::empty) {
+                self.nodes.remove(&key);
+            }
+        }
+        Ok(matched.len())
+    }
+
+    /// A call of `f` by `pid`, call-traced in the sessions of `call_traced`. Returns the local
+    /// call trace events `(session, pid, f)` in delivery order (newest session first).
+    pub fn call(&mut self, f: usize, pid: u64, call_traced: u64) -> Vec<(u32, u64, usize)> {
+        let mut on_f: Vec<(&(usize, u32), &mut Node)> =
+            self.nodes.range_mut((f, 0)..=(f, u32::MAX)).collect();
+        on_f.sort_by_key(|(_, n)| std::cmp::Reverse(n.seq));
+        let mut events = Vec::new();
+        for ((_, s), n) in on_f {
+            if n.local && call_traced & (1 << s) != 0 {
+                events.push((*s, pid, f));
+            }
+            if let Some((v, true)) = &mut n.count {
+                *v += 1;
+            }
+        }
+        events
+    }
+
+    pub fn trace_info(&self, session: u32, mfa: &Mfa, item: InfoItem) -> InfoValue {
+        let Some(f) = self.funcs.iter().position(|m| m == mfa) else {
+            return InfoValue::Undefined;
+        };
+        let Some(n) = self.nodes.get(&(f, session)) else {
+            return InfoValue::False;
+        };
+        match item {
+            InfoItem::Traced if n.local => InfoValue::Local,
+            InfoItem::Traced => InfoValue::False,
+            InfoItem::CallCount => n
+                .count
+                .map_or(InfoValue::False, |(v, _)| InfoValue::Count(v)),
+        }
+    }
+
+    /// Is `f`'s instruction patched? Iff some session has any flag on it: a paused counter
+    /// (COUNT without COUNT_ACTIVE) keeps the breakpoint installed.
+    pub fn is_patched(&self, f: usize) -> bool {
+        self.nodes.range((f, 0)..=(f, u32::MAX)).next().is_some()
+    }
+}
