@@ -152,8 +152,17 @@ fn kill_matrix() {
 #[test]
 fn finding_w4_redundant_with_one_session() {
     let b = builder();
-    for name in ["remove", "remove-2sched", "remove-long", "remove-nap", "add-and-remove"] {
-        let scn = loom_scenarios().into_iter().find(|s| s.name == name).expect("scenario");
+    for name in [
+        "remove",
+        "remove-2sched",
+        "remove-long",
+        "remove-nap",
+        "add-and-remove",
+    ] {
+        let scn = loom_scenarios()
+            .into_iter()
+            .find(|s| s.name == name)
+            .expect("scenario");
         let m = Mutant::SkipWaitBeforeFree;
         let (cx, execs, secs, bound) = explore::<Qsbr>(&scn, Some(m), &b);
         record(&Verdict {
@@ -167,6 +176,10 @@ fn finding_w4_redundant_with_one_session() {
             seconds: secs,
             detail: cx.clone().unwrap_or_default(),
         });
-        assert!(cx.is_none(), "W4 mattered on single-session scenario {name}: {}", cx.unwrap());
+        assert!(
+            cx.is_none(),
+            "W4 mattered on single-session scenario {name}: {}",
+            cx.unwrap()
+        );
     }
 }
