@@ -46,6 +46,33 @@ fn explore<P: ThreadProgress>(
     )
 }
 
+/// Explore `mutant` on scenario `name` and record the verdict against `expected`
+/// ("killed" or "survives"); returns the counterexample, if any.
+fn mutant_run(
+    name: &'static str,
+    m: Mutant,
+    expected: &str,
+    b: &loom::model::Builder,
+) -> Option<String> {
+    let scn = loom_scenarios()
+        .into_iter()
+        .find(|s| s.name == name)
+        .expect("scenario");
+    let (cx, execs, secs, bound) = explore::<Qsbr>(&scn, Some(m), b);
+    record(&Verdict {
+        checker: "loom",
+        progress: "qsbr",
+        scenario: name,
+        variant: m.name(),
+        bound: format!("{bound} executions={execs}"),
+        expected,
+        observed: if cx.is_some() { "killed" } else { "survives" },
+        seconds: secs,
+        detail: cx.clone().unwrap_or_default(),
+    });
+    cx
+}
+
 fn baseline<P: ThreadProgress>(name: &str, b: loom::model::Builder) {
     let scn = loom_scenarios()
         .into_iter()
@@ -118,28 +145,11 @@ epoch_baselines! {
 #[test]
 fn kill_matrix() {
     let b = builder();
-    let mut survivors = Vec::new();
-    for (m, name) in expected_kills("loom") {
-        let scn = loom_scenarios()
-            .into_iter()
-            .find(|s| s.name == name)
-            .expect("scenario");
-        let (cx, execs, secs, bound) = explore::<Qsbr>(&scn, Some(m), &b);
-        record(&Verdict {
-            checker: "loom",
-            progress: "qsbr",
-            scenario: name,
-            variant: m.name(),
-            bound: format!("{bound} executions={execs}"),
-            expected: "killed",
-            observed: if cx.is_some() { "killed" } else { "SURVIVED" },
-            seconds: secs,
-            detail: cx.clone().unwrap_or_default(),
-        });
-        if cx.is_none() {
-            survivors.push(format!("{m} on {name} ({execs} executions)"));
-        }
-    }
+    let survivors: Vec<String> = expected_kills("loom")
+        .into_iter()
+        .filter(|&(m, name)| mutant_run(name, m, "killed", &b).is_none())
+        .map(|(m, name)| format!("{m} on {name}"))
+        .collect();
     assert!(
         survivors.is_empty(),
         "mutants loom should kill survived: {survivors:?}"
@@ -159,23 +169,7 @@ fn finding_w4_redundant_with_one_session() {
         "remove-nap",
         "add-and-remove",
     ] {
-        let scn = loom_scenarios()
-            .into_iter()
-            .find(|s| s.name == name)
-            .expect("scenario");
-        let m = Mutant::SkipWaitBeforeFree;
-        let (cx, execs, secs, bound) = explore::<Qsbr>(&scn, Some(m), &b);
-        record(&Verdict {
-            checker: "loom",
-            progress: "qsbr",
-            scenario: name,
-            variant: m.name(),
-            bound: format!("{bound} executions={execs}"),
-            expected: "survives",
-            observed: if cx.is_some() { "killed" } else { "survives" },
-            seconds: secs,
-            detail: cx.clone().unwrap_or_default(),
-        });
+        let cx = mutant_run(name, Mutant::SkipWaitBeforeFree, "survives", &b);
         assert!(
             cx.is_none(),
             "W4 mattered on single-session scenario {name}: {}",

@@ -31,9 +31,7 @@ impl<P: ThreadProgress> Engine<P> {
             )));
         }
         let mut st = self.seize();
-        let matched: Vec<FuncId> = (0..self.code.len())
-            .filter(|&f| pattern.matches(&self.code.funcs[f].mfa))
-            .collect();
+        let matched: Vec<FuncId> = pattern.matching(self.code.funcs.iter().map(|h| &h.mfa));
         let staging = self.staging_ix();
         for &f in &matched {
             stage::stage(self, &mut st, f, session, staging, op, fl);

@@ -172,6 +172,16 @@ impl Pattern {
         Ok(p)
     }
 
+    /// Indices of the functions in `funcs` this pattern matches, in order.
+    pub fn matching<'a>(&self, funcs: impl IntoIterator<Item = &'a Mfa>) -> Vec<usize> {
+        funcs
+            .into_iter()
+            .enumerate()
+            .filter(|(_, m)| self.matches(m))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     pub fn matches(&self, mfa: &Mfa) -> bool {
         self.module.as_ref().is_none_or(|m| *m == mfa.module)
             && self.name.as_ref().is_none_or(|n| *n == mfa.name)

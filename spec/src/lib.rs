@@ -47,9 +47,7 @@ impl Oracle {
         fl: TraceFlags,
     ) -> Result<usize, PatternError> {
         fl.check(op)?;
-        let matched: Vec<usize> = (0..self.funcs.len())
-            .filter(|&f| pat.matches(&self.funcs[f]))
-            .collect();
+        let matched = pat.matching(&self.funcs);
         for &f in &matched {
             let key = (f, session);
             if op == PatternOp::False {
