@@ -33,8 +33,8 @@ const COUNT: TraceFlags = TraceFlags {
 /// Functions a busy scheduler calls between two progress points.
 const BUSY_CALLS: usize = 4;
 
-/// Settings shared by every group: short, because the machine has two cores and the whole run
-/// should take about a minute.
+/// Settings shared by every group (groups override some): short, so the whole run takes a little
+/// over a minute on the two-core machine of docs/perf.md.
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_secs(1))
@@ -162,6 +162,7 @@ fn bench_hit_case(
 
 fn bench_hit(c: &mut Criterion) {
     let mut g = c.benchmark_group("hit_path");
+    g.measurement_time(Duration::from_secs(3));
 
     // (a) The function's original instruction: no breakpoint at all.
     bench_hit_case(&mut g, "no_bp", None, |h| !h.patched);
@@ -264,6 +265,8 @@ fn bench_wait<P: ThreadProgress>(g: &mut BenchmarkGroup<'_, WallTime>, busy: usi
 
 fn bench_grace_period(c: &mut Criterion) {
     let mut g = c.benchmark_group("grace_period");
+    // With 2 busy schedulers a wait takes milliseconds (see docs/perf.md): 20 samples in 3 s.
+    g.sample_size(20).measurement_time(Duration::from_secs(3));
     for busy in 0..=GP_SCHEDULERS {
         bench_wait::<Qsbr>(&mut g, busy);
         bench_wait::<EpochProgress>(&mut g, busy);

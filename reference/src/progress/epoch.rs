@@ -6,14 +6,23 @@
 //! deferred closure only after the global epoch has advanced twice past the epoch it was deferred
 //! in, and the epoch advances only when every pinned participant has observed the current epoch,
 //! so every scheduler pinned when the wait began has re-pinned (passed a progress point) or
-//! unpinned (slept). crossbeam's `pin` issues the SeqCst fence that is ERTS's full barrier.
+//! unpinned (slept).
+//!
+//! A progress point is a full unpin + pin followed by our own `fence(SeqCst)`, not
+//! `Guard::repin`: crossbeam-epoch 0.9.21's `repin` only stores the new local epoch with Release
+//! and deliberately skips the SeqCst fence ("safe for memory accesses from the new epoch to be
+//! executed before updating the local epoch"). That is enough for crossbeam's own reclamation,
+//! but the breakpoint hit path reads with relaxed loads and relies on the progress point's full
+//! barrier to see the stager's writes (G-acq in docs/protocol.md). The explicit fence also keeps
+//! the barrier visible to loom whatever path `pin` takes on x86 (a SeqCst CAS, which loom models
+//! as AcqRel).
 //!
 //! Mutants: the thread-progress mutants are specific to [`super::Qsbr`]'s code; this
 //! implementation ignores them (the mutant matrix records that).
 
 use super::{ThreadProgress, WAIT_SPIN_LIMIT};
 use crate::mutant::Mutant;
-use crate::sync::{yield_now, Arc, AtomicBool, AtomicU64, Ordering::*};
+use crate::sync::{fence, yield_now, Arc, AtomicBool, AtomicU64, Ordering::*};
 use crossbeam_epoch::{Collector, Guard, LocalHandle};
 
 /// Grace periods from a dedicated crossbeam-epoch collector.
@@ -71,6 +80,8 @@ impl ThreadProgress for EpochProgress {
     fn wake(&self, h: &mut EpochHandle) {
         assert!(h.guard.is_none(), "thread {} is already awake", h.index);
         h.guard = Some(h.local.pin());
+        // Full barrier on wake-up, as in `progress`.
+        fence(SeqCst);
     }
 
     fn wait(&self) {
