@@ -123,3 +123,4 @@ impl Oracle {
         self.nodes.range((f, 0)..=(f, u32::MAX)).next().is_some()
     }
 }
+pub mod model;

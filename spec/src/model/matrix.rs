@@ -1,0 +1,137 @@
+//! The spec's kill matrix: for each mutant, the model it runs on, the property it is meant to
+//! break, and the exact set of properties the exhaustive check finds violated (measured; asserted
+//! by `spec/tests/spec_model.rs` and by `bpspec check --mutants`).
+
+use super::config::SpecMutant;
+use bpspec_reference::Mutant;
+
+/// One row of the matrix.
+#[derive(Clone, Debug)]
+pub struct Kill {
+    pub mutant: SpecMutant,
+    pub model: &'static str,
+    /// The property the mutant is meant to break (its designated killer).
+    pub designated: &'static str,
+    /// Every property the exhaustive check finds violated on `model`.
+    pub breaks: &'static [&'static str],
+}
+
+/// `sometimes` properties that have no example in a baseline model, on purpose.
+pub fn expected_unreached(model: &str) -> &'static [&'static str] {
+    match model {
+        // With one session a node is unlinked exactly when its function's instruction was
+        // restored, and W3 keeps every scheduler off it: nobody stands on an unlinked node.
+        "s2f2x1" => &["stands-on-unlinked-node"],
+        _ => &[],
+    }
+}
+
+pub fn kills() -> Vec<Kill> {
+    use Mutant::*;
+    let e = SpecMutant::Engine;
+    let k = |mutant, model, designated, breaks| Kill {
+        mutant,
+        model,
+        designated,
+        breaks,
+    };
+    vec![
+        k(
+            e(SkipWaitBeforeInstall),
+            "s2f2x1",
+            "no-torn-half",
+            &["no-torn-half", "slot-set-behind-breakpoint"],
+        ),
+        k(
+            e(SkipWaitBeforeCommit),
+            "s2f2x1",
+            "activation-atomic-per-scheduler",
+            &["no-torn-half", "activation-atomic-per-scheduler"],
+        ),
+        k(
+            e(SkipWaitBeforeUninstall),
+            "s2f2x1",
+            "activation-atomic-per-scheduler",
+            &["activation-atomic-per-scheduler"],
+        ),
+        k(
+            e(SkipWaitBeforeConsolidate),
+            "s2f2x1",
+            "slot-set-behind-breakpoint",
+            &["slot-set-behind-breakpoint"],
+        ),
+        k(
+            e(SkipWaitBeforeFree),
+            "s2f1x2",
+            "no-use-after-free",
+            &["no-use-after-free", "returns-settled"],
+        ),
+        k(
+            e(UninstallBeforeCommit),
+            "s2f2x1",
+            "activation-atomic-per-scheduler",
+            &["activation-atomic-per-scheduler"],
+        ),
+        k(
+            e(SkipConsolidateCopy),
+            "s2f2x1",
+            "at-rest-consistent",
+            &["at-rest-consistent", "patched-iff-active-flag"],
+        ),
+        k(
+            e(ProgressWithoutBarrier),
+            "s2f1x2",
+            "no-use-after-free",
+            &[
+                "no-use-after-free",
+                "no-torn-half",
+                "slot-set-behind-breakpoint",
+                "returns-settled",
+            ],
+        ),
+        k(
+            e(WaitWithoutNewPeriod),
+            "s2f1x2",
+            "no-use-after-free",
+            &[
+                "no-use-after-free",
+                "no-torn-half",
+                "slot-set-behind-breakpoint",
+                "returns-settled",
+            ],
+        ),
+        k(
+            e(WakeWithoutBarrier),
+            "s2f1x2",
+            "no-use-after-free",
+            &[
+                "no-use-after-free",
+                "no-torn-half",
+                "slot-set-behind-breakpoint",
+                "returns-settled",
+            ],
+        ),
+        k(
+            SpecMutant::SkipUninstall,
+            "s2f2x1",
+            "patched-iff-active-flag",
+            &["slot-set-behind-breakpoint", "patched-iff-active-flag"],
+        ),
+        k(
+            SpecMutant::WaitOnSleepers,
+            "s2f1x2",
+            "stager-finishes-under-fair-progress",
+            &["stager-finishes-under-fair-progress"],
+        ),
+    ]
+}
+
+/// Findings the matrix also pins down: mutants that survive a model on purpose.
+pub fn survivals() -> Vec<(SpecMutant, &'static str, &'static str)> {
+    vec![(
+        SpecMutant::Engine(Mutant::SkipWaitBeforeFree),
+        "s2f2x1",
+        "with one session W3 already keeps every scheduler off an unlinked node: no use after \
+         free (only returns-settled breaks: a scheduler may still see the old slot, harmlessly)",
+    )]
+}

@@ -1,0 +1,161 @@
+//! # The breakpoint protocol as a stateright model
+//!
+//! **What it models.** ERTS's non-blocking breakpoints (docs/protocol.md): a stager running a
+//! script of `trace_pattern` calls through stage → W0 → install → W1 → commit → W2 → uninstall →
+//! W3 → consolidate → W4 → free, and schedulers that, while it runs, call functions (each read of
+//! the hit path H1–H7 one step), pass progress points, sleep and wake.
+//!
+//! - *Stale views.* A scheduler may keep reading the old instruction word, breakpoint slot,
+//!   active index and `next` links until its next full barrier (progress point, wake-up), which
+//!   refreshes everything written before the latest wait began (G-acq of docs/protocol.md §3).
+//!   Per location a scheduler may hold one older value; in the baseline no location is written
+//!   twice between two waits while a scheduler still holds an older value of it, except that
+//!   consolidate may unlink two nodes of one chain in one step (the intermediate value is a node
+//!   the older value also leads to), so one older value loses no behaviour there.
+//! - *Plain data.* The halves and a node's allocation are non-atomic: a read races with the last
+//!   write unless a wait began after the write and the reader passed a barrier after that. Only
+//!   the read side is checked: if a read comes before an unordered write, the execution where the
+//!   same read comes after the write (nothing of the reader in between) is also explored.
+//! - *Grace periods.* A wait completes when every scheduler passed a progress point after it
+//!   began, or slept (a sleeper counts at once); waking up is a barrier.
+//! - Not modelled: counter values (I6; the sequential oracle and the engine tests cover them),
+//!   the counter object's identity, other trace flags, code loading.
+//!
+//! **Properties.** See [`props`]; liveness in [`liveness`].
+//!
+//! **Checked** (release build, 2-core machine; `bpspec check` prints the same figures; the test
+//! `tests/spec_model.rs` runs the first three in `cargo test`):
+//!
+//! | model | checker | states | unique | depth | time |
+//! |---|---|---|---|---|---|
+//! | see docs/spec.md, "Figures" | | | | | |
+
+pub mod config;
+pub mod liveness;
+pub mod matrix;
+pub mod props;
+pub mod run;
+pub mod state;
+pub mod step;
+
+pub use config::{bits, Config, PatternKind, SpecMutant, StagerOp};
+pub use state::State;
+pub use step::Action;
+
+use stateright::{Model, Property};
+
+/// The stateright model of one configuration.
+#[derive(Clone, Debug)]
+pub struct BpModel {
+    pub cfg: Config,
+}
+
+impl BpModel {
+    pub fn new(cfg: Config) -> BpModel {
+        cfg.validate().expect("valid model configuration");
+        BpModel { cfg }
+    }
+
+    /// The step `a` from `s` narrated in protocol words (one line per effect).
+    pub fn narrate(&self, s: &State, a: Action) -> (State, Vec<String>) {
+        let mut next = s.clone();
+        let mut lines = Vec::new();
+        self.cfg.apply(&mut next, a, &mut Some(&mut lines));
+        (next, lines)
+    }
+}
+
+impl Model for BpModel {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        vec![State::initial(&self.cfg)]
+    }
+
+    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
+        self.cfg.enabled(state, actions);
+    }
+
+    fn next_state(&self, last: &State, action: Action) -> Option<State> {
+        let mut s = last.clone();
+        self.cfg.apply(&mut s, action, &mut None);
+        Some(s)
+    }
+
+    fn format_step(&self, last: &State, action: Action) -> Option<String> {
+        Some(self.narrate(last, action).1.join("; "))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        props::properties()
+    }
+}
+
+/// `(name, what it is, configuration)` for every named model. The names are what
+/// `bpspec check --model` and `bpspec explore` accept.
+pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
+    use PatternKind::*;
+    const L: u8 = bits::LOCAL;
+    const C: u8 = bits::COUNT;
+    vec![
+        (
+            "s2f2x1",
+            "2 schedulers, 2 functions, 1 session: add local, update with call_count, pause, \
+             restart, remove everything",
+            Config {
+                schedulers: 2,
+                functions: 2,
+                sessions: 1,
+                script: vec![
+                    StagerOp::tp(0, 0b11, True, L),
+                    StagerOp::tp(0, 0b01, True, C),
+                    StagerOp::tp(0, 0b01, Pause, C),
+                    StagerOp::tp(0, 0b01, Restart, C),
+                    StagerOp::tp(0, 0b11, False, L | C),
+                ],
+                mutant: None,
+            },
+        ),
+        (
+            "s2f1x2",
+            "2 schedulers, 1 function, 2 sessions: session 0 adds, session 1 adds, session 0 \
+             removes (its node is unlinked while session 1's node still leads to it)",
+            Config {
+                schedulers: 2,
+                functions: 1,
+                sessions: 2,
+                script: vec![
+                    StagerOp::tp(0, 0b1, True, L),
+                    StagerOp::tp(1, 0b1, True, L),
+                    StagerOp::tp(0, 0b1, False, L),
+                ],
+                mutant: None,
+            },
+        ),
+        (
+            "s3f2x2",
+            "3 schedulers, 2 functions, 2 sessions: session 0 adds on both, session 1 adds on \
+             f0, session 0 removes both",
+            Config {
+                schedulers: 3,
+                functions: 2,
+                sessions: 2,
+                script: vec![
+                    StagerOp::tp(0, 0b11, True, L),
+                    StagerOp::tp(1, 0b01, True, L),
+                    StagerOp::tp(0, 0b11, False, L),
+                ],
+                mutant: None,
+            },
+        ),
+    ]
+}
+
+/// Look up a named model.
+pub fn model_config(name: &str) -> Option<Config> {
+    named_models()
+        .into_iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, c)| c)
+}

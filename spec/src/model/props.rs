@@ -1,0 +1,184 @@
+//! The model's properties. `always` ones are safety (docs/protocol.md I1–I5 plus the engine's
+//! slot assertion); `sometimes` ones show the safety properties are not vacuous: the dangerous
+//! situations they guard against do occur in the model.
+
+use super::state::{HitStep, Loc, Mode, State, Violation, NIL};
+use super::BpModel;
+use stateright::Property;
+
+/// Names of the `always` properties, in the order the kill matrix prints them.
+pub const SAFETY: [&str; 7] = [
+    "no-use-after-free",
+    "no-torn-half",
+    "slot-set-behind-breakpoint",
+    "activation-atomic-per-scheduler",
+    "at-rest-consistent",
+    "patched-iff-active-flag",
+    "returns-settled",
+];
+
+/// Names of the `sometimes` properties.
+pub const REACHABILITY: [&str; 4] = [
+    "old-half-after-flip",
+    "stands-on-unlinked-node",
+    "hit-spans-flip",
+    "script-completes",
+];
+
+/// The liveness property (checked by [`super::liveness`], not by stateright).
+pub const LIVENESS: &str = "stager-finishes-under-fair-progress";
+
+pub fn properties() -> Vec<Property<BpModel>> {
+    vec![
+        Property::always(SAFETY[0], |_, s: &State| no_use_after_free(s)),
+        Property::always(SAFETY[1], |_, s: &State| {
+            !matches!(
+                s.violation,
+                Some(Violation::TornHalf { .. } | Violation::UnpublishedNode { .. })
+            )
+        }),
+        Property::always(SAFETY[2], |_, s: &State| {
+            !matches!(s.violation, Some(Violation::EmptySlot { .. }))
+        }),
+        Property::always(SAFETY[3], |_, s: &State| {
+            !matches!(s.violation, Some(Violation::OldAfterNew { .. }))
+        }),
+        Property::always(SAFETY[4], |m, s| at_rest_consistent(m, s).is_ok()),
+        Property::always(SAFETY[5], |m, s| patched_iff_active(m, s).is_ok()),
+        Property::always(SAFETY[6], |m, s| returns_settled(m, s).is_ok()),
+        Property::sometimes(REACHABILITY[0], |m: &BpModel, s: &State| {
+            let cur = s.active_ix(&m.cfg);
+            s.scheds
+                .iter()
+                .any(|x| matches!(x.mode, Mode::Hit(h) if h.step == HitStep::Half && h.ix != cur))
+        }),
+        Property::sometimes(REACHABILITY[1], |_, s: &State| {
+            s.scheds.iter().any(|x| {
+                matches!(x.mode, Mode::Hit(h) if h.at != NIL && s.nodes[h.at as usize].unlinked)
+            })
+        }),
+        Property::sometimes(REACHABILITY[2], |_, s: &State| {
+            s.scheds
+                .iter()
+                .any(|x| matches!(x.mode, Mode::Hit(h) if h.spans_flip))
+        }),
+        Property::sometimes(REACHABILITY[3], |m: &BpModel, s: &State| s.done(&m.cfg)),
+    ]
+}
+
+/// I1: no scheduler inside a hit holds a freed node (the head it will run `orig_instr` of, or
+/// the node it stands on).
+pub fn no_use_after_free(s: &State) -> bool {
+    s.scheds.iter().all(|x| match x.mode {
+        Mode::Hit(h) => [h.head, h.at]
+            .iter()
+            .all(|&g| g == NIL || !s.nodes[g as usize].freed),
+        _ => true,
+    })
+}
+
+/// I5: at rest, every node on a chain has equal halves, no pending `to_insert` and an active
+/// flag; the free list is empty; every node not on a chain was freed.
+pub fn at_rest_consistent(m: &BpModel, s: &State) -> Result<(), String> {
+    if !s.at_rest() {
+        return Ok(());
+    }
+    let cfg = &m.cfg;
+    let active = s.active_ix(cfg) as usize;
+    let mut on_chain = vec![false; s.nodes.len()];
+    for f in 0..cfg.functions {
+        for g in s.chain(cfg, f) {
+            on_chain[g as usize] = true;
+            let n = &s.nodes[g as usize];
+            if n.half[0] != n.half[1] {
+                return Err(format!(
+                    "f{f}: GenericBp#{} halves differ at rest ({:#x} / {:#x})",
+                    g + 1,
+                    n.half[0],
+                    n.half[1]
+                ));
+            }
+            if n.to_insert != NIL {
+                return Err(format!("f{f}: GenericBp#{} has a pending to_insert", g + 1));
+            }
+            if n.half[active] == 0 {
+                return Err(format!("f{f}: disabled GenericBp#{} still linked", g + 1));
+            }
+        }
+    }
+    if !s.stager.free_list.is_empty() {
+        return Err("free list not empty at rest".into());
+    }
+    for (g, n) in s.nodes.iter().enumerate() {
+        if !on_chain[g] && !n.freed {
+            return Err(format!(
+                "GenericBp#{} leaked (unlinked, never freed)",
+                g + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// I4: at rest, a function's instruction is the breakpoint iff some session has an active flag
+/// on it.
+pub fn patched_iff_active(m: &BpModel, s: &State) -> Result<(), String> {
+    if !s.at_rest() {
+        return Ok(());
+    }
+    let cfg = &m.cfg;
+    let active = s.active_ix(cfg) as usize;
+    for f in 0..cfg.functions {
+        let any = s
+            .chain(cfg, f)
+            .iter()
+            .any(|&g| s.nodes[g as usize].half[active] != 0);
+        let patched = s.get(cfg, Loc::Instr(f)) == super::state::BP;
+        if any != patched {
+            return Err(format!(
+                "f{f}: instruction is {} but {} session has an active flag",
+                if patched {
+                    "the breakpoint"
+                } else {
+                    "original"
+                },
+                if any { "some" } else { "no" }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// When trace_pattern has returned, no awake scheduler can act on the old settings: it can read
+/// no older instruction word, slot, index or link, and a hit in progress holds the current index.
+pub fn returns_settled(m: &BpModel, s: &State) -> Result<(), String> {
+    if !s.at_rest() || s.stager.op == 0 {
+        return Ok(());
+    }
+    let cfg = &m.cfg;
+    let cur = s.active_ix(cfg);
+    for (i, x) in s.scheds.iter().enumerate() {
+        if x.mode == Mode::Asleep {
+            continue; // its wake-up is a barrier
+        }
+        if let Some(l) = x
+            .stale
+            .iter()
+            .enumerate()
+            .position(|(l, &v)| v != super::state::FRESH && v != s.cur[l])
+        {
+            return Err(format!(
+                "scheduler {i} can still read an old value of location {l}"
+            ));
+        }
+        if let Mode::Hit(h) = x.mode {
+            if h.step == HitStep::Half && h.ix != cur {
+                return Err(format!(
+                    "scheduler {i} is about to act on the old half {}",
+                    h.ix
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! Running the model checkers on a named model and collecting what the CLI and the tests need:
+//! figures, verdicts, counterexamples narrated in protocol words.
+
+use super::liveness;
+use super::props::{LIVENESS, REACHABILITY, SAFETY};
+use super::{BpModel, Config, SpecMutant, State};
+use stateright::{Checker, Model};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// How to run one model.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// DFS with symmetry over schedulers (otherwise BFS, shortest counterexamples).
+    pub symmetry: bool,
+    pub threads: usize,
+    /// Also run the liveness check (explicit graph, no symmetry).
+    pub liveness: bool,
+    /// Print progress (states, rate) to stderr when it is a terminal.
+    pub progress: bool,
+    /// Stop as soon as this property has a discovery (kill checks; figures are then partial).
+    pub stop_at: Option<&'static str>,
+}
+
+impl RunOptions {
+    /// Exhaustive BFS with the liveness check (the small models).
+    pub fn small() -> RunOptions {
+        RunOptions {
+            symmetry: false,
+            threads: 1,
+            liveness: true,
+            progress: false,
+            stop_at: None,
+        }
+    }
+}
+
+/// A violated property with its counterexample.
+#[derive(Clone, Debug)]
+pub struct Violated {
+    pub property: &'static str,
+    /// Numbered steps in protocol words, then the reason.
+    pub steps: Vec<String>,
+}
+
+/// The result of checking one model (baseline or mutant).
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub model: String,
+    pub mutant: Option<SpecMutant>,
+    pub checker: &'static str,
+    pub params: String,
+    pub states: usize,
+    pub unique: usize,
+    pub depth: usize,
+    pub secs: f64,
+    pub violated: Vec<Violated>,
+    /// `sometimes` properties with no example (vacuity warnings; a failure for a baseline).
+    pub unreached: Vec<&'static str>,
+    /// Liveness: `None` if not run; `Some((states, edges))` with the graph size.
+    pub liveness_graph: Option<(usize, usize)>,
+}
+
+impl RunResult {
+    /// Every safety and liveness property holds and every reachability property has an example.
+    pub fn holds(&self) -> bool {
+        self.violated.is_empty() && self.unreached.is_empty()
+    }
+    pub fn violated_names(&self) -> Vec<&'static str> {
+        self.violated.iter().map(|v| v.property).collect()
+    }
+    pub fn states_per_sec(&self) -> f64 {
+        self.states as f64 / self.secs.max(1e-9)
+    }
+}
+
+/// Narrate a path of actions from the initial state as numbered steps.
+pub fn narrate_path(m: &BpModel, actions: &[super::Action]) -> Vec<String> {
+    let mut s: State = m.init_states().remove(0);
+    let mut out = Vec::new();
+    for &a in actions {
+        let (n, lines) = m.narrate(&s, a);
+        for l in lines {
+            out.push(format!("{}. {l}", out.len() + 1));
+        }
+        s = n;
+    }
+    out
+}
+
+/// Why `property` fails in the final state (the detail of the violation).
+fn reason(m: &BpModel, property: &str, s: &State) -> String {
+    use super::props::*;
+    use super::state::Violation::*;
+    let v = match s.violation {
+        Some(TornHalf { sched, node, half }) => format!(
+            "scheduler {sched} read half {half} of GenericBp#{} while the stager's write to it \
+             is not visible to it (a data race)",
+            node + 1
+        ),
+        Some(UnpublishedNode { sched, node }) => format!(
+            "scheduler {sched} read GenericBp#{} before its allocation was visible to it",
+            node + 1
+        ),
+        Some(EmptySlot { sched, func }) => format!(
+            "scheduler {sched} executed the breakpoint instruction of f{func} but its breakpoint \
+             slot is empty"
+        ),
+        Some(OldAfterNew { sched, func }) => format!(
+            "scheduler {sched} acted on the old settings (f{func}) after acting on the new ones"
+        ),
+        None => String::new(),
+    };
+    let r = match property {
+        "no-use-after-free" => Err("a scheduler inside a hit holds a freed GenericBp".to_string()),
+        "at-rest-consistent" => at_rest_consistent(m, s),
+        "patched-iff-active-flag" => patched_iff_active(m, s),
+        "returns-settled" => returns_settled(m, s),
+        _ => Err(v),
+    };
+    format!("violated: {property}: {}", r.err().unwrap_or_default())
+}
+
+/// Check one configuration.
+pub fn run(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
+    let m = BpModel::new(cfg.clone());
+    let params = cfg.params();
+    let t0 = Instant::now();
+    let mut builder = m.clone().checker().threads(opts.threads.max(1));
+    if let Some(p) = opts.stop_at {
+        builder = builder.finish_when(stateright::HasDiscoveries::AnyOf([p].into_iter().collect()));
+    }
+    let (checker_name, fin) = if opts.symmetry {
+        let c = builder.symmetry_fn(State::representative).spawn_dfs();
+        let f = finish(&c, opts.progress, t0);
+        c.join();
+        ("stateright dfs + symmetry", f)
+    } else {
+        let c = builder.spawn_bfs();
+        let f = finish(&c, opts.progress, t0);
+        c.join();
+        ("stateright bfs", f)
+    };
+    let secs = t0.elapsed().as_secs_f64();
+    let mut violated = Vec::new();
+    let mut unreached = Vec::new();
+    for p in SAFETY {
+        if let Some(path) = fin.discoveries.iter().find(|(n, _)| *n == p).map(|x| &x.1) {
+            let mut steps = narrate_path(&m, path);
+            let last = replay(&m, path);
+            steps.push(reason(&m, p, &last));
+            violated.push(Violated { property: p, steps });
+        }
+    }
+    for p in REACHABILITY {
+        if !fin.discoveries.iter().any(|(n, _)| *n == p) {
+            unreached.push(p);
+        }
+    }
+    let mut liveness_graph = None;
+    if opts.liveness {
+        match liveness::check(&m, 20_000_000) {
+            Ok(rep) => {
+                liveness_graph = Some((rep.states, rep.edges));
+                if let Some((path, why)) = rep.counterexample {
+                    let mut steps = narrate_path(&m, &path);
+                    steps.push(format!("violated: {LIVENESS}: {why}"));
+                    violated.push(Violated {
+                        property: LIVENESS,
+                        steps,
+                    });
+                }
+            }
+            Err(e) => violated.push(Violated {
+                property: LIVENESS,
+                steps: vec![e],
+            }),
+        }
+    }
+    RunResult {
+        model: name.to_string(),
+        mutant: cfg.mutant,
+        checker: checker_name,
+        params,
+        states: fin.states,
+        unique: fin.unique,
+        depth: fin.depth,
+        secs,
+        violated,
+        unreached,
+        liveness_graph,
+    }
+}
+
+fn replay(m: &BpModel, path: &[super::Action]) -> State {
+    let mut s = m.init_states().remove(0);
+    for &a in path {
+        s = m.next_state(&s, a).expect("successor");
+    }
+    s
+}
+
+struct Finished {
+    states: usize,
+    unique: usize,
+    depth: usize,
+    discoveries: Vec<(&'static str, Vec<super::Action>)>,
+}
+
+fn finish<C: Checker<BpModel>>(c: &C, progress: bool, t0: Instant) -> Finished {
+    let tty = progress && std::io::stderr().is_terminal();
+    while !c.is_done() {
+        std::thread::sleep(Duration::from_millis(if tty { 500 } else { 20 }));
+        if tty {
+            let n = c.state_count();
+            let secs = t0.elapsed().as_secs_f64();
+            eprint!(
+                "\r  {n} states, {} unique, {:.0} states/s   ",
+                c.unique_state_count(),
+                n as f64 / secs.max(1e-9)
+            );
+        }
+    }
+    if tty {
+        eprint!("\r{:60}\r", "");
+    }
+    Finished {
+        states: c.state_count(),
+        unique: c.unique_state_count(),
+        depth: c.max_depth(),
+        discoveries: c
+            .discoveries()
+            .into_iter()
+            .map(|(k, p)| (k, p.into_actions()))
+            .collect(),
+    }
+}
+
+/// The models `bpspec check` runs by default, with how: `(name, symmetry, liveness)`.
+pub fn default_plan() -> Vec<(&'static str, bool, bool)> {
+    vec![
+        ("s2f2x1", false, true),
+        ("s2f1x2", false, true),
+        ("s3f2x2", true, false),
+    ]
+}

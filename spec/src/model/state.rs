@@ -1,0 +1,273 @@
+//! The model's state: shared memory with per-scheduler stale views, `GenericBp` nodes, the
+//! schedulers and the stager.
+//!
+//! Memory locations that schedulers read with relaxed loads (instruction word and breakpoint slot
+//! of each function, the active index, each node's `next` link) hold a current value; each
+//! scheduler may additionally still read one older value per location (its stale view) until its
+//! next full barrier. A barrier refreshes every location that has not been written since the
+//! latest wait began (the thread-progress guarantee G-acq: a barrier after a wait's start sees
+//! everything written before that start, and nothing later is promised). The halves of a node
+//! and its other fields are plain (non-atomic) data: a read of them races with a write unless the
+//! write was published by a wait that began after it and the reader passed a barrier after that.
+
+use super::config::Config;
+
+/// Null pointer / no node.
+pub const NIL: u8 = 0xFF;
+/// "No stale value": the scheduler must read the current value.
+pub const FRESH: u8 = 0xFE;
+/// Instruction word values.
+pub const ORIG: u8 = 0;
+pub const BP: u8 = 1;
+
+/// Where a location lives in `State::cur` and in each view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    Instr(u8),
+    Slot(u8),
+    Ix,
+    Next(u8),
+}
+
+impl Loc {
+    pub fn index(self, functions: u8) -> usize {
+        let f = functions as usize;
+        match self {
+            Loc::Instr(i) => i as usize,
+            Loc::Slot(i) => f + i as usize,
+            Loc::Ix => 2 * f,
+            Loc::Next(g) => 2 * f + 1 + g as usize,
+        }
+    }
+}
+
+/// One `GenericBp`: one session's breakpoint on one function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Node {
+    pub func: u8,
+    pub session: u8,
+    /// The flags of each half (`config::bits`).
+    pub half: [u8; 2],
+    /// Pending new chain head for another session (stager-only field).
+    pub to_insert: u8,
+    /// Unlinked at consolidate (on the free list, or freed).
+    pub unlinked: bool,
+    pub freed: bool,
+    /// Per half, and for the node's allocation (index 2): schedulers (bit mask) that have not
+    /// yet synchronized with the last write.
+    pub unseen: [u8; 3],
+    /// Per half / allocation: a wait began after the last write.
+    pub published: [bool; 3],
+}
+
+/// Where a scheduler is in a breakpoint hit: the next read it makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HitStep {
+    /// H2: read the breakpoint slot.
+    Slot,
+    /// H4: read the active index (once per node).
+    Ix,
+    /// H5: act on `data[ix]` of the current node.
+    Half,
+    /// H6: read the current node's `next`.
+    Next,
+    /// H7: read the head's `orig_instr` and run it.
+    Orig,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Hit {
+    pub func: u8,
+    pub step: HitStep,
+    pub head: u8,
+    pub at: u8,
+    pub ix: u8,
+    /// A commit (flip) happened during this hit.
+    pub spans_flip: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    /// Asleep: holds nothing, never holds a wait back.
+    Asleep,
+    /// Awake between hits (between processes or between calls of one process).
+    Idle,
+    /// Inside a breakpoint hit.
+    Hit(Hit),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sched {
+    pub mode: Mode,
+    /// Per location: an older value it may still read, or [`FRESH`].
+    pub stale: Vec<u8>,
+    /// Passed a progress point (or slept) since the current wait began.
+    pub counted: bool,
+    /// Passed a progress point since the latest wait began (for `wait-without-new-period`).
+    pub point_since_begin: bool,
+    /// Acted on the new settings of the current trace_pattern (I3).
+    pub saw_new: bool,
+}
+
+/// The stager's position in the script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    Stage,
+    W0,
+    Install,
+    W1,
+    Commit,
+    W2,
+    Uninstall,
+    W3,
+    Consolidate,
+    W4,
+    Free,
+}
+
+impl Phase {
+    pub fn wait_number(self) -> Option<u8> {
+        match self {
+            Phase::W0 => Some(0),
+            Phase::W1 => Some(1),
+            Phase::W2 => Some(2),
+            Phase::W3 => Some(3),
+            Phase::W4 => Some(4),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Stager {
+    /// Index of the current script op (`== script.len()` when done).
+    pub op: u8,
+    pub phase: Phase,
+    /// Inside a wait (it began and has not completed).
+    pub waiting: bool,
+    pub free_list: Vec<u8>,
+    /// Functions whose instruction this op patched / restored (I3 classification).
+    pub patched: u8,
+    pub restored: u8,
+    /// This op has flipped the active index.
+    pub committed: bool,
+}
+
+/// A violation detected at a step (the state is then terminal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Violation {
+    /// I2: a scheduler read a half of a node that the stager wrote and that is not published to
+    /// it (the read races with the write).
+    TornHalf { sched: u8, node: u8, half: u8 },
+    /// I2: a scheduler read a field of a node whose allocation is not published to it.
+    UnpublishedNode { sched: u8, node: u8 },
+    /// A scheduler executed the breakpoint instruction but read an empty slot.
+    EmptySlot { sched: u8, func: u8 },
+    /// I3: a scheduler acted on the old settings after acting on the new ones.
+    OldAfterNew { sched: u8, func: u8 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    /// Current value per location.
+    pub cur: Vec<u8>,
+    /// Locations written since the latest wait began (bit per location index).
+    pub dirty: u64,
+    /// Per dirty location: its value when the latest wait began ([`FRESH`] when clean).
+    pub published: Vec<u8>,
+    pub nodes: Vec<Node>,
+    pub scheds: Vec<Sched>,
+    pub stager: Stager,
+    pub violation: Option<Violation>,
+}
+
+impl State {
+    pub fn initial(cfg: &Config) -> State {
+        let nlocs = 2 * cfg.functions as usize + 1 + cfg.max_nodes();
+        let mut cur = vec![NIL; nlocs];
+        for f in 0..cfg.functions {
+            cur[Loc::Instr(f).index(cfg.functions)] = ORIG;
+        }
+        cur[Loc::Ix.index(cfg.functions)] = 0;
+        State {
+            cur,
+            dirty: 0,
+            published: vec![FRESH; nlocs],
+            nodes: Vec::new(),
+            scheds: (0..cfg.schedulers)
+                .map(|_| Sched {
+                    mode: Mode::Idle,
+                    stale: vec![FRESH; nlocs],
+                    counted: false,
+                    point_since_begin: false,
+                    saw_new: false,
+                })
+                .collect(),
+            stager: Stager {
+                op: 0,
+                phase: Phase::Stage,
+                waiting: false,
+                free_list: Vec::new(),
+                patched: 0,
+                restored: 0,
+                committed: false,
+            },
+            violation: None,
+        }
+    }
+
+    pub fn get(&self, cfg: &Config, l: Loc) -> u8 {
+        self.cur[l.index(cfg.functions)]
+    }
+
+    pub fn active_ix(&self, cfg: &Config) -> u8 {
+        self.get(cfg, Loc::Ix)
+    }
+
+    /// The stager has finished its script.
+    pub fn done(&self, cfg: &Config) -> bool {
+        self.stager.op as usize == cfg.script.len()
+    }
+
+    /// Between two trace_pattern calls (or before the first, or after the last): "at rest".
+    pub fn at_rest(&self) -> bool {
+        self.stager.phase == Phase::Stage && !self.stager.waiting
+    }
+
+    /// The chain of function `f`, from the slot through `next` links.
+    pub fn chain(&self, cfg: &Config, f: u8) -> Vec<u8> {
+        let mut v = Vec::new();
+        let mut g = self.get(cfg, Loc::Slot(f));
+        while g != NIL {
+            assert!(v.len() <= self.nodes.len(), "cycle in the chain of f{f}");
+            v.push(g);
+            g = self.get(cfg, Loc::Next(g));
+        }
+        v
+    }
+
+    /// Canonical representative under permutation of schedulers (symmetry reduction): sort the
+    /// schedulers and renumber the scheduler bit masks of the nodes to match.
+    pub fn representative(&self) -> State {
+        let n = self.scheds.len();
+        let mut perm: Vec<usize> = (0..n).collect();
+        perm.sort_by(|&a, &b| self.scheds[a].cmp(&self.scheds[b]));
+        let mut s = self.clone();
+        s.scheds = perm.iter().map(|&i| self.scheds[i].clone()).collect();
+        let remap = |m: u8| -> u8 {
+            let mut r = 0;
+            for (j, &i) in perm.iter().enumerate() {
+                if m & (1 << i) != 0 {
+                    r |= 1 << j;
+                }
+            }
+            r
+        };
+        for node in &mut s.nodes {
+            for u in &mut node.unseen {
+                *u = remap(*u);
+            }
+        }
+        s
+    }
+}

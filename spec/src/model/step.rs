@@ -1,0 +1,733 @@
+//! The transition relation: which steps are enabled in a state, and what each does. Every step
+//! can narrate itself in protocol words (`log`), which is what counterexamples print and what the
+//! refinement checker names when it rejects an engine step.
+
+use super::config::{bits, Config, PatternKind, StagerOp};
+use super::state::*;
+use bpspec_reference::Mutant;
+
+/// One step of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// The stager's next step (deterministic given the state).
+    Stager,
+    /// Scheduler `s` passes a progress point (between processes): full barrier + report.
+    Progress(u8),
+    Sleep(u8),
+    Wake(u8),
+    /// Scheduler `s` calls function `f`: H1, read the instruction word (the stale value if
+    /// `stale`).
+    Call(u8, u8, bool),
+    /// Scheduler `s` makes the next read of its hit (the stale value if `stale`).
+    Read(u8, bool),
+}
+
+/// A narration sink: `None` in the checker's hot path.
+pub type Log<'a> = Option<&'a mut Vec<String>>;
+
+fn say(log: &mut Log<'_>, f: impl FnOnce() -> String) {
+    if let Some(l) = log.as_deref_mut() {
+        l.push(f());
+    }
+}
+
+pub fn bp_name(g: u8) -> String {
+    if g == NIL {
+        "null".into()
+    } else {
+        format!("GenericBp#{}", g as u32 + 1)
+    }
+}
+
+pub fn flags_name(fl: u8) -> String {
+    let mut v = Vec::new();
+    if fl & bits::LOCAL != 0 {
+        v.push("local");
+    }
+    if fl & bits::COUNT != 0 {
+        v.push(if fl & bits::COUNT_ACTIVE != 0 {
+            "count"
+        } else {
+            "count(paused)"
+        });
+    }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join("+")
+    }
+}
+
+impl Config {
+    fn all_scheds(&self) -> u8 {
+        ((1u16 << self.schedulers) - 1) as u8
+    }
+
+    /// Which location the hit's next read loads, if it is a relaxed location.
+    fn hit_loc(&self, s: &State, h: &Hit) -> Option<Loc> {
+        let _ = s;
+        match h.step {
+            HitStep::Slot => Some(Loc::Slot(h.func)),
+            HitStep::Ix => Some(Loc::Ix),
+            HitStep::Next => Some(Loc::Next(h.at)),
+            HitStep::Half | HitStep::Orig => None,
+        }
+    }
+
+    fn stale_choice(&self, s: &State, sched: usize, l: Loc) -> bool {
+        let i = l.index(self.functions);
+        let v = s.scheds[sched].stale[i];
+        v != FRESH && v != s.cur[i]
+    }
+
+    /// Can the stager take a step?
+    pub fn stager_enabled(&self, s: &State) -> bool {
+        if s.done(self) {
+            return false;
+        }
+        !s.stager.waiting || s.scheds.iter().all(|x| x.counted)
+    }
+
+    /// The enabled steps, in a fixed order.
+    pub fn enabled(&self, s: &State, out: &mut Vec<Action>) {
+        if s.violation.is_some() {
+            return;
+        }
+        if self.stager_enabled(s) {
+            out.push(Action::Stager);
+        }
+        for (i, x) in s.scheds.iter().enumerate() {
+            let id = i as u8;
+            match x.mode {
+                Mode::Asleep => out.push(Action::Wake(id)),
+                Mode::Idle => {
+                    out.push(Action::Progress(id));
+                    out.push(Action::Sleep(id));
+                    for f in 0..self.functions {
+                        out.push(Action::Call(id, f, false));
+                        if self.stale_choice(s, i, Loc::Instr(f)) {
+                            out.push(Action::Call(id, f, true));
+                        }
+                    }
+                }
+                Mode::Hit(h) => {
+                    out.push(Action::Read(id, false));
+                    if let Some(l) = self.hit_loc(s, &h) {
+                        if self.stale_choice(s, i, l) {
+                            out.push(Action::Read(id, true));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- memory -----
+
+    /// A relaxed store by the stager.
+    fn write(&self, s: &mut State, l: Loc, v: u8) {
+        let i = l.index(self.functions);
+        let old = s.cur[i];
+        if old == v {
+            return;
+        }
+        for x in &mut s.scheds {
+            // A scheduler keeps at most one older value per location; if it already has one, it
+            // keeps the oldest (see the header of model/mod.rs for why that loses nothing in
+            // the baseline).
+            if x.stale[i] == FRESH {
+                x.stale[i] = old;
+            }
+        }
+        if s.dirty & (1 << i) == 0 {
+            s.published[i] = old;
+        }
+        s.cur[i] = v;
+        s.dirty |= 1 << i;
+    }
+
+    /// A relaxed load by scheduler `sched`.
+    fn read(&self, s: &mut State, sched: usize, l: Loc, stale: bool) -> u8 {
+        let i = l.index(self.functions);
+        let x = &mut s.scheds[sched];
+        if stale && x.stale[i] != FRESH {
+            x.stale[i]
+        } else {
+            x.stale[i] = FRESH; // coherence: after reading the newest value, never an older one
+            s.cur[i]
+        }
+    }
+
+    /// A plain write of half `h` (or, `h == 2`, the allocation) of node `g` by the stager.
+    fn write_node(&self, s: &mut State, g: u8, h: usize) {
+        let all = self.all_scheds();
+        let n = &mut s.nodes[g as usize];
+        n.unseen[h] = all;
+        n.published[h] = false;
+    }
+
+    /// A full barrier of scheduler `sched` (progress point, wake-up): it now sees everything
+    /// written before the latest wait began.
+    fn barrier(&self, s: &mut State, sched: usize) {
+        let dirty = s.dirty;
+        for (i, v) in s.scheds[sched].stale.iter_mut().enumerate() {
+            if dirty & (1 << i) == 0 {
+                *v = FRESH;
+            } else if *v != FRESH {
+                // Written since the wait began: it may still read the value from before that
+                // write, but nothing older.
+                *v = s.published[i];
+            }
+        }
+        for n in &mut s.nodes {
+            for k in 0..3 {
+                if n.published[k] {
+                    n.unseen[k] &= !(1 << sched);
+                }
+            }
+        }
+    }
+
+    // ----- the stager -----
+
+    fn op(&self, s: &State) -> (u8, u8, PatternKind, u8) {
+        let StagerOp::TracePattern {
+            session,
+            funcs,
+            kind,
+            flags,
+        } = self.script[s.stager.op as usize];
+        (session, funcs, kind, flags)
+    }
+
+    /// The phase after `p` for the current op, skipping waits removed by a mutant.
+    fn next_phase(&self, s: &State, p: Phase) -> Option<Phase> {
+        let (_, _, kind, _) = self.op(s);
+        let seq: &[Phase] = if kind == PatternKind::False {
+            &[
+                Phase::Stage,
+                Phase::W1,
+                Phase::Commit,
+                Phase::W2,
+                Phase::Uninstall,
+                Phase::W3,
+                Phase::Consolidate,
+                Phase::W4,
+                Phase::Free,
+            ]
+        } else {
+            &[
+                Phase::Stage,
+                Phase::W0,
+                Phase::Install,
+                Phase::W1,
+                Phase::Commit,
+                Phase::W2,
+                Phase::Uninstall,
+                Phase::W3,
+                Phase::Consolidate,
+                Phase::W4,
+                Phase::Free,
+            ]
+        };
+        let pos = seq.iter().position(|&q| q == p).expect("phase in sequence");
+        seq[pos + 1..].iter().copied().find(|q| !self.skips(*q))
+    }
+
+    fn skips(&self, p: Phase) -> bool {
+        match p {
+            Phase::W0 => self.is(Mutant::SkipWaitBeforeInstall),
+            Phase::W1 => self.is(Mutant::SkipWaitBeforeCommit),
+            Phase::W2 => self.is(Mutant::SkipWaitBeforeUninstall),
+            Phase::W3 => self.is(Mutant::SkipWaitBeforeConsolidate),
+            Phase::W4 => self.is(Mutant::SkipWaitBeforeFree),
+            _ => false,
+        }
+    }
+
+    fn advance(&self, s: &mut State) {
+        match self.next_phase(s, s.stager.phase) {
+            Some(p) => s.stager.phase = p,
+            None => {
+                s.stager.op += 1;
+                s.stager.phase = Phase::Stage;
+            }
+        }
+    }
+
+    /// The session's node on `f`, from the pending `to_insert` or the chain (`get_bp_session`).
+    fn session_node(&self, s: &State, f: u8, session: u8) -> u8 {
+        let head = s.get(self, Loc::Slot(f));
+        if head != NIL {
+            let ti = s.nodes[head as usize].to_insert;
+            if ti != NIL && s.nodes[ti as usize].session == session {
+                return ti;
+            }
+        }
+        s.chain(self, f)
+            .into_iter()
+            .find(|&g| s.nodes[g as usize].session == session)
+            .unwrap_or(NIL)
+    }
+
+    fn chain_flags(&self, s: &State, f: u8, ix: u8) -> u8 {
+        s.chain(self, f)
+            .iter()
+            .fold(0, |acc, &g| acc | s.nodes[g as usize].half[ix as usize])
+    }
+
+    fn uninstall(&self, s: &mut State, funcs: u8, judge: u8, log: &mut Log<'_>) {
+        for f in 0..self.functions {
+            if funcs & (1 << f) == 0 || s.get(self, Loc::Instr(f)) != BP {
+                continue;
+            }
+            if self.chain_flags(s, f, judge) == 0 {
+                self.write(s, Loc::Instr(f), ORIG);
+                s.stager.restored |= 1 << f;
+                say(log, || {
+                    format!("stager: uninstall: f{f}'s instruction := original")
+                });
+            }
+        }
+    }
+
+    fn stager_step(&self, s: &mut State, log: &mut Log<'_>) {
+        let (session, funcs, kind, fl) = self.op(s);
+        let phase = s.stager.phase;
+        if let Some(w) = phase.wait_number() {
+            if !s.stager.waiting {
+                s.stager.waiting = true;
+                s.dirty = 0;
+                s.published.iter_mut().for_each(|v| *v = FRESH);
+                for n in &mut s.nodes {
+                    n.published = [true; 3];
+                }
+                let new_period = !self.is(Mutant::WaitWithoutNewPeriod);
+                let sleepers_count = self.mutant != Some(super::SpecMutant::WaitOnSleepers);
+                for x in &mut s.scheds {
+                    x.counted = (x.mode == Mode::Asleep && sleepers_count)
+                        || (!new_period && x.point_since_begin);
+                    x.point_since_begin = false;
+                }
+                say(log, || {
+                    format!("stager: W{w} begins (wait for thread progress)")
+                });
+            } else {
+                s.stager.waiting = false;
+                for x in &mut s.scheds {
+                    x.counted = false;
+                }
+                say(log, || format!("stager: W{w} completes"));
+                self.advance(s);
+            }
+            return;
+        }
+        let staging = s.active_ix(self) ^ 1;
+        match phase {
+            Phase::Stage => {
+                say(log, || {
+                    format!(
+                        "stager: {} begins; stage into half {staging}",
+                        self.script[s.stager.op as usize]
+                    )
+                });
+                s.stager.patched = 0;
+                s.stager.restored = 0;
+                s.stager.committed = false;
+                for x in &mut s.scheds {
+                    x.saw_new = false;
+                }
+                for f in 0..self.functions {
+                    if funcs & (1 << f) != 0 {
+                        self.stage(s, f, session, kind, fl, staging, log);
+                    }
+                }
+            }
+            Phase::Install => {
+                for f in 0..self.functions {
+                    if funcs & (1 << f) == 0 {
+                        continue;
+                    }
+                    let head = s.get(self, Loc::Slot(f));
+                    if head == NIL {
+                        continue;
+                    }
+                    if s.get(self, Loc::Instr(f)) != BP {
+                        self.write(s, Loc::Instr(f), BP);
+                        s.stager.patched |= 1 << f;
+                        say(log, || {
+                            format!("stager: install: f{f}'s instruction := breakpoint")
+                        });
+                    }
+                    let ti = s.nodes[head as usize].to_insert;
+                    if ti != NIL {
+                        s.nodes[head as usize].to_insert = NIL;
+                        self.write(s, Loc::Slot(f), ti);
+                        say(log, || {
+                            format!("stager: install: slot of f{f} := {}", bp_name(ti))
+                        });
+                    }
+                }
+            }
+            Phase::Commit => {
+                if self.is(Mutant::UninstallBeforeCommit) {
+                    self.uninstall(s, funcs, staging, log);
+                }
+                let a = s.active_ix(self);
+                self.write(s, Loc::Ix, a ^ 1);
+                s.stager.committed = true;
+                for x in &mut s.scheds {
+                    if let Mode::Hit(h) = &mut x.mode {
+                        h.spans_flip = true;
+                    }
+                }
+                say(log, || format!("stager: flip {a}->{}", a ^ 1));
+            }
+            Phase::Uninstall => {
+                if !self.is(Mutant::UninstallBeforeCommit)
+                    && self.mutant != Some(super::SpecMutant::SkipUninstall)
+                {
+                    let a = s.active_ix(self);
+                    self.uninstall(s, funcs, a, log);
+                }
+            }
+            Phase::Consolidate => {
+                let active = s.active_ix(self) as usize;
+                for f in 0..self.functions {
+                    if funcs & (1 << f) == 0 {
+                        continue;
+                    }
+                    let mut prev = Loc::Slot(f);
+                    let mut g = s.get(self, prev);
+                    let mut steps = 0;
+                    while g != NIL {
+                        steps += 1;
+                        assert!(steps <= s.nodes.len(), "chain of f{f} too long");
+                        let src = s.nodes[g as usize].half[active];
+                        if !self.is(Mutant::SkipConsolidateCopy) {
+                            s.nodes[g as usize].half[active ^ 1] = src;
+                            self.write_node(s, g, active ^ 1);
+                        }
+                        let next = s.get(self, Loc::Next(g));
+                        if src == 0 {
+                            self.write(s, prev, next);
+                            s.nodes[g as usize].unlinked = true;
+                            s.stager.free_list.push(g);
+                            say(log, || {
+                                format!("stager: consolidate: unlink {} from f{f}", bp_name(g))
+                            });
+                        } else {
+                            prev = Loc::Next(g);
+                        }
+                        g = next;
+                    }
+                }
+                say(log, || {
+                    "stager: consolidate: staging half := active half".into()
+                });
+            }
+            Phase::Free => {
+                let list = std::mem::take(&mut s.stager.free_list);
+                for &g in &list {
+                    s.nodes[g as usize].freed = true;
+                    say(log, || format!("stager: free {}", bp_name(g)));
+                }
+                let op = self.script[s.stager.op as usize];
+                say(log, || format!("stager: {op} returns"));
+            }
+            _ => unreachable!("waits handled above"),
+        }
+        self.advance(s);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn stage(
+        &self,
+        s: &mut State,
+        f: u8,
+        session: u8,
+        kind: PatternKind,
+        fl: u8,
+        staging: u8,
+        log: &mut Log<'_>,
+    ) {
+        let mut g = self.session_node(s, f, session);
+        if kind == PatternKind::False {
+            if g != NIL {
+                let h = &mut s.nodes[g as usize].half[staging as usize];
+                if fl & bits::LOCAL != 0 {
+                    *h &= !bits::LOCAL;
+                }
+                if fl & bits::COUNT != 0 {
+                    *h &= !(bits::COUNT | bits::COUNT_ACTIVE);
+                }
+                let v = *h;
+                self.write_node(s, g, staging as usize);
+                say(log, || {
+                    format!(
+                        "stager: stage: {} half {staging} := {}",
+                        bp_name(g),
+                        flags_name(v)
+                    )
+                });
+            }
+            return;
+        }
+        if g == NIL {
+            if matches!(kind, PatternKind::Pause | PatternKind::Restart) {
+                return;
+            }
+            g = s.nodes.len() as u8;
+            let head = s.get(self, Loc::Slot(f));
+            s.nodes.push(Node {
+                func: f,
+                session,
+                half: [0, 0],
+                to_insert: NIL,
+                unlinked: false,
+                freed: false,
+                unseen: [0; 3],
+                published: [true; 3],
+            });
+            for h in 0..3 {
+                self.write_node(s, g, h);
+            }
+            if head == NIL {
+                self.write(s, Loc::Slot(f), g);
+                say(log, || {
+                    format!(
+                        "stager: stage: new {} for session {session}, slot of f{f} := it",
+                        bp_name(g)
+                    )
+                });
+            } else {
+                // The fresh node's `next` is written before anyone can reach the node.
+                let i = Loc::Next(g).index(self.functions);
+                s.cur[i] = head;
+                s.nodes[head as usize].to_insert = g;
+                say(log, || {
+                    format!(
+                        "stager: stage: new {} for session {session}, next := {}, pending on {}",
+                        bp_name(g),
+                        bp_name(head),
+                        bp_name(head)
+                    )
+                });
+            }
+        }
+        let h = &mut s.nodes[g as usize].half[staging as usize];
+        if fl & bits::LOCAL != 0 {
+            *h |= bits::LOCAL;
+        }
+        if fl & bits::COUNT != 0 {
+            let exists = *h & bits::COUNT != 0;
+            match (kind, exists) {
+                (PatternKind::Pause, true) => *h &= !bits::COUNT_ACTIVE,
+                (_, true) => *h |= bits::COUNT_ACTIVE,
+                (_, false) => *h |= bits::COUNT | bits::COUNT_ACTIVE,
+            }
+        }
+        let v = *h;
+        self.write_node(s, g, staging as usize);
+        say(log, || {
+            format!(
+                "stager: stage: {} half {staging} := {}",
+                bp_name(g),
+                flags_name(v)
+            )
+        });
+    }
+
+    // ----- schedulers -----
+
+    fn check_node(&self, s: &mut State, sched: usize, g: u8) {
+        if s.nodes[g as usize].unseen[2] & (1 << sched) != 0 && s.violation.is_none() {
+            s.violation = Some(Violation::UnpublishedNode {
+                sched: sched as u8,
+                node: g,
+            });
+        }
+    }
+
+    fn old_after_new(&self, s: &mut State, sched: usize, func: u8) {
+        if s.scheds[sched].saw_new && s.violation.is_none() {
+            s.violation = Some(Violation::OldAfterNew {
+                sched: sched as u8,
+                func,
+            });
+        }
+    }
+
+    fn sched_step(&self, s: &mut State, a: Action, log: &mut Log<'_>) {
+        match a {
+            Action::Progress(id) => {
+                let i = id as usize;
+                if !self.is(Mutant::ProgressWithoutBarrier) {
+                    self.barrier(s, i);
+                }
+                let x = &mut s.scheds[i];
+                x.point_since_begin = true;
+                if s.stager.waiting {
+                    x.counted = true;
+                }
+                say(log, || format!("scheduler {id} passes a progress point"));
+            }
+            Action::Sleep(id) => {
+                let x = &mut s.scheds[id as usize];
+                x.mode = Mode::Asleep;
+                if s.stager.waiting && self.mutant != Some(super::SpecMutant::WaitOnSleepers) {
+                    x.counted = true;
+                }
+                say(log, || format!("scheduler {id} goes to sleep"));
+            }
+            Action::Wake(id) => {
+                let i = id as usize;
+                if !self.is(Mutant::WakeWithoutBarrier) {
+                    self.barrier(s, i);
+                }
+                let x = &mut s.scheds[i];
+                x.mode = Mode::Idle;
+                if s.stager.waiting {
+                    x.counted = true;
+                }
+                say(log, || format!("scheduler {id} wakes up"));
+            }
+            Action::Call(id, f, stale) => {
+                let i = id as usize;
+                let v = self.read(s, i, Loc::Instr(f), stale);
+                let st = if stale { " (stale)" } else { "" };
+                if v == ORIG {
+                    let cur = s.get(self, Loc::Instr(f));
+                    if cur == BP && s.stager.patched & (1 << f) != 0 {
+                        self.old_after_new(s, i, f);
+                    } else if cur == ORIG && s.stager.restored & (1 << f) != 0 {
+                        s.scheds[i].saw_new = true;
+                    }
+                    say(log, || {
+                        format!("scheduler {id} calls f{f}: instruction -> original{st}, runs it")
+                    });
+                } else {
+                    s.scheds[i].mode = Mode::Hit(Hit {
+                        func: f,
+                        step: HitStep::Slot,
+                        head: NIL,
+                        at: NIL,
+                        ix: 0,
+                        spans_flip: false,
+                    });
+                    say(log, || {
+                        format!("scheduler {id} calls f{f}: instruction -> breakpoint{st}")
+                    });
+                }
+            }
+            Action::Read(id, stale) => {
+                let i = id as usize;
+                let Mode::Hit(mut h) = s.scheds[i].mode else {
+                    unreachable!("Read only when mid-hit")
+                };
+                let st = if stale { " (stale)" } else { "" };
+                let f = h.func;
+                match h.step {
+                    HitStep::Slot => {
+                        let g = self.read(s, i, Loc::Slot(f), stale);
+                        say(log, || {
+                            format!("scheduler {id} reads slot of f{f} -> {}{st}", bp_name(g))
+                        });
+                        if g == NIL {
+                            s.violation = Some(Violation::EmptySlot { sched: id, func: f });
+                            s.scheds[i].mode = Mode::Idle;
+                            return;
+                        }
+                        h.head = g;
+                        h.at = g;
+                        h.step = HitStep::Ix;
+                    }
+                    HitStep::Ix => {
+                        h.ix = self.read(s, i, Loc::Ix, stale);
+                        say(log, || {
+                            format!("scheduler {id} reads the active index -> {}{st}", h.ix)
+                        });
+                        h.step = HitStep::Half;
+                    }
+                    HitStep::Half => {
+                        let g = h.at;
+                        self.check_node(s, i, g);
+                        let n = &s.nodes[g as usize];
+                        let (fl, differ) = (n.half[h.ix as usize], n.half[0] != n.half[1]);
+                        if n.unseen[h.ix as usize] & (1 << i) != 0 && s.violation.is_none() {
+                            s.violation = Some(Violation::TornHalf {
+                                sched: id,
+                                node: g,
+                                half: h.ix,
+                            });
+                        }
+                        if differ && s.stager.phase != Phase::Stage {
+                            let cur = s.active_ix(self);
+                            let new_ix = if s.stager.committed { cur } else { cur ^ 1 };
+                            if h.ix == new_ix {
+                                s.scheds[i].saw_new = true;
+                            } else {
+                                self.old_after_new(s, i, f);
+                            }
+                        }
+                        say(log, || {
+                            format!(
+                                "scheduler {id} acts on half {} of {} ({})",
+                                h.ix,
+                                bp_name(g),
+                                flags_name(fl)
+                            )
+                        });
+                        h.step = HitStep::Next;
+                    }
+                    HitStep::Next => {
+                        let g = h.at;
+                        self.check_node(s, i, g);
+                        let nx = self.read(s, i, Loc::Next(g), stale);
+                        say(log, || {
+                            format!(
+                                "scheduler {id} reads next of {} -> {}{st}",
+                                bp_name(g),
+                                bp_name(nx)
+                            )
+                        });
+                        if nx == NIL {
+                            h.step = HitStep::Orig;
+                        } else {
+                            h.at = nx;
+                            h.step = HitStep::Ix;
+                        }
+                    }
+                    HitStep::Orig => {
+                        self.check_node(s, i, h.head);
+                        say(log, || {
+                            format!(
+                                "scheduler {id} reads orig_instr of {}, runs f{f}",
+                                bp_name(h.head)
+                            )
+                        });
+                        s.scheds[i].mode = Mode::Idle;
+                        return;
+                    }
+                }
+                s.scheds[i].mode = Mode::Hit(h);
+            }
+            Action::Stager => unreachable!(),
+        }
+    }
+
+    /// Apply `a` to `s` (which must have `a` enabled), narrating into `log`.
+    pub fn apply(&self, s: &mut State, a: Action, log: &mut Log<'_>) {
+        match a {
+            Action::Stager => self.stager_step(s, log),
+            _ => self.sched_step(s, a, log),
+        }
+    }
+
+    /// Is `a` enabled in `s`?
+    pub fn is_enabled(&self, s: &State, a: Action) -> bool {
+        let mut v = Vec::new();
+        self.enabled(s, &mut v);
+        v.contains(&a)
+    }
+}
