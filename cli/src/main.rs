@@ -3,6 +3,8 @@
 //! ```text
 //! bpspec report DIR     print the results table from DIR/*.tsv (written by the model runs)
 //! bpspec mutants        list the mutants and what each one breaks
+//! bpspec check ...      run the spec's stateright models (cli/src/check.rs)
+//! bpspec explore NAME   serve stateright's Explorer for one model (cli/src/explore.rs)
 //! ```
 //! Exit codes: 0 all verdicts as expected; 1 some verdict differs from its expectation (a
 //! baseline violated, or a mutant expected to be killed survived); 2 bad usage or unreadable
@@ -10,7 +12,10 @@
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: bpspec report DIR | bpspec mutants | bpspec help";
+mod check;
+mod explore;
+
+const USAGE: &str = "usage: bpspec report DIR | bpspec mutants | bpspec check ... | bpspec explore NAME ... | bpspec help";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,6 +32,8 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        ["check", rest @ ..] => check::main(rest),
+        ["explore", rest @ ..] => explore::main(rest),
         ["help"] | ["--help"] | ["-h"] => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -172,9 +172,11 @@ impl Config {
     /// One line: "2 schedulers x 2 functions x 1 session, 5 ops".
     pub fn params(&self) -> String {
         format!(
-            "{} schedulers x {} functions x {} session{}, {} stager ops",
+            "{} scheduler{} x {} function{} x {} session{}, {} stager ops",
             self.schedulers,
+            if self.schedulers == 1 { "" } else { "s" },
             self.functions,
+            if self.functions == 1 { "" } else { "s" },
             self.sessions,
             if self.sessions == 1 { "" } else { "s" },
             self.script.len()

@@ -100,6 +100,20 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
     const C: u8 = bits::COUNT;
     vec![
         (
+            "tiny",
+            "1 scheduler, 1 function, 1 session: add local, remove it (for quick runs and tests)",
+            Config {
+                schedulers: 1,
+                functions: 1,
+                sessions: 1,
+                script: vec![
+                    StagerOp::tp(0, 0b1, True, L),
+                    StagerOp::tp(0, 0b1, False, L),
+                ],
+                mutant: None,
+            },
+        ),
+        (
             "s2f2x1",
             "2 schedulers, 2 functions, 1 session: add local, update with call_count, pause, \
              restart, remove everything",

@@ -1,0 +1,168 @@
+//! `bpspec check` and `bpspec explore`: exit codes, messages, counterexamples, JSON, and the
+//! Explorer's status API on loopback.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bpspec(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bpspec"))
+        .args(args)
+        .output()
+        .expect("run bpspec");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn check_unknown_model_exits_2_and_lists_known_models() {
+    let (code, _, err) = bpspec(&["check", "--model", "nope"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown model name \"nope\""), "{err}");
+    assert!(
+        err.contains("s2f2x1") && err.contains("s3f2x2") && err.contains("tiny"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_bad_arguments_exit_2() {
+    for args in [
+        &["check", "--frob"][..],
+        &["check", "--model"],
+        &["check", "--mutant", "skip-everything"],
+        &["check", "--threads", "0"],
+    ] {
+        let (code, _, err) = bpspec(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("usage: bpspec check"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn check_baseline_holds_exit_0() {
+    let (code, out, err) = bpspec(&["check", "--model", "tiny"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("tiny") && out.contains("stateright bfs") && out.contains("hold"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 scheduler x 1 function x 1 session"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_mutant_prints_numbered_counterexample_exit_1() {
+    let (code, out, _) = bpspec(&[
+        "check",
+        "--model",
+        "tiny",
+        "--mutant",
+        "skip-w3-before-consolidate",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATED"), "{out}");
+    assert!(
+        out.contains("counterexample to slot-set-behind-breakpoint"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1. stager: trace_pattern(session 0, {f0}, true, [local]) begins"),
+        "{out}"
+    );
+    assert!(out.contains("stager: flip 1->0"), "{out}");
+    assert!(
+        out.contains("scheduler 0 reads slot of f0 -> null"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_json_is_machine_readable() {
+    let (code, out, _) = bpspec(&["check", "--model", "tiny", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let r = &v[0];
+    assert_eq!(r["model"], "tiny");
+    assert_eq!(r["verdict"], "hold");
+    assert!(r["unique_states"].as_u64().unwrap() > 100);
+    assert!(r["states"].as_u64().unwrap() >= r["unique_states"].as_u64().unwrap());
+}
+
+#[test]
+fn check_mutants_prints_the_matrix_rows_of_the_selected_model() {
+    // s2f1x2 hosts the wait-on-sleepers row (liveness), among others.
+    let (code, out, err) = bpspec(&["check", "--model", "tiny", "--mutants"]);
+    // No matrix row lives on tiny: only the baseline runs.
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("kill matrix"), "{out}");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn get(port: u16, path: &str) -> Option<String> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut buf = String::new();
+    s.read_to_string(&mut buf).ok()?;
+    Some(buf)
+}
+
+#[test]
+fn explore_serves_the_status_api_on_loopback() {
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bpspec"))
+        .args(["explore", "tiny", "--addr", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start explorer");
+    let t0 = Instant::now();
+    let resp = loop {
+        if let Some(r) = get(port, "/.status") {
+            break r;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "explorer did not come up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    child.kill().expect("stop explorer");
+    child.wait().unwrap();
+    assert!(resp.starts_with("HTTP/1."), "{resp}");
+    let body = &resp[resp.find("\r\n\r\n").expect("headers end") + 4..];
+    let v: serde_json::Value = serde_json::from_str(body).expect("status JSON");
+    assert!(v["model"].as_str().unwrap().contains("BpModel"), "{v}");
+    let names: Vec<&str> = v["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[1].as_str().unwrap_or(""))
+        .collect();
+    assert!(v.to_string().contains("no-use-after-free"), "{v} {names:?}");
+}
+
+#[test]
+fn explore_unknown_model_or_busy_address_exits_2() {
+    let (code, _, err) = bpspec(&["explore", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown model name \"nope\""), "{err}");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let (code, _, err) = bpspec(&["explore", "tiny", "--addr", &addr]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot listen on"), "{err}");
+}
