@@ -38,6 +38,8 @@ pub struct Engine<P: ThreadProgress = Qsbr> {
     pub(crate) permission: Mutex<Stager>,
     pub(crate) mutant: Option<Mutant>,
     pub schedulers: usize,
+    /// Step history for the refinement check (off unless a test starts it; checked builds only).
+    pub history: crate::history::History,
 }
 
 /// Configuration for [`Engine::new`].
@@ -86,6 +88,7 @@ impl<P: ThreadProgress> Engine<P> {
             }),
             mutant: cfg.mutant,
             schedulers: cfg.schedulers,
+            history: Default::default(),
         }
     }
 
@@ -111,7 +114,9 @@ impl<P: ThreadProgress> Engine<P> {
     /// Wait for thread progress unless `skip` is the active mutant.
     pub(crate) fn wait_unless(&self, skip: Mutant) {
         if !mutant::is(self.mutant, skip) {
+            self.history.record(|| crate::history::Event::WaitBegin);
             self.progress.wait();
+            self.history.record(|| crate::history::Event::WaitEnd);
         }
     }
 

@@ -9,6 +9,7 @@
 use crate::bp::SessionId;
 use crate::code::FuncId;
 use crate::engine::Engine;
+use crate::history::{self, Event};
 use crate::mutant::{self, Mutant};
 use crate::pattern::{Pattern, PatternError, PatternOp, TraceFlags};
 use crate::progress::ThreadProgress;
@@ -33,27 +34,35 @@ impl<P: ThreadProgress> Engine<P> {
         let mut st = self.seize();
         let matched: Vec<FuncId> = pattern.matching(self.code.funcs.iter().map(|h| &h.mfa));
         let staging = self.staging_ix();
+        self.history
+            .record(|| history::trace_pattern(session, &matched, op, fl));
         for &f in &matched {
             stage::stage(self, &mut st, f, session, staging, op, fl);
         }
         let install = op != PatternOp::False;
         if install {
             self.wait_unless(Mutant::SkipWaitBeforeInstall); // W0
+            self.history.record(|| Event::Install);
             install::install(self, &mut st, &matched);
         }
         self.wait_unless(Mutant::SkipWaitBeforeCommit); // W1
         let reorder = mutant::is(self.mutant, Mutant::UninstallBeforeCommit);
         if reorder {
+            self.history.record(|| Event::Uninstall);
             uninstall::uninstall(self, &mut st, &matched, staging);
         }
+        self.history.record(|| Event::Commit);
         commit::commit(self, &mut st);
         self.wait_unless(Mutant::SkipWaitBeforeUninstall); // W2
         if !reorder {
+            self.history.record(|| Event::Uninstall);
             uninstall::uninstall(self, &mut st, &matched, self.active_ix());
         }
         self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3
+        self.history.record(|| Event::Consolidate);
         consolidate::consolidate(self, &mut st, &matched);
         self.wait_unless(Mutant::SkipWaitBeforeFree); // W4
+        self.history.record(|| Event::Free);
         free::free(&mut st);
         Ok(matched.len())
     }

@@ -5,6 +5,7 @@
 use crate::bp::{flags, GenericBp, SessionId};
 use crate::code::{FuncId, OP_I_GENERIC_BREAKPOINT};
 use crate::engine::Engine;
+use crate::history::{node_id, Event};
 use crate::progress::{Qsbr, ThreadProgress};
 use crate::sync::{Arc, Ordering::Relaxed};
 
@@ -71,6 +72,7 @@ impl<P: ThreadProgress> Scheduler<P> {
     pub fn start(engine: Arc<Engine<P>>, id: usize) -> Scheduler<P> {
         let mut handle = engine.progress.register(id);
         engine.progress.wake(&mut handle);
+        engine.history.record(|| Event::Wake(id));
         Scheduler {
             engine,
             id,
@@ -88,14 +90,17 @@ impl<P: ThreadProgress> Scheduler<P> {
     /// A quiescent point between processes (`erts_thr_progress_update`).
     pub fn progress(&mut self) {
         self.engine.progress.progress(&mut self.handle);
+        self.engine.history.record(|| Event::Progress(self.id));
     }
 
     pub fn sleep(&mut self) {
         self.engine.progress.sleep(&mut self.handle);
+        self.engine.history.record(|| Event::Sleep(self.id));
     }
 
     pub fn wake(&mut self) {
         self.engine.progress.wake(&mut self.handle);
+        self.engine.history.record(|| Event::Wake(self.id));
     }
 
     /// Call function `f` as process `p`; returns the instruction word the scheduler goes on to
@@ -112,6 +117,12 @@ impl<P: ThreadProgress> Scheduler<P> {
         let (engine, id, record) = (&**engine, *id, *record);
         let h = &engine.code.funcs[f];
         let instr = h.instr.load(Relaxed);
+        let bp = instr == OP_I_GENERIC_BREAKPOINT;
+        engine.history.record(|| Event::Instr {
+            sched: id,
+            func: f,
+            breakpoint: bp,
+        });
         if instr != OP_I_GENERIC_BREAKPOINT {
             assert_eq!(
                 instr, h.original,
@@ -129,6 +140,12 @@ impl<P: ThreadProgress> Scheduler<P> {
             return instr;
         }
         let head = h.gen_bp.load(Relaxed);
+        // SAFETY: just loaded from the slot (history::node_id's contract).
+        engine.history.record(|| Event::Slot {
+            sched: id,
+            func: f,
+            node: unsafe { node_id(head) },
+        });
         assert!(
             !head.is_null(),
             "scheduler {} executed the breakpoint instruction of {} but its breakpoint slot is empty",
@@ -152,17 +169,33 @@ impl<P: ThreadProgress> Scheduler<P> {
             // hit began after our last one (invariant I1, docs/protocol.md; loom + shuttle check).
             let node = unsafe { &*g };
             let (f_acted, ix) = do_session_breakpoint(engine, events, node, f, p);
+            engine.history.record(|| Event::Ix { sched: id, ix });
+            engine.history.record(|| Event::Half {
+                sched: id,
+                node: node.id,
+                ix,
+            });
             acted |= f_acted;
             last_ix = ix;
             node.live
                 .assert_live(&|| format!("GenericBp#{} (next link)", node.id));
             g = node.next.load(Relaxed);
+            // SAFETY: just loaded from a `next` link (history::node_id's contract).
+            engine.history.record(|| Event::Next {
+                sched: id,
+                node: node.id,
+                next: unsafe { node_id(g) },
+            });
         }
         // SAFETY: as above; `head` is the node we started from.
         let head = unsafe { &*head };
         head.live
             .assert_live(&|| format!("GenericBp#{} (orig_instr)", head.id));
         let orig = head.orig_instr;
+        engine.history.record(|| Event::Orig {
+            sched: id,
+            node: head.id,
+        });
         assert_eq!(
             orig, h.original,
             "{}: breakpoint saved a wrong original instruction",

@@ -15,6 +15,7 @@ mod consolidate;
 pub mod engine;
 mod finisher;
 mod free;
+pub mod history;
 pub mod hit;
 pub mod info;
 mod install;

@@ -34,6 +34,7 @@ pub mod config;
 pub mod liveness;
 pub mod matrix;
 pub mod props;
+pub mod refine;
 pub mod run;
 pub mod state;
 pub mod step;

@@ -1,0 +1,147 @@
+//! Refinement in `cargo test`: deterministic engine histories (one OS thread driving the stager
+//! and the schedulers in a fixed order) are accepted by the spec; broken ones are rejected at
+//! the step that breaks the protocol, and the rejection names it. The shuttle runs (thousands of
+//! random interleavings) are in models/tests/refine.rs.
+
+use bpspec_reference::history::Event;
+use bpspec_reference::{
+    Engine, EngineConfig, Mfa, Mutant, Pattern, PatternOp, Process, Qsbr, Scheduler, TraceFlags,
+};
+use bpspec_spec::model::refine::check;
+use std::sync::Arc;
+
+const LOCAL: TraceFlags = TraceFlags {
+    local: true,
+    call_count: false,
+};
+const COUNT: TraceFlags = TraceFlags {
+    local: false,
+    call_count: true,
+};
+
+/// One thread: schedulers sleep while the stager runs (so its waits pass), wake to call.
+fn history(mutant: Option<Mutant>) -> Vec<Event> {
+    let e = Arc::new(Engine::<Qsbr>::new(
+        EngineConfig::simple(2, 2).with_mutant(mutant),
+    ));
+    e.history.start();
+    let p = Process::call_traced_in(7, 0);
+    let mut s: Vec<Scheduler> = (0..2).map(|i| Scheduler::start(e.clone(), i)).collect();
+    let f0 = Pattern::exact(&Mfa::new("m", "f0", 0));
+    let calls = |s: &mut Vec<Scheduler>| {
+        for (i, x) in s.iter_mut().enumerate() {
+            x.call(i % 2, &p);
+            x.call((i + 1) % 2, &p);
+            x.progress();
+        }
+    };
+    calls(&mut s);
+    for (pat, op, fl) in [
+        (Pattern::all(), PatternOp::True, LOCAL),
+        (f0.clone(), PatternOp::True, COUNT),
+        (f0.clone(), PatternOp::Pause, COUNT),
+        (Pattern::all(), PatternOp::False, LOCAL),
+        (f0, PatternOp::False, COUNT),
+    ] {
+        s.iter_mut().for_each(|x| x.sleep());
+        e.trace_pattern(0, &pat, op, fl).unwrap();
+        s.iter_mut().for_each(|x| x.wake());
+        calls(&mut s);
+    }
+    e.history.take()
+}
+
+#[test]
+fn engine_history_is_accepted() {
+    let h = history(None);
+    assert!(h.len() > 100, "history has {} events", h.len());
+    assert!(h.iter().any(|e| matches!(e, Event::Half { .. })));
+    assert_eq!(check(&h, 2, 2).map_err(|r| r.to_string()), Ok(h.len()));
+}
+
+#[test]
+fn history_without_w0_is_rejected_at_install() {
+    let mut h = history(None);
+    let w = h.iter().position(|e| *e == Event::WaitBegin).unwrap();
+    assert_eq!(h[w + 1], Event::WaitEnd);
+    h.drain(w..w + 2);
+    let r = check(&h, 2, 2).unwrap_err();
+    assert_eq!(r.index, w, "{r}");
+    assert!(
+        r.to_string().contains(
+            "(stager: install) is not allowed by the spec: install, but the spec's stager is at W0"
+        ),
+        "{r}"
+    );
+}
+
+#[test]
+fn uninstall_before_commit_engine_is_rejected() {
+    let h = history(Some(Mutant::UninstallBeforeCommit));
+    let r = check(&h, 2, 2).unwrap_err();
+    assert_eq!(h[r.index], Event::Uninstall, "{r}");
+    assert!(r.reason.contains("at Commit"), "{r}");
+}
+
+#[test]
+fn skip_w2_engine_is_rejected() {
+    let h = history(Some(Mutant::SkipWaitBeforeUninstall));
+    let r = check(&h, 2, 2).unwrap_err();
+    assert!(
+        r.reason
+            .contains("uninstall, but the spec's stager is at W2"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_read_the_spec_cannot_explain_is_rejected() {
+    let mut h = history(None);
+    // Make a scheduler read an index value that was never written at that point: after the
+    // first flip, claim a read of the old index once every view is fresh again.
+    let i = h
+        .iter()
+        .rposition(|e| matches!(e, Event::Ix { .. }))
+        .unwrap();
+    let Event::Ix { sched, ix } = h[i] else {
+        unreachable!()
+    };
+    h[i] = Event::Ix { sched, ix: ix ^ 1 };
+    let r = check(&h, 2, 2).unwrap_err();
+    assert_eq!(r.index, i, "{r}");
+    assert!(
+        r.reason
+            .contains(&format!("scheduler {sched} cannot see {}", ix ^ 1)),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_wait_that_completes_too_early_is_rejected() {
+    let mut h = history(None);
+    // Drop the sleeps before the second trace_pattern: the schedulers are then awake and have
+    // passed no progress point when its first wait completes.
+    let tp: Vec<usize> = h
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Event::TracePattern { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    let (a, b) = (tp[1] - 2, tp[1]);
+    assert!(matches!(h[a], Event::Sleep(_)) && matches!(h[a + 1], Event::Sleep(_)));
+    h.drain(a..b);
+    // ... and the wakes after the first one.
+    let w = h[a..]
+        .iter()
+        .position(|e| matches!(e, Event::Wake(_)))
+        .unwrap()
+        + a;
+    h.drain(w..w + 2);
+    let r = check(&h, 2, 2).unwrap_err();
+    assert_eq!(h[r.index], Event::WaitEnd, "{r}");
+    assert!(
+        r.reason
+            .contains("before scheduler 0 and scheduler 1 passed a progress point"),
+        "{r}"
+    );
+}
