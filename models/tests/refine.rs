@@ -1,0 +1,209 @@
+//! Refinement under shuttle: random and PCT interleavings of the engine (stager + scheduler
+//! threads) record their step histories, and the spec's refinement checker
+//! (`bpspec_spec::model::refine`) must accept every one of them; an engine with the
+//! `uninstall-before-commit` reordering must be rejected in every one. Iterations per scenario
+//! and scheduler: BPSPEC_SHUTTLE_ITERS / 2 (1,000 in `make test`, 25,000 in `make check`).
+#![cfg(shuttle)]
+
+use bpspec_reference::sync::{spawn, yield_now, Arc};
+use bpspec_reference::{
+    Engine, EngineConfig, Mfa, Mutant, Pattern, PatternOp, Process, Qsbr, Scheduler, TraceFlags,
+};
+use bpspec_spec::model::refine::check;
+use shuttle::scheduler::{PctScheduler, RandomScheduler};
+use shuttle::{Config, Runner};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+const SEED: u64 = 0x7370_6563_3372; // "spec3r"
+
+fn iters() -> usize {
+    std::env::var("BPSPEC_SHUTTLE_ITERS")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .map_or(500, |n| (n / 2).max(1))
+}
+
+const LOCAL: TraceFlags = TraceFlags {
+    local: true,
+    call_count: false,
+};
+const COUNT: TraceFlags = TraceFlags {
+    local: false,
+    call_count: true,
+};
+
+#[derive(Clone)]
+struct Scn {
+    name: &'static str,
+    schedulers: usize,
+    functions: usize,
+    /// (session, function or None = all, op, flags)
+    ops: Vec<(u32, Option<usize>, PatternOp, TraceFlags)>,
+}
+
+fn scenarios() -> Vec<Scn> {
+    use PatternOp::*;
+    vec![
+        Scn {
+            name: "2sched-2func-1session",
+            schedulers: 2,
+            functions: 2,
+            ops: vec![
+                (0, None, True, LOCAL),
+                (0, Some(0), True, COUNT),
+                (0, Some(0), Pause, COUNT),
+                (0, None, False, LOCAL),
+                (0, Some(0), False, COUNT),
+            ],
+        },
+        Scn {
+            name: "2sched-1func-2sessions",
+            schedulers: 2,
+            functions: 1,
+            ops: vec![
+                (0, None, True, LOCAL),
+                (1, None, True, LOCAL),
+                (0, None, False, LOCAL),
+            ],
+        },
+        Scn {
+            name: "3sched-2func-2sessions",
+            schedulers: 3,
+            functions: 2,
+            ops: vec![
+                (0, None, True, LOCAL),
+                (1, Some(0), True, LOCAL),
+                (0, None, False, LOCAL),
+                (1, Some(0), False, LOCAL),
+            ],
+        },
+    ]
+}
+
+/// One execution; returns the recorded history.
+fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<bpspec_reference::history::Event> {
+    let e = Arc::new(Engine::<Qsbr>::new(
+        EngineConfig::simple(scn.functions, scn.schedulers).with_mutant(mutant),
+    ));
+    e.history.start();
+    let handles: Vec<_> = (0..scn.schedulers)
+        .map(|id| {
+            let (e, nf) = (e.clone(), scn.functions);
+            spawn(move || {
+                let mut s = Scheduler::start(e, id);
+                s.record = false;
+                let p = Process::call_traced_in(10 + id as u64, 0);
+                for round in 0..4 {
+                    s.call((id + round) % nf, &p);
+                    s.call((id + round + 1) % nf, &p);
+                    if round == 2 && id == 0 {
+                        s.sleep();
+                        s.wake();
+                    } else {
+                        s.progress();
+                    }
+                    yield_now();
+                }
+                s.sleep();
+            })
+        })
+        .collect();
+    for &(session, f, op, fl) in &scn.ops {
+        let pat = f.map_or_else(Pattern::all, |f| {
+            Pattern::exact(&Mfa::new("m", &format!("f{f}"), 0))
+        });
+        e.trace_pattern(session, &pat, op, fl).expect("valid op");
+    }
+    for h in handles {
+        h.join().expect("scheduler thread");
+    }
+    e.history.take()
+}
+
+fn run(scn: &Scn, pct: bool, n: usize, f: impl Fn(&Scn) + Send + Sync + 'static) {
+    let scn = scn.clone();
+    let body = move || f(&scn);
+    if pct {
+        Runner::new(PctScheduler::new_from_seed(SEED, 3, n), Config::new()).run(body);
+    } else {
+        Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+    }
+}
+
+#[test]
+fn engine_histories_refine_the_spec() {
+    let n = iters();
+    for scn in scenarios() {
+        for pct in [false, true] {
+            let accepted = Arc::new(AtomicUsize::new(0));
+            let a = accepted.clone();
+            let t0 = std::time::Instant::now();
+            run(&scn, pct, n, move |scn| {
+                let h = execute(scn, None);
+                match check(&h, scn.schedulers as u8, scn.functions as u8) {
+                    Ok(k) => {
+                        assert!(k > 20, "short history");
+                        a.fetch_add(1, Relaxed);
+                    }
+                    Err(r) => panic!("{}: {r}", scn.name),
+                }
+            });
+            let got = accepted.load(Relaxed);
+            assert_eq!(got, n, "{}: every run must be checked", scn.name);
+            eprintln!(
+                "refinement: {} ({}, {n} iterations, seed {SEED:#x}): {got} histories accepted in {:.1} s",
+                scn.name,
+                if pct { "pct depth 3" } else { "random" },
+                t0.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+#[test]
+fn reordered_engine_is_rejected_in_every_run() {
+    let n = iters().min(200);
+    let scn = scenarios().remove(0);
+    let rejected = Arc::new(AtomicUsize::new(0));
+    let r2 = rejected.clone();
+    run(&scn, false, n, move |scn| {
+        let h = execute(scn, Some(Mutant::UninstallBeforeCommit));
+        let r = check(&h, scn.schedulers as u8, scn.functions as u8)
+            .expect_err("the reordered engine must be rejected");
+        assert!(
+            r.reason
+                .contains("uninstall, but the spec's stager is at Commit"),
+            "{r}"
+        );
+        r2.fetch_add(1, Relaxed);
+    });
+    assert_eq!(rejected.load(Relaxed), n);
+}
+
+/// A bug only some interleavings show: with `wait-without-new-period` a wait may complete on a
+/// progress point from before it began. The refinement checker must reject exactly the runs in
+/// which that happened (seen as a wait completing before some scheduler's progress point), and
+/// accept the others: it sees interleavings, not just the stager's sequence.
+#[test]
+fn stale_progress_point_is_rejected_in_some_runs() {
+    let n = iters();
+    let scn = scenarios().remove(0);
+    let (rejected, accepted) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (r2, a2) = (rejected.clone(), accepted.clone());
+    run(&scn, false, n, move |scn| {
+        let h = execute(scn, Some(Mutant::WaitWithoutNewPeriod));
+        match check(&h, scn.schedulers as u8, scn.functions as u8) {
+            Ok(_) => a2.fetch_add(1, Relaxed),
+            Err(r) => {
+                assert!(
+                    r.reason.contains("the wait completes before scheduler"),
+                    "{r}"
+                );
+                r2.fetch_add(1, Relaxed)
+            }
+        };
+    });
+    let (r, a) = (rejected.load(Relaxed), accepted.load(Relaxed));
+    eprintln!("refinement: wait-without-new-period: {r} of {n} runs rejected, {a} accepted");
+    assert!(r > 0 && a > 0, "rejected {r}, accepted {a}");
+}
