@@ -145,3 +145,46 @@ fn a_wait_that_completes_too_early_is_rejected() {
         "{r}"
     );
 }
+
+/// Each engine mutant that changes the stager's step sequence is rejected at the step where the
+/// sequence goes wrong; skip-consolidate-copy where a scheduler observes its consequence.
+#[test]
+fn engine_mutants_are_rejected_where_the_sequence_breaks() {
+    for (m, want) in [
+        (
+            Mutant::SkipWaitBeforeInstall,
+            "install, but the spec's stager is at W0",
+        ),
+        (
+            Mutant::SkipWaitBeforeCommit,
+            "flip, but the spec's stager is at W1",
+        ),
+        (
+            Mutant::SkipWaitBeforeUninstall,
+            "uninstall, but the spec's stager is at W2",
+        ),
+        (
+            Mutant::SkipWaitBeforeConsolidate,
+            "consolidate, but the spec's stager is at W3",
+        ),
+        (
+            Mutant::SkipWaitBeforeFree,
+            "free, but the spec's stager is at W4",
+        ),
+        (
+            Mutant::UninstallBeforeCommit,
+            "uninstall, but the spec's stager is at Commit",
+        ),
+    ] {
+        let r = check(&history(Some(m)), 2, 2).unwrap_err();
+        assert!(r.reason.contains(want), "{m}: {r}");
+    }
+    // skip-consolidate-copy keeps the step sequence but later decisions differ: the engine keeps
+    // f0 patched where the spec restored it, and a scheduler's read shows it.
+    let r = check(&history(Some(Mutant::SkipConsolidateCopy)), 2, 2).unwrap_err();
+    assert!(
+        r.reason
+            .contains("cannot see breakpoint: the current value is original"),
+        "{r}"
+    );
+}

@@ -135,22 +135,23 @@ pub fn check(m: &BpModel, max_states: usize) -> Result<LivenessReport, String> {
             u = p;
         }
         path.reverse();
-        let asleep: Vec<String> = (0..cfg.schedulers)
-            .filter(|i| {
-                (0..succ.len()).any(|w| comp[w] as usize == c && info[w].asleep & (1 << i) != 0)
+        let members: Vec<usize> = (0..succ.len()).filter(|&w| comp[w] as usize == c).collect();
+        let always_asleep = members.iter().fold(0xFF, |m, &w| m & info[w].asleep);
+        let who: Vec<String> = (0..cfg.schedulers)
+            .map(|i| {
+                if always_asleep & (1 << i) != 0 {
+                    format!("scheduler {i} stays asleep")
+                } else {
+                    format!("scheduler {i} keeps passing progress points")
+                }
             })
-            .map(|i| format!("scheduler {i}"))
             .collect();
         (
             path,
             format!(
-                "from here the run can cycle forever with every scheduler passing progress points \
-                 or asleep ({}), while the stager stays blocked in its wait",
-                if asleep.is_empty() {
-                    "none asleep".to_string()
-                } else {
-                    format!("asleep: {}", asleep.join(", "))
-                }
+                "from here a fair run cycles forever ({}) while the stager stays blocked in its \
+                 wait",
+                who.join(", ")
             ),
         )
     });

@@ -112,7 +112,7 @@ fn reason(m: &BpModel, property: &str, s: &State) -> String {
         None => String::new(),
     };
     let r = match property {
-        "no-use-after-free" => Err("a scheduler inside a hit holds a freed GenericBp".to_string()),
+        "no-use-after-free" => Err(holder_of_freed(s)),
         "at-rest-consistent" => at_rest_consistent(m, s),
         "patched-iff-active-flag" => patched_iff_active(m, s),
         "returns-settled" => returns_settled(m, s),
@@ -121,12 +121,36 @@ fn reason(m: &BpModel, property: &str, s: &State) -> String {
     format!("violated: {property}: {}", r.err().unwrap_or_default())
 }
 
+/// Which scheduler holds which freed node.
+fn holder_of_freed(s: &State) -> String {
+    use super::state::{Mode, NIL};
+    for (i, x) in s.scheds.iter().enumerate() {
+        if let Mode::Hit(h) = x.mode {
+            for (g, role) in [(h.at, "stands on"), (h.head, "started its hit from")] {
+                if g != NIL && s.nodes[g as usize].freed {
+                    return format!(
+                        "scheduler {i} {role} GenericBp#{}, which the stager has freed",
+                        g + 1
+                    );
+                }
+            }
+        }
+    }
+    "no scheduler holds a freed node".into()
+}
+
 /// Check one configuration.
 pub fn run(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
     let m = BpModel::new(cfg.clone());
     let params = cfg.params();
     let t0 = Instant::now();
-    let mut builder = m.clone().checker().threads(opts.threads.max(1));
+    // BFS single-threaded: shortest counterexamples, the same ones on every run.
+    let threads = if opts.symmetry {
+        opts.threads.max(1)
+    } else {
+        1
+    };
+    let mut builder = m.clone().checker().threads(threads);
     if let Some(p) = opts.stop_at {
         builder = builder.finish_when(stateright::HasDiscoveries::AnyOf([p].into_iter().collect()));
     }
