@@ -168,6 +168,7 @@ pub fn main(args: &[&str]) -> ExitCode {
     };
     let mut failed = false;
     let mut out_json = Vec::new();
+    let mut kill_matrix: Option<Vec<serde_json::Value>> = None;
     if !a.json {
         println!("{HEADER}");
     }
@@ -282,7 +283,7 @@ pub fn main(args: &[&str]) -> ExitCode {
             }));
         }
         if a.json {
-            out_json.push(json!({ "kill_matrix": matrix_json }));
+            kill_matrix = Some(matrix_json);
         } else {
             println!();
             println!(
@@ -307,9 +308,13 @@ pub fn main(args: &[&str]) -> ExitCode {
         }
     }
     if a.json {
+        let mut doc = json!({ "ok": !failed, "models": out_json });
+        if let Some(k) = kill_matrix {
+            doc["kill_matrix"] = serde_json::Value::Array(k);
+        }
         println!(
             "{}",
-            serde_json::to_string_pretty(&out_json).expect("serialisable")
+            serde_json::to_string_pretty(&doc).expect("serialisable")
         );
     }
     if failed {

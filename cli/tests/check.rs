@@ -87,7 +87,8 @@ fn check_json_is_machine_readable() {
     let (code, out, _) = bpspec(&["check", "--model", "tiny", "--json"]);
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let r = &v[0];
+    assert_eq!(v["ok"], true);
+    let r = &v["models"][0];
     assert_eq!(r["model"], "tiny");
     assert_eq!(r["verdict"], "hold");
     assert!(r["unique_states"].as_u64().unwrap() > 100);

@@ -40,6 +40,12 @@ impl PatternKind {
 }
 
 /// One step of the stager's script.
+///
+/// To add an operation (the trace_info collection, say): add a variant here, give it its
+/// sequence of phases in `step.rs` (`next_phase`, `stager_step`) and its narration, and extend
+/// `Config::max_nodes` if it allocates; the schedulers' side changes only if the operation adds
+/// something a hit reads. The `let StagerOp::TracePattern { .. } = ...` destructurings in
+/// `step.rs` and `config.rs` then fail to compile until the new variant is handled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StagerOp {
     /// `erlang:trace_pattern` in `session` on the functions of `funcs` (a bit mask) with the
