@@ -5,6 +5,7 @@
 //! and scheduler: BPSPEC_SHUTTLE_ITERS / 2 (1,000 in `make test`, 25,000 in `make check`).
 #![cfg(shuttle)]
 
+use bpspec_reference::history::Event;
 use bpspec_reference::sync::{spawn, yield_now, Arc};
 use bpspec_reference::{
     Engine, EngineConfig, Mfa, Mutant, Pattern, PatternOp, Process, Qsbr, Scheduler, TraceFlags,
@@ -136,10 +137,25 @@ fn engine_histories_refine_the_spec() {
     for scn in scenarios() {
         for pct in [false, true] {
             let accepted = Arc::new(AtomicUsize::new(0));
-            let a = accepted.clone();
+            let interleaved = Arc::new(AtomicUsize::new(0));
+            let (a, il) = (accepted.clone(), interleaved.clone());
             let t0 = std::time::Instant::now();
             run(&scn, pct, n, move |scn| {
                 let h = execute(scn, None);
+                // A hit's read between a flip and the end of the wait after it: the stager and
+                // the schedulers really interleaved in this run.
+                let mut after_flip = false;
+                for e in &h {
+                    match e {
+                        Event::Commit => after_flip = true,
+                        Event::WaitEnd => after_flip = false,
+                        Event::Ix { .. } if after_flip => {
+                            il.fetch_add(1, Relaxed);
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
                 match check(&h, scn.schedulers as u8, scn.functions as u8) {
                     Ok(k) => {
                         assert!(k > 20, "short history");
@@ -149,9 +165,16 @@ fn engine_histories_refine_the_spec() {
                 }
             });
             let got = accepted.load(Relaxed);
+            let il = interleaved.load(Relaxed);
             assert_eq!(got, n, "{}: every run must be checked", scn.name);
+            assert!(
+                il > 0,
+                "{}: no run read the index between a flip and its wait",
+                scn.name
+            );
             eprintln!(
-                "refinement: {} ({}, {n} iterations, seed {SEED:#x}): {got} histories accepted in {:.1} s",
+                "refinement: {} ({}, {n} iterations, seed {SEED:#x}): {got} histories accepted \
+                 ({il} with a hit reading the index between a flip and the next wait's end) in {:.1} s",
                 scn.name,
                 if pct { "pct depth 3" } else { "random" },
                 t0.elapsed().as_secs_f64()
