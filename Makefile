@@ -50,3 +50,9 @@ fmt:
 
 clean-results:
 	rm -rf $(RESULTS)
+
+# seq_trace (seqtrace/): the stateright model at its larger bound (4 processes, 3 hops).
+.PHONY: check-seqtrace
+check: check-seqtrace
+check-seqtrace:
+	BPSPEC_SEQTRACE_PROCS=4 BPSPEC_SEQTRACE_HOPS=3 $(CARGO) test --release -p bpspec-seqtrace --test model larger_bound -- --ignored --nocapture

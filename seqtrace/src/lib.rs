@@ -4,6 +4,7 @@
 //!
 //! Read docs/seq_trace.md for the algorithm, its proof and the model's figures.
 
+pub mod model;
 pub mod node;
 pub mod token;
 

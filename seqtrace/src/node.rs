@@ -350,8 +350,16 @@ impl Node {
             Some(tok) => {
                 on_receive(&mut pr.counters, tok.serial, mutant);
                 pr.token = Some(tok.clone());
+                let shown = if mutant == Mutant::ReceiveReportsCounters {
+                    Serial {
+                        prev: pr.counters.prev,
+                        curr: pr.counters.curr,
+                    }
+                } else {
+                    tok.serial
+                };
                 if tok.flags.has(Flag::Receive) {
-                    self.emit(&tok, EventKind::Receive, tok.serial, from, Some(to), msg);
+                    self.emit(&tok, EventKind::Receive, shown, from, Some(to), msg);
                 }
                 Ok(())
             }

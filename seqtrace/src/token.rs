@@ -302,15 +302,19 @@ pub enum Mutant {
     ResetSkipsQueues,
     /// On receive, leave `prev_cnt` alone instead of `prev_cnt := tcurr`.
     SkipPrevUpdate,
+    /// The receive event shows the receiver's counters after the update instead of the serial
+    /// the message carried.
+    ReceiveReportsCounters,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 5] = [
+    pub const ALL: [Mutant; 6] = [
         Mutant::ForgetMax,
         Mutant::IncrementAfterAttach,
         Mutant::KeepTokenOnEmptyReceive,
         Mutant::ResetSkipsQueues,
         Mutant::SkipPrevUpdate,
+        Mutant::ReceiveReportsCounters,
     ];
 
     pub fn name(self) -> &'static str {
@@ -321,6 +325,7 @@ impl Mutant {
             Mutant::KeepTokenOnEmptyReceive => "keep-token-on-empty-receive",
             Mutant::ResetSkipsQueues => "reset-skips-queues",
             Mutant::SkipPrevUpdate => "skip-prev-update",
+            Mutant::ReceiveReportsCounters => "receive-reports-counters",
         }
     }
 }
