@@ -16,7 +16,8 @@
 -module(seqtrace_driver).
 -export([main/1, worker/3, tracer/1]).
 
--define(POLL_LIMIT, 5000000).
+%% Every wait is bounded by time, not by a count of polls (a loaded machine polls slower).
+-define(POLL_LIMIT, deadline(10000)).
 -define(RECV_TIMEOUT, 2000).
 
 main([File]) ->
@@ -94,18 +95,28 @@ steps(Id, Tab, [Step | Rest], K) ->
         timeout -> {fail, {step, K, Step}}
     end.
 
-wait_done(_Tab, _K, 0) -> timeout;
-wait_done(Tab, K, N) ->
+deadline(Ms) -> erlang:monotonic_time(millisecond) + Ms.
+
+expired(Deadline) -> erlang:monotonic_time(millisecond) > Deadline.
+
+wait_done(Tab, K, Deadline) ->
     case ets:lookup(Tab, {done, K}) of
         [{_, R}] -> {done, R};
-        [] -> erlang:yield(), wait_done(Tab, K, N - 1)
+        [] ->
+            case expired(Deadline) of
+                true -> timeout;
+                false -> erlang:yield(), wait_done(Tab, K, Deadline)
+            end
     end.
 
-wait_registered(_Tab, _I, 0) -> timeout;
-wait_registered(Tab, I, N) ->
+wait_registered(Tab, I, Deadline) ->
     case ets:lookup(Tab, {pid, I}) of
         [_] -> ok;
-        [] -> erlang:yield(), wait_registered(Tab, I, N - 1)
+        [] ->
+            case expired(Deadline) of
+                true -> timeout;
+                false -> erlang:yield(), wait_registered(Tab, I, Deadline)
+            end
     end.
 
 %% ---- workers ------------------------------------------------------------------------------
@@ -116,9 +127,12 @@ worker(Idx, Tab, _) ->
     ets:insert(Tab, {{idx, self()}, Idx}),
     wloop(Idx, Tab, 1, ?POLL_LIMIT).
 
-wloop(_Idx, _Tab, _K, 0) -> exit(poll_limit);
-wloop(Idx, Tab, K, N) ->
-    case ets:lookup(Tab, go) of
+%% A worker waits at most 10 s for its next step (the deadline restarts after each step it runs).
+wloop(Idx, Tab, K, Deadline) ->
+    %% The controller deletes the table after killing the workers; the kill is asynchronous, so
+    %% a worker may look once more into a deleted table: that ends it quietly.
+    Go = try ets:lookup(Tab, go) catch error:badarg -> exit(normal) end,
+    case Go of
         [{go, stop, stop}] ->
             seq_trace:set_token([]),
             ok;
@@ -133,8 +147,10 @@ wloop(Idx, Tab, K, N) ->
                     wloop(Idx, Tab, K2 + 1, ?POLL_LIMIT)
             end;
         _ ->
-            erlang:yield(),
-            wloop(Idx, Tab, K, N - 1)
+            case expired(Deadline) of
+                true -> exit(poll_limit);
+                false -> erlang:yield(), wloop(Idx, Tab, K, Deadline)
+            end
     end.
 
 %% A spawn with a token is two transfers, spawn_request to the child and spawn_reply back; the

@@ -6,9 +6,13 @@
 
 pub mod model;
 pub mod node;
+pub mod otp;
+pub mod scenario;
 pub mod token;
 
-pub use node::{Collect, Event, EventKind, Msg, Node, SpawnReply, SystemTracer, TracerModule};
+pub use node::{
+    Collect, Dialect, Event, EventKind, Msg, Node, SetToken, SystemTracer, TracerModule,
+};
 pub use token::{
     Component, Counters, Flag, Flags, Label, Mutant, Pid, SeqTraceError, Serial, Token, Value,
 };

@@ -105,8 +105,26 @@ fn empty_token_receive_empties_the_token_and_keeps_counters() {
     assert_eq!(
         n.get_token_component(a, Component::Serial).unwrap(),
         None,
-        "get_token/1 of an empty token is []"
+        "get_token/1 of an empty token is [] for serial"
     );
+    assert_eq!(
+        n.get_token_component(a, Component::Flag(Flag::Send))
+            .unwrap(),
+        Some(Value::Bool(false)),
+        "and false for a flag"
+    );
+}
+
+#[test]
+fn otp25_print_moves_the_serial_without_the_print_flag() {
+    let mut n = Node::new().with_dialect(Dialect::Otp25);
+    let a = n.spawn_root();
+    traced(&mut n, a, 17, &[]);
+    n.print(a, "counted, not output").unwrap();
+    n.print_label(a, &Label::Int(18), "other label: neither")
+        .unwrap();
+    assert!(n.log().is_empty());
+    assert_eq!(n.counters(a).unwrap().curr, 1);
 }
 
 #[test]
@@ -184,7 +202,7 @@ fn spawn_without_token_is_untraced_and_child_starts_at_zero() {
 
 #[test]
 fn otp25_spawn_reply_uses_tagged_counter() {
-    let mut n = Node::new().with_spawn_reply(SpawnReply::Otp25);
+    let mut n = Node::new().with_dialect(Dialect::Otp25);
     let a = n.spawn_root();
     traced(&mut n, a, 5, &ALL);
     n.spawn(a, false).unwrap();
@@ -223,16 +241,21 @@ fn set_token_returns_old_values_and_sets_counters() {
         .unwrap();
     assert_eq!(old, Value::Serial(ser(0, 0)));
     assert_eq!(n.counters(a).unwrap(), Counters { prev: 5, curr: 9 });
-    let saved = n.set_token(a, None).unwrap();
+    let SetToken::Previous(saved) = n.set_token(a, None).unwrap() else {
+        panic!("set_token([]) returns the previous token")
+    };
+    assert!(saved.is_some());
     assert_eq!(n.get_token(a).unwrap(), None);
     assert_eq!(
         n.counters(a).unwrap(),
         Counters { prev: 5, curr: 9 },
         "[] keeps counters"
     );
-    let prev = n.set_token(a, saved.clone()).unwrap();
-    assert_eq!(prev, None);
+    n.print(a, "moves nothing without a token").unwrap();
+    let r = n.set_token(a, saved.clone()).unwrap();
+    assert_eq!(r, SetToken::Ok, "set_token(Token) returns ok");
     assert_eq!(n.get_token(a).unwrap(), saved);
+    assert_eq!(n.counters(a).unwrap(), Counters { prev: 5, curr: 9 });
 }
 
 #[test]
