@@ -45,6 +45,21 @@ fn baseline_holds_and_is_not_vacuous() {
     }
     // The finding: the merge rule cannot place receive events safely (docs/seq_trace.md).
     assert!(r.found.contains(&S_RECEIVE_EARLY));
+    let c = model(cfg).checker().threads(1).spawn_bfs().join();
+    let path = c.discovery(S_RECEIVE_EARLY).expect("reached above");
+    let last = path.last_state().clone();
+    println!(
+        "finding: {} steps; events per process:",
+        path.into_actions().len()
+    );
+    for (i, a) in last.actor_states.iter().enumerate() {
+        let evs: Vec<_> = a
+            .events
+            .iter()
+            .map(|e| (e.kind.name(), e.serial.prev, e.serial.curr))
+            .collect();
+        println!("  process {i} events in order: {evs:?}");
+    }
 }
 
 #[test]
