@@ -214,10 +214,12 @@ impl Node {
     }
 
     /// A process created outside any trace sequence: empty token, counters 0.
-    pub fn spawn_root(&mut self) -> Pid {
-        assert!(self.procs.len() < MAX_PROCS, "process limit");
+    pub fn spawn_root(&mut self) -> Result<Pid, SeqTraceError> {
+        if self.procs.len() >= MAX_PROCS {
+            return Err(SeqTraceError::ProcessLimit(MAX_PROCS));
+        }
         self.procs.push(Proc::new());
-        Pid((self.procs.len() - 1) as u32)
+        Ok(Pid((self.procs.len() - 1) as u32))
     }
 
     pub fn proc(&self, p: Pid) -> Result<&Proc, SeqTraceError> {
@@ -452,23 +454,15 @@ impl Node {
     /// `spawn/1` (or `spawn_link/1` with `link`): a spawn request to the child and a spawn reply
     /// back, each a traced transfer when the parent has a token.
     pub fn spawn(&mut self, parent: Pid, link: bool) -> Result<Pid, SeqTraceError> {
-        self.live(parent)?;
-        if self.procs.len() >= MAX_PROCS {
-            return Err(SeqTraceError::NoSuchProcess(Pid(MAX_PROCS as u32)));
-        }
-        let child = Pid(self.procs.len() as u32);
+        let pp = self.live(parent)?;
         // Check the parent's counter before creating anything, so a refusal changes nothing.
-        if let Some(pr) = &self.procs[parent.0 as usize].token.as_ref().map(|_| ()) {
-            let _ = pr;
-            let c = self.procs[parent.0 as usize].counters.curr;
-            if c >= COUNTER_MAX {
-                return Err(SeqTraceError::CounterLimit {
-                    pid: parent,
-                    counter: u64::from(c) + 1,
-                });
-            }
+        if pp.token.is_some() && pp.counters.curr >= COUNTER_MAX {
+            return Err(SeqTraceError::CounterLimit {
+                pid: parent,
+                counter: u64::from(pp.counters.curr) + 1,
+            });
         }
-        self.procs.push(Proc::new());
+        let child = self.spawn_root()?;
         if link {
             self.procs[parent.0 as usize].links.push(child);
             self.procs[child.0 as usize].links.push(parent);

@@ -283,8 +283,14 @@ pub fn run_reference_with(sc: &Scenario, dialect: Dialect, mutant: Mutant) -> Ou
     let mut node = Node::new().with_dialect(dialect).with_mutant(mutant);
     let mut pids: BTreeMap<u32, Pid> = BTreeMap::new();
     let mut slots: BTreeMap<u32, Option<Token>> = BTreeMap::new();
-    pids.insert(0, node.spawn_root());
     let mut out = Outcome::default();
+    match node.spawn_root() {
+        Ok(p) => pids.insert(0, p),
+        Err(e) => {
+            out.fail = Some(e.to_string());
+            return out;
+        }
+    };
     for (k, step) in sc.steps.iter().enumerate().take(10_000) {
         let k = k + 1;
         let Some(&me) = pids.get(&step.proc()) else {

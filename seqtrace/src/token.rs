@@ -235,6 +235,8 @@ pub enum SeqTraceError {
     NoMessage { pid: Pid, wanted: String },
     /// `set_system_tracer/1` with a process that does not exist or has exited.
     BadTracer(Pid),
+    /// The node already has this many processes.
+    ProcessLimit(usize),
 }
 
 impl fmt::Display for SeqTraceError {
@@ -266,6 +268,9 @@ impl fmt::Display for SeqTraceError {
                     f,
                     "process {pid} has no message matching {wanted} in its queue"
                 )
+            }
+            SeqTraceError::ProcessLimit(n) => {
+                write!(f, "system_limit: the node has {n} processes")
             }
             SeqTraceError::BadTracer(p) => {
                 write!(

@@ -26,8 +26,8 @@ fn ser(prev: u32, curr: u32) -> Serial {
 #[test]
 fn manual_example_serials() {
     let mut n = Node::new();
-    let a = n.spawn_root();
-    let b = n.spawn_root();
+    let a = n.spawn_root().unwrap();
+    let b = n.spawn_root().unwrap();
     n.set_token_component(a, Component::Label, Value::Label(Label::Int(17)))
         .unwrap();
     n.set_token_component(a, Component::Flag(Flag::Receive), Value::Bool(true))
@@ -57,8 +57,8 @@ fn manual_example_serials() {
 #[test]
 fn receive_takes_max_and_sets_prev() {
     let mut n = Node::new();
-    let a = n.spawn_root();
-    let b = n.spawn_root();
+    let a = n.spawn_root().unwrap();
+    let b = n.spawn_root().unwrap();
     traced(&mut n, a, 1, &ALL);
     for _ in 0..5 {
         n.print(a, "x").unwrap();
@@ -79,8 +79,8 @@ fn receive_takes_max_and_sets_prev() {
 #[test]
 fn counters_move_without_send_flag_but_no_event() {
     let mut n = Node::new();
-    let a = n.spawn_root();
-    let b = n.spawn_root();
+    let a = n.spawn_root().unwrap();
+    let b = n.spawn_root().unwrap();
     traced(&mut n, a, 3, &[]);
     n.send(a, b, "m").unwrap();
     assert!(n.log().is_empty(), "no flag, no event");
@@ -92,8 +92,8 @@ fn counters_move_without_send_flag_but_no_event() {
 #[test]
 fn empty_token_receive_empties_the_token_and_keeps_counters() {
     let mut n = Node::new();
-    let a = n.spawn_root();
-    let b = n.spawn_root();
+    let a = n.spawn_root().unwrap();
+    let b = n.spawn_root().unwrap();
     traced(&mut n, a, 3, &ALL);
     n.send(b, a, "plain").unwrap();
     n.print(a, "p").unwrap();
@@ -118,7 +118,7 @@ fn empty_token_receive_empties_the_token_and_keeps_counters() {
 #[test]
 fn otp25_print_moves_the_serial_without_the_print_flag() {
     let mut n = Node::new().with_dialect(Dialect::Otp25);
-    let a = n.spawn_root();
+    let a = n.spawn_root().unwrap();
     traced(&mut n, a, 17, &[]);
     n.print(a, "counted, not output").unwrap();
     n.print_label(a, &Label::Int(18), "other label: neither")
@@ -130,7 +130,7 @@ fn otp25_print_moves_the_serial_without_the_print_flag() {
 #[test]
 fn print_needs_flag_and_matching_integer_label() {
     let mut n = Node::new();
-    let a = n.spawn_root();
+    let a = n.spawn_root().unwrap();
     n.print(a, "no token").unwrap();
     traced(&mut n, a, 17, &[]);
     n.print(a, "no print flag").unwrap();
@@ -156,7 +156,7 @@ fn print_needs_flag_and_matching_integer_label() {
 #[test]
 fn token_travels_with_spawn_and_exit_signals() {
     let mut n = Node::new();
-    let a = n.spawn_root();
+    let a = n.spawn_root().unwrap();
     traced(&mut n, a, 5, &ALL);
     n.trap_exit(a, true).unwrap();
     let c = n.spawn(a, true).unwrap();
@@ -193,7 +193,7 @@ fn token_travels_with_spawn_and_exit_signals() {
 #[test]
 fn spawn_without_token_is_untraced_and_child_starts_at_zero() {
     let mut n = Node::new();
-    let a = n.spawn_root();
+    let a = n.spawn_root().unwrap();
     let c = n.spawn(a, false).unwrap();
     assert_eq!(n.get_token(c).unwrap(), None);
     assert_eq!(n.counters(c).unwrap(), Counters::default());
@@ -203,7 +203,7 @@ fn spawn_without_token_is_untraced_and_child_starts_at_zero() {
 #[test]
 fn otp25_spawn_reply_uses_tagged_counter() {
     let mut n = Node::new().with_dialect(Dialect::Otp25);
-    let a = n.spawn_root();
+    let a = n.spawn_root().unwrap();
     traced(&mut n, a, 5, &ALL);
     n.spawn(a, false).unwrap();
     assert_eq!(n.counters(a).unwrap(), Counters { prev: 47, curr: 47 });
@@ -213,8 +213,8 @@ fn otp25_spawn_reply_uses_tagged_counter() {
 #[test]
 fn reset_empties_tokens_everywhere_and_zeroes_counters() {
     let mut n = Node::new();
-    let a = n.spawn_root();
-    let b = n.spawn_root();
+    let a = n.spawn_root().unwrap();
+    let b = n.spawn_root().unwrap();
     traced(&mut n, a, 5, &ALL);
     n.send(a, b, "m").unwrap();
     n.reset_trace();
@@ -231,7 +231,7 @@ fn reset_empties_tokens_everywhere_and_zeroes_counters() {
 #[test]
 fn set_token_returns_old_values_and_sets_counters() {
     let mut n = Node::new();
-    let a = n.spawn_root();
+    let a = n.spawn_root().unwrap();
     let old = n
         .set_token_component(a, Component::Label, Value::Label(Label::Int(3)))
         .unwrap();
@@ -261,7 +261,7 @@ fn set_token_returns_old_values_and_sets_counters() {
 #[test]
 fn bad_input_is_refused_with_a_clear_error() {
     let mut n = Node::new();
-    let a = n.spawn_root();
+    let a = n.spawn_root().unwrap();
     assert!(matches!(
         Component::parse("bogus"),
         Err(SeqTraceError::BadComponent(_))
@@ -309,8 +309,8 @@ fn bad_input_is_refused_with_a_clear_error() {
 #[test]
 fn counter_limit_refuses_the_send() {
     let mut n = Node::new();
-    let a = n.spawn_root();
-    let b = n.spawn_root();
+    let a = n.spawn_root().unwrap();
+    let b = n.spawn_root().unwrap();
     traced(&mut n, a, 1, &ALL);
     n.set_token_component(a, Component::Serial, Value::Serial(ser(0, COUNTER_MAX)))
         .unwrap();
@@ -326,7 +326,7 @@ fn counter_limit_refuses_the_send() {
 #[test]
 fn timestamps_follow_precedence() {
     let mut n = Node::new();
-    let a = n.spawn_root();
+    let a = n.spawn_root().unwrap();
     traced(
         &mut n,
         a,
@@ -381,8 +381,8 @@ impl TracerModule for Shared {
 #[test]
 fn system_tracer_module_and_process() {
     let mut n = Node::new();
-    let a = n.spawn_root();
-    let t = n.spawn_root();
+    let a = n.spawn_root().unwrap();
+    let t = n.spawn_root().unwrap();
     let seen = Rc::new(RefCell::new(Vec::new()));
     n.set_system_tracer(SystemTracer::Module(Box::new(Shared(seen.clone(), 9))))
         .unwrap();
