@@ -359,10 +359,9 @@ fn timestamps_follow_precedence() {
     );
 }
 
-struct Shared(
-    Rc<RefCell<Vec<(Label, EventKind, Option<TimestampKind>)>>>,
-    i64,
-);
+type Seen = Rc<RefCell<Vec<(Label, EventKind, Option<TimestampKind>)>>>;
+
+struct Shared(Seen, i64);
 impl TracerModule for Shared {
     fn enabled(&mut self, label: &Label) -> Enabled {
         if *label == Label::Int(self.1) {
