@@ -113,7 +113,10 @@ pub fn parse(stdout: &str) -> Result<BTreeMap<u32, Outcome>, OtpError> {
         match tag {
             "BEGIN" | "END" => {}
             "R" => o.results.push(rest),
-            "E" => o.events.push(rest),
+            "E" => {
+                o.events.push(rest.clone());
+                o.events_in_order.push(rest);
+            }
             "FAIL" => o.fail = Some(rest),
             _ => return Err(bad()),
         }

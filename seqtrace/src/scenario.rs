@@ -150,6 +150,8 @@ impl Scenario {
 pub struct Outcome {
     pub results: Vec<String>,
     pub events: Vec<String>,
+    /// The events in the order they were generated (reference) or arrived (OTP).
+    pub events_in_order: Vec<String>,
     pub fail: Option<String>,
 }
 
@@ -368,7 +370,8 @@ pub fn run_reference_with(sc: &Scenario, dialect: Dialect, mutant: Mutant) -> Ou
         }
     }
     let names = Names(pids.iter().map(|(i, p)| (*p, *i)).collect());
-    out.events = node.log().iter().map(|e| render_event(e, &names)).collect();
+    out.events_in_order = node.log().iter().map(|e| render_event(e, &names)).collect();
+    out.events = out.events_in_order.clone();
     out.events.sort();
     out
 }
@@ -807,6 +810,25 @@ pub fn random_scenario(id: u32, seed: u64, len: usize) -> Scenario {
     }
 }
 
+/// A rendered event's emitting process: the receiver of a receive, else the sender.
+fn emitter(line: &str) -> String {
+    let f: Vec<&str> = line.split(' ').collect();
+    match (f.get(1), f.get(4), f.get(5)) {
+        (Some(&"'receive'"), _, Some(to)) => (*to).to_string(),
+        (_, Some(from), _) => (*from).to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Events grouped by emitting process, each group in order.
+pub fn per_emitter(events: &[String]) -> BTreeMap<String, Vec<String>> {
+    let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in events {
+        m.entry(emitter(e)).or_default().push(e.clone());
+    }
+    m
+}
+
 /// Lines for the differential report: the first difference between two outcomes.
 pub fn first_difference(reference: &Outcome, otp: &Outcome) -> Option<String> {
     let mut s = String::new();
@@ -830,7 +852,17 @@ pub fn first_difference(reference: &Outcome, otp: &Outcome) -> Option<String> {
             otp.results.len()
         ));
     }
-    if reference.events != otp.events {
+    if reference.events == otp.events {
+        // Same events; each process's own events must also come in the same order (the tracer
+        // receives a process's events in the order the process generated them).
+        let (r, o) = (
+            per_emitter(&reference.events_in_order),
+            per_emitter(&otp.events_in_order),
+        );
+        if r != o {
+            return Some(format!("event order differs: reference {r:?}, otp {o:?}"));
+        }
+    } else {
         let only_ref: Vec<_> = reference
             .events
             .iter()
@@ -940,6 +972,34 @@ mod tests {
                 "3 0 error badarg",
                 "4 0 error badarg"
             ]
+        );
+    }
+
+    #[test]
+    fn order_within_a_process_counts_across_processes_not() {
+        let a = "1 send 0 1 0 1 m none".to_string();
+        let b = "1 print 0 2 0 [] i none".to_string();
+        let c = "1 'receive' 0 1 0 1 m none".to_string();
+        let mk = |v: Vec<&String>| {
+            let in_order: Vec<String> = v.into_iter().cloned().collect();
+            let mut sorted = in_order.clone();
+            sorted.sort();
+            Outcome {
+                results: vec![],
+                events: sorted,
+                events_in_order: in_order,
+                fail: None,
+            }
+        };
+        let r = mk(vec![&a, &c, &b]);
+        assert_eq!(
+            first_difference(&r, &mk(vec![&a, &b, &c])),
+            None,
+            "c is process 1's, a and b process 0's"
+        );
+        assert!(
+            first_difference(&r, &mk(vec![&b, &c, &a])).is_some(),
+            "process 0's a and b swapped"
         );
     }
 }
