@@ -3,6 +3,7 @@
 %%
 %% Usage: erl -noshell -pa DIR -s seqtrace_driver main FILE
 %% FILE holds terms `{scenario, Id, [Step]}.` (file:consult). Output lines, one per fact:
+%%   OTP Version                   the node's full OTP version (first line)
 %%   BEGIN Id
 %%   R Id StepNo Proc Result       result of a set/get/print/reset step (see result/1)
 %%   E Id Label Kind Prev Curr From To Msg Ts   one seq_trace event the system tracer received
@@ -26,6 +27,7 @@ main([File]) ->
     %% code server by messages, and a worker with a token would trace (and count) them.
     [{module, _} = code:ensure_loaded(M) || M <- [seq_trace, ets, lists, io_lib, io_lib_format,
                                                   erl_erts_errors, erlang, timer]],
+    io:format("OTP ~s~n", [otp_version()]),
     case file:consult(File) of
         {ok, Scenarios} ->
             %% A warm-up scenario touching every step kind; its output is discarded.
@@ -38,6 +40,14 @@ main([File]) ->
         {error, Reason} ->
             io:format("FAIL file ~p~n", [Reason]),
             halt(2)
+    end.
+
+otp_version() ->
+    Rel = erlang:system_info(otp_release),
+    File = filename:join([code:root_dir(), "releases", Rel, "OTP_VERSION"]),
+    case file:read_file(File) of
+        {ok, V} -> string:trim(binary_to_list(V));
+        _ -> Rel
     end.
 
 warmup() ->

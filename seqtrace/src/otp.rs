@@ -50,8 +50,16 @@ pub fn have(tool: &'static str) -> Result<(), OtpError> {
     }
 }
 
+/// What one driver run produced.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    /// The node's OTP version, e.g. `25.2.3`.
+    pub otp_version: String,
+    pub outcomes: BTreeMap<u32, Outcome>,
+}
+
 /// Compile the driver into `work` and run `scenarios` there; outcomes by scenario id.
-pub fn run_batch(work: &Path, scenarios: &[Scenario]) -> Result<BTreeMap<u32, Outcome>, OtpError> {
+pub fn run_batch(work: &Path, scenarios: &[Scenario]) -> Result<Batch, OtpError> {
     have("erlc")?;
     have("erl")?;
     std::fs::create_dir_all(work).map_err(|e| OtpError::Failed {
@@ -95,8 +103,9 @@ pub fn run_batch(work: &Path, scenarios: &[Scenario]) -> Result<BTreeMap<u32, Ou
 }
 
 /// Parse the driver's output.
-pub fn parse(stdout: &str) -> Result<BTreeMap<u32, Outcome>, OtpError> {
+pub fn parse(stdout: &str) -> Result<Batch, OtpError> {
     let mut all: BTreeMap<u32, Outcome> = BTreeMap::new();
+    let mut otp_version = String::new();
     for (n, line) in stdout.lines().enumerate() {
         let bad = || OtpError::Parse {
             line: n + 1,
@@ -105,6 +114,10 @@ pub fn parse(stdout: &str) -> Result<BTreeMap<u32, Outcome>, OtpError> {
         let mut it = line.splitn(3, ' ');
         let tag = it.next().unwrap_or("");
         if tag == "DONE" {
+            continue;
+        }
+        if tag == "OTP" {
+            otp_version = line[4..].to_string();
             continue;
         }
         let id: u32 = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
@@ -124,5 +137,8 @@ pub fn parse(stdout: &str) -> Result<BTreeMap<u32, Outcome>, OtpError> {
     for o in all.values_mut() {
         o.events.sort();
     }
-    Ok(all)
+    Ok(Batch {
+        otp_version,
+        outcomes: all,
+    })
 }

@@ -34,6 +34,9 @@ fn scenarios() -> Vec<Scenario> {
     v
 }
 
+/// The OTP release `Dialect::Otp25` was measured on.
+const MEASURED_ON: &str = "25.2.3";
+
 /// One erl run shared by the tests of this file.
 fn otp() -> &'static (Vec<Scenario>, BTreeMap<u32, Outcome>) {
     static RUN: OnceLock<(Vec<Scenario>, BTreeMap<u32, Outcome>)> = OnceLock::new();
@@ -41,7 +44,20 @@ fn otp() -> &'static (Vec<Scenario>, BTreeMap<u32, Outcome>) {
         let scs = scenarios();
         let work = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("seqtrace-otp");
         match run_batch(&work, &scs) {
-            Ok(o) => (scs, o),
+            Ok(b) => {
+                println!(
+                    "OTP {} (Dialect::Otp25 was measured on {MEASURED_ON})",
+                    b.otp_version
+                );
+                if !b.otp_version.starts_with("25.") {
+                    eprintln!(
+                        "warning: this node runs OTP {}, not 25: differences below may be \
+                         OTP changes rather than reference bugs; re-measure the dialect",
+                        b.otp_version
+                    );
+                }
+                (scs, b.outcomes)
+            }
             Err(e) => panic!("{e}"),
         }
     })
