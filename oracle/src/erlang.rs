@@ -7,7 +7,7 @@
 use crate::observe::Observation;
 use crate::run;
 use crate::scenario::{Arg, Code, LOp, LStep, Loaded, Scenario, Spec, Val};
-use crate::target::{RefEngine, SpecOracle};
+use crate::target::{Factory, RefEngine, SpecOracle};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -456,29 +456,49 @@ impl std::fmt::Display for Summary {
     }
 }
 
-/// Run `sc` on our engine and on the sequential oracle; both must agree (else `Differ`).
-pub fn run_ours(sc: &Loaded) -> Result<Vec<Observation>, Verdict> {
-    let mut eng = RefEngine::new(sc.funcs.clone());
+/// Run `sc` on `ours` and on the sequential oracle; both must agree (else `Differ`).
+/// (`with_oracle` false: `ours` alone.)
+pub fn run_ours(
+    sc: &Loaded,
+    ours: Factory,
+    with_oracle: bool,
+) -> Result<Vec<Observation>, Verdict> {
+    let mut eng = ours(sc.funcs.clone());
     let mut orc = SpecOracle::boxed(sc.funcs.clone());
-    let a = match run::run(sc, &mut eng) {
+    let a = match run::run(sc, eng.as_mut()) {
         Ok(a) => a,
         Err(run::RunError::Unsupported { feature, .. }) => {
             return Err(Verdict::SkippedFeature(feature.to_string()))
         }
         Err(e) => return Err(Verdict::Error(e.to_string())),
     };
+    if !with_oracle {
+        return Ok(a);
+    }
     let b = run::run(sc, orc.as_mut()).map_err(|e| Verdict::Error(e.to_string()))?;
     if let Some(d) = crate::observe::diff(&a, &b) {
         return Err(Verdict::Differ(format!(
-            "{}: engine (-) and sequential oracle (+) differ:\n{d}",
-            sc.scenario.name
+            "{}: {} (-) and sequential oracle (+) differ:\n{d}",
+            sc.scenario.name,
+            eng.name()
         )));
     }
     Ok(a)
 }
 
-/// Differential run of many scenarios, with one erl start-up.
+/// Differential run of many scenarios on our engine, with one erl start-up.
 pub fn differential(erl: &Erl, scs: &[Loaded]) -> Result<Vec<Verdict>, String> {
+    differential_of(erl, scs, &RefEngine::boxed, true)
+}
+
+/// Differential run of many scenarios on the engine `engine` builds (and, `with_oracle`, the
+/// sequential oracle, which must agree with it) against ERTS, with one erl start-up.
+pub fn differential_of(
+    erl: &Erl,
+    scs: &[Loaded],
+    engine: Factory,
+    with_oracle: bool,
+) -> Result<Vec<Verdict>, String> {
     let mut verdicts: Vec<Option<Verdict>> = vec![None; scs.len()];
     let mut ours = vec![Vec::new(); scs.len()];
     let mut batch = Vec::new();
@@ -487,7 +507,7 @@ pub fn differential(erl: &Erl, scs: &[Loaded]) -> Result<Vec<Verdict>, String> {
             verdicts[i] = Some(Verdict::SkippedOtp(sc.requires_otp()));
             continue;
         }
-        match run_ours(sc) {
+        match run_ours(sc, engine, with_oracle) {
             Ok(o) => ours[i] = o,
             Err(v) => {
                 verdicts[i] = Some(v);
@@ -554,7 +574,7 @@ pub fn differential(erl: &Erl, scs: &[Loaded]) -> Result<Vec<Verdict>, String> {
 /// Greedy minimization of a scenario on which ERTS and bpspec disagree: repeatedly drop one op,
 /// one body step or one process flag while the disagreement stays, trying all candidates of a
 /// round in one erl batch. At most `rounds` rounds.
-pub fn minimize(erl: &Erl, sc: &Scenario, rounds: usize) -> Scenario {
+pub fn minimize(erl: &Erl, sc: &Scenario, rounds: usize, ours: Factory) -> Scenario {
     let still_differs = |cands: &[Scenario]| -> Option<usize> {
         let loaded: Vec<(usize, Loaded)> = cands
             .iter()
@@ -566,7 +586,7 @@ pub fn minimize(erl: &Erl, sc: &Scenario, rounds: usize) -> Scenario {
             })
             .collect();
         let ls: Vec<Loaded> = loaded.iter().map(|(_, l)| l.clone()).collect();
-        let vs = differential(erl, &ls).ok()?;
+        let vs = differential_of(erl, &ls, ours, false).ok()?;
         vs.iter()
             .position(|v| matches!(v, Verdict::Differ(_)))
             .map(|p| loaded[p].0)
