@@ -43,7 +43,7 @@ impl fmt::Display for RunError {
         match self {
             RunError::Unsupported { file, feature, path, engine } => write!(
                 f,
-                "{file}: at {path}: unsupported feature: {feature} is not implemented by the {engine} (needs OTP {})",
+                "{file}: at {path}: unsupported feature: {feature} is not implemented by the {engine} (ERTS has it since OTP {})",
                 feature.otp()
             ),
             RunError::Limit { file, path, message } => write!(f, "{file}: at {path}: {message}"),
