@@ -290,3 +290,71 @@ fn generated_scenarios_load_and_agree() {
         compare_scenario(&RefEngine::boxed, &SpecOracle::boxed, &sc).unwrap();
     }
 }
+
+/// docs/scenario.schema.json names exactly the keys the loader accepts: every key of a scenario
+/// that uses every field (serialized by the loader's own types) is in the schema, and every
+/// property the schema declares is one of them (or an observation key).
+#[test]
+fn the_json_schema_and_the_loader_know_the_same_keys() {
+    fn keys(v: &Value, out: &mut std::collections::BTreeSet<String>, skip_values_of: &[&str]) {
+        match v {
+            Value::Object(o) => {
+                for (k, x) in o {
+                    out.insert(k.clone());
+                    if !skip_values_of.contains(&k.as_str()) {
+                        keys(x, out, skip_values_of);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| keys(x, out, skip_values_of)),
+            _ => {}
+        }
+    }
+    let schema: Value =
+        serde_json::from_str(include_str!("../../docs/scenario.schema.json")).unwrap();
+    let mut declared = std::collections::BTreeSet::new();
+    fn props(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(o) => {
+                if let Some(Value::Object(p)) = o.get("properties") {
+                    out.extend(p.keys().cloned());
+                }
+                o.values().for_each(|x| props(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| props(x, out)),
+            _ => {}
+        }
+    }
+    props(&schema, &mut declared);
+    let full = r#"{"name": "all", "description": "d", "requires_otp": 27, "known_deviation": "x",
+      "modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "exported": true,
+         "base": [{"allocate": 3}, {"advance": 5}, {"raise": "r"}],
+         "body": [{"call": "f/1", "args": ["n-1"], "times": 2}, {"tail_call": "g/0"}]},
+         {"name": "g", "body": [{"return": "x"}]}]}],
+      "sessions": ["s"], "processes": [{"name": "p", "trace": {"legacy": ["call"]}}],
+      "ops": [{"session_create": "s"}, {"trace_pattern": {"session": "s", "pattern": "m:f/1", "spec": {"actions": ["return_trace"]}, "flags": ["local"]}},
+              {"call": {"process": "p", "mfa": "m:f/1", "args": [1], "times": 2}}, {"trace_info": {"session": "s", "mfa": "m:f/1", "item": "all"}},
+              {"trace_flags": {"process": "p", "session": "s", "on": true, "flags": ["call"]}}, {"schedule_out": "p"}, {"schedule_in": "p"},
+              {"session_destroy": "s"}],
+      "expect": [{"op": 2, "trace": {"session": "s", "process": "p", "event": "call", "mfa": "m:f/1", "args": [1]}},
+                 {"op": 2, "return": "x"}, {"op": 2, "raise": "r"}, {"op": 1, "trace_pattern": 1},
+                 {"op": 3, "trace_info": {"item": "all", "value": false}}, {"op": 4, "trace_flags": 1}]}"#;
+    let l = load("full.json", full).unwrap_or_else(|e| panic!("{e}"));
+    let v = serde_json::to_value(&l.scenario).unwrap();
+    let mut used = std::collections::BTreeSet::new();
+    keys(&v, &mut used, &[]);
+    // Process trace maps are keyed by session name, not by schema keys.
+    used.remove("legacy");
+    for k in &used {
+        assert!(
+            declared.contains(k),
+            "key {k:?} accepted by the loader is missing from the schema"
+        );
+    }
+    for k in &declared {
+        assert!(
+            used.contains(k) || ["trace"].contains(&k.as_str()),
+            "schema declares {k:?}, which the loader never produces"
+        );
+    }
+}
