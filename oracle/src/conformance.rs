@@ -244,3 +244,49 @@ pub fn check_scenarios(
         Err(TestError::Abort(why)) => panic!("conformance aborted: {why}"),
     }
 }
+
+/// The corpus directory shipped with this crate (`oracle/corpus`).
+pub fn corpus_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/corpus"))
+}
+
+/// Counts from [`check_corpus`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CorpusReport {
+    /// Scenarios whose `expect` held.
+    pub agree: usize,
+    /// Scenarios marked `known_deviation` (bpspec's own deviations; another engine may agree
+    /// with ERTS there, which is reported, not failed).
+    pub known_deviation: usize,
+    /// Scenarios using a feature the engine does not claim (see `BreakpointEngine::supports`).
+    pub unsupported: usize,
+}
+
+/// Run every corpus scenario with an `expect` on the engine `a` builds; the first scenario whose
+/// observations differ from what ERTS was recorded doing fails, with a diff.
+pub fn check_corpus(a: Factory) -> Result<CorpusReport, String> {
+    let mut files: Vec<_> = std::fs::read_dir(corpus_dir())
+        .map_err(|e| format!("{}: {e}", corpus_dir().display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut rep = CorpusReport::default();
+    for p in files {
+        let l = crate::scenario::load_file(&p.display().to_string()).map_err(|e| e.to_string())?;
+        let mut e = a(l.funcs.clone());
+        match run(&l, e.as_mut()) {
+            Err(crate::run::RunError::Unsupported { .. }) => rep.unsupported += 1,
+            Err(other) => return Err(other.to_string()),
+            Ok(obs) => match (&l.scenario.expect, &l.scenario.known_deviation) {
+                (_, Some(_)) => rep.known_deviation += 1,
+                (None, None) => return Err(format!("{}: a corpus scenario that runs needs expect", l.source)),
+                (Some(exp), None) => match diff(exp, &obs) {
+                    None => rep.agree += 1,
+                    Some(d) => return Err(format!("{} on the {}: expected (-) vs observed (+):\n{d}", l.source, e.name())),
+                },
+            },
+        }
+    }
+    Ok(rep)
+}
