@@ -50,3 +50,13 @@ fmt:
 
 clean-results:
 	rm -rf $(RESULTS)
+
+# The oracle at larger bounds (docs/conformance.md): conformance with 4,096 cases per property and
+# 3,000 random scenarios against the installed Erlang/OTP. make test runs 256 and 300.
+ORACLE_CHECK_CASES ?= 4096
+ORACLE_CHECK_DIFF  ?= 3000
+.PHONY: oracle-check
+check: oracle-check
+oracle-check:
+	BPSPEC_CONFORMANCE_CASES=$(ORACLE_CHECK_CASES) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
+	$(CARGO) test -p bpspec-oracle --release --test conformance --test differential

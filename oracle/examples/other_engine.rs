@@ -8,7 +8,9 @@
 use bpspec_oracle::conformance::{check_corpus, check_ops, check_scenarios};
 use bpspec_oracle::gen::GenConfig;
 use bpspec_oracle::target::{BreakpointEngine, RefEngine};
-use bpspec_reference::{FuncId, InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags};
+use bpspec_reference::{
+    FuncId, InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags,
+};
 use std::collections::BTreeMap;
 
 #[derive(Default)]
@@ -29,7 +31,13 @@ impl BreakpointEngine for MyEngine {
     fn name(&self) -> String {
         "naive example engine".into()
     }
-    fn trace_pattern(&mut self, s: SessionId, pat: &Pattern, op: PatternOp, fl: TraceFlags) -> Result<usize, PatternError> {
+    fn trace_pattern(
+        &mut self,
+        s: SessionId,
+        pat: &Pattern,
+        op: PatternOp,
+        fl: TraceFlags,
+    ) -> Result<usize, PatternError> {
         fl.check(op)?;
         let hits = pat.matching(&self.funcs);
         for &f in &hits {
@@ -44,7 +52,10 @@ impl BreakpointEngine for MyEngine {
             } else if exists || op == PatternOp::True {
                 self.clock += 1;
                 let clock = self.clock;
-                let b = self.bps.entry((f, s)).or_insert_with(|| Bp { created: clock, ..Bp::default() });
+                let b = self.bps.entry((f, s)).or_insert_with(|| Bp {
+                    created: clock,
+                    ..Bp::default()
+                });
                 b.local |= fl.local;
                 if fl.call_count {
                     b.counter = match (op, b.counter) {
@@ -53,14 +64,19 @@ impl BreakpointEngine for MyEngine {
                     };
                 }
             }
-            if self.bps.get(&(f, s)).is_some_and(|b| !b.local && b.counter.is_none()) {
+            if self
+                .bps
+                .get(&(f, s))
+                .is_some_and(|b| !b.local && b.counter.is_none())
+            {
                 self.bps.remove(&(f, s));
             }
         }
         Ok(hits.len())
     }
     fn call(&mut self, f: FuncId, _pid: u64, traced: u64) -> Vec<SessionId> {
-        let mut on: Vec<(&(FuncId, SessionId), &mut Bp)> = self.bps.iter_mut().filter(|((g, _), _)| *g == f).collect();
+        let mut on: Vec<(&(FuncId, SessionId), &mut Bp)> =
+            self.bps.iter_mut().filter(|((g, _), _)| *g == f).collect();
         on.sort_by_key(|(_, b)| std::cmp::Reverse(b.created));
         let mut out = Vec::new();
         for ((_, s), b) in on {
@@ -74,10 +90,18 @@ impl BreakpointEngine for MyEngine {
         out
     }
     fn trace_info(&mut self, s: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
-        let Some(f) = self.funcs.iter().position(|m| m == mfa) else { return InfoValue::Undefined };
+        let Some(f) = self.funcs.iter().position(|m| m == mfa) else {
+            return InfoValue::Undefined;
+        };
         match (self.bps.get(&(f, s)), item) {
             (Some(b), InfoItem::Traced) if b.local => InfoValue::Local,
-            (Some(Bp { counter: Some((n, _)), .. }), InfoItem::CallCount) => InfoValue::Count(*n),
+            (
+                Some(Bp {
+                    counter: Some((n, _)),
+                    ..
+                }),
+                InfoItem::CallCount,
+            ) => InfoValue::Count(*n),
             _ => InfoValue::False,
         }
     }
@@ -87,17 +111,32 @@ impl BreakpointEngine for MyEngine {
 }
 
 fn my_engine(funcs: Vec<Mfa>) -> Box<dyn BreakpointEngine> {
-    Box::new(MyEngine { funcs, bps: BTreeMap::new(), clock: 0 })
+    Box::new(MyEngine {
+        funcs,
+        bps: BTreeMap::new(),
+        clock: 0,
+    })
 }
 
 /// Every conformance check bpspec has for a sequential engine, against our engine.
 pub fn checks() -> Result<(), String> {
-    check_ops(&my_engine, &RefEngine::boxed, 512, 40, 1)
-        .map_err(|f| format!("op-level conformance (512 cases, up to 40 ops): {}: {:?}", f.message, f.minimal))?;
+    check_ops(&my_engine, &RefEngine::boxed, 512, 40, 1).map_err(|f| {
+        format!(
+            "op-level conformance (512 cases, up to 40 ops): {}: {:?}",
+            f.message, f.minimal
+        )
+    })?;
     println!("op-level conformance (512 cases, up to 40 ops): ok");
-    let cfg = GenConfig { known_deviations: true, ..GenConfig::default() };
-    check_scenarios(&my_engine, &RefEngine::boxed, cfg, 512, 1)
-        .map_err(|f| format!("scenario-level conformance (512 scenarios): {}:\n{}", f.message, f.minimal))?;
+    let cfg = GenConfig {
+        known_deviations: true,
+        ..GenConfig::default()
+    };
+    check_scenarios(&my_engine, &RefEngine::boxed, cfg, 512, 1).map_err(|f| {
+        format!(
+            "scenario-level conformance (512 scenarios): {}:\n{}",
+            f.message, f.minimal
+        )
+    })?;
     println!("scenario-level conformance (512 scenarios): ok");
     let r = check_corpus(&my_engine)?;
     println!("corpus: {r:?}");

@@ -280,10 +280,21 @@ pub fn check_corpus(a: Factory) -> Result<CorpusReport, String> {
             Err(other) => return Err(other.to_string()),
             Ok(obs) => match (&l.scenario.expect, &l.scenario.known_deviation) {
                 (_, Some(_)) => rep.known_deviation += 1,
-                (None, None) => return Err(format!("{}: a corpus scenario that runs needs expect", l.source)),
+                (None, None) => {
+                    return Err(format!(
+                        "{}: a corpus scenario that runs needs expect",
+                        l.source
+                    ))
+                }
                 (Some(exp), None) => match diff(exp, &obs) {
                     None => rep.agree += 1,
-                    Some(d) => return Err(format!("{} on the {}: expected (-) vs observed (+):\n{d}", l.source, e.name())),
+                    Some(d) => {
+                        return Err(format!(
+                            "{} on the {}: expected (-) vs observed (+):\n{d}",
+                            l.source,
+                            e.name()
+                        ))
+                    }
                 },
             },
         }

@@ -594,6 +594,17 @@ pub fn minimize(erl: &Erl, sc: &Scenario, rounds: usize, ours: Factory) -> Scena
     let mut cur = sc.clone();
     for _ in 0..rounds {
         let mut cands = Vec::new();
+        // Big cuts first (aligned chunks of ops, halving), then single ops, steps and flags.
+        let mut k = cur.ops.len() / 2;
+        while k >= 2 {
+            for start in (0..cur.ops.len()).step_by(k) {
+                let mut c = cur.clone();
+                c.ops.drain(start..(start + k).min(c.ops.len()));
+                c.expect = None;
+                cands.push(c);
+            }
+            k /= 2;
+        }
         for i in 0..cur.ops.len() {
             let mut c = cur.clone();
             c.ops.remove(i);

@@ -24,7 +24,7 @@ impl Default for GenConfig {
     fn default() -> Self {
         GenConfig {
             known_deviations: false,
-            max_ops: 24,
+            max_ops: 32,
         }
     }
 }
@@ -84,7 +84,7 @@ fn odraw() -> impl Strategy<Value = ODraw> {
         4 => (any::<u8>(), any::<u8>(), any::<[u8; 3]>(), 0u8..8).prop_map(|(p, f, args, times)| ODraw::Call { p, f, args, times }),
         2 => (any::<u8>(), any::<bool>()).prop_map(|(f, count)| ODraw::Info { f, count }),
         1 => (any::<u8>(), any::<bool>()).prop_map(|(p, on)| ODraw::Flags { p, on }),
-        3 => (0u8..6, any::<u8>(), 0u8..4, 0u8..3).prop_map(|(target, f, spec, flags)| ODraw::Pattern { target, f, spec, flags }),
+        3 => (0u8..10, any::<u8>(), 0u8..5, 0u8..4).prop_map(|(target, f, spec, flags)| ODraw::Pattern { target, f, spec, flags }),
     ]
 }
 
@@ -229,13 +229,18 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 })
             }
             ODraw::Info { f, count } => {
-                let k = f as usize % (decl.len() + 2);
-                let mfa = if k < decl.len() {
-                    format!("{}:{}/{}", decl[k].0, decl[k].1, decl[k].2)
-                } else if k == decl.len() {
-                    "bpm0:module_info/1".to_string()
-                } else {
-                    "bpm0:missing/0".to_string()
+                // Mostly exported functions (the ones calls reach), sometimes anything else.
+                let mfa = match f % 16 {
+                    0..=11 => {
+                        let (m, n, a, _) = exported[(f / 16) as usize % exported.len()];
+                        format!("{m}:{n}/{a}")
+                    }
+                    12 | 13 => {
+                        let d = &decl[(f / 16) as usize % decl.len()];
+                        format!("{}:{}/{}", d.0, d.1, d.2)
+                    }
+                    14 => "bpm0:module_info/1".to_string(),
+                    _ => "bpm0:missing/0".to_string(),
                 };
                 Op::TraceInfo(TraceInfoOp {
                     session: "legacy".into(),
@@ -257,16 +262,16 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
             } => {
                 let d = &decl[f as usize % decl.len()];
                 let pattern = match target {
-                    0 | 1 => format!("{}:{}/{}", d.0, d.1, d.2),
-                    2 => format!("{}:{}/_", d.0, d.1),
-                    3 => format!("bpm{}:_/_", f as usize % nmods),
-                    4 => "_:_/_".to_string(),
+                    0..=2 => format!("{}:{}/{}", d.0, d.1, d.2),
+                    3 => format!("{}:{}/_", d.0, d.1),
+                    4..=6 => format!("bpm{}:_/_", f as usize % nmods),
+                    7 | 8 => "_:_/_".to_string(),
                     _ => "nomod:_/_".to_string(),
                 };
                 let spec_v = match spec {
-                    0 => Value::Bool(true),
-                    1 => Value::Bool(false),
-                    2 => Value::from("pause"),
+                    0 | 1 => Value::Bool(true),
+                    2 => Value::Bool(false),
+                    3 => Value::from("pause"),
                     _ => Value::from("restart"),
                 };
                 let mut fl = match flags {
@@ -274,7 +279,10 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     1 => vec!["call_count"],
                     _ => vec!["local", "call_count"],
                 };
-                if spec >= 2 && !cfg.known_deviations {
+                if flags == 3 && spec == 2 {
+                    fl = vec!["call_count"];
+                }
+                if spec >= 3 && !cfg.known_deviations {
                     fl = vec!["call_count"];
                 }
                 Op::TracePattern(TracePatternOp {

@@ -69,7 +69,10 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     use bpspec_oracle::target::{Wrong, WrongOracle};
     for f in [&RefEngine::boxed as &dyn Fn(_) -> _, &SpecOracle::boxed] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
-        assert!(r.agree >= 11 && r.known_deviation == 1 && r.unsupported == 4, "{r:?}");
+        assert!(
+            r.agree >= 11 && r.known_deviation == 1 && r.unsupported == 4,
+            "{r:?}"
+        );
     }
     for w in [Wrong::PauseIgnored, Wrong::NoQuirk] {
         let f = move |funcs| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(funcs, w)) };
