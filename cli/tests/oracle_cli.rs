@@ -115,7 +115,7 @@ fn malformed_contradictory_or_incomplete_input_exits_2() {
 fn unsupported_features_exit_3_naming_feature_and_place() {
     for (file, what) in [
         (
-            "needs_call_time.json",
+            "call_time_info.json",
             "$.ops[0].trace_pattern.flags: unsupported feature: call_time",
         ),
         (
@@ -123,7 +123,7 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
             "$.ops[0].session_create: unsupported feature: trace sessions",
         ),
         (
-            "needs_global.json",
+            "global_vs_local.json",
             "unsupported feature: global call trace",
         ),
     ] {
@@ -148,7 +148,8 @@ fn erl_runs_the_corpus_and_counts_skips() {
     let files: Vec<String> = [
         "call_count_basic.json",
         "needs_call_memory.json",
-        "needs_call_time.json",
+        "call_time_info.json",
+        "call_count_combo_meta.json",
         "known_deviation_pause_with_local.json",
     ]
     .iter()
@@ -159,7 +160,7 @@ fn erl_runs_the_corpus_and_counts_skips() {
     let (code, out, err) = bpspec(&args, None);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("1 agree, 0 differ, 1 known deviations, 0 stale deviation markers, 1 skipped (need a newer OTP), 1 skipped (feature not implemented yet), 0 errors"),
+        out.contains("1 agree, 0 differ, 1 known deviations, 0 stale deviation markers, 1 skipped (need a newer OTP), 1 skipped (feature not implemented yet), 1 checked on ERTS only (feature not in bpspec yet), 0 errors"),
         "{out}"
     );
 }

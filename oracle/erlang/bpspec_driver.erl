@@ -4,7 +4,8 @@
 %%
 %%   {scenario, Id, [{Module, SourceFile}], [{ProcName, InitialFlags}], Ops}.
 %%
-%% Ops: {trace_pattern, [MFA], Spec, Flags} (a module wildcard is already expanded to the
+%% Ops: {trace_pattern, [MFA], Spec, Flags} (Spec: true | false | pause | restart | a match spec;
+%% a module wildcard is already expanded to the
 %% scenario's modules; the results are summed), {call, Proc, M, F, Args, Times},
 %% {trace_info, MFA, Item}, {trace_flags, Proc, How, Flags}, nop.
 %%
@@ -121,9 +122,9 @@ op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
         {return, V} -> obs(Id, I, ["\"return\":", atom_or_int(V)]);
         {raise, E} -> obs(Id, I, ["\"raise\":", str(E)])
     end;
-op(Id, I, {trace_info, MFA, Item}, _Pids) ->
+op(Id, I, {trace_info, MFA, Item}, Pids) ->
     {Item, V} = erlang:trace_info(MFA, Item),
-    obs(Id, I, ["\"trace_info\":{\"item\":", str(Item), ",\"value\":", info_value(V), "}"]);
+    obs(Id, I, ["\"trace_info\":{\"item\":", str(Item), ",\"value\":", info_value(Item, V, Pids), "}"]);
 op(Id, I, {trace_flags, Proc, How, Flags}, Pids) ->
     Pid = proplists:get_value(Proc, Pids),
     Extra = case How of true -> [{tracer, self()}]; false -> [] end,
@@ -135,11 +136,14 @@ op(_Id, _I, nop, _Pids) ->
 traces(Id, I, Pids) ->
     receive
         {trace, P, call, {M, F, Args}} ->
-            Name = case lists:keyfind(P, 2, Pids) of {N, _} -> N; false -> error({unknown_pid, P}) end,
-            obs(Id, I, ["\"trace\":{\"session\":\"legacy\",\"process\":", str(Name),
-                        ",\"event\":\"call\",\"mfa\":",
-                        str(io_lib:format("~s:~s/~p", [M, F, length(Args)])),
-                        ",\"args\":[", lists:join(",", [integer_to_list(A) || A <- Args]), "]}"]),
+            trace_obs(Id, I, P, Pids, "call", M, F, length(Args), Args, none),
+            traces(Id, I, Pids);
+        {trace, P, return_from, {M, F, A}, V} ->
+            trace_obs(Id, I, P, Pids, "return_from", M, F, A, [], atom_or_int(V)),
+            traces(Id, I, Pids);
+        {trace, P, exception_from, {M, F, A}, {Class, R}} ->
+            trace_obs(Id, I, P, Pids, "exception_from", M, F, A, [],
+                      str(io_lib:format("~s:~s", [Class, R]))),
             traces(Id, I, Pids);
         {trace, _, _, _} = Other ->
             error({unexpected_trace_message, Other});
@@ -148,6 +152,17 @@ traces(Id, I, Pids) ->
     after 0 ->
         ok
     end.
+
+trace_obs(Id, I, P, Pids, Event, M, F, A, Args, Value) ->
+    ValueJson = case Value of none -> ""; _ -> [",\"value\":", Value] end,
+    obs(Id, I, ["\"trace\":{\"session\":\"legacy\",\"process\":", str(name(P, Pids)),
+                ",\"event\":\"", Event, "\",\"mfa\":",
+                str(io_lib:format("~s:~s/~p", [M, F, A])),
+                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]",
+                ValueJson, "}"]).
+
+name(P, Pids) ->
+    case lists:keyfind(P, 2, Pids) of {N, _} -> N; false -> error({unknown_pid, P}) end.
 
 obs(Id, I, Body) ->
     io:format("BPSPEC OBS ~p ~s~n", [Id, iolist_to_binary(["{\"op\":", integer_to_list(I), ",", Body, "}"])]).
@@ -158,8 +173,21 @@ str(S) -> ["\"", S, "\""].
 atom_or_int(N) when is_integer(N) -> integer_to_list(N);
 atom_or_int(A) when is_atom(A) -> str(A).
 
-info_value(false) -> "false";
-info_value(true) -> "true";
-info_value(N) when is_integer(N) -> integer_to_list(N);
-info_value(A) when is_atom(A) -> str(A);
-info_value(Other) -> str(io_lib:format("~0p", [Other])).
+%% trace_info values, per item (docs/scenario.md, "Observations").
+info_value(_, undefined, _) -> str(undefined);
+info_value(_, false, _) -> "false";
+info_value(all, L, Pids) when is_list(L) ->
+    ["[", lists:join(",", [["[", str(K), ",", info_value(K, V, Pids), "]"] || {K, V} <- L]), "]"];
+info_value(Item, MS, _) when Item =:= match_spec; Item =:= meta_match_spec ->
+    case MS of
+        [] -> "[]";
+        [{'_', [], Actions}] -> ["{\"actions\":[", lists:join(",", [str(A) || {A} <- Actions]), "]}"];
+        Other -> str(io_lib:format("~0p", [Other]))
+    end;
+info_value(meta, [], _) -> "[]";
+info_value(call_time, L, Pids) when is_list(L) ->
+    Rows = lists:sort([{atom_to_list(name(P, Pids)), C} || {P, C, _S, _Us} <- L]),
+    ["[", lists:join(",", [["{\"process\":", str(N), ",\"count\":", integer_to_list(C), "}"] || {N, C} <- Rows]), "]"];
+info_value(_, N, _) when is_integer(N) -> integer_to_list(N);
+info_value(_, A, _) when is_atom(A) -> str(A);
+info_value(_, Other, _) -> str(io_lib:format("~0p", [Other])).

@@ -39,13 +39,18 @@ pub struct TraceMsg {
     pub event: String,
     pub mfa: String,
     pub args: Vec<i64>,
+    /// `return_from`: the value returned; `exception_from`: `"error:Reason"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InfoObs {
     pub item: String,
-    /// `"undefined"`, `false`, `"local"`, `"global"`, an integer, ...
+    /// `"undefined"`, `false`, `"local"`, `"global"`, an integer (call_count), `[]` or
+    /// `{"actions": [...]}` (match_spec), `[{"process", "count"}]` sorted by process
+    /// (call_time, durations left out), `[[Item, Value], ...]` (all).
     pub value: Value,
 }
 

@@ -256,6 +256,7 @@ impl Exec<'_> {
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
                     args: args.clone(),
+                    value: None,
                 }));
             }
             let code = &self.sc.code[f];
