@@ -56,11 +56,19 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-/// The first feature the scenario uses that `engine` lacks.
+/// Features this runner can drive (beyond local + call_count). None yet: call_time and
+/// call_memory need return frames and scheduling in the runner (issue 4), global trace, match
+/// specs and sessions need them in the engine (issue 5). A feature runs only if both the engine
+/// and the runner have it.
+pub fn runner_supports(_feature: &Feature) -> bool {
+    false
+}
+
+/// The first feature the scenario uses that `engine` (or this runner) lacks.
 pub fn unsupported(sc: &Loaded, engine: &dyn BreakpointEngine) -> Option<RunError> {
     sc.features
         .iter()
-        .find(|(f, _)| !engine.supports(f))
+        .find(|(f, _)| !(engine.supports(f) && runner_supports(f)))
         .map(|(f, path)| RunError::Unsupported {
             file: sc.source.clone(),
             feature: f.clone(),

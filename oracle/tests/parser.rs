@@ -49,7 +49,10 @@ fn survive(text: &str) {
 
 /// Cases per fuzz property: BPSPEC_FUZZ_CASES, default `d`.
 fn fuzz_cases(d: u32) -> u32 {
-    std::env::var("BPSPEC_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(d)
+    std::env::var("BPSPEC_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(d)
 }
 
 fn json_tree() -> impl Strategy<Value = Value> {
@@ -196,7 +199,10 @@ fn corpus_with_a_node_replaced_never_panics_and_often_still_runs() {
     )
     .unwrap();
     let loaded = LOADED.load(Relaxed);
-    assert!(loaded as u32 >= n / 20, "only {loaded} of {n} mutated corpus files loaded");
+    assert!(
+        loaded as u32 >= n / 20,
+        "only {loaded} of {n} mutated corpus files loaded"
+    );
     eprintln!("{loaded} of {n} mutated corpus files loaded and ran");
 }
 
