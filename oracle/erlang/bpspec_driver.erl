@@ -36,14 +36,17 @@ run({scenario, Id, Mods, Procs, Ops}) ->
             Text = lists:flatten(io_lib:format("~0p:~0p ~0p", [C, R, St])),
             io:format("BPSPEC ERROR ~p ~s~n", [Id, [Ch || Ch <- Text, Ch =/= $\n]])
     after
-        cleanup(Mods, case get(pids) of undefined -> []; P -> P end),
+        %% Only what this scenario loaded: a refused module name may be a real OTP module.
+        Loaded = [M || {M, _} <- Mods, get({loaded, M}) =:= true],
+        cleanup([{M, x} || M <- Loaded], case get(pids) of undefined -> []; P -> P end),
+        [erase({loaded, M}) || M <- Loaded],
         erase(pids)
     end.
 
 load({M, Src}) ->
     case code:is_loaded(M) of
         false -> ok;
-        _ -> error({module_already_loaded, M})
+        _ -> error({module_name_taken_by_otp, M, already_loaded})
     end,
     case code:which(M) of
         non_existing -> ok;
@@ -51,7 +54,8 @@ load({M, Src}) ->
     end,
     case compile:file(Src, [binary, return_errors]) of
         {ok, M, Bin} ->
-            {module, M} = code:load_binary(M, Src, Bin);
+            {module, M} = code:load_binary(M, Src, Bin),
+            put({loaded, M}, true);
         Other ->
             error({compile, Src, Other})
     end.
@@ -90,7 +94,8 @@ cleanup(Mods, Pids) ->
          receive {'DOWN', Ref, process, P, _} -> ok end
      end || {_, P} <- Pids],
     [begin
-         _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [local, call_count])),
+         _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [local, call_count, call_time])),
+         _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [])),
          code:purge(M),
          code:delete(M),
          code:purge(M)

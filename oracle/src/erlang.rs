@@ -133,6 +133,7 @@ impl Erl {
             .arg("bpspec_driver")
             .arg("main")
             .arg(&tf)
+            .current_dir(&bdir) // a crash dump lands in the batch directory
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| format!("erl: {e}; {INSTALL_HINT}"))?;

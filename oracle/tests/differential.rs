@@ -131,3 +131,27 @@ fn erts_rejects_a_wrong_engine_and_the_minimizer_shrinks_it() {
     );
     eprintln!("minimized from {} to {} ops", raw[i].ops.len(), m.ops.len());
 }
+
+/// A scenario the node cannot run (its module would shadow an OTP module) is reported as an
+/// error naming the reason, and the rest of the batch still runs.
+#[test]
+fn driver_errors_are_reported_per_scenario() {
+    let erl = erl();
+    let bad = load(
+        "shadow.json",
+        r#"{"name": "shadow", "modules": [{"name": "lists", "functions": [{"name": "f", "exported": true}]}], "ops": []}"#,
+    )
+    .unwrap();
+    let good = corpus()
+        .into_iter()
+        .find(|(f, _)| f.ends_with("call_count_basic.json"))
+        .unwrap()
+        .1;
+    let vs = differential(&erl, &[bad, good]).unwrap();
+    assert!(
+        matches!(&vs[0], Verdict::Error(e) if e.contains("module_name_taken_by_otp")),
+        "{:?}",
+        vs[0]
+    );
+    assert_eq!(vs[1], Verdict::Agree);
+}
