@@ -56,3 +56,12 @@ clean-results:
 check: check-seqtrace
 check-seqtrace:
 	BPSPEC_SEQTRACE_PROCS=4 BPSPEC_SEQTRACE_HOPS=3 $(CARGO) test --release -p bpspec-seqtrace --test model larger_bound -- --ignored --nocapture
+# The oracle at larger bounds (docs/conformance.md): conformance with 4,096 cases per property and
+# 3,000 random scenarios against the installed Erlang/OTP. make test runs 256 and 300.
+ORACLE_CHECK_CASES ?= 4096
+ORACLE_CHECK_DIFF  ?= 3000
+.PHONY: oracle-check
+check: oracle-check
+oracle-check:
+	BPSPEC_CONFORMANCE_CASES=$(ORACLE_CHECK_CASES) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
+	$(CARGO) test -p bpspec-oracle --release --test conformance --test differential
