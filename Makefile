@@ -51,6 +51,21 @@ fmt:
 clean-results:
 	rm -rf $(RESULTS)
 
+# seq_trace (seqtrace/): the stateright model at its larger bound (4 processes, 3 hops).
+.PHONY: check-seqtrace
+check: check-seqtrace
+check-seqtrace:
+	BPSPEC_SEQTRACE_PROCS=4 BPSPEC_SEQTRACE_HOPS=3 $(CARGO) test --release -p bpspec-seqtrace --test model larger_bound -- --ignored --nocapture
+# The oracle at larger bounds (docs/conformance.md): conformance with 4,096 cases per property and
+# 3,000 random scenarios against the installed Erlang/OTP. make test runs 256 and 300.
+ORACLE_CHECK_CASES ?= 4096
+ORACLE_CHECK_DIFF  ?= 3000
+.PHONY: oracle-check
+check: oracle-check
+oracle-check:
+	BPSPEC_CONFORMANCE_CASES=$(ORACLE_CHECK_CASES) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
+	$(CARGO) test -p bpspec-oracle --release --test conformance --test differential
+
 # spec (issue 3): the stateright models at full size (s3f2x2: DFS with symmetry over schedulers),
 # and the exact kill matrix (the CLI exits 1 if any mutant breaks other properties than
 # spec/src/model/matrix.rs expects). The refinement runs are part of the shuttle targets

@@ -10,12 +10,14 @@
 //! baseline violated, or a mutant expected to be killed survived); 2 bad usage or unreadable
 //! input.
 
+mod oracle;
+
 use std::process::ExitCode;
 
 mod check;
 mod explore;
 
-const USAGE: &str = "usage: bpspec report DIR | bpspec mutants | bpspec check ... | bpspec explore NAME ... | bpspec help";
+const USAGE: &str = "usage: bpspec report DIR | bpspec mutants | bpspec oracle run|check|erl FILE... | bpspec check ... | bpspec explore NAME ... | bpspec help";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,6 +28,7 @@ fn main() -> ExitCode {
         .as_slice()
     {
         ["report", dir] => report(dir),
+        ["oracle", rest @ ..] => oracle::main(rest),
         ["mutants"] => {
             for m in bpspec_reference::Mutant::ALL {
                 println!("{m}");

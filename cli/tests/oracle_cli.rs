@@ -1,0 +1,166 @@
+//! `bpspec oracle`: one test per exit code (docs/cli.md).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bpspec(args: &[&str], path_env: Option<&str>) -> (i32, String, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_bpspec"));
+    c.args(args);
+    if let Some(p) = path_env {
+        c.env("PATH", p);
+    }
+    let out = c.output().expect("run bpspec");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn corpus(name: &str) -> String {
+    format!("{}/../oracle/corpus/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp(name: &str, content: &str) -> String {
+    let d: PathBuf = std::env::temp_dir().join(format!("bpspec-oracle-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join(name);
+    std::fs::write(&p, content).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn run_prints_observations_and_exits_0() {
+    let (code, out, err) = bpspec(&["oracle", "run", &corpus("call_count_basic.json")], None);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines().count() == 11
+            && out.contains(r#"{"op":3,"trace_info":{"item":"call_count","value":5}}"#),
+        "{out}"
+    );
+    let (code, out2, _) = bpspec(
+        &[
+            "oracle",
+            "run",
+            &corpus("call_count_basic.json"),
+            "--engine",
+            "oracle",
+        ],
+        None,
+    );
+    assert_eq!((code, &out2), (0, &out));
+}
+
+#[test]
+fn check_agreeing_exits_0() {
+    let (code, out, err) = bpspec(
+        &["oracle", "check", &corpus("local_call_trace_order.json")],
+        None,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("41 observations agree"), "{out}");
+}
+
+#[test]
+fn check_differing_exits_1_with_a_diff() {
+    let text = std::fs::read_to_string(corpus("call_count_pause_and_restart.json")).unwrap();
+    let bad = text.replacen(
+        r#"{"op": 6, "trace_info": {"item": "call_count", "value": 4}}"#,
+        r#"{"op": 6, "trace_info": {"item": "call_count", "value": 8}}"#,
+        1,
+    );
+    assert_ne!(bad, text);
+    let f = temp("differ.json", &bad);
+    let (code, out, _) = bpspec(&["oracle", "check", &f], None);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(r#"- {"op":6,"trace_info":{"item":"call_count","value":8}}"#)
+            && out.contains(r#"+ {"op":6,"trace_info":{"item":"call_count","value":4}}"#),
+        "{out}"
+    );
+}
+
+#[test]
+fn malformed_contradictory_or_incomplete_input_exits_2() {
+    let f = temp("malformed.json", "{\n \"name\": \"x\",\n \"modules\": [}\n");
+    let (code, _, err) = bpspec(&["oracle", "run", &f], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("malformed.json:3:"), "{err}");
+    let f = temp(
+        "contradictory.json",
+        r#"{"name": "x", "modules": [], "ops": [{"schedule_in": "p"}], "processes": [{"name": "p"}]}"#,
+    );
+    let (code, _, err) = bpspec(&["oracle", "check", &f], None);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("at $.ops[0].schedule_in: process p is already scheduled in"),
+        "{err}"
+    );
+    let f = temp(
+        "noexpect.json",
+        r#"{"name": "x", "modules": [], "ops": []}"#,
+    );
+    let (code, _, err) = bpspec(&["oracle", "check", &f], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("at $.expect"), "{err}");
+    let (code, _, err) = bpspec(&["oracle", "run", "/nonexistent/x.json"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/x.json: cannot read"), "{err}");
+    let (code, _, err) = bpspec(&["oracle", "frob"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("usage: bpspec oracle run FILE"), "{err}");
+}
+
+#[test]
+fn unsupported_features_exit_3_naming_feature_and_place() {
+    for (file, what) in [
+        (
+            "call_time_info.json",
+            "$.ops[0].trace_pattern.flags: unsupported feature: call_time",
+        ),
+        (
+            "needs_sessions.json",
+            "$.ops[0].session_create: unsupported feature: trace sessions",
+        ),
+        (
+            "global_vs_local.json",
+            "unsupported feature: global call trace",
+        ),
+    ] {
+        let (code, out, err) = bpspec(&["oracle", "check", &corpus(file)], None);
+        assert_eq!(code, 3, "{file}: {out}{err}");
+        assert!(err.contains(what), "{err}");
+    }
+}
+
+#[test]
+fn erl_missing_exits_4_saying_what_to_install() {
+    let (code, _, err) = bpspec(
+        &["oracle", "erl", &corpus("call_count_basic.json")],
+        Some("/nonexistent"),
+    );
+    assert_eq!(code, 4);
+    assert!(err.contains("apt-get install erlang-nox"), "{err}");
+}
+
+#[test]
+fn erl_runs_the_corpus_and_counts_skips() {
+    let files: Vec<String> = [
+        "call_count_basic.json",
+        "needs_call_memory.json",
+        "call_time_info.json",
+        "call_count_combo_meta.json",
+        "known_deviation_pause_with_local.json",
+    ]
+    .iter()
+    .map(|f| corpus(f))
+    .collect();
+    let mut args = vec!["oracle", "erl"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, out, err) = bpspec(&args, None);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("1 agree, 0 differ, 1 known deviations, 0 stale deviation markers, 1 skipped (need a newer OTP), 1 skipped (feature not implemented yet), 1 checked on ERTS only (feature not in bpspec yet), 0 errors"),
+        "{out}"
+    );
+}

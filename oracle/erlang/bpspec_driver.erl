@@ -1,0 +1,198 @@
+%% bpspec_driver: runs bpspec scenarios on a real Erlang/OTP node and prints the observations in
+%% bpspec's format (docs/scenario.md, "Observations"). The Rust side (oracle/src/erlang.rs)
+%% turns each scenario into Erlang source files plus one term per scenario in a batch file:
+%%
+%%   {scenario, Id, [{Module, SourceFile}], [{ProcName, InitialFlags}], Ops}.
+%%
+%% Ops: {trace_pattern, [MFA], Spec, Flags} (Spec: true | false | pause | restart | a match spec;
+%% a module wildcard is already expanded to the
+%% scenario's modules; the results are summed), {call, Proc, M, F, Args, Times},
+%% {trace_info, MFA, Item}, {trace_flags, Proc, How, Flags}, nop.
+%%
+%% Output lines: "BPSPEC OBS Id Json", "BPSPEC END Id", "BPSPEC ERROR Id Text", "BPSPEC DONE".
+%% The controlling process (this one) is the tracer of every scenario process; it is never
+%% traced itself, and this module never has a trace pattern.
+-module(bpspec_driver).
+-export([main/1, proc_loop/0]).
+
+-define(TIMEOUT, 10000).
+
+main([TermFile]) ->
+    {ok, Terms} = file:consult(TermFile),
+    lists:foreach(fun run/1, Terms),
+    io:format("BPSPEC DONE~n"),
+    halt(0).
+
+run({scenario, Id, Mods, Procs, Ops}) ->
+    Self = self(),
+    try
+        lists:foreach(fun load/1, Mods),
+        Pids = [{Name, spawn_proc(Self, Flags)} || {Name, Flags} <- Procs],
+        put(pids, Pids),
+        run_ops(Id, 0, Ops, Pids),
+        io:format("BPSPEC END ~p~n", [Id])
+    catch
+        C:R:St ->
+            Text = lists:flatten(io_lib:format("~0p:~0p ~0p", [C, R, St])),
+            io:format("BPSPEC ERROR ~p ~s~n", [Id, [Ch || Ch <- Text, Ch =/= $\n]])
+    after
+        %% Only what this scenario loaded: a refused module name may be a real OTP module.
+        Loaded = [M || {M, _} <- Mods, get({loaded, M}) =:= true],
+        cleanup([{M, x} || M <- Loaded], case get(pids) of undefined -> []; P -> P end),
+        [erase({loaded, M}) || M <- Loaded],
+        erase(pids)
+    end.
+
+load({M, Src}) ->
+    case code:is_loaded(M) of
+        false -> ok;
+        _ -> error({module_name_taken_by_otp, M, already_loaded})
+    end,
+    case code:which(M) of
+        non_existing -> ok;
+        Where -> error({module_name_taken_by_otp, M, Where})
+    end,
+    case compile:file(Src, [binary, return_errors]) of
+        {ok, M, Bin} ->
+            {module, M} = code:load_binary(M, Src, Bin),
+            put({loaded, M}, true);
+        Other ->
+            error({compile, Src, Other})
+    end.
+
+spawn_proc(Self, Flags) ->
+    P = spawn(fun ?MODULE:proc_loop/0),
+    case lists:member(call, Flags) of
+        true -> 1 = erlang:trace(P, true, [call, {tracer, Self}]);
+        false -> ok
+    end,
+    P.
+
+proc_loop() ->
+    receive
+        {call, From, M, F, Args, Times} ->
+            From ! {result, self(), calls(M, F, Args, Times, none)},
+            proc_loop();
+        stop ->
+            ok
+    end.
+
+calls(_M, _F, _Args, 0, Last) ->
+    Last;
+calls(M, F, Args, Times, _) ->
+    R = try apply(M, F, Args) of
+            V -> {return, V}
+        catch
+            error:E -> {raise, E}
+        end,
+    calls(M, F, Args, Times - 1, R).
+
+cleanup(Mods, Pids) ->
+    [begin
+         Ref = monitor(process, P),
+         exit(P, kill),
+         receive {'DOWN', Ref, process, P, _} -> ok end
+     end || {_, P} <- Pids],
+    [begin
+         _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [local, call_count, call_time])),
+         _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [])),
+         code:purge(M),
+         code:delete(M),
+         code:purge(M)
+     end || {M, _} <- Mods],
+    flush().
+
+flush() ->
+    receive _ -> flush() after 0 -> ok end.
+
+run_ops(_Id, _I, [], _Pids) ->
+    ok;
+run_ops(Id, I, [Op | Rest], Pids) ->
+    op(Id, I, Op, Pids),
+    run_ops(Id, I + 1, Rest, Pids).
+
+op(Id, I, {trace_pattern, MFAs, Spec, Flags}, _Pids) ->
+    R = try lists:sum([erlang:trace_pattern(MFA, Spec, Flags) || MFA <- MFAs])
+        catch error:badarg -> badarg
+        end,
+    obs(Id, I, ["\"trace_pattern\":", atom_or_int(R)]);
+op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
+    Pid = proplists:get_value(Proc, Pids),
+    Pid ! {call, self(), M, F, Args, Times},
+    R = receive {result, Pid, Res} -> Res after ?TIMEOUT -> error({timeout, call, M, F, Args}) end,
+    Ref = erlang:trace_delivered(Pid),
+    receive {trace_delivered, Pid, Ref} -> ok after ?TIMEOUT -> error(trace_delivered_timeout) end,
+    traces(Id, I, Pids),
+    case R of
+        {return, V} -> obs(Id, I, ["\"return\":", atom_or_int(V)]);
+        {raise, E} -> obs(Id, I, ["\"raise\":", str(E)])
+    end;
+op(Id, I, {trace_info, MFA, Item}, Pids) ->
+    {Item, V} = erlang:trace_info(MFA, Item),
+    obs(Id, I, ["\"trace_info\":{\"item\":", str(Item), ",\"value\":", info_value(Item, V, Pids), "}"]);
+op(Id, I, {trace_flags, Proc, How, Flags}, Pids) ->
+    Pid = proplists:get_value(Proc, Pids),
+    Extra = case How of true -> [{tracer, self()}]; false -> [] end,
+    N = erlang:trace(Pid, How, Flags ++ Extra),
+    obs(Id, I, ["\"trace_flags\":", integer_to_list(N)]);
+op(_Id, _I, nop, _Pids) ->
+    ok.
+
+traces(Id, I, Pids) ->
+    receive
+        {trace, P, call, {M, F, Args}} ->
+            trace_obs(Id, I, P, Pids, "call", M, F, length(Args), Args, none),
+            traces(Id, I, Pids);
+        {trace, P, return_from, {M, F, A}, V} ->
+            trace_obs(Id, I, P, Pids, "return_from", M, F, A, [], atom_or_int(V)),
+            traces(Id, I, Pids);
+        {trace, P, exception_from, {M, F, A}, {Class, R}} ->
+            trace_obs(Id, I, P, Pids, "exception_from", M, F, A, [],
+                      str(io_lib:format("~s:~s", [Class, R]))),
+            traces(Id, I, Pids);
+        {trace, _, _, _} = Other ->
+            error({unexpected_trace_message, Other});
+        {trace, _, _, _, _} = Other ->
+            error({unexpected_trace_message, Other})
+    after 0 ->
+        ok
+    end.
+
+trace_obs(Id, I, P, Pids, Event, M, F, A, Args, Value) ->
+    ValueJson = case Value of none -> ""; _ -> [",\"value\":", Value] end,
+    obs(Id, I, ["\"trace\":{\"session\":\"legacy\",\"process\":", str(name(P, Pids)),
+                ",\"event\":\"", Event, "\",\"mfa\":",
+                str(io_lib:format("~s:~s/~p", [M, F, A])),
+                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]",
+                ValueJson, "}"]).
+
+name(P, Pids) ->
+    case lists:keyfind(P, 2, Pids) of {N, _} -> N; false -> error({unknown_pid, P}) end.
+
+obs(Id, I, Body) ->
+    io:format("BPSPEC OBS ~p ~s~n", [Id, iolist_to_binary(["{\"op\":", integer_to_list(I), ",", Body, "}"])]).
+
+str(A) when is_atom(A) -> str(atom_to_list(A));
+str(S) -> ["\"", S, "\""].
+
+atom_or_int(N) when is_integer(N) -> integer_to_list(N);
+atom_or_int(A) when is_atom(A) -> str(A).
+
+%% trace_info values, per item (docs/scenario.md, "Observations").
+info_value(_, undefined, _) -> str(undefined);
+info_value(_, false, _) -> "false";
+info_value(all, L, Pids) when is_list(L) ->
+    ["[", lists:join(",", [["[", str(K), ",", info_value(K, V, Pids), "]"] || {K, V} <- L]), "]"];
+info_value(Item, MS, _) when Item =:= match_spec; Item =:= meta_match_spec ->
+    case MS of
+        [] -> "[]";
+        [{'_', [], Actions}] -> ["{\"actions\":[", lists:join(",", [str(A) || {A} <- Actions]), "]}"];
+        Other -> str(io_lib:format("~0p", [Other]))
+    end;
+info_value(meta, [], _) -> "[]";
+info_value(call_time, L, Pids) when is_list(L) ->
+    Rows = lists:sort([{atom_to_list(name(P, Pids)), C} || {P, C, _S, _Us} <- L]),
+    ["[", lists:join(",", [["{\"process\":", str(N), ",\"count\":", integer_to_list(C), "}"] || {N, C} <- Rows]), "]"];
+info_value(_, N, _) when is_integer(N) -> integer_to_list(N);
+info_value(_, A, _) when is_atom(A) -> str(A);
+info_value(_, Other, _) -> str(io_lib:format("~0p", [Other])).

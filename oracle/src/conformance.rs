@@ -1,0 +1,303 @@
+//! Conformance of two [`BreakpointEngine`]s (docs/conformance.md): the same operation sequences,
+//! every observation compared. Two levels:
+//!
+//! * [`check_ops`]: a proptest state machine over the trait's own operations (breakpoint hits by
+//!   processes traced in up to 3 sessions, `trace_info`, `trace_pattern` with every op/flag
+//!   combination, including the ERTS quirk of `pause`/`restart` on a node without a counter),
+//!   also comparing `is_patched` and each engine's at-rest check after every step;
+//! * [`check_scenarios`]: random scenarios ([`crate::gen`]) run by the scenario runner on both.
+//!
+//! The op enum is ordered from simplest to most complex, so a failure shrinks to a few plain
+//! steps. Runs use a fixed seed and no persistence file, so they are reproducible.
+
+use crate::gen::{self, GenConfig};
+use crate::observe::diff;
+use crate::run::run;
+use crate::scenario::load;
+use crate::target::Factory;
+use bpspec_reference::{InfoItem, Mfa, Pattern, PatternOp, SessionId, TraceFlags};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+
+/// The function universe of [`check_ops`]: two modules with two functions each.
+pub fn universe() -> Vec<Mfa> {
+    vec![
+        Mfa::new("m0", "f0", 0),
+        Mfa::new("m0", "f1", 1),
+        Mfa::new("m1", "f0", 0),
+        Mfa::new("m1", "f1", 1),
+    ]
+}
+
+const SESSIONS: u32 = 3;
+
+/// What a `trace_pattern` step targets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    One(usize),
+    Module(usize),
+    All,
+}
+
+/// One step, simplest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfOp {
+    /// Process `pid`, call-traced in the sessions of bit set `traced`, enters function `f`.
+    Call { f: usize, pid: u64, traced: u64 },
+    /// `trace_info` (f == universe().len() is a function that does not exist).
+    Info {
+        session: SessionId,
+        f: usize,
+        count: bool,
+    },
+    Pattern {
+        session: SessionId,
+        target: Target,
+        op: PatternOp,
+        local: bool,
+        count: bool,
+    },
+}
+
+pub fn op_strategy() -> impl Strategy<Value = ConfOp> {
+    let n = universe().len();
+    let pop = prop_oneof![
+        Just(PatternOp::True),
+        Just(PatternOp::False),
+        Just(PatternOp::Pause),
+        Just(PatternOp::Restart)
+    ];
+    let target = prop_oneof![
+        (0..n).prop_map(Target::One),
+        (0..2usize).prop_map(Target::Module),
+        Just(Target::All)
+    ];
+    prop_oneof![
+        4 => (0..n, 1u64..4, 0u64..(1 << SESSIONS)).prop_map(|(f, pid, traced)| ConfOp::Call { f, pid, traced }),
+        2 => (0..SESSIONS, 0..n + 1, any::<bool>()).prop_map(|(session, f, count)| ConfOp::Info { session, f, count }),
+        3 => (0..SESSIONS, target, pop, any::<bool>(), any::<bool>())
+            .prop_map(|(session, target, op, local, count)| ConfOp::Pattern { session, target, op, local, count }),
+    ]
+}
+
+/// Run `ops` on a fresh `a` and `b`; the first disagreement, described.
+pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String> {
+    let u = universe();
+    let (mut x, mut y) = (a(u.clone()), b(u.clone()));
+    let who = format!("{} vs {}", x.name(), y.name());
+    for (i, op) in ops.iter().enumerate() {
+        let (l, r) = match op {
+            ConfOp::Call { f, pid, traced } => (
+                format!("{:?}", x.call(*f, *pid, *traced)),
+                format!("{:?}", y.call(*f, *pid, *traced)),
+            ),
+            ConfOp::Info { session, f, count } => {
+                let mfa = u
+                    .get(*f)
+                    .cloned()
+                    .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
+                let item = if *count {
+                    InfoItem::CallCount
+                } else {
+                    InfoItem::Traced
+                };
+                (
+                    format!("{:?}", x.trace_info(*session, &mfa, item)),
+                    format!("{:?}", y.trace_info(*session, &mfa, item)),
+                )
+            }
+            ConfOp::Pattern {
+                session,
+                target,
+                op: pop,
+                local,
+                count,
+            } => {
+                let pat = match target {
+                    Target::One(f) => Pattern::exact(&u[*f]),
+                    Target::Module(m) => Pattern {
+                        module: Some(format!("m{m}")),
+                        name: None,
+                        arity: None,
+                    },
+                    Target::All => Pattern::all(),
+                };
+                let fl = TraceFlags {
+                    local: *local,
+                    call_count: *count,
+                };
+                let out = (
+                    format!("{:?}", x.trace_pattern(*session, &pat, *pop, fl)),
+                    format!("{:?}", y.trace_pattern(*session, &pat, *pop, fl)),
+                );
+                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
+                    if let Err(m) = e {
+                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
+                    }
+                }
+                out
+            }
+        };
+        if l != r {
+            return Err(format!("step {i} {op:?}: {who}: {l} != {r}"));
+        }
+        for f in 0..u.len() {
+            if let (Some(p), Some(q)) = (x.is_patched(f), y.is_patched(f)) {
+                if p != q {
+                    return Err(format!(
+                        "step {i} {op:?}: {who}: {} patched {p} != {q}",
+                        u[f]
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn runner(cases: u32, seed: u64) -> TestRunner {
+    let mut s = [0u8; 32];
+    s[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRunner::new_with_rng(
+        Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &s),
+    )
+}
+
+/// A conformance failure: the minimized input and what differed.
+#[derive(Debug)]
+pub struct Failure<T> {
+    pub minimal: T,
+    pub message: String,
+}
+
+/// `cases` random op sequences (1..max_len ops) on `a` and `b`.
+pub fn check_ops(
+    a: Factory,
+    b: Factory,
+    cases: u32,
+    max_len: usize,
+    seed: u64,
+) -> Result<(), Failure<Vec<ConfOp>>> {
+    let mut r = runner(cases, seed);
+    let res = r.run(
+        &proptest::collection::vec(op_strategy(), 1..max_len.max(2)),
+        |ops| compare_ops(a, b, &ops).map_err(TestCaseError::fail),
+    );
+    match res {
+        Ok(()) => Ok(()),
+        Err(TestError::Fail(why, minimal)) => Err(Failure {
+            minimal,
+            message: why.to_string(),
+        }),
+        Err(TestError::Abort(why)) => panic!("conformance aborted: {why}"),
+    }
+}
+
+/// Run one scenario (JSON) on `a` and `b`; the first disagreement, described.
+pub fn compare_scenario(
+    a: Factory,
+    b: Factory,
+    sc: &crate::scenario::Scenario,
+) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(sc).expect("scenarios serialize");
+    let l = load("generated", &text)
+        .map_err(|e| format!("generator produced an invalid scenario: {e}\n{text}"))?;
+    let (mut x, mut y) = (a(l.funcs.clone()), b(l.funcs.clone()));
+    let (ox, oy) = (run(&l, x.as_mut()), run(&l, y.as_mut()));
+    match (ox, oy) {
+        (Ok(p), Ok(q)) => match diff(&p, &q) {
+            None => Ok(()),
+            Some(d) => Err(format!(
+                "{} (-) and {} (+) differ:\n{d}",
+                x.name(),
+                y.name()
+            )),
+        },
+        (p, q) if format!("{p:?}") == format!("{q:?}") => Ok(()),
+        (p, q) => Err(format!("{}: {p:?}\n{}: {q:?}", x.name(), y.name())),
+    }
+}
+
+/// `cases` random scenarios on `a` and `b`.
+pub fn check_scenarios(
+    a: Factory,
+    b: Factory,
+    cfg: GenConfig,
+    cases: u32,
+    seed: u64,
+) -> Result<(), Failure<String>> {
+    let mut r = runner(cases, seed);
+    let res = r.run(&gen::scenario(cfg), |sc| {
+        compare_scenario(a, b, &sc).map_err(TestCaseError::fail)
+    });
+    match res {
+        Ok(()) => Ok(()),
+        Err(TestError::Fail(why, minimal)) => Err(Failure {
+            minimal: serde_json::to_string_pretty(&minimal).expect("serialize"),
+            message: why.to_string(),
+        }),
+        Err(TestError::Abort(why)) => panic!("conformance aborted: {why}"),
+    }
+}
+
+/// The corpus directory shipped with this crate (`oracle/corpus`).
+pub fn corpus_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/corpus"))
+}
+
+/// Counts from [`check_corpus`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CorpusReport {
+    /// Scenarios whose `expect` held.
+    pub agree: usize,
+    /// Scenarios marked `known_deviation` (bpspec's own deviations; another engine may agree
+    /// with ERTS there, which is reported, not failed).
+    pub known_deviation: usize,
+    /// Scenarios using a feature the engine does not claim (see `BreakpointEngine::supports`).
+    pub unsupported: usize,
+}
+
+/// Run every corpus scenario with an `expect` on the engine `a` builds; the first scenario whose
+/// observations differ from what ERTS was recorded doing fails, with a diff.
+pub fn check_corpus(a: Factory) -> Result<CorpusReport, String> {
+    let mut files: Vec<_> = std::fs::read_dir(corpus_dir())
+        .map_err(|e| format!("{}: {e}", corpus_dir().display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut rep = CorpusReport::default();
+    for p in files {
+        let l = crate::scenario::load_file(&p.display().to_string()).map_err(|e| e.to_string())?;
+        let mut e = a(l.funcs.clone());
+        match run(&l, e.as_mut()) {
+            Err(crate::run::RunError::Unsupported { .. }) => rep.unsupported += 1,
+            Err(other) => return Err(other.to_string()),
+            Ok(obs) => match (&l.scenario.expect, &l.scenario.known_deviation) {
+                (_, Some(_)) => rep.known_deviation += 1,
+                (None, None) => {
+                    return Err(format!(
+                        "{}: a corpus scenario that runs needs expect",
+                        l.source
+                    ))
+                }
+                (Some(exp), None) => match diff(exp, &obs) {
+                    None => rep.agree += 1,
+                    Some(d) => {
+                        return Err(format!(
+                            "{} on the {}: expected (-) vs observed (+):\n{d}",
+                            l.source,
+                            e.name()
+                        ))
+                    }
+                },
+            },
+        }
+    }
+    Ok(rep)
+}

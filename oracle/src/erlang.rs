@@ -1,0 +1,677 @@
+//! Differential runs against a real Erlang/OTP node: each scenario's modules become Erlang source
+//! files, a batch of scenarios becomes one term file, and one `erl -noshell` runs them all with
+//! `erlang/bpspec_driver.erl` (compiled with `erlc`), which compiles the modules with the same
+//! compiler `erlc` uses (`compile:file/2`), loads them, plays the ops and prints observations in
+//! our format. One erl start-up per batch keeps hundreds of scenarios within seconds.
+
+use crate::observe::Observation;
+use crate::run;
+use crate::scenario::{Arg, Code, LOp, LStep, Loaded, Scenario, Spec, Val};
+use crate::target::{Factory, RefEngine, SpecOracle};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DRIVER: &str = include_str!("../erlang/bpspec_driver.erl");
+
+/// What to install when Erlang/OTP is missing.
+pub const INSTALL_HINT: &str =
+    "Erlang/OTP is needed for the differential tests: install it with `apt-get install erlang-nox` (Debian/Ubuntu; OTP 25 or later), or put erl and erlc on PATH";
+
+/// A ready Erlang installation: the compiled driver and the OTP release.
+pub struct Erl {
+    dir: PathBuf,
+    pub otp: u32,
+    batches: std::cell::Cell<u32>,
+}
+
+fn tool_ok(name: &str) -> bool {
+    Command::new(name)
+        .arg("-version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok()
+}
+
+impl Erl {
+    /// Find erl/erlc, compile the driver into a fresh directory, read the OTP release.
+    pub fn setup() -> Result<Erl, String> {
+        if !tool_ok("erl") || Command::new("erlc").output().is_err() {
+            return Err(INSTALL_HINT.to_string());
+        }
+        let dir = std::env::temp_dir().join(format!(
+            "bpspec-erl-{}-{}",
+            std::process::id(),
+            SETUP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let src = dir.join("bpspec_driver.erl");
+        std::fs::write(&src, DRIVER).map_err(|e| format!("{}: {e}", src.display()))?;
+        let out = Command::new("erlc")
+            .arg("-o")
+            .arg(&dir)
+            .arg(&src)
+            .output()
+            .map_err(|e| format!("erlc: {e}; {INSTALL_HINT}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "erlc failed on the driver: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let out = Command::new("erl")
+            .args([
+                "-noshell",
+                "-eval",
+                "io:format(\"~s~n\", [erlang:system_info(otp_release)]), halt().",
+            ])
+            .output()
+            .map_err(|e| format!("erl: {e}; {INSTALL_HINT}"))?;
+        let otp: u32 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .map_err(|_| format!("cannot read the OTP release from erl: {:?}", out))?;
+        Ok(Erl {
+            dir,
+            otp,
+            batches: std::cell::Cell::new(0),
+        })
+    }
+
+    /// Run scenarios on the node: per scenario, its observations or the driver's error text.
+    /// Scenarios must need at most [`Erl::otp`] and use only what the driver supports
+    /// (local + call_count; see [`driver_supports`]).
+    pub fn run_batch(
+        &self,
+        scs: &[&Loaded],
+    ) -> Result<Vec<Result<Vec<Observation>, String>>, String> {
+        let b = self.batches.get();
+        self.batches.set(b + 1);
+        let bdir = self.dir.join(format!("batch{b}"));
+        let _ = std::fs::remove_dir_all(&bdir);
+        std::fs::create_dir_all(&bdir).map_err(|e| format!("{}: {e}", bdir.display()))?;
+        let mut terms = String::new();
+        for (id, sc) in scs.iter().enumerate() {
+            let sdir = bdir.join(format!("s{id}"));
+            std::fs::create_dir_all(&sdir).map_err(|e| format!("{}: {e}", sdir.display()))?;
+            let mut mods = Vec::new();
+            for m in &sc.scenario.modules {
+                let path = sdir.join(format!("{}.erl", m.name));
+                std::fs::write(&path, module_source(sc, &m.name))
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                mods.push(format!("{{'{}', {}}}", m.name, erl_string(&path)));
+            }
+            let procs: Vec<String> = sc
+                .processes
+                .iter()
+                .zip(&sc.initial_flags)
+                .map(|(p, fl)| {
+                    let flags: Vec<String> = fl.get(&0).into_iter().flatten().cloned().collect();
+                    format!("{{'{p}', [{}]}}", flags.join(","))
+                })
+                .collect();
+            let ops: Vec<String> = sc.ops.iter().map(|o| op_term(sc, o)).collect();
+            writeln!(
+                terms,
+                "{{scenario, {id}, [{}], [{}], [\n  {}]}}.",
+                mods.join(", "),
+                procs.join(", "),
+                ops.join(",\n  ")
+            )
+            .expect("write to string");
+        }
+        let tf = bdir.join("batch.terms");
+        std::fs::write(&tf, terms).map_err(|e| format!("{}: {e}", tf.display()))?;
+        let out = Command::new("erl")
+            .arg("-noshell")
+            .arg("-pa")
+            .arg(&self.dir)
+            .arg("-run")
+            .arg("bpspec_driver")
+            .arg("main")
+            .arg(&tf)
+            .current_dir(&bdir) // a crash dump lands in the batch directory
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("erl: {e}; {INSTALL_HINT}"))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let mut res: Vec<Option<Result<Vec<Observation>, String>>> = vec![None; scs.len()];
+        let mut obs: BTreeMap<usize, Vec<Observation>> = BTreeMap::new();
+        let mut done = false;
+        for line in stdout.lines() {
+            let Some(rest) = line.strip_prefix("BPSPEC ") else {
+                continue;
+            };
+            let mut parts = rest.splitn(3, ' ');
+            let kind = parts.next().unwrap_or("");
+            let id: Option<usize> = parts.next().and_then(|s| s.parse().ok());
+            let text = parts.next().unwrap_or("");
+            match (kind, id) {
+                ("DONE", _) => done = true,
+                ("OBS", Some(id)) if id < scs.len() => {
+                    let o: Observation = serde_json::from_str(text)
+                        .map_err(|e| format!("driver printed a bad observation {text:?}: {e}"))?;
+                    obs.entry(id).or_default().push(o);
+                }
+                ("END", Some(id)) if id < scs.len() => {
+                    res[id] = Some(Ok(obs.remove(&id).unwrap_or_default()))
+                }
+                ("ERROR", Some(id)) if id < scs.len() => res[id] = Some(Err(text.to_string())),
+                _ => return Err(format!("driver printed an unexpected line: {line:?}")),
+            }
+        }
+        if !done {
+            return Err(format!(
+                "erl did not finish the batch (exit {:?}); stderr: {}; last output: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr),
+                stdout.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+            ));
+        }
+        if std::env::var_os("BPSPEC_KEEP_ERL").is_none() {
+            let _ = std::fs::remove_dir_all(&bdir);
+        }
+        Ok(res
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err("no result from the driver".into())))
+            .collect())
+    }
+}
+
+impl Drop for Erl {
+    fn drop(&mut self) {
+        if std::env::var_os("BPSPEC_KEEP_ERL").is_none() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+static SETUP_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn erl_string(p: &Path) -> String {
+    let s = p.display().to_string();
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The first feature `sc` uses that the Erlang driver does not run: meta trace (needs a meta
+/// tracer), call_memory (OTP 26), sessions (OTP 27), process flags other than `call` (their
+/// messages name the driver's own functions). Global trace, match specs with return_trace /
+/// exception_trace, call_time (counts; durations left out) and the other trace_info items run.
+pub fn driver_supports(sc: &Loaded) -> Option<String> {
+    use crate::scenario::Feature;
+    sc.features
+        .keys()
+        .find(|f| match f {
+            Feature::GlobalTrace | Feature::MatchSpec | Feature::CallTime => false,
+            Feature::InfoItem(i) => !matches!(
+                i.as_str(),
+                "match_spec" | "meta" | "meta_match_spec" | "call_time" | "all"
+            ),
+            _ => true,
+        })
+        .map(|f| format!("{f}"))
+}
+
+/// The Erlang source of module `m` of the scenario: every declared function (the compiler
+/// drops the unreachable local ones, as it would for a real module).
+pub fn module_source(sc: &Loaded, m: &str) -> String {
+    let mut s = format!(
+        "%% generated by bpspec from scenario {:?}\n-module('{m}').\n-compile([nowarn_unused_function, nowarn_unused_vars, nowarn_shadow_vars]).\n",
+        sc.scenario.name
+    );
+    let exports: Vec<String> = sc
+        .declared
+        .iter()
+        .filter(|(f, c)| f.module == m && c.exported)
+        .map(|(f, _)| format!("'{}'/{}", f.name, f.arity))
+        .collect();
+    writeln!(s, "-export([{}]).", exports.join(", ")).expect("string");
+    for (f, c) in sc.declared.iter().filter(|(f, _)| f.module == m) {
+        let params: Vec<String> = (1..=c.arity).map(|i| format!("A{i}")).collect();
+        if let Some(base) = &c.base {
+            let mut bp = params.clone();
+            bp[0] = "0".into();
+            writeln!(
+                s,
+                "'{}'({}) ->\n    {};",
+                f.name,
+                bp.join(", "),
+                body(sc, m, c, base)
+            )
+            .expect("string");
+        }
+        writeln!(
+            s,
+            "'{}'({}) ->\n    {}.",
+            f.name,
+            params.join(", "),
+            body(sc, m, c, &c.body)
+        )
+        .expect("string");
+    }
+    s
+}
+
+fn arg(a: &Arg) -> String {
+    match a {
+        Arg::Lit(i) => format!("({i})"),
+        Arg::N(0) => "A1".into(),
+        Arg::N(k) => format!("(A1 + ({k}))"),
+    }
+}
+
+fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
+    let call = |f: usize, remote: bool, args: &[Arg]| {
+        let (mfa, _) = &sc.declared[f];
+        let a: Vec<String> = args.iter().map(arg).collect();
+        if remote {
+            format!("'{}':'{}'({})", mfa.module, mfa.name, a.join(", "))
+        } else {
+            debug_assert_eq!(mfa.module, m);
+            format!("'{}'({})", mfa.name, a.join(", "))
+        }
+    };
+    let mut exprs = Vec::new();
+    let mut terminal = false;
+    for st in steps {
+        match st {
+            LStep::Call {
+                f,
+                remote,
+                args,
+                times,
+            } => {
+                for _ in 0..*times {
+                    exprs.push(format!("_ = {}", call(*f, *remote, args)));
+                }
+            }
+            LStep::TailCall { f, remote, args } => {
+                exprs.push(call(*f, *remote, args));
+                terminal = true;
+            }
+            LStep::Return(v) => {
+                exprs.push(val(v));
+                terminal = true;
+            }
+            LStep::Raise(r) => {
+                exprs.push(format!("erlang:error('{r}')"));
+                terminal = true;
+            }
+            // Observable only through call_memory / call_time, which the driver does not run yet.
+            LStep::Allocate(_) | LStep::Advance(_) => {}
+        }
+    }
+    if !terminal {
+        exprs.push("ok".into());
+    }
+    exprs.join(",\n    ")
+}
+
+fn val(v: &Val) -> String {
+    match v {
+        Val::Atom(a) => format!("'{a}'"),
+        Val::Int(i) => format!("({i})"),
+    }
+}
+
+fn op_term(sc: &Loaded, op: &LOp) -> String {
+    let atom_or_wild =
+        |o: &Option<String>| o.as_ref().map_or("'_'".to_string(), |s| format!("'{s}'"));
+    match op {
+        LOp::TracePattern {
+            pattern,
+            spec,
+            flags,
+            ..
+        } => {
+            let mfas: Vec<String> = match &pattern.module {
+                Some(m) => vec![format!(
+                    "{{'{m}', {}, {}}}",
+                    atom_or_wild(&pattern.name),
+                    pattern.arity.map_or("'_'".into(), |a| a.to_string())
+                )],
+                // Our function universe is the scenario's modules (docs/deviations.md).
+                None if sc.scenario.modules.is_empty() => {
+                    vec!["{bpspec_no_such_module, '_', '_'}".into()]
+                }
+                None => sc
+                    .scenario
+                    .modules
+                    .iter()
+                    .map(|m| format!("{{'{}', '_', '_'}}", m.name))
+                    .collect(),
+            };
+            let spec: String = match spec {
+                Spec::True => "true".into(),
+                Spec::False => "false".into(),
+                Spec::Pause => "pause".into(),
+                Spec::Restart => "restart".into(),
+                Spec::MatchSpec(acts) => {
+                    let a: Vec<String> = acts.iter().map(|a| format!("{{{a}}}")).collect();
+                    format!("[{{'_', [], [{}]}}]", a.join(", "))
+                }
+            };
+            let mut fl = Vec::new();
+            for (on, name) in [
+                (flags.local, "local"),
+                (flags.global, "global"),
+                (flags.meta, "meta"),
+                (flags.call_count, "call_count"),
+                (flags.call_time, "call_time"),
+                (flags.call_memory, "call_memory"),
+            ] {
+                if on {
+                    fl.push(name);
+                }
+            }
+            format!(
+                "{{trace_pattern, [{}], {spec}, [{}]}}",
+                mfas.join(", "),
+                fl.join(", ")
+            )
+        }
+        LOp::Call {
+            process,
+            f,
+            args,
+            times,
+        } => {
+            let mfa = &sc.funcs[*f];
+            let a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            format!(
+                "{{call, '{}', '{}', '{}', [{}], {times}}}",
+                sc.processes[*process],
+                mfa.module,
+                mfa.name,
+                a.join(", ")
+            )
+        }
+        LOp::TraceInfo { mfa, item, .. } => {
+            format!(
+                "{{trace_info, {{'{}', '{}', {}}}, {item}}}",
+                mfa.module, mfa.name, mfa.arity
+            )
+        }
+        LOp::TraceFlags {
+            process, on, flags, ..
+        } => {
+            format!(
+                "{{trace_flags, '{}', {on}, [{}]}}",
+                sc.processes[*process],
+                flags.join(", ")
+            )
+        }
+        LOp::ScheduleOut(_) | LOp::ScheduleIn(_) => "nop".into(),
+        LOp::SessionCreate(_) | LOp::SessionDestroy(_) => {
+            unreachable!("refused by driver_supports")
+        }
+    }
+}
+
+/// The verdict of one scenario in a differential run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Engine, sequential oracle and ERTS agree (and match `expect`, if given).
+    Agree,
+    /// Something differs; the text says what, with a diff.
+    Differ(String),
+    /// Marked `known_deviation` and still differs from ERTS in the documented way.
+    KnownDeviation,
+    /// Marked `known_deviation` but now agrees: the marker is stale.
+    StaleDeviation,
+    /// Needs a newer OTP than the installed one.
+    SkippedOtp(u32),
+    /// Uses a feature our engine or the driver does not implement yet.
+    SkippedFeature(String),
+    /// bpspec lacks the feature, but ERTS ran the scenario and agrees with its `expect` (so the
+    /// expectation is ready for when the engine has the feature).
+    ErtsOnly(String),
+    /// The scenario is bad (does not terminate) or the driver failed on it.
+    Error(String),
+}
+
+/// Summary counts of a differential run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub agree: usize,
+    pub differ: usize,
+    pub known_deviation: usize,
+    pub stale_deviation: usize,
+    pub skipped_otp: usize,
+    pub skipped_feature: usize,
+    pub erts_only: usize,
+    pub error: usize,
+}
+
+impl Summary {
+    pub fn of(vs: &[Verdict]) -> Summary {
+        let mut s = Summary::default();
+        for v in vs {
+            match v {
+                Verdict::Agree => s.agree += 1,
+                Verdict::Differ(_) => s.differ += 1,
+                Verdict::KnownDeviation => s.known_deviation += 1,
+                Verdict::StaleDeviation => s.stale_deviation += 1,
+                Verdict::SkippedOtp(_) => s.skipped_otp += 1,
+                Verdict::SkippedFeature(_) => s.skipped_feature += 1,
+                Verdict::ErtsOnly(_) => s.erts_only += 1,
+                Verdict::Error(_) => s.error += 1,
+            }
+        }
+        s
+    }
+    pub fn ok(&self) -> bool {
+        self.differ == 0 && self.stale_deviation == 0 && self.error == 0
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} agree, {} differ, {} known deviations, {} stale deviation markers, {} skipped (need a newer OTP), {} skipped (feature not implemented yet), {} checked on ERTS only (feature not in bpspec yet), {} errors",
+            self.agree, self.differ, self.known_deviation, self.stale_deviation, self.skipped_otp, self.skipped_feature, self.erts_only, self.error
+        )
+    }
+}
+
+/// Run `sc` on `ours` and on the sequential oracle; both must agree (else `Differ`).
+/// (`with_oracle` false: `ours` alone.)
+pub fn run_ours(
+    sc: &Loaded,
+    ours: Factory,
+    with_oracle: bool,
+) -> Result<Vec<Observation>, Verdict> {
+    let mut eng = ours(sc.funcs.clone());
+    let mut orc = SpecOracle::boxed(sc.funcs.clone());
+    let a = match run::run(sc, eng.as_mut()) {
+        Ok(a) => a,
+        Err(run::RunError::Unsupported { feature, .. }) => {
+            return Err(Verdict::SkippedFeature(feature.to_string()))
+        }
+        Err(e) => return Err(Verdict::Error(e.to_string())),
+    };
+    if !with_oracle {
+        return Ok(a);
+    }
+    let b = run::run(sc, orc.as_mut()).map_err(|e| Verdict::Error(e.to_string()))?;
+    if let Some(d) = crate::observe::diff(&a, &b) {
+        return Err(Verdict::Differ(format!(
+            "{}: {} (-) and sequential oracle (+) differ:\n{d}",
+            sc.scenario.name,
+            eng.name()
+        )));
+    }
+    Ok(a)
+}
+
+/// Differential run of many scenarios on our engine, with one erl start-up.
+pub fn differential(erl: &Erl, scs: &[Loaded]) -> Result<Vec<Verdict>, String> {
+    differential_of(erl, scs, &RefEngine::boxed, true)
+}
+
+/// Differential run of many scenarios on the engine `engine` builds (and, `with_oracle`, the
+/// sequential oracle, which must agree with it) against ERTS, with one erl start-up.
+pub fn differential_of(
+    erl: &Erl,
+    scs: &[Loaded],
+    engine: Factory,
+    with_oracle: bool,
+) -> Result<Vec<Verdict>, String> {
+    let mut verdicts: Vec<Option<Verdict>> = vec![None; scs.len()];
+    // None: bpspec lacks a feature, so ERTS is checked against `expect` alone.
+    let mut ours: Vec<Option<Vec<Observation>>> = vec![None; scs.len()];
+    let mut batch = Vec::new();
+    for (i, sc) in scs.iter().enumerate() {
+        if sc.requires_otp() > erl.otp {
+            verdicts[i] = Some(Verdict::SkippedOtp(sc.requires_otp()));
+            continue;
+        }
+        if let Some(f) = driver_supports(sc) {
+            verdicts[i] = Some(Verdict::SkippedFeature(f));
+            continue;
+        }
+        match run_ours(sc, engine, with_oracle) {
+            Ok(o) => ours[i] = Some(o),
+            Err(Verdict::SkippedFeature(f)) if sc.scenario.expect.is_some() => {
+                verdicts[i] = Some(Verdict::ErtsOnly(f))
+            }
+            Err(v) => {
+                verdicts[i] = Some(v);
+                continue;
+            }
+        }
+        batch.push(i);
+    }
+    let refs: Vec<&Loaded> = batch.iter().map(|&i| &scs[i]).collect();
+    let results = if refs.is_empty() {
+        Vec::new()
+    } else {
+        erl.run_batch(&refs)?
+    };
+    for (&i, r) in batch.iter().zip(results) {
+        let sc = &scs[i];
+        verdicts[i] = Some(match r {
+            Err(e) => Verdict::Error(format!(
+                "{}: the Erlang driver failed: {e}",
+                sc.scenario.name
+            )),
+            Ok(theirs) if ours[i].is_none() => {
+                let exp = sc
+                    .scenario
+                    .expect
+                    .as_ref()
+                    .expect("only scenarios with expect");
+                match crate::observe::diff(exp, &theirs) {
+                    None => verdicts[i].take().expect("ErtsOnly set above"),
+                    Some(d) => Verdict::Differ(format!(
+                        "{}: expect (-) and ERTS (+) differ:\n{d}",
+                        sc.scenario.name
+                    )),
+                }
+            }
+            Ok(theirs) => {
+                let ours = ours[i].as_ref().expect("ran on bpspec");
+                let mut problems = String::new();
+                if let Some(d) = crate::observe::diff(&theirs, ours) {
+                    problems += &format!("ERTS (-) and bpspec (+) differ:\n{d}");
+                }
+                let erts_agrees = problems.is_empty();
+                if let Some(exp) = &sc.scenario.expect {
+                    if let Some(d) = crate::observe::diff(exp, &theirs) {
+                        problems += &format!("expect (-) and ERTS (+) differ:\n{d}");
+                    }
+                }
+                match (
+                    &sc.scenario.known_deviation,
+                    erts_agrees,
+                    problems.is_empty(),
+                ) {
+                    (None, _, true) => Verdict::Agree,
+                    (None, _, false) => {
+                        Verdict::Differ(format!("{}: {problems}", sc.scenario.name))
+                    }
+                    (Some(_), true, _) => Verdict::StaleDeviation,
+                    // With a known deviation, `expect` records what ERTS does.
+                    (Some(_), false, _) => match &sc.scenario.expect {
+                        Some(exp) if exp != &theirs => {
+                            Verdict::Differ(format!("{}: {problems}", sc.scenario.name))
+                        }
+                        _ => Verdict::KnownDeviation,
+                    },
+                }
+            }
+        });
+    }
+    Ok(verdicts
+        .into_iter()
+        .map(|v| v.expect("every scenario judged"))
+        .collect())
+}
+
+/// Greedy minimization of a scenario on which ERTS and bpspec disagree: repeatedly drop one op,
+/// one body step or one process flag while the disagreement stays, trying all candidates of a
+/// round in one erl batch. At most `rounds` rounds.
+pub fn minimize(erl: &Erl, sc: &Scenario, rounds: usize, ours: Factory) -> Scenario {
+    let still_differs = |cands: &[Scenario]| -> Option<usize> {
+        let loaded: Vec<(usize, Loaded)> = cands
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                crate::scenario::load("candidate", &serde_json::to_string(c).ok()?)
+                    .ok()
+                    .map(|l| (i, l))
+            })
+            .collect();
+        let ls: Vec<Loaded> = loaded.iter().map(|(_, l)| l.clone()).collect();
+        let vs = differential_of(erl, &ls, ours, false).ok()?;
+        vs.iter()
+            .position(|v| matches!(v, Verdict::Differ(_)))
+            .map(|p| loaded[p].0)
+    };
+    let mut cur = sc.clone();
+    for _ in 0..rounds {
+        let mut cands = Vec::new();
+        // Big cuts first (aligned chunks of ops, halving), then single ops, steps and flags.
+        let mut k = cur.ops.len() / 2;
+        while k >= 2 {
+            for start in (0..cur.ops.len()).step_by(k) {
+                let mut c = cur.clone();
+                c.ops.drain(start..(start + k).min(c.ops.len()));
+                c.expect = None;
+                cands.push(c);
+            }
+            k /= 2;
+        }
+        for i in 0..cur.ops.len() {
+            let mut c = cur.clone();
+            c.ops.remove(i);
+            c.expect = None;
+            cands.push(c);
+        }
+        for mi in 0..cur.modules.len() {
+            for fi in 0..cur.modules[mi].functions.len() {
+                for si in 0..cur.modules[mi].functions[fi].body.len() {
+                    let mut c = cur.clone();
+                    c.modules[mi].functions[fi].body.remove(si);
+                    cands.push(c);
+                }
+            }
+        }
+        for pi in 0..cur.processes.len() {
+            if !cur.processes[pi].trace.is_empty() {
+                let mut c = cur.clone();
+                c.processes[pi].trace.clear();
+                cands.push(c);
+            }
+        }
+        match still_differs(&cands) {
+            Some(i) => cur = cands.swap_remove(i),
+            None => break,
+        }
+    }
+    cur
+}

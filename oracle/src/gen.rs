@@ -1,0 +1,331 @@
+//! Random scenarios (proptest strategies). Everything generated is valid by construction: the
+//! generator draws small numbers and a builder maps them onto a well-formed scenario (calls only
+//! go to functions declared earlier, self-recursion only counts `n` down to a `base` clause), so
+//! shrinking the numbers shrinks the scenario and every scenario terminates.
+
+use crate::scenario::{
+    CallOp, Function, Module, Op, ProcessDecl, Scenario, Step, TraceFlagsOp, TraceInfoOp,
+    TracePatternOp,
+};
+use proptest::prelude::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What the generator may produce.
+#[derive(Clone, Copy, Debug)]
+pub struct GenConfig {
+    /// Also `pause`/`restart` together with `local` (where bpspec knowingly differs from
+    /// ERTS 25: docs/deviations.md). Off for differential runs, on for engine-vs-oracle runs.
+    pub known_deviations: bool,
+    pub max_ops: usize,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        GenConfig {
+            known_deviations: false,
+            max_ops: 32,
+        }
+    }
+}
+
+/// Raw draws for one function.
+#[derive(Clone, Debug)]
+struct FDraw {
+    arity: u32,
+    exported: bool,
+    base: bool,
+    /// (kind, target, arg, times)
+    steps: Vec<(u8, u8, u8, u8)>,
+}
+
+fn fdraw() -> impl Strategy<Value = FDraw> {
+    (
+        0u32..3,
+        any::<bool>(),
+        any::<bool>(),
+        proptest::collection::vec((0u8..6, any::<u8>(), any::<u8>(), 0u8..4), 0..3),
+    )
+        .prop_map(|(arity, exported, base, steps)| FDraw {
+            arity,
+            exported,
+            base,
+            steps,
+        })
+}
+
+/// Raw draws for one op, ordered simplest to most complex (proptest shrinks toward the first).
+#[derive(Clone, Debug)]
+enum ODraw {
+    Call {
+        p: u8,
+        f: u8,
+        args: [u8; 3],
+        times: u8,
+    },
+    Info {
+        f: u8,
+        count: bool,
+    },
+    Flags {
+        p: u8,
+        on: bool,
+    },
+    Pattern {
+        target: u8,
+        f: u8,
+        spec: u8,
+        flags: u8,
+    },
+}
+
+fn odraw() -> impl Strategy<Value = ODraw> {
+    prop_oneof![
+        4 => (any::<u8>(), any::<u8>(), any::<[u8; 3]>(), 0u8..8).prop_map(|(p, f, args, times)| ODraw::Call { p, f, args, times }),
+        2 => (any::<u8>(), any::<bool>()).prop_map(|(f, count)| ODraw::Info { f, count }),
+        1 => (any::<u8>(), any::<bool>()).prop_map(|(p, on)| ODraw::Flags { p, on }),
+        3 => (0u8..10, any::<u8>(), 0u8..5, 0u8..4).prop_map(|(target, f, spec, flags)| ODraw::Pattern { target, f, spec, flags }),
+    ]
+}
+
+/// A random valid scenario.
+pub fn scenario(cfg: GenConfig) -> impl Strategy<Value = Scenario> {
+    (
+        proptest::collection::vec(proptest::collection::vec(fdraw(), 1..4), 1..3),
+        proptest::collection::vec(any::<bool>(), 1..3),
+        proptest::collection::vec(odraw(), 1..cfg.max_ops.max(2)),
+    )
+        .prop_map(move |(mods, procs, ops)| build(cfg, mods, procs, ops))
+}
+
+fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw>) -> Scenario {
+    // Declared functions: (module, name, arity, exported), in order.
+    let mut decl: Vec<(String, String, u32, bool)> = Vec::new();
+    let mut modules = Vec::new();
+    for (mi, fs) in mods.iter().enumerate() {
+        let mname = format!("bpm{mi}");
+        let mut functions = Vec::new();
+        for (fi, d) in fs.iter().enumerate() {
+            let g = decl.len();
+            let name = format!("f{fi}");
+            // The first function of every module is exported, so there is something to call.
+            let exported = d.exported || fi == 0;
+            let mut body = Vec::new();
+            let mut terminal = false;
+            for &(kind, target, arg, times) in &d.steps {
+                if terminal {
+                    break;
+                }
+                match kind {
+                    0..=2 if g > 0 => {
+                        let (cm, cn, ca, cexp) = decl[target as usize % g].clone();
+                        let local = cm == mname;
+                        let remote = !local || (cexp && arg % 2 == 1);
+                        if remote && !cexp {
+                            continue;
+                        }
+                        let call = if remote {
+                            format!("{cm}:{cn}/{ca}")
+                        } else {
+                            format!("{cn}/{ca}")
+                        };
+                        let args = (0..ca)
+                            .map(|i| {
+                                if d.arity > 0 && (arg as u32 + i) % 3 == 0 {
+                                    Value::from("n")
+                                } else {
+                                    Value::from(((arg as u32 + i) % 3) as i64)
+                                }
+                            })
+                            .collect();
+                        let tail = kind == 2;
+                        body.push(Step {
+                            call: (!tail).then(|| call.clone()),
+                            tail_call: tail.then_some(call),
+                            args,
+                            times: (!tail && times == 3).then_some(2),
+                            ..Step::default()
+                        });
+                        terminal = tail;
+                    }
+                    3 => {
+                        body.push(Step {
+                            r#return: Some(Value::from(if arg % 2 == 0 {
+                                "r".to_string()
+                            } else {
+                                format!("v{}", arg % 4)
+                            })),
+                            ..Step::default()
+                        });
+                        terminal = true;
+                    }
+                    4 => {
+                        body.push(Step {
+                            raise: Some(format!("e{}", arg % 3)),
+                            ..Step::default()
+                        });
+                        terminal = true;
+                    }
+                    _ => body.push(Step {
+                        allocate: Some(arg as u64 % 8),
+                        ..Step::default()
+                    }),
+                }
+            }
+            let base = d.base && d.arity > 0;
+            if base && !terminal {
+                // Count n down to the base clause.
+                let mut args = vec![Value::from("n-1")];
+                args.extend((1..d.arity).map(|_| Value::from(0)));
+                body.push(Step {
+                    tail_call: Some(format!("{name}/{}", d.arity)),
+                    args,
+                    ..Step::default()
+                });
+            }
+            functions.push(Function {
+                name: name.clone(),
+                arity: d.arity,
+                exported,
+                base: base.then(|| {
+                    vec![Step {
+                        r#return: Some(Value::from("base")),
+                        ..Step::default()
+                    }]
+                }),
+                body,
+            });
+            decl.push((mname.clone(), name, d.arity, exported));
+        }
+        modules.push(Module {
+            name: mname,
+            functions,
+        });
+    }
+    let processes: Vec<ProcessDecl> = procs
+        .iter()
+        .enumerate()
+        .map(|(i, traced)| ProcessDecl {
+            name: format!("p{}", i + 1),
+            trace: if *traced {
+                BTreeMap::from([("legacy".to_string(), vec!["call".to_string()])])
+            } else {
+                BTreeMap::new()
+            },
+        })
+        .collect();
+    let exported: Vec<&(String, String, u32, bool)> = decl.iter().filter(|d| d.3).collect();
+    let nmods = modules.len();
+    let ops = ops
+        .into_iter()
+        .map(|o| match o {
+            ODraw::Call { p, f, args, times } => {
+                let (m, n, a, _) = exported[f as usize % exported.len()];
+                Op::Call(CallOp {
+                    process: format!("p{}", p as usize % processes.len() + 1),
+                    mfa: format!("{m}:{n}/{a}"),
+                    args: (0..*a as usize).map(|i| (args[i] % 4) as i64).collect(),
+                    times: (times >= 6).then(|| times as u32 - 4),
+                })
+            }
+            ODraw::Info { f, count } => {
+                // Mostly exported functions (the ones calls reach), sometimes anything else.
+                let mfa = match f % 16 {
+                    0..=11 => {
+                        let (m, n, a, _) = exported[(f / 16) as usize % exported.len()];
+                        format!("{m}:{n}/{a}")
+                    }
+                    12 | 13 => {
+                        let d = &decl[(f / 16) as usize % decl.len()];
+                        format!("{}:{}/{}", d.0, d.1, d.2)
+                    }
+                    14 => "bpm0:module_info/1".to_string(),
+                    _ => "bpm0:missing/0".to_string(),
+                };
+                Op::TraceInfo(TraceInfoOp {
+                    session: "legacy".into(),
+                    mfa,
+                    item: if count { "call_count" } else { "traced" }.into(),
+                })
+            }
+            ODraw::Flags { p, on } => Op::TraceFlags(TraceFlagsOp {
+                process: format!("p{}", p as usize % processes.len() + 1),
+                session: "legacy".into(),
+                on,
+                flags: vec!["call".into()],
+            }),
+            ODraw::Pattern {
+                target,
+                f,
+                spec,
+                flags,
+            } => {
+                let d = &decl[f as usize % decl.len()];
+                let pattern = match target {
+                    0..=2 => format!("{}:{}/{}", d.0, d.1, d.2),
+                    3 => format!("{}:{}/_", d.0, d.1),
+                    4..=6 => format!("bpm{}:_/_", f as usize % nmods),
+                    7 | 8 => "_:_/_".to_string(),
+                    _ => "nomod:_/_".to_string(),
+                };
+                let spec_v = match spec {
+                    0 | 1 => Value::Bool(true),
+                    2 => Value::Bool(false),
+                    3 => Value::from("pause"),
+                    _ => Value::from("restart"),
+                };
+                let mut fl = match flags {
+                    0 => vec!["local"],
+                    1 => vec!["call_count"],
+                    _ => vec!["local", "call_count"],
+                };
+                if flags == 3 && spec == 2 {
+                    fl = vec!["call_count"];
+                }
+                if spec >= 3 && !cfg.known_deviations {
+                    fl = vec!["call_count"];
+                }
+                Op::TracePattern(TracePatternOp {
+                    session: "legacy".into(),
+                    pattern,
+                    spec: spec_v,
+                    flags: fl.into_iter().map(String::from).collect(),
+                })
+            }
+        })
+        .collect();
+    Scenario {
+        name: "generated".into(),
+        description: String::new(),
+        requires_otp: None,
+        known_deviation: None,
+        modules,
+        sessions: Vec::new(),
+        processes,
+        ops,
+        expect: None,
+    }
+}
+
+/// `n` scenarios from a fixed seed (deterministic across runs), for batch differential runs.
+pub fn sample(cfg: GenConfig, n: usize, seed: u64) -> Vec<Scenario> {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
+    );
+    let strat = scenario(cfg);
+    (0..n)
+        .map(|i| {
+            let mut s = strat
+                .new_tree(&mut runner)
+                .expect("strategy never rejects")
+                .current();
+            s.name = format!("generated seed {seed} #{i}");
+            s
+        })
+        .collect()
+}

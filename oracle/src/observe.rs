@@ -1,0 +1,118 @@
+//! Observations: what a scenario run prints, one JSON object per line, in order, each tagged
+//! with the index of the op that produced it. The same format comes out of our engine, the
+//! sequential oracle and the Erlang driver, so they compare line by line.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Observation {
+    /// Index into the scenario's `ops`.
+    pub op: usize,
+    #[serde(flatten)]
+    pub what: What,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum What {
+    /// `trace_pattern`'s result: the number of matched functions, or `"badarg"`.
+    TracePattern(Value),
+    /// A trace message received by the session's tracer.
+    Trace(TraceMsg),
+    /// A call op returned (the value of its last call, with `times`).
+    Return(Value),
+    /// A call op raised (`error:Reason`); the reason.
+    Raise(String),
+    /// `trace_info`'s `{Item, Value}`.
+    TraceInfo(InfoObs),
+    /// `erlang:trace/3`'s result: the number of processes changed.
+    TraceFlags(u64),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceMsg {
+    pub session: String,
+    pub process: String,
+    /// `call` (later: `return_from`, `return_to`, `exception_from`).
+    pub event: String,
+    pub mfa: String,
+    pub args: Vec<i64>,
+    /// `return_from`: the value returned; `exception_from`: `"error:Reason"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InfoObs {
+    pub item: String,
+    /// `"undefined"`, `false`, `"local"`, `"global"`, an integer (call_count), `[]` or
+    /// `{"actions": [...]}` (match_spec), `[{"process", "count"}]` sorted by process
+    /// (call_time, durations left out), `[[Item, Value], ...]` (all).
+    pub value: Value,
+}
+
+impl Observation {
+    /// One line of the output format.
+    pub fn line(&self) -> String {
+        serde_json::to_string(self).expect("observations serialize")
+    }
+}
+
+/// Print observations, one per line.
+pub fn render(obs: &[Observation]) -> String {
+    obs.iter().map(|o| o.line() + "\n").collect()
+}
+
+/// A line diff (longest common subsequence) of expected vs observed; `None` if equal.
+/// Lines are prefixed `  ` (both), `- ` (expected only) or `+ ` (observed only).
+pub fn diff(expected: &[Observation], observed: &[Observation]) -> Option<String> {
+    if expected == observed {
+        return None;
+    }
+    let a: Vec<String> = expected.iter().map(Observation::line).collect();
+    let b: Vec<String> = observed.iter().map(Observation::line).collect();
+    Some(diff_lines(&a, &b))
+}
+
+pub fn diff_lines(a: &[String], b: &[String]) -> String {
+    let (n, m) = (a.len(), b.len());
+    // lcs[i][j] = LCS length of a[i..] and b[j..]. Scenarios are small; cap the table.
+    if n.saturating_mul(m) > 4_000_000 {
+        let mut s = String::new();
+        for l in a {
+            s += &format!("- {l}\n");
+        }
+        for l in b {
+            s += &format!("+ {l}\n");
+        }
+        return s;
+    }
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut s) = (0, 0, String::new());
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            s += &format!("  {}\n", a[i]);
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            s += &format!("+ {}\n", b[j]);
+            j += 1;
+        } else {
+            s += &format!("- {}\n", a[i]);
+            i += 1;
+        }
+    }
+    s
+}

@@ -1,0 +1,1114 @@
+//! The scenario format (docs/scenario.md, docs/scenario.schema.json): the raw serde types, and
+//! [`load`], which parses and validates a file into a [`Loaded`] scenario whose names are
+//! resolved to indices. Every error names the file and either the line and column (JSON syntax
+//! and types) or the JSON path (contradictions), and maps to exit code 2.
+
+use bpspec_reference::{Mfa, Pattern};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// The legacy session (id 0), which always exists.
+pub const LEGACY: &str = "legacy";
+/// Limits that keep every scenario small and every run finite.
+pub const MAX_MODULES: usize = 16;
+pub const MAX_FUNCTIONS: usize = 64;
+pub const MAX_STEPS: usize = 64;
+pub const MAX_TIMES: u32 = 10_000;
+pub const MAX_OPS: usize = 10_000;
+pub const MAX_PROCESSES: usize = 16;
+/// Sessions besides the legacy one (the engine's session ids are bits of a u64).
+pub const MAX_SESSIONS: usize = 31;
+pub const MAX_ARITY: u32 = 8;
+
+// ---------------------------------------------------------------------------------------------
+// Raw format (what serde reads and writes).
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The lowest OTP release that has every feature used (defaults to what the features need).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_otp: Option<u32>,
+    /// Set when bpspec knowingly differs from ERTS on this scenario; names the section of
+    /// docs/deviations.md. The differential run then requires the two to *differ*.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_deviation: Option<String>,
+    pub modules: Vec<Module>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessDecl>,
+    pub ops: Vec<Op>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Vec<crate::observe::Observation>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Module {
+    pub name: String,
+    pub functions: Vec<Function>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Function {
+    pub name: String,
+    #[serde(default)]
+    pub arity: u32,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exported: bool,
+    /// Runs when the first argument is 0 (only with arity >= 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Vec<Step>>,
+    /// Runs otherwise (always, without `base`).
+    #[serde(default)]
+    pub body: Vec<Step>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One step of a body: exactly one of the kind keys (`call`, `tail_call`, `return`, `raise`,
+/// `allocate`, `advance`), plus `args`/`times` for calls.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_call: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#return: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raise: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocate: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advance: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessDecl {
+    pub name: String,
+    /// Per session, the process trace flags set at the start (e.g. `{"legacy": ["call"]}`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub trace: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Op {
+    TracePattern(TracePatternOp),
+    Call(CallOp),
+    TraceInfo(TraceInfoOp),
+    TraceFlags(TraceFlagsOp),
+    ScheduleOut(String),
+    ScheduleIn(String),
+    SessionCreate(String),
+    SessionDestroy(String),
+}
+
+fn legacy() -> String {
+    LEGACY.to_string()
+}
+fn is_legacy(s: &str) -> bool {
+    s == LEGACY
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TracePatternOp {
+    #[serde(default = "legacy", skip_serializing_if = "is_legacy")]
+    pub session: String,
+    /// `M:F/A` with `_` wildcards (or `{M,F,A}`).
+    pub pattern: String,
+    /// `true`, `false`, `"pause"`, `"restart"`, or a match spec `{"actions": [...]}`.
+    pub spec: serde_json::Value,
+    pub flags: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallOp {
+    pub process: String,
+    pub mfa: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceInfoOp {
+    #[serde(default = "legacy", skip_serializing_if = "is_legacy")]
+    pub session: String,
+    pub mfa: String,
+    pub item: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceFlagsOp {
+    pub process: String,
+    #[serde(default = "legacy", skip_serializing_if = "is_legacy")]
+    pub session: String,
+    pub on: bool,
+    pub flags: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Features beyond the baseline (local + call_count), with the OTP release that has them.
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Feature {
+    GlobalTrace,
+    MetaTrace,
+    CallTime,
+    CallMemory,
+    MatchSpec,
+    Sessions,
+    InfoItem(String),
+    ProcessFlag(String),
+}
+
+impl Feature {
+    /// The first OTP release with this feature.
+    pub fn otp(&self) -> u32 {
+        match self {
+            Feature::CallMemory => 26,
+            Feature::InfoItem(i) if i == "call_memory" => 26,
+            Feature::Sessions => 27,
+            _ => 25,
+        }
+    }
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Feature::GlobalTrace => write!(f, "global call trace (flag global or no flags)"),
+            Feature::MetaTrace => write!(f, "meta trace"),
+            Feature::CallTime => write!(f, "call_time"),
+            Feature::CallMemory => write!(f, "call_memory"),
+            Feature::MatchSpec => write!(f, "match specs (return_trace, exception_trace)"),
+            Feature::Sessions => write!(f, "trace sessions (session_create/destroy)"),
+            Feature::InfoItem(i) => write!(f, "trace_info item {i}"),
+            Feature::ProcessFlag(p) => write!(f, "process trace flag {p}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loaded (validated, resolved) form.
+
+/// A value a function returns: an atom or an integer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Val {
+    Atom(String),
+    Int(i64),
+}
+
+impl Val {
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Val::Atom(a) => serde_json::Value::String(a.clone()),
+            Val::Int(i) => serde_json::Value::from(*i),
+        }
+    }
+}
+
+/// An argument: a literal, or `n` plus an offset (`"n"`, `"n-1"`, `"n+2"`), where `n` is the
+/// calling function's first argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    Lit(i64),
+    N(i64),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LStep {
+    Call {
+        f: usize,
+        remote: bool,
+        args: Vec<Arg>,
+        times: u32,
+    },
+    TailCall {
+        f: usize,
+        remote: bool,
+        args: Vec<Arg>,
+    },
+    Return(Val),
+    Raise(String),
+    Allocate(u64),
+    Advance(u64),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Code {
+    pub arity: u32,
+    pub exported: bool,
+    pub base: Option<Vec<LStep>>,
+    pub body: Vec<LStep>,
+}
+
+/// What `trace_pattern`'s second argument says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Spec {
+    True,
+    False,
+    Pause,
+    Restart,
+    /// `[{'_', [], Actions}]`.
+    MatchSpec(Vec<String>),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PatternFlags {
+    pub local: bool,
+    pub global: bool,
+    pub meta: bool,
+    pub call_count: bool,
+    pub call_time: bool,
+    pub call_memory: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LOp {
+    TracePattern {
+        session: u32,
+        pattern: Pattern,
+        spec: Spec,
+        flags: PatternFlags,
+    },
+    Call {
+        process: usize,
+        f: usize,
+        args: Vec<i64>,
+        times: u32,
+    },
+    TraceInfo {
+        session: u32,
+        mfa: Mfa,
+        item: String,
+    },
+    TraceFlags {
+        process: usize,
+        session: u32,
+        on: bool,
+        flags: Vec<String>,
+    },
+    ScheduleOut(usize),
+    ScheduleIn(usize),
+    SessionCreate(u32),
+    SessionDestroy(u32),
+}
+
+/// A validated scenario: the loaded functions (the ones the compiler keeps: exported or reachable
+/// from an exported one, plus `module_info/0,1` in every module), bodies, sessions, processes.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub source: String,
+    pub scenario: Scenario,
+    pub funcs: Vec<Mfa>,
+    pub code: Vec<Code>,
+    /// Session names; index = session id (0 = legacy).
+    pub sessions: Vec<String>,
+    pub processes: Vec<String>,
+    /// Initial process trace flags: per process, per session id, the flags.
+    pub initial_flags: Vec<BTreeMap<u32, Vec<String>>>,
+    pub ops: Vec<LOp>,
+    /// Features beyond local + call_count, each with the JSON path of its first use.
+    pub features: BTreeMap<Feature, String>,
+    /// Every declared function in declaration order, with callees as indices into this list
+    /// (what the Erlang driver compiles; the compiler then drops the unreachable ones).
+    pub declared: Vec<(Mfa, Code)>,
+}
+
+impl Loaded {
+    /// The OTP release this scenario needs.
+    pub fn requires_otp(&self) -> u32 {
+        self.features
+            .keys()
+            .map(Feature::otp)
+            .chain(self.scenario.requires_otp)
+            .chain([25])
+            .max()
+            .unwrap_or(25)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadError {
+    Io {
+        file: String,
+        message: String,
+    },
+    /// JSON syntax or type error, at a line and column (1-based).
+    Syntax {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// A contradiction, at a JSON path such as `$.ops[3].call.mfa`.
+    Invalid {
+        file: String,
+        path: String,
+        message: String,
+    },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Io { file, message } => write!(f, "{file}: cannot read: {message}"),
+            LoadError::Syntax {
+                file,
+                line,
+                column,
+                message,
+            } => write!(f, "{file}:{line}:{column}: {message}"),
+            LoadError::Invalid {
+                file,
+                path,
+                message,
+            } => write!(f, "{file}: at {path}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Read and validate a scenario file.
+pub fn load_file(path: &str) -> Result<Loaded, LoadError> {
+    let bytes = std::fs::read(path).map_err(|e| LoadError::Io {
+        file: path.to_string(),
+        message: e.to_string(),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| LoadError::Io {
+        file: path.to_string(),
+        message: format!("not UTF-8: {e}"),
+    })?;
+    load(path, &text)
+}
+
+/// Parse and validate scenario text; `file` names it in errors.
+pub fn load(file: &str, text: &str) -> Result<Loaded, LoadError> {
+    let sc: Scenario = serde_json::from_str(text).map_err(|e| LoadError::Syntax {
+        file: file.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    })?;
+    validate(file, sc)
+}
+
+/// serde_json appends " at line L column C"; we print the position first instead.
+fn strip_position(s: &str) -> String {
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some('a'..='z'))
+        && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && s.len() <= 64
+}
+
+/// Parse `M:F/A` (or `F/A` for a local call inside `module`).
+fn parse_mfa(s: &str, module: Option<&str>) -> Option<(Mfa, bool)> {
+    let (m, rest, remote) = match s.split_once(':') {
+        Some((m, rest)) => (m, rest, true),
+        None => (module?, s, false),
+    };
+    let (f, a) = rest.split_once('/')?;
+    let a: u32 = a.parse().ok().filter(|a| *a <= 255)?;
+    (is_name(m) && is_name(f)).then(|| (Mfa::new(m, f, a), remote))
+}
+
+struct V<'a> {
+    file: &'a str,
+}
+
+impl V<'_> {
+    fn err<T>(&self, path: impl Into<String>, message: impl Into<String>) -> Result<T, LoadError> {
+        Err(LoadError::Invalid {
+            file: self.file.to_string(),
+            path: path.into(),
+            message: message.into(),
+        })
+    }
+}
+
+fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
+    let v = V { file };
+    let mut features: BTreeMap<Feature, String> = BTreeMap::new();
+    let mut feature = |f: Feature, path: String| {
+        features.entry(f).or_insert(path);
+    };
+    if let Some(r) = sc.requires_otp {
+        if !(17..=99).contains(&r) {
+            return v.err("$.requires_otp", format!("{r} is not an OTP release"));
+        }
+    }
+    if sc.modules.len() > MAX_MODULES {
+        return v.err("$.modules", format!("more than {MAX_MODULES} modules"));
+    }
+    // Declared functions, in order; module_info/0,1 are added by the compiler.
+    let mut declared: Vec<(Mfa, String)> = Vec::new();
+    let mut seen_mod = BTreeSet::new();
+    let mut nfuncs = 0;
+    for (mi, m) in sc.modules.iter().enumerate() {
+        let mp = format!("$.modules[{mi}]");
+        if !is_name(&m.name) {
+            return v.err(
+                format!("{mp}.name"),
+                format!(
+                    "{:?} is not a module name ([a-z][A-Za-z0-9_]*, at most 64 characters)",
+                    m.name
+                ),
+            );
+        }
+        if !seen_mod.insert(m.name.clone()) {
+            return v.err(
+                format!("{mp}.name"),
+                format!("module {} declared twice", m.name),
+            );
+        }
+        for (fi, f) in m.functions.iter().enumerate() {
+            let fp = format!("{mp}.functions[{fi}]");
+            nfuncs += 1;
+            if nfuncs > MAX_FUNCTIONS {
+                return v.err(fp, format!("more than {MAX_FUNCTIONS} functions"));
+            }
+            if !is_name(&f.name) {
+                return v.err(
+                    format!("{fp}.name"),
+                    format!("{:?} is not a function name", f.name),
+                );
+            }
+            if f.arity > MAX_ARITY {
+                return v.err(
+                    format!("{fp}.arity"),
+                    format!("arity {} above {MAX_ARITY}", f.arity),
+                );
+            }
+            if f.name == "module_info" && f.arity <= 1 {
+                return v.err(
+                    format!("{fp}.name"),
+                    "module_info/0 and module_info/1 are generated by the compiler in every module",
+                );
+            }
+            let mfa = Mfa::new(&m.name, &f.name, f.arity);
+            if declared.iter().any(|(d, _)| *d == mfa) {
+                return v.err(
+                    format!("{fp}.name"),
+                    format!("function {mfa} declared twice"),
+                );
+            }
+            declared.push((mfa, fp));
+        }
+    }
+    let declared_index = |mfa: &Mfa| declared.iter().position(|(d, _)| d == mfa);
+    // Resolve bodies against declared functions.
+    let mut dcode: Vec<Code> = Vec::new();
+    for (mi, m) in sc.modules.iter().enumerate() {
+        for (fi, f) in m.functions.iter().enumerate() {
+            let fp = format!("$.modules[{mi}].functions[{fi}]");
+            if f.base.is_some() && f.arity == 0 {
+                return v.err(
+                    format!("{fp}.base"),
+                    "base runs when the first argument is 0, so the function needs arity >= 1",
+                );
+            }
+            let steps = |list: &[Step], lp: String| -> Result<Vec<LStep>, LoadError> {
+                if list.len() > MAX_STEPS {
+                    return v.err(lp, format!("more than {MAX_STEPS} steps"));
+                }
+                let mut out = Vec::new();
+                for (si, s) in list.iter().enumerate() {
+                    let sp = format!("{lp}[{si}]");
+                    let kinds = [
+                        s.call.is_some(),
+                        s.tail_call.is_some(),
+                        s.r#return.is_some(),
+                        s.raise.is_some(),
+                        s.allocate.is_some(),
+                        s.advance.is_some(),
+                    ];
+                    let n = kinds.iter().filter(|k| **k).count();
+                    if n != 1 {
+                        return v.err(sp, format!("a step has exactly one of call, tail_call, return, raise, allocate, advance (found {n})"));
+                    }
+                    let is_call = s.call.is_some() || s.tail_call.is_some();
+                    if !is_call && (!s.args.is_empty() || s.times.is_some()) {
+                        return v.err(sp, "args and times belong to call steps");
+                    }
+                    if s.tail_call.is_some() && s.times.is_some() {
+                        return v.err(format!("{sp}.times"), "a tail call has no times");
+                    }
+                    let terminal =
+                        s.tail_call.is_some() || s.r#return.is_some() || s.raise.is_some();
+                    if terminal && si + 1 != list.len() {
+                        return v.err(sp, "tail_call, return and raise must be the last step");
+                    }
+                    let ls = if let Some(target) = s.call.as_ref().or(s.tail_call.as_ref()) {
+                        let key = if s.call.is_some() {
+                            "call"
+                        } else {
+                            "tail_call"
+                        };
+                        let Some((mfa, remote)) = parse_mfa(target, Some(&m.name)) else {
+                            return v.err(
+                                format!("{sp}.{key}"),
+                                format!("{target:?} is not F/A (local) or M:F/A (remote)"),
+                            );
+                        };
+                        let Some(callee) = declared_index(&mfa) else {
+                            return v.err(
+                                format!("{sp}.{key}"),
+                                format!("{mfa} is not declared in the scenario"),
+                            );
+                        };
+                        if remote
+                            && !sc
+                                .modules
+                                .iter()
+                                .flat_map(|mm| mm.functions.iter().map(move |ff| (mm, ff)))
+                                .any(|(mm, ff)| {
+                                    mm.name == mfa.module
+                                        && ff.name == mfa.name
+                                        && ff.arity == mfa.arity
+                                        && ff.exported
+                                })
+                        {
+                            return v.err(format!("{sp}.{key}"), format!("remote call to {mfa}, which is not exported (would raise undef)"));
+                        }
+                        if !remote && mfa.module != m.name {
+                            return v
+                                .err(format!("{sp}.{key}"), "a local call stays in its module");
+                        }
+                        if s.args.len() != mfa.arity as usize {
+                            return v.err(
+                                format!("{sp}.args"),
+                                format!(
+                                    "{mfa} takes {} arguments, {} given",
+                                    mfa.arity,
+                                    s.args.len()
+                                ),
+                            );
+                        }
+                        let mut args = Vec::new();
+                        for (ai, a) in s.args.iter().enumerate() {
+                            let ap = format!("{sp}.args[{ai}]");
+                            let arg = match a {
+                                serde_json::Value::Number(n) => match n.as_i64() {
+                                    Some(i) if i.abs() <= 1_000_000 => Arg::Lit(i),
+                                    _ => {
+                                        return v
+                                            .err(ap, "an integer literal in -1000000..=1000000")
+                                    }
+                                },
+                                serde_json::Value::String(t) => {
+                                    if f.arity == 0 {
+                                        return v.err(ap, "\"n\" is the first argument, but this function has arity 0");
+                                    }
+                                    match parse_n(t) {
+                                        Some(k) => Arg::N(k),
+                                        None => {
+                                            return v.err(ap, format!("{t:?} is not n, n-K or n+K"))
+                                        }
+                                    }
+                                }
+                                _ => {
+                                    return v.err(
+                                        ap,
+                                        "an argument is an integer or \"n\", \"n-K\", \"n+K\"",
+                                    )
+                                }
+                            };
+                            args.push(arg);
+                        }
+                        let times = s.times.unwrap_or(1);
+                        if times == 0 || times > MAX_TIMES {
+                            return v.err(
+                                format!("{sp}.times"),
+                                format!("times must be in 1..={MAX_TIMES}"),
+                            );
+                        }
+                        if s.call.is_some() {
+                            LStep::Call {
+                                f: callee,
+                                remote,
+                                args,
+                                times,
+                            }
+                        } else {
+                            LStep::TailCall {
+                                f: callee,
+                                remote,
+                                args,
+                            }
+                        }
+                    } else if let Some(r) = &s.r#return {
+                        LStep::Return(value(&v, r, &format!("{sp}.return"))?)
+                    } else if let Some(r) = &s.raise {
+                        if !is_name(r) {
+                            return v.err(
+                                format!("{sp}.raise"),
+                                format!("{r:?} is not an atom ([a-z][A-Za-z0-9_]*)"),
+                            );
+                        }
+                        LStep::Raise(r.clone())
+                    } else if let Some(w) = s.allocate {
+                        LStep::Allocate(w)
+                    } else {
+                        LStep::Advance(s.advance.unwrap_or(0))
+                    };
+                    out.push(ls);
+                }
+                Ok(out)
+            };
+            let base = match &f.base {
+                Some(b) => Some(steps(b, format!("{fp}.base"))?),
+                None => None,
+            };
+            let body = steps(&f.body, format!("{fp}.body"))?;
+            dcode.push(Code {
+                arity: f.arity,
+                exported: f.exported,
+                base,
+                body,
+            });
+        }
+    }
+    // Reachability: the compiler drops local functions nothing reaches.
+    let mut keep = vec![false; declared.len()];
+    let mut stack: Vec<usize> = (0..declared.len()).filter(|i| dcode[*i].exported).collect();
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut keep[i], true) {
+            continue;
+        }
+        for s in dcode[i].base.iter().flatten().chain(&dcode[i].body) {
+            if let LStep::Call { f, .. } | LStep::TailCall { f, .. } = s {
+                if !keep[*f] {
+                    stack.push(*f);
+                }
+            }
+        }
+    }
+    let declared_code: Vec<(Mfa, Code)> = declared
+        .iter()
+        .map(|(m, _)| m.clone())
+        .zip(dcode.iter().cloned())
+        .collect();
+    let mut remap = vec![usize::MAX; declared.len()];
+    let mut funcs = Vec::new();
+    let mut code = Vec::new();
+    for m in &sc.modules {
+        for (i, (mfa, _)) in declared.iter().enumerate() {
+            if mfa.module == m.name && keep[i] {
+                remap[i] = funcs.len();
+                funcs.push(mfa.clone());
+                code.push(dcode[i].clone());
+            }
+        }
+        for a in 0..2 {
+            funcs.push(Mfa::new(&m.name, "module_info", a));
+            code.push(Code {
+                arity: a,
+                exported: true,
+                base: None,
+                body: vec![LStep::Return(Val::Atom("module_info".into()))],
+            });
+        }
+    }
+    for c in &mut code {
+        for s in c.base.iter_mut().flatten().chain(c.body.iter_mut()) {
+            if let LStep::Call { f, .. } | LStep::TailCall { f, .. } = s {
+                *f = remap[*f];
+                debug_assert!(*f != usize::MAX, "a kept function calls a dropped one");
+            }
+        }
+    }
+    // Sessions and processes.
+    let mut sessions = vec![LEGACY.to_string()];
+    for (i, s) in sc.sessions.iter().enumerate() {
+        if !is_name(s) || sessions.contains(s) {
+            return v.err(
+                format!("$.sessions[{i}]"),
+                format!("{s:?} is not a fresh session name (legacy is predeclared)"),
+            );
+        }
+        if sessions.len() > MAX_SESSIONS {
+            return v.err(
+                format!("$.sessions[{i}]"),
+                format!("more than {MAX_SESSIONS} sessions"),
+            );
+        }
+        sessions.push(s.clone());
+    }
+    if sc.processes.len() > MAX_PROCESSES {
+        return v.err(
+            "$.processes",
+            format!("more than {MAX_PROCESSES} processes"),
+        );
+    }
+    let mut processes = Vec::new();
+    let mut initial_flags = Vec::new();
+    for (pi, p) in sc.processes.iter().enumerate() {
+        let pp = format!("$.processes[{pi}]");
+        if !is_name(&p.name) || processes.contains(&p.name) {
+            return v.err(
+                format!("{pp}.name"),
+                format!("{:?} is not a fresh process name", p.name),
+            );
+        }
+        processes.push(p.name.clone());
+        let mut fl = BTreeMap::new();
+        for (s, flags) in &p.trace {
+            let sp = format!("{pp}.trace.{s}");
+            if s != LEGACY {
+                return v.err(sp, "only the legacy session exists before the first op; set flags of other sessions with a trace_flags op after session_create");
+            }
+            check_proc_flags(&v, flags, &sp, &mut feature)?;
+            fl.insert(0u32, flags.clone());
+        }
+        initial_flags.push(fl);
+    }
+    let proc_ix = |name: &str, path: String| -> Result<usize, LoadError> {
+        match processes.iter().position(|p| p == name) {
+            Some(i) => Ok(i),
+            None => v.err(path, format!("no process named {name:?}")),
+        }
+    };
+    // Ops, tracking which sessions are alive and which processes are scheduled out.
+    if sc.ops.len() > MAX_OPS {
+        return v.err("$.ops", format!("more than {MAX_OPS} ops"));
+    }
+    let mut alive = vec![false; sessions.len()];
+    alive[0] = true;
+    let mut created = vec![false; sessions.len()];
+    let mut out_now = vec![false; processes.len()];
+    let mut ops = Vec::new();
+    for (oi, op) in sc.ops.iter().enumerate() {
+        let op_path = format!("$.ops[{oi}]");
+        let session_ix = |name: &str, path: String, alive: &[bool]| -> Result<u32, LoadError> {
+            match sessions.iter().position(|s| s == name) {
+                Some(i) if alive[i] => Ok(i as u32),
+                Some(_) => v.err(path, format!("session {name} is not alive here (create it first; destroyed sessions stay dead)")),
+                None => v.err(path, format!("no session named {name:?} (declare it in $.sessions)")),
+            }
+        };
+        let lop = match op {
+            Op::TracePattern(t) => {
+                let p = format!("{op_path}.trace_pattern");
+                let session = session_ix(&t.session, format!("{p}.session"), &alive)?;
+                let pattern = Pattern::parse(&t.pattern)
+                    .or_else(|e| v.err(format!("{p}.pattern"), e.to_string()))?;
+                let spec = match &t.spec {
+                    serde_json::Value::Bool(true) => Spec::True,
+                    serde_json::Value::Bool(false) => Spec::False,
+                    serde_json::Value::String(s) if s == "pause" => Spec::Pause,
+                    serde_json::Value::String(s) if s == "restart" => Spec::Restart,
+                    serde_json::Value::Object(o) if o.len() == 1 && o.contains_key("actions") => {
+                        let Some(acts) = o["actions"].as_array() else {
+                            return v.err(format!("{p}.spec.actions"), "a list of action names");
+                        };
+                        let mut names = Vec::new();
+                        for (ai, a) in acts.iter().enumerate() {
+                            match a.as_str() {
+                                Some(n @ ("return_trace" | "exception_trace")) => {
+                                    names.push(n.to_string())
+                                }
+                                _ => {
+                                    return v.err(
+                                        format!("{p}.spec.actions[{ai}]"),
+                                        "an action is \"return_trace\" or \"exception_trace\"",
+                                    )
+                                }
+                            }
+                        }
+                        feature(Feature::MatchSpec, format!("{p}.spec"));
+                        Spec::MatchSpec(names)
+                    }
+                    _ => {
+                        return v.err(
+                            format!("{p}.spec"),
+                            "spec is true, false, \"pause\", \"restart\" or {\"actions\": [...]}",
+                        )
+                    }
+                };
+                let mut flags = PatternFlags::default();
+                for (fi, f) in t.flags.iter().enumerate() {
+                    let fp = format!("{p}.flags[{fi}]");
+                    match f.as_str() {
+                        "local" => flags.local = true,
+                        "global" => flags.global = true,
+                        "meta" => flags.meta = true,
+                        "call_count" => flags.call_count = true,
+                        "call_time" => flags.call_time = true,
+                        "call_memory" => flags.call_memory = true,
+                        _ => return v.err(fp, format!("unknown trace_pattern flag {f:?} (local, global, meta, call_count, call_time, call_memory)")),
+                    }
+                }
+                if flags.global
+                    || !(flags.local
+                        || flags.meta
+                        || flags.call_count
+                        || flags.call_time
+                        || flags.call_memory)
+                {
+                    feature(Feature::GlobalTrace, format!("{p}.flags"));
+                }
+                if flags.meta {
+                    feature(Feature::MetaTrace, format!("{p}.flags"));
+                }
+                if flags.call_time {
+                    feature(Feature::CallTime, format!("{p}.flags"));
+                }
+                if flags.call_memory {
+                    feature(Feature::CallMemory, format!("{p}.flags"));
+                }
+                LOp::TracePattern {
+                    session,
+                    pattern,
+                    spec,
+                    flags,
+                }
+            }
+            Op::Call(c) => {
+                let p = format!("{op_path}.call");
+                let process = proc_ix(&c.process, format!("{p}.process"))?;
+                if out_now[process] {
+                    return v.err(
+                        format!("{p}.process"),
+                        format!("process {} is scheduled out here", c.process),
+                    );
+                }
+                let Some((mfa, true)) = parse_mfa(&c.mfa, None) else {
+                    return v.err(format!("{p}.mfa"), format!("{:?} is not M:F/A", c.mfa));
+                };
+                let Some(f) = funcs
+                    .iter()
+                    .position(|m| *m == mfa)
+                    .filter(|f| code[*f].exported && mfa.name != "module_info")
+                else {
+                    return v.err(
+                        format!("{p}.mfa"),
+                        format!("{mfa} is not an exported function of the scenario"),
+                    );
+                };
+                if c.args.len() != mfa.arity as usize {
+                    return v.err(
+                        format!("{p}.args"),
+                        format!(
+                            "{mfa} takes {} arguments, {} given",
+                            mfa.arity,
+                            c.args.len()
+                        ),
+                    );
+                }
+                if c.args.iter().any(|a| a.abs() > 1_000_000) {
+                    return v.err(format!("{p}.args"), "arguments are in -1000000..=1000000");
+                }
+                let times = c.times.unwrap_or(1);
+                if times == 0 || times > MAX_TIMES {
+                    return v.err(
+                        format!("{p}.times"),
+                        format!("times must be in 1..={MAX_TIMES}"),
+                    );
+                }
+                LOp::Call {
+                    process,
+                    f,
+                    args: c.args.clone(),
+                    times,
+                }
+            }
+            Op::TraceInfo(t) => {
+                let p = format!("{op_path}.trace_info");
+                let session = session_ix(&t.session, format!("{p}.session"), &alive)?;
+                let Some((mfa, true)) = parse_mfa(&t.mfa, None) else {
+                    return v.err(format!("{p}.mfa"), format!("{:?} is not M:F/A", t.mfa));
+                };
+                match t.item.as_str() {
+                    "traced" | "call_count" => {}
+                    "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory"
+                    | "all" => feature(Feature::InfoItem(t.item.clone()), format!("{p}.item")),
+                    other => {
+                        return v.err(
+                            format!("{p}.item"),
+                            format!("unknown trace_info item {other:?}"),
+                        )
+                    }
+                }
+                LOp::TraceInfo {
+                    session,
+                    mfa,
+                    item: t.item.clone(),
+                }
+            }
+            Op::TraceFlags(t) => {
+                let p = format!("{op_path}.trace_flags");
+                let process = proc_ix(&t.process, format!("{p}.process"))?;
+                let session = session_ix(&t.session, format!("{p}.session"), &alive)?;
+                check_proc_flags(&v, &t.flags, &format!("{p}.flags"), &mut feature)?;
+                LOp::TraceFlags {
+                    process,
+                    session,
+                    on: t.on,
+                    flags: t.flags.clone(),
+                }
+            }
+            Op::ScheduleOut(n) | Op::ScheduleIn(n) => {
+                let out = matches!(op, Op::ScheduleOut(_));
+                let key = if out { "schedule_out" } else { "schedule_in" };
+                let process = proc_ix(n, format!("{op_path}.{key}"))?;
+                if out_now[process] == out {
+                    return v.err(
+                        format!("{op_path}.{key}"),
+                        format!(
+                            "process {n} is already scheduled {}",
+                            if out { "out" } else { "in" }
+                        ),
+                    );
+                }
+                out_now[process] = out;
+                if out {
+                    LOp::ScheduleOut(process)
+                } else {
+                    LOp::ScheduleIn(process)
+                }
+            }
+            Op::SessionCreate(n) | Op::SessionDestroy(n) => {
+                let create = matches!(op, Op::SessionCreate(_));
+                let key = if create {
+                    "session_create"
+                } else {
+                    "session_destroy"
+                };
+                let p = format!("{op_path}.{key}");
+                let Some(s) = sessions.iter().position(|x| x == n) else {
+                    return v.err(
+                        p,
+                        format!("no session named {n:?} (declare it in $.sessions)"),
+                    );
+                };
+                if s == 0 {
+                    return v.err(p, "the legacy session cannot be created or destroyed");
+                }
+                if create && created[s] {
+                    return v.err(p, format!("session {n} is created twice"));
+                }
+                if !create && !alive[s] {
+                    return v.err(p, format!("session {n} is not alive here"));
+                }
+                created[s] = true;
+                alive[s] = create;
+                feature(Feature::Sessions, p);
+                if create {
+                    LOp::SessionCreate(s as u32)
+                } else {
+                    LOp::SessionDestroy(s as u32)
+                }
+            }
+        };
+        ops.push(lop);
+    }
+    if let Some(exp) = &sc.expect {
+        for (i, o) in exp.iter().enumerate() {
+            if o.op >= ops.len() {
+                return v.err(
+                    format!("$.expect[{i}].op"),
+                    format!("op {} does not exist ({} ops)", o.op, ops.len()),
+                );
+            }
+        }
+    }
+    Ok(Loaded {
+        source: file.to_string(),
+        scenario: sc,
+        funcs,
+        code,
+        sessions,
+        processes,
+        initial_flags,
+        ops,
+        features,
+        declared: declared_code,
+    })
+}
+
+fn parse_n(t: &str) -> Option<i64> {
+    let rest = t.trim().strip_prefix('n')?.trim();
+    if rest.is_empty() {
+        return Some(0);
+    }
+    let (sign, num) = match rest.split_at(1) {
+        ("+", n) => (1, n),
+        ("-", n) => (-1, n),
+        _ => return None,
+    };
+    let k: i64 = num.trim().parse().ok().filter(|k| *k <= 1_000_000)?;
+    Some(sign * k)
+}
+
+fn value(v: &V<'_>, j: &serde_json::Value, path: &str) -> Result<Val, LoadError> {
+    match j {
+        serde_json::Value::String(s) if is_name(s) => Ok(Val::Atom(s.clone())),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Ok(Val::Int(i)),
+            None => v.err(path, "an integer value fits in i64"),
+        },
+        _ => v.err(
+            path,
+            "a return value is an atom ([a-z][A-Za-z0-9_]*) or an integer",
+        ),
+    }
+}
+
+/// Process trace flags: `call` is implemented; the other real flags are features; anything else
+/// is bad input.
+fn check_proc_flags(
+    v: &V<'_>,
+    flags: &[String],
+    path: &str,
+    feature: &mut impl FnMut(Feature, String),
+) -> Result<(), LoadError> {
+    for (i, f) in flags.iter().enumerate() {
+        match f.as_str() {
+            "call" => {}
+            "return_to" | "arity" | "timestamp" | "silent" | "running" | "procs" | "send"
+            | "receive" | "garbage_collection" | "set_on_spawn" | "set_on_link" => {
+                feature(Feature::ProcessFlag(f.clone()), format!("{path}[{i}]"))
+            }
+            _ => {
+                return v.err(
+                    format!("{path}[{i}]"),
+                    format!("unknown process trace flag {f:?}"),
+                )
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! Conformance of the reference engine against the sequential oracle, at the op level and the
+//! scenario level, and the permanent check that conformance rejects deliberately wrong oracles.
+
+use bpspec_oracle::conformance::{check_ops, check_scenarios, compare_ops, ConfOp, Target};
+use bpspec_oracle::gen::GenConfig;
+use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
+use bpspec_reference::{Mfa, PatternOp};
+
+fn cases(default: u32) -> u32 {
+    std::env::var("BPSPEC_CONFORMANCE_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn engine_conforms_to_the_oracle_op_by_op() {
+    let n = cases(256);
+    if let Err(f) = check_ops(&RefEngine::boxed, &SpecOracle::boxed, n, 40, 6) {
+        panic!("{}\nminimal ops: {:#?}", f.message, f.minimal);
+    }
+}
+
+#[test]
+fn engine_conforms_to_the_oracle_on_random_scenarios() {
+    let n = cases(256);
+    let cfg = GenConfig {
+        known_deviations: true,
+        ..GenConfig::default()
+    };
+    if let Err(f) = check_scenarios(&RefEngine::boxed, &SpecOracle::boxed, cfg, n, 6) {
+        panic!("{}\nminimal scenario:\n{}", f.message, f.minimal);
+    }
+}
+
+/// The quirk, spelled out: `pause` with call_count on a function whose session node has only
+/// `local` creates a running counter (ERTS `set_function_break`; seen on OTP 25 as well).
+#[test]
+fn quirk_pause_on_a_node_without_counter_is_in_both() {
+    let ops = vec![
+        ConfOp::Pattern {
+            session: 0,
+            target: Target::One(0),
+            op: PatternOp::True,
+            local: true,
+            count: false,
+        },
+        ConfOp::Pattern {
+            session: 0,
+            target: Target::One(0),
+            op: PatternOp::Pause,
+            local: false,
+            count: true,
+        },
+        ConfOp::Call {
+            f: 0,
+            pid: 1,
+            traced: 0,
+        },
+        ConfOp::Info {
+            session: 0,
+            f: 0,
+            count: true,
+        },
+    ];
+    compare_ops(&RefEngine::boxed, &SpecOracle::boxed, &ops).unwrap();
+    let mut o = SpecOracle::boxed(bpspec_oracle::conformance::universe());
+    let u = bpspec_oracle::conformance::universe();
+    let fl = |local, call_count| bpspec_reference::TraceFlags { local, call_count };
+    o.trace_pattern(
+        0,
+        &bpspec_reference::Pattern::exact(&u[0]),
+        PatternOp::True,
+        fl(true, false),
+    )
+    .unwrap();
+    o.trace_pattern(
+        0,
+        &bpspec_reference::Pattern::exact(&u[0]),
+        PatternOp::Pause,
+        fl(false, true),
+    )
+    .unwrap();
+    o.call(0, 1, 0);
+    assert_eq!(
+        o.trace_info(0, &u[0], bpspec_reference::InfoItem::CallCount),
+        bpspec_reference::InfoValue::Count(1)
+    );
+}
+
+fn wrong(w: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
+    move |f| Box::new(WrongOracle::new(f, w))
+}
+
+/// Every deliberately wrong oracle is told apart from the engine, and the counterexample shrinks
+/// to a few steps.
+#[test]
+fn conformance_rejects_every_wrong_oracle() {
+    for w in Wrong::ALL {
+        let f = wrong(w);
+        match check_ops(&RefEngine::boxed, &f, 512, 40, 6) {
+            Ok(()) => panic!("conformance did not catch the wrong oracle {w:?}"),
+            Err(fail) => {
+                assert!(
+                    fail.minimal.len() <= 6,
+                    "{w:?}: counterexample did not shrink: {:#?}",
+                    fail.minimal
+                );
+                eprintln!(
+                    "{w:?} caught: {} ({} steps)",
+                    fail.message,
+                    fail.minimal.len()
+                );
+            }
+        }
+        let cfg = GenConfig {
+            known_deviations: true,
+            ..GenConfig::default()
+        };
+        if w != Wrong::SessionOrderReversed {
+            // Scenarios have only the legacy session, so session order is out of their reach.
+            assert!(
+                check_scenarios(&RefEngine::boxed, &f, cfg, 512, 6).is_err(),
+                "scenario conformance did not catch {w:?}"
+            );
+        }
+    }
+}
