@@ -13,6 +13,11 @@ pub mod bits {
     pub const COUNT: u8 = 0x2;
     /// `ERTS_BPF_COUNT_ACTIVE`: the counter runs.
     pub const COUNT_ACTIVE: u8 = 0x4;
+    /// `ERTS_BPF_TIME_TRACE`: a call_time counter (`BpTimemTrace`) exists. call_memory has the
+    /// same protocol, so the model has one kind (see `collect.rs`).
+    pub const TIME: u8 = 0x8;
+    /// `ERTS_BPF_TIME_TRACE_ACTIVE`: the call_time counter runs.
+    pub const TIME_ACTIVE: u8 = 0x10;
 }
 
 /// The operation of a `trace_pattern` call.
@@ -56,6 +61,9 @@ pub enum StagerOp {
         kind: PatternKind,
         flags: u8,
     },
+    /// `trace_info({f, ...}, call_time)` in `session` (OTP 29's non-blocking collection,
+    /// `erts_prepare_timem_trace_info` … `erts_timem_info_consolidate`; see `collect.rs`).
+    Collect { session: u8, func: u8 },
 }
 
 impl StagerOp {
@@ -86,6 +94,9 @@ impl fmt::Display for StagerOp {
                 if flags & bits::COUNT != 0 {
                     fl.push("call_count");
                 }
+                if flags & bits::TIME != 0 {
+                    fl.push("call_time");
+                }
                 let fs: Vec<String> = (0..8)
                     .filter(|i| funcs & (1 << i) != 0)
                     .map(|i| format!("f{i}"))
@@ -97,6 +108,9 @@ impl fmt::Display for StagerOp {
                     kind.name(),
                     fl.join(",")
                 )
+            }
+            StagerOp::Collect { session, func } => {
+                write!(f, "trace_info(session {session}, f{func}, call_time)")
             }
         }
     }
@@ -113,14 +127,120 @@ pub enum SpecMutant {
     /// The wait does not count sleeping schedulers: a scheduler asleep forever blocks the stager
     /// (breaks liveness only).
     WaitOnSleepers,
+    /// A collection mutant (issue 4), named as the engine's (`reference/src/mutant.rs` on the
+    /// `stats4` branch, `Mutant::COLLECTION`).
+    Collect(CollectMutant),
+    /// A chain mutant (issue 5): named as the issue names them.
+    Chain(ChainMutant),
 }
 
+/// The collection's mutants, plus ERTS's own behaviour where the checkers found it wrong
+/// (findings F1 and F2 of docs/collection.md; the spec's baseline runs with both fixes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CollectMutant {
+    /// TW1 removed: flip right after the temporaries went into the staging half.
+    SkipTw1,
+    /// TW2 removed: read the real tables right after the flip.
+    SkipTw2,
+    /// TW3 removed: merge and free the temporaries right after the flip back.
+    SkipTw3,
+    /// Merge the temporaries into the shared slot without the dirty lock.
+    MergeWithoutLock,
+    /// No flips: read the real tables where they are, still active.
+    WithoutFlip,
+    /// Merge and free the temporaries before the last wait (then wait).
+    FreeBeforeLastWait,
+    /// Free the temporaries without merging them.
+    SkipMerge,
+    /// ERTS as it is (finding F1): a paused counter is read in place, without flipping.
+    ErtsPausedReadInPlace,
+    /// ERTS as it is (finding F2): the index is flipped back right after the read (no TW2b).
+    ErtsFlipBackWithoutWait,
+}
+
+impl CollectMutant {
+    pub const ALL: [CollectMutant; 9] = [
+        CollectMutant::SkipTw1,
+        CollectMutant::SkipTw2,
+        CollectMutant::SkipTw3,
+        CollectMutant::MergeWithoutLock,
+        CollectMutant::WithoutFlip,
+        CollectMutant::FreeBeforeLastWait,
+        CollectMutant::SkipMerge,
+        CollectMutant::ErtsPausedReadInPlace,
+        CollectMutant::ErtsFlipBackWithoutWait,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectMutant::SkipTw1 => "collect-skip-tw1-before-flip",
+            CollectMutant::SkipTw2 => "collect-skip-tw2-before-read",
+            CollectMutant::SkipTw3 => "collect-skip-tw3-before-merge",
+            CollectMutant::MergeWithoutLock => "collect-merge-without-lock",
+            CollectMutant::WithoutFlip => "collect-without-flip",
+            CollectMutant::FreeBeforeLastWait => "collect-free-before-last-wait",
+            CollectMutant::SkipMerge => "collect-skip-merge",
+            CollectMutant::ErtsPausedReadInPlace => "erts-f1-paused-read-in-place",
+            CollectMutant::ErtsFlipBackWithoutWait => "erts-f2-flip-back-without-wait",
+        }
+    }
+}
+
+/// Chain insertion and removal while schedulers walk the chain (issue 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ChainMutant {
+    /// A new session's node becomes the chain head at staging (before W0), not at install.
+    LinkBeforeInstallWait,
+    /// An unlinked node is freed at consolidate, when it is unlinked (no W4).
+    FreeAtUnlink,
+    /// Unlinking a node also clears its `next`.
+    ClearNextOnUnlink,
+}
+
+impl ChainMutant {
+    pub const ALL: [ChainMutant; 3] = [
+        ChainMutant::LinkBeforeInstallWait,
+        ChainMutant::FreeAtUnlink,
+        ChainMutant::ClearNextOnUnlink,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ChainMutant::LinkBeforeInstallWait => "link-before-install-wait",
+            ChainMutant::FreeAtUnlink => "free-at-unlink",
+            ChainMutant::ClearNextOnUnlink => "clear-next-on-unlink",
+        }
+    }
+}
+
+/// Engine mutants the spec does not model, and why (asserted complete by
+/// `spec/tests/spec_collect.rs`).
+pub const NOT_MODELLED: [(&str, &str); 2] = [
+    (
+        "timem-pause-keeps-running",
+        "pause changes what a charge counts (a hit's count is frozen, a return's time is not), \
+         a counter value (I6); the spec's charges are abstract and the protocol (who may write \
+         which table when) is the same paused or running; killed by the engine's shuttle \
+         pause-restart run and the call_time behaviour tests",
+    ),
+    (
+        "timem-restart-keeps-counter",
+        "restart's effect is a value (counts start from zero, OTP #8835); the spec does not \
+         model trace_pattern on call_time counters beyond true and pause, and a kept object is \
+         protocol-wise a counter with no new allocation; killed by the engine's RestartCheck and \
+         behaviour tests",
+    ),
+];
+
 impl SpecMutant {
-    /// Every mutant: the engine's ten, then the spec-only ones.
+    /// Every mutant: the engine's ten, then the spec-only ones, then the collection's and the
+    /// chain's.
     pub fn all() -> Vec<SpecMutant> {
         let mut v: Vec<SpecMutant> = Mutant::ALL.into_iter().map(SpecMutant::Engine).collect();
         v.push(SpecMutant::SkipUninstall);
         v.push(SpecMutant::WaitOnSleepers);
+        v.extend(CollectMutant::ALL.into_iter().map(SpecMutant::Collect));
+        v.extend(ChainMutant::ALL.into_iter().map(SpecMutant::Chain));
         v
     }
 
@@ -129,6 +249,8 @@ impl SpecMutant {
             SpecMutant::Engine(m) => m.name(),
             SpecMutant::SkipUninstall => "skip-uninstall",
             SpecMutant::WaitOnSleepers => "wait-on-sleepers",
+            SpecMutant::Collect(m) => m.name(),
+            SpecMutant::Chain(m) => m.name(),
         }
     }
 
@@ -151,12 +273,32 @@ pub struct Config {
     pub sessions: u8,
     pub script: Vec<StagerOp>,
     pub mutant: Option<SpecMutant>,
+    /// How many call_time charges schedulers make in a run (0: none; bounds the counters, so the
+    /// state space stays finite).
+    pub charges: u8,
+    /// Schedulers (bit mask) whose charges go to the shared slot under the dirty lock (dirty
+    /// schedulers in ERTS), instead of to their own table.
+    pub dirty: u8,
+    /// Schedulers call the functions (breakpoint hits). The collection models turn this off:
+    /// their charges stand for the hits' step 7, returns and schedule-outs, and the hit path is
+    /// checked by the other models.
+    pub calls: bool,
 }
 
 impl Config {
     /// Is `m` the active mutant?
     pub fn is(&self, m: Mutant) -> bool {
         self.mutant == Some(SpecMutant::Engine(m))
+    }
+
+    /// Is `m` the active collection mutant?
+    pub fn is_c(&self, m: CollectMutant) -> bool {
+        self.mutant == Some(SpecMutant::Collect(m))
+    }
+
+    /// Is `m` the active chain mutant?
+    pub fn is_ch(&self, m: ChainMutant) -> bool {
+        self.mutant == Some(SpecMutant::Chain(m))
     }
 
     /// Upper bound on nodes ever allocated (each installing op may add one per function).
@@ -171,6 +313,7 @@ impl Config {
                         funcs.count_ones() as usize
                     }
                 }
+                StagerOp::Collect { .. } => 0,
             })
             .sum()
     }
@@ -205,12 +348,46 @@ impl Config {
         if !(1..=3).contains(&self.sessions) {
             return Err(format!("sessions {} not in 1..=3", self.sessions));
         }
+        if self.charges > 3 {
+            return Err(format!("charges {} not in 0..=3", self.charges));
+        }
+        if self.dirty >> self.schedulers != 0 {
+            return Err(format!("dirty mask {:#b} names no scheduler", self.dirty));
+        }
         for (i, op) in self.script.iter().enumerate() {
-            let StagerOp::TracePattern { session, funcs, .. } = *op;
+            let (session, funcs) = match *op {
+                StagerOp::TracePattern { session, funcs, .. } => (session, funcs),
+                StagerOp::Collect { session, func } => {
+                    (session, 1u8.checked_shl(func as u32).unwrap_or(0))
+                }
+            };
             if session >= self.sessions || funcs == 0 || funcs >> self.functions != 0 {
                 return Err(format!(
                     "script op {i} ({op}) outside the model's parameters"
                 ));
+            }
+        }
+        // The model has call_time true (create) and pause, not restart/false on call_time.
+        let mut created = Vec::new();
+        for (i, op) in self.script.iter().enumerate() {
+            if let StagerOp::TracePattern {
+                session,
+                funcs,
+                kind,
+                flags,
+            } = *op
+            {
+                if flags & bits::TIME == 0 {
+                    continue;
+                }
+                if matches!(kind, PatternKind::False | PatternKind::Restart)
+                    || (kind == PatternKind::True && created.contains(&(session, funcs)))
+                {
+                    return Err(format!(
+                        "script op {i} ({op}): only one true and then pause are modelled for call_time"
+                    ));
+                }
+                created.push((session, funcs));
             }
         }
         if 2 * self.functions as usize + 1 + self.max_nodes() > 64 {

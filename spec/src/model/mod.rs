@@ -38,6 +38,7 @@
 //! Liveness (explicit graph, no symmetry): `s2f2x1` 264,670 states / 861,125 edges, `s2f1x2`
 //! 94,861 / 301,028. The kill matrix (`matrix.rs`) is in docs/spec.md.
 
+pub mod collect;
 pub mod config;
 pub mod liveness;
 pub mod matrix;
@@ -47,7 +48,7 @@ pub mod run;
 pub mod state;
 pub mod step;
 
-pub use config::{bits, Config, PatternKind, SpecMutant, StagerOp};
+pub use config::{bits, ChainMutant, CollectMutant, Config, PatternKind, SpecMutant, StagerOp};
 pub use state::State;
 pub use step::Action;
 
@@ -107,6 +108,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
     use PatternKind::*;
     const L: u8 = bits::LOCAL;
     const C: u8 = bits::COUNT;
+    const T: u8 = bits::TIME;
     vec![
         (
             "tiny",
@@ -120,6 +122,9 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
                     StagerOp::tp(0, 0b1, False, L),
                 ],
                 mutant: None,
+                charges: 0,
+                dirty: 0,
+                calls: true,
             },
         ),
         (
@@ -138,6 +143,9 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
                     StagerOp::tp(0, 0b11, False, L | C),
                 ],
                 mutant: None,
+                charges: 0,
+                dirty: 0,
+                calls: true,
             },
         ),
         (
@@ -154,6 +162,9 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
                     StagerOp::tp(0, 0b1, False, L),
                 ],
                 mutant: None,
+                charges: 0,
+                dirty: 0,
+                calls: true,
             },
         ),
         (
@@ -170,6 +181,80 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
                     StagerOp::tp(0, 0b11, False, L),
                 ],
                 mutant: None,
+                charges: 0,
+                dirty: 0,
+                calls: true,
+            },
+        ),
+        (
+            "s2f1x2h",
+            "2 schedulers, 1 function, 2 sessions: session 0 adds, session 1 adds, session 1 \
+             removes (the chain's head is unlinked while schedulers may stand on it and walk on)",
+            Config {
+                schedulers: 2,
+                functions: 1,
+                sessions: 2,
+                script: vec![
+                    StagerOp::tp(0, 0b1, True, L),
+                    StagerOp::tp(1, 0b1, True, L),
+                    StagerOp::tp(1, 0b1, False, L),
+                ],
+                mutant: None,
+                charges: 0,
+                dirty: 0,
+                calls: true,
+            },
+        ),
+        (
+            "c2f1",
+            "2 schedulers (scheduler 1 dirty), 1 function, 1 session, 2 call_time charges: \
+             call_time on, trace_info(call_time), pause, trace_info(call_time)",
+            Config {
+                schedulers: 2,
+                functions: 1,
+                sessions: 1,
+                script: vec![
+                    StagerOp::tp(0, 0b1, True, T),
+                    StagerOp::Collect {
+                        session: 0,
+                        func: 0,
+                    },
+                    StagerOp::tp(0, 0b1, Pause, T),
+                    StagerOp::Collect {
+                        session: 0,
+                        func: 0,
+                    },
+                ],
+                mutant: None,
+                charges: 2,
+                dirty: 0b10,
+                calls: false,
+            },
+        ),
+        (
+            "c3f1",
+            "3 schedulers (scheduler 2 dirty), 1 function, 1 session, 3 call_time charges: \
+             call_time on, trace_info(call_time), pause, trace_info(call_time) (make check)",
+            Config {
+                schedulers: 3,
+                functions: 1,
+                sessions: 1,
+                script: vec![
+                    StagerOp::tp(0, 0b1, True, T),
+                    StagerOp::Collect {
+                        session: 0,
+                        func: 0,
+                    },
+                    StagerOp::tp(0, 0b1, Pause, T),
+                    StagerOp::Collect {
+                        session: 0,
+                        func: 0,
+                    },
+                ],
+                mutant: None,
+                charges: 3,
+                dirty: 0b100,
+                calls: false,
             },
         ),
     ]

@@ -2,12 +2,12 @@
 //! slot assertion); `sometimes` ones show the safety properties are not vacuous: the dangerous
 //! situations they guard against do occur in the model.
 
-use super::state::{HitStep, Loc, Mode, State, Violation, NIL};
+use super::state::{ChargeStep, HitStep, Loc, Mode, State, Violation, NIL};
 use super::BpModel;
 use stateright::Property;
 
 /// Names of the `always` properties, in the order the kill matrix prints them.
-pub const SAFETY: [&str; 7] = [
+pub const SAFETY: [&str; 12] = [
     "no-use-after-free",
     "no-torn-half",
     "slot-set-behind-breakpoint",
@@ -15,14 +15,21 @@ pub const SAFETY: [&str; 7] = [
     "at-rest-consistent",
     "patched-iff-active-flag",
     "returns-settled",
+    "collector-reads-quiet-table",
+    "shared-slot-under-lock",
+    "no-temp-use-after-free",
+    "charges-conserved",
+    "no-missed-node",
 ];
 
 /// Names of the `sometimes` properties.
-pub const REACHABILITY: [&str; 4] = [
+pub const REACHABILITY: [&str; 6] = [
     "old-half-after-flip",
     "stands-on-unlinked-node",
     "hit-spans-flip",
     "script-completes",
+    "charge-lands-in-temp",
+    "charges-old-table-after-flip",
 ];
 
 /// The liveness property (checked by [`super::liveness`], not by stateright).
@@ -46,6 +53,19 @@ pub fn properties() -> Vec<Property<BpModel>> {
         Property::always(SAFETY[4], |m, s| at_rest_consistent(m, s).is_ok()),
         Property::always(SAFETY[5], |m, s| patched_iff_active(m, s).is_ok()),
         Property::always(SAFETY[6], |m, s| returns_settled(m, s).is_ok()),
+        Property::always(SAFETY[7], |_, s: &State| {
+            !matches!(s.violation, Some(Violation::TableRace { .. }))
+        }),
+        Property::always(SAFETY[8], |_, s: &State| {
+            !matches!(s.violation, Some(Violation::SharedSlotRace { .. }))
+        }),
+        Property::always(SAFETY[9], |_, s: &State| {
+            !matches!(s.violation, Some(Violation::TempUseAfterFree { .. }))
+        }),
+        Property::always(SAFETY[10], |m, s| charges_conserved(m, s).is_ok()),
+        Property::always(SAFETY[11], |_, s: &State| {
+            !matches!(s.violation, Some(Violation::MissedNode { .. }))
+        }),
         Property::sometimes(REACHABILITY[0], |m: &BpModel, s: &State| {
             let cur = s.active_ix(&m.cfg);
             s.scheds
@@ -63,7 +83,47 @@ pub fn properties() -> Vec<Property<BpModel>> {
                 .any(|x| matches!(x.mode, Mode::Hit(h) if h.spans_flip))
         }),
         Property::sometimes(REACHABILITY[3], |m: &BpModel, s: &State| s.done(&m.cfg)),
+        Property::sometimes(REACHABILITY[4], |_, s: &State| {
+            s.scheds.iter().any(|x| {
+                matches!(x.mode, Mode::Charge(c)
+                    if c.step == ChargeStep::Write && s.objs[c.obj as usize].temp)
+            })
+        }),
+        Property::sometimes(REACHABILITY[5], |m: &BpModel, s: &State| {
+            let cur = s.active_ix(&m.cfg) as usize;
+            s.scheds.iter().any(|x| {
+                matches!(x.mode, Mode::Charge(c)
+                    if c.step == ChargeStep::Write
+                        && s.nodes.iter().all(|n| n.tm[cur] != c.obj))
+            })
+        }),
     ]
+}
+
+/// T4 in the abstract: every charge lands in exactly one table, and no table with charges in
+/// it is ever freed (a temporary's charges are moved into the real object's shared slot before
+/// it is freed): the live objects' tables hold exactly the charges made.
+pub fn charges_conserved(_m: &BpModel, s: &State) -> Result<(), String> {
+    let mut live = 0u32;
+    for (o, ob) in s.objs.iter().enumerate() {
+        let n: u32 = ob.cnt.iter().map(|&c| c as u32).sum();
+        if ob.freed && n > 0 {
+            return Err(format!(
+                "{} was freed with {n} charge(s) in its tables: lost",
+                super::collect::obj_name(s, o as u8)
+            ));
+        }
+        if !ob.freed {
+            live += n;
+        }
+    }
+    if live != s.charged as u32 {
+        return Err(format!(
+            "{} charges made, {live} in the live tables",
+            s.charged
+        ));
+    }
+    Ok(())
 }
 
 /// I1: no scheduler inside a hit holds a freed node (the head it will run `orig_instr` of, or
@@ -98,6 +158,14 @@ pub fn at_rest_consistent(m: &BpModel, s: &State) -> Result<(), String> {
                     n.half[1]
                 ));
             }
+            if n.tm[0] != n.tm[1] {
+                return Err(format!(
+                    "f{f}: GenericBp#{} counter objects differ at rest ({} / {})",
+                    g + 1,
+                    super::collect::obj_name(s, n.tm[0]),
+                    super::collect::obj_name(s, n.tm[1])
+                ));
+            }
             if n.to_insert != NIL {
                 return Err(format!("f{f}: GenericBp#{} has a pending to_insert", g + 1));
             }
@@ -105,6 +173,12 @@ pub fn at_rest_consistent(m: &BpModel, s: &State) -> Result<(), String> {
                 return Err(format!("f{f}: disabled GenericBp#{} still linked", g + 1));
             }
         }
+    }
+    if let Some(o) = s.objs.iter().position(|o| o.temp && !o.freed) {
+        return Err(format!(
+            "{} still allocated at rest",
+            super::collect::obj_name(s, o as u8)
+        ));
     }
     if !s.stager.free_list.is_empty() {
         return Err("free list not empty at rest".into());

@@ -134,6 +134,9 @@ pub fn config_of(events: &[Event], schedulers: u8, functions: u8) -> Result<Conf
         sessions,
         script,
         mutant: None,
+        charges: 0,
+        dirty: 0,
+        calls: true,
     };
     cfg.validate()?;
     Ok(cfg)

@@ -109,6 +109,36 @@ fn reason(m: &BpModel, property: &str, s: &State) -> String {
         Some(OldAfterNew { sched, func }) => format!(
             "scheduler {sched} acted on the old settings (f{func}) after acting on the new ones"
         ),
+        Some(TableRace {
+            sched,
+            obj,
+            during: true,
+        }) => format!(
+            "the collector read the tables of {} while scheduler {sched} was writing it",
+            super::collect::obj_name(s, obj)
+        ),
+        Some(TableRace {
+            sched,
+            obj,
+            during: false,
+        }) => format!(
+            "scheduler {sched} wrote {} with nothing ordering the write after the collector's \
+             read of it (no wait began after the read and was passed by scheduler {sched})",
+            super::collect::obj_name(s, obj)
+        ),
+        Some(SharedSlotRace { sched, obj }) => format!(
+            "the collector wrote the shared slot of {} while dirty scheduler {sched} was writing it",
+            super::collect::obj_name(s, obj)
+        ),
+        Some(TempUseAfterFree { sched, obj }) => format!(
+            "scheduler {sched} charged {}, which the collector has freed",
+            super::collect::obj_name(s, obj)
+        ),
+        Some(MissedNode { sched, func, node }) => format!(
+            "scheduler {sched}'s hit of f{func} ended without acting on GenericBp#{}, which was \
+             linked before the hit began and is still linked and active",
+            node + 1
+        ),
         None => String::new(),
     };
     let r = match property {
@@ -116,6 +146,7 @@ fn reason(m: &BpModel, property: &str, s: &State) -> String {
         "at-rest-consistent" => at_rest_consistent(m, s),
         "patched-iff-active-flag" => patched_iff_active(m, s),
         "returns-settled" => returns_settled(m, s),
+        "charges-conserved" => charges_conserved(m, s),
         _ => Err(v),
     };
     format!("violated: {property}: {}", r.err().unwrap_or_default())

@@ -48,6 +48,9 @@ pub struct Node {
     pub session: u8,
     /// The flags of each half (`config::bits`).
     pub half: [u8; 2],
+    /// The call_time counter object (`BpTimemTrace`, an index into `State::objs`) of each half,
+    /// or [`NIL`].
+    pub tm: [u8; 2],
     /// Pending new chain head for another session (stager-only field).
     pub to_insert: u8,
     /// Unlinked at consolidate (on the free list, or freed).
@@ -84,6 +87,47 @@ pub struct Hit {
     pub ix: u8,
     /// A commit (flip) happened during this hit.
     pub spans_flip: bool,
+    /// Nodes (bit mask) on the function's chain when the hit began (H1).
+    pub linked: u8,
+    /// Nodes (bit mask) the hit acted on (H5).
+    pub visited: u8,
+}
+
+/// Where a scheduler is in a call_time charge (step 7 of a hit, a return, a schedule-out: each
+/// reaches the counter through `data[active]` at that moment; `collect.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ChargeStep {
+    /// A dirty scheduler takes the dirty lock (`acquire_bp_sched_ix`).
+    Lock,
+    /// Read the active index.
+    Ix,
+    /// Read `data[ix]` of the charged function's node: its flags and counter object.
+    Half,
+    /// Add to the object's table (its own, or the shared slot under the lock).
+    Write,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Charge {
+    pub step: ChargeStep,
+    pub ix: u8,
+    /// The object it writes (after [`ChargeStep::Half`]).
+    pub obj: u8,
+}
+
+/// One `BpTimemTrace`: per-scheduler tables and the shared slot, as charge counts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TmObj {
+    /// A temporary of a collection.
+    pub temp: bool,
+    pub freed: bool,
+    /// Charges per table: index `s` scheduler `s`'s table, the last one the shared slot.
+    pub cnt: Vec<u8>,
+    /// Schedulers (bit mask) whose later writes are not ordered after the collector's last read
+    /// of this object's tables (cleared like `Node::unseen`).
+    pub read_unseen: u8,
+    /// A wait began after that read.
+    pub read_published: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -94,6 +138,8 @@ pub enum Mode {
     Idle,
     /// Inside a breakpoint hit.
     Hit(Hit),
+    /// Inside a call_time charge.
+    Charge(Charge),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -123,6 +169,23 @@ pub enum Phase {
     Consolidate,
     W4,
     Free,
+    /// The collection (`StagerOp::Collect`; its C1, temporaries into the staging half, is its
+    /// `Stage` step).
+    Tw1,
+    /// C2: flip (the temporaries become active).
+    CFlip,
+    Tw2,
+    /// C3: read the real tables.
+    CRead,
+    /// The wait that fixes finding F2 (docs/collection.md §5).
+    Tw2b,
+    /// C4: flip back.
+    CFlipBack,
+    Tw3,
+    /// C5: merge the temporaries into the real object's shared slot under the dirty lock.
+    CMerge,
+    /// C6: halves equal again, free the temporaries.
+    CFree,
 }
 
 impl Phase {
@@ -133,7 +196,27 @@ impl Phase {
             Phase::W2 => Some(2),
             Phase::W3 => Some(3),
             Phase::W4 => Some(4),
+            Phase::Tw1 => Some(5),
+            Phase::Tw2 => Some(6),
+            Phase::Tw2b => Some(7),
+            Phase::Tw3 => Some(8),
             _ => None,
+        }
+    }
+
+    /// The wait's name in narrations.
+    pub fn wait_name(self) -> &'static str {
+        match self {
+            Phase::W0 => "W0",
+            Phase::W1 => "W1",
+            Phase::W2 => "W2",
+            Phase::W3 => "W3",
+            Phase::W4 => "W4",
+            Phase::Tw1 => "TW1",
+            Phase::Tw2 => "TW2",
+            Phase::Tw2b => "TW2b",
+            Phase::Tw3 => "TW3",
+            _ => "?",
         }
     }
 }
@@ -151,6 +234,9 @@ pub struct Stager {
     pub restored: u8,
     /// This op has flipped the active index.
     pub committed: bool,
+    /// The collection's real and temporary objects ([`NIL`] outside a collection).
+    pub real: u8,
+    pub temp: u8,
 }
 
 /// A violation detected at a step (the state is then terminal).
@@ -165,6 +251,16 @@ pub enum Violation {
     EmptySlot { sched: u8, func: u8 },
     /// I3: a scheduler acted on the old settings after acting on the new ones.
     OldAfterNew { sched: u8, func: u8 },
+    /// T1: the collector read a table its writer was writing (`during`), or a scheduler wrote a
+    /// table with no order after the collector's read of it.
+    TableRace { sched: u8, obj: u8, during: bool },
+    /// T1: the collector wrote the shared slot while a dirty scheduler was writing it.
+    SharedSlotRace { sched: u8, obj: u8 },
+    /// T2: a scheduler charged a freed temporary.
+    TempUseAfterFree { sched: u8, obj: u8 },
+    /// Issue 5: a hit ended without acting on a node linked before it began and still linked
+    /// and active when it ended.
+    MissedNode { sched: u8, func: u8, node: u8 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -179,6 +275,13 @@ pub struct State {
     pub scheds: Vec<Sched>,
     pub stager: Stager,
     pub violation: Option<Violation>,
+    /// call_time counter objects.
+    pub objs: Vec<TmObj>,
+    /// Charges begun / landed in a table.
+    pub started: u8,
+    pub charged: u8,
+    /// The scheduler holding the dirty lock, or [`NIL`].
+    pub lock: u8,
 }
 
 impl State {
@@ -211,8 +314,14 @@ impl State {
                 patched: 0,
                 restored: 0,
                 committed: false,
+                real: NIL,
+                temp: NIL,
             },
             violation: None,
+            objs: Vec::new(),
+            started: 0,
+            charged: 0,
+            lock: NIL,
         }
     }
 
@@ -267,6 +376,18 @@ impl State {
             for u in &mut node.unseen {
                 *u = remap(*u);
             }
+        }
+        for o in &mut s.objs {
+            o.read_unseen = remap(o.read_unseen);
+            // The tables are per scheduler: renumber them too (the shared slot stays last).
+            let mut c = o.cnt.clone();
+            for (j, &i) in perm.iter().enumerate() {
+                c[j] = o.cnt[i];
+            }
+            o.cnt = c;
+        }
+        if s.lock != NIL {
+            s.lock = perm.iter().position(|&i| i == s.lock as usize).unwrap() as u8;
         }
         s
     }

@@ -2,7 +2,7 @@
 //! can narrate itself in protocol words (`log`), which is what counterexamples print and what the
 //! refinement checker names when it rejects an engine step.
 
-use super::config::{bits, Config, PatternKind, StagerOp};
+use super::config::{bits, ChainMutant, Config, PatternKind, StagerOp};
 use super::state::*;
 use bpspec_reference::Mutant;
 
@@ -18,8 +18,10 @@ pub enum Action {
     /// Scheduler `s` calls function `f`: H1, read the instruction word (the stale value if
     /// `stale`).
     Call(u8, u8, bool),
-    /// Scheduler `s` makes the next read of its hit (the stale value if `stale`).
+    /// Scheduler `s` makes the next read of its hit or charge (the stale value if `stale`).
     Read(u8, bool),
+    /// Scheduler `s` begins a call_time charge of the counted function (`collect.rs`).
+    Charge(u8),
 }
 
 /// A narration sink: `None` in the checker's hot path.
@@ -59,7 +61,7 @@ pub fn flags_name(fl: u8) -> String {
 }
 
 impl Config {
-    fn all_scheds(&self) -> u8 {
+    pub(crate) fn all_scheds(&self) -> u8 {
         ((1u16 << self.schedulers) - 1) as u8
     }
 
@@ -74,7 +76,7 @@ impl Config {
         }
     }
 
-    fn stale_choice(&self, s: &State, sched: usize, l: Loc) -> bool {
+    pub(crate) fn stale_choice(&self, s: &State, sched: usize, l: Loc) -> bool {
         let i = l.index(self.functions);
         let v = s.scheds[sched].stale[i];
         v != FRESH && v != s.cur[i]
@@ -83,6 +85,9 @@ impl Config {
     /// Can the stager take a step?
     pub fn stager_enabled(&self, s: &State) -> bool {
         if s.done(self) {
+            return false;
+        }
+        if !s.stager.waiting && !self.collect_enabled(s) {
             return false;
         }
         !s.stager.waiting || s.scheds.iter().all(|x| x.counted)
@@ -103,13 +108,17 @@ impl Config {
                 Mode::Idle => {
                     out.push(Action::Progress(id));
                     out.push(Action::Sleep(id));
-                    for f in 0..self.functions {
+                    if self.charge_may_start(s, i) {
+                        out.push(Action::Charge(id));
+                    }
+                    for f in 0..self.functions * self.calls as u8 {
                         out.push(Action::Call(id, f, false));
                         if self.stale_choice(s, i, Loc::Instr(f)) {
                             out.push(Action::Call(id, f, true));
                         }
                     }
                 }
+                Mode::Charge(c) => self.charge_enabled(s, i, c, out),
                 Mode::Hit(h) => {
                     out.push(Action::Read(id, false));
                     if let Some(l) = self.hit_loc(s, &h) {
@@ -125,7 +134,7 @@ impl Config {
     // ----- memory -----
 
     /// A relaxed store by the stager.
-    fn write(&self, s: &mut State, l: Loc, v: u8) {
+    pub(crate) fn write(&self, s: &mut State, l: Loc, v: u8) {
         let i = l.index(self.functions);
         let old = s.cur[i];
         if old == v {
@@ -147,7 +156,7 @@ impl Config {
     }
 
     /// A relaxed load by scheduler `sched`.
-    fn read(&self, s: &mut State, sched: usize, l: Loc, stale: bool) -> u8 {
+    pub(crate) fn read(&self, s: &mut State, sched: usize, l: Loc, stale: bool) -> u8 {
         let i = l.index(self.functions);
         let x = &mut s.scheds[sched];
         if stale && x.stale[i] != FRESH {
@@ -159,7 +168,7 @@ impl Config {
     }
 
     /// A plain write of half `h` (or, `h == 2`, the allocation) of node `g` by the stager.
-    fn write_node(&self, s: &mut State, g: u8, h: usize) {
+    pub(crate) fn write_node(&self, s: &mut State, g: u8, h: usize) {
         let all = self.all_scheds();
         let n = &mut s.nodes[g as usize];
         n.unseen[h] = all;
@@ -186,22 +195,32 @@ impl Config {
                 }
             }
         }
+        for o in &mut s.objs {
+            if o.read_published {
+                o.read_unseen &= !(1 << sched);
+            }
+        }
     }
 
     // ----- the stager -----
 
     fn op(&self, s: &State) -> (u8, u8, PatternKind, u8) {
-        let StagerOp::TracePattern {
-            session,
-            funcs,
-            kind,
-            flags,
-        } = self.script[s.stager.op as usize];
-        (session, funcs, kind, flags)
+        match self.script[s.stager.op as usize] {
+            StagerOp::TracePattern {
+                session,
+                funcs,
+                kind,
+                flags,
+            } => (session, funcs, kind, flags),
+            StagerOp::Collect { .. } => unreachable!("trace_pattern phases only"),
+        }
     }
 
     /// The phase after `p` for the current op, skipping waits removed by a mutant.
     fn next_phase(&self, s: &State, p: Phase) -> Option<Phase> {
+        if let StagerOp::Collect { .. } = self.script[s.stager.op as usize] {
+            return self.collect_next_phase(s, p);
+        }
         let (_, _, kind, _) = self.op(s);
         let seq: &[Phase] = if kind == PatternKind::False {
             &[
@@ -245,7 +264,7 @@ impl Config {
         }
     }
 
-    fn advance(&self, s: &mut State) {
+    pub(crate) fn advance(&self, s: &mut State) {
         match self.next_phase(s, s.stager.phase) {
             Some(p) => s.stager.phase = p,
             None => {
@@ -292,15 +311,18 @@ impl Config {
     }
 
     fn stager_step(&self, s: &mut State, log: &mut Log<'_>) {
-        let (session, funcs, kind, fl) = self.op(s);
         let phase = s.stager.phase;
-        if let Some(w) = phase.wait_number() {
+        if let Some(_w) = phase.wait_number() {
+            let w = phase.wait_name();
             if !s.stager.waiting {
                 s.stager.waiting = true;
                 s.dirty = 0;
                 s.published.iter_mut().for_each(|v| *v = FRESH);
                 for n in &mut s.nodes {
                     n.published = [true; 3];
+                }
+                for o in &mut s.objs {
+                    o.read_published = true;
                 }
                 let new_period = !self.is(Mutant::WaitWithoutNewPeriod);
                 let sleepers_count = self.mutant != Some(super::SpecMutant::WaitOnSleepers);
@@ -310,18 +332,24 @@ impl Config {
                     x.point_since_begin = false;
                 }
                 say(log, || {
-                    format!("stager: W{w} begins (wait for thread progress)")
+                    format!("stager: {w} begins (wait for thread progress)")
                 });
             } else {
                 s.stager.waiting = false;
                 for x in &mut s.scheds {
                     x.counted = false;
                 }
-                say(log, || format!("stager: W{w} completes"));
+                say(log, || format!("stager: {w} completes"));
                 self.advance(s);
             }
             return;
         }
+        if let StagerOp::Collect { session, func } = self.script[s.stager.op as usize] {
+            self.collect_step(s, session, func, log);
+            self.advance(s);
+            return;
+        }
+        let (session, funcs, kind, fl) = self.op(s);
         let staging = s.active_ix(self) ^ 1;
         match phase {
             Phase::Stage => {
@@ -406,6 +434,7 @@ impl Config {
                         let src = s.nodes[g as usize].half[active];
                         if !self.is(Mutant::SkipConsolidateCopy) {
                             s.nodes[g as usize].half[active ^ 1] = src;
+                            s.nodes[g as usize].tm[active ^ 1] = s.nodes[g as usize].tm[active];
                             self.write_node(s, g, active ^ 1);
                         }
                         let next = s.get(self, Loc::Next(g));
@@ -416,6 +445,16 @@ impl Config {
                             say(log, || {
                                 format!("stager: consolidate: unlink {} from f{f}", bp_name(g))
                             });
+                            if self.is_ch(ChainMutant::ClearNextOnUnlink) {
+                                self.write(s, Loc::Next(g), NIL);
+                                say(log, || {
+                                    format!("stager: consolidate: next of {} := null", bp_name(g))
+                                });
+                            }
+                            if self.is_ch(ChainMutant::FreeAtUnlink) {
+                                s.nodes[g as usize].freed = true;
+                                say(log, || format!("stager: free {} (at unlink)", bp_name(g)));
+                            }
                         } else {
                             prev = Loc::Next(g);
                         }
@@ -483,6 +522,7 @@ impl Config {
                 func: f,
                 session,
                 half: [0, 0],
+                tm: [NIL, NIL],
                 to_insert: NIL,
                 unlinked: false,
                 freed: false,
@@ -498,6 +538,17 @@ impl Config {
                     format!(
                         "stager: stage: new {} for session {session}, slot of f{f} := it",
                         bp_name(g)
+                    )
+                });
+            } else if self.is_ch(ChainMutant::LinkBeforeInstallWait) {
+                let i = Loc::Next(g).index(self.functions);
+                s.cur[i] = head;
+                self.write(s, Loc::Slot(f), g);
+                say(log, || {
+                    format!(
+                        "stager: stage: new {} for session {session}, next := {}, slot of f{f} := it",
+                        bp_name(g),
+                        bp_name(head)
                     )
                 });
             } else {
@@ -527,7 +578,24 @@ impl Config {
                 (_, false) => *h |= bits::COUNT | bits::COUNT_ACTIVE,
             }
         }
+        let mut new_obj = false;
+        if fl & bits::TIME != 0 {
+            let exists = *h & bits::TIME != 0;
+            match (kind, exists) {
+                (PatternKind::Pause, true) => *h &= !bits::TIME_ACTIVE,
+                (_, false) => {
+                    *h |= bits::TIME | bits::TIME_ACTIVE;
+                    new_obj = true;
+                }
+                // `Config::validate` rejects a second true/restart on a call_time counter.
+                (_, true) => unreachable!("restart of call_time is not modelled"),
+            }
+        }
         let v = *h;
+        if new_obj {
+            let o = self.new_obj(s, false);
+            s.nodes[g as usize].tm[staging as usize] = o;
+        }
         self.write_node(s, g, staging as usize);
         say(log, || {
             format!(
@@ -540,7 +608,27 @@ impl Config {
 
     // ----- schedulers -----
 
-    fn check_node(&self, s: &mut State, sched: usize, g: u8) {
+    /// Issue 5: at the end of a hit, every node that was on the chain when it began and is still
+    /// on it, with an active flag, was acted on.
+    fn check_missed(&self, s: &mut State, sched: usize, h: &Hit) {
+        if self.sessions == 1 || s.violation.is_some() {
+            return;
+        }
+        let ix = s.active_ix(self) as usize;
+        for g in s.chain(self, h.func) {
+            let bit = 1u8 << g;
+            if h.linked & bit != 0 && h.visited & bit == 0 && s.nodes[g as usize].half[ix] != 0 {
+                s.violation = Some(Violation::MissedNode {
+                    sched: sched as u8,
+                    func: h.func,
+                    node: g,
+                });
+                return;
+            }
+        }
+    }
+
+    pub(crate) fn check_node(&self, s: &mut State, sched: usize, g: u8) {
         if s.nodes[g as usize].unseen[2] & (1 << sched) != 0 && s.violation.is_none() {
             s.violation = Some(Violation::UnpublishedNode {
                 sched: sched as u8,
@@ -607,6 +695,11 @@ impl Config {
                         format!("scheduler {id} calls f{f}: instruction -> original{st}, runs it")
                     });
                 } else {
+                    let linked = if self.sessions > 1 {
+                        s.chain(self, f).iter().fold(0u8, |m, &g| m | 1 << g)
+                    } else {
+                        0
+                    };
                     s.scheds[i].mode = Mode::Hit(Hit {
                         func: f,
                         step: HitStep::Slot,
@@ -614,11 +707,17 @@ impl Config {
                         at: NIL,
                         ix: 0,
                         spans_flip: false,
+                        linked,
+                        visited: 0,
                     });
                     say(log, || {
                         format!("scheduler {id} calls f{f}: instruction -> breakpoint{st}")
                     });
                 }
+            }
+            Action::Charge(id) => self.charge_start(s, id as usize, log),
+            Action::Read(id, stale) if matches!(s.scheds[id as usize].mode, Mode::Charge(_)) => {
+                self.charge_step(s, id as usize, stale, log)
             }
             Action::Read(id, stale) => {
                 let i = id as usize;
@@ -678,6 +777,9 @@ impl Config {
                                 flags_name(fl)
                             )
                         });
+                        if self.sessions > 1 {
+                            h.visited |= 1 << g;
+                        }
                         h.step = HitStep::Next;
                     }
                     HitStep::Next => {
@@ -700,6 +802,7 @@ impl Config {
                     }
                     HitStep::Orig => {
                         self.check_node(s, i, h.head);
+                        self.check_missed(s, i, &h);
                         say(log, || {
                             format!(
                                 "scheduler {id} reads orig_instr of {}, runs f{f}",
