@@ -2,7 +2,7 @@
 //! break, and the exact set of properties the exhaustive check finds violated (measured; asserted
 //! by `spec/tests/spec_model.rs` and by `bpspec check --mutants`).
 
-use super::config::SpecMutant;
+use super::config::{ChainMutant, CollectMutant, SpecMutant};
 use bpspec_reference::Mutant;
 
 /// One row of the matrix.
@@ -41,6 +41,8 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
 pub fn kills() -> Vec<Kill> {
     use Mutant::*;
     let e = SpecMutant::Engine;
+    let c = SpecMutant::Collect;
+    let ch = SpecMutant::Chain;
     let k = |mutant, model, designated, breaks| Kill {
         mutant,
         model,
@@ -135,15 +137,106 @@ pub fn kills() -> Vec<Kill> {
             "stager-finishes-under-fair-progress",
             &["stager-finishes-under-fair-progress"],
         ),
+        k(
+            c(CollectMutant::SkipTw1),
+            "c2f1",
+            "no-torn-half",
+            &["no-torn-half"],
+        ),
+        k(
+            c(CollectMutant::SkipTw2),
+            "c2f1",
+            "collector-reads-quiet-table",
+            &["collector-reads-quiet-table"],
+        ),
+        k(
+            c(CollectMutant::SkipTw3),
+            "c2f1",
+            "collector-reads-quiet-table",
+            &[
+                "no-torn-half",
+                "returns-settled",
+                "collector-reads-quiet-table",
+                "no-temp-use-after-free",
+                "charges-conserved",
+            ],
+        ),
+        k(
+            c(CollectMutant::MergeWithoutLock),
+            "c2f1",
+            "shared-slot-under-lock",
+            &["shared-slot-under-lock"],
+        ),
+        k(
+            c(CollectMutant::WithoutFlip),
+            "c2f1",
+            "collector-reads-quiet-table",
+            &["collector-reads-quiet-table"],
+        ),
+        k(
+            c(CollectMutant::FreeBeforeLastWait),
+            "c2f1",
+            "no-temp-use-after-free",
+            &[
+                "no-torn-half",
+                "collector-reads-quiet-table",
+                "no-temp-use-after-free",
+                "charges-conserved",
+            ],
+        ),
+        k(
+            c(CollectMutant::SkipMerge),
+            "c2f1",
+            "charges-conserved",
+            &["charges-conserved"],
+        ),
+        k(
+            c(CollectMutant::ErtsPausedReadInPlace),
+            "c2f1",
+            "collector-reads-quiet-table",
+            &["collector-reads-quiet-table"],
+        ),
+        k(
+            c(CollectMutant::ErtsFlipBackWithoutWait),
+            "c2f1",
+            "collector-reads-quiet-table",
+            &["collector-reads-quiet-table"],
+        ),
+        k(
+            ch(ChainMutant::LinkBeforeInstallWait),
+            "s2f1x2h",
+            "no-torn-half",
+            &["no-torn-half"],
+        ),
+        k(
+            ch(ChainMutant::FreeAtUnlink),
+            "s2f1x2h",
+            "no-use-after-free",
+            &["no-use-after-free"],
+        ),
+        k(
+            ch(ChainMutant::ClearNextOnUnlink),
+            "s2f1x2h",
+            "no-missed-node",
+            &["no-missed-node"],
+        ),
     ]
 }
 
 /// Findings the matrix also pins down: mutants that survive a model on purpose.
 pub fn survivals() -> Vec<(SpecMutant, &'static str, &'static str)> {
-    vec![(
-        SpecMutant::Engine(Mutant::SkipWaitBeforeFree),
-        "s2f2x1",
-        "with one session W3 already keeps every scheduler off an unlinked node: no use after \
+    vec![
+        (
+            SpecMutant::Chain(ChainMutant::ClearNextOnUnlink),
+            "s2f1x2",
+            "the unlinked node is the chain's tail there: its next is null already, so clearing \
+             it changes nothing (s2f1x2h unlinks the head and kills it)",
+        ),
+        (
+            SpecMutant::Engine(Mutant::SkipWaitBeforeFree),
+            "s2f2x1",
+            "with one session W3 already keeps every scheduler off an unlinked node: no use after \
          free (only returns-settled breaks: a scheduler may still see the old slot, harmlessly)",
-    )]
+        ),
+    ]
 }

@@ -297,5 +297,8 @@ pub fn default_plan() -> Vec<(&'static str, bool, bool)> {
         ("s2f2x1", false, true),
         ("s2f1x2", false, true),
         ("s3f2x2", true, false),
+        ("s2f1x2h", false, true),
+        ("c2f1", false, true),
+        ("c3f1", false, false),
     ]
 }
