@@ -61,7 +61,10 @@ fn symmetry_keeps_verdicts() {
             ..RunOptions::small()
         },
     );
-    assert!(sym.holds() && plain.holds());
+    for r in [&sym, &plain] {
+        assert!(r.violated.is_empty(), "{:?}", r.violated_names());
+        assert_eq!(r.unreached, expected_unreached("s2f1x2"));
+    }
     assert!(
         sym.unique < plain.unique,
         "{} !< {}",
