@@ -101,6 +101,7 @@ pub fn kills() -> Vec<Kill> {
                 "no-torn-half",
                 "slot-set-behind-breakpoint",
                 "returns-settled",
+                "no-missed-node",
             ],
         ),
         k(
@@ -112,6 +113,7 @@ pub fn kills() -> Vec<Kill> {
                 "no-torn-half",
                 "slot-set-behind-breakpoint",
                 "returns-settled",
+                "no-missed-node",
             ],
         ),
         k(
@@ -123,6 +125,7 @@ pub fn kills() -> Vec<Kill> {
                 "no-torn-half",
                 "slot-set-behind-breakpoint",
                 "returns-settled",
+                "no-missed-node",
             ],
         ),
         k(

@@ -53,6 +53,13 @@ pub fn flags_name(fl: u8) -> String {
             "count(paused)"
         });
     }
+    if fl & bits::TIME != 0 {
+        v.push(if fl & bits::TIME_ACTIVE != 0 {
+            "time"
+        } else {
+            "time(paused)"
+        });
+    }
     if v.is_empty() {
         "none".into()
     } else {
