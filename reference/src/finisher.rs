@@ -10,7 +10,7 @@ use crate::bp::SessionId;
 use crate::code::FuncId;
 use crate::engine::Engine;
 use crate::mutant::{self, Mutant};
-use crate::pattern::{Pattern, PatternError, PatternOp, TraceFlags};
+use crate::pattern::{FlagSet, Pattern, PatternError, PatternOp, TraceFlags};
 use crate::progress::ThreadProgress;
 use crate::{commit, consolidate, free, install, stage, uninstall};
 
@@ -23,6 +23,18 @@ impl<P: ThreadProgress> Engine<P> {
         pattern: &Pattern,
         op: PatternOp,
         fl: TraceFlags,
+    ) -> Result<usize, PatternError> {
+        fl.check(op)?;
+        self.trace_pattern_flags(session, pattern, op, fl.into())
+    }
+
+    /// `trace_pattern` with the full flag list, including call_time and call_memory.
+    pub fn trace_pattern_flags(
+        &self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        fl: FlagSet,
     ) -> Result<usize, PatternError> {
         fl.check(op)?;
         if session >= 64 {
