@@ -123,6 +123,11 @@ impl<P: ThreadProgress> Engine<P> {
             real.read_into(out.slot(*k).as_mut().expect("slot set in C1"));
         }
         if !no_flip {
+            if self.wait_before_flip_back {
+                // Fix of finding F2: order C3's reads before any scheduler write that follows
+                // a read of the flipped-back index.
+                self.wait(); // TW2b
+            }
             self.flip(st); // C4
         }
         let early_free = mutant::is(self.mutant, Mutant::CollectFreeBeforeLastWait);

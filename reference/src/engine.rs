@@ -58,6 +58,9 @@ pub struct Engine<P: ThreadProgress = Qsbr> {
     pub(crate) hash_graveyard: Mutex<DeadHashes>,
     /// Variant switch for the paused-counter collection (docs/collection.md, finding F1).
     pub(crate) paused_via_flip: bool,
+    /// Variant switch: an extra wait between reading the real tables and flipping back
+    /// (docs/collection.md, finding F2).
+    pub(crate) wait_before_flip_back: bool,
 }
 
 /// Configuration for [`Engine::new`].
@@ -115,6 +118,7 @@ impl<P: ThreadProgress> Engine<P> {
             stw_block: AtomicBool::new(false),
             hash_graveyard: Mutex::new(Vec::new()),
             paused_via_flip: false,
+            wait_before_flip_back: false,
         }
     }
 
@@ -129,6 +133,13 @@ impl<P: ThreadProgress> Engine<P> {
     /// active ones instead of directly (docs/collection.md, finding F1).
     pub fn with_paused_via_flip(mut self) -> Engine<P> {
         self.paused_via_flip = true;
+        self
+    }
+
+    /// The fixed variant of the collection's flip back: wait once more between reading the real
+    /// tables and flipping back (docs/collection.md, finding F2).
+    pub fn with_wait_before_flip_back(mut self) -> Engine<P> {
+        self.wait_before_flip_back = true;
         self
     }
 

@@ -83,7 +83,7 @@ impl<P: ThreadProgress> Scheduler<P> {
     pub fn start(engine: Arc<Engine<P>>, id: usize) -> Scheduler<P> {
         let mut handle = engine.progress.register(id);
         engine.progress.wake(&mut handle);
-        Scheduler {
+        let mut s = Scheduler {
             engine,
             id,
             handle,
@@ -93,7 +93,11 @@ impl<P: ThreadProgress> Scheduler<P> {
             now: 0,
             dirty: false,
             dead_hashes: Vec::new(),
+        };
+        if s.engine.stw_enabled {
+            s.blocked_check();
         }
+        s
     }
 
     /// A scheduler that charges the shared slots under the dirty lock (see [`Scheduler::dirty`]).
@@ -139,9 +143,11 @@ impl<P: ThreadProgress> Scheduler<P> {
     /// Stop-the-world: at a quiescent point, stay asleep while a block is requested
     /// (`erts_thr_progress_block`). See `collect.rs` for the argument.
     fn blocked_check(&mut self) {
-        // Relaxed: ordered by the progress point's / wake-up's full fence just before (the
-        // stager stores the request before its wait's first fence; docs/collection.md, B1).
-        if !self.engine.stw_block.load(Relaxed) {
+        // Acquire: pairs with the Release store that lifts a block (B3), so a scheduler that
+        // slept through a whole block and sees it lifted is ordered after the collector's reads.
+        // Seeing a request that is set is ordered by the progress point's / wake-up's full fence
+        // just before (the stager stores it before its wait's first fence; docs/collection.md).
+        if !self.engine.stw_block.load(Acquire) {
             return;
         }
         self.engine.progress.sleep(&mut self.handle);

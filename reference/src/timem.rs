@@ -115,7 +115,11 @@ impl PidHash {
             .assert_live(&|| "pid hash (written by its owner)".into());
         #[cfg(not(loom))]
         if CHECKED {
-            self.writing.fetch_add(1, Relaxed);
+            let prev = self.writing.fetch_add(1, Relaxed);
+            assert!(
+                prev % 2 == 0,
+                "pid hash written by two writers at once (shared slot without the dirty lock?)"
+            );
         }
         // SAFETY: the caller is the table's only writer (its scheduler, or the dirty-lock holder
         // for the shared slot); readers are excluded by the collection protocol (see read_into).
