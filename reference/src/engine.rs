@@ -5,7 +5,9 @@ use crate::bp::{BpCount, GenericBp, SessionId};
 use crate::code::{CodeArea, FuncId, Mfa};
 use crate::mutant::{self, Mutant};
 use crate::progress::{Qsbr, ThreadProgress};
-use crate::sync::{lock, AtomicBool, AtomicU32, Mutex, MutexGuard, Ordering::Relaxed, CHECKED};
+use crate::sync::{
+    lock, AtomicBool, AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering::Relaxed, CHECKED,
+};
 use crate::timem::{BpTimemTrace, DeadHashes};
 use std::sync::Arc as Refc;
 
@@ -54,6 +56,8 @@ pub struct Engine<P: ThreadProgress = Qsbr> {
     /// engines that never block pay nothing and the models' state spaces do not grow.
     pub(crate) stw_enabled: bool,
     pub(crate) stw_block: AtomicBool,
+    /// Schedulers currently parked by a block (the unblock waits until they all left).
+    pub(crate) stw_parked: AtomicUsize,
     /// Checked builds: tables freed by schedulers' rehashes, handed over when they stop.
     pub(crate) hash_graveyard: Mutex<DeadHashes>,
     /// Variant switch for the paused-counter collection (docs/collection.md, finding F1).
@@ -116,6 +120,7 @@ impl<P: ThreadProgress> Engine<P> {
             dirty_bp_mtx: Mutex::new(()),
             stw_enabled: false,
             stw_block: AtomicBool::new(false),
+            stw_parked: AtomicUsize::new(0),
             hash_graveyard: Mutex::new(Vec::new()),
             paused_via_flip: false,
             wait_before_flip_back: false,

@@ -150,6 +150,10 @@ impl<P: ThreadProgress> Scheduler<P> {
         if !self.engine.stw_block.load(Acquire) {
             return;
         }
+        // Relaxed: the count is for the collector's liveness handshake only (it waits for every
+        // parked scheduler to leave before it may block again, so back-to-back blocks cannot
+        // starve the schedulers); no data is published through it.
+        self.engine.stw_parked.fetch_add(1, Relaxed);
         self.engine.progress.sleep(&mut self.handle);
         let mut spins: u64 = 0;
         // Acquire: pairs with the Release store that lifts the block, so the collector's reads
@@ -164,6 +168,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             yield_now();
         }
         self.engine.progress.wake(&mut self.handle);
+        self.engine.stw_parked.fetch_sub(1, Relaxed);
     }
 
     /// Call function `f` as process `p`; returns the instruction word the scheduler goes on to
