@@ -567,6 +567,7 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
         "loom" => vec![
             (CollectSkipWaitBeforeFlip, "info"),
             (CollectSkipWaitBeforeRead, "info"),
+            (CollectSkipWaitBeforeRead, "info-rehash"),
             (CollectSkipWaitBeforeMerge, "info"),
             (CollectMergeWithoutLock, "info-dirty"),
             (CollectWithoutFlip, "info"),
@@ -575,6 +576,7 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
         ],
         "shuttle" => vec![
             (CollectSkipWaitBeforeRead, "info"),
+            (CollectSkipWaitBeforeRead, "info-rehash"),
             (CollectSkipWaitBeforeMerge, "info"),
             (CollectMergeWithoutLock, "info-dirty"),
             (CollectWithoutFlip, "info"),
