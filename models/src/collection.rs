@@ -206,9 +206,10 @@ pub fn shuttle_scenarios() -> Vec<CScenario> {
         if s.functions == 1 {
             s.schedulers.push((vec![200, 216, 232], script(4, 1)));
             if !s.dirty.is_empty() {
-                // Two dirty schedulers: the merge then competes with a longer writer of the
-                // shared slot.
+                // Two dirty schedulers and two queries: the merge then competes with a longer
+                // writer of the shared slot, twice.
                 s.dirty.push(1);
+                s.stager.push(CStager::Info(0, InfoKey::CallMemory));
             }
         }
     }

@@ -88,6 +88,12 @@ fn timem_baselines() {
     );
 }
 
+/// Mutants the PCT scheduler (depth 3) does not reach within the iteration budget, while the
+/// random one does: the lock-free merge must overlap a dirty scheduler's update of the same
+/// shared table, a window PCT's few priority changes rarely hit. Their PCT rows expect
+/// "survives" (a kill is accepted too); the random rows must kill.
+const PCT_MISSES: &[Mutant] = &[Mutant::CollectMergeWithoutLock];
+
 #[test]
 fn timem_kill_matrix() {
     let kills = expected_kills("shuttle");
@@ -95,7 +101,14 @@ fn timem_kill_matrix() {
     for &(m, name) in &kills {
         let killed = [true, false]
             .into_iter()
-            .map(|pct| explore(&scenario(name), m.name(), Some(m), pct, "killed").is_some())
+            .map(|pct| {
+                let exp = if pct && PCT_MISSES.contains(&m) {
+                    "survives"
+                } else {
+                    "killed"
+                };
+                explore(&scenario(name), m.name(), Some(m), pct, exp).is_some()
+            })
             .fold(false, |a, b| a | b);
         if !killed {
             survivors.push(format!("{m} on {name}"));
