@@ -16,6 +16,17 @@
 //! - T5 a paused count is frozen; T6 a restart starts from zero (a count after a restart is at
 //!   most the calls started since the restart began);
 //! - T7 at rest afterwards (halves equal, no leaked counter, I5).
+//!
+//! Checked parameters (docs/collection.md §6 has every row): loom, one stager and one
+//! scheduler (`info-dirty`: a dirty one), one function with call_time and call_memory, scripts
+//! of 6-10 steps, preemption bound 2 (`make test`) and 3 (`make check`), `LOOM_MAX_BRANCHES`
+//! 20,000. Bound 2: 231-4,937 executions per baseline in under 4 s each, except
+//! `paused-inflight` (122,786 executions, 35 s). Shuttle: the loom scenarios plus a second
+//! scheduler with three pids (tables rehash), and `busy-3sched`, `pause-restart`,
+//! `reset-churn` (two functions, two or three schedulers, one dirty, five to six stager
+//! operations); 2,000 (`make test`) or 50,000 (`make check`) iterations each of PCT (depth 3)
+//! and random, seed 0x627073706563; every baseline holds. Loom and shuttle explore executions,
+//! not states: neither reports a state count or depth.
 
 use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU64, Ordering::*};
 use bpspec_reference::term::Collection;

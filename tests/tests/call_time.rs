@@ -604,3 +604,49 @@ fn flag_list_parses_and_rejects() {
     assert_eq!(InfoKey::parse("call_memory"), Some(InfoKey::CallMemory));
     assert_eq!(InfoKey::parse("calltime"), None);
 }
+
+#[test]
+fn trace_info_noblock_all_reports_identical_time_and_memory_counts() {
+    let e = engine(1, 2);
+    tp(
+        &e,
+        0,
+        PatternOp::True,
+        FlagSet {
+            call_time: true,
+            call_memory: true,
+            ..Default::default()
+        },
+    );
+    let (stop, _started, _done, hs) = workers(&e, 2);
+    for _ in 0..100 {
+        let t = e.trace_info_term(0, &mfa(0), InfoKey::All);
+        let Term::Tuple(kv) = &t else { panic!("{t}") };
+        let Term::List(items) = &kv[1] else {
+            panic!("{t}")
+        };
+        let counts = |key: &str| -> Vec<(u64, i64)> {
+            let item = items
+                .iter()
+                .find(|i| matches!(i, Term::Tuple(p) if p[0] == Term::Atom(if key == "t" { "call_time" } else { "call_memory" })))
+                .expect("key present");
+            let Term::Tuple(p) = item else { unreachable!() };
+            let Term::List(l) = &p[1] else { panic!("{t}") };
+            l.iter()
+                .map(|x| match x {
+                    Term::Tuple(f) => match (&f[0], &f[1]) {
+                        (Term::Pid(p), Term::Int(c)) => (*p, *c),
+                        _ => panic!("{t}"),
+                    },
+                    _ => panic!("{t}"),
+                })
+                .collect()
+        };
+        assert_eq!(counts("t"), counts("m"), "{t}");
+    }
+    stop.store(true, Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    e.check_at_rest().unwrap();
+}
