@@ -14,7 +14,7 @@
 
 use bpspec_reference::term::Collection;
 use bpspec_reference::*;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
@@ -195,5 +195,88 @@ fn bench_collection(c: &mut Criterion) {
     g.finish();
 }
 
+/// The same five cases, interleaved: each round runs every case once (in a rotated order) for a
+/// fixed number of calls, and the ratio to `none` is taken within the round, so slow drifts in
+/// the machine's load (docs/perf.md: the machine is shared) cancel out. Printed as a table;
+/// criterion's own figures above are sequential per case.
+fn interleaved() {
+    let rounds: usize = std::env::var("BPSPEC_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(11);
+    let calls: u64 = 1 << 20;
+    let cases: [(&str, Mode, Option<Duration>); 5] = [
+        ("none", Mode::None, None),
+        ("nonblocking", Mode::NonBlocking, None),
+        ("stop_the_world", Mode::StopTheWorld, None),
+        (
+            "nonblocking_paced_1ms",
+            Mode::NonBlocking,
+            Some(Duration::from_millis(1)),
+        ),
+        (
+            "stop_the_world_paced_1ms",
+            Mode::StopTheWorld,
+            Some(Duration::from_millis(1)),
+        ),
+    ];
+    let engines: Vec<Arc<Engine>> = cases.iter().map(|_| engine()).collect();
+    let mut rate = vec![Vec::new(); cases.len()];
+    let mut ratio = vec![Vec::new(); cases.len()];
+    let mut queries = vec![0u64; cases.len()];
+    for r in 0..rounds {
+        let mut this = vec![0.0f64; cases.len()];
+        for k in 0..cases.len() {
+            let i = (r + k) % cases.len();
+            let (_, mode, pace) = cases[i];
+            let total = [AtomicU64::new(0), AtomicU64::new(0)];
+            let dt = sample(&engines[i], mode, pace, calls, &total);
+            assert_eq!(total[0].load(Relaxed), calls * WORKERS as u64);
+            queries[i] += total[1].load(Relaxed);
+            this[i] = (calls * WORKERS as u64) as f64 / dt.as_secs_f64();
+        }
+        for i in 0..cases.len() {
+            rate[i].push(this[i]);
+            ratio[i].push(this[i] / this[0]);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    println!(
+        "\ncollection, interleaved: {rounds} rounds x {} calls per scheduler per case",
+        calls
+    );
+    println!(
+        "| case | median calls/s | median ratio to none (per round) | min..max ratio | queries |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    for i in 0..cases.len() {
+        let (lo, hi) = ratio[i]
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        println!(
+            "| {} | {:.2} M | {:.3} | {:.2}..{:.2} | {} |",
+            cases[i].0,
+            median(&mut rate[i]) / 1e6,
+            median(&mut ratio[i]),
+            lo,
+            hi,
+            queries[i]
+        );
+    }
+    for e in engines {
+        e.check_at_rest().unwrap();
+    }
+}
+
 criterion_group!(benches, bench_collection);
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var("BPSPEC_INTERLEAVED_ONLY").is_err() {
+        benches();
+        Criterion::default().configure_from_args().final_summary();
+    }
+    interleaved();
+}
