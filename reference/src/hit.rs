@@ -318,7 +318,7 @@ fn do_session_breakpoint<P: ThreadProgress>(
                 // SAFETY: the objects were read from the active half during this hit; an object
                 // is freed only at consolidate (after W3) or at the collection's last step
                 // (after its last wait), both after every scheduler passed a progress point
-                // that follows this hit (docs/collection.md, C4).
+                // that follows this hit (docs/collection.md §3).
                 let (time, mem) = unsafe { (objs.0.as_ref(), objs.1.as_ref()) };
                 cx.breakpoint(g.session, f, acted, time, mem, proc);
             }

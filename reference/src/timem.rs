@@ -237,8 +237,8 @@ impl BpTimemTrace {
     }
 
     /// Reader side: add every slot's table into `tot` (`collect_timem_info`). The caller
-    /// guarantees nobody writes this object (see [`PidHash::read_into`]), except the shared
-    /// slot, which it reads under the dirty lock when `lock_shared` is given.
+    /// guarantees nobody writes this object meanwhile (see [`PidHash::read_into`]; the
+    /// stop-the-world collection also holds the dirty lock).
     pub(crate) fn read_into(&self, tot: &mut Totals) {
         self.live
             .assert_live(&|| format!("BpTimemTrace#{} (collected)", self.id));
