@@ -76,6 +76,9 @@ pub struct CScenario {
     /// `trace_pattern`s applied before anything runs.
     pub setup: Vec<(usize, PatternOp, FlagSet)>,
     pub stager: Vec<CStager>,
+    /// A second stager thread's `trace_pattern`s, racing the first for the permission (a
+    /// reset queued behind or ahead of a `trace_info`).
+    pub resetter: Vec<(usize, PatternOp, FlagSet)>,
     /// Per scheduler: its processes (pids) and script.
     pub schedulers: Vec<(Vec<u64>, Vec<CStep>)>,
     /// Which schedulers are dirty (charge the shared slot under the lock).
@@ -104,6 +107,7 @@ pub fn loom_scenarios() -> Vec<CScenario> {
         functions: 1,
         setup: vec![(0, PatternOp::True, TIME_MEM)],
         stager,
+        resetter: vec![],
         schedulers,
         dirty: vec![],
         conserve,
@@ -161,6 +165,17 @@ pub fn loom_scenarios() -> Vec<CScenario> {
             ],
             false,
         ),
+        // A second stager resets the counter while the first one queries (they take turns on the
+        // permission, in either order).
+        CScenario {
+            resetter: vec![(0, PatternOp::Restart, TIME_MEM)],
+            ..base(
+                "info-vs-reset",
+                vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])],
+                vec![CStager::Info(0, InfoKey::All)],
+                false,
+            )
+        },
         // Stop-the-world query: the baseline.
         base(
             "info-stw",
@@ -233,6 +248,7 @@ pub fn shuttle_scenarios() -> Vec<CScenario> {
         name: "busy-3sched",
         functions: 2,
         setup: two.clone(),
+        resetter: vec![],
         stager: vec![
             CStager::Info(0, InfoKey::All),
             CStager::Info(1, InfoKey::CallMemory),
@@ -253,6 +269,7 @@ pub fn shuttle_scenarios() -> Vec<CScenario> {
         name: "pause-restart",
         functions: 2,
         setup: two.clone(),
+        resetter: vec![],
         stager: vec![
             CStager::Pattern(0, PatternOp::Pause, TIME),
             CStager::FrozenCheck(0),
@@ -269,6 +286,10 @@ pub fn shuttle_scenarios() -> Vec<CScenario> {
         name: "reset-churn",
         functions: 2,
         setup: two,
+        resetter: vec![
+            (0, PatternOp::Restart, TIME_MEM),
+            (1, PatternOp::True, TIME_MEM),
+        ],
         stager: vec![
             CStager::Pattern(0, PatternOp::True, TIME),
             CStager::Info(0, InfoKey::All),
@@ -517,6 +538,14 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
         }
         t
     };
+    let resetter = (!s.resetter.is_empty()).then(|| {
+        let (e, ops) = (e.clone(), s.resetter.clone());
+        spawn(move || {
+            for (f, op, fl) in ops {
+                apply(&*e, f, op, fl);
+            }
+        })
+    });
     for op in &s.stager {
         match *op {
             CStager::Info(f, k) => {
@@ -556,6 +585,9 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
                 }
             }
         }
+    }
+    if let Some(h) = resetter {
+        h.join().expect("resetter panicked");
     }
     for h in handles {
         h.join().expect("scheduler panicked");

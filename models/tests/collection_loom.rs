@@ -83,6 +83,7 @@ baselines! {
     timem_info_inflight => "info-inflight",
     timem_info_rehash => "info-rehash",
     timem_reset => "reset",
+    timem_info_vs_reset => "info-vs-reset",
     timem_info_stw => "info-stw",
     timem_paused_inflight_fixed => "paused-inflight",
 }
