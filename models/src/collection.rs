@@ -620,6 +620,8 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
             (CollectSkipMerge, "info"),
         ],
         "shuttle" => vec![
+            (TimemPauseKeepsRunning, "pause-restart"),
+            (TimemRestartKeepsCounter, "pause-restart"),
             (CollectSkipWaitBeforeRead, "info"),
             (CollectSkipWaitBeforeRead, "info-rehash"),
             (CollectSkipWaitBeforeMerge, "info"),

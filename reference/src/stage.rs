@@ -62,6 +62,8 @@ pub(crate) fn stage<P: ThreadProgress>(
     // Fresh call_time / call_memory objects, allocated before the half is opened for writing.
     let fresh_time = fl.call_time.then(|| new_timem(e, st));
     let fresh_mem = fl.call_memory.then(|| new_timem(e, st));
+    let pause_keeps_running = crate::mutant::is(e.mutant, crate::Mutant::TimemPauseKeepsRunning);
+    let restart_keeps = crate::mutant::is(e.mutant, crate::Mutant::TimemRestartKeepsCounter);
     node.write_half(staging, |d| {
         if fl.local {
             d.flags |= flags::LOCAL_TRACE;
@@ -106,7 +108,14 @@ pub(crate) fn stage<P: ThreadProgress>(
             let Some(fresh) = fresh else { continue };
             if op == PatternOp::Pause && d.flags & x != 0 {
                 // Pause keeps the object; only the ACTIVE bit goes (effective at commit).
-                d.flags &= !xa;
+                if !pause_keeps_running {
+                    d.flags &= !xa;
+                }
+                dead_timem.push(fresh);
+                continue;
+            }
+            if restart_keeps && d.flags & x != 0 {
+                d.flags |= xa;
                 dead_timem.push(fresh);
                 continue;
             }

@@ -650,3 +650,38 @@ fn trace_info_noblock_all_reports_identical_time_and_memory_counts() {
     }
     e.check_at_rest().unwrap();
 }
+
+/// The pause/restart semantics checked above fail on their mutants (debug builds only: mutants
+/// exist in checked builds).
+#[test]
+#[cfg(debug_assertions)]
+fn pause_and_restart_checks_catch_their_mutants() {
+    let run = |m: Option<Mutant>| -> (String, String) {
+        let e =
+            Arc::new(Engine::new(EngineConfig::simple(1, 1).with_mutant(m)).with_stop_the_world());
+        let mut s = sched(&e, 0);
+        tp(&e, 0, PatternOp::True, TIME);
+        let mut p = traced(3);
+        let call = |s: &mut Scheduler, p: &mut Proc| {
+            s.schedule_in(p);
+            s.call_proc(0, p);
+            s.advance(1);
+            s.ret(p);
+            s.schedule_out(p);
+        };
+        awake(&mut s, |s| call(s, &mut p));
+        tp(&e, 0, PatternOp::Pause, TIME);
+        awake(&mut s, |s| call(s, &mut p));
+        let paused = info(&e, 0, InfoKey::CallTime);
+        tp(&e, 0, PatternOp::Restart, TIME);
+        let restarted = info(&e, 0, InfoKey::CallTime);
+        (paused, restarted)
+    };
+    let good = (
+        "{call_time,[{<0.3.0>,1,0,1}]}".to_string(),
+        "{call_time,[]}".to_string(),
+    );
+    assert_eq!(run(None), good);
+    assert_ne!(run(Some(Mutant::TimemPauseKeepsRunning)).0, good.0);
+    assert_ne!(run(Some(Mutant::TimemRestartKeepsCounter)).1, good.1);
+}
