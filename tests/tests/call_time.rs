@@ -685,3 +685,33 @@ fn pause_and_restart_checks_catch_their_mutants() {
     assert_ne!(run(Some(Mutant::TimemPauseKeepsRunning)).0, good.0);
     assert_ne!(run(Some(Mutant::TimemRestartKeepsCounter)).1, good.1);
 }
+
+/// The example in docs/collection.md §8, verbatim in behaviour.
+#[test]
+fn docs_example_runs() {
+    let e = Arc::new(Engine::<Qsbr>::new(EngineConfig::simple(2, 1)).with_stop_the_world());
+    let n = e
+        .trace_pattern_flags(
+            0,
+            &Pattern::parse("m:f0/0").unwrap(),
+            PatternOp::True,
+            FlagSet::parse("[call_time, call_memory]").unwrap(),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let mut s = Scheduler::start(e.clone(), 0);
+    let mut p = Proc::new(Process::call_traced_in(7, 0));
+    s.schedule_in(&mut p);
+    s.call_proc(0, &mut p);
+    s.advance(3);
+    p.alloc(3);
+    s.ret(&mut p);
+    s.schedule_out(&mut p);
+    s.sleep();
+    assert_eq!(
+        e.trace_info_term(0, &Mfa::new("m", "f0", 0), InfoKey::All)
+            .to_string(),
+        "{all,[{traced,false},{match_spec,false},{meta,false},{meta_match_spec,false},\
+         {call_memory,[{<0.7.0>,1,3}]},{call_time,[{<0.7.0>,1,0,3}]},{call_count,false}]}"
+    );
+}
