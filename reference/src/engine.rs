@@ -34,6 +34,9 @@ pub struct Stager {
 
 // SAFETY: the raw pointers are owned by the stager state and only dereferenced by the thread
 // holding the permission (or, for reading, by schedulers following I1 in docs/protocol.md).
+// The parked `BpTimemTrace` objects and pid tables (not Sync because of their liveness cells)
+// are only touched by the permission holder once parked; schedulers that might still reach them
+// are what the liveness words catch (docs/collection.md §3).
 unsafe impl Send for Stager {}
 
 /// The code modification permission, held for the whole of a `trace_pattern` (one stager at a
