@@ -4,6 +4,7 @@
 use crate::sync::{AtomicPtr, AtomicU64, UnsafeCell, CHECKED};
 #[cfg(not(loom))]
 use crate::sync::{AtomicU32, Ordering::Relaxed};
+use crate::timem::BpTimemTrace;
 use std::sync::Arc as Refc;
 
 /// Number of halves (`ERTS_NUM_BP_IX`).
@@ -92,17 +93,26 @@ impl BpCount {
 pub struct GenericBpData {
     pub flags: u32,
     pub count: Option<Refc<BpCount>>,
+    /// call_time counter (`BpTimemTrace *time`), shared by the halves like `count`.
+    pub time: Option<Refc<BpTimemTrace>>,
+    /// call_memory counter (`BpTimemTrace *memory`).
+    pub memory: Option<Refc<BpTimemTrace>>,
 }
 
 impl GenericBpData {
     /// Equal flags and the very same objects (the at-rest invariant).
     pub fn same_as(&self, other: &GenericBpData) -> bool {
-        self.flags == other.flags
-            && match (&self.count, &other.count) {
+        fn same<T>(a: &Option<Refc<T>>, b: &Option<Refc<T>>) -> bool {
+            match (a, b) {
                 (None, None) => true,
                 (Some(a), Some(b)) => Refc::ptr_eq(a, b),
                 _ => false,
             }
+        }
+        self.flags == other.flags
+            && same(&self.count, &other.count)
+            && same(&self.time, &other.time)
+            && same(&self.memory, &other.memory)
     }
 }
 

@@ -33,6 +33,9 @@ pub(crate) fn consolidate<P: ThreadProgress>(
                 if let Some(c) = old.count {
                     crate::free::release_count(st, c);
                 }
+                for t in [old.time, old.memory].into_iter().flatten() {
+                    crate::free::release_timem(st, t);
+                }
             }
             let next = node.next.load(Relaxed);
             if src.flags == 0 {

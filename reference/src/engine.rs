@@ -5,7 +5,10 @@ use crate::bp::{BpCount, GenericBp, SessionId};
 use crate::code::{CodeArea, FuncId, Mfa};
 use crate::mutant::{self, Mutant};
 use crate::progress::{Qsbr, ThreadProgress};
-use crate::sync::{lock, AtomicU32, Mutex, MutexGuard, Ordering::Relaxed, CHECKED};
+use crate::sync::{
+    lock, AtomicBool, AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering::Relaxed, CHECKED,
+};
+use crate::timem::{BpTimemTrace, DeadHashes};
 use std::sync::Arc as Refc;
 
 /// Stager-owned state, reachable only through the code modification permission.
@@ -19,10 +22,21 @@ pub struct Stager {
     pub(crate) next_bp_id: u64,
     /// Nodes allocated minus nodes freed (the leak check compares it with the chains).
     pub(crate) live_nodes: u64,
+    /// Checked builds: call_time/call_memory objects whose last half reference went away,
+    /// poisoned and parked (like `dead_counts`).
+    pub(crate) dead_timem: Vec<Refc<BpTimemTrace>>,
+    /// Checked builds: tables the stager replaced while merging into a shared slot.
+    pub(crate) dead_hashes: DeadHashes,
+    pub(crate) next_timem_id: u64,
+    /// `BpTimemTrace` objects allocated minus freed (leak check).
+    pub(crate) live_timem: u64,
 }
 
 // SAFETY: the raw pointers are owned by the stager state and only dereferenced by the thread
 // holding the permission (or, for reading, by schedulers following I1 in docs/protocol.md).
+// The parked `BpTimemTrace` objects and pid tables (not Sync because of their liveness cells)
+// are only touched by the permission holder once parked; schedulers that might still reach them
+// are what the liveness words catch (docs/collection.md §3).
 unsafe impl Send for Stager {}
 
 /// The code modification permission, held for the whole of a `trace_pattern` (one stager at a
@@ -40,6 +54,22 @@ pub struct Engine<P: ThreadProgress = Qsbr> {
     pub schedulers: usize,
     /// Step history for the refinement check (off unless a test starts it; checked builds only).
     pub history: crate::history::History,
+    /// `erts_dirty_bp_ix_mtx`: guards every object's shared slot (the last of `threads[]`).
+    pub(crate) dirty_bp_mtx: Mutex<()>,
+    /// Stop-the-world support (`erts_thr_progress_block`): schedulers look at `stw_block` at
+    /// their progress points only when this is set ([`Engine::with_stop_the_world`]), so
+    /// engines that never block pay nothing and the models' state spaces do not grow.
+    pub(crate) stw_enabled: bool,
+    pub(crate) stw_block: AtomicBool,
+    /// Schedulers currently parked by a block (the unblock waits until they all left).
+    pub(crate) stw_parked: AtomicUsize,
+    /// Checked builds: tables freed by schedulers' rehashes, handed over when they stop.
+    pub(crate) hash_graveyard: Mutex<DeadHashes>,
+    /// Variant switch for the paused-counter collection (docs/collection.md, finding F1).
+    pub(crate) paused_via_flip: bool,
+    /// Variant switch: an extra wait between reading the real tables and flipping back
+    /// (docs/collection.md, finding F2).
+    pub(crate) wait_before_flip_back: bool,
 }
 
 /// Configuration for [`Engine::new`].
@@ -85,11 +115,43 @@ impl<P: ThreadProgress> Engine<P> {
                 dead_counts: Vec::new(),
                 next_bp_id: 1,
                 live_nodes: 0,
+                dead_timem: Vec::new(),
+                dead_hashes: Vec::new(),
+                next_timem_id: 1,
+                live_timem: 0,
             }),
             mutant: cfg.mutant,
             schedulers: cfg.schedulers,
             history: Default::default(),
+            dirty_bp_mtx: Mutex::new(()),
+            stw_enabled: false,
+            stw_block: AtomicBool::new(false),
+            stw_parked: AtomicUsize::new(0),
+            hash_graveyard: Mutex::new(Vec::new()),
+            paused_via_flip: false,
+            wait_before_flip_back: false,
         }
+    }
+
+    /// Let [`Engine::trace_info_stop_the_world`] block the schedulers: each scheduler then
+    /// checks the block request at every progress point and wake-up.
+    pub fn with_stop_the_world(mut self) -> Engine<P> {
+        self.stw_enabled = true;
+        self
+    }
+
+    /// The fixed variant of the collection: paused counters are collected through the flip like
+    /// active ones instead of directly (docs/collection.md, finding F1).
+    pub fn with_paused_via_flip(mut self) -> Engine<P> {
+        self.paused_via_flip = true;
+        self
+    }
+
+    /// The fixed variant of the collection's flip back: wait once more between reading the real
+    /// tables and flipping back (docs/collection.md, finding F2).
+    pub fn with_wait_before_flip_back(mut self) -> Engine<P> {
+        self.wait_before_flip_back = true;
+        self
     }
 
     /// Seize the code modification permission (blocks until the current stager is done).

@@ -11,7 +11,7 @@ use crate::code::FuncId;
 use crate::engine::Engine;
 use crate::history::{self, Event};
 use crate::mutant::{self, Mutant};
-use crate::pattern::{Pattern, PatternError, PatternOp, TraceFlags};
+use crate::pattern::{FlagSet, Pattern, PatternError, PatternOp, TraceFlags};
 use crate::progress::ThreadProgress;
 use crate::{commit, consolidate, free, install, stage, uninstall};
 
@@ -24,6 +24,18 @@ impl<P: ThreadProgress> Engine<P> {
         pattern: &Pattern,
         op: PatternOp,
         fl: TraceFlags,
+    ) -> Result<usize, PatternError> {
+        fl.check(op)?;
+        self.trace_pattern_flags(session, pattern, op, fl.into())
+    }
+
+    /// `trace_pattern` with the full flag list, including call_time and call_memory.
+    pub fn trace_pattern_flags(
+        &self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        fl: FlagSet,
     ) -> Result<usize, PatternError> {
         fl.check(op)?;
         if session >= 64 {

@@ -5,6 +5,7 @@
 use crate::bp::{BpCount, GenericBp};
 use crate::engine::Permission;
 use crate::sync::CHECKED;
+use crate::timem::BpTimemTrace;
 use std::sync::Arc as Refc;
 
 /// Checked builds keep at most this many freed nodes poisoned before really freeing them in
@@ -39,6 +40,20 @@ pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
         c.live.kill();
         if CHECKED && st.dead_counts.len() < QUARANTINE {
             st.dead_counts.push(c);
+        }
+    }
+}
+
+/// Drop one reference to a call_time/call_memory object (`bp_calltrace_unref`); the last one
+/// frees it. Every caller runs at a point where no scheduler can reach the object any more
+/// through a half it still reads (consolidate after W3, the collection after its last wait,
+/// staging on an object only the staging half held).
+pub(crate) fn release_timem(st: &mut Permission<'_>, t: Refc<BpTimemTrace>) {
+    if Refc::strong_count(&t) == 1 {
+        t.live.kill();
+        st.live_timem -= 1;
+        if CHECKED && st.dead_timem.len() < QUARANTINE {
+            st.dead_timem.push(t);
         }
     }
 }

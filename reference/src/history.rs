@@ -127,7 +127,7 @@ pub fn trace_pattern(
     session: crate::SessionId,
     matched: &[crate::FuncId],
     op: crate::PatternOp,
-    fl: crate::TraceFlags,
+    fl: crate::pattern::FlagSet,
 ) -> Event {
     use crate::PatternOp::*;
     Event::TracePattern {
@@ -139,6 +139,10 @@ pub fn trace_pattern(
             Pause => 2,
             Restart => 3,
         },
-        flags: fl.local as u8 | (fl.call_count as u8) << 1,
+        // Bits 0-1 are what the spec models; call_time/call_memory (bits 2-3) it ignores.
+        flags: fl.local as u8
+            | (fl.call_count as u8) << 1
+            | (fl.call_time as u8) << 2
+            | (fl.call_memory as u8) << 3,
     }
 }

@@ -6,8 +6,11 @@ use crate::bp::{flags, GenericBp, SessionId};
 use crate::code::{FuncId, OP_I_GENERIC_BREAKPOINT};
 use crate::engine::Engine;
 use crate::history::{node_id, Event};
+use crate::process::Proc;
 use crate::progress::{Qsbr, ThreadProgress};
-use crate::sync::{Arc, Ordering::Relaxed};
+use crate::sync::{yield_now, Arc, Ordering::Acquire, Ordering::Relaxed};
+use crate::timem::{BpTimemTrace, DeadHashes};
+use std::sync::Arc as Refc;
 
 /// A process as the hit path sees it: its pid and, per session, whether it is call-traced
 /// (bit `s` of `call_traced` for session `s`).
@@ -65,6 +68,15 @@ pub struct Scheduler<P: ThreadProgress = Qsbr> {
     /// Hit records (only when `record` is set).
     pub hits: Vec<Hit>,
     pub record: bool,
+    /// The logical clock call_time reads (`get_mtime`); tests advance it, so figures are exact.
+    pub now: i64,
+    /// A scheduler that is not a normal scheduler (ERTS: dirty). It charges into every object's
+    /// shared slot under the dirty lock instead of a slot of its own. It is still managed by
+    /// thread progress (ERTS holds progress back around such updates with
+    /// `erts_thr_progress_unmanaged_delay`).
+    pub dirty: bool,
+    /// Tables this scheduler freed by rehashing (checked builds keep them poisoned).
+    pub(crate) dead_hashes: DeadHashes,
 }
 
 impl<P: ThreadProgress> Scheduler<P> {
@@ -73,24 +85,51 @@ impl<P: ThreadProgress> Scheduler<P> {
         let mut handle = engine.progress.register(id);
         engine.progress.wake(&mut handle);
         engine.history.record(|| Event::Wake(id));
-        Scheduler {
+        let mut s = Scheduler {
             engine,
             id,
             handle,
             events: Vec::new(),
             hits: Vec::new(),
             record: true,
+            now: 0,
+            dirty: false,
+            dead_hashes: Vec::new(),
+        };
+        if s.engine.stw_enabled {
+            s.blocked_check();
         }
+        s
+    }
+
+    /// A scheduler that charges the shared slots under the dirty lock (see [`Scheduler::dirty`]).
+    pub fn start_dirty(engine: Arc<Engine<P>>, id: usize) -> Scheduler<P> {
+        let mut s = Scheduler::start(engine, id);
+        s.dirty = true;
+        s
+    }
+
+    /// Advance the logical clock by `dt` time units (microseconds in trace_info results).
+    pub fn advance(&mut self, dt: i64) {
+        assert!(dt >= 0, "the clock never goes back ({dt})");
+        self.now += dt;
     }
 
     pub fn engine(&self) -> &Engine<P> {
         &self.engine
     }
 
+    pub(crate) fn parts(&mut self) -> (&Engine<P>, &mut DeadHashes) {
+        (&self.engine, &mut self.dead_hashes)
+    }
+
     /// A quiescent point between processes (`erts_thr_progress_update`).
     pub fn progress(&mut self) {
         self.engine.progress.progress(&mut self.handle);
         self.engine.history.record(|| Event::Progress(self.id));
+        if self.engine.stw_enabled {
+            self.blocked_check();
+        }
     }
 
     pub fn sleep(&mut self) {
@@ -101,20 +140,68 @@ impl<P: ThreadProgress> Scheduler<P> {
     pub fn wake(&mut self) {
         self.engine.progress.wake(&mut self.handle);
         self.engine.history.record(|| Event::Wake(self.id));
+        if self.engine.stw_enabled {
+            self.blocked_check();
+        }
+    }
+
+    /// Stop-the-world: at a quiescent point, stay asleep while a block is requested
+    /// (`erts_thr_progress_block`). See `collect.rs` for the argument.
+    fn blocked_check(&mut self) {
+        // Acquire: pairs with the Release store that lifts a block (B3), so a scheduler that
+        // slept through a whole block and sees it lifted is ordered after the collector's reads.
+        // Seeing a request that is set is ordered by the progress point's / wake-up's full fence
+        // just before (the stager stores it before its wait's first fence; docs/collection.md).
+        if !self.engine.stw_block.load(Acquire) {
+            return;
+        }
+        // Relaxed: the count is for the collector's liveness handshake only (it waits for every
+        // parked scheduler to leave before it may block again, so back-to-back blocks cannot
+        // starve the schedulers); no data is published through it.
+        self.engine.stw_parked.fetch_add(1, Relaxed);
+        self.engine.progress.sleep(&mut self.handle);
+        let mut spins: u64 = 0;
+        // Acquire: pairs with the Release store that lifts the block, so the collector's reads
+        // happen before this scheduler's next writes.
+        while self.engine.stw_block.load(Acquire) {
+            spins += 1;
+            assert!(
+                spins < crate::progress::WAIT_SPIN_LIMIT,
+                "scheduler {} blocked for {spins} spins",
+                self.id
+            );
+            yield_now();
+        }
+        self.engine.progress.wake(&mut self.handle);
+        self.engine.stw_parked.fetch_sub(1, Relaxed);
     }
 
     /// Call function `f` as process `p`; returns the instruction word the scheduler goes on to
     /// execute (the function's original first instruction).
     pub fn call(&mut self, f: FuncId, p: &Process) -> usize {
+        self.hit(f, p, None)
+    }
+
+    /// The hit path; with `proc`, call_time/call_memory act on its pbts and stack.
+    pub(crate) fn hit(&mut self, f: FuncId, p: &Process, mut proc: Option<&mut Proc>) -> usize {
+        let (now, dirty) = (self.now, self.dirty);
         let Scheduler {
             engine,
             id,
             events,
             hits,
             record,
+            dead_hashes,
             ..
         } = self;
         let (engine, id, record) = (&**engine, *id, *record);
+        let mut cx = crate::calltime::Charger {
+            engine,
+            six: if dirty { engine.schedulers } else { id },
+            dirty,
+            now,
+            dead: dead_hashes,
+        };
         let h = &engine.code.funcs[f];
         let instr = h.instr.load(Relaxed);
         let bp = instr == OP_I_GENERIC_BREAKPOINT;
@@ -168,7 +255,8 @@ impl<P: ThreadProgress> Scheduler<P> {
             // was unlinked and a wait (W4) let every scheduler pass a progress point, and this
             // hit began after our last one (invariant I1, docs/protocol.md; loom + shuttle check).
             let node = unsafe { &*g };
-            let (f_acted, ix) = do_session_breakpoint(engine, events, node, f, p);
+            let (f_acted, ix) =
+                do_session_breakpoint(engine, events, node, f, p, proc.as_deref_mut(), &mut cx);
             engine.history.record(|| Event::Ix { sched: id, ix });
             engine.history.record(|| Event::Half {
                 sched: id,
@@ -221,9 +309,13 @@ fn do_session_breakpoint<P: ThreadProgress>(
     g: &GenericBp,
     f: FuncId,
     p: &Process,
+    proc: Option<&mut Proc>,
+    cx: &mut crate::calltime::Charger<'_, P>,
 ) -> (u32, u32) {
     {
         let ix = engine.active_bp_index.load(Relaxed);
+        let mut objs: (*const BpTimemTrace, *const BpTimemTrace) =
+            (std::ptr::null(), std::ptr::null());
         let acted = g.read_half(ix as usize, |bp| {
             let mut fl = bp.flags;
             let needs_call_flag = flags::LOCAL_TRACE
@@ -246,8 +338,34 @@ fn do_session_breakpoint<P: ThreadProgress>(
                     .assert_live(&|| format!("BpCount of GenericBp#{}", g.id));
                 c.acount.fetch_add(1, Relaxed);
             }
+            if fl & flags::TIME_TRACE_ACTIVE != 0 {
+                objs.0 = Refc::as_ptr(bp.time.as_ref().expect("TIME_TRACE without a counter"));
+            }
+            if fl & flags::MEM_TRACE_ACTIVE != 0 {
+                objs.1 = Refc::as_ptr(bp.memory.as_ref().expect("MEM_TRACE without a counter"));
+            }
             fl
         });
+        if let Some(proc) = proc {
+            if acted & (flags::TIME_TRACE_ACTIVE | flags::MEM_TRACE_ACTIVE) != 0 {
+                // SAFETY: the objects were read from the active half during this hit; an object
+                // is freed only at consolidate (after W3) or at the collection's last step
+                // (after its last wait), both after every scheduler passed a progress point
+                // that follows this hit (docs/collection.md §3).
+                let (time, mem) = unsafe { (objs.0.as_ref(), objs.1.as_ref()) };
+                cx.breakpoint(g.session, f, acted, time, mem, proc);
+            }
+        }
         (acted, ix)
+    }
+}
+
+impl<P: ThreadProgress> Drop for Scheduler<P> {
+    fn drop(&mut self) {
+        if !self.dead_hashes.is_empty() {
+            // Checked builds: keep the poisoned tables until the engine goes (a late reader
+            // asserts instead of touching freed memory).
+            crate::sync::lock(&self.engine.hash_graveyard).append(&mut self.dead_hashes);
+        }
     }
 }

@@ -9,7 +9,9 @@
 //! docs/protocol.md states the invariants (I1–I6) and why each wait is needed.
 
 pub mod bp;
+mod calltime;
 pub mod code;
+mod collect;
 mod commit;
 mod consolidate;
 pub mod engine;
@@ -21,10 +23,13 @@ pub mod info;
 mod install;
 pub mod mutant;
 pub mod pattern;
+pub mod process;
 pub mod progress;
 mod rest;
 mod stage;
 pub mod sync;
+pub mod term;
+pub mod timem;
 mod uninstall;
 
 pub use bp::{flags, SessionId};
@@ -33,8 +38,11 @@ pub use engine::{Engine, EngineConfig};
 pub use hit::{Hit, Process, Scheduler, TraceEvent};
 pub use info::{InfoItem, InfoValue};
 pub use mutant::Mutant;
-pub use pattern::{Pattern, PatternError, PatternOp, TraceFlags};
+pub use pattern::{FlagSet, Pattern, PatternError, PatternOp, TraceFlags};
+pub use process::{Frame, Proc};
 pub use progress::{EpochProgress, Qsbr, ThreadProgress};
+pub use term::{InfoKey, Term};
+pub use timem::Totals;
 
 /// Upper bound on a chain's length (one node per session; ERTS has no hard limit, we assert one).
 pub const MAX_CHAIN: usize = 64;

@@ -33,6 +33,26 @@ pub enum Mutant {
     WaitWithoutNewPeriod,
     /// Thread progress: waking up without the full memory barrier.
     WakeWithoutBarrier,
+    /// Collection: TW1 removed (flip right after the temporaries went into the staging half).
+    CollectSkipWaitBeforeFlip,
+    /// Collection: TW2 removed (read the real tables right after the flip).
+    CollectSkipWaitBeforeRead,
+    /// Collection: TW3 removed (merge and free the temporaries right after the flip back).
+    CollectSkipWaitBeforeMerge,
+    /// Collection: merge the temporaries into the shared slot without the dirty lock.
+    CollectMergeWithoutLock,
+    /// Collection: no flips; read the real tables where they are, still active.
+    CollectWithoutFlip,
+    /// Collection: merge and free the temporaries before the last wait (then wait).
+    CollectFreeBeforeLastWait,
+    /// Collection: free the temporaries without merging them (calls made during the query
+    /// are lost).
+    CollectSkipMerge,
+    /// call_time/call_memory: `pause` leaves the counter running (does not clear `_ACTIVE`).
+    TimemPauseKeepsRunning,
+    /// call_time/call_memory: `true`/`restart` on an existing counter keeps the old object
+    /// instead of a fresh one in the staging half.
+    TimemRestartKeepsCounter,
 }
 
 impl Mutant {
@@ -50,6 +70,20 @@ impl Mutant {
         Mutant::WakeWithoutBarrier,
     ];
 
+    /// The call_time/call_memory collection's mutants (issue 4), killed by the collection
+    /// models (`bpspec_models::collection`), not by the trace_pattern kill matrix.
+    pub const COLLECTION: [Mutant; 9] = [
+        Mutant::CollectSkipWaitBeforeFlip,
+        Mutant::CollectSkipWaitBeforeRead,
+        Mutant::CollectSkipWaitBeforeMerge,
+        Mutant::CollectMergeWithoutLock,
+        Mutant::CollectWithoutFlip,
+        Mutant::CollectFreeBeforeLastWait,
+        Mutant::CollectSkipMerge,
+        Mutant::TimemPauseKeepsRunning,
+        Mutant::TimemRestartKeepsCounter,
+    ];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -63,12 +97,24 @@ impl Mutant {
             Mutant::ProgressWithoutBarrier => "progress-without-barrier",
             Mutant::WaitWithoutNewPeriod => "wait-without-new-period",
             Mutant::WakeWithoutBarrier => "wake-without-barrier",
+            Mutant::CollectSkipWaitBeforeFlip => "collect-skip-tw1-before-flip",
+            Mutant::CollectSkipWaitBeforeRead => "collect-skip-tw2-before-read",
+            Mutant::CollectSkipWaitBeforeMerge => "collect-skip-tw3-before-merge",
+            Mutant::CollectMergeWithoutLock => "collect-merge-without-lock",
+            Mutant::CollectWithoutFlip => "collect-without-flip",
+            Mutant::CollectFreeBeforeLastWait => "collect-free-before-last-wait",
+            Mutant::CollectSkipMerge => "collect-skip-merge",
+            Mutant::TimemPauseKeepsRunning => "timem-pause-keeps-running",
+            Mutant::TimemRestartKeepsCounter => "timem-restart-keeps-counter",
         }
     }
 
     /// Parse a name produced by [`Mutant::name`].
     pub fn from_name(name: &str) -> Option<Mutant> {
-        Mutant::ALL.into_iter().find(|m| m.name() == name)
+        Mutant::ALL
+            .into_iter()
+            .chain(Mutant::COLLECTION)
+            .find(|m| m.name() == name)
     }
 
     /// Is this mutant about the grace period itself rather than the trace_pattern sequence?

@@ -239,3 +239,96 @@ impl TraceFlags {
         Ok(f)
     }
 }
+
+/// The full flag list with the profiling counters: `local`, `call_count`, `call_time`,
+/// `call_memory`. [`TraceFlags`] is the subset the original engine took; it converts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlagSet {
+    pub local: bool,
+    pub call_count: bool,
+    pub call_time: bool,
+    pub call_memory: bool,
+}
+
+impl From<TraceFlags> for FlagSet {
+    fn from(f: TraceFlags) -> FlagSet {
+        FlagSet {
+            local: f.local,
+            call_count: f.call_count,
+            call_time: false,
+            call_memory: false,
+        }
+    }
+}
+
+impl FlagSet {
+    pub const CALL_TIME: FlagSet = FlagSet {
+        local: false,
+        call_count: false,
+        call_time: true,
+        call_memory: false,
+    };
+    pub const CALL_MEMORY: FlagSet = FlagSet {
+        local: false,
+        call_count: false,
+        call_time: false,
+        call_memory: true,
+    };
+
+    /// Any counter flag?
+    pub fn counters(&self) -> bool {
+        self.call_count || self.call_time || self.call_memory
+    }
+
+    /// Validate against the operation as `erlang:trace_pattern/3` does.
+    pub fn check(&self, op: PatternOp) -> Result<(), PatternError> {
+        if !self.local && !self.counters() {
+            return Err(PatternError::BadArg(
+                "no trace flag given (expected local, call_count, call_time and/or call_memory)"
+                    .into(),
+            ));
+        }
+        if matches!(op, PatternOp::Pause | PatternOp::Restart) && self.local {
+            return Err(PatternError::BadArg(
+                "pause and restart apply only to call_count, call_time and call_memory".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Parse an Erlang-style flag list such as `[call_time, call_memory]`.
+    pub fn parse(input: &str) -> Result<FlagSet, PatternError> {
+        let t = input.trim();
+        let inner = t
+            .strip_prefix('[')
+            .and_then(|x| x.strip_suffix(']'))
+            .ok_or_else(|| PatternError::Syntax {
+                input: input.to_string(),
+                column: 1,
+                message: "expected a list [flag, ...]".into(),
+            })?;
+        let mut f = FlagSet::default();
+        let mut col = input.len() - input.trim_start().len() + 2;
+        for part in inner.split(',') {
+            let w = part.trim();
+            match w {
+                "local" => f.local = true,
+                "call_count" => f.call_count = true,
+                "call_time" => f.call_time = true,
+                "call_memory" => f.call_memory = true,
+                "" if inner.trim().is_empty() => {}
+                _ => {
+                    return Err(PatternError::Syntax {
+                        input: input.to_string(),
+                        column: col + (part.len() - part.trim_start().len()),
+                        message: format!(
+                            "unknown or unsupported trace flag {w:?} (supported: local, call_count, call_time, call_memory)"
+                        ),
+                    })
+                }
+            }
+            col += part.len() + 1;
+        }
+        Ok(f)
+    }
+}

@@ -36,6 +36,7 @@ impl<P: ThreadProgress> Engine<P> {
         let st = self.seize();
         let active = self.active_ix();
         let mut on_chains = 0u64;
+        let mut timem_on_chains = std::collections::BTreeSet::new();
         for (f, h) in self.code.funcs.iter().enumerate() {
             let mut g = h.gen_bp.load(Relaxed);
             let mut steps = 0;
@@ -70,6 +71,26 @@ impl<P: ThreadProgress> Engine<P> {
                         "{}: GenericBp#{} COUNT flag and counter disagree",
                         h.mfa, node.id
                     ));
+                }
+                for (flag, obj, what) in [
+                    (flags::TIME_TRACE, &a.time, "TIME_TRACE"),
+                    (flags::MEM_TRACE, &a.memory, "MEM_TRACE"),
+                ] {
+                    if (a.flags & flag != 0) != obj.is_some() {
+                        return Err(format!(
+                            "{}: GenericBp#{} {what} flag and counter disagree",
+                            h.mfa, node.id
+                        ));
+                    }
+                    if let Some(t) = obj {
+                        if !t.live.is_live() {
+                            return Err(format!(
+                                "{}: GenericBp#{} holds freed {t:?}",
+                                h.mfa, node.id
+                            ));
+                        }
+                        timem_on_chains.insert(std::sync::Arc::as_ptr(t) as usize);
+                    }
                 }
                 if !node.to_insert.load(Relaxed).is_null() {
                     return Err(format!(
@@ -107,6 +128,13 @@ impl<P: ThreadProgress> Engine<P> {
             return Err(format!(
                 "{} nodes allocated and not freed, but {} on chains (leak)",
                 st.live_nodes, on_chains
+            ));
+        }
+        if st.live_timem != timem_on_chains.len() as u64 {
+            return Err(format!(
+                "{} call_time/call_memory objects allocated and not freed, but {} on chains (leak)",
+                st.live_timem,
+                timem_on_chains.len()
             ));
         }
         Ok(())

@@ -6,9 +6,11 @@
 use crate::bp::{flags, BpCount, GenericBp, SessionId};
 use crate::code::FuncId;
 use crate::engine::{Engine, Permission};
-use crate::pattern::{PatternOp, TraceFlags};
+use crate::pattern::{FlagSet, PatternOp};
 use crate::progress::ThreadProgress;
 use crate::sync::Ordering::Relaxed;
+use crate::timem::BpTimemTrace;
+use std::sync::Arc as Refc;
 
 /// Stage `op` with `fl` for `session` on function `f`, in half `staging`.
 pub(crate) fn stage<P: ThreadProgress>(
@@ -18,7 +20,7 @@ pub(crate) fn stage<P: ThreadProgress>(
     session: SessionId,
     staging: usize,
     op: PatternOp,
-    fl: TraceFlags,
+    fl: FlagSet,
 ) {
     let h = &e.code.funcs[f];
     let mut g = e.session_node(st, f, session, true);
@@ -56,6 +58,12 @@ pub(crate) fn stage<P: ThreadProgress>(
     // SAFETY: live node, stager holds the permission.
     let node = unsafe { &*g };
     let mut dead = None;
+    let mut dead_timem: Vec<Refc<BpTimemTrace>> = Vec::new();
+    // Fresh call_time / call_memory objects, allocated before the half is opened for writing.
+    let fresh_time = fl.call_time.then(|| new_timem(e, st));
+    let fresh_mem = fl.call_memory.then(|| new_timem(e, st));
+    let pause_keeps_running = crate::mutant::is(e.mutant, crate::Mutant::TimemPauseKeepsRunning);
+    let restart_keeps = crate::mutant::is(e.mutant, crate::Mutant::TimemRestartKeepsCounter);
     node.write_half(staging, |d| {
         if fl.local {
             d.flags |= flags::LOCAL_TRACE;
@@ -83,15 +91,75 @@ pub(crate) fn stage<P: ThreadProgress>(
                 }
             }
         }
+        for (fresh, x, xa, slot) in [
+            (
+                fresh_time,
+                flags::TIME_TRACE,
+                flags::TIME_TRACE_ACTIVE,
+                &mut d.time,
+            ),
+            (
+                fresh_mem,
+                flags::MEM_TRACE,
+                flags::MEM_TRACE_ACTIVE,
+                &mut d.memory,
+            ),
+        ] {
+            let Some(fresh) = fresh else { continue };
+            if op == PatternOp::Pause && d.flags & x != 0 {
+                // Pause keeps the object; only the ACTIVE bit goes (effective at commit).
+                if !pause_keeps_running {
+                    d.flags &= !xa;
+                }
+                dead_timem.push(fresh);
+                continue;
+            }
+            if restart_keeps && d.flags & x != 0 {
+                d.flags |= xa;
+                dead_timem.push(fresh);
+                continue;
+            }
+            // true/restart on an existing counter: a fresh object in the staging half only;
+            // the active half keeps the old one until consolidate (`bp_hash_reset`, the fix of
+            // OTP #8835). A new counter (also pause/restart on a node without one, the ERTS
+            // fall-through quirk) is created active.
+            if let Some(old) = slot.replace(fresh) {
+                dead_timem.push(old);
+            }
+            d.flags |= x | xa;
+        }
     });
     if let Some(c) = dead {
         crate::free::release_count(st, c);
     }
+    for t in dead_timem {
+        crate::free::release_timem(st, t);
+    }
 }
 
-fn clear(st: &mut Permission<'_>, node: &GenericBp, staging: usize, fl: TraceFlags) {
+/// `bp_calltrace_alloc`: a counter with one (empty) slot per scheduler plus the shared one.
+pub(crate) fn new_timem<P: ThreadProgress>(
+    e: &Engine<P>,
+    st: &mut Permission<'_>,
+) -> Refc<BpTimemTrace> {
+    let id = st.next_timem_id;
+    st.next_timem_id += 1;
+    st.live_timem += 1;
+    BpTimemTrace::new(id, e.schedulers)
+}
+
+fn clear(st: &mut Permission<'_>, node: &GenericBp, staging: usize, fl: FlagSet) {
     let mut dead = None;
+    let mut dead_timem = Vec::new();
     node.write_half(staging, |d| {
+        if fl.call_time {
+            d.flags &= !(flags::TIME_TRACE | flags::TIME_TRACE_ACTIVE);
+            dead_timem.extend(d.time.take());
+        }
+        if fl.call_memory {
+            d.flags &= !(flags::MEM_TRACE | flags::MEM_TRACE_ACTIVE);
+            dead_timem.extend(d.memory.take());
+        }
         if fl.local {
             d.flags &= !flags::LOCAL_TRACE;
         }
@@ -102,5 +170,8 @@ fn clear(st: &mut Permission<'_>, node: &GenericBp, staging: usize, fl: TraceFla
     });
     if let Some(c) = dead {
         crate::free::release_count(st, c);
+    }
+    for t in dead_timem {
+        crate::free::release_timem(st, t);
     }
 }

@@ -1,0 +1,310 @@
+//! The scheduler side of call_time and call_memory (ERTS `erts_trace_call_acc`,
+//! `erts_call_trace_return`, `erts_schedule_time_break`): charge the function a process is in,
+//! switch the pbt to the next one, push / pop the return frame, and charge on schedule-out.
+//!
+//! Every counter is reached through `g->data[active]` at the moment of the charge
+//! ([`get_timem_break`]), never through a pointer kept across a progress point: pbts and frames
+//! hold function ids only.
+
+use crate::bp::{flags, SessionId};
+use crate::code::FuncId;
+use crate::engine::Engine;
+use crate::hit::Scheduler;
+use crate::process::{Frame, Pbt, Proc};
+use crate::progress::ThreadProgress;
+use crate::sync::{lock, Ordering::Relaxed};
+use crate::timem::{BpTimemTrace, DeadHashes};
+
+/// Which counter of a breakpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Time,
+    Memory,
+}
+
+impl Kind {
+    /// The "exists" bit (`check_break` needs only this, not `_ACTIVE`).
+    pub fn flag(self) -> u32 {
+        match self {
+            Kind::Time => flags::TIME_TRACE,
+            Kind::Memory => flags::MEM_TRACE,
+        }
+    }
+    pub fn active_flag(self) -> u32 {
+        match self {
+            Kind::Time => flags::TIME_TRACE_ACTIVE,
+            Kind::Memory => flags::MEM_TRACE_ACTIVE,
+        }
+    }
+}
+
+/// What one scheduler needs to charge: its slot (`acquire_bp_sched_ix`), its clock, and where
+/// its rehashed tables go.
+pub(crate) struct Charger<'a, P: ThreadProgress> {
+    pub engine: &'a Engine<P>,
+    pub six: usize,
+    pub dirty: bool,
+    pub now: i64,
+    pub dead: &'a mut DeadHashes,
+}
+
+/// `get_time_break` / `get_memory_break`: `session`'s counter on `f` through the active half,
+/// or null if the function has no such counter any more ("breakpoint was removed"). The pointer
+/// is valid until this scheduler's next progress point.
+pub(crate) fn get_timem_break<P: ThreadProgress>(
+    e: &Engine<P>,
+    session: SessionId,
+    f: FuncId,
+    kind: Kind,
+) -> *const BpTimemTrace {
+    let mut g = e.code.funcs[f].gen_bp.load(Relaxed);
+    let mut steps = 0;
+    while !g.is_null() {
+        steps += 1;
+        assert!(steps <= crate::MAX_CHAIN, "chain too long");
+        // SAFETY: read from the slot or a `next` link while this scheduler is between progress
+        // points; a node is freed only after W4 (I1, docs/protocol.md).
+        let node = unsafe { &*g };
+        if node.session == session {
+            let ix = e.active_bp_index.load(Relaxed) as usize;
+            return node.read_half(ix, |bp| {
+                let o = match kind {
+                    Kind::Time => &bp.time,
+                    Kind::Memory => &bp.memory,
+                };
+                match o {
+                    Some(t) if bp.flags & kind.flag() != 0 => std::sync::Arc::as_ptr(t),
+                    _ => std::ptr::null(),
+                }
+            });
+        }
+        g = node.next.load(Relaxed);
+    }
+    std::ptr::null()
+}
+
+impl<P: ThreadProgress> Charger<'_, P> {
+    /// Add `(count, acc)` for `pid` to `t` in this scheduler's slot (the shared slot under the
+    /// dirty lock for a dirty scheduler).
+    fn add(&mut self, t: &BpTimemTrace, pid: u64, count: i64, acc: i64) {
+        if self.dirty {
+            let _g = lock(&self.engine.dirty_bp_mtx);
+            t.accum(self.six, pid, count, acc, self.dead);
+        } else {
+            t.accum(self.six, pid, count, acc, self.dead);
+        }
+    }
+
+    fn add_to_break(&mut self, session: SessionId, f: FuncId, kind: Kind, pid: u64, acc: i64) {
+        let t = get_timem_break(self.engine, session, f, kind);
+        // SAFETY: see get_timem_break; used before this scheduler's next progress point.
+        if let Some(t) = unsafe { t.as_ref() } {
+            self.add(t, pid, 0, acc);
+        }
+    }
+
+    /// `erts_trace_call_acc` for one kind: charge the previous function, count this call,
+    /// switch the pbt to `f`. Returns the previous function.
+    fn call_acc(
+        &mut self,
+        kind: Kind,
+        session: SessionId,
+        f: FuncId,
+        accum: i64,
+        t: &BpTimemTrace,
+        proc: &mut Proc,
+    ) -> Option<FuncId> {
+        let pid = proc.p.pid;
+        let list = match kind {
+            Kind::Time => &mut proc.time,
+            Kind::Memory => &mut proc.memory,
+        };
+        let prev = match Proc::pbt(list, session) {
+            None => {
+                list.insert(
+                    0,
+                    Pbt {
+                        session,
+                        ci: None,
+                        accumulator: accum,
+                    },
+                );
+                None
+            }
+            Some(b) => b.ci.map(|ci| (ci, accum - b.accumulator)),
+        };
+        if let Some((ci, delta)) = prev {
+            self.add_to_break(session, ci, kind, pid, delta);
+        }
+        self.add(t, pid, 1, 0);
+        let list = match kind {
+            Kind::Time => &mut proc.time,
+            Kind::Memory => &mut proc.memory,
+        };
+        let b = Proc::pbt(list, session).expect("pbt exists");
+        let old = b.ci;
+        b.ci = Some(f);
+        b.accumulator = accum;
+        old
+    }
+
+    /// Step 7 of `do_session_breakpoint`: time then memory, then the return frame unless the top
+    /// frame already is a trace frame (ERTS keeps the memory call's `prev_info` when both run).
+    pub(crate) fn breakpoint(
+        &mut self,
+        session: SessionId,
+        f: FuncId,
+        bp_flags: u32,
+        time: Option<&BpTimemTrace>,
+        mem: Option<&BpTimemTrace>,
+        proc: &mut Proc,
+    ) {
+        assert!(
+            proc.running,
+            "pid {} hit a breakpoint while not scheduled in",
+            proc.p.pid
+        );
+        let mut prev = None;
+        if let Some(t) = time {
+            prev = self.call_acc(Kind::Time, session, f, self.now, t, proc);
+        }
+        if let Some(m) = mem {
+            let words = proc.allocated;
+            prev = self.call_acc(Kind::Memory, session, f, words, m, proc);
+        }
+        if !proc.stack.last().is_some_and(Frame::is_trace_frame) {
+            proc.push(Frame::CallTraceReturn {
+                prev,
+                flags: bp_flags,
+                session,
+            });
+        }
+    }
+
+    /// `erts_call_trace_return`: charge the function being charged and restore the caller.
+    pub(crate) fn trace_return(
+        &mut self,
+        prev: Option<FuncId>,
+        bp_flags: u32,
+        session: SessionId,
+        proc: &mut Proc,
+    ) {
+        let pid = proc.p.pid;
+        for kind in [Kind::Time, Kind::Memory] {
+            if bp_flags & kind.active_flag() == 0 {
+                continue;
+            }
+            let accum = match kind {
+                Kind::Time => self.now,
+                Kind::Memory => proc.allocated,
+            };
+            let list = match kind {
+                Kind::Time => &mut proc.time,
+                Kind::Memory => &mut proc.memory,
+            };
+            let Some(b) = Proc::pbt(list, session) else {
+                continue;
+            };
+            let charge = b.ci.map(|ci| (ci, accum - b.accumulator));
+            b.ci = prev;
+            b.accumulator = accum;
+            if let Some((ci, delta)) = charge {
+                self.add_to_break(session, ci, kind, pid, delta);
+            }
+        }
+    }
+
+    /// `erts_schedule_time_break(ERTS_BP_CALL_TIME_SCHEDULE_OUT)`.
+    pub(crate) fn schedule_out(&mut self, proc: &mut Proc) {
+        let pid = proc.p.pid;
+        let charges: Vec<(SessionId, FuncId, i64)> = proc
+            .time
+            .iter()
+            .filter_map(|b| b.ci.map(|ci| (b.session, ci, self.now - b.accumulator)))
+            .collect();
+        for (session, ci, delta) in charges {
+            self.add_to_break(session, ci, Kind::Time, pid, delta);
+        }
+    }
+}
+
+impl<P: ThreadProgress> Scheduler<P> {
+    fn charger(&mut self) -> Charger<'_, P> {
+        let six = if self.dirty {
+            self.engine().schedulers
+        } else {
+            self.id
+        };
+        let (now, dirty) = (self.now, self.dirty);
+        let (engine, dead) = self.parts();
+        Charger {
+            engine,
+            six,
+            dirty,
+            now,
+            dead,
+        }
+    }
+
+    /// A body call of `f` by `proc`: push the continuation, then enter `f` (its breakpoint runs).
+    pub fn call_proc(&mut self, f: FuncId, proc: &mut Proc) -> usize {
+        proc.push(Frame::Code);
+        self.tail_call(f, proc)
+    }
+
+    /// A tail call of `f`: no continuation is pushed, so the caller's frames (and a trace frame
+    /// on top of them) are reused.
+    pub fn tail_call(&mut self, f: FuncId, proc: &mut Proc) -> usize {
+        let p = proc.p;
+        self.hit(f, &p, Some(proc))
+    }
+
+    /// Return from the current function: run every trace frame on top of the stack
+    /// (`i_call_trace_return`), then pop the continuation.
+    pub fn ret(&mut self, proc: &mut Proc) {
+        assert!(
+            proc.running,
+            "pid {} returned while not scheduled in",
+            proc.p.pid
+        );
+        let mut steps = 0;
+        loop {
+            steps += 1;
+            assert!(steps <= crate::process::MAX_STACK, "return unwound too far");
+            match proc.stack.pop() {
+                None => panic!("pid {} returned with an empty stack", proc.p.pid),
+                Some(Frame::Code) => return,
+                Some(Frame::CallTraceReturn {
+                    prev,
+                    flags,
+                    session,
+                }) => self.charger().trace_return(prev, flags, session, proc),
+            }
+        }
+    }
+
+    /// `trace_schedule_in`: every call_time baseline restarts now (time scheduled out is not
+    /// charged).
+    pub fn schedule_in(&mut self, proc: &mut Proc) {
+        assert!(!proc.running, "pid {} scheduled in twice", proc.p.pid);
+        proc.running = true;
+        if proc.p.call_traced != 0 {
+            for b in proc.time.iter_mut() {
+                b.accumulator = self.now;
+            }
+        }
+    }
+
+    /// `trace_schedule_out`: charge the running time slice to each function being charged.
+    pub fn schedule_out(&mut self, proc: &mut Proc) {
+        assert!(
+            proc.running,
+            "pid {} scheduled out while not running",
+            proc.p.pid
+        );
+        if proc.p.call_traced != 0 {
+            self.charger().schedule_out(proc);
+        }
+        proc.running = false;
+    }
+}
