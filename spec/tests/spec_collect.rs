@@ -41,26 +41,15 @@ fn s2f1x2h_chain_removal_holds() {
     assert!(!r.unreached.contains(&"stands-on-unlinked-node"));
 }
 
-/// The engine's collection mutants (`Mutant::COLLECTION` on branch stats4) by name: each is a
-/// spec mutant with a kill row, or listed in `NOT_MODELLED` with its reason; and every mutant of
-/// `Mutant::ALL` is a spec mutant with a kill row.
-const ENGINE_COLLECTION: [&str; 9] = [
-    "collect-skip-tw1-before-flip",
-    "collect-skip-tw2-before-read",
-    "collect-skip-tw3-before-merge",
-    "collect-merge-without-lock",
-    "collect-without-flip",
-    "collect-free-before-last-wait",
-    "collect-skip-merge",
-    "timem-pause-keeps-running",
-    "timem-restart-keeps-counter",
-];
-
+/// Every engine mutant (`Mutant::ALL`, `Mutant::COLLECTION`) is a spec mutant of the same name
+/// with a kill row, or listed in `NOT_MODELLED` with its reason.
 #[test]
 fn every_engine_mutant_is_modelled_or_explained() {
     let killed: Vec<&str> = kills().iter().map(|k| k.mutant.name()).collect();
-    let mut names: Vec<&str> = Mutant::ALL.iter().map(|m| m.name()).collect();
-    names.extend(ENGINE_COLLECTION);
+    let names = Mutant::ALL
+        .iter()
+        .chain(Mutant::COLLECTION.iter())
+        .map(|m| m.name());
     for n in names {
         let modelled = SpecMutant::from_name(n).is_some() && killed.contains(&n);
         let explained = NOT_MODELLED
@@ -80,6 +69,15 @@ fn every_engine_mutant_is_modelled_or_explained() {
     }
     for m in SpecMutant::all() {
         assert_eq!(SpecMutant::from_name(m.name()), Some(m));
+    }
+    // The spec's collection mutants that have an engine counterpart carry its name.
+    for c in CollectMutant::ALL {
+        if let Some(e) = c.engine() {
+            assert_eq!(c.name(), e.name());
+            assert!(Mutant::COLLECTION.contains(&e));
+        } else {
+            assert!(Mutant::from_name(c.name()).is_none(), "{}", c.name());
+        }
     }
 }
 

@@ -127,8 +127,8 @@ pub enum SpecMutant {
     /// The wait does not count sleeping schedulers: a scheduler asleep forever blocks the stager
     /// (breaks liveness only).
     WaitOnSleepers,
-    /// A collection mutant (issue 4), named as the engine's (`reference/src/mutant.rs` on the
-    /// `stats4` branch, `Mutant::COLLECTION`).
+    /// A collection mutant (issue 4), named as the engine's (`Mutant::COLLECTION`; see
+    /// [`CollectMutant::engine`]).
     Collect(CollectMutant),
     /// A chain mutant (issue 5): named as the issue names them.
     Chain(ChainMutant),
@@ -170,6 +170,22 @@ impl CollectMutant {
         CollectMutant::ErtsPausedReadInPlace,
         CollectMutant::ErtsFlipBackWithoutWait,
     ];
+
+    /// The engine's mutant of the same name and meaning (`reference/src/mutant.rs`), if any.
+    pub fn engine(self) -> Option<Mutant> {
+        match self {
+            CollectMutant::SkipTw1 => Some(Mutant::CollectSkipWaitBeforeFlip),
+            CollectMutant::SkipTw2 => Some(Mutant::CollectSkipWaitBeforeRead),
+            CollectMutant::SkipTw3 => Some(Mutant::CollectSkipWaitBeforeMerge),
+            CollectMutant::MergeWithoutLock => Some(Mutant::CollectMergeWithoutLock),
+            CollectMutant::WithoutFlip => Some(Mutant::CollectWithoutFlip),
+            CollectMutant::FreeBeforeLastWait => Some(Mutant::CollectFreeBeforeLastWait),
+            CollectMutant::SkipMerge => Some(Mutant::CollectSkipMerge),
+            // The engine switches these behaviours with `Engine::with_paused_via_flip` and
+            // `with_wait_before_flip_back` (default: as ERTS), not with mutants.
+            CollectMutant::ErtsPausedReadInPlace | CollectMutant::ErtsFlipBackWithoutWait => None,
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
