@@ -18,8 +18,14 @@
 //!   same read comes after the write (nothing of the reader in between) is also explored.
 //! - *Grace periods.* A wait completes when every scheduler passed a progress point after it
 //!   began, or slept (a sleeper counts at once); waking up is a barrier.
-//! - Not modelled: counter values (I6; the sequential oracle and the engine tests cover them),
-//!   the counter object's identity, other trace flags, code loading.
+//! - *Chains* (issue 5): a hit records the nodes on its function's chain when it begins and the
+//!   nodes it acts on; when it ends, every node linked at its start and still linked and active
+//!   must have been acted on (`no-missed-node`; two-session models only).
+//! - *call_time* (issue 4, `collect.rs`): counter objects with per-scheduler tables and a shared
+//!   slot, abstract charges (counted, at most `Config::charges` per run), and `trace_info` as a
+//!   stager operation (`StagerOp::Collect`).
+//! - Not modelled: call_count values (I6; the sequential oracle and the engine tests cover them),
+//!   the call_count object's identity, other trace flags, code loading.
 //!
 //! **Properties.** See [`props`]; liveness in [`liveness`].
 //!
@@ -31,12 +37,19 @@
 //! | model | parameters | checker | states | unique | depth | time |
 //! |---|---|---|---|---|---|---|
 //! | `tiny` | 1 scheduler x 1 function x 1 session; add, remove | BFS | 1,682 | 763 | 39 | 0.03 s |
-//! | `s2f2x1` | 2 x 2 x 1; add, update (call_count), pause, restart, remove | BFS, 1 thread | 861,126 | 264,670 | 96 | 1.3-3.1 s |
-//! | `s2f1x2` | 2 x 1 x 2 sessions; add s0, add s1, remove s0 | BFS, 1 thread | 301,029 | 94,861 | 87 | 0.3-0.8 s |
-//! | `s3f2x2` | 3 x 2 x 2 sessions; add s0, add s1 on f0, remove s0 | DFS + symmetry, 2 threads | 13,827,265 | 3,192,399 | 11,956 | 54-103 s |
+//! | `s2f2x1` | 2 x 2 x 1; add, update (call_count), pause, restart, remove | BFS, 1 thread | 861,126 | 264,670 | 96 | 1.0-3.1 s |
+//! | `s2f1x2` | 2 x 1 x 2 sessions; add s0, add s1, remove s0 | BFS, 1 thread | 341,311 | 108,157 | 87 | 0.4-0.8 s |
+//! | `s3f2x2` | 3 x 2 x 2 sessions; add s0, add s1 on f0, remove s0 | DFS + symmetry, 2 threads | 15,330,515 | 3,535,726 | 10,745 | 84 s |
+//! | `s2f1x2h` | 2 x 1 x 2 sessions; add s0, add s1, remove s1 (the head) | BFS, 1 thread | 353,949 | 112,110 | 83 | 0.6 s |
+//! | `c2f1` | 2 x 1 x 1 (scheduler 1 dirty), 2 charges, no calls; call_time on, trace_info, pause, trace_info | BFS, 1 thread | 383,999 | 113,354 | 78 | 0.7 s |
+//! | `c3f1` | 3 x 1 x 1 (scheduler 2 dirty), 3 charges, no calls; the same script | BFS, 1 thread | 29,894,756 | 6,498,993 | 87 | 49-103 s |
 //!
 //! Liveness (explicit graph, no symmetry): `s2f2x1` 264,670 states / 861,125 edges, `s2f1x2`
-//! 94,861 / 301,028. The kill matrix (`matrix.rs`) is in docs/spec.md.
+//! 108,157 / 341,310, `s2f1x2h` 112,110 / 353,948, `c2f1` 113,354 / 383,998 (`c3f1`: 6,498,993 /
+//! 29,894,755 in a one-off run; `bpspec check` runs it without). The figures of the two-session
+//! models grew when issue 5's `no-missed-node` added the chain masks to a hit (`s2f1x2` had
+//! 94,861 unique states, `s3f2x2` 3,192,399). The call_time collection is `collect.rs`; the
+//! kill matrix (`matrix.rs`) is in docs/spec.md.
 
 pub mod collect;
 pub mod config;
