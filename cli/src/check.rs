@@ -1,8 +1,9 @@
 //! `bpspec check [--model NAME]... [--mutant NAME]... [--mutants] [--json] [--threads N]`:
 //! run the spec's stateright models.
 //!
-//! Without `--model`, every model of the default plan (`s2f2x1`, `s2f1x2` exhaustive BFS with the
-//! liveness check, `s3f2x2` DFS with symmetry over schedulers). `--mutant NAME` runs the selected
+//! Without `--model`, every model of the default plan (`s2f2x1`, `s2f1x2`, `s2f1x2h`, `c2f1`
+//! exhaustive BFS with the liveness check, `s3f2x2` DFS with symmetry over schedulers, `c3f1` BFS
+//! without liveness). `--mutant NAME` runs the selected
 //! models with that mutant (its counterexamples are printed). `--mutants` runs the kill matrix
 //! (each mutant on its model, exhaustively) and compares it with the expected one.
 //!
