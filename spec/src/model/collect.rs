@@ -273,12 +273,10 @@ impl Config {
     }
 
     fn counted_node_of(&self, s: &State, session: u8, func: u8) -> u8 {
-        let g = s
-            .chain(self, func)
+        s.chain(self, func)
             .into_iter()
             .find(|&g| s.nodes[g as usize].session == session)
-            .expect("the permission keeps the node linked during a collection");
-        g
+            .expect("the permission keeps the node linked during a collection")
     }
 
     // ----- charges -----
