@@ -258,14 +258,18 @@ impl Config {
             Phase::CFree => {
                 let t = s.stager.temp;
                 let g = self.counted_node_of(s, session, func);
-                s.nodes[g as usize].tm[staging] = s.nodes[g as usize].tm[active];
-                self.write_node(s, g, staging);
+                if !self.is_c(CollectMutant::SkipEqualize) {
+                    s.nodes[g as usize].tm[staging] = s.nodes[g as usize].tm[active];
+                    self.write_node(s, g, staging);
+                }
                 s.objs[t as usize].freed = true;
+                let eq = if self.is_c(CollectMutant::SkipEqualize) {
+                    format!("half {staging} keeps its counter")
+                } else {
+                    format!("half {staging} counter := half {active}'s")
+                };
                 say(log, || {
-                    format!(
-                        "stager: C6: half {staging} counter := half {active}'s; free {}; {op} returns",
-                        obj_name(s, t)
-                    )
+                    format!("stager: C6: {eq}; free {}; {op} returns", obj_name(s, t))
                 });
             }
             p => unreachable!("{p:?} is not a collection step"),

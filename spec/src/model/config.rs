@@ -152,6 +152,8 @@ pub enum CollectMutant {
     FreeBeforeLastWait,
     /// Free the temporaries without merging them.
     SkipMerge,
+    /// C6 frees the temporaries but leaves them in the staging half (spec only).
+    SkipEqualize,
     /// ERTS as it is (finding F1): a paused counter is read in place, without flipping.
     ErtsPausedReadInPlace,
     /// ERTS as it is (finding F2): the index is flipped back right after the read (no TW2b).
@@ -159,7 +161,7 @@ pub enum CollectMutant {
 }
 
 impl CollectMutant {
-    pub const ALL: [CollectMutant; 9] = [
+    pub const ALL: [CollectMutant; 10] = [
         CollectMutant::SkipTw1,
         CollectMutant::SkipTw2,
         CollectMutant::SkipTw3,
@@ -167,6 +169,7 @@ impl CollectMutant {
         CollectMutant::WithoutFlip,
         CollectMutant::FreeBeforeLastWait,
         CollectMutant::SkipMerge,
+        CollectMutant::SkipEqualize,
         CollectMutant::ErtsPausedReadInPlace,
         CollectMutant::ErtsFlipBackWithoutWait,
     ];
@@ -183,7 +186,9 @@ impl CollectMutant {
             CollectMutant::SkipMerge => Some(Mutant::CollectSkipMerge),
             // The engine switches these behaviours with `Engine::with_paused_via_flip` and
             // `with_wait_before_flip_back` (default: as ERTS), not with mutants.
-            CollectMutant::ErtsPausedReadInPlace | CollectMutant::ErtsFlipBackWithoutWait => None,
+            CollectMutant::SkipEqualize
+            | CollectMutant::ErtsPausedReadInPlace
+            | CollectMutant::ErtsFlipBackWithoutWait => None,
         }
     }
 
@@ -196,6 +201,7 @@ impl CollectMutant {
             CollectMutant::WithoutFlip => "collect-without-flip",
             CollectMutant::FreeBeforeLastWait => "collect-free-before-last-wait",
             CollectMutant::SkipMerge => "collect-skip-merge",
+            CollectMutant::SkipEqualize => "collect-skip-equalize",
             CollectMutant::ErtsPausedReadInPlace => "erts-f1-paused-read-in-place",
             CollectMutant::ErtsFlipBackWithoutWait => "erts-f2-flip-back-without-wait",
         }

@@ -194,6 +194,16 @@ pub fn kills() -> Vec<Kill> {
             &["charges-conserved"],
         ),
         k(
+            c(CollectMutant::SkipEqualize),
+            "c2f1",
+            "at-rest-consistent",
+            &[
+                "at-rest-consistent",
+                "no-temp-use-after-free",
+                "charges-conserved",
+            ],
+        ),
+        k(
             c(CollectMutant::ErtsPausedReadInPlace),
             "c2f1",
             "collector-reads-quiet-table",
