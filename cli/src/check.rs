@@ -259,7 +259,7 @@ pub fn main(args: &[&str]) -> ExitCode {
                 })
                 .collect();
             lines.push(format!(
-                "{:<27} {:<7} {} {:>9} {:>6.2}s  {}",
+                "{:<32} {:<7} {} {:>9} {:>6.2}s  {}",
                 k.mutant.name(),
                 k.model,
                 cells,
@@ -294,7 +294,7 @@ pub fn main(args: &[&str]) -> ExitCode {
                 println!("  column {}: {c}", i + 1);
             }
             println!(
-                "{:<27} {:<7} {} {:>9} {:>7}",
+                "{:<32} {:<7} {} {:>9} {:>7}",
                 "mutant",
                 "model",
                 (1..=columns.len())
