@@ -48,6 +48,16 @@ pub enum Mutant {
     /// Collection: free the temporaries without merging them (calls made during the query
     /// are lost).
     CollectSkipMerge,
+    /// Sessions: link a new session's node as the chain head at staging, before W0, instead of
+    /// through `to_insert` at install.
+    LinkAtStage,
+    /// Sessions: free a node at consolidate, when it is unlinked, instead of after W4.
+    FreeAtUnlink,
+    /// Sessions: clear an unlinked node's `next`, so a scheduler standing on it loses the rest
+    /// of the chain.
+    ClearNextOnUnlink,
+    /// Tracers: free a removed session tracer at once, without waiting for thread progress.
+    TracerFreeWithoutWait,
 }
 
 impl Mutant {
@@ -77,6 +87,14 @@ impl Mutant {
         Mutant::CollectSkipMerge,
     ];
 
+    /// The sessions and tracer mutants (issue 5), killed by `bpspec_models::sessions`.
+    pub const SESSIONS: [Mutant; 4] = [
+        Mutant::LinkAtStage,
+        Mutant::FreeAtUnlink,
+        Mutant::ClearNextOnUnlink,
+        Mutant::TracerFreeWithoutWait,
+    ];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -97,6 +115,10 @@ impl Mutant {
             Mutant::CollectWithoutFlip => "collect-without-flip",
             Mutant::CollectFreeBeforeLastWait => "collect-free-before-last-wait",
             Mutant::CollectSkipMerge => "collect-skip-merge",
+            Mutant::LinkAtStage => "link-at-stage",
+            Mutant::FreeAtUnlink => "free-at-unlink",
+            Mutant::ClearNextOnUnlink => "clear-next-on-unlink",
+            Mutant::TracerFreeWithoutWait => "tracer-free-without-wait",
         }
     }
 
@@ -105,6 +127,7 @@ impl Mutant {
         Mutant::ALL
             .into_iter()
             .chain(Mutant::COLLECTION)
+            .chain(Mutant::SESSIONS)
             .find(|m| m.name() == name)
     }
 
