@@ -192,6 +192,11 @@ impl<P: ThreadProgress> Engine<P> {
         }
     }
 
+    /// Is `s` alive (no implicit creation)?
+    pub fn session_is_alive(&self, s: SessionId) -> bool {
+        self.sessions.state(s) == state::ALIVE
+    }
+
     /// `trace:session_info/1`-like: the live sessions (id, name), oldest first.
     pub fn session_info(&self) -> Vec<(SessionId, String)> {
         let names = lock(&self.sessions.names);
