@@ -20,7 +20,7 @@
 use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU32, Ordering::*};
 use bpspec_reference::{
     flags, Engine, EngineConfig, FlagSet, Mailbox, Mfa, Mutant, Pattern, PatternOp, Proc,
-    ProcFlags, ProcessTracer, Process, Scheduler, SessionError, ThreadProgress, TraceSpec,
+    ProcFlags, Process, ProcessTracer, Scheduler, SessionError, ThreadProgress, TraceSpec,
 };
 
 use crate::Step;
@@ -163,7 +163,10 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &SOp) {
             let n = e
                 .trace_pattern_spec(session, &Pattern::all(), op, &spec)
                 .expect("valid trace_pattern");
-            assert_eq!(n, 1, "trace_pattern returns the number of matched functions");
+            assert_eq!(
+                n, 1,
+                "trace_pattern returns the number of matched functions"
+            );
         }
         SOp::Destroy(s) => {
             assert_eq!(e.destroy_session(s), Ok(true), "destroy session {s}");

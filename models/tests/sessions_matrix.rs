@@ -19,7 +19,10 @@ fn every_session_mutant_has_a_killer_on_an_existing_scenario() {
                     .map(move |(_, s)| (c, s))
             })
             .collect();
-        assert!(!killers.is_empty(), "session mutant {m} has no expected killer");
+        assert!(
+            !killers.is_empty(),
+            "session mutant {m} has no expected killer"
+        );
         for (c, s) in killers {
             let exists = if c == "loom" {
                 loom_session_scenarios()

@@ -28,7 +28,11 @@ fn explore(scn: &SessionScenario, mutant: Option<Mutant>, pct: bool, expected: &
     let f = move || run_sessions::<Qsbr>(&scn2, mutant);
     let cx = catch(|| {
         if pct {
-            Runner::new(PctScheduler::new_from_seed(SEED, PCT_DEPTH, n), Config::new()).run(f);
+            Runner::new(
+                PctScheduler::new_from_seed(SEED, PCT_DEPTH, n),
+                Config::new(),
+            )
+            .run(f);
         } else {
             Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(f);
         }
@@ -83,7 +87,11 @@ fn sessions_kill_matrix() {
             .into_iter()
             .find(|s| s.name == name)
             .expect("scenario");
-        let exp = if expected.is_some() { "killed" } else { "survives" };
+        let exp = if expected.is_some() {
+            "killed"
+        } else {
+            "survives"
+        };
         let mut killed = false;
         for pct in [true, false] {
             killed |= explore(&scn, Some(m), pct, exp);

@@ -113,6 +113,38 @@ impl<P: ThreadProgress> Engine<P> {
                         h.mfa, node.id
                     ));
                 }
+                if !self.session_is_alive(node.session) {
+                    return Err(format!(
+                        "{}: GenericBp#{} belongs to session {}, which is not alive",
+                        h.mfa, node.id, node.session
+                    ));
+                }
+                if area == Area::Export && a.flags & !flags::GLOBAL_TRACE != 0 {
+                    return Err(format!(
+                        "{}: export GenericBp#{} has non-global flags {:#x}",
+                        h.mfa, node.id, a.flags
+                    ));
+                }
+                if area == Area::Code && a.flags & flags::GLOBAL_TRACE != 0 {
+                    return Err(format!(
+                        "{}: code GenericBp#{} has the global flag",
+                        h.mfa, node.id
+                    ));
+                }
+                if area == Area::Export {
+                    // Local and global exclude each other within a session (both directions).
+                    let f_code = self.exp_func[f];
+                    let c = self.session_node_in(&st, Area::Code, f_code, node.session, false);
+                    // SAFETY: live node under the permission.
+                    if let Some(cn) = unsafe { c.as_ref() } {
+                        if cn.snapshot_half(active).flags != 0 {
+                            return Err(format!(
+                                "{}: session {} has both global and local breakpoints",
+                                h.mfa, node.session
+                            ));
+                        }
+                    }
+                }
                 on_chains += 1;
                 g = node.next.load(Relaxed);
             }
