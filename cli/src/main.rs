@@ -25,6 +25,9 @@ fn main() -> ExitCode {
             for m in bpspec_reference::Mutant::ALL {
                 println!("{m}");
             }
+            for m in bpspec_reference::Mutant::COLLECTION {
+                println!("{m}");
+            }
             ExitCode::SUCCESS
         }
         ["help"] | ["--help"] | ["-h"] => {

@@ -93,6 +93,10 @@ fn missing_or_empty_results_exit_2() {
 fn mutants_lists_every_mutant() {
     let (code, out, _) = bpspec(&["mutants"]);
     assert_eq!(code, 0);
-    assert_eq!(out.lines().count(), 10);
+    assert_eq!(
+        out.lines().count(),
+        bpspec_reference::Mutant::ALL.len() + bpspec_reference::Mutant::COLLECTION.len()
+    );
     assert!(out.contains("skip-w4-before-free"));
+    assert!(out.contains("collect-skip-merge"));
 }

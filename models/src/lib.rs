@@ -21,6 +21,7 @@ use bpspec_reference::{
     Scheduler, ThreadProgress, TraceFlags,
 };
 
+pub mod collection;
 pub mod results;
 pub mod sessions;
 

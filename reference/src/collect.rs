@@ -23,7 +23,7 @@ use crate::calltime::Kind;
 use crate::engine::{Engine, Permission};
 use crate::mutant::{self, Mutant};
 use crate::progress::ThreadProgress;
-use crate::sync::{lock, Ordering::Relaxed, Ordering::Release};
+use crate::sync::{lock, yield_now, Ordering::Relaxed, Ordering::Release};
 use crate::timem::{BpTimemTrace, Totals};
 use std::sync::Arc as Refc;
 
@@ -123,6 +123,11 @@ impl<P: ThreadProgress> Engine<P> {
             real.read_into(out.slot(*k).as_mut().expect("slot set in C1"));
         }
         if !no_flip {
+            if self.wait_before_flip_back {
+                // Fix of finding F2: order C3's reads before any scheduler write that follows
+                // a read of the flipped-back index.
+                self.wait(); // TW2b
+            }
             self.flip(st); // C4
         }
         let early_free = mutant::is(self.mutant, Mutant::CollectFreeBeforeLastWait);
@@ -216,6 +221,18 @@ impl<P: ThreadProgress> Engine<P> {
         }
         // B3. Release: pairs with the Acquire load in the parked schedulers' loop.
         self.stw_block.store(false, Release);
+        // B4 (liveness, not safety): let every parked scheduler leave its park before the
+        // permission goes, so back-to-back blocks cannot starve them (ERTS wakes blocked
+        // threads on unblock). Relaxed: see the counter's comment in hit.rs.
+        let mut spins: u64 = 0;
+        while self.stw_parked.load(Relaxed) != 0 {
+            spins += 1;
+            assert!(
+                spins < crate::progress::WAIT_SPIN_LIMIT,
+                "parked schedulers never left after unblock"
+            );
+            yield_now();
+        }
         out
     }
 }

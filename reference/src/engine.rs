@@ -5,7 +5,9 @@ use crate::bp::{BpCount, GenericBp, SessionId};
 use crate::code::{CodeArea, FuncId, Mfa};
 use crate::mutant::{self, Mutant};
 use crate::progress::{Qsbr, ThreadProgress};
-use crate::sync::{lock, AtomicBool, AtomicU32, Mutex, MutexGuard, Ordering::Relaxed, CHECKED};
+use crate::sync::{
+    lock, AtomicBool, AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering::Relaxed, CHECKED,
+};
 use crate::timem::{BpTimemTrace, DeadHashes};
 use std::sync::Arc as Refc;
 
@@ -60,10 +62,15 @@ pub struct Engine<P: ThreadProgress = Qsbr> {
     /// engines that never block pay nothing and the models' state spaces do not grow.
     pub(crate) stw_enabled: bool,
     pub(crate) stw_block: AtomicBool,
+    /// Schedulers currently parked by a block (the unblock waits until they all left).
+    pub(crate) stw_parked: AtomicUsize,
     /// Checked builds: tables freed by schedulers' rehashes, handed over when they stop.
     pub(crate) hash_graveyard: Mutex<DeadHashes>,
     /// Variant switch for the paused-counter collection (docs/collection.md, finding F1).
     pub(crate) paused_via_flip: bool,
+    /// Variant switch: an extra wait between reading the real tables and flipping back
+    /// (docs/collection.md, finding F2).
+    pub(crate) wait_before_flip_back: bool,
 }
 
 /// Configuration for [`Engine::new`].
@@ -125,8 +132,10 @@ impl<P: ThreadProgress> Engine<P> {
             dirty_bp_mtx: Mutex::new(()),
             stw_enabled: false,
             stw_block: AtomicBool::new(false),
+            stw_parked: AtomicUsize::new(0),
             hash_graveyard: Mutex::new(Vec::new()),
             paused_via_flip: false,
+            wait_before_flip_back: false,
         }
     }
 
@@ -157,6 +166,13 @@ impl<P: ThreadProgress> Engine<P> {
         let (exports, exp_func) = crate::export::export_area(&self.code, exported);
         self.exports = exports;
         self.exp_func = exp_func;
+        self
+    }
+
+    /// The fixed variant of the collection's flip back: wait once more between reading the real
+    /// tables and flipping back (docs/collection.md, finding F2).
+    pub fn with_wait_before_flip_back(mut self) -> Engine<P> {
+        self.wait_before_flip_back = true;
         self
     }
 

@@ -83,7 +83,7 @@ impl<P: ThreadProgress> Scheduler<P> {
     pub fn start(engine: Arc<Engine<P>>, id: usize) -> Scheduler<P> {
         let mut handle = engine.progress.register(id);
         engine.progress.wake(&mut handle);
-        Scheduler {
+        let mut s = Scheduler {
             engine,
             id,
             handle,
@@ -93,7 +93,11 @@ impl<P: ThreadProgress> Scheduler<P> {
             now: 0,
             dirty: false,
             dead_hashes: Vec::new(),
+        };
+        if s.engine.stw_enabled {
+            s.blocked_check();
         }
+        s
     }
 
     /// A scheduler that charges the shared slots under the dirty lock (see [`Scheduler::dirty`]).
@@ -139,11 +143,17 @@ impl<P: ThreadProgress> Scheduler<P> {
     /// Stop-the-world: at a quiescent point, stay asleep while a block is requested
     /// (`erts_thr_progress_block`). See `collect.rs` for the argument.
     fn blocked_check(&mut self) {
-        // Relaxed: ordered by the progress point's / wake-up's full fence just before (the
-        // stager stores the request before its wait's first fence; docs/collection.md, B1).
-        if !self.engine.stw_block.load(Relaxed) {
+        // Acquire: pairs with the Release store that lifts a block (B3), so a scheduler that
+        // slept through a whole block and sees it lifted is ordered after the collector's reads.
+        // Seeing a request that is set is ordered by the progress point's / wake-up's full fence
+        // just before (the stager stores it before its wait's first fence; docs/collection.md).
+        if !self.engine.stw_block.load(Acquire) {
             return;
         }
+        // Relaxed: the count is for the collector's liveness handshake only (it waits for every
+        // parked scheduler to leave before it may block again, so back-to-back blocks cannot
+        // starve the schedulers); no data is published through it.
+        self.engine.stw_parked.fetch_add(1, Relaxed);
         self.engine.progress.sleep(&mut self.handle);
         let mut spins: u64 = 0;
         // Acquire: pairs with the Release store that lifts the block, so the collector's reads
@@ -158,6 +168,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             yield_now();
         }
         self.engine.progress.wake(&mut self.handle);
+        self.engine.stw_parked.fetch_sub(1, Relaxed);
     }
 
     /// Call function `f` as process `p`; returns the instruction word the scheduler goes on to
@@ -334,7 +345,7 @@ fn do_session_breakpoint<P: ThreadProgress>(
                 // SAFETY: the objects were read from the active half during this hit; an object
                 // is freed only at consolidate (after W3) or at the collection's last step
                 // (after its last wait), both after every scheduler passed a progress point
-                // that follows this hit (docs/collection.md, C4).
+                // that follows this hit (docs/collection.md §3).
                 let (time, mem) = unsafe { (objs.0.as_ref(), objs.1.as_ref()) };
                 cx.breakpoint(g.session, f, acted, time, mem, proc);
             }

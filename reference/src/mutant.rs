@@ -48,6 +48,11 @@ pub enum Mutant {
     /// Collection: free the temporaries without merging them (calls made during the query
     /// are lost).
     CollectSkipMerge,
+    /// call_time/call_memory: `pause` leaves the counter running (does not clear `_ACTIVE`).
+    TimemPauseKeepsRunning,
+    /// call_time/call_memory: `true`/`restart` on an existing counter keeps the old object
+    /// instead of a fresh one in the staging half.
+    TimemRestartKeepsCounter,
     /// Sessions: link a new session's node as the chain head at staging, before W0, instead of
     /// through `to_insert` at install.
     LinkAtStage,
@@ -77,7 +82,7 @@ impl Mutant {
 
     /// The call_time/call_memory collection's mutants (issue 4), killed by the collection
     /// models (`bpspec_models::collection`), not by the trace_pattern kill matrix.
-    pub const COLLECTION: [Mutant; 7] = [
+    pub const COLLECTION: [Mutant; 9] = [
         Mutant::CollectSkipWaitBeforeFlip,
         Mutant::CollectSkipWaitBeforeRead,
         Mutant::CollectSkipWaitBeforeMerge,
@@ -85,6 +90,8 @@ impl Mutant {
         Mutant::CollectWithoutFlip,
         Mutant::CollectFreeBeforeLastWait,
         Mutant::CollectSkipMerge,
+        Mutant::TimemPauseKeepsRunning,
+        Mutant::TimemRestartKeepsCounter,
     ];
 
     /// The sessions and tracer mutants (issue 5), killed by `bpspec_models::sessions`.
@@ -115,6 +122,8 @@ impl Mutant {
             Mutant::CollectWithoutFlip => "collect-without-flip",
             Mutant::CollectFreeBeforeLastWait => "collect-free-before-last-wait",
             Mutant::CollectSkipMerge => "collect-skip-merge",
+            Mutant::TimemPauseKeepsRunning => "timem-pause-keeps-running",
+            Mutant::TimemRestartKeepsCounter => "timem-restart-keeps-counter",
             Mutant::LinkAtStage => "link-at-stage",
             Mutant::FreeAtUnlink => "free-at-unlink",
             Mutant::ClearNextOnUnlink => "clear-next-on-unlink",

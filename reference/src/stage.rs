@@ -87,6 +87,8 @@ pub(crate) fn stage_in<P: ThreadProgress>(
     let fresh_time = fl.call_time.then(|| new_timem(e, st));
     let fresh_mem = fl.call_memory.then(|| new_timem(e, st));
     let mut dead_ms = None;
+    let pause_keeps_running = crate::mutant::is(e.mutant, crate::Mutant::TimemPauseKeepsRunning);
+    let restart_keeps = crate::mutant::is(e.mutant, crate::Mutant::TimemRestartKeepsCounter);
     node.write_half(staging, |d| {
         if fl.local {
             d.flags |= flags::LOCAL_TRACE;
@@ -138,7 +140,14 @@ pub(crate) fn stage_in<P: ThreadProgress>(
             let Some(fresh) = fresh else { continue };
             if op == PatternOp::Pause && d.flags & x != 0 {
                 // Pause keeps the object; only the ACTIVE bit goes (effective at commit).
-                d.flags &= !xa;
+                if !pause_keeps_running {
+                    d.flags &= !xa;
+                }
+                dead_timem.push(fresh);
+                continue;
+            }
+            if restart_keeps && d.flags & x != 0 {
+                d.flags |= xa;
                 dead_timem.push(fresh);
                 continue;
             }

@@ -24,12 +24,15 @@ mod imp {
     #[derive(Debug)]
     pub struct UnsafeCell<T>(loom::cell::UnsafeCell<T>);
     impl<T> UnsafeCell<T> {
+        #[track_caller]
         pub fn new(v: T) -> Self {
             Self(loom::cell::UnsafeCell::new(v))
         }
+        #[track_caller]
         pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
             self.0.with(f)
         }
+        #[track_caller]
         pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
             self.0.with_mut(f)
         }

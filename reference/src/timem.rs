@@ -115,7 +115,11 @@ impl PidHash {
             .assert_live(&|| "pid hash (written by its owner)".into());
         #[cfg(not(loom))]
         if CHECKED {
-            self.writing.fetch_add(1, Relaxed);
+            let prev = self.writing.fetch_add(1, Relaxed);
+            assert!(
+                prev % 2 == 0,
+                "pid hash written by two writers at once (shared slot without the dirty lock?)"
+            );
         }
         // SAFETY: the caller is the table's only writer (its scheduler, or the dirty-lock holder
         // for the shared slot); readers are excluded by the collection protocol (see read_into).
@@ -233,8 +237,8 @@ impl BpTimemTrace {
     }
 
     /// Reader side: add every slot's table into `tot` (`collect_timem_info`). The caller
-    /// guarantees nobody writes this object (see [`PidHash::read_into`]), except the shared
-    /// slot, which it reads under the dirty lock when `lock_shared` is given.
+    /// guarantees nobody writes this object meanwhile (see [`PidHash::read_into`]; the
+    /// stop-the-world collection also holds the dirty lock).
     pub(crate) fn read_into(&self, tot: &mut Totals) {
         self.live
             .assert_live(&|| format!("BpTimemTrace#{} (collected)", self.id));

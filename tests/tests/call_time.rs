@@ -604,3 +604,114 @@ fn flag_list_parses_and_rejects() {
     assert_eq!(InfoKey::parse("call_memory"), Some(InfoKey::CallMemory));
     assert_eq!(InfoKey::parse("calltime"), None);
 }
+
+#[test]
+fn trace_info_noblock_all_reports_identical_time_and_memory_counts() {
+    let e = engine(1, 2);
+    tp(
+        &e,
+        0,
+        PatternOp::True,
+        FlagSet {
+            call_time: true,
+            call_memory: true,
+            ..Default::default()
+        },
+    );
+    let (stop, _started, _done, hs) = workers(&e, 2);
+    for _ in 0..100 {
+        let t = e.trace_info_term(0, &mfa(0), InfoKey::All);
+        let Term::Tuple(kv) = &t else { panic!("{t}") };
+        let Term::List(items) = &kv[1] else {
+            panic!("{t}")
+        };
+        let counts = |key: &str| -> Vec<(u64, i64)> {
+            let item = items
+                .iter()
+                .find(|i| matches!(i, Term::Tuple(p) if p[0] == Term::Atom(if key == "t" { "call_time" } else { "call_memory" })))
+                .expect("key present");
+            let Term::Tuple(p) = item else { unreachable!() };
+            let Term::List(l) = &p[1] else { panic!("{t}") };
+            l.iter()
+                .map(|x| match x {
+                    Term::Tuple(f) => match (&f[0], &f[1]) {
+                        (Term::Pid(p), Term::Int(c)) => (*p, *c),
+                        _ => panic!("{t}"),
+                    },
+                    _ => panic!("{t}"),
+                })
+                .collect()
+        };
+        assert_eq!(counts("t"), counts("m"), "{t}");
+    }
+    stop.store(true, Relaxed);
+    for h in hs {
+        h.join().unwrap();
+    }
+    e.check_at_rest().unwrap();
+}
+
+/// The pause/restart semantics checked above fail on their mutants (debug builds only: mutants
+/// exist in checked builds).
+#[test]
+#[cfg(debug_assertions)]
+fn pause_and_restart_checks_catch_their_mutants() {
+    let run = |m: Option<Mutant>| -> (String, String) {
+        let e =
+            Arc::new(Engine::new(EngineConfig::simple(1, 1).with_mutant(m)).with_stop_the_world());
+        let mut s = sched(&e, 0);
+        tp(&e, 0, PatternOp::True, TIME);
+        let mut p = traced(3);
+        let call = |s: &mut Scheduler, p: &mut Proc| {
+            s.schedule_in(p);
+            s.call_proc(0, p);
+            s.advance(1);
+            s.ret(p);
+            s.schedule_out(p);
+        };
+        awake(&mut s, |s| call(s, &mut p));
+        tp(&e, 0, PatternOp::Pause, TIME);
+        awake(&mut s, |s| call(s, &mut p));
+        let paused = info(&e, 0, InfoKey::CallTime);
+        tp(&e, 0, PatternOp::Restart, TIME);
+        let restarted = info(&e, 0, InfoKey::CallTime);
+        (paused, restarted)
+    };
+    let good = (
+        "{call_time,[{<0.3.0>,1,0,1}]}".to_string(),
+        "{call_time,[]}".to_string(),
+    );
+    assert_eq!(run(None), good);
+    assert_ne!(run(Some(Mutant::TimemPauseKeepsRunning)).0, good.0);
+    assert_ne!(run(Some(Mutant::TimemRestartKeepsCounter)).1, good.1);
+}
+
+/// The example in docs/collection.md §8, verbatim in behaviour.
+#[test]
+fn docs_example_runs() {
+    let e = Arc::new(Engine::<Qsbr>::new(EngineConfig::simple(2, 1)).with_stop_the_world());
+    let n = e
+        .trace_pattern_flags(
+            0,
+            &Pattern::parse("m:f0/0").unwrap(),
+            PatternOp::True,
+            FlagSet::parse("[call_time, call_memory]").unwrap(),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let mut s = Scheduler::start(e.clone(), 0);
+    let mut p = Proc::new(Process::call_traced_in(7, 0));
+    s.schedule_in(&mut p);
+    s.call_proc(0, &mut p);
+    s.advance(3);
+    p.alloc(3);
+    s.ret(&mut p);
+    s.schedule_out(&mut p);
+    s.sleep();
+    assert_eq!(
+        e.trace_info_term(0, &Mfa::new("m", "f0", 0), InfoKey::All)
+            .to_string(),
+        "{all,[{traced,false},{match_spec,false},{meta,false},{meta_match_spec,false},\
+         {call_memory,[{<0.7.0>,1,3}]},{call_time,[{<0.7.0>,1,0,3}]},{call_count,false}]}"
+    );
+}

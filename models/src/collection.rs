@@ -1,0 +1,635 @@
+//! Models of call_time / call_memory and the OTP 29 `trace_info` collection (issue 4), shared by
+//! `tests/collection_loom.rs` and `tests/collection_shuttle.rs`.
+//!
+//! One model = an engine with call_time and call_memory set on some functions, scheduler threads
+//! whose processes call, return, spend time and words, get scheduled out and in, and a stager
+//! thread running `trace_info` (non-blocking or stop-the-world) and `trace_pattern` resets.
+//!
+//! Properties (docs/collection.md numbers them):
+//! - T1 no pid table is read while its writer writes it (loom cells; write marks elsewhere);
+//! - T2 no temporary object or table is used after it is freed, and no rehash frees a table that
+//!   is being read (liveness words: loom causality, poison asserted in shuttle);
+//! - T3 each count a query reports for a pid lies between that pid's completed calls before
+//!   the query and its started calls after it (OTP `trace_info_noblock`);
+//! - T4 conservation: at quiescence the final figures equal those of the same scripts run
+//!   sequentially with no query at all (every call, time unit and word exactly once);
+//! - T5 a paused count is frozen; T6 a restart starts from zero (a count after a restart is at
+//!   most the calls started since the restart began);
+//! - T7 at rest afterwards (halves equal, no leaked counter, I5).
+//!
+//! Checked parameters (docs/collection.md §6 has every row): loom, one stager and one
+//! scheduler (`info-dirty`: a dirty one), one function with call_time and call_memory, scripts
+//! of 6-10 steps, preemption bound 2 (`make test`) and 3 (`make check`), `LOOM_MAX_BRANCHES`
+//! 20,000. Bound 2: 231-4,937 executions per baseline in under 4 s each, except
+//! `paused-inflight` (122,786 executions, 35 s). Bound 3: 2,134-39,519 executions, under 13 s
+//! each, `paused-inflight` 1,679,701 executions in 414 s. Shuttle: the loom scenarios plus a second
+//! scheduler with three pids (tables rehash), and `busy-3sched`, `pause-restart`,
+//! `reset-churn` (two functions, two or three schedulers, one dirty, five to six stager
+//! operations); 2,000 (`make test`) or 50,000 (`make check`) iterations each of PCT (depth 3)
+//! and random, seed 0x627073706563; every baseline holds. Loom and shuttle explore executions,
+//! not states: neither reports a state count or depth.
+
+use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU64, Ordering::*};
+use bpspec_reference::term::Collection;
+use bpspec_reference::{
+    Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc, Process,
+    Scheduler, Term, ThreadProgress,
+};
+use std::collections::BTreeMap;
+
+/// What a scheduler does, step by step. The scheduler runs processes `pids[0..]` round-robin;
+/// the current one is scheduled in at the start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CStep {
+    /// Body call of function `f` by the current process.
+    Call(usize),
+    /// Return from the current function.
+    Ret,
+    /// Spend `n` time units and `n` words in the current function.
+    Work(i64),
+    /// Schedule the current process out, pass a progress point, schedule the next one in.
+    Switch,
+    /// Schedule out, sleep, wake, schedule in (same process).
+    Nap,
+}
+
+/// What the stager thread does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CStager {
+    /// `trace_info(f, key)`, non-blocking; checks T3 on every reported pid.
+    Info(usize, InfoKey),
+    /// The same through the stop-the-world collection.
+    InfoStw(usize, InfoKey),
+    /// `trace_pattern(f, op, flags)`.
+    Pattern(usize, PatternOp, FlagSet),
+    /// Two queries of `f`'s call_time with nothing but time in between: counts must be equal
+    /// (T5; only meaningful while `f` is paused).
+    FrozenCheck(usize),
+    /// Remember the calls started so far, restart call_time on `f`, and check T6.
+    RestartCheck(usize),
+}
+
+#[derive(Clone, Debug)]
+pub struct CScenario {
+    pub name: &'static str,
+    pub functions: usize,
+    /// `trace_pattern`s applied before anything runs.
+    pub setup: Vec<(usize, PatternOp, FlagSet)>,
+    pub stager: Vec<CStager>,
+    /// A second stager thread's `trace_pattern`s, racing the first for the permission (a
+    /// reset queued behind or ahead of a `trace_info`).
+    pub resetter: Vec<(usize, PatternOp, FlagSet)>,
+    /// Per scheduler: its processes (pids) and script.
+    pub schedulers: Vec<(Vec<u64>, Vec<CStep>)>,
+    /// Which schedulers are dirty (charge the shared slot under the lock).
+    pub dirty: Vec<usize>,
+    /// Check T4 against a sequential replay (only when the stager changes no pattern).
+    pub conserve: bool,
+    /// Collect paused counters through the flip (the fix of finding F1) instead of directly.
+    pub paused_via_flip: bool,
+    /// Wait between reading the real tables and flipping back (the fix of finding F2).
+    pub flip_back_wait: bool,
+}
+
+pub const TIME_MEM: FlagSet = FlagSet {
+    local: false,
+    call_count: false,
+    call_time: true,
+    call_memory: true,
+};
+const TIME: FlagSet = FlagSet::CALL_TIME;
+
+/// The loom scenarios (one stager, one or two schedulers, one or two functions, short scripts).
+pub fn loom_scenarios() -> Vec<CScenario> {
+    use CStep::*;
+    let base = |name, schedulers, stager, conserve| CScenario {
+        name,
+        functions: 1,
+        setup: vec![(0, PatternOp::True, TIME_MEM)],
+        stager,
+        resetter: vec![],
+        schedulers,
+        dirty: vec![],
+        conserve,
+        paused_via_flip: true,
+        flip_back_wait: true,
+    };
+    vec![
+        // One scheduler calling while one query runs: T1-T4.
+        base(
+            "info",
+            vec![(
+                vec![100],
+                vec![Call(0), Work(1), Ret, Switch, Call(0), Work(2), Ret],
+            )],
+            vec![CStager::Info(0, InfoKey::CallTime)],
+            true,
+        ),
+        // A dirty scheduler charging the shared slot while the merge writes it.
+        CScenario {
+            dirty: vec![0],
+            ..base(
+                "info-dirty",
+                vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])],
+                vec![CStager::Info(0, InfoKey::CallTime)],
+                true,
+            )
+        },
+        // A process in the middle of a call across the query, scheduled out and in.
+        base(
+            "info-inflight",
+            vec![(
+                vec![100],
+                vec![Call(0), Work(1), Switch, Work(2), Ret, Switch, Call(0)],
+            )],
+            vec![CStager::Info(0, InfoKey::All)],
+            true,
+        ),
+        // Rehash: three pids on one scheduler (the initial table holds two).
+        base(
+            "info-rehash",
+            vec![(
+                vec![100, 116, 132],
+                vec![Call(0), Ret, Switch, Call(0), Ret, Switch, Call(0), Ret],
+            )],
+            vec![CStager::Info(0, InfoKey::CallTime)],
+            true,
+        ),
+        // true/restart racing with calls (#8835), then a query.
+        base(
+            "reset",
+            vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])],
+            vec![
+                CStager::Pattern(0, PatternOp::Restart, TIME),
+                CStager::Info(0, InfoKey::CallTime),
+            ],
+            false,
+        ),
+        // A second stager resets the counter while the first one queries (they take turns on the
+        // permission, in either order).
+        CScenario {
+            resetter: vec![(0, PatternOp::Restart, TIME_MEM)],
+            ..base(
+                "info-vs-reset",
+                vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])],
+                vec![CStager::Info(0, InfoKey::All)],
+                false,
+            )
+        },
+        // Stop-the-world query: the baseline.
+        base(
+            "info-stw",
+            vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])],
+            vec![CStager::InfoStw(0, InfoKey::CallTime)],
+            true,
+        ),
+        // Paused counter with a frame in flight (finding F1 without the fix).
+        base(
+            "paused-inflight",
+            vec![(
+                vec![100],
+                vec![
+                    Call(0),
+                    Work(1),
+                    Switch,
+                    Switch,
+                    Switch,
+                    Switch,
+                    Switch,
+                    Switch,
+                    Work(1),
+                    Ret,
+                ],
+            )],
+            vec![
+                CStager::Pattern(0, PatternOp::Pause, TIME),
+                CStager::Info(0, InfoKey::CallTime),
+            ],
+            false,
+        ),
+    ]
+}
+
+/// The shuttle scenarios: the loom ones with an extra scheduler, plus larger loops.
+pub fn shuttle_scenarios() -> Vec<CScenario> {
+    use CStep::*;
+    let mut out = loom_scenarios();
+    let script = |n: usize, fs: usize| -> Vec<CStep> {
+        let mut v = Vec::new();
+        for r in 0..n {
+            v.push(Call(r % fs));
+            v.push(Work(1));
+            if r % 3 == 0 {
+                v.push(Call((r + 1) % fs));
+                v.push(Work(2));
+                v.push(Ret);
+            }
+            v.push(Ret);
+            v.push(if r % 4 == 3 { Nap } else { Switch });
+        }
+        v
+    };
+    for s in out.iter_mut() {
+        if s.functions == 1 {
+            s.schedulers.push((vec![200, 216, 232], script(4, 1)));
+            if !s.dirty.is_empty() {
+                // Two dirty schedulers and two queries: the merge then competes with a longer
+                // writer of the shared slot, twice.
+                s.dirty.push(1);
+                s.stager.push(CStager::Info(0, InfoKey::CallMemory));
+            }
+        }
+    }
+    let two = vec![
+        (0, PatternOp::True, TIME_MEM),
+        (1, PatternOp::True, TIME_MEM),
+    ];
+    out.push(CScenario {
+        name: "busy-3sched",
+        functions: 2,
+        setup: two.clone(),
+        resetter: vec![],
+        stager: vec![
+            CStager::Info(0, InfoKey::All),
+            CStager::Info(1, InfoKey::CallMemory),
+            CStager::InfoStw(0, InfoKey::CallTime),
+            CStager::Info(0, InfoKey::CallTime),
+        ],
+        schedulers: vec![
+            (vec![100, 116, 132], script(6, 2)),
+            (vec![300, 316], script(6, 2)),
+            (vec![400], script(5, 2)),
+        ],
+        dirty: vec![2],
+        conserve: true,
+        paused_via_flip: true,
+        flip_back_wait: true,
+    });
+    out.push(CScenario {
+        name: "pause-restart",
+        functions: 2,
+        setup: two.clone(),
+        resetter: vec![],
+        stager: vec![
+            CStager::Pattern(0, PatternOp::Pause, TIME),
+            CStager::FrozenCheck(0),
+            CStager::RestartCheck(0),
+            CStager::Info(0, InfoKey::CallTime),
+        ],
+        schedulers: vec![(vec![100, 116], script(6, 2)), (vec![300], script(6, 2))],
+        dirty: vec![],
+        conserve: false,
+        paused_via_flip: true,
+        flip_back_wait: true,
+    });
+    out.push(CScenario {
+        name: "reset-churn",
+        functions: 2,
+        setup: two,
+        resetter: vec![
+            (0, PatternOp::Restart, TIME_MEM),
+            (1, PatternOp::True, TIME_MEM),
+        ],
+        stager: vec![
+            CStager::Pattern(0, PatternOp::True, TIME),
+            CStager::Info(0, InfoKey::All),
+            CStager::Pattern(1, PatternOp::Restart, TIME_MEM),
+            CStager::Pattern(0, PatternOp::False, TIME),
+            CStager::Info(1, InfoKey::All),
+            CStager::Pattern(0, PatternOp::True, TIME),
+        ],
+        schedulers: vec![
+            (vec![100, 116, 132], script(6, 2)),
+            (vec![300], script(6, 2)),
+        ],
+        dirty: vec![1],
+        conserve: false,
+        paused_via_flip: true,
+        flip_back_wait: true,
+    });
+    out
+}
+
+/// Per pid `(count, accumulator)` of a `{call_time | call_memory, List}` term (time in units).
+pub fn per_pid(t: &Term) -> BTreeMap<u64, (i64, i64)> {
+    let mut out = BTreeMap::new();
+    let Term::Tuple(kv) = t else {
+        panic!("not a {{Key, Value}} pair: {t}")
+    };
+    let Term::List(l) = &kv[1] else {
+        return out;
+    };
+    for x in l {
+        match x {
+            Term::Tuple(f) => match f.as_slice() {
+                [Term::Pid(p), Term::Int(c), Term::Int(s), Term::Int(us)] => {
+                    out.insert(*p, (*c, s * 1_000_000 + us));
+                }
+                [Term::Pid(p), Term::Int(c), Term::Int(w)] => {
+                    out.insert(*p, (*c, *w));
+                }
+                _ => panic!("bad entry in {t}"),
+            },
+            _ => panic!("bad entry in {t}"),
+        }
+    }
+    out
+}
+
+/// The call_time and call_memory parts of any trace_info answer.
+fn parts(t: &Term) -> Vec<Term> {
+    let Term::Tuple(kv) = t else { panic!("{t}") };
+    match (&kv[0], &kv[1]) {
+        (Term::Atom("all"), Term::List(items)) => items
+            .iter()
+            .filter(|i| {
+                matches!(i, Term::Tuple(p) if matches!(p[0], Term::Atom("call_time") | Term::Atom("call_memory")))
+            })
+            .cloned()
+            .collect(),
+        (Term::Atom("call_time" | "call_memory"), _) => vec![t.clone()],
+        _ => vec![],
+    }
+}
+
+/// Per-pid call checkpoints (OTP's `trace_info_noblock` workers).
+struct Checkpoints {
+    pids: Vec<u64>,
+    started: Vec<AtomicU64>,
+    done: Vec<AtomicU64>,
+}
+
+impl Checkpoints {
+    fn ix(&self, pid: u64) -> usize {
+        self.pids
+            .iter()
+            .position(|&p| p == pid)
+            .unwrap_or_else(|| panic!("unknown pid {pid} in a result"))
+    }
+}
+
+fn apply<P: ThreadProgress>(e: &Engine<P>, f: usize, op: PatternOp, fl: FlagSet) {
+    let n = e
+        .trace_pattern_flags(0, &Pattern::exact(&e.code.funcs[f].mfa), op, fl)
+        .expect("valid trace_pattern");
+    assert_eq!(n, 1);
+}
+
+fn build<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) -> Arc<Engine<P>> {
+    let mut cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
+    cfg.functions = (0..s.functions)
+        .map(|i| Mfa::new("m", &format!("f{i}"), 0))
+        .collect();
+    let mut e = Engine::<P>::new(cfg).with_stop_the_world();
+    if s.paused_via_flip {
+        e = e.with_paused_via_flip();
+    }
+    if s.flip_back_wait {
+        e = e.with_wait_before_flip_back();
+    }
+    for &(f, op, fl) in &s.setup {
+        apply(&e, f, op, fl);
+    }
+    Arc::new(e)
+}
+
+/// Run one scheduler's script; `cp` gets the checkpoints. Ends with every process back at the
+/// bottom of its stack and scheduled out, so all time is charged, then sleeps.
+fn run_script<P: ThreadProgress>(
+    s: &mut Scheduler<P>,
+    pids: &[u64],
+    script: &[CStep],
+    cp: Option<&Checkpoints>,
+) {
+    let mut procs: Vec<Proc> = pids
+        .iter()
+        .map(|&p| Proc::new(Process::call_traced_in(p, 0)))
+        .collect();
+    let mut cur = 0;
+    s.schedule_in(&mut procs[cur]);
+    for step in script {
+        match *step {
+            CStep::Call(f) => {
+                let p = &mut procs[cur];
+                if let Some(cp) = cp {
+                    // Release: pairs with the stager's Acquire read after its query (T3).
+                    cp.started[cp.ix(p.p.pid)].fetch_add(1, Release);
+                }
+                s.call_proc(f, p);
+                if let Some(cp) = cp {
+                    // Release: pairs with the stager's Acquire read before its query (T3).
+                    cp.done[cp.ix(p.p.pid)].fetch_add(1, Release);
+                }
+            }
+            CStep::Ret => s.ret(&mut procs[cur]),
+            CStep::Work(n) => {
+                s.advance(n);
+                procs[cur].alloc(n);
+            }
+            CStep::Switch => {
+                s.schedule_out(&mut procs[cur]);
+                s.progress();
+                yield_now();
+                cur = (cur + 1) % procs.len();
+                s.schedule_in(&mut procs[cur]);
+            }
+            CStep::Nap => {
+                s.schedule_out(&mut procs[cur]);
+                s.sleep();
+                s.wake();
+                s.schedule_in(&mut procs[cur]);
+            }
+        }
+    }
+    // Finish: unwind every process (returns charge the rest), schedule it out.
+    let n = procs.len();
+    for i in 0..n {
+        let p = &mut procs[(cur + i) % n];
+        if i > 0 {
+            s.schedule_in(p);
+        }
+        let mut guard = 0;
+        while !p.stack.is_empty() {
+            guard += 1;
+            assert!(guard < 1000, "unwinding did not terminate");
+            s.ret(p);
+        }
+        s.schedule_out(p);
+    }
+    s.sleep();
+}
+
+/// Final figures of every function and kind (non-blocking queries at quiescence).
+fn final_figures<P: ThreadProgress>(e: &Engine<P>, n: usize) -> Vec<String> {
+    (0..n)
+        .flat_map(|f| {
+            [InfoKey::CallTime, InfoKey::CallMemory]
+                .map(|k| e.trace_info_term(0, &e.code.funcs[f].mfa, k).to_string())
+        })
+        .collect()
+}
+
+/// The same scripts run one scheduler after the other, with no query at all: the T4 oracle.
+fn sequential<P: ThreadProgress>(s: &CScenario) -> Vec<String> {
+    let e = build::<P>(s, None);
+    for (id, (pids, script)) in s.schedulers.iter().enumerate() {
+        let mut sch = if s.dirty.contains(&id) {
+            Scheduler::start_dirty(e.clone(), id)
+        } else {
+            Scheduler::start(e.clone(), id)
+        };
+        sch.record = false;
+        run_script(&mut sch, pids, script, None);
+    }
+    final_figures(&*e, s.functions)
+}
+
+/// Run one execution of `s`. Panics on any violation.
+pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
+    let e = build::<P>(s, mutant);
+    let all_pids: Vec<u64> = s.schedulers.iter().flat_map(|(p, _)| p.clone()).collect();
+    let cp = Arc::new(Checkpoints {
+        started: all_pids.iter().map(|_| AtomicU64::new(0)).collect(),
+        done: all_pids.iter().map(|_| AtomicU64::new(0)).collect(),
+        pids: all_pids,
+    });
+    let handles: Vec<_> = s
+        .schedulers
+        .iter()
+        .enumerate()
+        .map(|(id, (pids, script))| {
+            let (e, cp, pids, script) = (e.clone(), cp.clone(), pids.clone(), script.clone());
+            let dirty = s.dirty.contains(&id);
+            spawn(move || {
+                let mut sch = if dirty {
+                    Scheduler::start_dirty(e, id)
+                } else {
+                    Scheduler::start(e, id)
+                };
+                sch.record = false;
+                run_script(&mut sch, &pids, &script, Some(&cp));
+            })
+        })
+        .collect();
+    let snapshot = |v: &[AtomicU64]| -> Vec<i64> {
+        // Acquire: pairs with the schedulers' Release increments.
+        v.iter().map(|a| a.load(Acquire) as i64).collect()
+    };
+    let query = |f: usize, key: InfoKey, how: Collection| {
+        let before = snapshot(&cp.done);
+        let t = e.trace_info_with(0, &e.code.funcs[f].mfa, key, how);
+        let after = snapshot(&cp.started);
+        for part in parts(&t) {
+            let got = per_pid(&part);
+            for (i, &pid) in cp.pids.iter().enumerate() {
+                let count = got.get(&pid).map_or(0, |x| x.0);
+                // T3. The lower bound holds when nothing resets and the scripts call only `f`.
+                let lower = if s.conserve && s.functions == 1 {
+                    before[i]
+                } else {
+                    0
+                };
+                assert!(
+                    lower <= count && count <= after[i],
+                    "T3 violated: pid {pid} reported {count} calls of f{f}, checkpoints {lower} .. {} ({t})",
+                    after[i]
+                );
+            }
+        }
+        t
+    };
+    let resetter = (!s.resetter.is_empty()).then(|| {
+        let (e, ops) = (e.clone(), s.resetter.clone());
+        spawn(move || {
+            for (f, op, fl) in ops {
+                apply(&*e, f, op, fl);
+            }
+        })
+    });
+    for op in &s.stager {
+        match *op {
+            CStager::Info(f, k) => {
+                query(f, k, Collection::NonBlocking);
+            }
+            CStager::InfoStw(f, k) => {
+                query(f, k, Collection::StopTheWorld);
+            }
+            CStager::Pattern(f, op, fl) => apply(&*e, f, op, fl),
+            CStager::FrozenCheck(f) => {
+                // A pid may appear with count 0 (time charged by a frame in flight): compare the
+                // nonzero counts.
+                let counts = |t: &Term| -> Vec<(u64, i64)> {
+                    per_pid(t)
+                        .into_iter()
+                        .map(|(p, (c, _))| (p, c))
+                        .filter(|&(_, c)| c != 0)
+                        .collect()
+                };
+                let a = counts(&query(f, InfoKey::CallTime, Collection::NonBlocking));
+                yield_now();
+                let b = counts(&query(f, InfoKey::CallTime, Collection::NonBlocking));
+                assert_eq!(a, b, "T5 violated: paused count changed");
+            }
+            CStager::RestartCheck(f) => {
+                let before = snapshot(&cp.started);
+                apply(&*e, f, PatternOp::Restart, TIME);
+                let t = query(f, InfoKey::CallTime, Collection::NonBlocking);
+                let after = snapshot(&cp.started);
+                for (pid, (count, _)) in per_pid(&t) {
+                    let i = cp.ix(pid);
+                    assert!(
+                        count <= after[i] - before[i],
+                        "T6 violated: pid {pid} has {count} calls after restart but started only {}",
+                        after[i] - before[i]
+                    );
+                }
+            }
+        }
+    }
+    if let Some(h) = resetter {
+        h.join().expect("resetter panicked");
+    }
+    for h in handles {
+        h.join().expect("scheduler panicked");
+    }
+    if s.conserve {
+        let got = final_figures(&*e, s.functions);
+        let want = sequential::<P>(s);
+        assert_eq!(
+            got, want,
+            "T4 violated: figures differ from the sequential run"
+        );
+    }
+    if let Err(err) = e.check_at_rest() {
+        panic!("T7 at rest violated: {err}");
+    }
+}
+
+/// Which collection mutant each checker kills on which scenario.
+pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    match checker {
+        "loom" => vec![
+            (CollectSkipWaitBeforeFlip, "info"),
+            (CollectSkipWaitBeforeRead, "info"),
+            (CollectSkipWaitBeforeRead, "info-rehash"),
+            (CollectSkipWaitBeforeMerge, "info"),
+            (CollectMergeWithoutLock, "info-dirty"),
+            (CollectWithoutFlip, "info"),
+            (CollectFreeBeforeLastWait, "info"),
+            (CollectSkipMerge, "info"),
+        ],
+        "shuttle" => vec![
+            (TimemPauseKeepsRunning, "pause-restart"),
+            (TimemRestartKeepsCounter, "pause-restart"),
+            (CollectSkipWaitBeforeRead, "info"),
+            (CollectSkipWaitBeforeRead, "info-rehash"),
+            (CollectSkipWaitBeforeMerge, "info"),
+            (CollectMergeWithoutLock, "info-dirty"),
+            (CollectWithoutFlip, "info"),
+            (CollectFreeBeforeLastWait, "info"),
+            (CollectSkipMerge, "info"),
+        ],
+        other => panic!("unknown checker {other}"),
+    }
+}
