@@ -252,26 +252,55 @@ impl<P: ThreadProgress> Scheduler<P> {
 
     /// Raise `{Class, Reason}` in the current function; it unwinds `through` functions and is
     /// caught in the function the last of them returns into. `exception_from` is sent by every
-    /// exception_trace frame on the way; return_trace and return_to frames are dropped.
+    /// exception_trace frame on the way; return_trace frames are dropped. If a return_to frame
+    /// of a session was passed, that session gets one `return_to` for the catching function
+    /// once the exception is caught (ERTS `next_catch`; checked against OTP 25 by
+    /// `tests/tests/otp_frames.rs`).
     pub fn raise(&mut self, proc: &mut Proc, class: &'static str, reason: Term, through: usize) {
         assert!(
             through >= 1,
             "an exception unwinds at least the raising function"
         );
         let v = Term::Tuple(vec![Term::Atom(class), reason]);
+        let mut passed: Vec<SessionId> = Vec::new();
         for _ in 0..through {
-            self.unwind(proc, Unwind::Exception(v.clone()));
+            for s in self.unwind(proc, Unwind::Exception(v.clone())) {
+                if !passed.contains(&s) {
+                    passed.push(s);
+                }
+            }
+        }
+        let id = self.id;
+        let e = self.engine();
+        for session in passed {
+            if call_traced(proc, session) {
+                let to = match proc.current {
+                    Some(g) => Term::mfa(&e.code.funcs[g].mfa),
+                    None => Term::Atom("undefined"),
+                };
+                emit(
+                    e,
+                    id,
+                    session,
+                    proc,
+                    TraceTag::ReturnTo,
+                    to,
+                    TraceOpts::default(),
+                );
+            }
         }
     }
 
-    /// Pop frames down to and including the next continuation.
-    pub(crate) fn unwind(&mut self, proc: &mut Proc, how: Unwind) {
+    /// Pop frames down to and including the next continuation. Returns the sessions whose
+    /// return_to frames an exception passed.
+    pub(crate) fn unwind(&mut self, proc: &mut Proc, how: Unwind) -> Vec<SessionId> {
         assert!(
             proc.running,
             "pid {} returned while not scheduled in",
             proc.p.pid
         );
         let id = self.id;
+        let mut passed = Vec::new();
         let mut steps = 0;
         loop {
             steps += 1;
@@ -282,7 +311,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             match (fr, &how) {
                 (Frame::Code, _) => {
                     proc.current = proc.conts.pop().expect("continuation without its function");
-                    return;
+                    return passed;
                 }
                 (
                     Frame::CallTraceReturn {
@@ -313,8 +342,8 @@ impl<P: ThreadProgress> Scheduler<P> {
                         emit(e, id, session, proc, TraceTag::ExceptionFrom, mfa, opts);
                     }
                 }
-                (Frame::ReturnTrace { .. } | Frame::ReturnToTrace { .. }, Unwind::Exception(_)) => {
-                }
+                (Frame::ReturnToTrace { session }, Unwind::Exception(_)) => passed.push(session),
+                (Frame::ReturnTrace { .. }, Unwind::Exception(_)) => {}
             }
         }
     }

@@ -502,7 +502,7 @@ fn return_trace_exception_trace_and_return_to_frames() {
         ]
     );
     // exception_trace: exception_from when an exception unwinds through; return_trace frames
-    // are dropped silently.
+    // are dropped silently; the return_to frames passed give one return_to for the catcher.
     run(&mut s, &mut p, |s, p| {
         s.call_proc(FOO, p);
         s.call_proc(LOTS, p);
@@ -517,6 +517,7 @@ fn return_trace_exception_trace_and_return_to_frames() {
             "{trace,<0.100.0>,call,{m,lots,0}}",
             "{trace,<0.100.0>,call,{m,'of',0}}",
             "{trace,<0.100.0>,exception_from,{m,'of',0},{error,badarg}}",
+            "{trace,<0.100.0>,return_to,{m,foo,0}}",
         ]
     );
     assert!(p.stack.is_empty() && p.conts.is_empty());
@@ -898,5 +899,60 @@ fn session_tracer_set_and_removed() {
     assert_eq!(
         e.set_session_tracer(s1, Some(ProcessTracer::spec(&mb))),
         Ok(false)
+    );
+}
+
+/// The process `call` flag is required per session for local and global call trace (and
+/// call_time), not for call_count; a flag in one session does not count for another.
+#[test]
+fn call_flag_is_per_session_and_not_needed_for_call_count() {
+    let e = engine();
+    let s1 = e.create_session("s1").unwrap();
+    let mb = Mailbox::new(900);
+    let mut p = Proc::new(Process::new(100));
+    // Tracer in session 0 but without the call flag; call flag in s1 only.
+    let no_call = ProcFlags::default();
+    e.trace_process(&mut p, 0, true, no_call, Some(ProcessTracer::spec(&mb)))
+        .unwrap();
+    traced(&e, &mut p, s1, &Mailbox::new(901));
+    tp(&e, 0, FOO, PatternOp::True, &TraceSpec::global(None));
+    tp(&e, 0, LOTS, PatternOp::True, &TraceSpec::local(None));
+    let count_time = TraceSpec::counters(FlagSet {
+        call_count: true,
+        call_time: true,
+        ..FlagSet::default()
+    });
+    tp(&e, 0, BAR, PatternOp::True, &count_time);
+    let mut s = sched(&e);
+    run(&mut s, &mut p, |s, p| {
+        for f in [FOO, LOTS, BAR] {
+            s.call_remote(f, p);
+            s.ret(p);
+        }
+    });
+    assert!(mb.is_empty(), "no call flag in session 0: no call trace");
+    assert_eq!(info(&e, 0, BAR, InfoKey::CallCount), "{call_count,1}");
+    assert_eq!(info(&e, 0, BAR, InfoKey::CallTime), "{call_time,[]}");
+    // With the flag, the same calls are traced and timed.
+    let call = ProcFlags {
+        call: true,
+        ..ProcFlags::default()
+    };
+    e.trace_process(&mut p, 0, true, call, None).unwrap();
+    run(&mut s, &mut p, |s, p| {
+        for f in [FOO, LOTS, BAR] {
+            s.call_remote(f, p);
+            s.ret(p);
+        }
+    });
+    assert_eq!(
+        mb.take_strings(),
+        vec![call_msg(100, "foo"), call_msg(100, "lots")],
+        "the tracer given earlier is kept when only the flags change"
+    );
+    assert_eq!(info(&e, 0, BAR, InfoKey::CallCount), "{call_count,2}");
+    assert_eq!(
+        info(&e, 0, BAR, InfoKey::CallTime),
+        "{call_time,[{<0.100.0>,1,0,0}]}"
     );
 }
