@@ -7,10 +7,13 @@ use bpspec_models::sessions::{
 };
 use bpspec_reference::{Mutant, Qsbr};
 
+/// Named behaviour checks in tests/tests/sessions.rs that kill a mutant.
+const STD_CHECKS: [&str; 1] = ["destroy-inert"];
+
 #[test]
 fn every_session_mutant_has_a_killer_on_an_existing_scenario() {
     for m in Mutant::SESSIONS {
-        let killers: Vec<_> = ["loom", "shuttle"]
+        let killers: Vec<_> = ["loom", "shuttle", "std"]
             .into_iter()
             .flat_map(|c| {
                 expected_session_kills(c)
@@ -24,13 +27,12 @@ fn every_session_mutant_has_a_killer_on_an_existing_scenario() {
             "session mutant {m} has no expected killer"
         );
         for (c, s) in killers {
-            let exists = if c == "loom" {
-                loom_session_scenarios()
-            } else {
-                shuttle_session_scenarios()
-            }
-            .iter()
-            .any(|x| x.name == s);
+            let exists = match c {
+                "loom" => loom_session_scenarios().iter().any(|x| x.name == s),
+                "shuttle" => shuttle_session_scenarios().iter().any(|x| x.name == s),
+                // tests/tests/sessions.rs::destroy_inert_mutant_is_caught
+                _ => STD_CHECKS.contains(&s),
+            };
             assert!(exists, "{c} scenario {s} for {m} does not exist");
         }
         assert_eq!(Mutant::from_name(m.name()), Some(m));

@@ -122,7 +122,9 @@ pub(crate) fn emit<P: ThreadProgress>(
     term: Term,
     mut opts: TraceOpts,
 ) -> bool {
-    if !e.sessions.is_alive(session) {
+    if !e.sessions.is_alive(session)
+        && !crate::mutant::is(e.mutant, crate::Mutant::IgnoreSessionState)
+    {
         return false;
     }
     let Some(r) = proc.tref(session) else {

@@ -297,7 +297,9 @@ fn do_session_breakpoint<P: ThreadProgress>(
     {
         let ix = engine.active_bp_index.load(Relaxed);
         // Step 1: a session being destroyed is inert at once (ERTS `erts_is_trace_session_alive`).
-        if !engine.sessions.is_alive(g.session) {
+        if !engine.sessions.is_alive(g.session)
+            && !crate::mutant::is(engine.mutant, crate::Mutant::IgnoreSessionState)
+        {
             return (0, ix);
         }
         let mut ms: Option<crate::calltrace::MatchSpec> = None;

@@ -63,6 +63,9 @@ pub enum Mutant {
     ClearNextOnUnlink,
     /// Tracers: free a removed session tracer at once, without waiting for thread progress.
     TracerFreeWithoutWait,
+    /// Sessions: the hit path does not check the session's state, so a session being destroyed
+    /// keeps acting until its patterns are committed away.
+    IgnoreSessionState,
 }
 
 impl Mutant {
@@ -95,11 +98,12 @@ impl Mutant {
     ];
 
     /// The sessions and tracer mutants (issue 5), killed by `bpspec_models::sessions`.
-    pub const SESSIONS: [Mutant; 4] = [
+    pub const SESSIONS: [Mutant; 5] = [
         Mutant::LinkAtStage,
         Mutant::FreeAtUnlink,
         Mutant::ClearNextOnUnlink,
         Mutant::TracerFreeWithoutWait,
+        Mutant::IgnoreSessionState,
     ];
 
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
@@ -128,6 +132,7 @@ impl Mutant {
             Mutant::FreeAtUnlink => "free-at-unlink",
             Mutant::ClearNextOnUnlink => "clear-next-on-unlink",
             Mutant::TracerFreeWithoutWait => "tracer-free-without-wait",
+            Mutant::IgnoreSessionState => "ignore-session-state",
         }
     }
 

@@ -956,3 +956,58 @@ fn call_flag_is_per_session_and_not_needed_for_call_count() {
         "{call_time,[{<0.100.0>,1,0,0}]}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Destroy: inert at once (the `destroy-inert` check of the session kill matrix)
+
+/// Destroy the session on another thread while this scheduler is awake: the destroy stores
+/// CLEARING and then blocks in its first wait (which needs this scheduler's progress point), so
+/// a call made now is after D1 and before the commit. Returns the messages the session's tracer
+/// got from that call.
+fn call_during_destroy(mutant: Option<Mutant>) -> Vec<String> {
+    let cfg = EngineConfig {
+        functions: FUNCS.iter().map(|&(m, n, a)| Mfa::new(m, n, a)).collect(),
+        schedulers: 1,
+        mutant,
+    };
+    let e: Arc<Engine> = Arc::new(Engine::new(cfg));
+    let s1 = e.create_session("doomed").unwrap();
+    let mb = Mailbox::new(900);
+    let mut p = Proc::new(Process::new(100));
+    traced(&e, &mut p, s1, &mb);
+    tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local(None));
+    let mut s = Scheduler::start(e.clone(), 0); // awake: holds every wait back
+    s.schedule_in(&mut p);
+    let e2 = e.clone();
+    let destroyer = std::thread::spawn(move || e2.destroy_session(s1));
+    let mut spins = 0u64;
+    while e.session_is_alive(s1) {
+        spins += 1;
+        assert!(spins < 1 << 32, "destroy never started");
+        std::thread::yield_now();
+    }
+    assert!(
+        e.is_patched(FOO),
+        "still installed: the commit cannot have happened"
+    );
+    s.call_proc(FOO, &mut p);
+    s.ret(&mut p);
+    s.schedule_out(&mut p);
+    s.sleep(); // lets the destroy's waits pass
+    assert_eq!(destroyer.join().unwrap(), Ok(true));
+    e.check_at_rest().unwrap();
+    mb.take_strings()
+}
+
+#[test]
+fn destroy_inert_mutant_is_caught() {
+    assert!(
+        call_during_destroy(None).is_empty(),
+        "a session being destroyed is inert at once"
+    );
+    assert_eq!(
+        call_during_destroy(Some(Mutant::IgnoreSessionState)),
+        vec![call_msg(100, "foo")],
+        "the mutant (no state check on the hit path) must be caught"
+    );
+}
