@@ -30,6 +30,10 @@ pub struct Stager {
     pub(crate) next_timem_id: u64,
     /// `BpTimemTrace` objects allocated minus freed (leak check).
     pub(crate) live_timem: u64,
+    /// Sessions that have ever set a global pattern (bit per session). A local pattern of a
+    /// session outside this set has no export node to clear, so its trace_pattern leaves the
+    /// export area alone.
+    pub(crate) global_sessions: u64,
 }
 
 // SAFETY: the raw pointers are owned by the stager state and only dereferenced by the thread
@@ -126,6 +130,7 @@ impl<P: ThreadProgress> Engine<P> {
                 dead_hashes: Vec::new(),
                 next_timem_id: 1,
                 live_timem: 0,
+                global_sessions: 0,
             }),
             mutant: cfg.mutant,
             schedulers: cfg.schedulers,

@@ -78,12 +78,27 @@ impl<P: ThreadProgress> Engine<P> {
         let bad = |e: crate::session::SessionError| {
             PatternError::BadArg(e.to_string().trim_start_matches("badarg: ").to_string())
         };
-        self.check_session(session).map_err(bad)?;
+        let legacy = session == 0; // always alive: no state to check
+        if !legacy {
+            self.check_session(session).map_err(bad)?;
+        }
         let mut st = self.seize();
         // Re-checked under the permission: a destroy that won the race is complete by now.
-        self.check_session(session).map_err(bad)?;
+        if !legacy {
+            self.check_session(session).map_err(bad)?;
+        }
         let code: Vec<FuncId> = pattern.matching(self.code.funcs.iter().map(|h| &h.mfa));
-        let exps: Vec<usize> = pattern.matching(self.exports.funcs.iter().map(|h| &h.mfa));
+        if spec.global && op != PatternOp::False {
+            st.global_sessions |= 1u64 << session;
+        }
+        let matched_exps: Vec<usize> = pattern.matching(self.exports.funcs.iter().map(|h| &h.mfa));
+        // A session that never set a global pattern has no export nodes: leave that area alone
+        // (no loads of its words at all, so single-session schedules are as before sessions).
+        let exps: &[usize] = if st.global_sessions & (1u64 << session) != 0 {
+            &matched_exps
+        } else {
+            &[]
+        };
         let staging = self.staging_ix();
         let extra = stage::Extra {
             global: spec.global,
@@ -91,7 +106,7 @@ impl<P: ThreadProgress> Engine<P> {
         };
         let on = op != PatternOp::False;
         let (area, n) = if spec.global {
-            for &x in &exps {
+            for &x in exps {
                 stage::stage_in(
                     self,
                     &mut st,
@@ -109,7 +124,7 @@ impl<P: ThreadProgress> Engine<P> {
                     stage::clear_session(self, &mut st, Area::Code, f, session, staging);
                 }
             }
-            (Area::Export, exps.len())
+            (Area::Export, matched_exps.len())
         } else {
             for &f in &code {
                 stage::stage_in(
@@ -129,7 +144,7 @@ impl<P: ThreadProgress> Engine<P> {
                     global: true,
                     ms: None,
                 };
-                for &x in &exps {
+                for &x in exps {
                     stage::stage_in(
                         self,
                         &mut st,
@@ -145,7 +160,7 @@ impl<P: ThreadProgress> Engine<P> {
             }
             (Area::Code, code.len())
         };
-        self.finish(&mut st, op, Some(area), &code, &exps);
+        self.finish(&mut st, op, Some(area), &code, exps);
         Ok(n)
     }
 

@@ -115,9 +115,11 @@ impl Sessions {
     /// Hit path: is the session alive? (Relaxed: a destroy's CLEARING store reaches every
     /// scheduler by the next wait's fence at the latest; until then the old, still-consistent
     /// view is used, as in ERTS.)
+    /// The legacy session 0 cannot be destroyed, so its state is not even loaded (which also
+    /// keeps the single-session models' schedules as they were before sessions existed).
     #[inline]
     pub(crate) fn is_alive(&self, s: SessionId) -> bool {
-        self.slots[s as usize].state.load(Relaxed) == state::ALIVE
+        s == 0 || self.slots[s as usize].state.load(Relaxed) == state::ALIVE
     }
 
     pub fn state(&self, s: SessionId) -> u32 {

@@ -448,6 +448,11 @@ fn global_counts_exports_and_excludes_local_both_ways() {
     assert!(!e.is_patched(FOO) && !e.is_patched(BAR));
     // Another session is not affected by either direction.
     let s1 = e.create_session("other").unwrap();
+    // `false` with global counts the matched exports even where nothing is traced.
+    assert_eq!(
+        tp(&e, s1, FOO, PatternOp::False, &TraceSpec::global(None)),
+        1
+    );
     tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local(None));
     assert_eq!(info(&e, 0, FOO, InfoKey::Traced), "{traced,global}");
     assert_eq!(info(&e, s1, FOO, InfoKey::Traced), "{traced,local}");
