@@ -231,7 +231,14 @@ impl BpTimemTrace {
         }
         // SAFETY: h is this slot's live table; only its owner (us) replaces or frees it.
         if let Some(bigger) = unsafe { &*h }.accum(pid, count, acc) {
-            slot.store(Box::into_raw(bigger), Relaxed);
+            // A swap, not a store, so that a second writer (a broken protocol: two writers on
+            // one slot) is an assertion here rather than a double free of `h` below.
+            let was = slot.swap(Box::into_raw(bigger), Relaxed);
+            assert!(
+                was == h,
+                "pid hash slot {six} of BpTimemTrace#{} changed under its writer (two writers)",
+                self.id
+            );
             retire(h, dead);
         }
     }
