@@ -102,6 +102,15 @@ pub fn loom_session_scenarios() -> Vec<SessionScenario> {
             tracer: true,
         },
         SessionScenario {
+            // Two schedulers on the chain while the head is unlinked and a third session's node
+            // is linked: insertion and removal in one trace_pattern each.
+            name: "session-unlink-2sched",
+            setup: vec![count(0, True), count(1, True)],
+            ops: vec![count(1, False), count(2, True)],
+            schedulers: vec![vec![Call(0), Call(0)], vec![Call(0), Call(0)]],
+            tracer: false,
+        },
+        SessionScenario {
             // The session tracer is removed while the scheduler may be inside it.
             name: "tracer-remove",
             setup: vec![local(1, True)],
