@@ -41,17 +41,18 @@ fn s2f1x2h_chain_removal_holds() {
     assert!(!r.unreached.contains(&"stands-on-unlinked-node"));
 }
 
-/// Every engine mutant (`Mutant::ALL`, `Mutant::COLLECTION`) is a spec mutant of the same name
-/// with a kill row, or listed in `NOT_MODELLED` with its reason.
+/// Every engine mutant (`Mutant::ALL`, `Mutant::COLLECTION`, `Mutant::SESSIONS`) is a spec
+/// mutant with a kill row, or listed in `NOT_MODELLED` with its reason.
 #[test]
 fn every_engine_mutant_is_modelled_or_explained() {
     let killed: Vec<&str> = kills().iter().map(|k| k.mutant.name()).collect();
     let names = Mutant::ALL
         .iter()
         .chain(Mutant::COLLECTION.iter())
+        .chain(Mutant::SESSIONS.iter())
         .map(|m| m.name());
     for n in names {
-        let modelled = SpecMutant::from_name(n).is_some() && killed.contains(&n);
+        let modelled = SpecMutant::from_name(n).is_some_and(|m| killed.contains(&m.name()));
         let explained = NOT_MODELLED
             .iter()
             .any(|(m, why)| *m == n && why.len() > 40);
@@ -69,6 +70,13 @@ fn every_engine_mutant_is_modelled_or_explained() {
     }
     for m in SpecMutant::all() {
         assert_eq!(SpecMutant::from_name(m.name()), Some(m));
+    }
+    // The chain mutants have engine counterparts of the same meaning (same name except
+    // link-at-stage, which resolves to link-before-install-wait).
+    for c in ChainMutant::ALL {
+        let e = c.engine();
+        assert!(Mutant::SESSIONS.contains(&e));
+        assert_eq!(SpecMutant::from_name(e.name()), Some(SpecMutant::Chain(c)));
     }
     // The spec's collection mutants that have an engine counterpart carry its name.
     for c in CollectMutant::ALL {
