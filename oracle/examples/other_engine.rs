@@ -128,7 +128,7 @@ pub fn checks() -> Result<(), String> {
     })?;
     println!("op-level conformance (512 cases, up to 40 ops): ok");
     let cfg = GenConfig {
-        known_deviations: true,
+        call_time: true,
         ..GenConfig::default()
     };
     check_scenarios(&my_engine, &RefEngine::boxed, cfg, 512, 1).map_err(|f| {

@@ -251,7 +251,8 @@ impl Exec<'_> {
                     let o = self.exec(*process, *f, args.clone(), 0)?;
                     if matches!(o, Outcome::Raise(_)) {
                         // Caught at the top (the driver's `try`).
-                        self.engine.unwind(*process as u64 + 1, self.traced[*process]);
+                        self.engine
+                            .unwind(*process as u64 + 1, self.traced[*process]);
                     }
                     last = Some(o);
                 }

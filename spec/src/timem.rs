@@ -213,8 +213,7 @@ impl Oracle {
                             continue;
                         }
                         let accum = p.clock(kind, now);
-                        let Some(b) = p.list(kind).iter_mut().find(|b| b.session == session)
-                        else {
+                        let Some(b) = p.list(kind).iter_mut().find(|b| b.session == session) else {
                             continue;
                         };
                         let charged = b.ci.map(|ci| (ci, accum - b.acc));
