@@ -411,7 +411,16 @@ impl BreakpointEngine for WrongOracle {
         let counter_op = flags.call_count && matches!(op, PatternOp::Pause | PatternOp::Restart);
         match self.wrong {
             Wrong::PauseIgnored if flags.call_count && op == PatternOp::Pause => {
-                Ok(pattern.matching(&self.funcs).len())
+                // The other flags of the list still apply.
+                let rest = FlagSet {
+                    call_count: false,
+                    ..flags
+                };
+                if rest == FlagSet::default() {
+                    Ok(pattern.matching(&self.funcs).len())
+                } else {
+                    self.inner.trace_pattern_flags(session, pattern, op, rest)
+                }
             }
             Wrong::NoQuirk if counter_op => {
                 let matched = pattern.matching(&self.funcs);
