@@ -2,6 +2,8 @@
 //! `call_count`, as a small sequential oracle: maps and lists, no concurrency, no generations.
 //! The engine must agree with it on every observation when driven by one thread
 //! (`tests/tests/conformance.rs`). Quirks of ERTS are reproduced and named.
+//! call_time and call_memory (processes, return frames, the logical clock) are in [`timem`];
+//! `oracle/tests/conformance.rs` compares them with the engine op by op.
 
 use bpspec_reference::{
     FlagSet, InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, TraceFlags,
