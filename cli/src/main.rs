@@ -36,6 +36,9 @@ fn main() -> ExitCode {
             for m in bpspec_reference::Mutant::COLLECTION {
                 println!("{m}");
             }
+            for m in bpspec_reference::Mutant::SESSIONS {
+                println!("{m}");
+            }
             ExitCode::SUCCESS
         }
         ["check", rest @ ..] => check::main(rest),

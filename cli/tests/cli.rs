@@ -95,8 +95,11 @@ fn mutants_lists_every_mutant() {
     assert_eq!(code, 0);
     assert_eq!(
         out.lines().count(),
-        bpspec_reference::Mutant::ALL.len() + bpspec_reference::Mutant::COLLECTION.len()
+        bpspec_reference::Mutant::ALL.len()
+            + bpspec_reference::Mutant::COLLECTION.len()
+            + bpspec_reference::Mutant::SESSIONS.len()
     );
+    assert!(out.contains("clear-next-on-unlink"));
     assert!(out.contains("skip-w4-before-free"));
     assert!(out.contains("collect-skip-merge"));
 }

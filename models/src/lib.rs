@@ -23,6 +23,7 @@ use bpspec_reference::{
 
 pub mod collection;
 pub mod results;
+pub mod sessions;
 
 /// What a scheduler thread does, step by step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

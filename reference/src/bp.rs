@@ -97,6 +97,8 @@ pub struct GenericBpData {
     pub time: Option<Refc<BpTimemTrace>>,
     /// call_memory counter (`BpTimemTrace *memory`).
     pub memory: Option<Refc<BpTimemTrace>>,
+    /// The local or global match spec (`local_ms`), shared by the halves like the counters.
+    pub ms: Option<Refc<crate::calltrace::MatchSpec>>,
 }
 
 impl GenericBpData {
@@ -113,6 +115,7 @@ impl GenericBpData {
             && same(&self.count, &other.count)
             && same(&self.time, &other.time)
             && same(&self.memory, &other.memory)
+            && same(&self.ms, &other.ms)
     }
 }
 

@@ -248,7 +248,7 @@ impl<P: ThreadProgress> Scheduler<P> {
 
     /// A body call of `f` by `proc`: push the continuation, then enter `f` (its breakpoint runs).
     pub fn call_proc(&mut self, f: FuncId, proc: &mut Proc) -> usize {
-        proc.push(Frame::Code);
+        proc.push_cont();
         self.tail_call(f, proc)
     }
 
@@ -256,31 +256,26 @@ impl<P: ThreadProgress> Scheduler<P> {
     /// on top of them) are reused.
     pub fn tail_call(&mut self, f: FuncId, proc: &mut Proc) -> usize {
         let p = proc.p;
-        self.hit(f, &p, Some(proc))
+        let r = self.hit(f, &p, Some(proc));
+        proc.current = Some(f);
+        r
     }
 
     /// Return from the current function: run every trace frame on top of the stack
-    /// (`i_call_trace_return`), then pop the continuation.
+    /// (`i_call_trace_return`, `return_trace`, `return_to`), then pop the continuation.
     pub fn ret(&mut self, proc: &mut Proc) {
-        assert!(
-            proc.running,
-            "pid {} returned while not scheduled in",
-            proc.p.pid
-        );
-        let mut steps = 0;
-        loop {
-            steps += 1;
-            assert!(steps <= crate::process::MAX_STACK, "return unwound too far");
-            match proc.stack.pop() {
-                None => panic!("pid {} returned with an empty stack", proc.p.pid),
-                Some(Frame::Code) => return,
-                Some(Frame::CallTraceReturn {
-                    prev,
-                    flags,
-                    session,
-                }) => self.charger().trace_return(prev, flags, session, proc),
-            }
-        }
+        self.ret_with(proc, crate::term::Term::Atom("ok"));
+    }
+
+    /// The call_time/call_memory return frame.
+    pub(crate) fn trace_return_frame(
+        &mut self,
+        prev: Option<FuncId>,
+        flags: u32,
+        session: SessionId,
+        proc: &mut Proc,
+    ) {
+        self.charger().trace_return(prev, flags, session, proc)
     }
 
     /// `trace_schedule_in`: every call_time baseline restarts now (time scheduled out is not

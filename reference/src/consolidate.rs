@@ -6,6 +6,7 @@
 
 use crate::code::FuncId;
 use crate::engine::{Engine, Permission};
+use crate::export::Area;
 use crate::mutant::{self, Mutant};
 use crate::progress::ThreadProgress;
 use crate::sync::{AtomicPtr, Ordering::Relaxed};
@@ -13,12 +14,13 @@ use crate::sync::{AtomicPtr, Ordering::Relaxed};
 pub(crate) fn consolidate<P: ThreadProgress>(
     e: &Engine<P>,
     st: &mut Permission<'_>,
+    area: Area,
     matched: &[FuncId],
 ) {
     let active = e.active_ix();
     let staging = active ^ 1;
     for &f in matched {
-        let h = &e.code.funcs[f];
+        let h = &e.area(area).funcs[f];
         let mut prev: &AtomicPtr<_> = &h.gen_bp;
         let mut g = prev.load(Relaxed);
         let mut steps = 0;
@@ -40,6 +42,18 @@ pub(crate) fn consolidate<P: ThreadProgress>(
             let next = node.next.load(Relaxed);
             if src.flags == 0 {
                 prev.store(next, Relaxed); // unlink; node.next stays intact
+                if mutant::is(e.mutant, Mutant::ClearNextOnUnlink) {
+                    // Mutant: a scheduler standing on the node loses the rest of the chain.
+                    node.next.store(std::ptr::null_mut(), Relaxed);
+                }
+                if mutant::is(e.mutant, Mutant::FreeAtUnlink) {
+                    // Mutant: free now instead of after W4.
+                    node.live.kill();
+                    st.live_nodes -= 1;
+                    st.graveyard.push(g);
+                    g = next;
+                    continue;
+                }
                 st.free_list.push(g);
             } else {
                 prev = &node.next;

@@ -30,6 +30,10 @@ pub struct Stager {
     pub(crate) next_timem_id: u64,
     /// `BpTimemTrace` objects allocated minus freed (leak check).
     pub(crate) live_timem: u64,
+    /// Sessions that have ever set a global pattern (bit per session). A local pattern of a
+    /// session outside this set has no export node to clear, so its trace_pattern leaves the
+    /// export area alone.
+    pub(crate) global_sessions: u64,
 }
 
 // SAFETY: the raw pointers are owned by the stager state and only dereferenced by the thread
@@ -46,6 +50,12 @@ pub type Permission<'a> = MutexGuard<'a, Stager>;
 /// A real concurrent breakpoint engine, generic over its thread-progress implementation.
 pub struct Engine<P: ThreadProgress = Qsbr> {
     pub code: CodeArea,
+    /// Export entries (global breakpoints), one per exported function (`export.rs`).
+    pub exports: CodeArea,
+    /// The function of each export entry.
+    pub(crate) exp_func: Vec<FuncId>,
+    /// Trace sessions (`session.rs`).
+    pub(crate) sessions: crate::session::Sessions,
     /// `erts_active_bp_index`: read relaxed by schedulers, written by the stager at commit.
     pub(crate) active_bp_index: AtomicU32,
     pub progress: P,
@@ -105,8 +115,14 @@ impl<P: ThreadProgress> Engine<P> {
                 "mutants exist only in checked builds (debug, loom, shuttle)"
             );
         }
+        let code = CodeArea::new(cfg.functions);
+        let all: Vec<FuncId> = (0..code.len()).collect();
+        let (exports, exp_func) = crate::export::export_area(&code, &all);
         Engine {
-            code: CodeArea::new(cfg.functions),
+            code,
+            exports,
+            exp_func,
+            sessions: crate::session::Sessions::new(),
             active_bp_index: AtomicU32::new(0),
             progress: P::new(cfg.schedulers, cfg.mutant),
             permission: Mutex::new(Stager {
@@ -119,6 +135,7 @@ impl<P: ThreadProgress> Engine<P> {
                 dead_hashes: Vec::new(),
                 next_timem_id: 1,
                 live_timem: 0,
+                global_sessions: 0,
             }),
             mutant: cfg.mutant,
             schedulers: cfg.schedulers,
@@ -144,6 +161,22 @@ impl<P: ThreadProgress> Engine<P> {
     /// active ones instead of directly (docs/collection.md, finding F1).
     pub fn with_paused_via_flip(mut self) -> Engine<P> {
         self.paused_via_flip = true;
+        self
+    }
+
+    /// Only `exported` functions get export entries (the others can only be called locally).
+    /// Call before any trace_pattern.
+    pub fn with_exports(mut self, exported: &[FuncId]) -> Engine<P> {
+        assert!(
+            self.exports
+                .funcs
+                .iter()
+                .all(|h| h.gen_bp.load(Relaxed).is_null()),
+            "with_exports after global breakpoints were set"
+        );
+        let (exports, exp_func) = crate::export::export_area(&self.code, exported);
+        self.exports = exports;
+        self.exp_func = exp_func;
         self
     }
 
@@ -196,7 +229,20 @@ impl<P: ThreadProgress> Engine<P> {
         session: SessionId,
         staging: bool,
     ) -> *mut GenericBp {
-        let mut g = self.code.funcs[f].gen_bp.load(Relaxed);
+        self.session_node_in(_p, crate::export::Area::Code, f, session, staging)
+    }
+
+    /// [`Engine::session_node`] in either area.
+    pub(crate) fn session_node_in(
+        &self,
+        _p: &Permission<'_>,
+        area: crate::export::Area,
+        f: FuncId,
+        session: SessionId,
+        staging: bool,
+    ) -> *mut GenericBp {
+        let code = self.area(area);
+        let mut g = code.funcs[f].gen_bp.load(Relaxed);
         if staging && !g.is_null() {
             // SAFETY: g is a live chain node; the stager holds the permission, so nothing frees it.
             let ti = unsafe { &*g }.to_insert.load(Relaxed);
@@ -210,7 +256,7 @@ impl<P: ThreadProgress> Engine<P> {
             assert!(
                 steps <= crate::MAX_CHAIN,
                 "chain of {} longer than {}",
-                self.code.funcs[f].mfa,
+                code.funcs[f].mfa,
                 crate::MAX_CHAIN
             );
             // SAFETY: as above.
@@ -229,7 +275,7 @@ impl<P: ThreadProgress> Drop for Engine<P> {
         let st = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut owned: Vec<*mut GenericBp> = std::mem::take(&mut st.graveyard);
         owned.append(&mut st.free_list);
-        for h in &self.code.funcs {
+        for h in self.code.funcs.iter().chain(&self.exports.funcs) {
             let mut g = h.gen_bp.load(Relaxed);
             while !g.is_null() {
                 // SAFETY: drop has exclusive access; every chain node is a live Box pointer.

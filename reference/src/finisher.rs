@@ -7,8 +7,10 @@
 //! ```
 
 use crate::bp::SessionId;
+use crate::calltrace::TraceSpec;
 use crate::code::FuncId;
 use crate::engine::Engine;
+use crate::export::Area;
 use crate::history::{self, Event};
 use crate::mutant::{self, Mutant};
 use crate::pattern::{FlagSet, Pattern, PatternError, PatternOp, TraceFlags};
@@ -38,45 +40,176 @@ impl<P: ThreadProgress> Engine<P> {
         fl: FlagSet,
     ) -> Result<usize, PatternError> {
         fl.check(op)?;
-        if session >= 64 {
-            return Err(PatternError::BadArg(format!(
-                "session {session} out of range (0..64)"
-            )));
+        self.trace_pattern_spec(session, pattern, op, &TraceSpec::counters(fl))
+    }
+
+    /// `trace_pattern` with `global` and a match spec. Global patterns return the number of
+    /// matched export entries. Local and global exclude each other within one session, both
+    /// ways (ERTS `erts_set_trace_pattern`): setting a breakpoint-type flag clears the
+    /// session's global flag on the matched exports; setting `global` clears all of the
+    /// session's flags on the matched functions' code.
+    pub fn trace_pattern_spec(
+        &self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
+        let fl = spec.flags;
+        if spec.global {
+            if fl.local || fl.counters() {
+                return Err(PatternError::BadArg(
+                    "global cannot be combined with local, call_count, call_time or call_memory"
+                        .into(),
+                ));
+            }
+            if matches!(op, PatternOp::Pause | PatternOp::Restart) {
+                return Err(PatternError::BadArg(
+                    "pause and restart apply only to call_count, call_time and call_memory".into(),
+                ));
+            }
+        } else {
+            fl.check(op)?;
+            if spec.ms.is_some() && !fl.local {
+                return Err(PatternError::BadArg(
+                    "a match spec needs local or global (not only call_count/time/memory)".into(),
+                ));
+            }
+        }
+        let bad = |e: crate::session::SessionError| {
+            PatternError::BadArg(e.to_string().trim_start_matches("badarg: ").to_string())
+        };
+        let legacy = session == 0; // always alive: no state to check
+        if !legacy {
+            self.check_session(session).map_err(bad)?;
         }
         let mut st = self.seize();
-        let matched: Vec<FuncId> = pattern.matching(self.code.funcs.iter().map(|h| &h.mfa));
+        // Re-checked under the permission: a destroy that won the race is complete by now.
+        if !legacy {
+            self.check_session(session).map_err(bad)?;
+        }
+        let code: Vec<FuncId> = pattern.matching(self.code.funcs.iter().map(|h| &h.mfa));
+        if spec.global && op != PatternOp::False {
+            st.global_sessions |= 1u64 << session;
+        }
+        let matched_exps: Vec<usize> = pattern.matching(self.exports.funcs.iter().map(|h| &h.mfa));
+        // A session that never set a global pattern has no export nodes: leave that area alone
+        // (no loads of its words at all, so single-session schedules are as before sessions).
+        let exps: &[usize] = if st.global_sessions & (1u64 << session) != 0 {
+            &matched_exps
+        } else {
+            &[]
+        };
         let staging = self.staging_ix();
         self.history
-            .record(|| history::trace_pattern(session, &matched, op, fl));
-        for &f in &matched {
-            stage::stage(self, &mut st, f, session, staging, op, fl);
-        }
-        let install = op != PatternOp::False;
-        if install {
+            .record(|| history::trace_pattern(session, &code, op, fl));
+        let extra = stage::Extra {
+            global: spec.global,
+            ms: spec.ms.clone().map(std::sync::Arc::new),
+        };
+        let on = op != PatternOp::False;
+        let (area, n) = if spec.global {
+            for &x in exps {
+                stage::stage_in(
+                    self,
+                    &mut st,
+                    Area::Export,
+                    x,
+                    session,
+                    staging,
+                    op,
+                    fl,
+                    &extra,
+                );
+            }
+            if on {
+                for &f in &code {
+                    stage::clear_session(self, &mut st, Area::Code, f, session, staging);
+                }
+            }
+            (Area::Export, matched_exps.len())
+        } else {
+            for &f in &code {
+                stage::stage_in(
+                    self,
+                    &mut st,
+                    Area::Code,
+                    f,
+                    session,
+                    staging,
+                    op,
+                    fl,
+                    &extra,
+                );
+            }
+            if on {
+                let global_only = stage::Extra {
+                    global: true,
+                    ms: None,
+                };
+                for &x in exps {
+                    stage::stage_in(
+                        self,
+                        &mut st,
+                        Area::Export,
+                        x,
+                        session,
+                        staging,
+                        PatternOp::False,
+                        FlagSet::default(),
+                        &global_only,
+                    );
+                }
+            }
+            (Area::Code, code.len())
+        };
+        self.finish(&mut st, op, Some(area), &code, exps);
+        Ok(n)
+    }
+
+    /// The finisher (`erts_finish_breakpointing`, cases 0-4) over both areas: install only in
+    /// the area being set, uninstall and consolidate in both.
+    pub(crate) fn finish(
+        &self,
+        st: &mut crate::engine::Permission<'_>,
+        op: PatternOp,
+        install_area: Option<Area>,
+        code: &[FuncId],
+        exps: &[usize],
+    ) {
+        let staging = self.staging_ix();
+        let areas = [(Area::Code, code), (Area::Export, exps)];
+        if let (true, Some(a)) = (op != PatternOp::False, install_area) {
             self.wait_unless(Mutant::SkipWaitBeforeInstall); // W0
+            let matched = if a == Area::Code { code } else { exps };
             self.history.record(|| Event::Install);
-            install::install(self, &mut st, &matched);
+            install::install(self, st, a, matched);
         }
         self.wait_unless(Mutant::SkipWaitBeforeCommit); // W1
         let reorder = mutant::is(self.mutant, Mutant::UninstallBeforeCommit);
         if reorder {
             self.history.record(|| Event::Uninstall);
-            uninstall::uninstall(self, &mut st, &matched, staging);
+            for (a, m) in areas {
+                uninstall::uninstall(self, st, a, m, staging);
+            }
         }
         self.history.record(|| Event::Commit);
-        commit::commit(self, &mut st);
+        commit::commit(self, st);
         self.wait_unless(Mutant::SkipWaitBeforeUninstall); // W2
         if !reorder {
             self.history.record(|| Event::Uninstall);
-            uninstall::uninstall(self, &mut st, &matched, self.active_ix());
+            for (a, m) in areas {
+                uninstall::uninstall(self, st, a, m, self.active_ix());
+            }
         }
         self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3
         self.history.record(|| Event::Consolidate);
-        consolidate::consolidate(self, &mut st, &matched);
+        for (a, m) in areas {
+            consolidate::consolidate(self, st, a, m);
+        }
         self.wait_unless(Mutant::SkipWaitBeforeFree); // W4
         self.history.record(|| Event::Free);
-        free::free(&mut st);
-        Ok(matched.len())
+        free::free(st);
     }
 
     /// How many waits one `trace_pattern` makes in ERTS: 5 when it installs, 4 for `false`.

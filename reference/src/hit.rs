@@ -183,7 +183,20 @@ impl<P: ThreadProgress> Scheduler<P> {
     }
 
     /// The hit path; with `proc`, call_time/call_memory act on its pbts and stack.
-    pub(crate) fn hit(&mut self, f: FuncId, p: &Process, mut proc: Option<&mut Proc>) -> usize {
+    pub(crate) fn hit(&mut self, f: FuncId, p: &Process, proc: Option<&mut Proc>) -> usize {
+        self.hit_in(crate::export::Area::Code, f, f, p, proc)
+    }
+
+    /// The hit path on entry `idx` of `area` (a function's code or its export entry) of
+    /// function `f`.
+    pub(crate) fn hit_in(
+        &mut self,
+        area: crate::export::Area,
+        idx: usize,
+        f: FuncId,
+        p: &Process,
+        mut proc: Option<&mut Proc>,
+    ) -> usize {
         let (now, dirty) = (self.now, self.dirty);
         let Scheduler {
             engine,
@@ -202,7 +215,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             now,
             dead: dead_hashes,
         };
-        let h = &engine.code.funcs[f];
+        let h = &engine.area(area).funcs[idx];
         let instr = h.instr.load(Relaxed);
         let bp = instr == OP_I_GENERIC_BREAKPOINT;
         engine.history.record(|| Event::Instr {
@@ -256,7 +269,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             // hit began after our last one (invariant I1, docs/protocol.md; loom + shuttle check).
             let node = unsafe { &*g };
             let (f_acted, ix) =
-                do_session_breakpoint(engine, events, node, f, p, proc.as_deref_mut(), &mut cx);
+                do_session_breakpoint(engine, id, events, node, f, p, proc.as_deref_mut(), &mut cx);
             engine.history.record(|| Event::Ix { sched: id, ix });
             engine.history.record(|| Event::Half {
                 sched: id,
@@ -303,8 +316,10 @@ impl<P: ThreadProgress> Scheduler<P> {
 
 /// One session's node: read the active index, then act on `data[ix]` (ERTS
 /// `do_session_breakpoint`). The index is read per node, so one hit may straddle a flip.
+#[allow(clippy::too_many_arguments)]
 fn do_session_breakpoint<P: ThreadProgress>(
     engine: &Engine<P>,
+    sched: usize,
     events: &mut Vec<TraceEvent>,
     g: &GenericBp,
     f: FuncId,
@@ -314,6 +329,14 @@ fn do_session_breakpoint<P: ThreadProgress>(
 ) -> (u32, u32) {
     {
         let ix = engine.active_bp_index.load(Relaxed);
+        // Step 1: a session being destroyed is inert at once (ERTS `erts_is_trace_session_alive`).
+        if !engine.sessions.is_alive(g.session)
+            && !crate::mutant::is(engine.mutant, crate::Mutant::IgnoreSessionState)
+        {
+            return (0, ix);
+        }
+        let mut ms: Option<crate::calltrace::MatchSpec> = None;
+        let mut proc = proc;
         let mut objs: (*const BpTimemTrace, *const BpTimemTrace) =
             (std::ptr::null(), std::ptr::null());
         let acted = g.read_half(ix as usize, |bp| {
@@ -325,7 +348,8 @@ fn do_session_breakpoint<P: ThreadProgress>(
             if fl & needs_call_flag != 0 && !p.is_call_traced(g.session) {
                 fl &= !(needs_call_flag | flags::TIME_TRACE | flags::MEM_TRACE);
             }
-            if fl & flags::LOCAL_TRACE != 0 {
+            if fl & (flags::LOCAL_TRACE | flags::GLOBAL_TRACE) != 0 {
+                ms = bp.ms.as_deref().cloned();
                 events.push(TraceEvent {
                     session: g.session,
                     pid: p.pid,
@@ -346,6 +370,11 @@ fn do_session_breakpoint<P: ThreadProgress>(
             }
             fl
         });
+        if acted & (flags::LOCAL_TRACE | flags::GLOBAL_TRACE) != 0 {
+            if let Some(proc) = proc.as_deref_mut() {
+                crate::calltrace::do_call_trace(engine, sched, g.session, f, ms.as_ref(), proc);
+            }
+        }
         if let Some(proc) = proc {
             if acted & (flags::TIME_TRACE_ACTIVE | flags::MEM_TRACE_ACTIVE) != 0 {
                 // SAFETY: the objects were read from the active half during this hit; an object

@@ -5,16 +5,18 @@
 
 use crate::code::{FuncId, OP_I_GENERIC_BREAKPOINT};
 use crate::engine::{Engine, Permission};
+use crate::export::Area;
 use crate::progress::ThreadProgress;
 use crate::sync::Ordering::Relaxed;
 
 pub(crate) fn install<P: ThreadProgress>(
     e: &Engine<P>,
     _st: &mut Permission<'_>,
+    area: Area,
     matched: &[FuncId],
 ) {
     for &f in matched {
-        let h = &e.code.funcs[f];
+        let h = &e.area(area).funcs[f];
         let head = h.gen_bp.load(Relaxed);
         if head.is_null() {
             continue;

@@ -10,11 +10,13 @@
 
 pub mod bp;
 mod calltime;
+pub mod calltrace;
 pub mod code;
 mod collect;
 mod commit;
 mod consolidate;
 pub mod engine;
+pub mod export;
 mod finisher;
 mod free;
 pub mod history;
@@ -26,23 +28,30 @@ pub mod pattern;
 pub mod process;
 pub mod progress;
 mod rest;
+pub mod session;
 mod stage;
 pub mod sync;
 pub mod term;
 pub mod timem;
+pub mod tracer;
 mod uninstall;
 
 pub use bp::{flags, SessionId};
+pub use calltrace::{MatchSpec, TraceSpec};
 pub use code::{FuncId, Mfa};
 pub use engine::{Engine, EngineConfig};
+pub use export::Area;
 pub use hit::{Hit, Process, Scheduler, TraceEvent};
 pub use info::{InfoItem, InfoValue};
 pub use mutant::Mutant;
 pub use pattern::{FlagSet, Pattern, PatternError, PatternOp, TraceFlags};
 pub use process::{Frame, Proc};
+pub use process::{ProcFlags, TraceRef};
 pub use progress::{EpochProgress, Qsbr, ThreadProgress};
+pub use session::SessionError;
 pub use term::{InfoKey, Term};
 pub use timem::Totals;
+pub use tracer::{Enabled, Mailbox, ProcessTracer, TraceOpts, TraceTag, Tracer, TracerSpec};
 
 /// Upper bound on a chain's length (one node per session; ERTS has no hard limit, we assert one).
 pub const MAX_CHAIN: usize = 64;

@@ -53,6 +53,19 @@ pub enum Mutant {
     /// call_time/call_memory: `true`/`restart` on an existing counter keeps the old object
     /// instead of a fresh one in the staging half.
     TimemRestartKeepsCounter,
+    /// Sessions: link a new session's node as the chain head at staging, before W0, instead of
+    /// through `to_insert` at install.
+    LinkAtStage,
+    /// Sessions: free a node at consolidate, when it is unlinked, instead of after W4.
+    FreeAtUnlink,
+    /// Sessions: clear an unlinked node's `next`, so a scheduler standing on it loses the rest
+    /// of the chain.
+    ClearNextOnUnlink,
+    /// Tracers: free a removed session tracer at once, without waiting for thread progress.
+    TracerFreeWithoutWait,
+    /// Sessions: the hit path does not check the session's state, so a session being destroyed
+    /// keeps acting until its patterns are committed away.
+    IgnoreSessionState,
 }
 
 impl Mutant {
@@ -84,6 +97,15 @@ impl Mutant {
         Mutant::TimemRestartKeepsCounter,
     ];
 
+    /// The sessions and tracer mutants (issue 5), killed by `bpspec_models::sessions`.
+    pub const SESSIONS: [Mutant; 5] = [
+        Mutant::LinkAtStage,
+        Mutant::FreeAtUnlink,
+        Mutant::ClearNextOnUnlink,
+        Mutant::TracerFreeWithoutWait,
+        Mutant::IgnoreSessionState,
+    ];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -106,6 +128,11 @@ impl Mutant {
             Mutant::CollectSkipMerge => "collect-skip-merge",
             Mutant::TimemPauseKeepsRunning => "timem-pause-keeps-running",
             Mutant::TimemRestartKeepsCounter => "timem-restart-keeps-counter",
+            Mutant::LinkAtStage => "link-at-stage",
+            Mutant::FreeAtUnlink => "free-at-unlink",
+            Mutant::ClearNextOnUnlink => "clear-next-on-unlink",
+            Mutant::TracerFreeWithoutWait => "tracer-free-without-wait",
+            Mutant::IgnoreSessionState => "ignore-session-state",
         }
     }
 
@@ -114,6 +141,7 @@ impl Mutant {
         Mutant::ALL
             .into_iter()
             .chain(Mutant::COLLECTION)
+            .chain(Mutant::SESSIONS)
             .find(|m| m.name() == name)
     }
 

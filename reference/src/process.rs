@@ -2,14 +2,20 @@
 //! stack): one `pbt` per session and kind (`process_breakpoint_trace_t`), a simulated call
 //! stack, and a memory counter tests advance.
 //!
-//! The stack holds [`Frame`]s. Only the call-time/memory return frame
-//! (`beam_call_trace_return`) exists today; return_trace, exception_trace and return_to frames
-//! (issue 5) become further variants, and [`Frame::is_trace_frame`] is where the hit path asks
-//! "is the top frame already a trace frame?".
+//! The stack holds [`Frame`]s: continuations, the call-time/memory return frame
+//! (`beam_call_trace_return`), and the call-trace frames of issue 5 (`beam_return_trace`,
+//! `beam_exception_trace`, `beam_return_to_trace`). [`Frame::is_trace_frame`] is where the hit
+//! path asks "is the top frame already a trace frame?". Trace frames hold a function id and a
+//! session id, never a pointer into a breakpoint or a session, so a frame outlives the
+//! breakpoint that pushed it and the session it belongs to (docs/sessions.md, F1).
+//!
+//! Per session the process also has a [`TraceRef`] (ERTS `ErtsTracerRef`): its trace flags and
+//! its tracer.
 
 use crate::bp::SessionId;
 use crate::code::FuncId;
 use crate::hit::Process;
+use crate::tracer::TracerSpec;
 
 /// `process_breakpoint_trace_t`: the function being charged and its baseline (a timestamp or
 /// an allocated-words figure). Holds a function id, never a counter pointer.
@@ -32,6 +38,17 @@ pub enum Frame {
         flags: u32,
         session: SessionId,
     },
+    /// `beam_return_trace` / `beam_exception_trace` (match-spec `return_trace` /
+    /// `exception_trace`): `return_from` on return; with `exception`, also `exception_from` when
+    /// an exception unwinds through it.
+    ReturnTrace {
+        func: FuncId,
+        session: SessionId,
+        exception: bool,
+    },
+    /// `beam_return_to_trace` (process flag `return_to`): `return_to` with the function returned
+    /// into.
+    ReturnToTrace { session: SessionId },
 }
 
 impl Frame {
@@ -39,7 +56,9 @@ impl Frame {
     pub fn is_trace_frame(&self) -> bool {
         match self {
             Frame::Code => false,
-            Frame::CallTraceReturn { .. } => true,
+            Frame::CallTraceReturn { .. }
+            | Frame::ReturnTrace { .. }
+            | Frame::ReturnToTrace { .. } => true,
         }
     }
 }
@@ -60,6 +79,37 @@ pub struct Proc {
     pub allocated: i64,
     /// Is the process running on a scheduler (between schedule_in and schedule_out)?
     pub running: bool,
+    /// The function executing now (`None` before the first call).
+    pub current: Option<FuncId>,
+    /// For each [`Frame::Code`] on the stack, bottom to top: the function it returns into.
+    pub conts: Vec<Option<FuncId>>,
+    /// Per-session trace flags and tracer (`ErtsTracerRef`), one per session at most.
+    pub refs: Vec<TraceRef>,
+}
+
+/// Per-process, per-session trace flags (`erlang:trace/3` flags this engine implements).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcFlags {
+    /// `call`: required for local, global, call_time and call_memory (not for call_count or
+    /// meta).
+    pub call: bool,
+    /// `return_to`.
+    pub return_to: bool,
+    /// `send`.
+    pub send: bool,
+    /// `timestamp` / `monotonic_timestamp` / `strict_monotonic_timestamp`: the opts key.
+    pub timestamp: Option<&'static str>,
+    /// `scheduler_id`.
+    pub scheduler_id: bool,
+}
+
+/// `ErtsTracerRef`: one session's view of the process.
+#[derive(Clone, Debug)]
+pub struct TraceRef {
+    pub session: SessionId,
+    pub flags: ProcFlags,
+    /// The per-process tracer; `None` in a session whose tracer is the session tracer.
+    pub tracer: Option<TracerSpec>,
 }
 
 impl Proc {
@@ -71,7 +121,34 @@ impl Proc {
             stack: Vec::new(),
             allocated: 0,
             running: false,
+            current: None,
+            conts: Vec::new(),
+            refs: Vec::new(),
         }
+    }
+
+    /// `get_tracer_ref`.
+    pub fn tref(&self, session: SessionId) -> Option<&TraceRef> {
+        self.refs.iter().find(|r| r.session == session)
+    }
+
+    /// Detach the process from `session` (flags and tracer), as `remove` does.
+    pub fn detach(&mut self, session: SessionId) {
+        self.refs.retain(|r| r.session != session);
+        self.p.call_traced &= !(1u64 << session);
+    }
+
+    /// A body call's continuation: returning lands in the current function.
+    pub fn push_cont(&mut self) {
+        self.push(Frame::Code);
+        self.conts.push(self.current);
+    }
+
+    /// Where the current function will return to (`{caller}`): the function of the topmost
+    /// continuation, skipping trace frames. Not always the caller: tail calls reuse the
+    /// continuation of the function that made the last body call.
+    pub fn return_target(&self) -> Option<FuncId> {
+        self.conts.last().copied().flatten()
     }
 
     /// Allocate `words` on the heap (advances the memory clock).

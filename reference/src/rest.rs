@@ -3,6 +3,7 @@
 use crate::bp::{flags, SessionId};
 use crate::code::{FuncId, OP_I_GENERIC_BREAKPOINT};
 use crate::engine::{Engine, Permission};
+use crate::export::Area;
 use crate::progress::ThreadProgress;
 use crate::sync::Ordering::Relaxed;
 
@@ -10,11 +11,12 @@ use crate::sync::Ordering::Relaxed;
 pub(crate) fn sum_all_session_flags<P: ThreadProgress>(
     e: &Engine<P>,
     _st: &Permission<'_>,
+    area: Area,
     f: FuncId,
     ix: usize,
 ) -> u32 {
     let mut sum = 0;
-    let mut g = e.code.funcs[f].gen_bp.load(Relaxed);
+    let mut g = e.area(area).funcs[f].gen_bp.load(Relaxed);
     let mut steps = 0;
     while !g.is_null() {
         steps += 1;
@@ -37,7 +39,20 @@ impl<P: ThreadProgress> Engine<P> {
         let active = self.active_ix();
         let mut on_chains = 0u64;
         let mut timem_on_chains = std::collections::BTreeSet::new();
-        for (f, h) in self.code.funcs.iter().enumerate() {
+        for (area, f, h) in self
+            .code
+            .funcs
+            .iter()
+            .enumerate()
+            .map(|(f, h)| (Area::Code, f, h))
+            .chain(
+                self.exports
+                    .funcs
+                    .iter()
+                    .enumerate()
+                    .map(|(f, h)| (Area::Export, f, h)),
+            )
+        {
             let mut g = h.gen_bp.load(Relaxed);
             let mut steps = 0;
             while !g.is_null() {
@@ -98,11 +113,43 @@ impl<P: ThreadProgress> Engine<P> {
                         h.mfa, node.id
                     ));
                 }
+                if !self.session_is_alive(node.session) {
+                    return Err(format!(
+                        "{}: GenericBp#{} belongs to session {}, which is not alive",
+                        h.mfa, node.id, node.session
+                    ));
+                }
+                if area == Area::Export && a.flags & !flags::GLOBAL_TRACE != 0 {
+                    return Err(format!(
+                        "{}: export GenericBp#{} has non-global flags {:#x}",
+                        h.mfa, node.id, a.flags
+                    ));
+                }
+                if area == Area::Code && a.flags & flags::GLOBAL_TRACE != 0 {
+                    return Err(format!(
+                        "{}: code GenericBp#{} has the global flag",
+                        h.mfa, node.id
+                    ));
+                }
+                if area == Area::Export {
+                    // Local and global exclude each other within a session (both directions).
+                    let f_code = self.exp_func[f];
+                    let c = self.session_node_in(&st, Area::Code, f_code, node.session, false);
+                    // SAFETY: live node under the permission.
+                    if let Some(cn) = unsafe { c.as_ref() } {
+                        if cn.snapshot_half(active).flags != 0 {
+                            return Err(format!(
+                                "{}: session {} has both global and local breakpoints",
+                                h.mfa, node.session
+                            ));
+                        }
+                    }
+                }
                 on_chains += 1;
                 g = node.next.load(Relaxed);
             }
             let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
-            let any_active = sum_all_session_flags(self, &st, f, active) != 0;
+            let any_active = sum_all_session_flags(self, &st, area, f, active) != 0;
             if patched != any_active {
                 return Err(format!(
                     "{}: instruction {} but {} session has an active flag",

@@ -4,30 +4,49 @@
 //! slot or the pending `to_insert`).
 
 use crate::bp::{flags, BpCount, GenericBp, SessionId};
+use crate::calltrace::MatchSpec;
 use crate::code::FuncId;
 use crate::engine::{Engine, Permission};
+use crate::export::Area;
+use crate::mutant::{self, Mutant};
 use crate::pattern::{FlagSet, PatternOp};
 use crate::progress::ThreadProgress;
 use crate::sync::Ordering::Relaxed;
 use crate::timem::BpTimemTrace;
 use std::sync::Arc as Refc;
 
-/// Stage `op` with `fl` for `session` on function `f`, in half `staging`.
-pub(crate) fn stage<P: ThreadProgress>(
+/// What one staging call sets besides the counter flags: `global` (export areas only) and the
+/// match spec of local/global.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Extra {
+    pub global: bool,
+    pub ms: Option<Refc<MatchSpec>>,
+}
+
+/// Stage `op` with `fl` for `session` on entry `f` of `area`, in half `staging`, with the
+/// global flag and match spec.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stage_in<P: ThreadProgress>(
     e: &Engine<P>,
     st: &mut Permission<'_>,
+    area: Area,
     f: FuncId,
     session: SessionId,
     staging: usize,
     op: PatternOp,
     fl: FlagSet,
+    extra: &Extra,
 ) {
-    let h = &e.code.funcs[f];
-    let mut g = e.session_node(st, f, session, true);
+    assert!(
+        !extra.global || area == Area::Export,
+        "a global breakpoint is set on an export entry"
+    );
+    let h = &e.area(area).funcs[f];
+    let mut g = e.session_node_in(st, area, f, session, true);
     if op == PatternOp::False {
         if !g.is_null() {
             // SAFETY: live node, stager holds the permission.
-            clear(st, unsafe { &*g }, staging, fl);
+            clear(st, unsafe { &*g }, staging, fl, extra.global);
         }
         return;
     }
@@ -52,6 +71,11 @@ pub(crate) fn stage<P: ThreadProgress>(
         if head.is_null() {
             // The function is not patched, so no scheduler reads the slot yet.
             h.gen_bp.store(node, Relaxed);
+        } else if mutant::is(e.mutant, Mutant::LinkAtStage) {
+            // Mutant: link the new head now, before W0 (and before its halves are written).
+            // SAFETY: as below.
+            unsafe { &*node }.next.store(head, Relaxed);
+            h.gen_bp.store(node, Relaxed);
         } else {
             // SAFETY: node is fresh and private; head is live under the permission.
             unsafe { &*node }.next.store(head, Relaxed);
@@ -66,11 +90,19 @@ pub(crate) fn stage<P: ThreadProgress>(
     // Fresh call_time / call_memory objects, allocated before the half is opened for writing.
     let fresh_time = fl.call_time.then(|| new_timem(e, st));
     let fresh_mem = fl.call_memory.then(|| new_timem(e, st));
+    let mut dead_ms = None;
     let pause_keeps_running = crate::mutant::is(e.mutant, crate::Mutant::TimemPauseKeepsRunning);
     let restart_keeps = crate::mutant::is(e.mutant, crate::Mutant::TimemRestartKeepsCounter);
     node.write_half(staging, |d| {
         if fl.local {
             d.flags |= flags::LOCAL_TRACE;
+        }
+        if extra.global {
+            d.flags |= flags::GLOBAL_TRACE;
+        }
+        if fl.local || extra.global {
+            // A new match spec replaces the old one (ERTS unrefs the old, sets the new).
+            dead_ms = std::mem::replace(&mut d.ms, extra.ms.clone());
         }
         if fl.call_count {
             let exists = d.flags & flags::COUNT != 0;
@@ -133,6 +165,7 @@ pub(crate) fn stage<P: ThreadProgress>(
             d.flags |= x | xa;
         }
     });
+    drop(dead_ms);
     if let Some(c) = dead {
         crate::free::release_count(st, c);
     }
@@ -152,10 +185,40 @@ pub(crate) fn new_timem<P: ThreadProgress>(
     BpTimemTrace::new(id, e.schedulers)
 }
 
-fn clear(st: &mut Permission<'_>, node: &GenericBp, staging: usize, fl: FlagSet) {
+/// Clear every flag of `session` on entry `f` of `area` (`clear_function_break_session` with
+/// `ERTS_BPF_ALL`): session destroy, and the local/global exclusion.
+pub(crate) fn clear_session<P: ThreadProgress>(
+    e: &Engine<P>,
+    st: &mut Permission<'_>,
+    area: Area,
+    f: FuncId,
+    session: SessionId,
+    staging: usize,
+) {
+    let g = e.session_node_in(st, area, f, session, true);
+    if g.is_null() {
+        return;
+    }
+    let all = FlagSet {
+        local: true,
+        call_count: true,
+        call_time: true,
+        call_memory: true,
+    };
+    // SAFETY: live node, stager holds the permission.
+    clear(st, unsafe { &*g }, staging, all, true);
+}
+
+fn clear(st: &mut Permission<'_>, node: &GenericBp, staging: usize, fl: FlagSet, global: bool) {
     let mut dead = None;
     let mut dead_timem = Vec::new();
     node.write_half(staging, |d| {
+        if global {
+            d.flags &= !flags::GLOBAL_TRACE;
+        }
+        if d.flags & (flags::LOCAL_TRACE | flags::GLOBAL_TRACE) == 0 {
+            d.ms = None; // shared with the active half (Arc): dropping this reference is safe
+        }
         if fl.call_time {
             d.flags &= !(flags::TIME_TRACE | flags::TIME_TRACE_ACTIVE);
             dead_timem.extend(d.time.take());

@@ -15,6 +15,9 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Term {
     Atom(&'static str),
+    /// An atom made at run time (module and function names); rendered like `Atom`, quoted when
+    /// Erlang would quote it (`'of'`).
+    Name(String),
     Int(i64),
     /// `<0.N.0>`.
     Pid(u64),
@@ -35,6 +38,7 @@ impl fmt::Display for Term {
         };
         match self {
             Term::Atom(a) => f.write_str(a),
+            Term::Name(a) => write_atom(f, a),
             Term::Int(n) => write!(f, "{n}"),
             Term::Pid(p) => write!(f, "<0.{p}.0>"),
             Term::List(v) => {
@@ -48,6 +52,35 @@ impl fmt::Display for Term {
                 f.write_str("}")
             }
         }
+    }
+}
+
+/// `~w` of an atom: bare if it is a lower-case identifier and not a reserved word.
+fn write_atom(f: &mut fmt::Formatter<'_>, a: &str) -> fmt::Result {
+    const RESERVED: [&str; 29] = [
+        "after", "and", "andalso", "band", "begin", "bnot", "bor", "bsl", "bsr", "bxor", "case",
+        "catch", "cond", "div", "end", "fun", "if", "let", "not", "of", "or", "orelse", "receive",
+        "rem", "try", "when", "xor", "maybe", "else",
+    ];
+    let bare = a.starts_with(|c: char| c.is_ascii_lowercase())
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@')
+        && !RESERVED.contains(&a);
+    if bare {
+        f.write_str(a)
+    } else {
+        write!(f, "'{}'", a.replace('\\', "\\\\").replace('\'', "\\'"))
+    }
+}
+
+impl Term {
+    /// `{M, F, A}` of a function.
+    pub fn mfa(m: &crate::code::Mfa) -> Term {
+        Term::Tuple(vec![
+            Term::Name(m.module.clone()),
+            Term::Name(m.name.clone()),
+            Term::Int(m.arity as i64),
+        ])
     }
 }
 

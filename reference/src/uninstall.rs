@@ -4,6 +4,7 @@
 
 use crate::code::{FuncId, OP_I_GENERIC_BREAKPOINT};
 use crate::engine::{Engine, Permission};
+use crate::export::Area;
 use crate::progress::ThreadProgress;
 use crate::sync::Ordering::Relaxed;
 
@@ -12,15 +13,16 @@ use crate::sync::Ordering::Relaxed;
 pub(crate) fn uninstall<P: ThreadProgress>(
     e: &Engine<P>,
     st: &mut Permission<'_>,
+    area: Area,
     matched: &[FuncId],
     judge_ix: usize,
 ) {
     for &f in matched {
-        let h = &e.code.funcs[f];
+        let h = &e.area(area).funcs[f];
         if h.instr.load(Relaxed) != OP_I_GENERIC_BREAKPOINT {
             continue;
         }
-        if crate::rest::sum_all_session_flags(e, st, f, judge_ix) == 0 {
+        if crate::rest::sum_all_session_flags(e, st, area, f, judge_ix) == 0 {
             let head = h.gen_bp.load(Relaxed);
             assert!(
                 !head.is_null(),

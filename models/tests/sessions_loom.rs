@@ -1,0 +1,115 @@
+//! loom over the session models (`bpspec_models::sessions`): chain insertion and removal while
+//! a scheduler walks the chain, session destroy, and a session tracer removed while a scheduler
+//! may be calling it. Bound from `LOOM_MAX_PREEMPTIONS` (CI 2, `make check` 3).
+#![cfg(loom)]
+
+use bpspec_models::results::{catch, record, Verdict};
+use bpspec_models::sessions::{
+    expected_session_kills, loom_session_scenarios, run_sessions, SessionScenario,
+};
+use bpspec_reference::{Mutant, Qsbr};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn builder() -> loom::model::Builder {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(2);
+    }
+    b
+}
+
+fn scenario(name: &str) -> SessionScenario {
+    loom_session_scenarios()
+        .into_iter()
+        .find(|s| s.name == name)
+        .expect("scenario")
+}
+
+fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
+    explore_capped(name, mutant, expected, usize::MAX)
+}
+
+fn explore_capped(
+    name: &'static str,
+    mutant: Option<Mutant>,
+    expected: &str,
+    cap: usize,
+) -> Option<String> {
+    let mut b = builder();
+    b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
+    let scn = scenario(name);
+    let execs = Arc::new(AtomicUsize::new(0));
+    let execs2 = execs.clone();
+    let start = Instant::now();
+    let cx = catch(|| {
+        b.check(move || {
+            execs2.fetch_add(1, Relaxed);
+            run_sessions::<Qsbr>(&scn, mutant);
+        })
+    });
+    let bound = format!(
+        "preemption={} branches={} executions={}",
+        b.preemption_bound.map_or("none".into(), |p| p.to_string()),
+        b.max_branches,
+        execs.load(Relaxed)
+    );
+    let observed = match (mutant, cx.is_some()) {
+        (None, true) => "VIOLATED",
+        (None, false) => "hold",
+        (Some(_), true) => "killed",
+        (Some(_), false) => "survives",
+    };
+    record(&Verdict {
+        checker: "loom",
+        progress: "qsbr",
+        scenario: name,
+        variant: mutant.map_or("baseline", |m| m.name()),
+        bound,
+        expected,
+        observed,
+        seconds: start.elapsed().as_secs_f64(),
+        detail: cx.clone().unwrap_or_default(),
+    });
+    cx
+}
+
+macro_rules! baselines {
+    ($($test:ident => $scn:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            let cx = explore($scn, None, "hold");
+            assert!(cx.is_none(), "loom: {} violated a property: {}", $scn, cx.unwrap());
+        }
+    )*};
+}
+
+baselines! {
+    sessions_insert => "session-insert",
+    sessions_unlink_head => "session-unlink-head",
+    sessions_destroy => "session-destroy",
+    sessions_tracer_remove => "tracer-remove",
+}
+
+/// Two schedulers on a chain changing at both ends: 631,878 executions (189 s) at bound 2, so it
+/// runs at preemption bound 1 whatever `LOOM_MAX_PREEMPTIONS` says (recorded in the table).
+#[test]
+fn sessions_unlink_2sched() {
+    let cx = explore_capped("session-unlink-2sched", None, "hold", 1);
+    assert!(cx.is_none(), "loom: session-unlink-2sched: {}", cx.unwrap());
+}
+
+/// Every session mutant in loom's column must produce a counterexample.
+#[test]
+fn sessions_kill_matrix() {
+    let survivors: Vec<String> = expected_session_kills("loom")
+        .into_iter()
+        .filter(|&(m, name)| explore(name, Some(m), "killed").is_none())
+        .map(|(m, name)| format!("{m} on {name}"))
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "session mutants loom should kill survived: {survivors:?}"
+    );
+}

@@ -1,0 +1,115 @@
+//! Export entries and global breakpoints (ERTS `Export`, `ep->info`, the export trampoline).
+//!
+//! Every exported function has an export entry with its own breakpoint chain, separate from the
+//! function's code. Only remote calls (`m:f()`) go through the entry: its dispatch word is the
+//! function's address until a global breakpoint is installed, which redirects it to the
+//! trampoline (`op_i_generic_breakpoint`); the trampoline runs the chain and then jumps to the
+//! function's address saved as the node's `orig_instr`. Local calls go straight to the code.
+//!
+//! The export area reuses [`CodeArea`]: an entry's `instr` word is the dispatch word and its
+//! `original` is the function's address, `EXPORT_BASE + FuncId`. The steps (stage, install,
+//! commit, uninstall, consolidate, free) and their waits are the same for both areas; they take
+//! the area as a parameter.
+
+use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
+use crate::hit::Scheduler;
+use crate::process::Proc;
+use crate::progress::ThreadProgress;
+use crate::sync::{AtomicPtr, AtomicUsize};
+
+/// Base of function addresses as export entries hold them (distinct from instruction words).
+pub const EXPORT_BASE: usize = 0x4000_0000;
+
+/// Which breakpoint chains a step works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Area {
+    /// Function code: local breakpoints (local, meta, call_count/time/memory).
+    Code,
+    /// Export entries: global breakpoints.
+    Export,
+}
+
+/// Build the export area for `exported` functions of `code`.
+pub(crate) fn export_area(code: &CodeArea, exported: &[FuncId]) -> (CodeArea, Vec<FuncId>) {
+    let funcs = exported
+        .iter()
+        .map(|&f| {
+            let mfa: Mfa = code.funcs[f].mfa.clone();
+            FuncHeader {
+                mfa,
+                instr: AtomicUsize::new(EXPORT_BASE + f),
+                gen_bp: AtomicPtr::new(std::ptr::null_mut()),
+                original: EXPORT_BASE + f,
+            }
+        })
+        .collect();
+    (CodeArea { funcs }, exported.to_vec())
+}
+
+impl<P: ThreadProgress> crate::engine::Engine<P> {
+    /// The chains of `a`.
+    pub fn area(&self, a: Area) -> &CodeArea {
+        match a {
+            Area::Code => &self.code,
+            Area::Export => &self.exports,
+        }
+    }
+
+    /// The export entry of function `f`, if it is exported.
+    pub fn export_of(&self, f: FuncId) -> Option<usize> {
+        self.exp_func.iter().position(|&g| g == f)
+    }
+
+    /// The function an export entry belongs to.
+    pub fn func_of_export(&self, x: usize) -> FuncId {
+        self.exp_func[x]
+    }
+
+    /// Is the export entry of `f` redirected to the trampoline?
+    pub fn is_export_patched(&self, f: FuncId) -> bool {
+        self.export_of(f).is_some_and(|x| {
+            self.exports.funcs[x]
+                .instr
+                .load(crate::sync::Ordering::Relaxed)
+                == crate::code::OP_I_GENERIC_BREAKPOINT
+        })
+    }
+}
+
+impl<P: ThreadProgress> Scheduler<P> {
+    /// A remote body call `m:f()`: push the continuation, go through the export entry (global
+    /// breakpoints), then enter the code (local breakpoints).
+    pub fn call_remote(&mut self, f: FuncId, proc: &mut Proc) -> usize {
+        proc.push_cont();
+        self.tail_call_remote(f, proc)
+    }
+
+    /// A remote tail call: through the export entry, no continuation pushed.
+    pub fn tail_call_remote(&mut self, f: FuncId, proc: &mut Proc) -> usize {
+        let x = self
+            .engine()
+            .export_of(f)
+            .unwrap_or_else(|| panic!("remote call of unexported function #{f}"));
+        let p = proc.p;
+        let addr = self.hit_in(Area::Export, x, f, &p, Some(proc));
+        assert_eq!(
+            addr,
+            EXPORT_BASE + f,
+            "export entry of #{f} jumped to a foreign address"
+        );
+        let r = self.hit_in(Area::Code, f, f, &p, Some(proc));
+        proc.current = Some(f);
+        r
+    }
+
+    /// A remote call by a bare [`crate::Process`] (no stack): global then local breakpoints.
+    pub fn call_remote_plain(&mut self, f: FuncId, p: &crate::Process) -> usize {
+        let x = self
+            .engine()
+            .export_of(f)
+            .unwrap_or_else(|| panic!("remote call of unexported function #{f}"));
+        let addr = self.hit_in(Area::Export, x, f, p, None);
+        assert_eq!(addr, EXPORT_BASE + f);
+        self.hit_in(Area::Code, f, f, p, None)
+    }
+}
