@@ -130,6 +130,7 @@ fn term_json(sc: &Loaded, key: &str, t: &Term) -> Value {
     match t {
         Term::Atom("false") => Value::Bool(false),
         Term::Atom(a) => Value::from(*a),
+        Term::Name(a) => Value::from(a.clone()),
         Term::Int(n) => Value::from(*n),
         Term::Pid(p) => name(*p),
         Term::List(v) if key == "all" => Value::Array(
