@@ -95,6 +95,7 @@ cleanup(Mods, Pids) ->
      end || {_, P} <- Pids],
     [begin
          _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [local, call_count, call_time])),
+         _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [call_memory])),
          _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [])),
          code:purge(M),
          code:delete(M),
@@ -192,6 +193,9 @@ info_value(Item, MS, _) when Item =:= match_spec; Item =:= meta_match_spec ->
 info_value(meta, [], _) -> "[]";
 info_value(call_time, L, Pids) when is_list(L) ->
     Rows = lists:sort([{atom_to_list(name(P, Pids)), C} || {P, C, _S, _Us} <- L]),
+    ["[", lists:join(",", [["{\"process\":", str(N), ",\"count\":", integer_to_list(C), "}"] || {N, C} <- Rows]), "]"];
+info_value(call_memory, L, Pids) when is_list(L) ->
+    Rows = lists:sort([{atom_to_list(name(P, Pids)), C} || {P, C, _Words} <- L]),
     ["[", lists:join(",", [["{\"process\":", str(N), ",\"count\":", integer_to_list(C), "}"] || {N, C} <- Rows]), "]"];
 info_value(_, N, _) when is_integer(N) -> integer_to_list(N);
 info_value(_, A, _) when is_atom(A) -> str(A);

@@ -15,9 +15,12 @@ use crate::observe::diff;
 use crate::run::run;
 use crate::scenario::load;
 use crate::target::Factory;
-use bpspec_reference::{InfoItem, Mfa, Pattern, PatternOp, SessionId, TraceFlags};
+use bpspec_reference::{
+    FlagSet, InfoItem, InfoKey, Mfa, Pattern, PatternOp, SessionId, TraceFlags,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The function universe of [`check_ops`]: two modules with two functions each.
 pub fn universe() -> Vec<Mfa> {
@@ -57,6 +60,44 @@ pub enum ConfOp {
         local: bool,
         count: bool,
     },
+    /// The logical clock advances `dt` microseconds.
+    Advance { dt: u64 },
+    /// Process `pid` allocates `words`.
+    Alloc { pid: u64, words: u64 },
+    /// Process `pid` enters `f` by a body call or a tail call (with call_time/call_memory state).
+    Enter {
+        f: usize,
+        pid: u64,
+        traced: u64,
+        tail: bool,
+    },
+    /// Process `pid` returns (skipped when it has no body call to return from).
+    Ret { pid: u64, traced: u64 },
+    /// An exception in `pid` is caught at the top.
+    Unwind { pid: u64, traced: u64 },
+    /// Process `pid` is scheduled out, or back in if it is out.
+    Schedule { pid: u64, traced: u64 },
+    /// `trace_info` for call_time (0), call_memory (1) or all (2).
+    TimeInfo {
+        session: SessionId,
+        f: usize,
+        key: u8,
+    },
+    /// `trace_pattern` with call_time / call_memory in the flag list.
+    TimePattern {
+        session: SessionId,
+        target: Target,
+        op: PatternOp,
+        flags: FlagSet,
+    },
+}
+
+fn traced() -> impl Strategy<Value = u64> + Clone {
+    prop_oneof![2 => Just((1u64 << SESSIONS) - 1), 1 => 0u64..(1 << SESSIONS)]
+}
+
+fn session() -> impl Strategy<Value = SessionId> + Clone {
+    prop_oneof![2 => Just(0u32), 1 => 0..SESSIONS]
 }
 
 pub fn op_strategy() -> impl Strategy<Value = ConfOp> {
@@ -75,9 +116,30 @@ pub fn op_strategy() -> impl Strategy<Value = ConfOp> {
     prop_oneof![
         4 => (0..n, 1u64..4, 0u64..(1 << SESSIONS)).prop_map(|(f, pid, traced)| ConfOp::Call { f, pid, traced }),
         2 => (0..SESSIONS, 0..n + 1, any::<bool>()).prop_map(|(session, f, count)| ConfOp::Info { session, f, count }),
-        3 => (0..SESSIONS, target, pop, any::<bool>(), any::<bool>())
+        3 => (0..SESSIONS, target.clone(), pop.clone(), any::<bool>(), any::<bool>())
             .prop_map(|(session, target, op, local, count)| ConfOp::Pattern { session, target, op, local, count }),
+        // Processes traced in every session and session 0 are drawn more often, so that
+        // call_time state (a timed call in flight, then a clock step, a schedule-out, an info)
+        // comes together in a few steps.
+        1 => (0u64..30).prop_map(|dt| ConfOp::Advance { dt }),
+        1 => (1u64..4, 0u64..9).prop_map(|(pid, words)| ConfOp::Alloc { pid, words }),
+        4 => (0..n, 1u64..4, traced(), any::<bool>()).prop_map(|(f, pid, traced, tail)| ConfOp::Enter { f, pid, traced, tail }),
+        3 => (1u64..4, traced()).prop_map(|(pid, traced)| ConfOp::Ret { pid, traced }),
+        1 => (1u64..4, traced()).prop_map(|(pid, traced)| ConfOp::Unwind { pid, traced }),
+        1 => (1u64..4, traced()).prop_map(|(pid, traced)| ConfOp::Schedule { pid, traced }),
+        2 => (session(), 0..n + 1, 0u8..3).prop_map(|(session, f, key)| ConfOp::TimeInfo { session, f, key }),
+        3 => (session(), target, pop, 0u8..16).prop_map(|(session, target, op, b)| ConfOp::TimePattern {
+            session, target, op,
+            flags: FlagSet { local: b & 1 != 0, call_count: b & 2 != 0, call_time: b & 4 != 0 || b < 4, call_memory: b & 8 != 0 },
+        }),
     ]
+}
+
+/// Per process, what makes a process op valid: body calls to return from, scheduled out.
+#[derive(Default)]
+struct Procs {
+    depth: BTreeMap<u64, usize>,
+    out: BTreeSet<u64>,
 }
 
 /// Run `ops` on a fresh `a` and `b`; the first disagreement, described.
@@ -85,8 +147,115 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
     let u = universe();
     let (mut x, mut y) = (a(u.clone()), b(u.clone()));
     let who = format!("{} vs {}", x.name(), y.name());
+    let mut ps = Procs::default();
+    let pattern = |target: &Target| match target {
+        Target::One(f) => Pattern::exact(&u[*f]),
+        Target::Module(m) => Pattern {
+            module: Some(format!("m{m}")),
+            name: None,
+            arity: None,
+        },
+        Target::All => Pattern::all(),
+    };
+    let none = || (String::new(), String::new());
+    // call_time/call_memory steps only between engines that both have them.
+    let timem = [&x, &y].iter().all(|e| {
+        e.supports(&crate::scenario::Feature::CallTime)
+            && e.supports(&crate::scenario::Feature::CallMemory)
+            && e.supports(&crate::scenario::Feature::InfoItem("all".into()))
+    });
     for (i, op) in ops.iter().enumerate() {
+        let is_timem = !matches!(
+            op,
+            ConfOp::Call { .. } | ConfOp::Info { .. } | ConfOp::Pattern { .. }
+        );
+        if is_timem && !timem {
+            continue;
+        }
         let (l, r) = match op {
+            ConfOp::Advance { dt } => {
+                x.advance(*dt);
+                y.advance(*dt);
+                none()
+            }
+            ConfOp::Alloc { pid, words } => {
+                // The process's trace flags do not matter for allocation; keep them as they are
+                // by passing the last ones seen (0 on first use).
+                x.alloc(*pid, 0, *words);
+                y.alloc(*pid, 0, *words);
+                none()
+            }
+            ConfOp::Enter {
+                f,
+                pid,
+                traced,
+                tail,
+            } => {
+                if ps.out.contains(pid) {
+                    none()
+                } else {
+                    if !*tail {
+                        *ps.depth.entry(*pid).or_default() += 1;
+                    }
+                    (
+                        format!("{:?}", x.enter(*f, *pid, *traced, *tail)),
+                        format!("{:?}", y.enter(*f, *pid, *traced, *tail)),
+                    )
+                }
+            }
+            ConfOp::Ret { pid, traced } => {
+                let d = ps.depth.entry(*pid).or_default();
+                if *d > 0 && !ps.out.contains(pid) {
+                    *d -= 1;
+                    x.ret(*pid, *traced);
+                    y.ret(*pid, *traced);
+                }
+                none()
+            }
+            ConfOp::Unwind { pid, traced } => {
+                ps.depth.insert(*pid, 0);
+                x.unwind(*pid, *traced);
+                y.unwind(*pid, *traced);
+                none()
+            }
+            ConfOp::Schedule { pid, traced } => {
+                let into = !ps.out.insert(*pid);
+                if into {
+                    ps.out.remove(pid);
+                }
+                x.schedule(*pid, *traced, into);
+                y.schedule(*pid, *traced, into);
+                none()
+            }
+            ConfOp::TimeInfo { session, f, key } => {
+                let mfa = u
+                    .get(*f)
+                    .cloned()
+                    .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
+                let k = [InfoKey::CallTime, InfoKey::CallMemory, InfoKey::All][*key as usize];
+                (
+                    x.trace_info_term(*session, &mfa, k).to_string(),
+                    y.trace_info_term(*session, &mfa, k).to_string(),
+                )
+            }
+            ConfOp::TimePattern {
+                session,
+                target,
+                op: pop,
+                flags,
+            } => {
+                let pat = pattern(target);
+                let out = (
+                    format!("{:?}", x.trace_pattern_flags(*session, &pat, *pop, *flags)),
+                    format!("{:?}", y.trace_pattern_flags(*session, &pat, *pop, *flags)),
+                );
+                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
+                    if let Err(m) = e {
+                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
+                    }
+                }
+                out
+            }
             ConfOp::Call { f, pid, traced } => (
                 format!("{:?}", x.call(*f, *pid, *traced)),
                 format!("{:?}", y.call(*f, *pid, *traced)),

@@ -478,6 +478,48 @@ impl std::fmt::Display for Summary {
     }
 }
 
+/// What of our observations a real node can reproduce: call_time durations and call_memory
+/// words are wall-clock / real heap figures on ERTS (the driver leaves them out), so they are
+/// dropped from the rows; before OTP 26 `trace_info(MFA, all)` has no call_memory item.
+pub fn erts_view(obs: &[Observation], otp: u32) -> Vec<Observation> {
+    use crate::observe::What;
+    fn strip(key: &str, v: &mut serde_json::Value, otp: u32) {
+        match v {
+            serde_json::Value::Array(rows) if key == "call_time" || key == "call_memory" => {
+                for r in rows.iter_mut() {
+                    if let Some(o) = r.as_object_mut() {
+                        o.remove("time");
+                        o.remove("words");
+                    }
+                }
+            }
+            serde_json::Value::Array(items) if key == "all" => {
+                if otp < 26 {
+                    items.retain(|kv| kv.get(0).and_then(|k| k.as_str()) != Some("call_memory"));
+                }
+                for kv in items.iter_mut() {
+                    if let Some(arr) = kv.as_array_mut() {
+                        if let [k, v] = arr.as_mut_slice() {
+                            let k = k.as_str().unwrap_or("").to_string();
+                            strip(&k, v, otp);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    obs.iter()
+        .map(|o| {
+            let mut o = o.clone();
+            if let What::TraceInfo(i) = &mut o.what {
+                strip(&i.item, &mut i.value, otp);
+            }
+            o
+        })
+        .collect()
+}
+
 /// Run `sc` on `ours` and on the sequential oracle; both must agree (else `Differ`).
 /// (`with_oracle` false: `ours` alone.)
 pub fn run_ours(
@@ -565,7 +607,7 @@ pub fn differential_of(
                     .expect
                     .as_ref()
                     .expect("only scenarios with expect");
-                match crate::observe::diff(exp, &theirs) {
+                match crate::observe::diff(&erts_view(exp, erl.otp), &theirs) {
                     None => verdicts[i].take().expect("ErtsOnly set above"),
                     Some(d) => Verdict::Differ(format!(
                         "{}: expect (-) and ERTS (+) differ:\n{d}",
@@ -576,12 +618,13 @@ pub fn differential_of(
             Ok(theirs) => {
                 let ours = ours[i].as_ref().expect("ran on bpspec");
                 let mut problems = String::new();
+                let ours = &erts_view(ours, erl.otp);
                 if let Some(d) = crate::observe::diff(&theirs, ours) {
                     problems += &format!("ERTS (-) and bpspec (+) differ:\n{d}");
                 }
                 let erts_agrees = problems.is_empty();
                 if let Some(exp) = &sc.scenario.expect {
-                    if let Some(d) = crate::observe::diff(exp, &theirs) {
+                    if let Some(d) = crate::observe::diff(&erts_view(exp, erl.otp), &theirs) {
                         problems += &format!("expect (-) and ERTS (+) differ:\n{d}");
                     }
                 }
@@ -597,7 +640,7 @@ pub fn differential_of(
                     (Some(_), true, _) => Verdict::StaleDeviation,
                     // With a known deviation, `expect` records what ERTS does.
                     (Some(_), false, _) => match &sc.scenario.expect {
-                        Some(exp) if exp != &theirs => {
+                        Some(exp) if erts_view(exp, erl.otp) != theirs => {
                             Verdict::Differ(format!("{}: {problems}", sc.scenario.name))
                         }
                         _ => Verdict::KnownDeviation,

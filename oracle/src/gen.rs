@@ -14,16 +14,16 @@ use std::collections::BTreeMap;
 /// What the generator may produce.
 #[derive(Clone, Copy, Debug)]
 pub struct GenConfig {
-    /// Also `pause`/`restart` together with `local` (where bpspec knowingly differs from
-    /// ERTS 25: docs/deviations.md). Off for differential runs, on for engine-vs-oracle runs.
-    pub known_deviations: bool,
+    /// Also call_time: `trace_pattern` with call_time, `trace_info` call_time/all, `advance`
+    /// steps, and processes scheduled out while others run.
+    pub call_time: bool,
     pub max_ops: usize,
 }
 
 impl Default for GenConfig {
     fn default() -> Self {
         GenConfig {
-            known_deviations: false,
+            call_time: true,
             max_ops: 32,
         }
     }
@@ -44,7 +44,7 @@ fn fdraw() -> impl Strategy<Value = FDraw> {
         0u32..3,
         any::<bool>(),
         any::<bool>(),
-        proptest::collection::vec((0u8..6, any::<u8>(), any::<u8>(), 0u8..4), 0..3),
+        proptest::collection::vec((0u8..7, any::<u8>(), any::<u8>(), 0u8..4), 0..3),
     )
         .prop_map(|(arity, exported, base, steps)| FDraw {
             arity,
@@ -65,7 +65,7 @@ enum ODraw {
     },
     Info {
         f: u8,
-        count: bool,
+        item: u8,
     },
     Flags {
         p: u8,
@@ -77,14 +77,20 @@ enum ODraw {
         spec: u8,
         flags: u8,
     },
+    /// Process `p` is scheduled out while another process calls, then back in.
+    Sched {
+        p: u8,
+        f: u8,
+    },
 }
 
 fn odraw() -> impl Strategy<Value = ODraw> {
     prop_oneof![
         4 => (any::<u8>(), any::<u8>(), any::<[u8; 3]>(), 0u8..8).prop_map(|(p, f, args, times)| ODraw::Call { p, f, args, times }),
-        2 => (any::<u8>(), any::<bool>()).prop_map(|(f, count)| ODraw::Info { f, count }),
+        2 => (any::<u8>(), 0u8..4).prop_map(|(f, item)| ODraw::Info { f, item }),
         1 => (any::<u8>(), any::<bool>()).prop_map(|(p, on)| ODraw::Flags { p, on }),
-        3 => (0u8..10, any::<u8>(), 0u8..5, 0u8..4).prop_map(|(target, f, spec, flags)| ODraw::Pattern { target, f, spec, flags }),
+        3 => (0u8..10, any::<u8>(), 0u8..5, 0u8..6).prop_map(|(target, f, spec, flags)| ODraw::Pattern { target, f, spec, flags }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(p, f)| ODraw::Sched { p, f }),
     ]
 }
 
@@ -166,6 +172,10 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                         });
                         terminal = true;
                     }
+                    6 if cfg.call_time => body.push(Step {
+                        advance: Some(arg as u64 % 16),
+                        ..Step::default()
+                    }),
                     _ => body.push(Step {
                         allocate: Some(arg as u64 % 8),
                         ..Step::default()
@@ -216,19 +226,31 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
         .collect();
     let exported: Vec<&(String, String, u32, bool)> = decl.iter().filter(|d| d.3).collect();
     let nmods = modules.len();
+    let call = |p: usize, f: u8, args: [u8; 3], times: u8| {
+        let (m, n, a, _) = exported[f as usize % exported.len()];
+        Op::Call(CallOp {
+            process: format!("p{}", p % processes.len() + 1),
+            mfa: format!("{m}:{n}/{a}"),
+            args: (0..*a as usize).map(|i| (args[i] % 4) as i64).collect(),
+            times: (times >= 6).then(|| times as u32 - 4),
+        })
+    };
     let ops = ops
         .into_iter()
-        .map(|o| match o {
-            ODraw::Call { p, f, args, times } => {
-                let (m, n, a, _) = exported[f as usize % exported.len()];
-                Op::Call(CallOp {
-                    process: format!("p{}", p as usize % processes.len() + 1),
-                    mfa: format!("{m}:{n}/{a}"),
-                    args: (0..*a as usize).map(|i| (args[i] % 4) as i64).collect(),
-                    times: (times >= 6).then(|| times as u32 - 4),
-                })
+        .flat_map(|o| match o {
+            ODraw::Sched { p, f } if cfg.call_time => {
+                let p = p as usize % processes.len();
+                let name = format!("p{}", p + 1);
+                let mut v = vec![Op::ScheduleOut(name.clone())];
+                if processes.len() > 1 {
+                    v.push(call(p + 1, f, [f, f / 4, f / 16], 0));
+                }
+                v.push(Op::ScheduleIn(name));
+                v
             }
-            ODraw::Info { f, count } => {
+            ODraw::Sched { p, f } => vec![call(p as usize, f, [f; 3], 0)],
+            ODraw::Call { p, f, args, times } => vec![call(p as usize, f, args, times)],
+            ODraw::Info { f, item } => {
                 // Mostly exported functions (the ones calls reach), sometimes anything else.
                 let mfa = match f % 16 {
                     0..=11 => {
@@ -242,18 +264,19 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     14 => "bpm0:module_info/1".to_string(),
                     _ => "bpm0:missing/0".to_string(),
                 };
-                Op::TraceInfo(TraceInfoOp {
+                let item = if cfg.call_time { item } else { item % 2 };
+                vec![Op::TraceInfo(TraceInfoOp {
                     session: "legacy".into(),
                     mfa,
-                    item: if count { "call_count" } else { "traced" }.into(),
-                })
+                    item: ["traced", "call_count", "call_time", "all"][item as usize].into(),
+                })]
             }
-            ODraw::Flags { p, on } => Op::TraceFlags(TraceFlagsOp {
+            ODraw::Flags { p, on } => vec![Op::TraceFlags(TraceFlagsOp {
                 process: format!("p{}", p as usize % processes.len() + 1),
                 session: "legacy".into(),
                 on,
                 flags: vec!["call".into()],
-            }),
+            })],
             ODraw::Pattern {
                 target,
                 f,
@@ -274,23 +297,23 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     3 => Value::from("pause"),
                     _ => Value::from("restart"),
                 };
+                let flags = if cfg.call_time { flags } else { flags % 4 };
                 let mut fl = match flags {
                     0 => vec!["local"],
                     1 => vec!["call_count"],
+                    4 => vec!["call_time"],
+                    5 => vec!["call_time", "call_count"],
                     _ => vec!["local", "call_count"],
                 };
                 if flags == 3 && spec == 2 {
                     fl = vec!["call_count"];
                 }
-                if spec >= 3 && !cfg.known_deviations {
-                    fl = vec!["call_count"];
-                }
-                Op::TracePattern(TracePatternOp {
+                vec![Op::TracePattern(TracePatternOp {
                     session: "legacy".into(),
                     pattern,
                     spec: spec_v,
                     flags: fl.into_iter().map(String::from).collect(),
-                })
+                })]
             }
         })
         .collect();

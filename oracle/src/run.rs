@@ -7,7 +7,7 @@
 use crate::observe::{InfoObs, Observation, TraceMsg, What};
 use crate::scenario::{Arg, Feature, LOp, LStep, Loaded, Spec, Val};
 use crate::target::BreakpointEngine;
-use bpspec_reference::{InfoItem, InfoValue, PatternError, PatternOp, TraceFlags};
+use bpspec_reference::{FlagSet, InfoItem, InfoKey, InfoValue, PatternError, PatternOp, Term};
 use serde_json::Value;
 use std::fmt;
 
@@ -56,12 +56,13 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-/// Features this runner can drive (beyond local + call_count). None yet: call_time and
-/// call_memory need return frames and scheduling in the runner (issue 4), global trace, match
-/// specs and sessions need them in the engine (issue 5). A feature runs only if both the engine
-/// and the runner have it.
-pub fn runner_supports(_feature: &Feature) -> bool {
-    false
+/// Features this runner can drive (beyond local + call_count): call_time and call_memory (with
+/// returns, tail calls, exceptions, scheduling, the logical clock and allocation) and the
+/// trace_info items that come with them. Global trace, meta trace, match specs and sessions
+/// need them in the engine (issue 5) and stay unsupported. A feature runs only if both the
+/// engine and the runner have it.
+pub fn runner_supports(feature: &Feature) -> bool {
+    crate::target::timem_feature(feature)
 }
 
 /// The first feature the scenario uses that `engine` (or this runner) lacks.
@@ -121,6 +122,66 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
     Ok(ex.obs)
 }
 
+/// A `trace_info` term as an observation value (docs/scenario.md, "Observations"): call_time
+/// rows `{"process", "count", "time"}` (microseconds of the logical clock), call_memory rows
+/// `{"process", "count", "words"}`, each sorted by process; `all` as `[[Item, Value], ...]`.
+fn term_json(sc: &Loaded, key: &str, t: &Term) -> Value {
+    let name = |pid: u64| Value::from(sc.processes[(pid - 1) as usize].clone());
+    match t {
+        Term::Atom("false") => Value::Bool(false),
+        Term::Atom(a) => Value::from(*a),
+        Term::Name(a) => Value::from(a.clone()),
+        Term::Int(n) => Value::from(*n),
+        Term::Pid(p) => name(*p),
+        Term::List(v) if key == "all" => Value::Array(
+            v.iter()
+                .map(|kv| match kv {
+                    Term::Tuple(p) if p.len() == 2 => {
+                        let Term::Atom(k) = p[0] else {
+                            panic!("all: key {}", p[0])
+                        };
+                        Value::Array(vec![Value::from(k), term_json(sc, k, &p[1])])
+                    }
+                    other => panic!("all: item {other}"),
+                })
+                .collect(),
+        ),
+        Term::List(v) if key == "call_time" || key == "call_memory" => {
+            let mut rows: Vec<(String, Value)> = v
+                .iter()
+                .map(|r| match r {
+                    Term::Tuple(x) => {
+                        let (Term::Pid(p), Term::Int(c)) = (&x[0], &x[1]) else {
+                            panic!("{key}: row {r}")
+                        };
+                        let ints: Vec<i64> = x[2..]
+                            .iter()
+                            .map(|t| match t {
+                                Term::Int(i) => *i,
+                                other => panic!("{key}: {other}"),
+                            })
+                            .collect();
+                        let mut o = serde_json::Map::new();
+                        o.insert("process".into(), name(*p));
+                        o.insert("count".into(), Value::from(*c));
+                        if key == "call_time" {
+                            o.insert("time".into(), Value::from(ints[0] * 1_000_000 + ints[1]));
+                        } else {
+                            o.insert("words".into(), Value::from(ints[0]));
+                        }
+                        (sc.processes[(*p - 1) as usize].clone(), Value::Object(o))
+                    }
+                    other => panic!("{key}: row {other}"),
+                })
+                .collect();
+            rows.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Array(rows.into_iter().map(|r| r.1).collect())
+        }
+        Term::List(v) => Value::Array(v.iter().map(|x| term_json(sc, key, x)).collect()),
+        Term::Tuple(_) => Value::from(t.to_string()),
+    }
+}
+
 fn info_json(v: &InfoValue) -> Value {
     match v {
         InfoValue::Undefined => Value::from("undefined"),
@@ -154,11 +215,13 @@ impl Exec<'_> {
                     Spec::Restart => PatternOp::Restart,
                     Spec::MatchSpec(_) => unreachable!("match specs are refused as unsupported"),
                 };
-                let fl = TraceFlags {
+                let fl = FlagSet {
                     local: flags.local,
                     call_count: flags.call_count,
+                    call_time: flags.call_time,
+                    call_memory: flags.call_memory,
                 };
-                let r = match self.engine.trace_pattern(*session, pattern, pop, fl) {
+                let r = match self.engine.trace_pattern_flags(*session, pattern, pop, fl) {
                     Ok(n) => Value::from(n as u64),
                     Err(PatternError::BadArg(_)) => Value::from("badarg"),
                     Err(e) => {
@@ -187,6 +250,11 @@ impl Exec<'_> {
                 let mut last = None;
                 for _ in 0..*times {
                     let o = self.exec(*process, *f, args.clone(), 0)?;
+                    if matches!(o, Outcome::Raise(_)) {
+                        // Caught at the top (the driver's `try`).
+                        self.engine
+                            .unwind(*process as u64 + 1, self.traced[*process]);
+                    }
                     last = Some(o);
                 }
                 match last.expect("times >= 1") {
@@ -195,15 +263,26 @@ impl Exec<'_> {
                 }
             }
             LOp::TraceInfo { session, mfa, item } => {
-                let it = match item.as_str() {
-                    "traced" => InfoItem::Traced,
-                    "call_count" => InfoItem::CallCount,
-                    other => unreachable!("item {other} is refused as unsupported"),
+                let value = match item.as_str() {
+                    "traced" => info_json(&self.engine.trace_info(*session, mfa, InfoItem::Traced)),
+                    "call_count" => {
+                        info_json(&self.engine.trace_info(*session, mfa, InfoItem::CallCount))
+                    }
+                    other => {
+                        let key = InfoKey::parse(other).expect("item validated by the loader");
+                        let t = self.engine.trace_info_term(*session, mfa, key);
+                        let v = match &t {
+                            Term::Tuple(p) if p.len() == 2 && p[0] == Term::Atom(key.atom()) => {
+                                &p[1]
+                            }
+                            _ => panic!("trace_info({mfa}, {other}) gave {t}"),
+                        };
+                        term_json(self.sc, other, v)
+                    }
                 };
-                let v = self.engine.trace_info(*session, mfa, it);
                 self.push(What::TraceInfo(InfoObs {
                     item: item.clone(),
-                    value: info_json(&v),
+                    value,
                 }));
             }
             LOp::TraceFlags {
@@ -221,9 +300,10 @@ impl Exec<'_> {
                 }
                 self.push(What::TraceFlags(1));
             }
-            // Without call_time, being scheduled out is not observable; the loader already
-            // refused calls by a scheduled-out process.
-            LOp::ScheduleOut(_) | LOp::ScheduleIn(_) => {}
+            // Observable through call_time only; the loader already refused calls by a
+            // scheduled-out process.
+            LOp::ScheduleOut(p) => self.engine.schedule(*p as u64 + 1, self.traced[*p], false),
+            LOp::ScheduleIn(p) => self.engine.schedule(*p as u64 + 1, self.traced[*p], true),
             LOp::SessionCreate(_) | LOp::SessionDestroy(_) => {
                 unreachable!("sessions are refused as unsupported")
             }
@@ -243,6 +323,8 @@ impl Exec<'_> {
         if depth > MAX_DEPTH {
             return Err(self.limit(format!("calls nest deeper than {MAX_DEPTH}")));
         }
+        let pid = p as u64 + 1;
+        let mut tail = false;
         loop {
             self.calls += 1;
             if self.calls > MAX_CALLS {
@@ -250,7 +332,8 @@ impl Exec<'_> {
                     "more than {MAX_CALLS} calls (does the scenario terminate?)"
                 )));
             }
-            let sessions = self.engine.call(f, p as u64 + 1, self.traced[p]);
+            let sessions = self.engine.enter(f, pid, self.traced[p], tail);
+            tail = true;
             for s in sessions {
                 assert!(
                     self.traced[p] & (1 << s) != 0,
@@ -303,10 +386,14 @@ impl Exec<'_> {
                         }
                     }
                     LStep::TailCall { f: g, args: a, .. } => next = Some((*g, eval(a))),
-                    LStep::Return(v) => return Ok(Outcome::Return(v.clone())),
+                    LStep::Return(v) => {
+                        self.engine.ret(pid, self.traced[p]);
+                        return Ok(Outcome::Return(v.clone()));
+                    }
                     LStep::Raise(r) => return Ok(Outcome::Raise(r.clone())),
                     // Observable only through call_memory / call_time.
-                    LStep::Allocate(_) | LStep::Advance(_) => {}
+                    LStep::Allocate(w) => self.engine.alloc(pid, self.traced[p], *w),
+                    LStep::Advance(dt) => self.engine.advance(*dt),
                 }
             }
             match next {
@@ -314,7 +401,10 @@ impl Exec<'_> {
                     f = g;
                     args = a;
                 }
-                None => return Ok(Outcome::Return(Val::Atom("ok".into()))),
+                None => {
+                    self.engine.ret(pid, self.traced[p]);
+                    return Ok(Outcome::Return(Val::Atom("ok".into())));
+                }
             }
         }
     }

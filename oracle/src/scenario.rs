@@ -701,6 +701,54 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             });
         }
     }
+    // Which functions can return? The compiler's type analysis knows that a local call to a
+    // function that never returns (every clause raises, or calls such a function locally)
+    // does not return either, and drops the code after it. Least fixpoint from "none returns";
+    // remote calls may always return (another module version could answer).
+    let clause_returns = |steps: &[LStep], returns: &[bool]| -> bool {
+        for s in steps {
+            match s {
+                LStep::Raise(_) => return false,
+                LStep::Call {
+                    f, remote: false, ..
+                } if !returns[*f] => return false,
+                LStep::TailCall {
+                    f, remote: false, ..
+                } => return returns[*f],
+                LStep::TailCall { .. } | LStep::Return(_) => return true,
+                _ => {}
+            }
+        }
+        true
+    };
+    let mut returns = vec![false; declared.len()];
+    for _ in 0..=declared.len() {
+        let next: Vec<bool> = dcode
+            .iter()
+            .map(|c| {
+                c.base
+                    .as_deref()
+                    .is_some_and(|b| clause_returns(b, &returns))
+                    || clause_returns(&c.body, &returns)
+            })
+            .collect();
+        if next == returns {
+            break;
+        }
+        returns = next;
+    }
+    // The compiler drops the code after a local call that never returns; the runner never gets
+    // there either, so drop it here too.
+    for c in &mut dcode {
+        for clause in c.base.iter_mut().chain(std::iter::once(&mut c.body)) {
+            if let Some(k) = clause
+                .iter()
+                .position(|s| matches!(s, LStep::Call { f, remote: false, .. } if !returns[*f]))
+            {
+                clause.truncate(k + 1);
+            }
+        }
+    }
     // Reachability: the compiler drops local functions nothing reaches.
     let mut keep = vec![false; declared.len()];
     let mut stack: Vec<usize> = (0..declared.len()).filter(|i| dcode[*i].exported).collect();

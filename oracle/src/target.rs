@@ -6,11 +6,24 @@
 
 use crate::scenario::Feature;
 use bpspec_reference::{
-    Engine, EngineConfig, FuncId, InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp,
-    Process, Qsbr, Scheduler, SessionId, TraceFlags,
+    Engine, EngineConfig, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, Mfa, Pattern,
+    PatternError, PatternOp, Proc, Process, Qsbr, Scheduler, SessionId, Term, TraceFlags,
 };
 use bpspec_spec::Oracle;
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// The features our engine and the sequential oracle implement beyond local + call_count.
+pub fn timem_feature(feature: &Feature) -> bool {
+    match feature {
+        Feature::CallTime | Feature::CallMemory => true,
+        Feature::InfoItem(i) => matches!(
+            i.as_str(),
+            "call_time" | "call_memory" | "all" | "match_spec" | "meta" | "meta_match_spec"
+        ),
+        _ => false,
+    }
+}
 
 /// A breakpoint implementation, seen sequentially. The function universe is fixed when it is
 /// built (see [`Factory`]); functions are named by their index in it.
@@ -36,6 +49,52 @@ pub trait BreakpointEngine {
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId>;
     /// `trace_info/2` (or `/3` with a session).
     fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue;
+
+    // ---- call_time / call_memory (Feature::CallTime, Feature::CallMemory). The defaults are
+    // what an engine without them does; the runner uses them only if `supports` says yes.
+
+    /// `trace_pattern` with the full flag list.
+    fn trace_pattern_flags(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        assert!(
+            !flags.call_time && !flags.call_memory,
+            "{}: asked for call_time/call_memory, which it does not support",
+            self.name()
+        );
+        let fl = TraceFlags {
+            local: flags.local,
+            call_count: flags.call_count,
+        };
+        self.trace_pattern(session, pattern, op, fl)
+    }
+    /// Process `pid` enters `f` by a body call (`tail` false: a continuation is pushed) or a
+    /// tail call. Returns the sessions' call trace messages, as [`BreakpointEngine::call`].
+    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, _tail: bool) -> Vec<SessionId> {
+        self.call(f, pid, call_traced)
+    }
+    /// Process `pid` returns from its current function.
+    fn ret(&mut self, _pid: u64, _call_traced: u64) {}
+    /// An exception raised in `pid` is caught at the top (trace frames skipped, not charged).
+    fn unwind(&mut self, _pid: u64, _call_traced: u64) {}
+    /// Process `pid` is scheduled in (`into`) or out.
+    fn schedule(&mut self, _pid: u64, _call_traced: u64, _into: bool) {}
+    /// Advance the logical clock by `dt` microseconds.
+    fn advance(&mut self, _dt: u64) {}
+    /// Process `pid` allocates `words` words.
+    fn alloc(&mut self, _pid: u64, _call_traced: u64, _words: u64) {}
+    /// `trace_info` as an Erlang term, for the items beyond traced/call_count.
+    fn trace_info_term(&mut self, _session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
+        panic!(
+            "{}: trace_info({mfa}, {}) is not supported",
+            self.name(),
+            key.atom()
+        )
+    }
     /// Is `f`'s first instruction the breakpoint? `None` if the engine does not say.
     fn is_patched(&mut self, _f: FuncId) -> Option<bool> {
         None
@@ -54,6 +113,8 @@ pub type Factory<'a> = &'a dyn Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine>;
 pub struct RefEngine {
     engine: Arc<Engine<Qsbr>>,
     sched: Scheduler<Qsbr>,
+    /// Processes with call_time/call_memory state, by pid (created scheduled in).
+    procs: BTreeMap<u64, Proc>,
 }
 
 impl RefEngine {
@@ -66,7 +127,31 @@ impl RefEngine {
         let mut sched = Scheduler::start(engine.clone(), 0);
         sched.record = false;
         sched.sleep();
-        RefEngine { engine, sched }
+        RefEngine {
+            engine,
+            sched,
+            procs: BTreeMap::new(),
+        }
+    }
+
+    /// Run `op` on process `pid` with the scheduler awake.
+    fn on_proc<R>(
+        &mut self,
+        pid: u64,
+        call_traced: u64,
+        op: impl FnOnce(&mut Scheduler<Qsbr>, &mut Proc) -> R,
+    ) -> R {
+        self.sched.wake();
+        let sched = &mut self.sched;
+        let p = self.procs.entry(pid).or_insert_with(|| {
+            let mut p = Proc::new(Process { pid, call_traced });
+            sched.schedule_in(&mut p);
+            p
+        });
+        p.p.call_traced = call_traced;
+        let r = op(sched, p);
+        self.sched.sleep();
+        r
     }
     pub fn boxed(funcs: Vec<Mfa>) -> Box<dyn BreakpointEngine> {
         Box::new(RefEngine::new(funcs))
@@ -102,6 +187,61 @@ impl BreakpointEngine for RefEngine {
     }
     fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
         self.engine.trace_info(session, mfa, item)
+    }
+    fn supports(&self, feature: &Feature) -> bool {
+        timem_feature(feature)
+    }
+    fn trace_pattern_flags(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.engine.trace_pattern_flags(session, pattern, op, flags)
+    }
+    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
+        assert!(f < self.engine.code.len(), "function {f} out of range");
+        let before = self.sched.events.len();
+        self.on_proc(pid, call_traced, |s, p| {
+            if tail {
+                s.tail_call(f, p)
+            } else {
+                s.call_proc(f, p)
+            }
+        });
+        let evs = self.sched.events.split_off(before);
+        evs.iter()
+            .map(|e| {
+                assert!(e.pid == pid && e.func == f, "event for another call: {e:?}");
+                e.session
+            })
+            .collect()
+    }
+    fn ret(&mut self, pid: u64, call_traced: u64) {
+        self.on_proc(pid, call_traced, |s, p| s.ret(p));
+    }
+    fn unwind(&mut self, pid: u64, call_traced: u64) {
+        // ERTS `next_catch` steps over call-trace return frames without charging them.
+        self.on_proc(pid, call_traced, |_, p| p.stack.clear());
+    }
+    fn schedule(&mut self, pid: u64, call_traced: u64, into: bool) {
+        self.on_proc(pid, call_traced, |s, p| {
+            if into {
+                s.schedule_in(p)
+            } else {
+                s.schedule_out(p)
+            }
+        });
+    }
+    fn advance(&mut self, dt: u64) {
+        self.sched.advance(dt as i64);
+    }
+    fn alloc(&mut self, pid: u64, call_traced: u64, words: u64) {
+        self.on_proc(pid, call_traced, |_, p| p.alloc(words as i64));
+    }
+    fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
+        self.engine.trace_info_term(session, mfa, key)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.engine.is_patched(f))
@@ -143,6 +283,47 @@ impl BreakpointEngine for SpecOracle {
     fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
         self.0.trace_info(session, mfa, item)
     }
+    fn supports(&self, feature: &Feature) -> bool {
+        timem_feature(feature)
+    }
+    fn trace_pattern_flags(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.0.trace_pattern_flags(session, pattern, op, flags)
+    }
+    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
+        self.0
+            .enter(f, pid, call_traced, tail)
+            .into_iter()
+            .map(|(s, _, _)| s)
+            .collect()
+    }
+    fn ret(&mut self, pid: u64, call_traced: u64) {
+        self.0.ret(pid, call_traced)
+    }
+    fn unwind(&mut self, pid: u64, call_traced: u64) {
+        self.0.unwind(pid, call_traced)
+    }
+    fn schedule(&mut self, pid: u64, call_traced: u64, into: bool) {
+        if into {
+            self.0.schedule_in(pid, call_traced)
+        } else {
+            self.0.schedule_out(pid, call_traced)
+        }
+    }
+    fn advance(&mut self, dt: u64) {
+        self.0.advance(dt as i64)
+    }
+    fn alloc(&mut self, pid: u64, call_traced: u64, words: u64) {
+        self.0.alloc(pid, call_traced, words as i64)
+    }
+    fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
+        self.0.trace_info_term(session, mfa, key)
+    }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.0.is_patched(f))
     }
@@ -159,14 +340,23 @@ pub enum Wrong {
     NoQuirk,
     /// Trace messages of several sessions come oldest session first.
     SessionOrderReversed,
+    /// `restart` with call_time leaves the call_time counter as it is (no reset, not started).
+    TimeRestartIgnored,
+    /// Schedule-out does not charge the running time slice to the function being timed
+    /// (visible only in durations).
+    ScheduleOutUncharged,
 }
 
 impl Wrong {
-    pub const ALL: [Wrong; 3] = [
+    pub const ALL: [Wrong; 5] = [
         Wrong::PauseIgnored,
         Wrong::NoQuirk,
         Wrong::SessionOrderReversed,
+        Wrong::TimeRestartIgnored,
+        Wrong::ScheduleOutUncharged,
     ];
+    /// The call_time mutants (need call_time ops to be caught).
+    pub const CALL_TIME: [Wrong; 2] = [Wrong::TimeRestartIgnored, Wrong::ScheduleOutUncharged];
 }
 
 pub struct WrongOracle {
@@ -197,10 +387,40 @@ impl BreakpointEngine for WrongOracle {
         flags: TraceFlags,
     ) -> Result<usize, PatternError> {
         flags.check(op)?;
+        self.trace_pattern_flags(session, pattern, op, flags.into())
+    }
+    fn trace_pattern_flags(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        flags.check(op)?;
+        if self.wrong == Wrong::TimeRestartIgnored && op == PatternOp::Restart && flags.call_time {
+            let rest = FlagSet {
+                call_time: false,
+                ..flags
+            };
+            return if rest == FlagSet::default() {
+                Ok(pattern.matching(&self.funcs).len())
+            } else {
+                self.trace_pattern_flags(session, pattern, op, rest)
+            };
+        }
         let counter_op = flags.call_count && matches!(op, PatternOp::Pause | PatternOp::Restart);
         match self.wrong {
             Wrong::PauseIgnored if flags.call_count && op == PatternOp::Pause => {
-                Ok(pattern.matching(&self.funcs).len())
+                // The other flags of the list still apply.
+                let rest = FlagSet {
+                    call_count: false,
+                    ..flags
+                };
+                if rest == FlagSet::default() {
+                    Ok(pattern.matching(&self.funcs).len())
+                } else {
+                    self.inner.trace_pattern_flags(session, pattern, op, rest)
+                }
             }
             Wrong::NoQuirk if counter_op => {
                 let matched = pattern.matching(&self.funcs);
@@ -212,14 +432,52 @@ impl BreakpointEngine for WrongOracle {
                             && self.inner.trace_info(session, &mfa, InfoItem::Traced)
                                 != InfoValue::False;
                     if !node_without_counter {
-                        self.inner
-                            .trace_pattern(session, &Pattern::exact(&mfa), op, flags)?;
+                        self.inner.trace_pattern_flags(
+                            session,
+                            &Pattern::exact(&mfa),
+                            op,
+                            flags,
+                        )?;
                     }
                 }
                 Ok(matched.len())
             }
-            _ => self.inner.trace_pattern(session, pattern, op, flags),
+            _ => self.inner.trace_pattern_flags(session, pattern, op, flags),
         }
+    }
+    fn supports(&self, feature: &Feature) -> bool {
+        timem_feature(feature)
+    }
+    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
+        let mut v = self.inner.enter(f, pid, call_traced, tail);
+        if self.wrong == Wrong::SessionOrderReversed {
+            v.reverse();
+        }
+        v
+    }
+    fn ret(&mut self, pid: u64, call_traced: u64) {
+        self.inner.ret(pid, call_traced)
+    }
+    fn unwind(&mut self, pid: u64, call_traced: u64) {
+        self.inner.unwind(pid, call_traced)
+    }
+    fn schedule(&mut self, pid: u64, call_traced: u64, into: bool) {
+        // The oracle charges on schedule-out only for a call-traced process: hide the flag.
+        let ct = if self.wrong == Wrong::ScheduleOutUncharged && !into {
+            0
+        } else {
+            call_traced
+        };
+        self.inner.schedule(pid, ct, into)
+    }
+    fn advance(&mut self, dt: u64) {
+        self.inner.advance(dt)
+    }
+    fn alloc(&mut self, pid: u64, call_traced: u64, words: u64) {
+        self.inner.alloc(pid, call_traced, words)
+    }
+    fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
+        self.inner.trace_info_term(session, mfa, key)
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         let mut v = self.inner.call(f, pid, call_traced);

@@ -25,7 +25,7 @@ fn engine_conforms_to_the_oracle_op_by_op() {
 fn engine_conforms_to_the_oracle_on_random_scenarios() {
     let n = cases(256);
     let cfg = GenConfig {
-        known_deviations: true,
+        call_time: true,
         ..GenConfig::default()
     };
     if let Err(f) = check_scenarios(&RefEngine::boxed, &SpecOracle::boxed, cfg, n, 6) {
@@ -98,7 +98,14 @@ fn wrong(w: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
 fn conformance_rejects_every_wrong_oracle() {
     for w in Wrong::ALL {
         let f = wrong(w);
-        match check_ops(&RefEngine::boxed, &f, 512, 40, 6) {
+        // The duration-only mutant needs a timed call in flight, a clock step, a schedule-out
+        // and an info in that order: more cases.
+        let n = if w == Wrong::ScheduleOutUncharged {
+            4096
+        } else {
+            512
+        };
+        match check_ops(&RefEngine::boxed, &f, n, 40, 6) {
             Ok(()) => panic!("conformance did not catch the wrong oracle {w:?}"),
             Err(fail) => {
                 assert!(
@@ -114,15 +121,49 @@ fn conformance_rejects_every_wrong_oracle() {
             }
         }
         let cfg = GenConfig {
-            known_deviations: true,
+            call_time: true,
             ..GenConfig::default()
         };
+        // Between a scenario's ops nothing is in flight except after an exception, so the
+        // duration-only schedule-out mutant needs a timed raiser and a schedule-out: it gets
+        // 4096 cases (caught well before; the corpus's call_time_clock.json catches it too).
         if w != Wrong::SessionOrderReversed {
             // Scenarios have only the legacy session, so session order is out of their reach.
             assert!(
-                check_scenarios(&RefEngine::boxed, &f, cfg, 512, 6).is_err(),
+                check_scenarios(&RefEngine::boxed, &f, cfg, n, 6).is_err(),
                 "scenario conformance did not catch {w:?}"
             );
         }
     }
+}
+
+/// The call_time mutant that only durations reveal, on the shortest sequence that shows it.
+#[test]
+fn schedule_out_charge_is_observable() {
+    use bpspec_reference::FlagSet;
+    let ops = vec![
+        ConfOp::TimePattern {
+            session: 0,
+            target: Target::One(0),
+            op: PatternOp::True,
+            flags: FlagSet::CALL_TIME,
+        },
+        ConfOp::Enter {
+            f: 0,
+            pid: 1,
+            traced: 1,
+            tail: false,
+        },
+        ConfOp::Advance { dt: 5 },
+        ConfOp::Schedule { pid: 1, traced: 1 },
+        ConfOp::TimeInfo {
+            session: 0,
+            f: 0,
+            key: 0,
+        },
+    ];
+    compare_ops(&RefEngine::boxed, &SpecOracle::boxed, &ops).unwrap();
+    let e = compare_ops(&RefEngine::boxed, &wrong(Wrong::ScheduleOutUncharged), &ops)
+        .expect_err("the wrong oracle loses the slice");
+    assert!(e.contains("{call_time,[{<0.1.0>,1,0,5}]}"), "{e}");
 }

@@ -49,9 +49,11 @@ fn corpus_agrees_with_erts() {
     eprintln!("corpus on OTP {}: {s}", erl.otp);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert!(s.agree >= 10, "too few corpus scenarios ran on ERTS: {s}");
+    // call_time scenarios run on both now (counts against ERTS); pause/restart with local
+    // agrees since the fix (no known deviation left).
     assert!(
-        s.known_deviation >= 1,
-        "the known deviation scenario did not run: {s}"
+        s.known_deviation == 0 && s.agree >= 16,
+        "call_time / pause-with-local scenarios did not agree: {s}"
     );
 }
 
@@ -73,9 +75,23 @@ fn random_scenarios_agree_with_erts() {
             load(&s.name, &serde_json::to_string(s).unwrap()).unwrap_or_else(|e| panic!("{e}"))
         })
         .collect();
+    let timed = scs
+        .iter()
+        .filter(|l| {
+            l.features
+                .contains_key(&bpspec_oracle::scenario::Feature::CallTime)
+        })
+        .count();
     let vs = differential(&erl, &scs).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);
-    eprintln!("{n} random scenarios (seed {seed}) on OTP {}: {s}", erl.otp);
+    eprintln!(
+        "{n} random scenarios (seed {seed}, {timed} with call_time) on OTP {}: {s}",
+        erl.otp
+    );
+    assert!(
+        timed * 4 >= n,
+        "too few generated scenarios use call_time: {timed} of {n}"
+    );
     for (sc, v) in raw.iter().zip(&vs) {
         match v {
             Verdict::Differ(d) => {
@@ -154,4 +170,26 @@ fn driver_errors_are_reported_per_scenario() {
         vs[0]
     );
     assert_eq!(vs[1], Verdict::Agree);
+}
+
+/// ERTS also tells a wrong call_time engine apart (counts only: durations are not compared with a
+/// real node): the sequential oracle whose `restart` leaves call_time counters alone.
+#[test]
+fn erts_rejects_a_wrong_call_time_engine() {
+    use bpspec_oracle::erlang::differential_of;
+    use bpspec_oracle::target::{BreakpointEngine, Wrong, WrongOracle};
+    use bpspec_reference::Mfa;
+    let erl = erl();
+    let raw = sample(GenConfig::default(), 150, 25);
+    let scs: Vec<Loaded> = raw
+        .iter()
+        .map(|s| load(&s.name, &serde_json::to_string(s).unwrap()).unwrap())
+        .collect();
+    let wrong = |f: Vec<Mfa>| -> Box<dyn BreakpointEngine> {
+        Box::new(WrongOracle::new(f, Wrong::TimeRestartIgnored))
+    };
+    let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
+    let s = Summary::of(&vs);
+    eprintln!("wrong call_time engine on 150 random scenarios: {s}");
+    assert!(s.differ >= 1, "ERTS did not catch TimeRestartIgnored: {s}");
 }

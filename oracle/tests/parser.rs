@@ -350,7 +350,9 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
               {"session_destroy": "s"}],
       "expect": [{"op": 2, "trace": {"session": "s", "process": "p", "event": "call", "mfa": "m:f/1", "args": [1]}},
                  {"op": 2, "return": "x"}, {"op": 2, "raise": "r"}, {"op": 1, "trace_pattern": 1},
-                 {"op": 3, "trace_info": {"item": "all", "value": false}}, {"op": 4, "trace_flags": 1}]}"#;
+                 {"op": 3, "trace_info": {"item": "all", "value": false}}, {"op": 4, "trace_flags": 1},
+                 {"op": 3, "trace_info": {"item": "call_time", "value": [{"process": "p", "count": 1, "time": 5}]}},
+                 {"op": 3, "trace_info": {"item": "call_memory", "value": [{"process": "p", "count": 1, "words": 3}]}}]}"#;
     let l = load("full.json", full).unwrap_or_else(|e| panic!("{e}"));
     let v = serde_json::to_value(&l.scenario).unwrap();
     let mut used = std::collections::BTreeSet::new();

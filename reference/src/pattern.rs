@@ -191,17 +191,14 @@ impl Pattern {
 
 impl TraceFlags {
     /// Validate the operation against the flags as `erlang:trace_pattern/3` does.
-    pub fn check(&self, op: PatternOp) -> Result<(), PatternError> {
+    pub fn check(&self, _op: PatternOp) -> Result<(), PatternError> {
         if !self.local && !self.call_count {
             return Err(PatternError::BadArg(
                 "no trace flag given (expected local and/or call_count)".into(),
             ));
         }
-        if matches!(op, PatternOp::Pause | PatternOp::Restart) && self.local {
-            return Err(PatternError::BadArg(
-                "pause and restart apply only to call_count, call_time and call_memory".into(),
-            ));
-        }
+        // `pause`/`restart` with `local` is accepted, as ERTS does: local trace is set as by
+        // `true`, and the counters get pause/restart (docs/deviations.md, issue 6).
         Ok(())
     }
 
@@ -281,18 +278,15 @@ impl FlagSet {
     }
 
     /// Validate against the operation as `erlang:trace_pattern/3` does.
-    pub fn check(&self, op: PatternOp) -> Result<(), PatternError> {
+    pub fn check(&self, _op: PatternOp) -> Result<(), PatternError> {
         if !self.local && !self.counters() {
             return Err(PatternError::BadArg(
                 "no trace flag given (expected local, call_count, call_time and/or call_memory)"
                     .into(),
             ));
         }
-        if matches!(op, PatternOp::Pause | PatternOp::Restart) && self.local {
-            return Err(PatternError::BadArg(
-                "pause and restart apply only to call_count, call_time and call_memory".into(),
-            ));
-        }
+        // As ERTS: `pause`/`restart` with `local` sets local trace (as `true`) and applies to
+        // the counters only.
         Ok(())
     }
 

@@ -51,8 +51,12 @@ pub(crate) fn stage_in<P: ThreadProgress>(
         return;
     }
     if g.is_null() {
-        if matches!(op, PatternOp::Pause | PatternOp::Restart) {
-            return; // ERTS: pause/restart on a function with no breakpoint does nothing.
+        if matches!(op, PatternOp::Pause | PatternOp::Restart) && !fl.local {
+            // ERTS: pause/restart on a function with no breakpoint does nothing. With `local`
+            // it does: ERTS sets local trace with a plain set (as `true`) before the counters
+            // get pause/restart, so the node is created and a counter flag then falls through
+            // to a new, running counter.
+            return;
         }
         let head = h.gen_bp.load(Relaxed);
         // SAFETY: live node under the permission.

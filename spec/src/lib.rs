@@ -2,9 +2,16 @@
 //! `call_count`, as a small sequential oracle: maps and lists, no concurrency, no generations.
 //! The engine must agree with it on every observation when driven by one thread
 //! (`tests/tests/conformance.rs`). Quirks of ERTS are reproduced and named.
+//! call_time and call_memory (processes, return frames, the logical clock) are in [`timem`];
+//! `oracle/tests/conformance.rs` compares them with the engine op by op.
 
-use bpspec_reference::{InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, TraceFlags};
+use bpspec_reference::{
+    FlagSet, InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, TraceFlags,
+};
 use std::collections::BTreeMap;
+
+/// call_time and call_memory: counters, processes, the logical clock (issue 4).
+pub mod timem;
 
 /// One session's breakpoint on one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,11 +21,14 @@ struct Node {
     local: bool,
     /// `(value, running)`.
     count: Option<(u64, bool)>,
+    /// call_time / call_memory counters.
+    time: Option<timem::Counter>,
+    memory: Option<timem::Counter>,
 }
 
 impl Node {
     fn empty(&self) -> bool {
-        !self.local && self.count.is_none()
+        !self.local && self.count.is_none() && self.time.is_none() && self.memory.is_none()
     }
 }
 
@@ -28,6 +38,10 @@ pub struct Oracle {
     funcs: Vec<Mfa>,
     nodes: BTreeMap<(usize, u32), Node>,
     seq: u64,
+    /// Processes seen by call_time/call_memory ops, by pid.
+    procs: BTreeMap<u64, timem::OProc>,
+    /// The logical clock (microseconds).
+    now: i64,
 }
 
 impl Oracle {
@@ -47,6 +61,18 @@ impl Oracle {
         fl: TraceFlags,
     ) -> Result<usize, PatternError> {
         fl.check(op)?;
+        self.trace_pattern_flags(session, pat, op, fl.into())
+    }
+
+    /// `trace_pattern` with the full flag list (call_time and call_memory too).
+    pub fn trace_pattern_flags(
+        &mut self,
+        session: u32,
+        pat: &Pattern,
+        op: PatternOp,
+        fl: FlagSet,
+    ) -> Result<usize, PatternError> {
+        fl.check(op)?;
         let matched = pat.matching(&self.funcs);
         for &f in &matched {
             let key = (f, session);
@@ -56,14 +82,23 @@ impl Oracle {
                     if fl.call_count {
                         n.count = None;
                     }
+                    if fl.call_time {
+                        n.time = None;
+                    }
+                    if fl.call_memory {
+                        n.memory = None;
+                    }
                 }
-            } else if self.nodes.contains_key(&key) || op == PatternOp::True {
+            } else if self.nodes.contains_key(&key) || op == PatternOp::True || fl.local {
+                // `local` with pause/restart sets local trace as `true` does (ERTS).
                 self.seq += 1;
                 let seq = self.seq;
                 let n = self.nodes.entry(key).or_insert(Node {
                     seq,
                     local: false,
                     count: None,
+                    time: None,
+                    memory: None,
                 });
                 n.local |= fl.local;
                 if fl.call_count {
@@ -73,6 +108,19 @@ impl Oracle {
                         // running one even for pause/restart (the ERTS quirk).
                         _ => Some((0, true)),
                     };
+                }
+                // The same rule for call_time/call_memory: pause stops an existing counter,
+                // anything else starts a fresh one (also pause on a node without one).
+                for (on, c) in [(fl.call_time, &mut n.time), (fl.call_memory, &mut n.memory)] {
+                    if on {
+                        *c = match (op, c.take()) {
+                            (PatternOp::Pause, Some(mut c)) => {
+                                c.running = false;
+                                Some(c)
+                            }
+                            _ => Some(timem::Counter::running()),
+                        };
+                    }
                 }
             }
             // Consolidate drops a node whose flags are all off.
@@ -86,10 +134,17 @@ impl Oracle {
     /// A call of `f` by `pid`, call-traced in the sessions of `call_traced`. Returns the local
     /// call trace events `(session, pid, f)` in delivery order (newest session first).
     pub fn call(&mut self, f: usize, pid: u64, call_traced: u64) -> Vec<(u32, u64, usize)> {
+        self.hit(f, pid, call_traced, false)
+    }
+
+    /// The breakpoint of `f` hit by `pid`; with `timem`, call_time/call_memory act on the
+    /// process (timem.rs), in chain order, after each node's local trace and count.
+    fn hit(&mut self, f: usize, pid: u64, call_traced: u64, timem: bool) -> Vec<(u32, u64, usize)> {
         let mut on_f: Vec<(&(usize, u32), &mut Node)> =
             self.nodes.range_mut((f, 0)..=(f, u32::MAX)).collect();
         on_f.sort_by_key(|(_, n)| std::cmp::Reverse(n.seq));
         let mut events = Vec::new();
+        let mut acts = Vec::new();
         for ((_, s), n) in on_f {
             if n.local && call_traced & (1 << s) != 0 {
                 events.push((*s, pid, f));
@@ -97,6 +152,14 @@ impl Oracle {
             if let Some((v, true)) = &mut n.count {
                 *v += 1;
             }
+            let traced = call_traced & (1 << s) != 0;
+            let run = |c: &Option<timem::Counter>| traced && c.as_ref().is_some_and(|c| c.running);
+            if timem && (run(&n.time) || run(&n.memory)) {
+                acts.push((*s, run(&n.time), run(&n.memory)));
+            }
+        }
+        for (s, t, m) in acts {
+            self.timem_breakpoint(s, f, pid, t, m);
         }
         events
     }

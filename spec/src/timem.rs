@@ -1,0 +1,328 @@
+//! call_time and call_memory in the sequential oracle: per function and session a counter
+//! (`pid -> (count, accumulated)`) that runs or is paused, and per process the state ERTS keeps
+//! for them (one "pbt" per session and kind: the function being charged and its baseline), a
+//! stack of continuation and trace-return frames, the words allocated so far, and whether it is
+//! scheduled in. One logical clock (`now`, microseconds) for everything.
+//!
+//! The rules, in ERTS's terms (`erts_trace_call_acc`, `erts_call_trace_return`,
+//! `erts_schedule_time_break`, `next_catch`):
+//! - A hit of a running counter by a call-traced process charges the function the pbt names with
+//!   the time (words) since its baseline, counts the call, makes `f` the charged function, and
+//!   pushes a trace-return frame unless the top frame already is one (tail calls reuse it).
+//! - A return through a trace frame charges the charged function and restores the caller saved
+//!   in the frame. An exception skips trace frames without charging.
+//! - Charges go to the counter that exists *now* on the charged function, running or paused:
+//!   pause freezes the count but not the time of calls in flight; after `false` there is nothing
+//!   to charge; after `true`/`restart` the fresh counter gets the rest of the in-flight time.
+//! - Schedule-out charges the running slice to each charged function; schedule-in restarts the
+//!   time baselines (only for processes with the call trace flag, as ERTS).
+
+use crate::Oracle;
+use bpspec_reference::{InfoKey, Mfa, Term};
+use std::collections::BTreeMap;
+
+/// A call_time or call_memory counter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counter {
+    pub running: bool,
+    /// `pid -> (count, accumulated)`.
+    pub per_pid: BTreeMap<u64, (i64, i64)>,
+}
+
+impl Counter {
+    pub fn running() -> Counter {
+        Counter {
+            running: true,
+            per_pid: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Time,
+    Memory,
+}
+
+/// `process_breakpoint_trace_t`: the function being charged and its baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pbt {
+    session: u32,
+    ci: Option<usize>,
+    acc: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Frame {
+    Code,
+    Trace {
+        prev: Option<usize>,
+        time: bool,
+        memory: bool,
+        session: u32,
+    },
+}
+
+/// A process as call_time/call_memory see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OProc {
+    call_traced: u64,
+    running: bool,
+    time: Vec<Pbt>,
+    memory: Vec<Pbt>,
+    stack: Vec<Frame>,
+    allocated: i64,
+}
+
+/// Bound on the simulated stack.
+const MAX_STACK: usize = 1 << 16;
+
+type Nodes = BTreeMap<(usize, u32), crate::Node>;
+
+/// Add `(count, acc)` for `pid` to `session`'s counter of `kind` on `f`, if it exists (running
+/// or paused); otherwise nothing ("breakpoint was removed").
+fn charge(nodes: &mut Nodes, session: u32, f: usize, kind: Kind, pid: u64, count: i64, acc: i64) {
+    let Some(n) = nodes.get_mut(&(f, session)) else {
+        return;
+    };
+    let c = match kind {
+        Kind::Time => &mut n.time,
+        Kind::Memory => &mut n.memory,
+    };
+    if let Some(c) = c {
+        let e = c.per_pid.entry(pid).or_insert((0, 0));
+        e.0 += count;
+        e.1 += acc;
+    }
+}
+
+impl OProc {
+    fn list(&mut self, kind: Kind) -> &mut Vec<Pbt> {
+        match kind {
+            Kind::Time => &mut self.time,
+            Kind::Memory => &mut self.memory,
+        }
+    }
+    fn clock(&self, kind: Kind, now: i64) -> i64 {
+        match kind {
+            Kind::Time => now,
+            Kind::Memory => self.allocated,
+        }
+    }
+}
+
+impl Oracle {
+    fn proc(&mut self, pid: u64, call_traced: u64) -> &mut OProc {
+        let p = self.procs.entry(pid).or_insert(OProc {
+            call_traced,
+            running: true,
+            time: Vec::new(),
+            memory: Vec::new(),
+            stack: Vec::new(),
+            allocated: 0,
+        });
+        p.call_traced = call_traced;
+        p
+    }
+
+    /// Process `pid` enters `f` by a body call (a continuation is pushed) or a tail call.
+    /// Returns the local call trace events, as [`Oracle::call`].
+    pub fn enter(
+        &mut self,
+        f: usize,
+        pid: u64,
+        call_traced: u64,
+        tail: bool,
+    ) -> Vec<(u32, u64, usize)> {
+        let p = self.proc(pid, call_traced);
+        assert!(p.running, "pid {pid} calls while scheduled out");
+        if !tail {
+            assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");
+            p.stack.push(Frame::Code);
+        }
+        self.hit(f, pid, call_traced, true)
+    }
+
+    /// `erts_trace_call_acc` for both kinds, then the trace-return frame.
+    pub(crate) fn timem_breakpoint(&mut self, s: u32, f: usize, pid: u64, time: bool, mem: bool) {
+        let now = self.now;
+        let p = self.procs.get_mut(&pid).expect("entered first");
+        let mut prev = None;
+        for (on, kind) in [(time, Kind::Time), (mem, Kind::Memory)] {
+            if !on {
+                continue;
+            }
+            let accum = p.clock(kind, now);
+            let list = p.list(kind);
+            let last = match list.iter_mut().find(|b| b.session == s) {
+                None => {
+                    list.insert(
+                        0,
+                        Pbt {
+                            session: s,
+                            ci: None,
+                            acc: accum,
+                        },
+                    );
+                    None
+                }
+                Some(b) => {
+                    let old = b.ci;
+                    if let Some(ci) = old {
+                        charge(&mut self.nodes, s, ci, kind, pid, 0, accum - b.acc);
+                    }
+                    old
+                }
+            };
+            charge(&mut self.nodes, s, f, kind, pid, 1, 0);
+            let b = list.iter_mut().find(|b| b.session == s).expect("pbt");
+            b.ci = Some(f);
+            b.acc = accum;
+            prev = last;
+        }
+        if !matches!(p.stack.last(), Some(Frame::Trace { .. })) {
+            assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");
+            p.stack.push(Frame::Trace {
+                prev,
+                time,
+                memory: mem,
+                session: s,
+            });
+        }
+    }
+
+    /// Return from the current function: every trace frame on top charges, then the
+    /// continuation pops.
+    pub fn ret(&mut self, pid: u64, call_traced: u64) {
+        let now = self.now;
+        let p = self.proc(pid, call_traced);
+        assert!(p.running, "pid {pid} returns while scheduled out");
+        for _ in 0..=MAX_STACK {
+            let p = self.procs.get_mut(&pid).expect("exists");
+            match p.stack.pop() {
+                None => panic!("pid {pid} returned with an empty stack"),
+                Some(Frame::Code) => return,
+                Some(Frame::Trace {
+                    prev,
+                    time,
+                    memory,
+                    session,
+                }) => {
+                    for (on, kind) in [(time, Kind::Time), (memory, Kind::Memory)] {
+                        if !on {
+                            continue;
+                        }
+                        let accum = p.clock(kind, now);
+                        let Some(b) = p.list(kind).iter_mut().find(|b| b.session == session) else {
+                            continue;
+                        };
+                        let charged = b.ci.map(|ci| (ci, accum - b.acc));
+                        b.ci = prev;
+                        b.acc = accum;
+                        if let Some((ci, d)) = charged {
+                            charge(&mut self.nodes, session, ci, kind, pid, 0, d);
+                        }
+                    }
+                }
+            }
+        }
+        panic!("pid {pid}: return unwound more than {MAX_STACK} frames");
+    }
+
+    /// An exception caught at the top: trace frames are skipped without charging (`next_catch`).
+    pub fn unwind(&mut self, pid: u64, call_traced: u64) {
+        self.proc(pid, call_traced).stack.clear();
+    }
+
+    pub fn schedule_out(&mut self, pid: u64, call_traced: u64) {
+        let now = self.now;
+        let p = self.proc(pid, call_traced);
+        assert!(p.running, "pid {pid} scheduled out twice");
+        p.running = false;
+        if call_traced != 0 {
+            let charges: Vec<(u32, usize, i64)> = p
+                .time
+                .iter()
+                .filter_map(|b| b.ci.map(|ci| (b.session, ci, now - b.acc)))
+                .collect();
+            for (s, ci, d) in charges {
+                charge(&mut self.nodes, s, ci, Kind::Time, pid, 0, d);
+            }
+        }
+    }
+
+    pub fn schedule_in(&mut self, pid: u64, call_traced: u64) {
+        let now = self.now;
+        let p = self.proc(pid, call_traced);
+        assert!(!p.running, "pid {pid} scheduled in twice");
+        p.running = true;
+        if call_traced != 0 {
+            for b in &mut p.time {
+                b.acc = now;
+            }
+        }
+    }
+
+    /// Advance the logical clock by `dt` microseconds.
+    pub fn advance(&mut self, dt: i64) {
+        assert!(dt >= 0, "the clock never goes back ({dt})");
+        self.now += dt;
+    }
+
+    /// Process `pid` allocates `words` (the call_memory clock).
+    pub fn alloc(&mut self, pid: u64, call_traced: u64, words: i64) {
+        assert!(words >= 0, "allocation of {words} words");
+        self.proc(pid, call_traced).allocated += words;
+    }
+
+    /// `trace_info(Session, MFA, Key)` as an Erlang term, in ERTS's shapes (OTP 26+ `all`).
+    pub fn trace_info_term(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Term {
+        let pair = |v: Term| Term::Tuple(vec![Term::Atom(key.atom()), v]);
+        let Some(f) = self.funcs.iter().position(|m| m == mfa) else {
+            return pair(Term::Atom("undefined"));
+        };
+        let Some(n) = self.nodes.get(&(f, session)) else {
+            return pair(Term::Atom("false"));
+        };
+        let no = || Term::Atom("false");
+        let traced = Term::Atom(if n.local { "local" } else { "false" });
+        let ms = if n.local { Term::List(vec![]) } else { no() };
+        let count = n.count.map_or(no(), |(v, _)| Term::Int(v as i64));
+        let rows = |c: &Option<Counter>, time: bool| {
+            c.as_ref().map_or(no(), |c| {
+                Term::List(
+                    c.per_pid
+                        .iter()
+                        .map(|(&pid, &(k, a))| {
+                            let mut t = vec![Term::Pid(pid), Term::Int(k)];
+                            if time {
+                                t.extend([Term::Int(a / 1_000_000), Term::Int(a % 1_000_000)]);
+                            } else {
+                                t.push(Term::Int(a));
+                            }
+                            Term::Tuple(t)
+                        })
+                        .collect(),
+                )
+            })
+        };
+        let kv = |k: &'static str, v: Term| Term::Tuple(vec![Term::Atom(k), v]);
+        pair(match key {
+            InfoKey::Traced => traced,
+            InfoKey::MatchSpec => ms,
+            InfoKey::Meta | InfoKey::MetaMatchSpec => no(),
+            InfoKey::CallCount => count,
+            InfoKey::CallTime => rows(&n.time, true),
+            InfoKey::CallMemory => rows(&n.memory, false),
+            InfoKey::All => Term::List(vec![
+                kv("traced", traced),
+                kv("match_spec", ms),
+                kv("meta", no()),
+                kv("meta_match_spec", no()),
+                kv("call_memory", rows(&n.memory, false)),
+                kv("call_time", rows(&n.time, true)),
+                kv("call_count", count),
+            ]),
+        })
+    }
+}
