@@ -114,6 +114,8 @@ pub fn loom_scenarios() -> Vec<CScenario> {
         paused_via_flip: true,
         flip_back_wait: true,
     };
+    // One process (pid 100) calling twice, with a switch between the calls.
+    let two_calls = || vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])];
     vec![
         // One scheduler calling while one query runs: T1-T4.
         base(
@@ -130,7 +132,7 @@ pub fn loom_scenarios() -> Vec<CScenario> {
             dirty: vec![0],
             ..base(
                 "info-dirty",
-                vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])],
+                two_calls(),
                 vec![CStager::Info(0, InfoKey::CallTime)],
                 true,
             )
@@ -158,7 +160,7 @@ pub fn loom_scenarios() -> Vec<CScenario> {
         // true/restart racing with calls (#8835), then a query.
         base(
             "reset",
-            vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])],
+            two_calls(),
             vec![
                 CStager::Pattern(0, PatternOp::Restart, TIME),
                 CStager::Info(0, InfoKey::CallTime),
@@ -171,7 +173,7 @@ pub fn loom_scenarios() -> Vec<CScenario> {
             resetter: vec![(0, PatternOp::Restart, TIME_MEM)],
             ..base(
                 "info-vs-reset",
-                vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])],
+                two_calls(),
                 vec![CStager::Info(0, InfoKey::All)],
                 false,
             )
@@ -179,7 +181,7 @@ pub fn loom_scenarios() -> Vec<CScenario> {
         // Stop-the-world query: the baseline.
         base(
             "info-stw",
-            vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])],
+            two_calls(),
             vec![CStager::InfoStw(0, InfoKey::CallTime)],
             true,
         ),

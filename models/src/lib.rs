@@ -22,6 +22,7 @@ use bpspec_reference::{
 };
 
 pub mod collection;
+pub mod harness;
 pub mod results;
 pub mod sessions;
 
@@ -261,6 +262,34 @@ struct Seen {
 /// The flags a hit acts on, for classification.
 const ACTED: u32 = flags::LOCAL_TRACE | flags::COUNT_ACTIVE;
 
+/// Walk a scheduler's script: `call(s, f)` for each `Call(f)` (its results, in order, are
+/// returned), a progress point for each `Progress`, a sleep and wake-up for each `Nap`; then the
+/// scheduler goes to sleep.
+pub(crate) fn walk_script<P: ThreadProgress, T>(
+    s: &mut Scheduler<P>,
+    script: Vec<Step>,
+    mut call: impl FnMut(&mut Scheduler<P>, usize) -> T,
+) -> Vec<T> {
+    let mut seen = Vec::new();
+    for step in script {
+        match step {
+            Step::Call(f) => seen.push(call(s, f)),
+            Step::Progress => {
+                s.progress();
+                // Between processes a scheduler lets others run: a voluntary switch, which does
+                // not spend loom's preemption budget.
+                yield_now();
+            }
+            Step::Nap => {
+                s.sleep();
+                s.wake();
+            }
+        }
+    }
+    s.sleep();
+    seen
+}
+
 /// Run one execution of `scn` with progress implementation `P` and `mutant`. Panics on any
 /// property violation (that is how loom and shuttle see it).
 pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
@@ -288,35 +317,18 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
                     pid: 100 + id as u64,
                     call_traced: u64::MAX,
                 };
-                let mut seen = Vec::new();
-                for step in script {
-                    match step {
-                        Step::Call(f) => {
-                            // Acquire: pairs with the Release store after trace_pattern returns,
-                            // so this call is "later" than that return (property I4).
-                            let r = returned.load(Acquire);
-                            s.call(f, &p);
-                            let h = s.hits.last().expect("call records a hit");
-                            seen.push(Seen {
-                                func: f,
-                                acted: h.flags & ACTED,
-                                returned: r,
-                            });
-                        }
-                        Step::Progress => {
-                            s.progress();
-                            // Between processes a scheduler lets others run: a voluntary switch,
-                            // which does not spend loom's preemption budget.
-                            yield_now();
-                        }
-                        Step::Nap => {
-                            s.sleep();
-                            s.wake();
-                        }
+                walk_script(&mut s, script, |s, f| {
+                    // Acquire: pairs with the Release store after trace_pattern returns,
+                    // so this call is "later" than that return (property I4).
+                    let r = returned.load(Acquire);
+                    s.call(f, &p);
+                    let h = s.hits.last().expect("call records a hit");
+                    Seen {
+                        func: f,
+                        acted: h.flags & ACTED,
+                        returned: r,
                     }
-                }
-                s.sleep();
-                seen
+                })
             })
         })
         .collect();

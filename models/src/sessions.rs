@@ -17,13 +17,13 @@
 //!   call, loom's cells);
 //! - at rest (I5) after the run, and a destroyed session refuses queries.
 
-use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU32, Ordering::*};
+use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::*};
 use bpspec_reference::{
     flags, Engine, EngineConfig, FlagSet, Mailbox, Mfa, Mutant, Pattern, PatternOp, Proc,
     ProcFlags, Process, ProcessTracer, Scheduler, SessionError, ThreadProgress, TraceSpec,
 };
 
-use crate::Step;
+use crate::{walk_script, Step};
 
 /// One stager operation.
 #[derive(Clone, Copy, Debug)]
@@ -255,31 +255,16 @@ pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mut
             let (engine, returned, script) = (engine.clone(), returned.clone(), script.clone());
             spawn(move || {
                 let mut s = Scheduler::start(engine.clone(), id);
-                let mut seen = Vec::new();
-                for step in script {
-                    match step {
-                        Step::Call(f) => {
-                            // Acquire: pairs with the Release store after each stager op.
-                            let r = returned.load(Acquire);
-                            s.tail_call(f, &mut proc);
-                            let h = s.hits.last().expect("call records a hit");
-                            seen.push(Seen {
-                                acted: h.flags & ACTED,
-                                returned: r,
-                            });
-                        }
-                        Step::Progress => {
-                            s.progress();
-                            yield_now();
-                        }
-                        Step::Nap => {
-                            s.sleep();
-                            s.wake();
-                        }
+                walk_script(&mut s, script, |s, f| {
+                    // Acquire: pairs with the Release store after each stager op.
+                    let r = returned.load(Acquire);
+                    s.tail_call(f, &mut proc);
+                    let h = s.hits.last().expect("call records a hit");
+                    Seen {
+                        acted: h.flags & ACTED,
+                        returned: r,
                     }
-                }
-                s.sleep();
-                seen
+                })
             })
         })
         .collect();

@@ -4,25 +4,13 @@
 #![cfg(loom)]
 
 use bpspec_models::collection::{expected_kills, loom_scenarios, run, CScenario};
-use bpspec_models::results::{catch, record, Verdict};
+use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::harness::{observed, scenario_named};
+use bpspec_models::results::{record, Verdict};
 use bpspec_reference::{Mutant, Qsbr};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
-use std::time::Instant;
-
-fn builder() -> loom::model::Builder {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(2);
-    }
-    b
-}
 
 fn scenario(name: &str) -> CScenario {
-    loom_scenarios()
-        .into_iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no loom collection scenario {name}"))
+    scenario_named(loom_scenarios(), name, |s| s.name)
 }
 
 /// Explore; record the verdict; return the counterexample.
@@ -32,39 +20,21 @@ fn explore(
     mutant: Option<Mutant>,
     expected: &str,
 ) -> Option<String> {
-    let b = builder();
-    let execs = Arc::new(AtomicUsize::new(0));
-    let (scn2, execs2) = (scn.clone(), execs.clone());
-    let start = Instant::now();
-    let cx = catch(|| {
-        b.check(move || {
-            execs2.fetch_add(1, Relaxed);
-            run::<Qsbr>(&scn2, mutant);
-        })
-    });
-    let n = execs.load(Relaxed);
+    let scn2 = scn.clone();
+    let o = loom_run::explore(&builder(), move || run::<Qsbr>(&scn2, mutant));
     record(&Verdict {
         checker: "loom",
         progress: "qsbr",
         scenario: scn.name,
         variant,
-        bound: format!(
-            "preemption={} branches={} executions={n}",
-            b.preemption_bound.map_or("none".into(), |p| p.to_string()),
-            b.max_branches
-        ),
+        bound: format!("{} executions={}", o.bound, o.executions),
         expected,
-        observed: match (&cx, expected) {
-            (Some(_), "hold") => "VIOLATED",
-            (Some(_), _) => "killed",
-            (None, "hold") => "hold",
-            (None, _) => "survives",
-        },
-        seconds: start.elapsed().as_secs_f64(),
-        detail: cx.clone().unwrap_or_default(),
+        observed: observed(expected, o.cx.is_some()),
+        seconds: o.seconds,
+        detail: o.cx.clone().unwrap_or_default(),
     });
-    assert!(n > 0);
-    cx
+    assert!(o.executions > 0);
+    o.cx
 }
 
 macro_rules! baselines {

@@ -4,27 +4,13 @@
 #![cfg(shuttle)]
 
 use bpspec_models::collection::{expected_kills, run, shuttle_scenarios, CScenario};
-use bpspec_models::results::{catch, record, Verdict};
+use bpspec_models::harness::shuttle_run::{self, iters};
+use bpspec_models::harness::{observed, scenario_named};
+use bpspec_models::results::{record, Verdict};
 use bpspec_reference::{Mutant, Qsbr};
-use shuttle::scheduler::{PctScheduler, RandomScheduler};
-use shuttle::{Config, Runner};
-use std::time::Instant;
-
-const SEED: u64 = 0x6270_7370_6563;
-const PCT_DEPTH: usize = 3;
-
-fn iters() -> usize {
-    std::env::var("BPSPEC_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
-}
 
 fn scenario(name: &str) -> CScenario {
-    shuttle_scenarios()
-        .into_iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no shuttle collection scenario {name}"))
+    scenario_named(shuttle_scenarios(), name, |s| s.name)
 }
 
 fn explore(
@@ -34,39 +20,18 @@ fn explore(
     pct: bool,
     expected: &str,
 ) -> Option<String> {
-    let n = iters();
     let scn2 = scn.clone();
-    let start = Instant::now();
-    let f = move || run::<Qsbr>(&scn2, mutant);
-    let cx = catch(|| {
-        if pct {
-            Runner::new(
-                PctScheduler::new_from_seed(SEED, PCT_DEPTH, n),
-                Config::new(),
-            )
-            .run(f);
-        } else {
-            Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(f);
-        }
-    });
+    let (cx, seconds, bound) =
+        shuttle_run::explore(pct, iters(), move || run::<Qsbr>(&scn2, mutant));
     record(&Verdict {
         checker: "shuttle",
         progress: "qsbr",
         scenario: scn.name,
         variant,
-        bound: if pct {
-            format!("pct depth={PCT_DEPTH} iterations={n} seed={SEED:#x}")
-        } else {
-            format!("random iterations={n} seed={SEED:#x}")
-        },
+        bound,
         expected,
-        observed: match (&cx, expected) {
-            (Some(_), "hold") => "VIOLATED",
-            (Some(_), _) => "killed",
-            (None, "hold") => "hold",
-            (None, _) => "survives",
-        },
-        seconds: start.elapsed().as_secs_f64(),
+        observed: observed(expected, cx.is_some()),
+        seconds,
         detail: cx.clone().unwrap_or_default(),
     });
     cx

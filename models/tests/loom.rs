@@ -3,20 +3,11 @@
 //! its bound, the number of executions explored and its verdict in the results table.
 #![cfg(loom)]
 
-use bpspec_models::results::{catch, record, Verdict};
+use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::harness::{observed, scenario_named};
+use bpspec_models::results::{record, Verdict};
 use bpspec_models::{expected_kills, loom_scenarios, run, Scenario};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
-use std::time::Instant;
-
-fn builder() -> loom::model::Builder {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(2);
-    }
-    b
-}
 
 /// Explore `scn` under `mutant`; returns (counterexample, executions, seconds, bound text).
 fn explore<P: ThreadProgress>(
@@ -24,26 +15,13 @@ fn explore<P: ThreadProgress>(
     mutant: Option<Mutant>,
     b: &loom::model::Builder,
 ) -> (Option<String>, usize, f64, String) {
-    let execs = Arc::new(AtomicUsize::new(0));
-    let (scn2, execs2) = (scn.clone(), execs.clone());
-    let start = Instant::now();
-    let cx = catch(|| {
-        b.check(move || {
-            execs2.fetch_add(1, Relaxed);
-            run::<P>(&scn2, mutant);
-        })
-    });
-    let bound = format!(
-        "preemption={} branches={}",
-        b.preemption_bound.map_or("none".into(), |p| p.to_string()),
-        b.max_branches
-    );
-    (
-        cx,
-        execs.load(Relaxed),
-        start.elapsed().as_secs_f64(),
-        bound,
-    )
+    let scn2 = scn.clone();
+    let o = loom_run::explore(b, move || run::<P>(&scn2, mutant));
+    (o.cx, o.executions, o.seconds, o.bound)
+}
+
+fn scenario(name: &str) -> Scenario {
+    scenario_named(loom_scenarios(), name, |s| s.name)
 }
 
 /// Explore `mutant` on scenario `name` and record the verdict against `expected`
@@ -54,10 +32,7 @@ fn mutant_run(
     expected: &str,
     b: &loom::model::Builder,
 ) -> Option<String> {
-    let scn = loom_scenarios()
-        .into_iter()
-        .find(|s| s.name == name)
-        .expect("scenario");
+    let scn = scenario(name);
     let (cx, execs, secs, bound) = explore::<Qsbr>(&scn, Some(m), b);
     record(&Verdict {
         checker: "loom",
@@ -66,7 +41,7 @@ fn mutant_run(
         variant: m.name(),
         bound: format!("{bound} executions={execs}"),
         expected,
-        observed: if cx.is_some() { "killed" } else { "survives" },
+        observed: observed(expected, cx.is_some()),
         seconds: secs,
         detail: cx.clone().unwrap_or_default(),
     });
@@ -74,10 +49,7 @@ fn mutant_run(
 }
 
 fn baseline<P: ThreadProgress>(name: &str, b: loom::model::Builder) {
-    let scn = loom_scenarios()
-        .into_iter()
-        .find(|s| s.name == name)
-        .expect("scenario");
+    let scn = scenario(name);
     let (cx, execs, secs, bound) = explore::<P>(&scn, None, &b);
     record(&Verdict {
         checker: "loom",
@@ -86,7 +58,7 @@ fn baseline<P: ThreadProgress>(name: &str, b: loom::model::Builder) {
         variant: "baseline",
         bound: format!("{bound} executions={execs}"),
         expected: "hold",
-        observed: if cx.is_some() { "VIOLATED" } else { "hold" },
+        observed: observed("hold", cx.is_some()),
         seconds: secs,
         detail: cx.clone().unwrap_or_default(),
     });

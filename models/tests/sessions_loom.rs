@@ -3,28 +3,16 @@
 //! may be calling it. Bound from `LOOM_MAX_PREEMPTIONS` (CI 2, `make check` 3).
 #![cfg(loom)]
 
-use bpspec_models::results::{catch, record, Verdict};
+use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::harness::{observed, scenario_named};
+use bpspec_models::results::{record, Verdict};
 use bpspec_models::sessions::{
     expected_session_kills, loom_session_scenarios, run_sessions, SessionScenario,
 };
 use bpspec_reference::{Mutant, Qsbr};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
-use std::time::Instant;
-
-fn builder() -> loom::model::Builder {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(2);
-    }
-    b
-}
 
 fn scenario(name: &str) -> SessionScenario {
-    loom_session_scenarios()
-        .into_iter()
-        .find(|s| s.name == name)
-        .expect("scenario")
+    scenario_named(loom_session_scenarios(), name, |s| s.name)
 }
 
 fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
@@ -40,39 +28,19 @@ fn explore_capped(
     let mut b = builder();
     b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
     let scn = scenario(name);
-    let execs = Arc::new(AtomicUsize::new(0));
-    let execs2 = execs.clone();
-    let start = Instant::now();
-    let cx = catch(|| {
-        b.check(move || {
-            execs2.fetch_add(1, Relaxed);
-            run_sessions::<Qsbr>(&scn, mutant);
-        })
-    });
-    let bound = format!(
-        "preemption={} branches={} executions={}",
-        b.preemption_bound.map_or("none".into(), |p| p.to_string()),
-        b.max_branches,
-        execs.load(Relaxed)
-    );
-    let observed = match (mutant, cx.is_some()) {
-        (None, true) => "VIOLATED",
-        (None, false) => "hold",
-        (Some(_), true) => "killed",
-        (Some(_), false) => "survives",
-    };
+    let o = loom_run::explore(&b, move || run_sessions::<Qsbr>(&scn, mutant));
     record(&Verdict {
         checker: "loom",
         progress: "qsbr",
         scenario: name,
         variant: mutant.map_or("baseline", |m| m.name()),
-        bound,
+        bound: format!("{} executions={}", o.bound, o.executions),
         expected,
-        observed,
-        seconds: start.elapsed().as_secs_f64(),
-        detail: cx.clone().unwrap_or_default(),
+        observed: observed(expected, o.cx.is_some()),
+        seconds: o.seconds,
+        detail: o.cx.clone().unwrap_or_default(),
     });
-    cx
+    o.cx
 }
 
 macro_rules! baselines {

@@ -2,52 +2,18 @@
 //! sessions. Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000).
 #![cfg(shuttle)]
 
-use bpspec_models::results::{catch, record, Verdict};
+use bpspec_models::harness::shuttle_run::{self, iters};
+use bpspec_models::harness::{observed, scenario_named};
+use bpspec_models::results::{record, Verdict};
 use bpspec_models::sessions::{
     expected_session_kills, run_sessions, shuttle_session_scenarios, SessionScenario,
 };
 use bpspec_reference::{Mutant, Qsbr};
-use shuttle::scheduler::{PctScheduler, RandomScheduler};
-use shuttle::{Config, Runner};
-use std::time::Instant;
-
-const SEED: u64 = 0x6270_7370_6563; // "bpspec"
-const PCT_DEPTH: usize = 3;
-
-fn iters() -> usize {
-    std::env::var("BPSPEC_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
-}
 
 fn explore(scn: &SessionScenario, mutant: Option<Mutant>, pct: bool, expected: &str) -> bool {
-    let n = iters();
     let scn2 = scn.clone();
-    let start = Instant::now();
-    let f = move || run_sessions::<Qsbr>(&scn2, mutant);
-    let cx = catch(|| {
-        if pct {
-            Runner::new(
-                PctScheduler::new_from_seed(SEED, PCT_DEPTH, n),
-                Config::new(),
-            )
-            .run(f);
-        } else {
-            Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(f);
-        }
-    });
-    let bound = if pct {
-        format!("pct depth={PCT_DEPTH} iterations={n} seed={SEED:#x}")
-    } else {
-        format!("random iterations={n} seed={SEED:#x}")
-    };
-    let observed = match (mutant, cx.is_some()) {
-        (None, true) => "VIOLATED",
-        (None, false) => "hold",
-        (Some(_), true) => "killed",
-        (Some(_), false) => "survives",
-    };
+    let (cx, seconds, bound) =
+        shuttle_run::explore(pct, iters(), move || run_sessions::<Qsbr>(&scn2, mutant));
     record(&Verdict {
         checker: "shuttle",
         progress: "qsbr",
@@ -55,8 +21,8 @@ fn explore(scn: &SessionScenario, mutant: Option<Mutant>, pct: bool, expected: &
         variant: mutant.map_or("baseline", |m| m.name()),
         bound,
         expected,
-        observed,
-        seconds: start.elapsed().as_secs_f64(),
+        observed: observed(expected, cx.is_some()),
+        seconds,
         detail: cx.clone().unwrap_or_default(),
     });
     if let (None, Some(c)) = (mutant, &cx) {
@@ -83,10 +49,7 @@ fn sessions_kill_matrix() {
     for m in Mutant::SESSIONS {
         let expected = kills.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
         let name = expected.unwrap_or("session-insert");
-        let scn = shuttle_session_scenarios()
-            .into_iter()
-            .find(|s| s.name == name)
-            .expect("scenario");
+        let scn = scenario_named(shuttle_session_scenarios(), name, |s| s.name);
         let exp = if expected.is_some() {
             "killed"
         } else {

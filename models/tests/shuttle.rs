@@ -4,23 +4,11 @@
 //! bugs; the kill matrix records which mutants it can and cannot see.
 #![cfg(shuttle)]
 
-use bpspec_models::results::{catch, record, Verdict};
+use bpspec_models::harness::observed;
+use bpspec_models::harness::shuttle_run::{self, iters};
+use bpspec_models::results::{record, Verdict};
 use bpspec_models::{expected_kills, run, shuttle_scenarios, Scenario};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
-use shuttle::scheduler::{PctScheduler, RandomScheduler};
-use shuttle::{Config, Runner};
-use std::time::Instant;
-
-/// Fixed seeds: a failure reproduces from (seed, scheduler, shuttle version, commit).
-const SEED: u64 = 0x6270_7370_6563; // "bpspec"
-const PCT_DEPTH: usize = 3;
-
-fn iters() -> usize {
-    std::env::var("BPSPEC_SHUTTLE_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
-}
 
 fn explore<P: ThreadProgress>(
     scn: &Scenario,
@@ -29,25 +17,7 @@ fn explore<P: ThreadProgress>(
     n: usize,
 ) -> (Option<String>, f64, String) {
     let scn2 = scn.clone();
-    let start = Instant::now();
-    let f = move || run::<P>(&scn2, mutant);
-    let cx = catch(|| {
-        if pct {
-            Runner::new(
-                PctScheduler::new_from_seed(SEED, PCT_DEPTH, n),
-                Config::new(),
-            )
-            .run(f);
-        } else {
-            Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(f);
-        }
-    });
-    let bound = if pct {
-        format!("pct depth={PCT_DEPTH} iterations={n} seed={SEED:#x}")
-    } else {
-        format!("random iterations={n} seed={SEED:#x}")
-    };
-    (cx, start.elapsed().as_secs_f64(), bound)
+    shuttle_run::explore(pct, n, move || run::<P>(&scn2, mutant))
 }
 
 fn baseline<P: ThreadProgress>() {
@@ -62,7 +32,7 @@ fn baseline<P: ThreadProgress>() {
                 variant: "baseline",
                 bound,
                 expected: "hold",
-                observed: if cx.is_some() { "VIOLATED" } else { "hold" },
+                observed: observed("hold", cx.is_some()),
                 seconds: secs,
                 detail: cx.clone().unwrap_or_default(),
             });
@@ -127,7 +97,7 @@ fn kill_matrix() {
                 } else {
                     "survives"
                 },
-                observed: if cx.is_some() { "killed" } else { "survives" },
+                observed: observed("killed", cx.is_some()),
                 seconds: secs,
                 detail: cx.clone().unwrap_or_default(),
             });

@@ -131,27 +131,31 @@ fn sample(
     dt
 }
 
+/// The five cases, by name: no query, non-blocking or stop-the-world queries back to back, and
+/// both paced at one query per millisecond.
+const CASES: [(&str, Mode, Option<Duration>); 5] = [
+    ("none", Mode::None, None),
+    ("nonblocking", Mode::NonBlocking, None),
+    ("stop_the_world", Mode::StopTheWorld, None),
+    (
+        "nonblocking_paced_1ms",
+        Mode::NonBlocking,
+        Some(Duration::from_millis(1)),
+    ),
+    (
+        "stop_the_world_paced_1ms",
+        Mode::StopTheWorld,
+        Some(Duration::from_millis(1)),
+    ),
+];
+
 fn bench_collection(c: &mut Criterion) {
     let mut g = c.benchmark_group("collection");
     g.throughput(Throughput::Elements(WORKERS as u64 * CALLS_PER_ITER));
     g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(4));
     g.sample_size(20);
-    let cases: [(&str, Mode, Option<Duration>); 5] = [
-        ("none", Mode::None, None),
-        ("nonblocking", Mode::NonBlocking, None),
-        ("stop_the_world", Mode::StopTheWorld, None),
-        (
-            "nonblocking_paced_1ms",
-            Mode::NonBlocking,
-            Some(Duration::from_millis(1)),
-        ),
-        (
-            "stop_the_world_paced_1ms",
-            Mode::StopTheWorld,
-            Some(Duration::from_millis(1)),
-        ),
-    ];
+    let cases = CASES;
     for (name, mode, pace) in cases {
         let e = engine();
         let total = [AtomicU64::new(0), AtomicU64::new(0)];
@@ -205,21 +209,7 @@ fn interleaved() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(11);
     let calls: u64 = 1 << 20;
-    let cases: [(&str, Mode, Option<Duration>); 5] = [
-        ("none", Mode::None, None),
-        ("nonblocking", Mode::NonBlocking, None),
-        ("stop_the_world", Mode::StopTheWorld, None),
-        (
-            "nonblocking_paced_1ms",
-            Mode::NonBlocking,
-            Some(Duration::from_millis(1)),
-        ),
-        (
-            "stop_the_world_paced_1ms",
-            Mode::StopTheWorld,
-            Some(Duration::from_millis(1)),
-        ),
-    ];
+    let cases = CASES;
     let engines: Vec<Arc<Engine>> = cases.iter().map(|_| engine()).collect();
     let mut rate = vec![Vec::new(); cases.len()];
     let mut ratio = vec![Vec::new(); cases.len()];

@@ -112,6 +112,21 @@ pub struct TraceOpts {
     pub scheduler_id: Option<usize>,
 }
 
+/// Declares `erl_tracer`'s optional per-category callbacks (`enabled_<category>/3`,
+/// `trace_<category>/5`), each defaulting to the generic `enabled/3` or `trace/5`.
+macro_rules! fallback_callbacks {
+    ($($enabled:ident, $trace:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($enabled), "/3`; defaults to `enabled/3`.")]
+        fn $enabled(&self, tag: TraceTag, state: &Term, tracee: &Term) -> Enabled {
+            self.enabled(tag, state, tracee)
+        }
+        #[doc = concat!("`", stringify!($trace), "/5`; defaults to `trace/5`.")]
+        fn $trace(&self, tag: TraceTag, state: &Term, tracee: &Term, term: &Term, o: &TraceOpts) {
+            self.trace(tag, state, tracee, term, o)
+        }
+    )*};
+}
+
 /// The `erl_tracer` behaviour. `state` is the immutable TracerState given when tracing started;
 /// `tracee` is the pid (or `undefined`). Callbacks run in the tracee's scheduler and must be fast
 /// and side-effect free (`enabled`) — they may be called several times per trace point.
@@ -119,63 +134,14 @@ pub trait Tracer: Send + Sync {
     fn enabled(&self, tag: TraceTag, state: &Term, tracee: &Term) -> Enabled;
     fn trace(&self, tag: TraceTag, state: &Term, tracee: &Term, term: &Term, opts: &TraceOpts);
 
-    /// Optional callbacks: the defaults are the behaviour's fall-back to the generic ones.
-    fn enabled_call(&self, tag: TraceTag, state: &Term, tracee: &Term) -> Enabled {
-        self.enabled(tag, state, tracee)
-    }
-    fn trace_call(&self, tag: TraceTag, state: &Term, tracee: &Term, term: &Term, o: &TraceOpts) {
-        self.trace(tag, state, tracee, term, o)
-    }
-    fn enabled_send(&self, tag: TraceTag, state: &Term, tracee: &Term) -> Enabled {
-        self.enabled(tag, state, tracee)
-    }
-    fn trace_send(&self, tag: TraceTag, state: &Term, tracee: &Term, term: &Term, o: &TraceOpts) {
-        self.trace(tag, state, tracee, term, o)
-    }
-    fn enabled_receive(&self, tag: TraceTag, state: &Term, tracee: &Term) -> Enabled {
-        self.enabled(tag, state, tracee)
-    }
-    fn trace_receive(
-        &self,
-        tag: TraceTag,
-        state: &Term,
-        tracee: &Term,
-        term: &Term,
-        o: &TraceOpts,
-    ) {
-        self.trace(tag, state, tracee, term, o)
-    }
-    fn enabled_procs(&self, tag: TraceTag, state: &Term, tracee: &Term) -> Enabled {
-        self.enabled(tag, state, tracee)
-    }
-    fn trace_procs(&self, tag: TraceTag, state: &Term, tracee: &Term, term: &Term, o: &TraceOpts) {
-        self.trace(tag, state, tracee, term, o)
-    }
-    fn enabled_running_procs(&self, tag: TraceTag, state: &Term, tracee: &Term) -> Enabled {
-        self.enabled(tag, state, tracee)
-    }
-    fn trace_running_procs(
-        &self,
-        tag: TraceTag,
-        state: &Term,
-        tracee: &Term,
-        term: &Term,
-        o: &TraceOpts,
-    ) {
-        self.trace(tag, state, tracee, term, o)
-    }
-    fn enabled_garbage_collection(&self, tag: TraceTag, state: &Term, tracee: &Term) -> Enabled {
-        self.enabled(tag, state, tracee)
-    }
-    fn trace_garbage_collection(
-        &self,
-        tag: TraceTag,
-        state: &Term,
-        tracee: &Term,
-        term: &Term,
-        o: &TraceOpts,
-    ) {
-        self.trace(tag, state, tracee, term, o)
+    // Optional callbacks: the defaults are the behaviour's fall-back to the generic ones.
+    fallback_callbacks! {
+        enabled_call, trace_call;
+        enabled_send, trace_send;
+        enabled_receive, trace_receive;
+        enabled_procs, trace_procs;
+        enabled_running_procs, trace_running_procs;
+        enabled_garbage_collection, trace_garbage_collection;
     }
 }
 

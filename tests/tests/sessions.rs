@@ -462,12 +462,15 @@ fn global_counts_exports_and_excludes_local_both_ways() {
 // ---------------------------------------------------------------------------------------------
 // Trace frames
 
-fn with_return_to() -> ProcFlags {
-    ProcFlags {
+/// Trace `p`'s calls and return_to in `session`, to `mb`.
+fn traced_with_return_to(e: &Engine, p: &mut Proc, session: u32, mb: &Arc<Mailbox>) {
+    let fl = ProcFlags {
         call: true,
         return_to: true,
         ..ProcFlags::default()
-    }
+    };
+    e.trace_process(p, session, true, fl, Some(ProcessTracer::spec(mb)))
+        .unwrap();
 }
 
 #[test]
@@ -475,14 +478,7 @@ fn return_trace_exception_trace_and_return_to_frames() {
     let e = engine();
     let mb = Mailbox::new(900);
     let mut p = Proc::new(Process::new(100));
-    e.trace_process(
-        &mut p,
-        0,
-        true,
-        with_return_to(),
-        Some(ProcessTracer::spec(&mb)),
-    )
-    .unwrap();
+    traced_with_return_to(&e, &mut p, 0, &mb);
     let rt = TraceSpec::local(Some(MatchSpec::RETURN_TRACE));
     let et = TraceSpec::local(Some(MatchSpec::EXCEPTION_TRACE));
     tp(&e, 0, LOTS, PatternOp::True, &rt);
@@ -536,14 +532,7 @@ fn caller_reports_where_the_call_returns_to() {
     let e = engine();
     let mb = Mailbox::new(900);
     let mut p = Proc::new(Process::new(100));
-    e.trace_process(
-        &mut p,
-        0,
-        true,
-        with_return_to(),
-        Some(ProcessTracer::spec(&mb)),
-    )
-    .unwrap();
+    traced_with_return_to(&e, &mut p, 0, &mb);
     tp(
         &e,
         0,
@@ -641,14 +630,7 @@ fn frames_outlive_their_breakpoint_and_session() {
     let s1 = e.create_session("short").unwrap();
     let (t0, t1) = (Mailbox::new(900), Mailbox::new(901));
     let mut p = Proc::new(Process::new(100));
-    e.trace_process(
-        &mut p,
-        0,
-        true,
-        with_return_to(),
-        Some(ProcessTracer::spec(&t0)),
-    )
-    .unwrap();
+    traced_with_return_to(&e, &mut p, 0, &t0);
     traced(&e, &mut p, s1, &t1);
     let rt = TraceSpec::local(Some(MatchSpec::EXCEPTION_TRACE));
     tp(&e, 0, LOTS, PatternOp::True, &rt);

@@ -1,0 +1,121 @@
+//! The runner shared by the loom and shuttle harnesses (`tests/*loom.rs`, `tests/*shuttle.rs`):
+//! explore one model under a checker, time it, describe its bound, and turn the outcome into the
+//! `observed` column of the results table (`results::Verdict`).
+
+/// The `observed` column: a run expected to hold shows "VIOLATED" or "hold"; any other run (a
+/// mutant, or an ERTS variant expected to be caught) shows "killed" or "survives".
+pub fn observed(expected: &str, found: bool) -> &'static str {
+    match (expected == "hold", found) {
+        (true, true) => "VIOLATED",
+        (true, false) => "hold",
+        (false, true) => "killed",
+        (false, false) => "survives",
+    }
+}
+
+/// The scenario called `name` in `scenarios`; panics naming it if there is none.
+pub fn scenario_named<S>(scenarios: Vec<S>, name: &str, of: impl Fn(&S) -> &str) -> S {
+    scenarios
+        .into_iter()
+        .find(|s| of(s) == name)
+        .unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+/// loom: every interleaving and weak-memory outcome up to the preemption bound.
+#[cfg(loom)]
+pub mod loom_run {
+    use crate::results::catch;
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    /// A builder with the bound from `LOOM_MAX_PREEMPTIONS`, or 2 if unset.
+    pub fn builder() -> loom::model::Builder {
+        let mut b = loom::model::Builder::new();
+        if b.preemption_bound.is_none() {
+            b.preemption_bound = Some(2);
+        }
+        b
+    }
+
+    /// What one exploration found.
+    pub struct Outcome {
+        /// First line of the counterexample's panic message.
+        pub cx: Option<String>,
+        pub executions: usize,
+        pub seconds: f64,
+        /// "preemption=.. branches=.." (without the execution count).
+        pub bound: String,
+    }
+
+    /// Explore `model` with `b`, counting executions.
+    pub fn explore(b: &loom::model::Builder, model: impl Fn() + Sync + Send + 'static) -> Outcome {
+        let execs = Arc::new(AtomicUsize::new(0));
+        let execs2 = execs.clone();
+        let start = Instant::now();
+        let cx = catch(|| {
+            b.check(move || {
+                execs2.fetch_add(1, Relaxed);
+                model();
+            })
+        });
+        Outcome {
+            cx,
+            executions: execs.load(Relaxed),
+            seconds: start.elapsed().as_secs_f64(),
+            bound: format!(
+                "preemption={} branches={}",
+                b.preemption_bound.map_or("none".into(), |p| p.to_string()),
+                b.max_branches
+            ),
+        }
+    }
+}
+
+/// shuttle: randomized (random or PCT) schedules from a fixed seed.
+#[cfg(shuttle)]
+pub mod shuttle_run {
+    use crate::results::catch;
+    use shuttle::scheduler::{PctScheduler, RandomScheduler};
+    use shuttle::{Config, Runner};
+    use std::time::Instant;
+
+    /// Fixed seed: a failure reproduces from (seed, scheduler, shuttle version, commit).
+    pub const SEED: u64 = 0x6270_7370_6563; // "bpspec"
+    pub const PCT_DEPTH: usize = 3;
+
+    /// Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000), else 1,000.
+    pub fn iters() -> usize {
+        std::env::var("BPSPEC_SHUTTLE_ITERS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1000)
+    }
+
+    /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler; returns
+    /// (counterexample, seconds, bound text).
+    pub fn explore(
+        pct: bool,
+        n: usize,
+        model: impl Fn() + Send + Sync + 'static,
+    ) -> (Option<String>, f64, String) {
+        let start = Instant::now();
+        let cx = catch(|| {
+            if pct {
+                Runner::new(
+                    PctScheduler::new_from_seed(SEED, PCT_DEPTH, n),
+                    Config::new(),
+                )
+                .run(model);
+            } else {
+                Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(model);
+            }
+        });
+        let bound = if pct {
+            format!("pct depth={PCT_DEPTH} iterations={n} seed={SEED:#x}")
+        } else {
+            format!("random iterations={n} seed={SEED:#x}")
+        };
+        (cx, start.elapsed().as_secs_f64(), bound)
+    }
+}
