@@ -58,11 +58,11 @@ impl std::error::Error for RunError {}
 
 /// Features this runner can drive (beyond local + call_count): call_time and call_memory (with
 /// returns, tail calls, exceptions, scheduling, the logical clock and allocation) and the
-/// trace_info items that come with them. Global trace, meta trace, match specs and sessions
-/// need them in the engine (issue 5) and stay unsupported. A feature runs only if both the
+/// trace_info items that come with them, and global trace (remote calls go through the export
+/// entry; issue 6). Meta trace, match specs and sessions stay unsupported. A feature runs only if both the
 /// engine and the runner have it.
 pub fn runner_supports(feature: &Feature) -> bool {
-    crate::target::timem_feature(feature)
+    crate::target::timem_feature(feature) || *feature == Feature::GlobalTrace
 }
 
 /// The first feature the scenario uses that `engine` (or this runner) lacks.
@@ -107,6 +107,10 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
                 .fold(0u64, |acc, (s, _)| acc | (1 << s))
         })
         .collect();
+    let exported: Vec<usize> = (0..sc.code.len())
+        .filter(|&f| sc.code[f].exported)
+        .collect();
+    engine.set_exports(&exported);
     let mut ex = Exec {
         sc,
         engine,
@@ -221,7 +225,14 @@ impl Exec<'_> {
                     call_time: flags.call_time,
                     call_memory: flags.call_memory,
                 };
-                let r = match self.engine.trace_pattern_flags(*session, pattern, pop, fl) {
+                // An empty flag list is global trace (ERTS `erlang:trace_pattern/3`).
+                let global = flags.global || (fl == FlagSet::default() && !flags.meta);
+                let r = if global {
+                    self.engine.trace_pattern_global(*session, pattern, pop, fl)
+                } else {
+                    self.engine.trace_pattern_flags(*session, pattern, pop, fl)
+                };
+                let r = match r {
                     Ok(n) => Value::from(n as u64),
                     Err(PatternError::BadArg(_)) => Value::from("badarg"),
                     Err(e) => {
@@ -249,7 +260,8 @@ impl Exec<'_> {
             } => {
                 let mut last = None;
                 for _ in 0..*times {
-                    let o = self.exec(*process, *f, args.clone(), 0)?;
+                    // The driver calls `M:F(Args)`: remote, through the export entry.
+                    let o = self.exec(*process, *f, args.clone(), 0, true)?;
                     if matches!(o, Outcome::Raise(_)) {
                         // Caught at the top (the driver's `try`).
                         self.engine
@@ -264,6 +276,16 @@ impl Exec<'_> {
             }
             LOp::TraceInfo { session, mfa, item } => {
                 let value = match item.as_str() {
+                    "traced" if self.sc.features.contains_key(&Feature::GlobalTrace) => {
+                        let t = self.engine.trace_info_traced(*session, mfa);
+                        match &t {
+                            Term::Tuple(p) if p.len() == 2 && p[0] == Term::Atom("traced") => {
+                                term_json(self.sc, "traced", &p[1])
+                            }
+                            // `undefined` comes bare.
+                            _ => term_json(self.sc, "traced", &t),
+                        }
+                    }
                     "traced" => info_json(&self.engine.trace_info(*session, mfa, InfoItem::Traced)),
                     "call_count" => {
                         info_json(&self.engine.trace_info(*session, mfa, InfoItem::CallCount))
@@ -319,6 +341,7 @@ impl Exec<'_> {
         mut f: usize,
         mut args: Vec<i64>,
         depth: usize,
+        mut remote: bool,
     ) -> Result<Outcome, RunError> {
         if depth > MAX_DEPTH {
             return Err(self.limit(format!("calls nest deeper than {MAX_DEPTH}")));
@@ -332,7 +355,11 @@ impl Exec<'_> {
                     "more than {MAX_CALLS} calls (does the scenario terminate?)"
                 )));
             }
-            let sessions = self.engine.enter(f, pid, self.traced[p], tail);
+            let sessions = if remote && self.sc.code[f].exported {
+                self.engine.enter_remote(f, pid, self.traced[p], tail)
+            } else {
+                self.engine.enter(f, pid, self.traced[p], tail)
+            };
             tail = true;
             for s in sessions {
                 assert!(
@@ -374,18 +401,24 @@ impl Exec<'_> {
                 match s {
                     LStep::Call {
                         f: g,
+                        remote: rem,
                         args: a,
                         times,
-                        ..
                     } => {
                         let a = eval(a);
                         for _ in 0..*times {
-                            if let Outcome::Raise(r) = self.exec(p, *g, a.clone(), depth + 1)? {
+                            if let Outcome::Raise(r) =
+                                self.exec(p, *g, a.clone(), depth + 1, *rem)?
+                            {
                                 return Ok(Outcome::Raise(r));
                             }
                         }
                     }
-                    LStep::TailCall { f: g, args: a, .. } => next = Some((*g, eval(a))),
+                    LStep::TailCall {
+                        f: g,
+                        remote: r,
+                        args: a,
+                    } => next = Some((*g, eval(a), *r)),
                     LStep::Return(v) => {
                         self.engine.ret(pid, self.traced[p]);
                         return Ok(Outcome::Return(v.clone()));
@@ -397,9 +430,10 @@ impl Exec<'_> {
                 }
             }
             match next {
-                Some((g, a)) => {
+                Some((g, a, r)) => {
                     f = g;
                     args = a;
+                    remote = r;
                 }
                 None => {
                     self.engine.ret(pid, self.traced[p]);

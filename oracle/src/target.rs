@@ -8,6 +8,7 @@ use crate::scenario::Feature;
 use bpspec_reference::{
     Engine, EngineConfig, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, Mfa, Pattern,
     PatternError, PatternOp, Proc, Process, Qsbr, Scheduler, SessionId, Term, TraceFlags,
+    TraceSpec,
 };
 use bpspec_spec::Oracle;
 use std::collections::BTreeMap;
@@ -77,6 +78,36 @@ pub trait BreakpointEngine {
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, _tail: bool) -> Vec<SessionId> {
         self.call(f, pid, call_traced)
     }
+    /// Global (export-entry) `trace_pattern` (flag `global` or an empty flag list); only
+    /// called if `supports(&Feature::GlobalTrace)`.
+    fn trace_pattern_global(
+        &mut self,
+        _session: SessionId,
+        _pattern: &Pattern,
+        _op: PatternOp,
+        _flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        panic!("{}: global trace_pattern is not supported", self.name())
+    }
+    /// Process `pid` enters `f` by a remote call (through the export entry, where global
+    /// breakpoints sit). Engines without global trace treat it as a local entry.
+    fn enter_remote(
+        &mut self,
+        f: FuncId,
+        pid: u64,
+        call_traced: u64,
+        tail: bool,
+    ) -> Vec<SessionId> {
+        self.enter(f, pid, call_traced, tail)
+    }
+    /// `trace_info(MFA, traced)` as a term (`global` included); only called if
+    /// `supports(&Feature::GlobalTrace)`.
+    fn trace_info_traced(&mut self, session: SessionId, mfa: &Mfa) -> Term {
+        self.trace_info_term(session, mfa, InfoKey::Traced)
+    }
+    /// Only the functions in `exported` have export entries (called once, before any
+    /// trace_pattern). Engines without global trace ignore it.
+    fn set_exports(&mut self, _exported: &[FuncId]) {}
     /// Process `pid` returns from its current function.
     fn ret(&mut self, _pid: u64, _call_traced: u64) {}
     /// An exception raised in `pid` is caught at the top (trace frames skipped, not charged).
@@ -156,6 +187,26 @@ impl RefEngine {
     pub fn boxed(funcs: Vec<Mfa>) -> Box<dyn BreakpointEngine> {
         Box::new(RefEngine::new(funcs))
     }
+
+    /// Our engine where only `exported` functions have export entries.
+    pub fn with_exports(funcs: Vec<Mfa>, exported: &[FuncId]) -> RefEngine {
+        let engine = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig {
+                functions: funcs,
+                schedulers: 1,
+                mutant: None,
+            })
+            .with_exports(exported),
+        );
+        let mut sched = Scheduler::start(engine.clone(), 0);
+        sched.record = false;
+        sched.sleep();
+        RefEngine {
+            engine,
+            sched,
+            procs: BTreeMap::new(),
+        }
+    }
 }
 
 impl BreakpointEngine for RefEngine {
@@ -189,7 +240,7 @@ impl BreakpointEngine for RefEngine {
         self.engine.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        timem_feature(feature)
+        timem_feature(feature) || *feature == Feature::GlobalTrace
     }
     fn trace_pattern_flags(
         &mut self,
@@ -208,6 +259,55 @@ impl BreakpointEngine for RefEngine {
                 s.tail_call(f, p)
             } else {
                 s.call_proc(f, p)
+            }
+        });
+        let evs = self.sched.events.split_off(before);
+        evs.iter()
+            .map(|e| {
+                assert!(e.pid == pid && e.func == f, "event for another call: {e:?}");
+                e.session
+            })
+            .collect()
+    }
+    fn set_exports(&mut self, exported: &[FuncId]) {
+        assert!(self.procs.is_empty(), "set_exports after processes ran");
+        let funcs = self
+            .engine
+            .code
+            .funcs
+            .iter()
+            .map(|c| c.mfa.clone())
+            .collect();
+        *self = RefEngine::with_exports(funcs, exported);
+    }
+    fn trace_pattern_global(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        let spec = TraceSpec {
+            flags,
+            global: true,
+            ms: None,
+        };
+        self.engine.trace_pattern_spec(session, pattern, op, &spec)
+    }
+    fn enter_remote(
+        &mut self,
+        f: FuncId,
+        pid: u64,
+        call_traced: u64,
+        tail: bool,
+    ) -> Vec<SessionId> {
+        assert!(f < self.engine.code.len(), "function {f} out of range");
+        let before = self.sched.events.len();
+        self.on_proc(pid, call_traced, |s, p| {
+            if tail {
+                s.tail_call_remote(f, p)
+            } else {
+                s.call_remote(f, p)
             }
         });
         let evs = self.sched.events.split_off(before);
@@ -241,7 +341,11 @@ impl BreakpointEngine for RefEngine {
         self.on_proc(pid, call_traced, |_, p| p.alloc(words as i64));
     }
     fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        self.engine.trace_info_term(session, mfa, key)
+        // The session-aware form also reports global breakpoints (`{traced, global}`).
+        // Scenarios with sessions are refused, so the session is the legacy one, always alive.
+        self.engine
+            .session_trace_info(session, mfa, key)
+            .unwrap_or_else(|e| panic!("trace_info in session {session}: {e}"))
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.engine.is_patched(f))

@@ -67,10 +67,14 @@ fn corpus_expectations_hold_on_engine_and_oracle() {
 fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     use bpspec_oracle::conformance::check_corpus;
     use bpspec_oracle::target::{Wrong, WrongOracle};
-    for f in [&RefEngine::boxed as &dyn Fn(_) -> _, &SpecOracle::boxed] {
+    // The engine runs global trace (global_vs_local); the sequential oracle does not model it.
+    for (f, unsup) in [
+        (&RefEngine::boxed as &dyn Fn(_) -> _, 4),
+        (&SpecOracle::boxed, 5),
+    ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
         assert!(
-            r.agree >= 17 && r.known_deviation == 0 && r.unsupported == 5,
+            r.agree >= 17 && r.known_deviation == 0 && r.unsupported == unsup,
             "{r:?}"
         );
     }
@@ -84,4 +88,105 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong oracle");
         assert!(e.contains("expected (-) vs observed (+)"), "{e}");
     }
+}
+
+/// Our engine, but remote calls skip the export entry (global breakpoints never hit): the
+/// mutant the global-trace scenario must catch.
+struct NoExportEntry(RefEngine);
+
+impl BreakpointEngine for NoExportEntry {
+    fn name(&self) -> String {
+        "engine without export entries".into()
+    }
+    fn supports(&self, f: &bpspec_oracle::scenario::Feature) -> bool {
+        self.0.supports(f)
+    }
+    fn set_exports(&mut self, x: &[usize]) {
+        self.0.set_exports(x)
+    }
+    fn trace_pattern(
+        &mut self,
+        s: bpspec_reference::SessionId,
+        p: &bpspec_reference::Pattern,
+        op: bpspec_reference::PatternOp,
+        fl: bpspec_reference::TraceFlags,
+    ) -> Result<usize, bpspec_reference::PatternError> {
+        self.0.trace_pattern(s, p, op, fl)
+    }
+    fn trace_pattern_flags(
+        &mut self,
+        s: bpspec_reference::SessionId,
+        p: &bpspec_reference::Pattern,
+        op: bpspec_reference::PatternOp,
+        fl: bpspec_reference::FlagSet,
+    ) -> Result<usize, bpspec_reference::PatternError> {
+        self.0.trace_pattern_flags(s, p, op, fl)
+    }
+    fn trace_pattern_global(
+        &mut self,
+        s: bpspec_reference::SessionId,
+        p: &bpspec_reference::Pattern,
+        op: bpspec_reference::PatternOp,
+        fl: bpspec_reference::FlagSet,
+    ) -> Result<usize, bpspec_reference::PatternError> {
+        self.0.trace_pattern_global(s, p, op, fl)
+    }
+    fn call(&mut self, f: usize, pid: u64, ct: u64) -> Vec<bpspec_reference::SessionId> {
+        self.0.call(f, pid, ct)
+    }
+    fn enter(
+        &mut self,
+        f: usize,
+        pid: u64,
+        ct: u64,
+        tail: bool,
+    ) -> Vec<bpspec_reference::SessionId> {
+        self.0.enter(f, pid, ct, tail)
+    }
+    // enter_remote: the default (a local entry) is the mutation.
+    fn ret(&mut self, pid: u64, ct: u64) {
+        self.0.ret(pid, ct)
+    }
+    fn unwind(&mut self, pid: u64, ct: u64) {
+        self.0.unwind(pid, ct)
+    }
+    fn trace_info(
+        &mut self,
+        s: bpspec_reference::SessionId,
+        m: &bpspec_reference::Mfa,
+        i: bpspec_reference::InfoItem,
+    ) -> bpspec_reference::InfoValue {
+        self.0.trace_info(s, m, i)
+    }
+    fn trace_info_term(
+        &mut self,
+        s: bpspec_reference::SessionId,
+        m: &bpspec_reference::Mfa,
+        k: bpspec_reference::InfoKey,
+    ) -> bpspec_reference::Term {
+        self.0.trace_info_term(s, m, k)
+    }
+}
+
+#[test]
+fn global_trace_runs_on_the_engine_and_catches_a_missing_export_entry() {
+    let sc = corpus()
+        .into_iter()
+        .find(|s| s.source.ends_with("global_vs_local.json"))
+        .expect("global_vs_local.json in the corpus");
+    let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
+    let obs =
+        run(&sc, RefEngine::boxed(sc.funcs.clone()).as_mut()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(diff(exp, &obs), None, "engine vs OTP 25 on global_vs_local");
+    assert!(
+        matches!(
+            run(&sc, SpecOracle::boxed(sc.funcs.clone()).as_mut()),
+            Err(RunError::Unsupported { .. })
+        ),
+        "the sequential oracle does not model global trace"
+    );
+    let mut m = NoExportEntry(RefEngine::new(sc.funcs.clone()));
+    let obs = run(&sc, &mut m).unwrap_or_else(|e| panic!("{e}"));
+    let d = diff(exp, &obs).expect("the mutant without export entries must disagree");
+    assert!(d.contains("gl:c/0") || d.contains("gl:a/0"), "{d}");
 }
