@@ -19,28 +19,93 @@ const DRIVER: &str = include_str!("../erlang/bpspec_driver.erl");
 pub const INSTALL_HINT: &str =
     "Erlang/OTP is needed for the differential tests: install it with `apt-get install erlang-nox` (Debian/Ubuntu; OTP 25 or later), or put erl and erlc on PATH";
 
+/// What to do when an OTP root (`BPSPEC_OTP_ROOT`) is unusable.
+pub const ROOT_HINT: &str = "build it with `scripts/otp-root.sh DIR` (as root: debootstrap of Debian sid with erlang-base, OTP 29 as of 2026-11), or unset BPSPEC_OTP_ROOT";
+
 /// A ready Erlang installation: the compiled driver and the OTP release.
 pub struct Erl {
+    /// The driver's directory, as a path on this host.
     dir: PathBuf,
     pub otp: u32,
     batches: std::cell::Cell<u32>,
+    /// A Debian root holding another Erlang/OTP, run through `chroot` (scripts/otp-root.sh);
+    /// `None`: erl/erlc on PATH.
+    root: Option<PathBuf>,
 }
 
-fn tool_ok(name: &str) -> bool {
-    Command::new(name)
+fn tool_ok(root: Option<&Path>, name: &str) -> bool {
+    tool(root, name)
         .arg("-version")
         .stdin(std::process::Stdio::null())
         .output()
-        .is_ok()
+        .is_ok_and(|o| root.is_none() || o.status.success())
+}
+
+/// `name` on PATH, or `chroot ROOT name` (chroot changes the working directory to the root's /).
+fn tool(root: Option<&Path>, name: &str) -> Command {
+    match root {
+        None => Command::new(name),
+        Some(r) => {
+            let mut c = Command::new("chroot");
+            c.arg(r).arg(name);
+            c
+        }
+    }
 }
 
 impl Erl {
-    /// Find erl/erlc, compile the driver into a fresh directory, read the OTP release.
+    /// Find erl/erlc on PATH, compile the driver into a fresh directory, read the OTP release.
     pub fn setup() -> Result<Erl, String> {
-        if !tool_ok("erl") || Command::new("erlc").output().is_err() {
-            return Err(INSTALL_HINT.to_string());
+        Erl::setup_in(None)
+    }
+
+    /// The OTP in the Debian root `root` (run with `chroot`, so as root), or on PATH if `None`.
+    pub fn setup_root(root: &Path) -> Result<Erl, String> {
+        Erl::setup_in(Some(root))
+    }
+
+    /// The OTP root named by `BPSPEC_OTP_ROOT`, if set (an empty value counts as unset).
+    pub fn env_root() -> Option<PathBuf> {
+        std::env::var_os("BPSPEC_OTP_ROOT")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    }
+
+    /// Where this installation comes from, for messages.
+    pub fn origin(&self) -> String {
+        match &self.root {
+            None => format!("OTP {} (erl on PATH)", self.otp),
+            Some(r) => format!("OTP {} (chroot {})", self.otp, r.display()),
         }
-        let dir = std::env::temp_dir().join(format!(
+    }
+
+    /// `p` (a host path inside the root, or any path without a root) as erl sees it.
+    fn inner(&self, p: &Path) -> PathBuf {
+        inner_path(self.root.as_deref(), p)
+    }
+
+    fn setup_in(root: Option<&Path>) -> Result<Erl, String> {
+        let hint = if root.is_some() {
+            ROOT_HINT
+        } else {
+            INSTALL_HINT
+        };
+        if let Some(r) = root {
+            if !r.join("usr/bin/erl").exists() {
+                return Err(format!(
+                    "{}: no usr/bin/erl in this OTP root; {hint}",
+                    r.display()
+                ));
+            }
+        }
+        if !tool_ok(root, "erl") || tool(root, "erlc").output().is_err() {
+            return Err(hint.to_string());
+        }
+        let base = match root {
+            None => std::env::temp_dir(),
+            Some(r) => r.join("tmp"),
+        };
+        let dir = base.join(format!(
             "bpspec-erl-{}-{}",
             std::process::id(),
             SETUP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -49,12 +114,12 @@ impl Erl {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let src = dir.join("bpspec_driver.erl");
         std::fs::write(&src, DRIVER).map_err(|e| format!("{}: {e}", src.display()))?;
-        let out = Command::new("erlc")
+        let out = tool(root, "erlc")
             .arg("-o")
-            .arg(&dir)
-            .arg(&src)
+            .arg(inner_path(root, &dir))
+            .arg(inner_path(root, &src))
             .output()
-            .map_err(|e| format!("erlc: {e}; {INSTALL_HINT}"))?;
+            .map_err(|e| format!("erlc: {e}; {hint}"))?;
         if !out.status.success() {
             return Err(format!(
                 "erlc failed on the driver: {}{}",
@@ -62,14 +127,14 @@ impl Erl {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        let out = Command::new("erl")
+        let out = tool(root, "erl")
             .args([
                 "-noshell",
                 "-eval",
                 "io:format(\"~s~n\", [erlang:system_info(otp_release)]), halt().",
             ])
             .output()
-            .map_err(|e| format!("erl: {e}; {INSTALL_HINT}"))?;
+            .map_err(|e| format!("erl: {e}; {hint}"))?;
         let otp: u32 = String::from_utf8_lossy(&out.stdout)
             .trim()
             .parse()
@@ -78,6 +143,7 @@ impl Erl {
             dir,
             otp,
             batches: std::cell::Cell::new(0),
+            root: root.map(Path::to_path_buf),
         })
     }
 
@@ -102,7 +168,11 @@ impl Erl {
                 let path = sdir.join(format!("{}.erl", m.name));
                 std::fs::write(&path, module_source(sc, &m.name))
                     .map_err(|e| format!("{}: {e}", path.display()))?;
-                mods.push(format!("{{'{}', {}}}", m.name, erl_string(&path)));
+                mods.push(format!(
+                    "{{'{}', {}}}",
+                    m.name,
+                    erl_string(&self.inner(&path))
+                ));
             }
             let procs: Vec<String> = sc
                 .processes
@@ -125,18 +195,25 @@ impl Erl {
         }
         let tf = bdir.join("batch.terms");
         std::fs::write(&tf, terms).map_err(|e| format!("{}: {e}", tf.display()))?;
-        let out = Command::new("erl")
+        let hint = if self.root.is_some() {
+            ROOT_HINT
+        } else {
+            INSTALL_HINT
+        };
+        let out = tool(self.root.as_deref(), "erl")
             .arg("-noshell")
             .arg("-pa")
-            .arg(&self.dir)
+            .arg(self.inner(&self.dir))
             .arg("-run")
             .arg("bpspec_driver")
             .arg("main")
-            .arg(&tf)
-            .current_dir(&bdir) // a crash dump lands in the batch directory
+            .arg(self.inner(&tf))
+            .current_dir(&bdir)
+            // A crash dump lands in the batch directory (chroot starts erl in the root's /).
+            .env("ERL_CRASH_DUMP", self.inner(&bdir.join("erl_crash.dump")))
             .stdin(std::process::Stdio::null())
             .output()
-            .map_err(|e| format!("erl: {e}; {INSTALL_HINT}"))?;
+            .map_err(|e| format!("erl: {e}; {hint}"))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         let mut res: Vec<Option<Result<Vec<Observation>, String>>> = vec![None; scs.len()];
         let mut obs: BTreeMap<usize, Vec<Observation>> = BTreeMap::new();
@@ -185,6 +262,19 @@ impl Drop for Erl {
     fn drop(&mut self) {
         if std::env::var_os("BPSPEC_KEEP_ERL").is_none() {
             let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A host path inside `root` as seen from inside it.
+fn inner_path(root: Option<&Path>, p: &Path) -> PathBuf {
+    match root {
+        None => p.to_path_buf(),
+        Some(r) => {
+            let rel = p.strip_prefix(r).unwrap_or_else(|_| {
+                panic!("{} is not inside the OTP root {}", p.display(), r.display())
+            });
+            Path::new("/").join(rel)
         }
     }
 }

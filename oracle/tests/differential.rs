@@ -193,3 +193,32 @@ fn erts_rejects_a_wrong_call_time_engine() {
     eprintln!("wrong call_time engine on 150 random scenarios: {s}");
     assert!(s.differ >= 1, "ERTS did not catch TimeRestartIgnored: {s}");
 }
+
+/// The corpus on a second, newer OTP in a Debian root (`BPSPEC_OTP_ROOT`, built by
+/// scripts/otp-root.sh; `.ci/run` builds /opt/otp29). Skipped, and says so, when it is unset.
+#[test]
+fn corpus_on_otp_root() {
+    let Some(root) = Erl::env_root() else {
+        eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
+        return;
+    };
+    let erl = Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}"));
+    let c = corpus();
+    let scs: Vec<Loaded> = c.iter().map(|(_, l)| l.clone()).collect();
+    let vs = differential(&erl, &scs).unwrap_or_else(|e| panic!("{e}"));
+    for ((f, _), v) in c.iter().zip(&vs) {
+        eprintln!("{v:?} {f}");
+    }
+    let s = Summary::of(&vs);
+    eprintln!("corpus on {}: {s}", erl.origin());
+    assert!(
+        erl.otp >= 26,
+        "{} is not newer than Debian 12's OTP 25",
+        erl.origin()
+    );
+    assert!(
+        s.agree >= 10,
+        "too few corpus scenarios agree on {}: {s}",
+        erl.origin()
+    );
+}
