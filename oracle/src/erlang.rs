@@ -20,7 +20,7 @@ pub const INSTALL_HINT: &str =
     "Erlang/OTP is needed for the differential tests: install it with `apt-get install erlang-nox` (Debian/Ubuntu; OTP 25 or later), or put erl and erlc on PATH";
 
 /// What to do when an OTP root (`BPSPEC_OTP_ROOT`) is unusable.
-pub const ROOT_HINT: &str = "build it with `scripts/otp-root.sh DIR` (as root: debootstrap of Debian sid with erlang-base, OTP 29 as of 2026-11), or unset BPSPEC_OTP_ROOT";
+pub const ROOT_HINT: &str = "build it with `scripts/otp-root.sh DIR` (as root: debootstrap of Debian sid with erlang-base, OTP 29 as of 2026-11), or unset BPSPEC_OTP_ROOT (tests) / leave out --otp-root (`bpspec oracle erl`)";
 
 /// A ready Erlang installation: the compiled driver and the OTP release.
 pub struct Erl {
@@ -91,12 +91,7 @@ impl Erl {
             INSTALL_HINT
         };
         if let Some(r) = root {
-            if !r.join("usr/bin/erl").exists() {
-                return Err(format!(
-                    "{}: no usr/bin/erl in this OTP root; {hint}",
-                    r.display()
-                ));
-            }
+            check_root(r)?;
         }
         if !tool_ok(root, "erl") || tool(root, "erlc").output().is_err() {
             return Err(hint.to_string());
@@ -266,6 +261,34 @@ impl Drop for Erl {
     }
 }
 
+/// Why the OTP root `r` cannot be used, naming it: missing, not a directory, no `usr/bin/erl`,
+/// or `chroot` failing (not root, or a broken root), with chroot's own message.
+pub fn check_root(r: &Path) -> Result<(), String> {
+    let at = r.display();
+    let meta = std::fs::metadata(r).map_err(|e| format!("OTP root {at}: {e}; {ROOT_HINT}"))?;
+    if !meta.is_dir() {
+        return Err(format!("OTP root {at}: not a directory; {ROOT_HINT}"));
+    }
+    if !r.join("usr/bin/erl").exists() {
+        return Err(format!(
+            "OTP root {at}: no usr/bin/erl in this OTP root; {ROOT_HINT}"
+        ));
+    }
+    let out = tool(Some(r), "erl")
+        .args(["-noshell", "-eval", "halt()."])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("OTP root {at}: cannot run chroot: {e}; {ROOT_HINT}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "OTP root {at}: `chroot {at} erl` failed (exit {:?}: {}); chroot needs root; {ROOT_HINT}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
 /// A host path inside `root` as seen from inside it.
 fn inner_path(root: Option<&Path>, p: &Path) -> PathBuf {
     match root {
@@ -287,18 +310,21 @@ fn erl_string(p: &Path) -> String {
 }
 
 /// The first feature `sc` uses that the Erlang driver does not run: meta trace (needs a meta
-/// tracer), call_memory (OTP 26), sessions (OTP 27), process flags other than `call` (their
-/// messages name the driver's own functions). Global trace, match specs with return_trace /
-/// exception_trace, call_time (counts; durations left out) and the other trace_info items run.
+/// tracer), sessions (OTP 27), process flags other than `call` (their messages name the
+/// driver's own functions). Global trace, match specs with return_trace / exception_trace,
+/// call_time (counts; durations left out), call_memory (OTP 26+; counts, words left out) and the
+/// other trace_info items run.
 pub fn driver_supports(sc: &Loaded) -> Option<String> {
     use crate::scenario::Feature;
     sc.features
         .keys()
         .find(|f| match f {
             Feature::GlobalTrace | Feature::MatchSpec | Feature::CallTime => false,
+            // OTP 26+ (the caller skips scenarios needing a newer OTP than the node's).
+            Feature::CallMemory => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
-                "match_spec" | "meta" | "meta_match_spec" | "call_time" | "all"
+                "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"
             ),
             _ => true,
         })
