@@ -138,7 +138,8 @@ fn erl_main(files: &[&str], root: Option<&std::path::Path>) -> ExitCode {
     }
     let s = Summary::of(&vs);
     println!("{}: {s}", erl.origin());
-    if s.error > 0 {
+    // A crashed node (ERTS bug) is a failing Erlang/OTP, as is a failing driver.
+    if s.error > 0 || s.erts_crash > 0 {
         code(EXIT_FAULT)
     } else if s.ok() {
         code(EXIT_AGREE)

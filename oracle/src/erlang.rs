@@ -236,6 +236,9 @@ impl Erl {
             }
         }
         if !done {
+            if let Some(r) = self.after_node_crash(scs, &out.status, &stdout, &mut res) {
+                return r;
+            }
             return Err(format!(
                 "erl did not finish the batch (exit {:?}); stderr: {}; last output: {}",
                 out.status.code(),
@@ -258,6 +261,56 @@ impl Drop for Erl {
         if std::env::var_os("BPSPEC_KEEP_ERL").is_none() {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
+    }
+}
+
+/// How a node-crash result starts (see [`Erl::after_node_crash`]); judged [`Verdict::ErtsCrash`].
+pub const NODE_CRASHED: &str = "the Erlang node crashed";
+
+impl Erl {
+    /// The node died of a signal (a VM crash: the driver's own errors are Erlang exceptions,
+    /// reported per scenario) before the batch was done: the first scenario without a result is
+    /// the one that crashed it. It gets a [`NODE_CRASHED`] error, and the scenarios after it run
+    /// again in a fresh node (each rerun is shorter, so at most `scs.len()` of them).
+    /// `None`: the node did not die of a signal, or nothing is left to blame.
+    fn after_node_crash(
+        &self,
+        scs: &[&Loaded],
+        status: &std::process::ExitStatus,
+        stdout: &str,
+        res: &mut [Option<Result<Vec<Observation>, String>>],
+    ) -> Option<Result<Vec<Result<Vec<Observation>, String>>, String>> {
+        use std::os::unix::process::ExitStatusExt;
+        let sig = status.signal()?;
+        let crashed = res.iter().position(Option::is_none)?;
+        let tag = format!("BPSPEC OBS {crashed} ");
+        let last: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(&tag))
+            .collect();
+        res[crashed] = Some(Err(format!(
+            "{NODE_CRASHED} (signal {sig}) running this scenario; last observation: {}",
+            last.last().copied().unwrap_or("none")
+        )));
+        let rest = &scs[crashed + 1..];
+        assert!(rest.len() < scs.len(), "each rerun is shorter");
+        if !rest.is_empty() {
+            match self.run_batch(rest) {
+                Ok(rs) => {
+                    for (slot, r) in res[crashed + 1..].iter_mut().zip(rs) {
+                        *slot = Some(r);
+                    }
+                }
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Some(Ok(res
+            .iter_mut()
+            .map(|r| {
+                r.take()
+                    .unwrap_or_else(|| Err("no result from the driver".into()))
+            })
+            .collect()))
     }
 }
 
@@ -540,6 +593,8 @@ pub enum Verdict {
     StaleDeviation,
     /// Needs a newer OTP than the installed one.
     SkippedOtp(u32),
+    /// Records the behaviour of releases up to `max_otp` (this), older than the installed one.
+    SkippedMaxOtp(u32),
     /// Uses a feature our engine or the driver does not implement yet.
     SkippedFeature(String),
     /// bpspec lacks the feature, but ERTS ran the scenario and agrees with its `expect` (so the
@@ -547,6 +602,9 @@ pub enum Verdict {
     ErtsOnly(String),
     /// The scenario is bad (does not terminate) or the driver failed on it.
     Error(String),
+    /// The Erlang node died of a signal running this scenario (an ERTS bug, not a verdict on
+    /// bpspec: docs/conformance.md lists the ones found).
+    ErtsCrash(String),
 }
 
 /// Summary counts of a differential run.
@@ -560,6 +618,10 @@ pub struct Summary {
     pub skipped_feature: usize,
     pub erts_only: usize,
     pub error: usize,
+    /// Scenarios for older releases only (`max_otp` below the node's release).
+    pub skipped_max_otp: usize,
+    /// Scenarios that crashed the Erlang node.
+    pub erts_crash: usize,
 }
 
 impl Summary {
@@ -572,6 +634,8 @@ impl Summary {
                 Verdict::KnownDeviation => s.known_deviation += 1,
                 Verdict::StaleDeviation => s.stale_deviation += 1,
                 Verdict::SkippedOtp(_) => s.skipped_otp += 1,
+                Verdict::SkippedMaxOtp(_) => s.skipped_max_otp += 1,
+                Verdict::ErtsCrash(_) => s.erts_crash += 1,
                 Verdict::SkippedFeature(_) => s.skipped_feature += 1,
                 Verdict::ErtsOnly(_) => s.erts_only += 1,
                 Verdict::Error(_) => s.error += 1,
@@ -590,7 +654,18 @@ impl std::fmt::Display for Summary {
             f,
             "{} agree, {} differ, {} known deviations, {} stale deviation markers, {} skipped (need a newer OTP), {} skipped (feature not implemented yet), {} checked on ERTS only (feature not in bpspec yet), {} errors",
             self.agree, self.differ, self.known_deviation, self.stale_deviation, self.skipped_otp, self.skipped_feature, self.erts_only, self.error
-        )
+        )?;
+        if self.skipped_max_otp > 0 {
+            write!(
+                f,
+                ", {} skipped (for older OTP releases only: max_otp)",
+                self.skipped_max_otp
+            )?;
+        }
+        if self.erts_crash > 0 {
+            write!(f, ", {} crashed the Erlang node", self.erts_crash)?;
+        }
+        Ok(())
     }
 }
 
@@ -693,6 +768,10 @@ pub fn differential_of(
             verdicts[i] = Some(Verdict::SkippedOtp(sc.requires_otp()));
             continue;
         }
+        if let Some(m) = sc.max_otp().filter(|&m| m < erl.otp) {
+            verdicts[i] = Some(Verdict::SkippedMaxOtp(m));
+            continue;
+        }
         if let Some(f) = driver_supports(sc) {
             verdicts[i] = Some(Verdict::SkippedFeature(f));
             continue;
@@ -718,6 +797,9 @@ pub fn differential_of(
     for (&i, r) in batch.iter().zip(results) {
         let sc = &scs[i];
         verdicts[i] = Some(match r {
+            Err(e) if e.starts_with(NODE_CRASHED) => {
+                Verdict::ErtsCrash(format!("{}: {e}", sc.scenario.name))
+            }
             Err(e) => Verdict::Error(format!(
                 "{}: the Erlang driver failed: {e}",
                 sc.scenario.name

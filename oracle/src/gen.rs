@@ -342,6 +342,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
         name: "generated".into(),
         description: String::new(),
         requires_otp: None,
+        max_otp: None,
         known_deviation: None,
         modules,
         sessions: Vec::new(),
