@@ -355,3 +355,44 @@ fn a_node_crash_is_blamed_on_its_scenario_and_the_batch_goes_on() {
         "the scenarios around the crash must run"
     );
 }
+
+/// `max_otp`: a scenario for releases up to N runs on N and is skipped, and counted, on a newer
+/// node (the OTP root, if set: max_otp 28 on OTP 29).
+#[test]
+fn max_otp_limits_the_releases_a_scenario_runs_on() {
+    let base = corpus()
+        .into_iter()
+        .find(|(f, _)| f.ends_with("call_count_basic.json"))
+        .unwrap()
+        .1;
+    let with_max = |m: u32| {
+        let mut sc = base.scenario.clone();
+        sc.max_otp = Some(m);
+        load("max_otp.json", &serde_json::to_string(&sc).unwrap()).unwrap()
+    };
+    let mut erls = vec![erl()];
+    if let Some(root) = Erl::env_root() {
+        erls.push(Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}")));
+    }
+    for erl in &erls {
+        let vs = differential(erl, &[with_max(erl.otp)]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(vs, [Verdict::Agree], "{}", erl.origin());
+        // Below 25 the loader refuses max_otp (every scenario needs 25): only a newer node
+        // can skip.
+        if erl.otp > 25 {
+            let vs = differential(erl, &[with_max(erl.otp - 1)]).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                vs,
+                [Verdict::SkippedMaxOtp(erl.otp - 1)],
+                "{}",
+                erl.origin()
+            );
+            let s = Summary::of(&vs);
+            assert!(
+                s.to_string()
+                    .ends_with(", 1 skipped (for older OTP releases only: max_otp)"),
+                "{s}"
+            );
+        }
+    }
+}
