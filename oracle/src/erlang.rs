@@ -469,7 +469,7 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
                 exprs.push(format!("erlang:error('{r}')"));
                 terminal = true;
             }
-            // Observable only through call_memory / call_time, which the driver does not run yet.
+            // Not reproduced: durations and words are not compared with a real node (`erts_view`).
             LStep::Allocate(_) | LStep::Advance(_) => {}
         }
     }
