@@ -3,7 +3,8 @@
 //! ```text
 //! bpspec oracle run FILE [--engine reference|oracle]     print the observations
 //! bpspec oracle check FILE [--engine reference|oracle]   compare with the file's expect; diff
-//! bpspec oracle erl FILE...                              run on bpspec and on the installed Erlang/OTP
+//! bpspec oracle erl [--otp-root DIR] FILE...             run on bpspec and on the installed Erlang/OTP
+//!                                                        (or the OTP in the Debian root DIR)
 //! ```
 //! Exit codes: 0 agree (run: ran), 1 differ, 2 bad input or usage, 3 feature not implemented by
 //! the engine, 4 engine invariant violated or Erlang/OTP missing or failing.
@@ -16,7 +17,7 @@ use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle};
 use bpspec_oracle::*;
 use std::process::ExitCode;
 
-pub const USAGE: &str = "bpspec oracle run FILE [--engine reference|oracle] | bpspec oracle check FILE [--engine reference|oracle] | bpspec oracle erl FILE...";
+pub const USAGE: &str = "bpspec oracle run FILE [--engine reference|oracle] | bpspec oracle check FILE [--engine reference|oracle] | bpspec oracle erl [--otp-root DIR] FILE...";
 
 fn code(c: u8) -> ExitCode {
     ExitCode::from(c)
@@ -84,51 +85,65 @@ pub fn main(args: &[&str]) -> ExitCode {
                 }
             }
         }
-        ("erl", files) if !files.is_empty() => {
-            let mut scs = Vec::new();
-            for f in files {
-                match load_file(f) {
-                    Ok(sc) => scs.push(sc),
-                    Err(e) => {
-                        eprintln!("bpspec oracle: {e}");
-                        return code(EXIT_BAD_INPUT);
-                    }
-                }
-            }
-            let erl = match Erl::setup() {
-                Ok(e) => e,
-                Err(e) => {
-                    eprintln!("bpspec oracle: {e}");
-                    return code(EXIT_FAULT);
-                }
-            };
-            let vs = match erlang::differential(&erl, &scs) {
-                Ok(v) => v,
-                Err(e) => {
-                    eprintln!("bpspec oracle: {e}");
-                    return code(EXIT_FAULT);
-                }
-            };
-            for (f, v) in files.iter().zip(&vs) {
-                match v {
-                    Verdict::Differ(d) => println!("DIFFER {f}\n{d}"),
-                    Verdict::Error(e) => println!("ERROR {f}: {e}"),
-                    other => println!("{other:?} {f}"),
-                }
-            }
-            let s = Summary::of(&vs);
-            println!("OTP {}: {s}", erl.otp);
-            if s.error > 0 {
-                code(EXIT_FAULT)
-            } else if s.ok() {
-                code(EXIT_AGREE)
-            } else {
-                code(EXIT_DIFFER)
-            }
+        ("erl", ["--otp-root", dir, files @ ..]) if !files.is_empty() && !dir.is_empty() => {
+            erl_main(files, Some(std::path::Path::new(dir)))
         }
+        ("erl", ["--otp-root", ..]) => {
+            eprintln!(
+                "bpspec oracle: --otp-root needs a directory and at least one FILE\nusage: {USAGE}"
+            );
+            code(EXIT_BAD_INPUT)
+        }
+        ("erl", files) if !files.is_empty() => erl_main(files, None),
         _ => {
             eprintln!("bpspec oracle: bad usage: {args:?}\nusage: {USAGE}");
             code(EXIT_BAD_INPUT)
         }
+    }
+}
+
+/// `bpspec oracle erl [--otp-root DIR] FILE...`: the OTP on PATH, or the one in the Debian root
+/// `root` (scripts/otp-root.sh; run through chroot).
+fn erl_main(files: &[&str], root: Option<&std::path::Path>) -> ExitCode {
+    let mut scs = Vec::new();
+    for f in files {
+        match load_file(f) {
+            Ok(sc) => scs.push(sc),
+            Err(e) => {
+                eprintln!("bpspec oracle: {e}");
+                return code(EXIT_BAD_INPUT);
+            }
+        }
+    }
+    let erl = match root.map_or_else(Erl::setup, Erl::setup_root) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("bpspec oracle: {e}");
+            return code(EXIT_FAULT);
+        }
+    };
+    let vs = match erlang::differential(&erl, &scs) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("bpspec oracle: {e}");
+            return code(EXIT_FAULT);
+        }
+    };
+    for (f, v) in files.iter().zip(&vs) {
+        match v {
+            Verdict::Differ(d) => println!("DIFFER {f}\n{d}"),
+            Verdict::Error(e) => println!("ERROR {f}: {e}"),
+            other => println!("{other:?} {f}"),
+        }
+    }
+    let s = Summary::of(&vs);
+    println!("{}: {s}", erl.origin());
+    // A crashed node (ERTS bug) is a failing Erlang/OTP, as is a failing driver.
+    if s.error > 0 || s.erts_crash > 0 {
+        code(EXIT_FAULT)
+    } else if s.ok() {
+        code(EXIT_AGREE)
+    } else {
+        code(EXIT_DIFFER)
     }
 }

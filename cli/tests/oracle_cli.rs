@@ -168,3 +168,70 @@ fn erl_runs_the_corpus_and_counts_skips() {
         "{out}"
     );
 }
+
+/// `--otp-root DIR`: an unusable root is exit 4 naming the root and why; a missing directory
+/// or missing files is exit 2.
+#[test]
+fn erl_otp_root_unusable_exits_4_naming_the_root() {
+    let f = corpus("call_count_basic.json");
+    let empty = std::env::temp_dir().join(format!("bpspec-otp-root-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    // A root whose usr/bin/erl cannot run (an empty, non-executable file): chroot fails.
+    let broken =
+        std::env::temp_dir().join(format!("bpspec-otp-root-broken-{}", std::process::id()));
+    std::fs::create_dir_all(broken.join("usr/bin")).unwrap();
+    std::fs::write(broken.join("usr/bin/erl"), "").unwrap();
+    let plain = temp("not_a_dir", "x");
+    let cases: [(&str, &str); 4] = [
+        ("/nonexistent/otp", "No such file or directory"),
+        (&plain, "not a directory"),
+        (empty.to_str().unwrap(), "no usr/bin/erl in this OTP root"),
+        (broken.to_str().unwrap(), "erl` failed"),
+    ];
+    for (root, why) in cases {
+        let (code, out, err) = bpspec(&["oracle", "erl", "--otp-root", root, &f], None);
+        assert_eq!(code, 4, "{root}: {out}{err}");
+        assert!(
+            err.contains(&format!("OTP root {root}: "))
+                && err.contains(why)
+                && err.contains("scripts/otp-root.sh"),
+            "{root}: {err}"
+        );
+    }
+    for args in [
+        &["oracle", "erl", "--otp-root"][..],
+        &["oracle", "erl", "--otp-root", "/opt/otp29"],
+        &["oracle", "erl", "--otp-root", "", &f],
+    ] {
+        let (code, _, err) = bpspec(args, None);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("--otp-root needs a directory"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&empty);
+    let _ = std::fs::remove_dir_all(&broken);
+}
+
+/// `--otp-root` on a real root (`BPSPEC_OTP_ROOT`, e.g. CI's /opt/otp29): call_memory runs
+/// there (needs OTP 26) and the summary names the root. Skipped, and says so, when it is unset.
+#[test]
+fn erl_otp_root_runs_call_memory() {
+    let Some(root) = std::env::var_os("BPSPEC_OTP_ROOT").filter(|v| !v.is_empty()) else {
+        eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
+        return;
+    };
+    let root = root.to_string_lossy().to_string();
+    let files = [
+        corpus("call_count_basic.json"),
+        corpus("needs_call_memory.json"),
+        corpus("call_memory_info.json"),
+    ];
+    let mut args = vec!["oracle", "erl", "--otp-root", &root];
+    args.extend(files.iter().map(String::as_str));
+    let (code, out, err) = bpspec(&args, None);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!("(chroot {root}): 3 agree, 0 differ"))
+            && out.contains("0 skipped (need a newer OTP)"),
+        "{out}"
+    );
+}

@@ -121,6 +121,7 @@ op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
     Pid = proplists:get_value(Proc, Pids),
     Pid ! {call, self(), M, F, Args, Times},
     R = receive {result, Pid, Res} -> Res after ?TIMEOUT -> error({timeout, call, M, F, Args}) end,
+    scheduled_out(Pid, 100000),
     Ref = erlang:trace_delivered(Pid),
     receive {trace_delivered, Pid, Ref} -> ok after ?TIMEOUT -> error(trace_delivered_timeout) end,
     traces(Id, I, Pids),
@@ -138,6 +139,17 @@ op(Id, I, {trace_flags, Proc, How, Flags}, Pids) ->
     obs(Id, I, ["\"trace_flags\":", integer_to_list(N)]);
 op(_Id, _I, nop, _Pids) ->
     ok.
+
+%% Wait until the process waits in receive, i.e. it has been scheduled out (which charges the
+%% pending call_time/call_memory of the function it is charged to): bpspec's runner schedules a
+%% process out after each call op too. At most N polls.
+scheduled_out(Pid, 0) ->
+    error({not_scheduled_out, Pid, process_info(Pid, status)});
+scheduled_out(Pid, N) ->
+    case process_info(Pid, status) of
+        {status, waiting} -> ok;
+        _ -> erlang:yield(), scheduled_out(Pid, N - 1)
+    end.
 
 traces(Id, I, Pids) ->
     receive

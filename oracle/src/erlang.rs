@@ -20,7 +20,7 @@ pub const INSTALL_HINT: &str =
     "Erlang/OTP is needed for the differential tests: install it with `apt-get install erlang-nox` (Debian/Ubuntu; OTP 25 or later), or put erl and erlc on PATH";
 
 /// What to do when an OTP root (`BPSPEC_OTP_ROOT`) is unusable.
-pub const ROOT_HINT: &str = "build it with `scripts/otp-root.sh DIR` (as root: debootstrap of Debian sid with erlang-base, OTP 29 as of 2026-11), or unset BPSPEC_OTP_ROOT";
+pub const ROOT_HINT: &str = "build it with `scripts/otp-root.sh DIR` (as root: debootstrap of Debian sid with erlang-base, OTP 29 as of 2026-11), or unset BPSPEC_OTP_ROOT (tests) / leave out --otp-root (`bpspec oracle erl`)";
 
 /// A ready Erlang installation: the compiled driver and the OTP release.
 pub struct Erl {
@@ -91,12 +91,7 @@ impl Erl {
             INSTALL_HINT
         };
         if let Some(r) = root {
-            if !r.join("usr/bin/erl").exists() {
-                return Err(format!(
-                    "{}: no usr/bin/erl in this OTP root; {hint}",
-                    r.display()
-                ));
-            }
+            check_root(r)?;
         }
         if !tool_ok(root, "erl") || tool(root, "erlc").output().is_err() {
             return Err(hint.to_string());
@@ -241,6 +236,9 @@ impl Erl {
             }
         }
         if !done {
+            if let Some(r) = self.after_node_crash(scs, &out.status, &stdout, &mut res) {
+                return r;
+            }
             return Err(format!(
                 "erl did not finish the batch (exit {:?}); stderr: {}; last output: {}",
                 out.status.code(),
@@ -266,6 +264,84 @@ impl Drop for Erl {
     }
 }
 
+/// How a node-crash result starts (see [`Erl::after_node_crash`]); judged [`Verdict::ErtsCrash`].
+pub const NODE_CRASHED: &str = "the Erlang node crashed";
+
+impl Erl {
+    /// The node died of a signal (a VM crash: the driver's own errors are Erlang exceptions,
+    /// reported per scenario) before the batch was done: the first scenario without a result is
+    /// the one that crashed it. It gets a [`NODE_CRASHED`] error, and the scenarios after it run
+    /// again in a fresh node (each rerun is shorter, so at most `scs.len()` of them).
+    /// `None`: the node did not die of a signal, or nothing is left to blame.
+    fn after_node_crash(
+        &self,
+        scs: &[&Loaded],
+        status: &std::process::ExitStatus,
+        stdout: &str,
+        res: &mut [Option<Result<Vec<Observation>, String>>],
+    ) -> Option<Result<Vec<Result<Vec<Observation>, String>>, String>> {
+        use std::os::unix::process::ExitStatusExt;
+        let sig = status.signal()?;
+        let crashed = res.iter().position(Option::is_none)?;
+        let tag = format!("BPSPEC OBS {crashed} ");
+        let last: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(&tag))
+            .collect();
+        res[crashed] = Some(Err(format!(
+            "{NODE_CRASHED} (signal {sig}) running this scenario; last observation: {}",
+            last.last().copied().unwrap_or("none")
+        )));
+        let rest = &scs[crashed + 1..];
+        assert!(rest.len() < scs.len(), "each rerun is shorter");
+        if !rest.is_empty() {
+            match self.run_batch(rest) {
+                Ok(rs) => {
+                    for (slot, r) in res[crashed + 1..].iter_mut().zip(rs) {
+                        *slot = Some(r);
+                    }
+                }
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Some(Ok(res
+            .iter_mut()
+            .map(|r| {
+                r.take()
+                    .unwrap_or_else(|| Err("no result from the driver".into()))
+            })
+            .collect()))
+    }
+}
+
+/// Why the OTP root `r` cannot be used, naming it: missing, not a directory, no `usr/bin/erl`,
+/// or `chroot` failing (not root, or a broken root), with chroot's own message.
+pub fn check_root(r: &Path) -> Result<(), String> {
+    let at = r.display();
+    let meta = std::fs::metadata(r).map_err(|e| format!("OTP root {at}: {e}; {ROOT_HINT}"))?;
+    if !meta.is_dir() {
+        return Err(format!("OTP root {at}: not a directory; {ROOT_HINT}"));
+    }
+    if !r.join("usr/bin/erl").exists() {
+        return Err(format!(
+            "OTP root {at}: no usr/bin/erl in this OTP root; {ROOT_HINT}"
+        ));
+    }
+    let out = tool(Some(r), "erl")
+        .args(["-noshell", "-eval", "halt()."])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("OTP root {at}: cannot run chroot: {e}; {ROOT_HINT}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "OTP root {at}: `chroot {at} erl` failed (exit {:?}: {}); chroot needs root; {ROOT_HINT}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
 /// A host path inside `root` as seen from inside it.
 fn inner_path(root: Option<&Path>, p: &Path) -> PathBuf {
     match root {
@@ -287,18 +363,21 @@ fn erl_string(p: &Path) -> String {
 }
 
 /// The first feature `sc` uses that the Erlang driver does not run: meta trace (needs a meta
-/// tracer), call_memory (OTP 26), sessions (OTP 27), process flags other than `call` (their
-/// messages name the driver's own functions). Global trace, match specs with return_trace /
-/// exception_trace, call_time (counts; durations left out) and the other trace_info items run.
+/// tracer), sessions (OTP 27), process flags other than `call` (their messages name the
+/// driver's own functions). Global trace, match specs with return_trace / exception_trace,
+/// call_time (counts; durations left out), call_memory (OTP 26+; counts, words left out) and the
+/// other trace_info items run.
 pub fn driver_supports(sc: &Loaded) -> Option<String> {
     use crate::scenario::Feature;
     sc.features
         .keys()
         .find(|f| match f {
             Feature::GlobalTrace | Feature::MatchSpec | Feature::CallTime => false,
+            // OTP 26+ (the caller skips scenarios needing a newer OTP than the node's).
+            Feature::CallMemory => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
-                "match_spec" | "meta" | "meta_match_spec" | "call_time" | "all"
+                "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"
             ),
             _ => true,
         })
@@ -390,7 +469,7 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
                 exprs.push(format!("erlang:error('{r}')"));
                 terminal = true;
             }
-            // Observable only through call_memory / call_time, which the driver does not run yet.
+            // Not reproduced: durations and words are not compared with a real node (`erts_view`).
             LStep::Allocate(_) | LStep::Advance(_) => {}
         }
     }
@@ -514,6 +593,8 @@ pub enum Verdict {
     StaleDeviation,
     /// Needs a newer OTP than the installed one.
     SkippedOtp(u32),
+    /// Records the behaviour of releases up to `max_otp` (this), older than the installed one.
+    SkippedMaxOtp(u32),
     /// Uses a feature our engine or the driver does not implement yet.
     SkippedFeature(String),
     /// bpspec lacks the feature, but ERTS ran the scenario and agrees with its `expect` (so the
@@ -521,6 +602,9 @@ pub enum Verdict {
     ErtsOnly(String),
     /// The scenario is bad (does not terminate) or the driver failed on it.
     Error(String),
+    /// The Erlang node died of a signal running this scenario (an ERTS bug, not a verdict on
+    /// bpspec: docs/conformance.md lists the ones found).
+    ErtsCrash(String),
 }
 
 /// Summary counts of a differential run.
@@ -534,6 +618,10 @@ pub struct Summary {
     pub skipped_feature: usize,
     pub erts_only: usize,
     pub error: usize,
+    /// Scenarios for older releases only (`max_otp` below the node's release).
+    pub skipped_max_otp: usize,
+    /// Scenarios that crashed the Erlang node.
+    pub erts_crash: usize,
 }
 
 impl Summary {
@@ -546,6 +634,8 @@ impl Summary {
                 Verdict::KnownDeviation => s.known_deviation += 1,
                 Verdict::StaleDeviation => s.stale_deviation += 1,
                 Verdict::SkippedOtp(_) => s.skipped_otp += 1,
+                Verdict::SkippedMaxOtp(_) => s.skipped_max_otp += 1,
+                Verdict::ErtsCrash(_) => s.erts_crash += 1,
                 Verdict::SkippedFeature(_) => s.skipped_feature += 1,
                 Verdict::ErtsOnly(_) => s.erts_only += 1,
                 Verdict::Error(_) => s.error += 1,
@@ -564,7 +654,18 @@ impl std::fmt::Display for Summary {
             f,
             "{} agree, {} differ, {} known deviations, {} stale deviation markers, {} skipped (need a newer OTP), {} skipped (feature not implemented yet), {} checked on ERTS only (feature not in bpspec yet), {} errors",
             self.agree, self.differ, self.known_deviation, self.stale_deviation, self.skipped_otp, self.skipped_feature, self.erts_only, self.error
-        )
+        )?;
+        if self.skipped_max_otp > 0 {
+            write!(
+                f,
+                ", {} skipped (for older OTP releases only: max_otp)",
+                self.skipped_max_otp
+            )?;
+        }
+        if self.erts_crash > 0 {
+            write!(f, ", {} crashed the Erlang node", self.erts_crash)?;
+        }
+        Ok(())
     }
 }
 
@@ -667,6 +768,10 @@ pub fn differential_of(
             verdicts[i] = Some(Verdict::SkippedOtp(sc.requires_otp()));
             continue;
         }
+        if let Some(m) = sc.max_otp().filter(|&m| m < erl.otp) {
+            verdicts[i] = Some(Verdict::SkippedMaxOtp(m));
+            continue;
+        }
         if let Some(f) = driver_supports(sc) {
             verdicts[i] = Some(Verdict::SkippedFeature(f));
             continue;
@@ -692,6 +797,9 @@ pub fn differential_of(
     for (&i, r) in batch.iter().zip(results) {
         let sc = &scs[i];
         verdicts[i] = Some(match r {
+            Err(e) if e.starts_with(NODE_CRASHED) => {
+                Verdict::ErtsCrash(format!("{}: {e}", sc.scenario.name))
+            }
             Err(e) => Verdict::Error(format!(
                 "{}: the Erlang driver failed: {e}",
                 sc.scenario.name

@@ -18,6 +18,10 @@ pub struct GenConfig {
     /// steps, and processes scheduled out while others run.
     pub call_time: bool,
     pub max_ops: usize,
+    /// Also call_memory (OTP 26+): `trace_pattern` with call_memory (alone or with call_time /
+    /// call_count), `trace_info` call_memory. Off by default, so the OTP 25 runs draw exactly
+    /// the scenarios they drew before it existed (same seed, same scenarios).
+    pub call_memory: bool,
 }
 
 impl Default for GenConfig {
@@ -25,6 +29,7 @@ impl Default for GenConfig {
         GenConfig {
             call_time: true,
             max_ops: 32,
+            call_memory: false,
         }
     }
 }
@@ -84,12 +89,15 @@ enum ODraw {
     },
 }
 
-fn odraw() -> impl Strategy<Value = ODraw> {
+fn odraw(cfg: GenConfig) -> impl Strategy<Value = ODraw> {
+    // call_memory widens two ranges (items: + call_memory; flag sets: + 3 with call_memory);
+    // without it the ranges, and so the draws, are the ones from before call_memory.
+    let (items, flag_sets) = if cfg.call_memory { (5, 9) } else { (4, 6) };
     prop_oneof![
         4 => (any::<u8>(), any::<u8>(), any::<[u8; 3]>(), 0u8..8).prop_map(|(p, f, args, times)| ODraw::Call { p, f, args, times }),
-        2 => (any::<u8>(), 0u8..4).prop_map(|(f, item)| ODraw::Info { f, item }),
+        2 => (any::<u8>(), 0u8..items).prop_map(|(f, item)| ODraw::Info { f, item }),
         1 => (any::<u8>(), any::<bool>()).prop_map(|(p, on)| ODraw::Flags { p, on }),
-        3 => (0u8..10, any::<u8>(), 0u8..5, 0u8..6).prop_map(|(target, f, spec, flags)| ODraw::Pattern { target, f, spec, flags }),
+        3 => (0u8..10, any::<u8>(), 0u8..5, 0u8..flag_sets).prop_map(|(target, f, spec, flags)| ODraw::Pattern { target, f, spec, flags }),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(p, f)| ODraw::Sched { p, f }),
     ]
 }
@@ -99,7 +107,7 @@ pub fn scenario(cfg: GenConfig) -> impl Strategy<Value = Scenario> {
     (
         proptest::collection::vec(proptest::collection::vec(fdraw(), 1..4), 1..3),
         proptest::collection::vec(any::<bool>(), 1..3),
-        proptest::collection::vec(odraw(), 1..cfg.max_ops.max(2)),
+        proptest::collection::vec(odraw(cfg), 1..cfg.max_ops.max(2)),
     )
         .prop_map(move |(mods, procs, ops)| build(cfg, mods, procs, ops))
 }
@@ -264,11 +272,17 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     14 => "bpm0:module_info/1".to_string(),
                     _ => "bpm0:missing/0".to_string(),
                 };
-                let item = if cfg.call_time { item } else { item % 2 };
+                let item = match item {
+                    _ if cfg.call_time => item,
+                    4 if cfg.call_memory => item,
+                    _ => item % 2,
+                };
                 vec![Op::TraceInfo(TraceInfoOp {
                     session: "legacy".into(),
                     mfa,
-                    item: ["traced", "call_count", "call_time", "all"][item as usize].into(),
+                    item: ["traced", "call_count", "call_time", "all", "call_memory"]
+                        [item as usize]
+                        .into(),
                 })]
             }
             ODraw::Flags { p, on } => vec![Op::TraceFlags(TraceFlagsOp {
@@ -297,12 +311,19 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     3 => Value::from("pause"),
                     _ => Value::from("restart"),
                 };
-                let flags = if cfg.call_time { flags } else { flags % 4 };
+                let flags = match flags {
+                    _ if cfg.call_time => flags,
+                    6 | 8 if cfg.call_memory => flags,
+                    _ => flags % 4,
+                };
                 let mut fl = match flags {
                     0 => vec!["local"],
                     1 => vec!["call_count"],
                     4 => vec!["call_time"],
                     5 => vec!["call_time", "call_count"],
+                    6 => vec!["call_memory"],
+                    7 => vec!["call_memory", "call_time"],
+                    8 => vec!["call_memory", "call_count", "local"],
                     _ => vec!["local", "call_count"],
                 };
                 if flags == 3 && spec == 2 {
@@ -321,6 +342,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
         name: "generated".into(),
         description: String::new(),
         requires_otp: None,
+        max_otp: None,
         known_deviation: None,
         modules,
         sessions: Vec::new(),

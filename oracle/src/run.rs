@@ -86,6 +86,8 @@ struct Exec<'a> {
     op: usize,
     /// Per process, the bit set of sessions in which it is call-traced.
     traced: Vec<u64>,
+    /// Per process: waiting for its next call, scheduled out (see [`Exec::rest`]).
+    idle: Vec<bool>,
 }
 
 enum Outcome {
@@ -118,6 +120,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         calls: 0,
         op: 0,
         traced,
+        idle: vec![false; sc.processes.len()],
     };
     for (i, op) in sc.ops.iter().enumerate() {
         ex.op = i;
@@ -258,6 +261,7 @@ impl Exec<'_> {
                 args,
                 times,
             } => {
+                self.wake(*process);
                 let mut last = None;
                 for _ in 0..*times {
                     // The driver calls `M:F(Args)`: remote, through the export entry.
@@ -269,6 +273,7 @@ impl Exec<'_> {
                     }
                     last = Some(o);
                 }
+                self.rest(*process);
                 match last.expect("times >= 1") {
                     Outcome::Return(v) => self.push(What::Return(v.to_json())),
                     Outcome::Raise(r) => self.push(What::Raise(r)),
@@ -324,13 +329,34 @@ impl Exec<'_> {
             }
             // Observable through call_time only; the loader already refused calls by a
             // scheduled-out process.
-            LOp::ScheduleOut(p) => self.engine.schedule(*p as u64 + 1, self.traced[*p], false),
-            LOp::ScheduleIn(p) => self.engine.schedule(*p as u64 + 1, self.traced[*p], true),
+            // Between its calls a process already is scheduled out (`rest`), as on ERTS, where
+            // the driver turns these ops into nops.
+            LOp::ScheduleOut(p) => self.rest(*p),
+            LOp::ScheduleIn(_) => {}
             LOp::SessionCreate(_) | LOp::SessionDestroy(_) => {
                 unreachable!("sessions are refused as unsupported")
             }
         }
         Ok(())
+    }
+
+    /// After its call op, process `p` waits in `receive` for the next one: on ERTS it is
+    /// scheduled out then (the driver waits for that), which charges the pending time of the
+    /// function it is charged to (after an exception: the raiser, whose return frame was
+    /// skipped) and can create a count-0 row. Idempotent.
+    fn rest(&mut self, p: usize) {
+        if !self.idle[p] {
+            self.engine.schedule(p as u64 + 1, self.traced[p], false);
+            self.idle[p] = true;
+        }
+    }
+
+    /// Process `p` gets its next call: scheduled in (its time baselines restart now).
+    fn wake(&mut self, p: usize) {
+        if self.idle[p] {
+            self.engine.schedule(p as u64 + 1, self.traced[p], true);
+            self.idle[p] = false;
+        }
     }
 
     /// Process `p` calls function `f` with `args`: hit the breakpoint, then run the body.

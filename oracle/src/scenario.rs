@@ -33,6 +33,10 @@ pub struct Scenario {
     /// The lowest OTP release that has every feature used (defaults to what the features need).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requires_otp: Option<u32>,
+    /// The newest OTP release whose behaviour `expect` records (none: every release from
+    /// `requires_otp` on). A differential run on a newer release skips the scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_otp: Option<u32>,
     /// Set when bpspec knowingly differs from ERTS on this scenario; names the section of
     /// docs/deviations.md. The differential run then requires the two to *differ*.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -347,6 +351,11 @@ impl Loaded {
             .chain([25])
             .max()
             .unwrap_or(25)
+    }
+
+    /// The newest OTP release this scenario's `expect` is for (`max_otp`; `None`: no limit).
+    pub fn max_otp(&self) -> Option<u32> {
+        self.scenario.max_otp
     }
 }
 
@@ -1082,6 +1091,24 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             }
         };
         ops.push(lop);
+    }
+    if let Some(m) = sc.max_otp {
+        let min = features
+            .keys()
+            .map(Feature::otp)
+            .chain(sc.requires_otp)
+            .chain([25])
+            .max()
+            .unwrap_or(25);
+        if !(17..=99).contains(&m) {
+            return v.err("$.max_otp", format!("{m} is not an OTP release"));
+        }
+        if m < min {
+            return v.err(
+                "$.max_otp",
+                format!("max_otp {m} is older than the OTP {min} the scenario needs"),
+            );
+        }
     }
     if let Some(exp) = &sc.expect {
         for (i, o) in exp.iter().enumerate() {

@@ -449,6 +449,10 @@ pub enum Wrong {
     /// Schedule-out does not charge the running time slice to the function being timed
     /// (visible only in durations).
     ScheduleOutUncharged,
+    /// `restart` with call_memory leaves the call_memory counter as it is (no reset, not
+    /// started): visible in counts, so a real OTP 26+ node catches it (not in [`Wrong::ALL`]:
+    /// the op-level and scenario conformance runs of `ALL` draw no call_memory restarts).
+    MemoryRestartIgnored,
 }
 
 impl Wrong {
@@ -461,6 +465,8 @@ impl Wrong {
     ];
     /// The call_time mutants (need call_time ops to be caught).
     pub const CALL_TIME: [Wrong; 2] = [Wrong::TimeRestartIgnored, Wrong::ScheduleOutUncharged];
+    /// The call_memory mutants (caught by the call_memory corpus and by OTP 26+).
+    pub const CALL_MEMORY: [Wrong; 1] = [Wrong::MemoryRestartIgnored];
 }
 
 pub struct WrongOracle {
@@ -501,6 +507,20 @@ impl BreakpointEngine for WrongOracle {
         flags: FlagSet,
     ) -> Result<usize, PatternError> {
         flags.check(op)?;
+        if self.wrong == Wrong::MemoryRestartIgnored
+            && op == PatternOp::Restart
+            && flags.call_memory
+        {
+            let rest = FlagSet {
+                call_memory: false,
+                ..flags
+            };
+            return if rest == FlagSet::default() {
+                Ok(pattern.matching(&self.funcs).len())
+            } else {
+                self.trace_pattern_flags(session, pattern, op, rest)
+            };
+        }
         if self.wrong == Wrong::TimeRestartIgnored && op == PatternOp::Restart && flags.call_time {
             let rest = FlagSet {
                 call_time: false,

@@ -190,3 +190,19 @@ fn global_trace_runs_on_the_engine_and_catches_a_missing_export_entry() {
     let d = diff(exp, &obs).expect("the mutant without export entries must disagree");
     assert!(d.contains("gl:c/0") || d.contains("gl:a/0"), "{d}");
 }
+
+/// The call_memory corpus (call_memory_info.json, call_memory_combo.json, needs_call_memory.json)
+/// tells the call_memory mutant apart: `restart` must empty the rows.
+#[test]
+fn call_memory_corpus_rejects_the_call_memory_mutant() {
+    use bpspec_oracle::conformance::check_corpus;
+    use bpspec_oracle::target::{Wrong, WrongOracle};
+    for w in Wrong::CALL_MEMORY {
+        let f = move |funcs| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(funcs, w)) };
+        let e = check_corpus(&f).expect_err("the corpus must catch the call_memory mutant");
+        assert!(
+            e.contains("expected (-) vs observed (+)") && e.contains("call_memory"),
+            "{w:?}: {e}"
+        );
+    }
+}

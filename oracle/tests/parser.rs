@@ -281,6 +281,11 @@ fn contradictions_name_the_json_path() {
             "at $.ops[0].trace_pattern.flags[0]: unknown trace_pattern flag \"locl\"",
         ),
         (&format!(r#"{MODS}, "ops": [{{"call": {{"process": "p", "mfa": "m:module_info/0"}}}}], "processes": [{{"name": "p"}}]"#), "not an exported function"),
+        (
+            &format!(r#"{MODS}, "max_otp": 25, "ops": [{{"trace_pattern": {{"pattern": "m:f/0", "spec": true, "flags": ["call_memory"]}}}}]"#),
+            "at $.max_otp: max_otp 25 is older than the OTP 26 the scenario needs",
+        ),
+        (&format!(r#"{MODS}, "max_otp": 7, "ops": []"#), "at $.max_otp: 7 is not an OTP release"),
     ];
     for (body, want) in cases {
         let e = err(&format!("{{\"name\": \"t\", {body}}}"));
@@ -347,7 +352,7 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
         }
     }
     props(&schema, &mut declared);
-    let full = r#"{"name": "all", "description": "d", "requires_otp": 27, "known_deviation": "x",
+    let full = r#"{"name": "all", "description": "d", "requires_otp": 27, "max_otp": 29, "known_deviation": "x",
       "modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "exported": true,
          "base": [{"allocate": 3}, {"advance": 5}, {"raise": "r"}],
          "body": [{"call": "f/1", "args": ["n-1"], "times": 2}, {"tail_call": "g/0"}]},
