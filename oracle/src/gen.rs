@@ -18,6 +18,9 @@ pub struct GenConfig {
     /// steps, and processes scheduled out while others run.
     pub call_time: bool,
     pub max_ops: usize,
+    /// Also global call trace: patterns with `[]` or `[global]` (issue 6). They reuse the
+    /// draws of `[local, call_count]` with an even `f`, so the other draws stay as they were.
+    pub global: bool,
 }
 
 impl Default for GenConfig {
@@ -25,6 +28,7 @@ impl Default for GenConfig {
         GenConfig {
             call_time: true,
             max_ops: 32,
+            global: true,
         }
     }
 }
@@ -307,6 +311,11 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 };
                 if flags == 3 && spec == 2 {
                     fl = vec!["call_count"];
+                }
+                if flags == 3 && cfg.global && f % 2 == 0 {
+                    // Global trace: an empty flag list or `global` (any spec; pause and
+                    // restart set it as true does).
+                    fl = if f % 4 == 0 { vec![] } else { vec!["global"] };
                 }
                 vec![Op::TracePattern(TracePatternOp {
                     session: "legacy".into(),

@@ -82,15 +82,26 @@ fn random_scenarios_agree_with_erts() {
                 .contains_key(&bpspec_oracle::scenario::Feature::CallTime)
         })
         .count();
+    let global = scs
+        .iter()
+        .filter(|l| {
+            l.features
+                .contains_key(&bpspec_oracle::scenario::Feature::GlobalTrace)
+        })
+        .count();
     let vs = differential(&erl, &scs).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);
     eprintln!(
-        "{n} random scenarios (seed {seed}, {timed} with call_time) on OTP {}: {s}",
+        "{n} random scenarios (seed {seed}, {timed} with call_time, {global} with global trace) on OTP {}: {s}",
         erl.otp
     );
     assert!(
         timed * 4 >= n,
         "too few generated scenarios use call_time: {timed} of {n}"
+    );
+    assert!(
+        global * 4 >= n,
+        "too few generated scenarios use global trace: {global} of {n}"
     );
     for (sc, v) in raw.iter().zip(&vs) {
         match v {
