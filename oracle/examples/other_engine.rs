@@ -127,9 +127,10 @@ pub fn checks() -> Result<(), String> {
         )
     })?;
     println!("op-level conformance (512 cases, up to 40 ops): ok");
-    // This engine has no call_time: generate scenarios without it.
+    // This engine has no call_time and no global trace: generate scenarios without them.
     let cfg = GenConfig {
         call_time: false,
+        global: false,
         ..GenConfig::default()
     };
     check_scenarios(&my_engine, &RefEngine::boxed, cfg, 512, 1).map_err(|f| {

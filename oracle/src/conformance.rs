@@ -90,7 +90,31 @@ pub enum ConfOp {
         op: PatternOp,
         flags: FlagSet,
     },
+    /// Process `pid` enters `f` by a remote call (through the export entry; a local entry if
+    /// `f` is not exported). Global trace (issue 6) from here on.
+    RemoteEnter {
+        f: usize,
+        pid: u64,
+        traced: u64,
+        tail: bool,
+    },
+    /// `trace_info` traced (0), match_spec (1) or all (2) as terms (`{traced, global}`).
+    GlobalInfo {
+        session: SessionId,
+        f: usize,
+        key: u8,
+    },
+    /// A global `trace_pattern` (no flags); `local` true adds the flag `local` (badarg).
+    GlobalPattern {
+        session: SessionId,
+        target: Target,
+        op: PatternOp,
+        local: bool,
+    },
 }
+
+/// The functions of [`universe`] with an export entry in [`check_ops`] (`m0:f1/1` is local).
+pub const EXPORTED: [usize; 3] = [0, 2, 3];
 
 fn traced() -> impl Strategy<Value = u64> + Clone {
     prop_oneof![2 => Just((1u64 << SESSIONS) - 1), 1 => 0u64..(1 << SESSIONS)]
@@ -128,10 +152,13 @@ pub fn op_strategy() -> impl Strategy<Value = ConfOp> {
         1 => (1u64..4, traced()).prop_map(|(pid, traced)| ConfOp::Unwind { pid, traced }),
         1 => (1u64..4, traced()).prop_map(|(pid, traced)| ConfOp::Schedule { pid, traced }),
         2 => (session(), 0..n + 1, 0u8..3).prop_map(|(session, f, key)| ConfOp::TimeInfo { session, f, key }),
-        3 => (session(), target, pop, 0u8..16).prop_map(|(session, target, op, b)| ConfOp::TimePattern {
+        3 => (session(), target.clone(), pop.clone(), 0u8..16).prop_map(|(session, target, op, b)| ConfOp::TimePattern {
             session, target, op,
             flags: FlagSet { local: b & 1 != 0, call_count: b & 2 != 0, call_time: b & 4 != 0 || b < 4, call_memory: b & 8 != 0 },
         }),
+        4 => (0..n, 1u64..4, traced(), any::<bool>()).prop_map(|(f, pid, traced, tail)| ConfOp::RemoteEnter { f, pid, traced, tail }),
+        2 => (session(), 0..n + 1, 0u8..3).prop_map(|(session, f, key)| ConfOp::GlobalInfo { session, f, key }),
+        3 => (session(), target, pop, 0u8..8).prop_map(|(session, target, op, b)| ConfOp::GlobalPattern { session, target, op, local: b == 0 }),
     ]
 }
 
@@ -164,15 +191,88 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
             && e.supports(&crate::scenario::Feature::CallMemory)
             && e.supports(&crate::scenario::Feature::InfoItem("all".into()))
     });
+    // Global trace steps only between engines that both have it (and the call_time state of
+    // a process, for remote body calls): then only EXPORTED have export entries.
+    let global = timem
+        && [&x, &y]
+            .iter()
+            .all(|e| e.supports(&crate::scenario::Feature::GlobalTrace));
+    if global {
+        x.set_exports(&EXPORTED);
+        y.set_exports(&EXPORTED);
+    }
     for (i, op) in ops.iter().enumerate() {
         let is_timem = !matches!(
             op,
             ConfOp::Call { .. } | ConfOp::Info { .. } | ConfOp::Pattern { .. }
         );
-        if is_timem && !timem {
+        let is_global = matches!(
+            op,
+            ConfOp::RemoteEnter { .. } | ConfOp::GlobalInfo { .. } | ConfOp::GlobalPattern { .. }
+        );
+        if (is_timem && !timem) || (is_global && !global) {
             continue;
         }
         let (l, r) = match op {
+            ConfOp::RemoteEnter {
+                f,
+                pid,
+                traced,
+                tail,
+            } => {
+                if ps.out.contains(pid) {
+                    none()
+                } else {
+                    if !*tail {
+                        *ps.depth.entry(*pid).or_default() += 1;
+                    }
+                    let enter = |e: &mut Box<dyn crate::target::BreakpointEngine>| {
+                        if EXPORTED.contains(f) {
+                            e.enter_remote(*f, *pid, *traced, *tail)
+                        } else {
+                            e.enter(*f, *pid, *traced, *tail)
+                        }
+                    };
+                    (
+                        format!("{:?}", enter(&mut x)),
+                        format!("{:?}", enter(&mut y)),
+                    )
+                }
+            }
+            ConfOp::GlobalInfo { session, f, key } => {
+                let mfa = u
+                    .get(*f)
+                    .cloned()
+                    .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
+                let info = |e: &mut Box<dyn crate::target::BreakpointEngine>| match key {
+                    0 => e.trace_info_traced(*session, &mfa),
+                    1 => e.trace_info_term(*session, &mfa, InfoKey::MatchSpec),
+                    _ => e.trace_info_term(*session, &mfa, InfoKey::All),
+                };
+                (info(&mut x).to_string(), info(&mut y).to_string())
+            }
+            ConfOp::GlobalPattern {
+                session,
+                target,
+                op: pop,
+                local,
+            } => {
+                let pat = pattern(target);
+                let fl = FlagSet {
+                    local: *local,
+                    ..FlagSet::default()
+                };
+                let out = (
+                    format!("{:?}", x.trace_pattern_global(*session, &pat, *pop, fl)),
+                    format!("{:?}", y.trace_pattern_global(*session, &pat, *pop, fl)),
+                );
+                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
+                    if let Err(m) = e {
+                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
+                    }
+                }
+                out
+            }
             ConfOp::Advance { dt } => {
                 x.advance(*dt);
                 y.advance(*dt);
@@ -315,6 +415,14 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 if p != q {
                     return Err(format!(
                         "step {i} {op:?}: {who}: {} patched {p} != {q}",
+                        u[f]
+                    ));
+                }
+            }
+            if let (Some(p), Some(q)) = (x.is_export_patched(f), y.is_export_patched(f)) {
+                if p != q {
+                    return Err(format!(
+                        "step {i} {op:?}: {who}: export entry of {} patched {p} != {q}",
                         u[f]
                     ));
                 }

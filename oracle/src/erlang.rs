@@ -730,8 +730,9 @@ pub fn run_ours(
     if !with_oracle {
         return Ok(a);
     }
-    // The sequential oracle does not model global trace (issue 6): then `ours` is compared
-    // with ERTS alone.
+    // A feature the sequential oracle does not model (none today besides what the runner
+    // refuses anyway; global trace is in `spec/src/global.rs`): then `ours` is compared with
+    // ERTS alone.
     let b = match run::run(sc, orc.as_mut()) {
         Err(run::RunError::Unsupported { .. }) => return Ok(a),
         r => r.map_err(|e| Verdict::Error(e.to_string()))?,

@@ -22,6 +22,9 @@ pub struct GenConfig {
     /// call_count), `trace_info` call_memory. Off by default, so the OTP 25 runs draw exactly
     /// the scenarios they drew before it existed (same seed, same scenarios).
     pub call_memory: bool,
+    /// Also global call trace: patterns with `[]` or `[global]` (issue 6). They reuse the
+    /// draws of `[local, call_count]` with an even `f`, so the other draws stay as they were.
+    pub global: bool,
 }
 
 impl Default for GenConfig {
@@ -30,6 +33,7 @@ impl Default for GenConfig {
             call_time: true,
             max_ops: 32,
             call_memory: false,
+            global: true,
         }
     }
 }
@@ -328,6 +332,11 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 };
                 if flags == 3 && spec == 2 {
                     fl = vec!["call_count"];
+                }
+                if flags == 3 && cfg.global && f % 2 == 0 {
+                    // Global trace: an empty flag list or `global` (any spec; pause and
+                    // restart set it as true does).
+                    fl = if f % 4 == 0 { vec![] } else { vec!["global"] };
                 }
                 vec![Op::TracePattern(TracePatternOp {
                     session: "legacy".into(),

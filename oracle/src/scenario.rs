@@ -320,6 +320,10 @@ pub enum LOp {
     SessionDestroy(u32),
 }
 
+/// The largest `allocate` / `advance` of one step: with the runner's call limit the logical
+/// clock and the allocation counter then stay far from overflowing an `i64`.
+pub const MAX_STEP_AMOUNT: u64 = 1 << 24;
+
 /// A validated scenario: the loaded functions (the ones the compiler keeps: exported or reachable
 /// from an exported one, plus `module_info/0,1` in every module), bodies, sessions, processes.
 #[derive(Clone, Debug)]
@@ -689,9 +693,24 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                         }
                         LStep::Raise(r.clone())
                     } else if let Some(w) = s.allocate {
+                        if w > MAX_STEP_AMOUNT {
+                            return v.err(
+                                format!("{sp}.allocate"),
+                                format!("{w} words in one step (at most {MAX_STEP_AMOUNT})"),
+                            );
+                        }
                         LStep::Allocate(w)
                     } else {
-                        LStep::Advance(s.advance.unwrap_or(0))
+                        let dt = s.advance.unwrap_or(0);
+                        if dt > MAX_STEP_AMOUNT {
+                            return v.err(
+                                format!("{sp}.advance"),
+                                format!(
+                                    "{dt} microseconds in one step (at most {MAX_STEP_AMOUNT})"
+                                ),
+                            );
+                        }
+                        LStep::Advance(dt)
                     };
                     out.push(ls);
                 }

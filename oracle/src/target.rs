@@ -134,6 +134,11 @@ pub trait BreakpointEngine {
     fn check_at_rest(&mut self) -> Result<(), String> {
         Ok(())
     }
+    /// Is `f`'s export entry redirected to the global breakpoint? `None` if the engine does not
+    /// say (or has no global trace).
+    fn is_export_patched(&mut self, _f: FuncId) -> Option<bool> {
+        None
+    }
 }
 
 /// Builds an engine over a function universe.
@@ -353,6 +358,9 @@ impl BreakpointEngine for RefEngine {
     fn check_at_rest(&mut self) -> Result<(), String> {
         self.engine.check_at_rest()
     }
+    fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
+        Some(self.engine.is_export_patched(f))
+    }
 }
 
 /// The sequential oracle (`bpspec_spec::Oracle`).
@@ -388,7 +396,8 @@ impl BreakpointEngine for SpecOracle {
         self.0.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        timem_feature(feature)
+        // Global trace since issue 6 (`spec/src/global.rs`).
+        timem_feature(feature) || *feature == Feature::GlobalTrace
     }
     fn trace_pattern_flags(
         &mut self,
@@ -398,6 +407,34 @@ impl BreakpointEngine for SpecOracle {
         flags: FlagSet,
     ) -> Result<usize, PatternError> {
         self.0.trace_pattern_flags(session, pattern, op, flags)
+    }
+    fn set_exports(&mut self, exported: &[FuncId]) {
+        self.0.set_exports(exported)
+    }
+    fn trace_pattern_global(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.0.trace_pattern_global(session, pattern, op, flags)
+    }
+    fn enter_remote(
+        &mut self,
+        f: FuncId,
+        pid: u64,
+        call_traced: u64,
+        tail: bool,
+    ) -> Vec<SessionId> {
+        self.0
+            .enter_remote(f, pid, call_traced, tail)
+            .into_iter()
+            .map(|(s, _, _)| s)
+            .collect()
+    }
+    fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
+        Some(self.0.is_export_patched(f))
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
         self.0
@@ -453,20 +490,30 @@ pub enum Wrong {
     /// started): visible in counts, so a real OTP 26+ node catches it (not in [`Wrong::ALL`]:
     /// the op-level and scenario conformance runs of `ALL` draw no call_memory restarts).
     MemoryRestartIgnored,
+    /// Global breakpoints also fire on local calls: every call of an exported function goes
+    /// through its export entry (issue 6).
+    GlobalOnLocalCalls,
+    /// A local pattern leaves the session's global trace on the matched exports in place (no
+    /// local/global exclusion in that direction).
+    LocalKeepsGlobal,
 }
 
 impl Wrong {
-    pub const ALL: [Wrong; 5] = [
+    pub const ALL: [Wrong; 7] = [
         Wrong::PauseIgnored,
         Wrong::NoQuirk,
         Wrong::SessionOrderReversed,
         Wrong::TimeRestartIgnored,
         Wrong::ScheduleOutUncharged,
+        Wrong::GlobalOnLocalCalls,
+        Wrong::LocalKeepsGlobal,
     ];
     /// The call_time mutants (need call_time ops to be caught).
     pub const CALL_TIME: [Wrong; 2] = [Wrong::TimeRestartIgnored, Wrong::ScheduleOutUncharged];
     /// The call_memory mutants (caught by the call_memory corpus and by OTP 26+).
     pub const CALL_MEMORY: [Wrong; 1] = [Wrong::MemoryRestartIgnored];
+    /// The global-trace mutants (need global patterns and remote calls to be caught).
+    pub const GLOBAL: [Wrong; 2] = [Wrong::GlobalOnLocalCalls, Wrong::LocalKeepsGlobal];
 }
 
 pub struct WrongOracle {
@@ -521,6 +568,12 @@ impl BreakpointEngine for WrongOracle {
                 self.trace_pattern_flags(session, pattern, op, rest)
             };
         }
+        if self.wrong == Wrong::LocalKeepsGlobal {
+            let keep = self.inner.0.exports().clone();
+            let r = self.inner.trace_pattern_flags(session, pattern, op, flags);
+            self.inner.0.restore_exports(keep);
+            return r;
+        }
         if self.wrong == Wrong::TimeRestartIgnored && op == PatternOp::Restart && flags.call_time {
             let rest = FlagSet {
                 call_time: false,
@@ -570,9 +623,36 @@ impl BreakpointEngine for WrongOracle {
         }
     }
     fn supports(&self, feature: &Feature) -> bool {
-        timem_feature(feature)
+        self.inner.supports(feature)
+    }
+    fn set_exports(&mut self, exported: &[FuncId]) {
+        self.inner.set_exports(exported)
+    }
+    fn trace_pattern_global(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.inner.trace_pattern_global(session, pattern, op, flags)
+    }
+    fn enter_remote(
+        &mut self,
+        f: FuncId,
+        pid: u64,
+        call_traced: u64,
+        tail: bool,
+    ) -> Vec<SessionId> {
+        self.inner.enter_remote(f, pid, call_traced, tail)
+    }
+    fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
+        self.inner.is_export_patched(f)
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
+        if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {
+            return self.inner.enter_remote(f, pid, call_traced, tail);
+        }
         let mut v = self.inner.enter(f, pid, call_traced, tail);
         if self.wrong == Wrong::SessionOrderReversed {
             v.reverse();
@@ -604,6 +684,15 @@ impl BreakpointEngine for WrongOracle {
         self.inner.trace_info_term(session, mfa, key)
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
+        if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {
+            return self
+                .inner
+                .0
+                .call_remote(f, pid, call_traced)
+                .into_iter()
+                .map(|(s, _, _)| s)
+                .collect();
+        }
         let mut v = self.inner.call(f, pid, call_traced);
         if self.wrong == Wrong::SessionOrderReversed {
             v.reverse();

@@ -167,3 +167,59 @@ fn schedule_out_charge_is_observable() {
         .expect_err("the wrong oracle loses the slice");
     assert!(e.contains("{call_time,[{<0.1.0>,1,0,5}]}"), "{e}");
 }
+
+/// The global-trace rules on the shortest sequences that show them, in what a user sees (call
+/// messages and `trace_info`), not only in the patched state of the export entry: global trace
+/// then local trace on `m0:f0/0`, then a remote and a local call and `trace_info`.
+#[test]
+fn global_mutants_show_in_messages_and_trace_info() {
+    use bpspec_oracle::conformance::{universe, EXPORTED};
+    use bpspec_reference::{FlagSet, Pattern, Term};
+    let u = universe();
+    let run = |e: &mut dyn BreakpointEngine, local_after: bool| {
+        e.set_exports(&EXPORTED);
+        let p = Pattern::exact(&u[0]);
+        let n = e.trace_pattern_global(0, &Pattern::all(), PatternOp::True, FlagSet::default());
+        if local_after {
+            let fl = FlagSet {
+                local: true,
+                ..FlagSet::default()
+            };
+            e.trace_pattern_flags(0, &p, PatternOp::True, fl).unwrap();
+        }
+        let remote = e.enter_remote(0, 1, 1, false);
+        let local = e.enter(0, 1, 1, false);
+        let info = e.trace_info_traced(0, &u[0]);
+        let info_local_fn = e.trace_info_traced(0, &u[1]);
+        (n, remote, local, info, info_local_fn)
+    };
+    let traced = |a| Term::Tuple(vec![Term::Atom("traced"), Term::Atom(a)]);
+    for local_after in [false, true] {
+        let want = run(&mut RefEngine::new(u.clone()), local_after);
+        // Global `_:_/_` matches the 3 exports only; m0:f1/1 has no export entry.
+        let expect = if local_after {
+            (Ok(3), vec![0], vec![0], traced("local"), traced("false"))
+        } else {
+            (Ok(3), vec![0], vec![], traced("global"), traced("false"))
+        };
+        assert_eq!(want, expect, "engine, local_after {local_after}");
+        let got = run(SpecOracle::boxed(u.clone()).as_mut(), local_after);
+        assert_eq!(got, want, "oracle, local_after {local_after}");
+    }
+    // Global on local calls: the local call sends a message too.
+    let w = run(
+        &mut WrongOracle::new(u.clone(), Wrong::GlobalOnLocalCalls),
+        false,
+    );
+    assert_eq!(w.2, vec![0], "GlobalOnLocalCalls: {w:?}");
+    // No exclusion: the remote call is traced twice, and trace_info says global.
+    let w = run(
+        &mut WrongOracle::new(u.clone(), Wrong::LocalKeepsGlobal),
+        true,
+    );
+    assert_eq!(
+        (w.1.clone(), w.3.clone()),
+        (vec![0, 0], traced("global")),
+        "{w:?}"
+    );
+}

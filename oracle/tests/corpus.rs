@@ -5,7 +5,7 @@
 use bpspec_oracle::observe::diff;
 use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::{load_file, Loaded};
-use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle};
+use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
 
 fn corpus() -> Vec<Loaded> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
@@ -67,14 +67,14 @@ fn corpus_expectations_hold_on_engine_and_oracle() {
 fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     use bpspec_oracle::conformance::check_corpus;
     use bpspec_oracle::target::{Wrong, WrongOracle};
-    // The engine runs global trace (global_vs_local); the sequential oracle does not model it.
+    // Both run global trace (global_vs_local; the sequential oracle since spec/src/global.rs).
     for (f, unsup) in [
         (&RefEngine::boxed as &dyn Fn(_) -> _, 4),
-        (&SpecOracle::boxed, 5),
+        (&SpecOracle::boxed, 4),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
         assert!(
-            r.agree >= 17 && r.known_deviation == 0 && r.unsupported == unsup,
+            r.agree >= 20 && r.known_deviation == 0 && r.unsupported == unsup,
             "{r:?}"
         );
     }
@@ -83,6 +83,8 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         Wrong::NoQuirk,
         Wrong::TimeRestartIgnored,
         Wrong::ScheduleOutUncharged,
+        Wrong::GlobalOnLocalCalls,
+        Wrong::LocalKeepsGlobal,
     ] {
         let f = move |funcs| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(funcs, w)) };
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong oracle");
@@ -178,13 +180,22 @@ fn global_trace_runs_on_the_engine_and_catches_a_missing_export_entry() {
     let obs =
         run(&sc, RefEngine::boxed(sc.funcs.clone()).as_mut()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(diff(exp, &obs), None, "engine vs OTP 25 on global_vs_local");
-    assert!(
-        matches!(
-            run(&sc, SpecOracle::boxed(sc.funcs.clone()).as_mut()),
-            Err(RunError::Unsupported { .. })
-        ),
-        "the sequential oracle does not model global trace"
-    );
+    // The sequential oracle models global trace too (spec/src/global.rs) and agrees.
+    let obs =
+        run(&sc, SpecOracle::boxed(sc.funcs.clone()).as_mut()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(diff(exp, &obs), None, "oracle vs OTP 25 on global_vs_local");
+    // Its global-trace mutants disagree with the recording, each where its rule shows.
+    for (w, at) in [
+        // a's local call of the exported c/0 sends a second message for c.
+        (Wrong::GlobalOnLocalCalls, "gl:c/0"),
+        // local after global leaves global in place: trace_info says global, not local.
+        (Wrong::LocalKeepsGlobal, "global"),
+    ] {
+        let obs =
+            run(&sc, &mut WrongOracle::new(sc.funcs.clone(), w)).unwrap_or_else(|e| panic!("{e}"));
+        let d = diff(exp, &obs).unwrap_or_else(|| panic!("{w:?} must disagree with OTP 25"));
+        assert!(d.contains(at), "{w:?}: {d}");
+    }
     let mut m = NoExportEntry(RefEngine::new(sc.funcs.clone()));
     let obs = run(&sc, &mut m).unwrap_or_else(|e| panic!("{e}"));
     let d = diff(exp, &obs).expect("the mutant without export entries must disagree");

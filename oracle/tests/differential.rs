@@ -85,10 +85,11 @@ fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
     let with = |f: Feature| scs.iter().filter(|l| l.features.contains_key(&f)).count();
     let timed = with(Feature::CallTime);
     let mem = with(Feature::CallMemory);
+    let global = with(Feature::GlobalTrace);
     let vs = differential(erl, &scs).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);
     eprintln!(
-        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory) on {}: {s} ({:.1} s)",
+        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace) on {}: {s} ({:.1} s)",
         erl.origin(),
         t0.elapsed().as_secs_f64()
     );
@@ -104,6 +105,10 @@ fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
     } else {
         assert_eq!(mem, 0, "call_memory generated though not asked for");
     }
+    assert!(
+        global * 4 >= n,
+        "too few generated scenarios use global trace: {global} of {n}"
+    );
     for (sc, v) in raw.iter().zip(&vs) {
         match v {
             Verdict::Differ(d) => {

@@ -5,8 +5,8 @@
 //! parser.proptest-regressions.
 
 use bpspec_oracle::conformance::compare_scenario;
-use bpspec_oracle::run::{run, RunError};
-use bpspec_oracle::scenario::{load, Feature, LoadError};
+use bpspec_oracle::run::run;
+use bpspec_oracle::scenario::{load, LoadError};
 use bpspec_oracle::target::{RefEngine, SpecOracle};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -35,15 +35,6 @@ fn survive(text: &str) {
             let a = run(&l, &mut e);
             let b = run(&l, SpecOracle::boxed(l.funcs.clone()).as_mut());
             match (a, b) {
-                // The oracle does not model global trace (issue 6): the engine ran it (or
-                // refused it cleanly) without panicking, which is what this checks.
-                (
-                    _,
-                    Err(RunError::Unsupported {
-                        feature: Feature::GlobalTrace,
-                        ..
-                    }),
-                ) => {}
                 (Ok(x), Ok(y)) => assert_eq!(x, y, "engine and oracle differ on\n{text}"),
                 (Err(x), Err(y)) => assert_eq!(
                     x.to_string(),
@@ -383,6 +374,22 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
         assert!(
             used.contains(k) || ["trace"].contains(&k.as_str()),
             "schema declares {k:?}, which the loader never produces"
+        );
+    }
+}
+
+/// A step's `advance` / `allocate` is bounded (a fuzz case with 2^63 made both engines panic on
+/// a clock that "went back"): a clear error at load.
+#[test]
+fn huge_advance_and_allocate_are_load_errors() {
+    for (key, v) in [("advance", u64::MAX), ("allocate", 1u64 << 25)] {
+        let text = format!(
+            "{{\"name\": \"x\", \"modules\": [{{\"name\": \"m\", \"functions\": [{{\"name\": \"f\", \"arity\": 0, \"exported\": true, \"body\": [{{\"{key}\": {v}}}]}}]}}], \"ops\": []}}"
+        );
+        let e = err(&text);
+        assert!(
+            e.contains(&format!("body[0].{key}")) && e.contains("at most 16777216"),
+            "{e}"
         );
     }
 }

@@ -63,11 +63,6 @@ impl<P: ThreadProgress> Engine<P> {
                         .into(),
                 ));
             }
-            if matches!(op, PatternOp::Pause | PatternOp::Restart) {
-                return Err(PatternError::BadArg(
-                    "pause and restart apply only to call_count, call_time and call_memory".into(),
-                ));
-            }
         } else {
             fl.check(op)?;
             if spec.ms.is_some() && !fl.local {
@@ -76,6 +71,14 @@ impl<P: ThreadProgress> Engine<P> {
                 ));
             }
         }
+        // Global `pause`/`restart` set global trace as `true` does: ERTS only asks whether the
+        // op is `false` (`on && !flags.breakpoint`); checked on OTP 25, where they return the
+        // number of matched exports (oracle issue 6, `spec/src/global.rs`).
+        let op = if spec.global && op != PatternOp::False {
+            PatternOp::True
+        } else {
+            op
+        };
         let bad = |e: crate::session::SessionError| {
             PatternError::BadArg(e.to_string().trim_start_matches("badarg: ").to_string())
         };

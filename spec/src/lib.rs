@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 /// call_time and call_memory: counters, processes, the logical clock (issue 4).
 pub mod timem;
 
+/// Global call trace: export entries, remote calls, the local/global exclusion (issue 6).
+pub mod global;
+
 /// One session's breakpoint on one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Node {
@@ -42,6 +45,8 @@ pub struct Oracle {
     procs: BTreeMap<u64, timem::OProc>,
     /// The logical clock (microseconds).
     now: i64,
+    /// Export entries and their global breakpoints ([`global`]).
+    exports: global::Exports,
 }
 
 impl Oracle {
@@ -128,6 +133,7 @@ impl Oracle {
                 self.nodes.remove(&key);
             }
         }
+        self.local_clears_global(session, &matched, op);
         Ok(matched.len())
     }
 

@@ -277,6 +277,9 @@ impl Oracle {
 
     /// `trace_info(Session, MFA, Key)` as an Erlang term, in ERTS's shapes (OTP 26+ `all`).
     pub fn trace_info_term(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Term {
+        if let Some(t) = self.global_info(session, mfa, key) {
+            return t;
+        }
         let pair = |v: Term| Term::Tuple(vec![Term::Atom(key.atom()), v]);
         let Some(f) = self.funcs.iter().position(|m| m == mfa) else {
             return pair(Term::Atom("undefined"));
