@@ -1,6 +1,6 @@
 %% Reproducer: OTP 29.1.2 (Debian sid erlang-base 1:29.1.2) dies with SIGSEGV when a call-traced
 %% process calls a function traced with call_time + call_memory from a function traced with
-%% call_time only. Found by bpspec's random differential (docs/conformance.md "ERTS crashes
+%% call_time only (also OTP 27.3.4.1, Debian trixie). Found by bpspec's random differential (docs/conformance.md "ERTS crashes
 %% found"; cause in docs/deviations.md). Run (exit 139 on 29.1.2; prints "survived" if fixed):
 %%   erlc otp29_call_time_memory_crash.erl && erl -noshell -s otp29_call_time_memory_crash go
 -module(otp29_call_time_memory_crash).
