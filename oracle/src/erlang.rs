@@ -206,6 +206,7 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
         .keys()
         .find(|f| match f {
             Feature::GlobalTrace | Feature::MatchSpec | Feature::CallTime => false,
+            Feature::GlobalMatchSpec => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "all"
