@@ -130,6 +130,7 @@ pub fn checks() -> Result<(), String> {
     // This engine has no call_time: generate scenarios without it.
     let cfg = GenConfig {
         call_time: false,
+        frames: false,
         ..GenConfig::default()
     };
     check_scenarios(&my_engine, &RefEngine::boxed, cfg, 512, 1).map_err(|f| {

@@ -17,6 +17,9 @@ pub struct GenConfig {
     /// Also call_time: `trace_pattern` with call_time, `trace_info` call_time/all, `advance`
     /// steps, and processes scheduled out while others run.
     pub call_time: bool,
+    /// Also match specs with return_trace / exception_trace on local breakpoints (so calls,
+    /// returns and raises produce `return_from` / `exception_from`).
+    pub frames: bool,
     pub max_ops: usize,
 }
 
@@ -24,6 +27,7 @@ impl Default for GenConfig {
     fn default() -> Self {
         GenConfig {
             call_time: true,
+            frames: true,
             max_ops: 32,
         }
     }
@@ -84,12 +88,13 @@ enum ODraw {
     },
 }
 
-fn odraw() -> impl Strategy<Value = ODraw> {
+fn odraw(cfg: GenConfig) -> impl Strategy<Value = ODraw> {
+    let specs = if cfg.frames { 8 } else { 5 };
     prop_oneof![
         4 => (any::<u8>(), any::<u8>(), any::<[u8; 3]>(), 0u8..8).prop_map(|(p, f, args, times)| ODraw::Call { p, f, args, times }),
         2 => (any::<u8>(), 0u8..4).prop_map(|(f, item)| ODraw::Info { f, item }),
         1 => (any::<u8>(), any::<bool>()).prop_map(|(p, on)| ODraw::Flags { p, on }),
-        3 => (0u8..10, any::<u8>(), 0u8..5, 0u8..6).prop_map(|(target, f, spec, flags)| ODraw::Pattern { target, f, spec, flags }),
+        3 => (0u8..10, any::<u8>(), 0u8..specs, 0u8..6).prop_map(|(target, f, spec, flags)| ODraw::Pattern { target, f, spec, flags }),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(p, f)| ODraw::Sched { p, f }),
     ]
 }
@@ -99,7 +104,7 @@ pub fn scenario(cfg: GenConfig) -> impl Strategy<Value = Scenario> {
     (
         proptest::collection::vec(proptest::collection::vec(fdraw(), 1..4), 1..3),
         proptest::collection::vec(any::<bool>(), 1..3),
-        proptest::collection::vec(odraw(), 1..cfg.max_ops.max(2)),
+        proptest::collection::vec(odraw(cfg), 1..cfg.max_ops.max(2)),
     )
         .prop_map(move |(mods, procs, ops)| build(cfg, mods, procs, ops))
 }
@@ -291,18 +296,30 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     7 | 8 => "_:_/_".to_string(),
                     _ => "nomod:_/_".to_string(),
                 };
+                let actions = |a: &[&str]| serde_json::json!({ "actions": a });
                 let spec_v = match spec {
                     0 | 1 => Value::Bool(true),
                     2 => Value::Bool(false),
                     3 => Value::from("pause"),
-                    _ => Value::from("restart"),
+                    4 => Value::from("restart"),
+                    5 => actions(&["return_trace"]),
+                    6 => actions(&["exception_trace"]),
+                    _ => actions(&["return_trace", "exception_trace"]),
                 };
                 let flags = if cfg.call_time { flags } else { flags % 4 };
+                // A match spec mostly with local (call_count alone is badarg in ERTS).
+                let flags = match (spec >= 5, flags) {
+                    (true, 1) => 0,
+                    (true, 4) => 6,
+                    (true, 5) => 1,
+                    _ => flags,
+                };
                 let mut fl = match flags {
                     0 => vec!["local"],
                     1 => vec!["call_count"],
                     4 => vec!["call_time"],
                     5 => vec!["call_time", "call_count"],
+                    6 => vec!["local", "call_time"],
                     _ => vec!["local", "call_count"],
                 };
                 if flags == 3 && spec == 2 {
