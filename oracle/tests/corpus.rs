@@ -68,10 +68,11 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     use bpspec_oracle::conformance::check_corpus;
     use bpspec_oracle::target::{Wrong, WrongOracle};
     // The engine runs global trace (global_vs_local); the sequential oracle does not model it.
-    // Both run the return/exception trace scenarios (issue 6).
+    // Both run the local return/exception trace scenarios (issue 6); global_match_spec needs
+    // global trace too.
     for (f, unsup) in [
         (&RefEngine::boxed as &dyn Fn(_) -> _, 2),
-        (&SpecOracle::boxed, 3),
+        (&SpecOracle::boxed, 4),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
         assert!(

@@ -82,15 +82,26 @@ fn random_scenarios_agree_with_erts() {
                 .contains_key(&bpspec_oracle::scenario::Feature::CallTime)
         })
         .count();
+    let framed = scs
+        .iter()
+        .filter(|l| {
+            l.features
+                .contains_key(&bpspec_oracle::scenario::Feature::MatchSpec)
+        })
+        .count();
     let vs = differential(&erl, &scs).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);
     eprintln!(
-        "{n} random scenarios (seed {seed}, {timed} with call_time) on OTP {}: {s}",
+        "{n} random scenarios (seed {seed}, {timed} with call_time, {framed} with return/exception trace match specs) on OTP {}: {s}",
         erl.otp
     );
     assert!(
         timed * 4 >= n,
         "too few generated scenarios use call_time: {timed} of {n}"
+    );
+    assert!(
+        framed * 4 >= n,
+        "too few generated scenarios use match specs: {framed} of {n}"
     );
     for (sc, v) in raw.iter().zip(&vs) {
         match v {
@@ -192,4 +203,28 @@ fn erts_rejects_a_wrong_call_time_engine() {
     let s = Summary::of(&vs);
     eprintln!("wrong call_time engine on 150 random scenarios: {s}");
     assert!(s.differ >= 1, "ERTS did not catch TimeRestartIgnored: {s}");
+}
+
+/// ERTS tells the trace-frame mutants apart on random scenarios (match specs with return_trace /
+/// exception_trace, tail calls, raises): the sequential oracle that lets a tail call reuse the
+/// return_trace frame below, and the one that loses exception_from.
+#[test]
+fn erts_rejects_wrong_trace_frame_engines() {
+    use bpspec_oracle::erlang::differential_of;
+    use bpspec_oracle::target::{BreakpointEngine, Wrong, WrongOracle};
+    use bpspec_reference::Mfa;
+    let erl = erl();
+    let raw = sample(GenConfig::default(), 150, 25);
+    let scs: Vec<Loaded> = raw
+        .iter()
+        .map(|s| load(&s.name, &serde_json::to_string(s).unwrap()).unwrap())
+        .collect();
+    for w in Wrong::FRAMES {
+        let wrong =
+            move |f: Vec<Mfa>| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(f, w)) };
+        let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
+        let s = Summary::of(&vs);
+        eprintln!("{w:?} on 150 random scenarios: {s}");
+        assert!(s.differ >= 1, "ERTS did not catch {w:?}: {s}");
+    }
 }
