@@ -58,7 +58,8 @@ fn corpus_expectations_hold_on_engine_and_oracle() {
         }
     }
     assert!(
-        checked >= 41 && deviations == 0 && unsupported >= 5,
+        // One known deviation (frames_time_between_ops.json), on both.
+        checked >= 41 && deviations == 2 && unsupported >= 5,
         "{checked} checked, {deviations} deviations, {unsupported} unsupported"
     );
 }
@@ -76,7 +77,7 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
         assert!(
-            r.agree >= 20 && r.known_deviation == 0 && r.unsupported == unsup,
+            r.agree >= 20 && r.known_deviation == 1 && r.unsupported == unsup,
             "{r:?}"
         );
     }

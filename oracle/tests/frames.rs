@@ -3,7 +3,7 @@
 
 use bpspec_oracle::conformance::{compare_ops, universe, ConfOp, Target};
 use bpspec_oracle::scenario::{load, LoadError};
-use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle};
+use bpspec_oracle::target::{RefEngine, SpecOracle};
 use bpspec_reference::{FlagSet, MatchSpec, Pattern, PatternOp, Term};
 
 /// An exception skips a call_time return frame without charging it (ERTS `next_catch`), so the
