@@ -38,6 +38,11 @@ fn raise_leaves_the_raiser_charged_on_both() {
             traced: 1,
             tail: false,
         },
+        ConfOp::TimeInfo {
+            session: 0,
+            f: 0,
+            key: 0,
+        },
     ];
     compare_ops(&RefEngine::boxed, &SpecOracle::boxed, &ops).unwrap();
     let u = universe();
