@@ -122,10 +122,6 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
             "needs_sessions.json",
             "$.ops[0].session_create: unsupported feature: trace sessions",
         ),
-        (
-            "return_trace_order.json",
-            "unsupported feature: match specs",
-        ),
     ] {
         let (code, out, err) = bpspec(&["oracle", "check", &corpus(file)], None);
         assert_eq!(code, 3, "{file}: {out}{err}");
@@ -135,6 +131,36 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
     let (code, out, err) = bpspec(&["oracle", "check", &corpus("global_vs_local.json")], None);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("23 observations agree"), "{out}");
+    // return_trace / exception_trace run on both since issue 6; the sequential oracle still
+    // refuses global trace, also with a match spec.
+    for engine in ["reference", "oracle"] {
+        for (file, n) in [
+            ("return_trace_order.json", 20),
+            ("exception_trace_order.json", 12),
+        ] {
+            let (code, out, err) = bpspec(
+                &["oracle", "check", &corpus(file), "--engine", engine],
+                None,
+            );
+            assert_eq!(code, 0, "{file} on {engine}: {out}{err}");
+            assert!(out.contains(&format!("{n} observations agree")), "{out}");
+        }
+    }
+    let (code, out, err) = bpspec(
+        &[
+            "oracle",
+            "check",
+            &corpus("global_match_spec.json"),
+            "--engine",
+            "oracle",
+        ],
+        None,
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        err.contains("$.ops[0].trace_pattern.flags: unsupported feature: global call trace"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -131,6 +131,7 @@ pub fn checks() -> Result<(), String> {
     let cfg = GenConfig {
         call_time: false,
         global: false,
+        frames: false,
         ..GenConfig::default()
     };
     check_scenarios(&my_engine, &RefEngine::boxed, cfg, 512, 1).map_err(|f| {

@@ -111,6 +111,22 @@ pub enum ConfOp {
         op: PatternOp,
         local: bool,
     },
+    /// `trace_pattern` with a match spec: `actions` bit 0 return_trace, bit 1 exception_trace;
+    /// flags `local` (without it: counters only, `badarg`), plus call_count / call_time.
+    MsPattern {
+        session: SessionId,
+        target: Target,
+        actions: u8,
+        local: bool,
+        count: bool,
+        time: bool,
+    },
+    /// Process `pid` returns `value` (skipped without a body call to return from); the
+    /// `return_from` messages are compared.
+    RetValue { pid: u64, traced: u64, value: i64 },
+    /// An exception unwinds 1 + `through` % depth body calls of `pid` (skipped without one); the
+    /// `exception_from` messages are compared.
+    Raise { pid: u64, traced: u64, through: u8 },
 }
 
 /// The functions of [`universe`] with an export entry in [`check_ops`] (`m0:f1/1` is local).
@@ -158,7 +174,12 @@ pub fn op_strategy() -> impl Strategy<Value = ConfOp> {
         }),
         4 => (0..n, 1u64..4, traced(), any::<bool>()).prop_map(|(f, pid, traced, tail)| ConfOp::RemoteEnter { f, pid, traced, tail }),
         2 => (session(), 0..n + 1, 0u8..3).prop_map(|(session, f, key)| ConfOp::GlobalInfo { session, f, key }),
-        3 => (session(), target, pop, 0u8..8).prop_map(|(session, target, op, b)| ConfOp::GlobalPattern { session, target, op, local: b == 0 }),
+        3 => (session(), target.clone(), pop, 0u8..8).prop_map(|(session, target, op, b)| ConfOp::GlobalPattern { session, target, op, local: b == 0 }),
+        3 => (session(), target, 0u8..4, 0u8..8).prop_map(|(session, target, actions, b)| ConfOp::MsPattern {
+            session, target, actions, local: b != 7, count: b & 1 != 0, time: b & 2 != 0,
+        }),
+        3 => (1u64..4, traced(), 0i64..3).prop_map(|(pid, traced, value)| ConfOp::RetValue { pid, traced, value }),
+        2 => (1u64..4, traced(), any::<u8>()).prop_map(|(pid, traced, through)| ConfOp::Raise { pid, traced, through }),
     ]
 }
 
@@ -201,6 +222,15 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
         x.set_exports(&EXPORTED);
         y.set_exports(&EXPORTED);
     }
+    // Trace-frame steps only between engines that both have match specs.
+    let frames = [&x, &y]
+        .iter()
+        .all(|e| e.supports(&crate::scenario::Feature::MatchSpec));
+    let show = |v: Vec<crate::frames::FrameMsg>| -> String {
+        v.iter()
+            .map(|m| format!("s{} {:?} {} {}; ", m.session, m.event, u[m.f], m.value))
+            .collect()
+    };
     for (i, op) in ops.iter().enumerate() {
         let is_timem = !matches!(
             op,
@@ -210,7 +240,11 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
             op,
             ConfOp::RemoteEnter { .. } | ConfOp::GlobalInfo { .. } | ConfOp::GlobalPattern { .. }
         );
-        if (is_timem && !timem) || (is_global && !global) {
+        let is_frames = matches!(
+            op,
+            ConfOp::MsPattern { .. } | ConfOp::RetValue { .. } | ConfOp::Raise { .. }
+        );
+        if (is_timem && !timem) || (is_global && !global) || (is_frames && !frames) {
             continue;
         }
         let (l, r) = match op {
@@ -355,6 +389,75 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     }
                 }
                 out
+            }
+            ConfOp::MsPattern {
+                session,
+                target,
+                actions,
+                local,
+                count,
+                time,
+            } => {
+                let pat = pattern(target);
+                let fl = FlagSet {
+                    local: *local,
+                    call_count: *count || !*local,
+                    call_time: *time,
+                    call_memory: false,
+                };
+                let ms = bpspec_reference::MatchSpec {
+                    return_trace: actions & 1 != 0,
+                    exception_trace: actions & 2 != 0,
+                    caller: false,
+                };
+                let pop = PatternOp::True;
+                let out = (
+                    format!(
+                        "{:?}",
+                        x.trace_pattern_ms(*session, &pat, pop, fl, false, &ms)
+                    ),
+                    format!(
+                        "{:?}",
+                        y.trace_pattern_ms(*session, &pat, pop, fl, false, &ms)
+                    ),
+                );
+                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
+                    if let Err(m) = e {
+                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
+                    }
+                }
+                out
+            }
+            ConfOp::RetValue { pid, traced, value } => {
+                let d = ps.depth.entry(*pid).or_default();
+                if *d > 0 && !ps.out.contains(pid) {
+                    *d -= 1;
+                    let v = bpspec_reference::Term::Int(*value);
+                    (
+                        show(x.ret_value(*pid, *traced, &v)),
+                        show(y.ret_value(*pid, *traced, &v)),
+                    )
+                } else {
+                    none()
+                }
+            }
+            ConfOp::Raise {
+                pid,
+                traced,
+                through,
+            } => {
+                let d = ps.depth.entry(*pid).or_default();
+                if *d > 0 && !ps.out.contains(pid) {
+                    let n = 1 + *through as usize % *d;
+                    *d -= n;
+                    let r = bpspec_reference::Term::Name(format!("e{through}"));
+                    (
+                        show(x.raise(*pid, *traced, "error", &r, n)),
+                        show(y.raise(*pid, *traced, "error", &r, n)),
+                    )
+                } else {
+                    none()
+                }
             }
             ConfOp::Call { f, pid, traced } => (
                 format!("{:?}", x.call(*f, *pid, *traced)),

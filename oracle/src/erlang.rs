@@ -375,6 +375,7 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             Feature::GlobalTrace | Feature::MatchSpec | Feature::CallTime => false,
             // OTP 26+ (the caller skips scenarios needing a newer OTP than the node's).
             Feature::CallMemory => false,
+            Feature::GlobalMatchSpec => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"

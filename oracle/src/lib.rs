@@ -9,6 +9,7 @@
 
 pub mod conformance;
 pub mod erlang;
+pub mod frames;
 pub mod gen;
 pub mod observe;
 pub mod run;

@@ -59,10 +59,15 @@ impl std::error::Error for RunError {}
 /// Features this runner can drive (beyond local + call_count): call_time and call_memory (with
 /// returns, tail calls, exceptions, scheduling, the logical clock and allocation) and the
 /// trace_info items that come with them, and global trace (remote calls go through the export
-/// entry; issue 6). Meta trace, match specs and sessions stay unsupported. A feature runs only if both the
-/// engine and the runner have it.
+/// entry; issue 6), and match specs with return_trace / exception_trace (frames.rs; issue 6).
+/// Meta trace and sessions stay unsupported. A feature runs only if both the engine and the
+/// runner have it.
 pub fn runner_supports(feature: &Feature) -> bool {
-    crate::target::timem_feature(feature) || *feature == Feature::GlobalTrace
+    crate::target::timem_feature(feature)
+        || matches!(
+            feature,
+            Feature::GlobalTrace | Feature::MatchSpec | Feature::GlobalMatchSpec
+        )
 }
 
 /// The first feature the scenario uses that `engine` (or this runner) lacks.
@@ -88,6 +93,8 @@ struct Exec<'a> {
     traced: Vec<u64>,
     /// Per process: waiting for its next call, scheduled out (see [`Exec::rest`]).
     idle: Vec<bool>,
+    /// The call depth of the last `raise` step (the exception unwinds depth + 1 body calls).
+    raised_at: usize,
 }
 
 enum Outcome {
@@ -121,6 +128,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         op: 0,
         traced,
         idle: vec![false; sc.processes.len()],
+        raised_at: 0,
     };
     for (i, op) in sc.ops.iter().enumerate() {
         ex.op = i;
@@ -153,6 +161,9 @@ fn term_json(sc: &Loaded, key: &str, t: &Term) -> Value {
                 })
                 .collect(),
         ),
+        Term::List(_) if key == "match_spec" => {
+            crate::frames::ms_json(t).unwrap_or_else(|| panic!("match_spec: {t}"))
+        }
         Term::List(v) if key == "call_time" || key == "call_memory" => {
             let mut rows: Vec<(String, Value)> = v
                 .iter()
@@ -216,11 +227,10 @@ impl Exec<'_> {
                 flags,
             } => {
                 let pop = match spec {
-                    Spec::True => PatternOp::True,
+                    Spec::True | Spec::MatchSpec(_) => PatternOp::True,
                     Spec::False => PatternOp::False,
                     Spec::Pause => PatternOp::Pause,
                     Spec::Restart => PatternOp::Restart,
-                    Spec::MatchSpec(_) => unreachable!("match specs are refused as unsupported"),
                 };
                 let fl = FlagSet {
                     local: flags.local,
@@ -230,7 +240,11 @@ impl Exec<'_> {
                 };
                 // An empty flag list is global trace (ERTS `erlang:trace_pattern/3`).
                 let global = flags.global || (fl == FlagSet::default() && !flags.meta);
-                let r = if global {
+                let r = if let Spec::MatchSpec(acts) = spec {
+                    let ms = crate::frames::match_spec(acts);
+                    self.engine
+                        .trace_pattern_ms(*session, pattern, pop, fl, global, &ms)
+                } else if global {
                     self.engine.trace_pattern_global(*session, pattern, pop, fl)
                 } else {
                     self.engine.trace_pattern_flags(*session, pattern, pop, fl)
@@ -266,10 +280,16 @@ impl Exec<'_> {
                 for _ in 0..*times {
                     // The driver calls `M:F(Args)`: remote, through the export entry.
                     let o = self.exec(*process, *f, args.clone(), 0, true)?;
-                    if matches!(o, Outcome::Raise(_)) {
-                        // Caught at the top (the driver's `try`).
-                        self.engine
-                            .unwind(*process as u64 + 1, self.traced[*process]);
+                    if let Outcome::Raise(r) = &o {
+                        // Caught at the top (the driver's `try`): every body call unwinds.
+                        let msgs = self.engine.raise(
+                            *process as u64 + 1,
+                            self.traced[*process],
+                            "error",
+                            &Term::Name(r.clone()),
+                            self.raised_at + 1,
+                        );
+                        self.frame_msgs(*process, msgs);
                     }
                     last = Some(o);
                 }
@@ -446,10 +466,16 @@ impl Exec<'_> {
                         args: a,
                     } => next = Some((*g, eval(a), *r)),
                     LStep::Return(v) => {
-                        self.engine.ret(pid, self.traced[p]);
+                        let msgs =
+                            self.engine
+                                .ret_value(pid, self.traced[p], &crate::frames::val_term(v));
+                        self.frame_msgs(p, msgs);
                         return Ok(Outcome::Return(v.clone()));
                     }
-                    LStep::Raise(r) => return Ok(Outcome::Raise(r.clone())),
+                    LStep::Raise(r) => {
+                        self.raised_at = depth;
+                        return Ok(Outcome::Raise(r.clone()));
+                    }
                     // Observable only through call_memory / call_time.
                     LStep::Allocate(w) => self.engine.alloc(pid, self.traced[p], *w),
                     LStep::Advance(dt) => self.engine.advance(*dt),
@@ -462,10 +488,33 @@ impl Exec<'_> {
                     remote = r;
                 }
                 None => {
-                    self.engine.ret(pid, self.traced[p]);
-                    return Ok(Outcome::Return(Val::Atom("ok".into())));
+                    let ok = Val::Atom("ok".into());
+                    let msgs =
+                        self.engine
+                            .ret_value(pid, self.traced[p], &crate::frames::val_term(&ok));
+                    self.frame_msgs(p, msgs);
+                    return Ok(Outcome::Return(ok));
                 }
             }
+        }
+    }
+
+    /// The messages of trace frames (return_from / exception_from) as observations.
+    fn frame_msgs(&mut self, p: usize, msgs: Vec<crate::frames::FrameMsg>) {
+        for m in msgs {
+            assert!(
+                self.traced[p] & (1 << m.session) != 0,
+                "{}: frame message in session {} for a process not traced there",
+                self.engine.name(),
+                m.session
+            );
+            let t = crate::frames::trace_msg(
+                &self.sc.sessions[m.session as usize],
+                &self.sc.processes[p],
+                &self.sc.funcs[m.f],
+                &m,
+            );
+            self.push(What::Trace(t));
         }
     }
 

@@ -185,6 +185,8 @@ pub enum Feature {
     Sessions,
     InfoItem(String),
     ProcessFlag(String),
+    /// A match spec on global (export-entry) breakpoints.
+    GlobalMatchSpec,
 }
 
 impl Feature {
@@ -210,6 +212,7 @@ impl fmt::Display for Feature {
             Feature::Sessions => write!(f, "trace sessions (session_create/destroy)"),
             Feature::InfoItem(i) => write!(f, "trace_info item {i}"),
             Feature::ProcessFlag(p) => write!(f, "process trace flag {p}"),
+            Feature::GlobalMatchSpec => write!(f, "match specs on global breakpoints"),
         }
     }
 }
@@ -910,9 +913,19 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                         let Some(acts) = o["actions"].as_array() else {
                             return v.err(format!("{p}.spec.actions"), "a list of action names");
                         };
-                        let mut names = Vec::new();
+                        let mut names: Vec<String> = Vec::new();
                         for (ai, a) in acts.iter().enumerate() {
                             match a.as_str() {
+                                // Each action once, return_trace first: the order ERTS's
+                                // trace_info shows and bpspec's engines report.
+                                Some(n @ ("return_trace" | "exception_trace"))
+                                    if names.iter().any(|x| x == n || x == "exception_trace") =>
+                                {
+                                    return v.err(
+                                        format!("{p}.spec.actions[{ai}]"),
+                                        format!("{n:?} after {:?}: each action at most once, return_trace before exception_trace", names.last().expect("non-empty")),
+                                    )
+                                }
                                 Some(n @ ("return_trace" | "exception_trace")) => {
                                     names.push(n.to_string())
                                 }
@@ -958,6 +971,16 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 }
                 if flags.meta {
                     feature(Feature::MetaTrace, format!("{p}.flags"));
+                }
+                if matches!(spec, Spec::MatchSpec(_))
+                    && (flags.global
+                        || !(flags.local
+                            || flags.meta
+                            || flags.call_count
+                            || flags.call_time
+                            || flags.call_memory))
+                {
+                    feature(Feature::GlobalMatchSpec, format!("{p}.spec"));
                 }
                 if flags.call_time {
                     feature(Feature::CallTime, format!("{p}.flags"));

@@ -4,6 +4,7 @@
 //! sequential oracle in `bpspec-spec`), and [`WrongOracle`] (deliberately broken oracles that
 //! the conformance check must reject).
 
+use crate::frames::{FrameMsg, MatchSpec, Tracers};
 use crate::scenario::Feature;
 use bpspec_reference::{
     Engine, EngineConfig, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, Mfa, Pattern,
@@ -126,6 +127,48 @@ pub trait BreakpointEngine {
             key.atom()
         )
     }
+    // ---- return_trace / exception_trace (Feature::MatchSpec, Feature::GlobalMatchSpec;
+    // frames.rs). The defaults are what an engine without trace frames does.
+
+    /// `trace_pattern` with the match spec `[{'_', [], Actions}]` of `ms` (op `true`): local
+    /// (`flags.local`, possibly with counters) or, with `global`, on export entries. Only called
+    /// if `supports(&Feature::MatchSpec)` (and `GlobalMatchSpec` for `global`).
+    fn trace_pattern_ms(
+        &mut self,
+        _session: SessionId,
+        _pattern: &Pattern,
+        _op: PatternOp,
+        _flags: FlagSet,
+        _global: bool,
+        _ms: &MatchSpec,
+    ) -> Result<usize, PatternError> {
+        panic!("{}: match specs are not supported", self.name())
+    }
+    /// Process `pid` returns `value` from its current function: the messages of the
+    /// return_trace/exception_trace frames on top of its continuation (`return_from`), in the
+    /// order they are sent.
+    fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
+        let _ = value;
+        self.ret(pid, call_traced);
+        Vec::new()
+    }
+    /// `erlang:error`-style `{class, reason}` raised in `pid`'s current function unwinds
+    /// `through` continuations (the runner passes all of them: caught at the top). The
+    /// `exception_from` messages of the exception_trace frames passed, innermost first;
+    /// return_trace and call_time/call_memory frames are dropped without a message or a charge.
+    fn raise(
+        &mut self,
+        pid: u64,
+        call_traced: u64,
+        class: &'static str,
+        reason: &Term,
+        through: usize,
+    ) -> Vec<FrameMsg> {
+        let _ = (class, reason, through);
+        self.unwind(pid, call_traced);
+        Vec::new()
+    }
+
     /// Is `f`'s first instruction the breakpoint? `None` if the engine does not say.
     fn is_patched(&mut self, _f: FuncId) -> Option<bool> {
         None
@@ -151,6 +194,8 @@ pub struct RefEngine {
     sched: Scheduler<Qsbr>,
     /// Processes with call_time/call_memory state, by pid (created scheduled in).
     procs: BTreeMap<u64, Proc>,
+    /// Each traced process's tracer in each session (for return/exception trace frames).
+    tracers: Tracers,
 }
 
 impl RefEngine {
@@ -167,6 +212,7 @@ impl RefEngine {
             engine,
             sched,
             procs: BTreeMap::new(),
+            tracers: Tracers::default(),
         }
     }
 
@@ -180,17 +226,61 @@ impl RefEngine {
         self.sched.wake();
         let sched = &mut self.sched;
         let p = self.procs.entry(pid).or_insert_with(|| {
-            let mut p = Proc::new(Process { pid, call_traced });
+            let mut p = Proc::new(Process {
+                pid,
+                call_traced: 0,
+            });
             sched.schedule_in(&mut p);
             p
         });
-        p.p.call_traced = call_traced;
+        // The call flag and a tracer in each traced session (erlang:trace/3), so that trace
+        // frames have a tracer to send to.
+        self.tracers.sync(&self.engine, p, call_traced);
         let r = op(sched, p);
         self.sched.sleep();
         r
     }
     pub fn boxed(funcs: Vec<Mfa>) -> Box<dyn BreakpointEngine> {
         Box::new(RefEngine::new(funcs))
+    }
+
+    fn funcs(&self) -> Vec<Mfa> {
+        self.engine
+            .code
+            .funcs
+            .iter()
+            .map(|c| c.mfa.clone())
+            .collect()
+    }
+
+    /// The sessions of the call messages of the hit that produced events from `before` on: the
+    /// engine's events, cross-checked with what the tracers received (one `call` each, same
+    /// order; the plain `call` path has no process and sends nothing).
+    fn entered(&mut self, before: usize, f: FuncId, pid: u64) -> Vec<SessionId> {
+        let evs = self.sched.events.split_off(before);
+        let sessions: Vec<SessionId> = evs
+            .iter()
+            .map(|e| {
+                assert!(e.pid == pid && e.func == f, "event for another call: {e:?}");
+                e.session
+            })
+            .collect();
+        let mfa = Term::mfa(&self.engine.code.funcs[f].mfa);
+        let sent: Vec<SessionId> = self
+            .tracers
+            .take()
+            .into_iter()
+            .map(|(s, tag, who, term, _)| {
+                assert!(
+                    tag == bpspec_reference::TraceTag::Call && who == Term::Pid(pid) && term == mfa,
+                    "entering {mfa}: unexpected message {} {term} in session {s}",
+                    tag.atom()
+                );
+                s
+            })
+            .collect();
+        assert_eq!(sent, sessions, "{mfa}: call messages vs breakpoint events");
+        sessions
     }
 
     /// Our engine where only `exported` functions have export entries.
@@ -210,6 +300,7 @@ impl RefEngine {
             engine,
             sched,
             procs: BTreeMap::new(),
+            tracers: Tracers::default(),
         }
     }
 }
@@ -245,7 +336,11 @@ impl BreakpointEngine for RefEngine {
         self.engine.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        timem_feature(feature) || *feature == Feature::GlobalTrace
+        timem_feature(feature)
+            || matches!(
+                feature,
+                Feature::GlobalTrace | Feature::MatchSpec | Feature::GlobalMatchSpec
+            )
     }
     fn trace_pattern_flags(
         &mut self,
@@ -266,13 +361,7 @@ impl BreakpointEngine for RefEngine {
                 s.call_proc(f, p)
             }
         });
-        let evs = self.sched.events.split_off(before);
-        evs.iter()
-            .map(|e| {
-                assert!(e.pid == pid && e.func == f, "event for another call: {e:?}");
-                e.session
-            })
-            .collect()
+        self.entered(before, f, pid)
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         assert!(self.procs.is_empty(), "set_exports after processes ran");
@@ -315,20 +404,52 @@ impl BreakpointEngine for RefEngine {
                 s.call_remote(f, p)
             }
         });
-        let evs = self.sched.events.split_off(before);
-        evs.iter()
-            .map(|e| {
-                assert!(e.pid == pid && e.func == f, "event for another call: {e:?}");
-                e.session
-            })
-            .collect()
+        self.entered(before, f, pid)
     }
     fn ret(&mut self, pid: u64, call_traced: u64) {
         self.on_proc(pid, call_traced, |s, p| s.ret(p));
+        self.tracers.take(); // `ret` promises no messages
     }
     fn unwind(&mut self, pid: u64, call_traced: u64) {
         // ERTS `next_catch` steps over call-trace return frames without charging them.
-        self.on_proc(pid, call_traced, |_, p| p.stack.clear());
+        self.on_proc(pid, call_traced, |_, p| {
+            p.stack.clear();
+            p.conts.clear();
+            p.current = None;
+        });
+    }
+    fn trace_pattern_ms(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+        global: bool,
+        ms: &MatchSpec,
+    ) -> Result<usize, PatternError> {
+        let spec = TraceSpec {
+            flags,
+            global,
+            ms: Some(ms.clone()),
+        };
+        self.engine.trace_pattern_spec(session, pattern, op, &spec)
+    }
+    fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
+        self.on_proc(pid, call_traced, |s, p| s.ret_with(p, value.clone()));
+        self.tracers.take_frames(&self.funcs(), pid)
+    }
+    fn raise(
+        &mut self,
+        pid: u64,
+        call_traced: u64,
+        class: &'static str,
+        reason: &Term,
+        through: usize,
+    ) -> Vec<FrameMsg> {
+        self.on_proc(pid, call_traced, |s, p| {
+            s.raise(p, class, reason.clone(), through)
+        });
+        self.tracers.take_frames(&self.funcs(), pid)
     }
     fn schedule(&mut self, pid: u64, call_traced: u64, into: bool) {
         self.on_proc(pid, call_traced, |s, p| {
@@ -396,8 +517,8 @@ impl BreakpointEngine for SpecOracle {
         self.0.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        // Global trace since issue 6 (`spec/src/global.rs`).
-        timem_feature(feature) || *feature == Feature::GlobalTrace
+        // Global trace since issue 6 (`spec/src/global.rs`); match specs (frames.rs).
+        timem_feature(feature) || *feature == Feature::GlobalTrace || *feature == Feature::MatchSpec
     }
     fn trace_pattern_flags(
         &mut self,
@@ -435,6 +556,32 @@ impl BreakpointEngine for SpecOracle {
     }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.0.is_export_patched(f))
+    }
+    fn trace_pattern_ms(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+        global: bool,
+        ms: &MatchSpec,
+    ) -> Result<usize, PatternError> {
+        // Refused before: the oracle does not claim Feature::GlobalMatchSpec.
+        assert!(!global, "the sequential oracle has no global match specs");
+        self.0.trace_pattern_ms(session, pattern, op, flags, ms)
+    }
+    fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
+        self.0.ret_value(pid, call_traced, value)
+    }
+    fn raise(
+        &mut self,
+        pid: u64,
+        call_traced: u64,
+        class: &'static str,
+        reason: &Term,
+        through: usize,
+    ) -> Vec<FrameMsg> {
+        self.0.raise(pid, call_traced, class, reason, through)
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
         self.0
@@ -496,10 +643,17 @@ pub enum Wrong {
     /// A local pattern leaves the session's global trace on the matched exports in place (no
     /// local/global exclusion in that direction).
     LocalKeepsGlobal,
+    /// A return_trace/exception_trace frame is not pushed when the top of the stack already is
+    /// a trace frame (the call_time rule applied to return_trace): a function tail-called from
+    /// a return-traced one sends no `return_from`.
+    TailCallReusesReturnFrame,
+    /// An exception passing an exception_trace frame sends no `exception_from` (the frame acts
+    /// as a return_trace frame).
+    ExceptionFromLost,
 }
 
 impl Wrong {
-    pub const ALL: [Wrong; 7] = [
+    pub const ALL: [Wrong; 9] = [
         Wrong::PauseIgnored,
         Wrong::NoQuirk,
         Wrong::SessionOrderReversed,
@@ -507,7 +661,11 @@ impl Wrong {
         Wrong::ScheduleOutUncharged,
         Wrong::GlobalOnLocalCalls,
         Wrong::LocalKeepsGlobal,
+        Wrong::TailCallReusesReturnFrame,
+        Wrong::ExceptionFromLost,
     ];
+    /// The trace-frame mutants (need match specs, returns and raises to be caught).
+    pub const FRAMES: [Wrong; 2] = [Wrong::TailCallReusesReturnFrame, Wrong::ExceptionFromLost];
     /// The call_time mutants (need call_time ops to be caught).
     pub const CALL_TIME: [Wrong; 2] = [Wrong::TimeRestartIgnored, Wrong::ScheduleOutUncharged];
     /// The call_memory mutants (caught by the call_memory corpus and by OTP 26+).
@@ -524,8 +682,12 @@ pub struct WrongOracle {
 
 impl WrongOracle {
     pub fn new(funcs: Vec<Mfa>, wrong: Wrong) -> WrongOracle {
+        let mut o = Oracle::new(funcs.clone());
+        if wrong == Wrong::TailCallReusesReturnFrame {
+            o.mutant_reuse_trace_frame();
+        }
         WrongOracle {
-            inner: SpecOracle(Oracle::new(funcs.clone())),
+            inner: SpecOracle(o),
             funcs,
             wrong,
         }
@@ -648,6 +810,35 @@ impl BreakpointEngine for WrongOracle {
     }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
         self.inner.is_export_patched(f)
+    }
+    fn trace_pattern_ms(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+        global: bool,
+        ms: &MatchSpec,
+    ) -> Result<usize, PatternError> {
+        self.inner
+            .trace_pattern_ms(session, pattern, op, flags, global, ms)
+    }
+    fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
+        self.inner.ret_value(pid, call_traced, value)
+    }
+    fn raise(
+        &mut self,
+        pid: u64,
+        call_traced: u64,
+        class: &'static str,
+        reason: &Term,
+        through: usize,
+    ) -> Vec<FrameMsg> {
+        let mut v = self.inner.raise(pid, call_traced, class, reason, through);
+        if self.wrong == Wrong::ExceptionFromLost {
+            v.clear(); // only exception_from messages come from a raise
+        }
+        v
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
         if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {

@@ -120,8 +120,11 @@ fn conformance_rejects_every_wrong_oracle() {
                 );
             }
         }
+        // The frame mutants need match specs; the others get every scenario with call_time
+        // (the generator splits frames and call_time between scenarios).
         let cfg = GenConfig {
             call_time: true,
+            frames: Wrong::FRAMES.contains(&w),
             ..GenConfig::default()
         };
         // Between a scenario's ops nothing is in flight except after an exception, so the

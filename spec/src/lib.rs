@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 /// call_time and call_memory: counters, processes, the logical clock (issue 4).
 pub mod timem;
 
+/// return_trace / exception_trace frames (issue 6).
+pub mod frames;
 /// Global call trace: export entries, remote calls, the local/global exclusion (issue 6).
 pub mod global;
 
@@ -47,6 +49,8 @@ pub struct Oracle {
     now: i64,
     /// Export entries and their global breakpoints ([`global`]).
     exports: global::Exports,
+    /// Match specs of local breakpoints (return_trace / exception_trace).
+    frames: frames::Frames,
 }
 
 impl Oracle {
@@ -81,6 +85,9 @@ impl Oracle {
         let matched = pat.matching(&self.funcs);
         for &f in &matched {
             let key = (f, session);
+            if fl.local {
+                self.frames.forget(f, session); // frames.rs F5
+            }
             if op == PatternOp::False {
                 if let Some(n) = self.nodes.get_mut(&key) {
                     n.local &= !fl.local;
@@ -160,12 +167,21 @@ impl Oracle {
             }
             let traced = call_traced & (1 << s) != 0;
             let run = |c: &Option<timem::Counter>| traced && c.as_ref().is_some_and(|c| c.running);
-            if timem && (run(&n.time) || run(&n.memory)) {
-                acts.push((*s, run(&n.time), run(&n.memory)));
+            // The return_trace frame of this node comes before its call_time step (frames.rs).
+            let rx = (timem && traced && n.local)
+                .then(|| self.frames.rx(f, *s))
+                .flatten();
+            if timem && (rx.is_some() || run(&n.time) || run(&n.memory)) {
+                acts.push((*s, rx, run(&n.time), run(&n.memory)));
             }
         }
-        for (s, t, m) in acts {
-            self.timem_breakpoint(s, f, pid, t, m);
+        for (s, rx, t, m) in acts {
+            if let Some(rx) = rx {
+                self.push_rx(pid, rx);
+            }
+            if t || m {
+                self.timem_breakpoint(s, f, pid, t, m);
+            }
         }
         events
     }

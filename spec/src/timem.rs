@@ -53,7 +53,7 @@ struct Pbt {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Frame {
+pub(crate) enum Frame {
     Code,
     Trace {
         prev: Option<usize>,
@@ -61,21 +61,23 @@ enum Frame {
         memory: bool,
         session: u32,
     },
+    /// A return_trace / exception_trace frame (frames.rs).
+    Rx(crate::frames::Rx),
 }
 
 /// A process as call_time/call_memory see it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OProc {
     call_traced: u64,
-    running: bool,
+    pub(crate) running: bool,
     time: Vec<Pbt>,
     memory: Vec<Pbt>,
-    stack: Vec<Frame>,
+    pub(crate) stack: Vec<Frame>,
     allocated: i64,
 }
 
 /// Bound on the simulated stack.
-const MAX_STACK: usize = 1 << 16;
+pub(crate) const MAX_STACK: usize = 1 << 16;
 
 type Nodes = BTreeMap<(usize, u32), crate::Node>;
 
@@ -112,7 +114,7 @@ impl OProc {
 }
 
 impl Oracle {
-    fn proc(&mut self, pid: u64, call_traced: u64) -> &mut OProc {
+    pub(crate) fn proc(&mut self, pid: u64, call_traced: u64) -> &mut OProc {
         let p = self.procs.entry(pid).or_insert(OProc {
             call_traced,
             running: true,
@@ -180,7 +182,8 @@ impl Oracle {
             b.acc = accum;
             prev = last;
         }
-        if !matches!(p.stack.last(), Some(Frame::Trace { .. })) {
+        // Any trace frame on top (also a return_trace frame this hit just pushed, frames.rs F2).
+        if !matches!(p.stack.last(), Some(Frame::Trace { .. } | Frame::Rx(_))) {
             assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");
             p.stack.push(Frame::Trace {
                 prev,
@@ -194,14 +197,29 @@ impl Oracle {
     /// Return from the current function: every trace frame on top charges, then the
     /// continuation pops.
     pub fn ret(&mut self, pid: u64, call_traced: u64) {
+        self.ret_frames(pid, call_traced, &Term::Atom("ok"));
+    }
+
+    /// [`Oracle::ret`] with the value the function returns; the messages of the
+    /// return_trace/exception_trace frames passed (frames.rs F3), in order.
+    pub(crate) fn ret_frames(
+        &mut self,
+        pid: u64,
+        call_traced: u64,
+        value: &Term,
+    ) -> Vec<crate::frames::FrameMsg> {
         let now = self.now;
         let p = self.proc(pid, call_traced);
         assert!(p.running, "pid {pid} returns while scheduled out");
+        let mut msgs = Vec::new();
         for _ in 0..=MAX_STACK {
             let p = self.procs.get_mut(&pid).expect("exists");
             match p.stack.pop() {
                 None => panic!("pid {pid} returned with an empty stack"),
-                Some(Frame::Code) => return,
+                Some(Frame::Code) => return msgs,
+                Some(Frame::Rx(rx)) => {
+                    msgs.extend(crate::frames::on_return(rx, call_traced, value));
+                }
                 Some(Frame::Trace {
                     prev,
                     time,
@@ -289,7 +307,11 @@ impl Oracle {
         };
         let no = || Term::Atom("false");
         let traced = Term::Atom(if n.local { "local" } else { "false" });
-        let ms = if n.local { Term::List(vec![]) } else { no() };
+        let ms = if n.local {
+            self.frames.ms_term(f, session)
+        } else {
+            no()
+        };
         let count = n.count.map_or(no(), |(v, _)| Term::Int(v as i64));
         let rows = |c: &Option<Counter>, time: bool| {
             c.as_ref().map_or(no(), |c| {
