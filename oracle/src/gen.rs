@@ -379,7 +379,9 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 if flags == 3 && spec == 2 {
                     fl = vec!["call_count"];
                 }
-                if flags == 3 && cfg.global && f % 2 == 0 {
+                // (Not with a match spec: match specs on global breakpoints are a feature of their
+                // own, which the sequential oracle lacks.)
+                if flags == 3 && cfg.global && f % 2 == 0 && spec < 5 {
                     // Global trace: an empty flag list or `global` (any spec; pause and
                     // restart set it as true does).
                     fl = if f % 4 == 0 { vec![] } else { vec!["global"] };

@@ -50,9 +50,10 @@ fn corpus_agrees_with_erts() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert!(s.agree >= 10, "too few corpus scenarios ran on ERTS: {s}");
     // call_time scenarios run on both now (counts against ERTS); pause/restart with local
-    // agrees since the fix; one known deviation: frames_time_between_ops.json (issue 6).
+    // agrees since the fix; no known deviation left (frames_time_between_ops.json agrees since
+    // the runner schedules processes out after each call op).
     assert!(
-        s.known_deviation == 1 && s.agree >= 16,
+        s.known_deviation == 0 && s.agree >= 20,
         "call_time / pause-with-local scenarios did not agree: {s}"
     );
 }
