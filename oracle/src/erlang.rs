@@ -183,7 +183,11 @@ impl Erl {
                     format!("{{'{p}', [{}]}}", flags.join(","))
                 })
                 .collect();
-            let ops: Vec<String> = sc.ops.iter().map(|o| op_term(sc, o)).collect();
+            let ops: Vec<String> = sc
+                .ops
+                .iter()
+                .map(|o| crate::sessions::erl_in_session(sc, o, op_term(sc, o)))
+                .collect();
             writeln!(
                 terms,
                 "{{scenario, {id}, [{}], [{}], [\n  {}]}}.",
@@ -287,7 +291,7 @@ fn erl_string(p: &Path) -> String {
 }
 
 /// The first feature `sc` uses that the Erlang driver does not run: meta trace (needs a meta
-/// tracer), call_memory (OTP 26), sessions (OTP 27), process flags other than `call` (their
+/// tracer), call_memory (OTP 26), process flags other than `call` (their
 /// messages name the driver's own functions). Global trace, match specs with return_trace /
 /// exception_trace, call_time (counts; durations left out) and the other trace_info items run.
 pub fn driver_supports(sc: &Loaded) -> Option<String> {
@@ -296,6 +300,8 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
         .keys()
         .find(|f| match f {
             Feature::GlobalTrace | Feature::MatchSpec | Feature::CallTime => false,
+            // OTP 27+ (the run skips older nodes by `requires_otp`): the trace module.
+            Feature::Sessions => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "all"
@@ -495,9 +501,7 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
             )
         }
         LOp::ScheduleOut(_) | LOp::ScheduleIn(_) => "nop".into(),
-        LOp::SessionCreate(_) | LOp::SessionDestroy(_) => {
-            unreachable!("refused by driver_supports")
-        }
+        LOp::SessionCreate(_) | LOp::SessionDestroy(_) => crate::sessions::erl_session_op(sc, op),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod gen;
 pub mod observe;
 pub mod run;
 pub mod scenario;
+pub mod sessions;
 pub mod target;
 
 /// Observations agree with the expected ones (or `run` succeeded).

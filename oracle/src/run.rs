@@ -59,10 +59,13 @@ impl std::error::Error for RunError {}
 /// Features this runner can drive (beyond local + call_count): call_time and call_memory (with
 /// returns, tail calls, exceptions, scheduling, the logical clock and allocation) and the
 /// trace_info items that come with them, and global trace (remote calls go through the export
-/// entry; issue 6). Meta trace, match specs and sessions stay unsupported. A feature runs only if both the
+/// entry; issue 6), and trace sessions (session_create/destroy, patterns, flags, trace_info and
+/// call messages per session; sessions.rs). Meta trace and match specs stay unsupported. A feature runs only if both the
 /// engine and the runner have it.
 pub fn runner_supports(feature: &Feature) -> bool {
-    crate::target::timem_feature(feature) || *feature == Feature::GlobalTrace
+    crate::target::timem_feature(feature)
+        || *feature == Feature::GlobalTrace
+        || crate::sessions::sessions_feature(feature)
 }
 
 /// The first feature the scenario uses that `engine` (or this runner) lacks.
@@ -86,6 +89,8 @@ struct Exec<'a> {
     op: usize,
     /// Per process, the bit set of sessions in which it is call-traced.
     traced: Vec<u64>,
+    /// The scenario's sessions and the engine's ids for them (sessions.rs).
+    sessions: crate::sessions::SessionMap,
 }
 
 enum Outcome {
@@ -118,6 +123,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         calls: 0,
         op: 0,
         traced,
+        sessions: crate::sessions::SessionMap::new(sc),
     };
     for (i, op) in sc.ops.iter().enumerate() {
         ex.op = i;
@@ -212,6 +218,8 @@ impl Exec<'_> {
                 spec,
                 flags,
             } => {
+                // The engine's id for the scenario's session (sessions.rs).
+                let session = &self.sessions.id(*session);
                 let pop = match spec {
                     Spec::True => PatternOp::True,
                     Spec::False => PatternOp::False,
@@ -275,6 +283,7 @@ impl Exec<'_> {
                 }
             }
             LOp::TraceInfo { session, mfa, item } => {
+                let session = &self.sessions.id(*session);
                 let value = match item.as_str() {
                     "traced" if self.sc.features.contains_key(&Feature::GlobalTrace) => {
                         let t = self.engine.trace_info_traced(*session, mfa);
@@ -313,6 +322,7 @@ impl Exec<'_> {
                 on,
                 flags,
             } => {
+                let session = &self.sessions.id(*session);
                 if flags.iter().any(|f| f == "call") {
                     if *on {
                         self.traced[*process] |= 1 << session;
@@ -326,8 +336,24 @@ impl Exec<'_> {
             // scheduled-out process.
             LOp::ScheduleOut(p) => self.engine.schedule(*p as u64 + 1, self.traced[*p], false),
             LOp::ScheduleIn(p) => self.engine.schedule(*p as u64 + 1, self.traced[*p], true),
-            LOp::SessionCreate(_) | LOp::SessionDestroy(_) => {
-                unreachable!("sessions are refused as unsupported")
+            LOp::SessionCreate(s) => {
+                if let Err(message) = self.sessions.create(self.sc, self.engine, *s) {
+                    return Err(RunError::Fault {
+                        file: self.sc.source.clone(),
+                        path: self.path(),
+                        message,
+                    });
+                }
+            }
+            LOp::SessionDestroy(s) => {
+                self.sessions.destroy(self.engine, *s, &mut self.traced);
+                if let Err(m) = self.engine.check_at_rest() {
+                    return Err(RunError::Fault {
+                        file: self.sc.source.clone(),
+                        path: self.path(),
+                        message: m,
+                    });
+                }
             }
         }
         Ok(())
@@ -369,7 +395,7 @@ impl Exec<'_> {
                 );
                 let mfa = &self.sc.funcs[f];
                 self.push(What::Trace(TraceMsg {
-                    session: self.sc.sessions[s as usize].clone(),
+                    session: self.sessions.name(self.sc, s).to_string(),
                     process: self.sc.processes[p].clone(),
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),

@@ -42,6 +42,8 @@ pub struct Oracle {
     procs: BTreeMap<u64, timem::OProc>,
     /// The logical clock (microseconds).
     now: i64,
+    /// Trace sessions created and destroyed (sessions.rs).
+    sessions: sessions::SessionTable,
 }
 
 impl Oracle {
@@ -187,3 +189,6 @@ impl Oracle {
     }
 }
 pub mod model;
+
+/// Trace sessions: create, destroy (issue 6).
+pub mod sessions;
