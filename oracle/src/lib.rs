@@ -10,6 +10,7 @@
 pub mod conformance;
 pub mod erlang;
 pub mod gen;
+pub mod gen_sessions;
 pub mod observe;
 pub mod run;
 pub mod scenario;
