@@ -67,10 +67,11 @@ fn corpus_expectations_hold_on_engine_and_oracle() {
 fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     use bpspec_oracle::conformance::check_corpus;
     use bpspec_oracle::target::{Wrong, WrongOracle};
-    // The engine runs global trace (global_vs_local); the sequential oracle does not model it.
+    // The engine runs global trace (global_vs_local, sessions_global_and_call_time); the
+    // sequential oracle does not model it.
     for (f, unsup) in [
         (&RefEngine::boxed as &dyn Fn(_) -> _, 3),
-        (&SpecOracle::boxed, 4),
+        (&SpecOracle::boxed, 5),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
         assert!(
