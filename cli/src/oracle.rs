@@ -4,7 +4,6 @@
 //! bpspec oracle run FILE [--engine reference|oracle]     print the observations
 //! bpspec oracle check FILE [--engine reference|oracle]   compare with the file's expect; diff
 //! bpspec oracle erl FILE...                              run on bpspec and on the installed Erlang/OTP
-//!                                                        (or the one in $BPSPEC_OTP_ROOT)
 //! ```
 //! Exit codes: 0 agree (run: ran), 1 differ, 2 bad input or usage, 3 feature not implemented by
 //! the engine, 4 engine invariant violated or Erlang/OTP missing or failing.
@@ -96,12 +95,7 @@ pub fn main(args: &[&str]) -> ExitCode {
                     }
                 }
             }
-            // BPSPEC_OTP_ROOT: the OTP in that Debian root (scripts/otp-root.sh), else PATH's.
-            let setup = match Erl::env_root() {
-                Some(root) => Erl::setup_root(&root),
-                None => Erl::setup(),
-            };
-            let erl = match setup {
+            let erl = match Erl::setup() {
                 Ok(e) => e,
                 Err(e) => {
                     eprintln!("bpspec oracle: {e}");

@@ -119,10 +119,6 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
             "unsupported feature: meta trace",
         ),
         (
-            "needs_sessions.json",
-            "$.ops[0].session_create: unsupported feature: trace sessions",
-        ),
-        (
             "return_trace_order.json",
             "unsupported feature: match specs",
         ),
@@ -131,6 +127,10 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
         assert_eq!(code, 3, "{file}: {out}{err}");
         assert!(err.contains(what), "{err}");
     }
+    // Trace sessions run on the engine since issue 6.
+    let (code, out, err) = bpspec(&["oracle", "check", &corpus("needs_sessions.json")], None);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("8 observations agree"), "{out}");
     // Global trace runs on the engine since issue 6.
     let (code, out, err) = bpspec(&["oracle", "check", &corpus("global_vs_local.json")], None);
     assert_eq!(code, 0, "{out}{err}");
