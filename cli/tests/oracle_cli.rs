@@ -113,26 +113,24 @@ fn malformed_contradictory_or_incomplete_input_exits_2() {
 
 #[test]
 fn unsupported_features_exit_3_naming_feature_and_place() {
-    for (file, what) in [
-        (
-            "call_count_combo_meta.json",
-            "unsupported feature: meta trace",
-        ),
-        (
-            "needs_sessions.json",
-            "$.ops[0].session_create: unsupported feature: trace sessions",
-        ),
-    ] {
+    for (file, what) in [(
+        "call_count_combo_meta.json",
+        "unsupported feature: meta trace",
+    )] {
         let (code, out, err) = bpspec(&["oracle", "check", &corpus(file)], None);
         assert_eq!(code, 3, "{file}: {out}{err}");
         assert!(err.contains(what), "{err}");
     }
+    // Trace sessions run on the engine since issue 6.
+    let (code, out, err) = bpspec(&["oracle", "check", &corpus("needs_sessions.json")], None);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("8 observations agree"), "{out}");
     // Global trace runs on the engine since issue 6.
     let (code, out, err) = bpspec(&["oracle", "check", &corpus("global_vs_local.json")], None);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("23 observations agree"), "{out}");
-    // return_trace / exception_trace run on both since issue 6; the sequential oracle still
-    // refuses global trace, also with a match spec.
+    // return_trace / exception_trace run on both since issue 6; the sequential oracle has global
+    // trace but refuses match specs on global breakpoints.
     for engine in ["reference", "oracle"] {
         for (file, n) in [
             ("return_trace_order.json", 20),
@@ -158,7 +156,9 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
     );
     assert_eq!(code, 3, "{out}{err}");
     assert!(
-        err.contains("$.ops[0].trace_pattern.flags: unsupported feature: global call trace"),
+        err.contains(
+            "$.ops[0].trace_pattern.spec: unsupported feature: match specs on global breakpoints"
+        ),
         "{err}"
     );
 }

@@ -7,7 +7,10 @@
 %% Ops: {trace_pattern, [MFA], Spec, Flags} (Spec: true | false | pause | restart | a match spec;
 %% a module wildcard is already expanded to the
 %% scenario's modules; the results are summed), {call, Proc, M, F, Args, Times},
-%% {trace_info, MFA, Item}, {trace_flags, Proc, How, Flags}, nop.
+%% {trace_info, MFA, Item}, {trace_flags, Proc, How, Flags}, nop; and, with trace sessions
+%% (OTP 27+, the trace module): {session_create, Name}, {session_destroy, Name} and
+%% {in_session, Name, Op} for a trace_pattern, trace_info or trace_flags op in that session
+%% (see "Sessions" below).
 %%
 %% Output lines: "BPSPEC OBS Id Json", "BPSPEC END Id", "BPSPEC ERROR Id Text", "BPSPEC DONE".
 %% The controlling process (this one) is the tracer of every scenario process; it is never
@@ -25,6 +28,7 @@ main([TermFile]) ->
 
 run({scenario, Id, Mods, Procs, Ops}) ->
     Self = self(),
+    put(ts, lists:any(fun is_session_op/1, Ops)),
     try
         lists:foreach(fun load/1, Mods),
         Pids = [{Name, spawn_proc(Self, Flags)} || {Name, Flags} <- Procs],
@@ -38,6 +42,7 @@ run({scenario, Id, Mods, Procs, Ops}) ->
     after
         %% Only what this scenario loaded: a refused module name may be a real OTP module.
         Loaded = [M || {M, _} <- Mods, get({loaded, M}) =:= true],
+        sessions_cleanup(),
         cleanup([{M, x} || M <- Loaded], case get(pids) of undefined -> []; P -> P end),
         [erase({loaded, M}) || M <- Loaded],
         erase(pids)
@@ -63,7 +68,7 @@ load({M, Src}) ->
 spawn_proc(Self, Flags) ->
     P = spawn(fun ?MODULE:proc_loop/0),
     case lists:member(call, Flags) of
-        true -> 1 = erlang:trace(P, true, [call, {tracer, Self}]);
+        true -> 1 = erlang:trace(P, true, [call, {tracer, Self}] ++ ts_flag(true));
         false -> ok
     end,
     P.
@@ -124,7 +129,10 @@ op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
     scheduled_out(Pid, 100000),
     Ref = erlang:trace_delivered(Pid),
     receive {trace_delivered, Pid, Ref} -> ok after ?TIMEOUT -> error(trace_delivered_timeout) end,
-    traces(Id, I, Pids),
+    case get(ts) of
+        true -> session_traces(Id, I, Pids);
+        _ -> traces(Id, I, Pids)
+    end,
     case R of
         {return, V} -> obs(Id, I, ["\"return\":", atom_or_int(V)]);
         {raise, E} -> obs(Id, I, ["\"raise\":", str(E)])
@@ -134,11 +142,13 @@ op(Id, I, {trace_info, MFA, Item}, Pids) ->
     obs(Id, I, ["\"trace_info\":{\"item\":", str(Item), ",\"value\":", info_value(Item, V, Pids), "}"]);
 op(Id, I, {trace_flags, Proc, How, Flags}, Pids) ->
     Pid = proplists:get_value(Proc, Pids),
-    Extra = case How of true -> [{tracer, self()}]; false -> [] end,
+    Extra = case How of true -> [{tracer, self()}] ++ ts_flag(true); false -> [] end,
     N = erlang:trace(Pid, How, Flags ++ Extra),
     obs(Id, I, ["\"trace_flags\":", integer_to_list(N)]);
 op(_Id, _I, nop, _Pids) ->
-    ok.
+    ok;
+op(Id, I, Op, Pids) ->
+    session_op(Id, I, Op, Pids).
 
 %% Wait until the process waits in receive, i.e. it has been scheduled out (which charges the
 %% pending call_time/call_memory of the function it is charged to): bpspec's runner schedules a
@@ -212,3 +222,118 @@ info_value(call_memory, L, Pids) when is_list(L) ->
 info_value(_, N, _) when is_integer(N) -> integer_to_list(N);
 info_value(_, A, _) when is_atom(A) -> str(A);
 info_value(_, Other, _) -> str(io_lib:format("~0p", [Other])).
+
+%% ---- Sessions (OTP 27+). Each session's tracer is a collector process of its own; the legacy
+%% session's tracer stays this process. To merge the sessions' messages in the order ERTS sent
+%% them, a scenario with session ops traces every process with strict_monotonic_timestamp (in
+%% every session), and after a call the messages of all sessions are sorted by that stamp
+%% ({MonotonicTime, UniqueInteger}: strictly increasing across the node).
+
+is_session_op({session_create, _}) -> true;
+is_session_op(_) -> false.
+
+ts_flag(true) ->
+    case get(ts) of true -> [strict_monotonic_timestamp]; _ -> [] end;
+ts_flag(false) ->
+    [].
+
+sessions() ->
+    case get(sessions) of undefined -> []; L -> L end.
+
+session(Name) ->
+    case lists:keyfind(Name, 1, sessions()) of
+        {Name, S, _C, true} -> S;
+        _ -> error({session_not_alive, Name})
+    end.
+
+session_op(_Id, _I, {session_create, Name}, _Pids) ->
+    C = spawn(fun() -> collector([]) end),
+    S = trace:session_create(Name, C, []),
+    put(sessions, sessions() ++ [{Name, S, C, true}]);
+session_op(_Id, _I, {session_destroy, Name}, _Pids) ->
+    S = session(Name),
+    true = trace:session_destroy(S),
+    put(sessions, lists:keyreplace(Name, 1, sessions(), {Name, S, collector_of(Name), false}));
+session_op(Id, I, {in_session, Name, {trace_pattern, MFAs, Spec, Flags}}, _Pids) ->
+    S = session(Name),
+    R = try lists:sum([trace:function(S, MFA, Spec, Flags) || MFA <- MFAs])
+        catch error:badarg -> badarg
+        end,
+    obs(Id, I, ["\"trace_pattern\":", atom_or_int(R)]);
+session_op(Id, I, {in_session, Name, {trace_info, MFA, Item}}, Pids) ->
+    {Item, V} = trace:info(session(Name), MFA, Item),
+    obs(Id, I, ["\"trace_info\":{\"item\":", str(Item), ",\"value\":", info_value(Item, V, Pids), "}"]);
+session_op(Id, I, {in_session, Name, {trace_flags, Proc, How, Flags}}, Pids) ->
+    Pid = proplists:get_value(Proc, Pids),
+    N = trace:process(session(Name), Pid, How, Flags ++ ts_flag(How)),
+    obs(Id, I, ["\"trace_flags\":", integer_to_list(N)]).
+
+collector_of(Name) ->
+    {Name, _, C, _} = lists:keyfind(Name, 1, sessions()),
+    C.
+
+collector(Acc) ->
+    receive
+        {dump, From} ->
+            From ! {msgs, self(), lists:reverse(Acc)},
+            collector([]);
+        M ->
+            collector([M | Acc])
+    end.
+
+%% After trace_delivered: the legacy messages (this mailbox) and each live session's (its
+%% collector's), merged by their timestamps.
+session_traces(Id, I, Pids) ->
+    Own = drain_ts([]),
+    Theirs = [begin
+                  C ! {dump, self()},
+                  receive {msgs, C, L} -> {Name, L} after ?TIMEOUT -> error({collector_timeout, Name}) end
+              end || {Name, _S, C, true} <- sessions()],
+    Stamped = [untimestamp(Name, M) || {Name, L} <- [{legacy, Own} | Theirs], M <- L],
+    [emit_trace(Id, I, Pids, Name, M) || {_Ts, Name, M} <- lists:keysort(1, Stamped)],
+    ok.
+
+drain_ts(Acc) ->
+    receive
+        M when element(1, M) =:= trace_ts -> drain_ts([M | Acc]);
+        {trace, _, _, _} = M -> error({unstamped_trace_message, M});
+        {trace, _, _, _, _} = M -> error({unstamped_trace_message, M})
+    after 0 ->
+        lists:reverse(Acc)
+    end.
+
+%% {trace_ts, P, Tag, A[, X], Ts} -> {Ts, Session, {trace, P, Tag, A[, X]}}.
+untimestamp(Name, M) when element(1, M) =:= trace_ts ->
+    L = tuple_to_list(M),
+    [trace_ts | Rest] = lists:droplast(L),
+    {lists:last(L), Name, list_to_tuple([trace | Rest])};
+untimestamp(Name, M) ->
+    error({unexpected_message_in_session, Name, M}).
+
+emit_trace(Id, I, Pids, S, {trace, P, call, {M, F, Args}}) ->
+    session_trace_obs(Id, I, P, Pids, S, "call", M, F, length(Args), Args, none);
+emit_trace(Id, I, Pids, S, {trace, P, return_from, {M, F, A}, V}) ->
+    session_trace_obs(Id, I, P, Pids, S, "return_from", M, F, A, [], atom_or_int(V));
+emit_trace(Id, I, Pids, S, {trace, P, exception_from, {M, F, A}, {Class, R}}) ->
+    session_trace_obs(Id, I, P, Pids, S, "exception_from", M, F, A, [],
+                      str(io_lib:format("~s:~s", [Class, R])));
+emit_trace(_Id, _I, _Pids, S, Other) ->
+    error({unexpected_trace_message, S, Other}).
+
+session_trace_obs(Id, I, P, Pids, S, Event, M, F, A, Args, Value) ->
+    ValueJson = case Value of none -> ""; _ -> [",\"value\":", Value] end,
+    obs(Id, I, ["\"trace\":{\"session\":", str(S), ",\"process\":", str(name(P, Pids)),
+                ",\"event\":\"", Event, "\",\"mfa\":",
+                str(io_lib:format("~s:~s/~p", [M, F, A])),
+                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]",
+                ValueJson, "}"]).
+
+%% Destroy what the scenario left alive (its patterns go with it) and stop the collectors.
+sessions_cleanup() ->
+    [begin
+         case Alive of true -> _ = (catch trace:session_destroy(S)); false -> ok end,
+         exit(C, kill)
+     end || {_Name, S, C, Alive} <- sessions()],
+    erase(sessions),
+    erase(ts),
+    ok.

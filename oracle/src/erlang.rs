@@ -178,7 +178,11 @@ impl Erl {
                     format!("{{'{p}', [{}]}}", flags.join(","))
                 })
                 .collect();
-            let ops: Vec<String> = sc.ops.iter().map(|o| op_term(sc, o)).collect();
+            let ops: Vec<String> = sc
+                .ops
+                .iter()
+                .map(|o| crate::sessions::erl_in_session(sc, o, op_term(sc, o)))
+                .collect();
             writeln!(
                 terms,
                 "{{scenario, {id}, [{}], [{}], [\n  {}]}}.",
@@ -363,10 +367,10 @@ fn erl_string(p: &Path) -> String {
 }
 
 /// The first feature `sc` uses that the Erlang driver does not run: meta trace (needs a meta
-/// tracer), sessions (OTP 27), process flags other than `call` (their messages name the
-/// driver's own functions). Global trace, match specs with return_trace / exception_trace,
-/// call_time (counts; durations left out), call_memory (OTP 26+; counts, words left out) and the
-/// other trace_info items run.
+/// tracer), process flags other than `call` (their messages name the driver's own functions).
+/// Global trace, match specs with return_trace / exception_trace, call_time (counts; durations
+/// left out), call_memory (OTP 26+; counts, words left out), sessions (OTP 27+, the trace
+/// module) and the other trace_info items run.
 pub fn driver_supports(sc: &Loaded) -> Option<String> {
     use crate::scenario::Feature;
     sc.features
@@ -376,6 +380,8 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             // OTP 26+ (the caller skips scenarios needing a newer OTP than the node's).
             Feature::CallMemory => false,
             Feature::GlobalMatchSpec => false,
+            // OTP 27+ (the run skips older nodes by `requires_otp`): the trace module.
+            Feature::Sessions => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"
@@ -575,9 +581,7 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
             )
         }
         LOp::ScheduleOut(_) | LOp::ScheduleIn(_) => "nop".into(),
-        LOp::SessionCreate(_) | LOp::SessionDestroy(_) => {
-            unreachable!("refused by driver_supports")
-        }
+        LOp::SessionCreate(_) | LOp::SessionDestroy(_) => crate::sessions::erl_session_op(sc, op),
     }
 }
 

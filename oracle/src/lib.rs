@@ -11,9 +11,11 @@ pub mod conformance;
 pub mod erlang;
 pub mod frames;
 pub mod gen;
+pub mod gen_sessions;
 pub mod observe;
 pub mod run;
 pub mod scenario;
+pub mod sessions;
 pub mod target;
 
 /// Observations agree with the expected ones (or `run` succeeded).

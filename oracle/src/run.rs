@@ -59,15 +59,17 @@ impl std::error::Error for RunError {}
 /// Features this runner can drive (beyond local + call_count): call_time and call_memory (with
 /// returns, tail calls, exceptions, scheduling, the logical clock and allocation) and the
 /// trace_info items that come with them, and global trace (remote calls go through the export
-/// entry; issue 6), and match specs with return_trace / exception_trace (frames.rs; issue 6).
-/// Meta trace and sessions stay unsupported. A feature runs only if both the engine and the
-/// runner have it.
+/// entry; issue 6), match specs with return_trace / exception_trace (frames.rs; issue 6), and
+/// trace sessions (session_create/destroy, patterns, flags, trace_info and call messages per
+/// session; sessions.rs). Meta trace stays unsupported. A feature runs only if both the engine
+/// and the runner have it.
 pub fn runner_supports(feature: &Feature) -> bool {
     crate::target::timem_feature(feature)
         || matches!(
             feature,
             Feature::GlobalTrace | Feature::MatchSpec | Feature::GlobalMatchSpec
         )
+        || crate::sessions::sessions_feature(feature)
 }
 
 /// The first feature the scenario uses that `engine` (or this runner) lacks.
@@ -95,6 +97,8 @@ struct Exec<'a> {
     idle: Vec<bool>,
     /// The call depth of the last `raise` step (the exception unwinds depth + 1 body calls).
     raised_at: usize,
+    /// The scenario's sessions and the engine's ids for them (sessions.rs).
+    sessions: crate::sessions::SessionMap,
 }
 
 enum Outcome {
@@ -129,6 +133,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         traced,
         idle: vec![false; sc.processes.len()],
         raised_at: 0,
+        sessions: crate::sessions::SessionMap::new(sc),
     };
     for (i, op) in sc.ops.iter().enumerate() {
         ex.op = i;
@@ -226,6 +231,8 @@ impl Exec<'_> {
                 spec,
                 flags,
             } => {
+                // The engine's id for the scenario's session (sessions.rs).
+                let session = &self.sessions.id(*session);
                 let pop = match spec {
                     Spec::True | Spec::MatchSpec(_) => PatternOp::True,
                     Spec::False => PatternOp::False,
@@ -300,6 +307,7 @@ impl Exec<'_> {
                 }
             }
             LOp::TraceInfo { session, mfa, item } => {
+                let session = &self.sessions.id(*session);
                 let value = match item.as_str() {
                     "traced" if self.sc.features.contains_key(&Feature::GlobalTrace) => {
                         let t = self.engine.trace_info_traced(*session, mfa);
@@ -338,6 +346,7 @@ impl Exec<'_> {
                 on,
                 flags,
             } => {
+                let session = &self.sessions.id(*session);
                 if flags.iter().any(|f| f == "call") {
                     if *on {
                         self.traced[*process] |= 1 << session;
@@ -353,8 +362,24 @@ impl Exec<'_> {
             // the driver turns these ops into nops.
             LOp::ScheduleOut(p) => self.rest(*p),
             LOp::ScheduleIn(_) => {}
-            LOp::SessionCreate(_) | LOp::SessionDestroy(_) => {
-                unreachable!("sessions are refused as unsupported")
+            LOp::SessionCreate(s) => {
+                if let Err(message) = self.sessions.create(self.sc, self.engine, *s) {
+                    return Err(RunError::Fault {
+                        file: self.sc.source.clone(),
+                        path: self.path(),
+                        message,
+                    });
+                }
+            }
+            LOp::SessionDestroy(s) => {
+                self.sessions.destroy(self.engine, *s, &mut self.traced);
+                if let Err(m) = self.engine.check_at_rest() {
+                    return Err(RunError::Fault {
+                        file: self.sc.source.clone(),
+                        path: self.path(),
+                        message: m,
+                    });
+                }
             }
         }
         Ok(())
@@ -415,7 +440,7 @@ impl Exec<'_> {
                 );
                 let mfa = &self.sc.funcs[f];
                 self.push(What::Trace(TraceMsg {
-                    session: self.sc.sessions[s as usize].clone(),
+                    session: self.sessions.name(self.sc, s).to_string(),
                     process: self.sc.processes[p].clone(),
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),

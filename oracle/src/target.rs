@@ -182,6 +182,21 @@ pub trait BreakpointEngine {
     fn is_export_patched(&mut self, _f: FuncId) -> Option<bool> {
         None
     }
+
+    // ---- trace sessions (Feature::Sessions, OTP 27; oracle/src/sessions.rs). Called only if
+    // `supports(&Feature::Sessions)`.
+
+    /// `trace:session_create/3`: a new alive session without breakpoints; returns its id, which
+    /// the runner then passes to every other method (1..64, never 0, never reused).
+    fn session_create(&mut self, _name: &str) -> SessionId {
+        panic!("{}: trace sessions are not supported", self.name())
+    }
+    /// `trace:session_destroy/1` of a live session: its breakpoints (local, global, counters)
+    /// go away; other sessions' breakpoints on the same functions stay, in their order. The
+    /// runner clears the session's bit in every process's `call_traced` itself.
+    fn session_destroy(&mut self, _session: SessionId) {
+        panic!("{}: trace sessions are not supported", self.name())
+    }
 }
 
 /// Builds an engine over a function universe.
@@ -341,6 +356,7 @@ impl BreakpointEngine for RefEngine {
                 feature,
                 Feature::GlobalTrace | Feature::MatchSpec | Feature::GlobalMatchSpec
             )
+            || crate::sessions::sessions_feature(feature)
     }
     fn trace_pattern_flags(
         &mut self,
@@ -468,7 +484,7 @@ impl BreakpointEngine for RefEngine {
     }
     fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
         // The session-aware form also reports global breakpoints (`{traced, global}`).
-        // Scenarios with sessions are refused, so the session is the legacy one, always alive.
+        // The runner asks only about live sessions (the loader refuses the others).
         self.engine
             .session_trace_info(session, mfa, key)
             .unwrap_or_else(|e| panic!("trace_info in session {session}: {e}"))
@@ -481,6 +497,15 @@ impl BreakpointEngine for RefEngine {
     }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.engine.is_export_patched(f))
+    }
+    fn session_create(&mut self, name: &str) -> SessionId {
+        self.engine
+            .create_session(name)
+            .unwrap_or_else(|e| panic!("create_session({name}): {e}"))
+    }
+    fn session_destroy(&mut self, session: SessionId) {
+        let r = self.engine.destroy_session(session);
+        assert_eq!(r, Ok(true), "destroy_session({session}) of a live session");
     }
 }
 
@@ -517,8 +542,12 @@ impl BreakpointEngine for SpecOracle {
         self.0.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        // Global trace since issue 6 (`spec/src/global.rs`); match specs (frames.rs).
-        timem_feature(feature) || *feature == Feature::GlobalTrace || *feature == Feature::MatchSpec
+        // Global trace since issue 6 (`spec/src/global.rs`); match specs (frames.rs); sessions
+        // (sessions.rs).
+        timem_feature(feature)
+            || *feature == Feature::GlobalTrace
+            || *feature == Feature::MatchSpec
+            || crate::sessions::sessions_feature(feature)
     }
     fn trace_pattern_flags(
         &mut self,
@@ -615,6 +644,15 @@ impl BreakpointEngine for SpecOracle {
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.0.is_patched(f))
     }
+    fn session_create(&mut self, _name: &str) -> SessionId {
+        self.0.create_session()
+    }
+    fn session_destroy(&mut self, session: SessionId) {
+        assert!(
+            self.0.destroy_session(session),
+            "destroy_session({session}) of a live session"
+        );
+    }
 }
 
 /// Deliberately wrong oracles: each breaks one rule of the semantics. The conformance check
@@ -650,6 +688,13 @@ pub enum Wrong {
     /// An exception passing an exception_trace frame sends no `exception_from` (the frame acts
     /// as a return_trace frame).
     ExceptionFromLost,
+    /// `trace_info` (traced, call_count) in a session without a breakpoint on the function
+    /// answers with the legacy session's breakpoint: one session's pattern leaks into another's
+    /// trace_info.
+    SessionInfoLeak,
+    /// `session_destroy` also clears the other live sessions' breakpoints on every function
+    /// where the destroyed session had one.
+    DestroyClearsOthers,
 }
 
 impl Wrong {
@@ -672,6 +717,10 @@ impl Wrong {
     pub const CALL_MEMORY: [Wrong; 1] = [Wrong::MemoryRestartIgnored];
     /// The global-trace mutants (need global patterns and remote calls to be caught).
     pub const GLOBAL: [Wrong; 2] = [Wrong::GlobalOnLocalCalls, Wrong::LocalKeepsGlobal];
+    /// The session mutants (issue 6): caught at scenario level, by scenarios with
+    /// session_create/session_destroy ops (oracle/tests/sessions.rs); not in [`Wrong::ALL`],
+    /// whose op-level check has no create/destroy step.
+    pub const SESSIONS: [Wrong; 2] = [Wrong::SessionInfoLeak, Wrong::DestroyClearsOthers];
 }
 
 pub struct WrongOracle {
@@ -891,9 +940,30 @@ impl BreakpointEngine for WrongOracle {
         v
     }
     fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
+        if self.wrong == Wrong::SessionInfoLeak
+            && session != 0
+            && !crate::sessions::has_node(&mut self.inner, session, mfa)
+        {
+            return self.inner.trace_info(0, mfa, item);
+        }
         self.inner.trace_info(session, mfa, item)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         self.inner.is_patched(f)
+    }
+    fn session_create(&mut self, name: &str) -> SessionId {
+        self.inner.session_create(name)
+    }
+    fn session_destroy(&mut self, session: SessionId) {
+        let had: Vec<Mfa> = self
+            .funcs
+            .iter()
+            .filter(|m| crate::sessions::has_node(&mut self.inner, session, m))
+            .cloned()
+            .collect();
+        self.inner.session_destroy(session);
+        if self.wrong == Wrong::DestroyClearsOthers {
+            crate::sessions::clear_all_sessions(&mut self.inner, &had);
+        }
     }
 }

@@ -132,7 +132,8 @@ fn conformance_rejects_every_wrong_oracle() {
         // duration-only schedule-out mutant needs a timed raiser and a schedule-out: it gets
         // 4096 cases (caught well before; the corpus's call_time_clock.json catches it too).
         if w != Wrong::SessionOrderReversed {
-            // Scenarios have only the legacy session, so session order is out of their reach.
+            // gen.rs scenarios have only the legacy session, so session order is out of their
+            // reach; the session generator catches it (oracle/tests/sessions.rs).
             assert!(
                 check_scenarios(&RefEngine::boxed, &f, cfg, n, 6).is_err(),
                 "scenario conformance did not catch {w:?}"

@@ -51,6 +51,8 @@ pub struct Oracle {
     exports: global::Exports,
     /// Match specs of local breakpoints (return_trace / exception_trace).
     frames: frames::Frames,
+    /// Trace sessions created and destroyed (sessions.rs).
+    sessions: sessions::SessionTable,
 }
 
 impl Oracle {
@@ -209,3 +211,6 @@ impl Oracle {
     }
 }
 pub mod model;
+
+/// Trace sessions: create, destroy (issue 6).
+pub mod sessions;
