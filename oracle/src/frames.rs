@@ -148,6 +148,10 @@ impl Tracers {
                     .trace_process(proc, s, true, fl, Some(self.spec(s)))
                     .unwrap_or_else(|err| panic!("trace_process in session {s}: {err}"));
                 assert!(ok, "the session log tracer never answers remove");
+            } else if !want && proc.tref(s).is_some() && !e.session_is_alive(s) {
+                // The session was destroyed (sessions.rs): ERTS drops a process's reference to a
+                // dead session when it next meets it; turning its flags off would be badarg.
+                proc.detach(s);
             } else if !want && proc.tref(s).is_some() {
                 e.trace_process(proc, s, false, ProcFlags::default(), None)
                     .unwrap_or_else(|err| panic!("trace_process off in session {s}: {err}"));
