@@ -238,8 +238,8 @@ fn one_combination(n: usize, kinds: u32, victim: usize, by_destroy: bool) {
         s.call_remote(FOO, p);
         s.ret(p);
     });
-    for i in 0..n {
-        let got = boxes[i].take_strings();
+    for (i, mb) in boxes.iter().enumerate() {
+        let got = mb.take_strings();
         if i == victim {
             assert!(got.is_empty(), "{what}: removed session {i} still traced");
         } else {
