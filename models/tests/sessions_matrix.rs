@@ -2,7 +2,7 @@
 //! scenario), and each session scenario runs once on real threads.
 #![cfg(not(any(loom, shuttle)))]
 
-use bpspec_models::harness::assert_matrix_complete;
+use bpspec_models::harness::{assert_matrix_complete, names};
 use bpspec_models::sessions::{
     expected_session_kills, loom_session_scenarios, run_sessions, shuttle_session_scenarios,
 };
@@ -13,18 +13,17 @@ const STD_CHECKS: [&str; 1] = ["destroy-inert"];
 
 #[test]
 fn every_session_mutant_has_a_killer_on_an_existing_scenario() {
-    let exists = |c: &str, s: &str| match c {
-        "loom" => loom_session_scenarios().iter().any(|x| x.name == s),
-        "shuttle" => shuttle_session_scenarios().iter().any(|x| x.name == s),
+    let scenarios = [
+        ("loom", names(loom_session_scenarios(), |s| s.name)),
+        ("shuttle", names(shuttle_session_scenarios(), |s| s.name)),
         // tests/tests/sessions.rs::destroy_inert_mutant_is_caught
-        _ => STD_CHECKS.contains(&s),
-    };
+        ("std", STD_CHECKS.to_vec()),
+    ];
     assert_matrix_complete(
         "session",
         &Mutant::SESSIONS,
-        &["loom", "shuttle", "std"],
+        &scenarios,
         expected_session_kills,
-        exists,
     );
 }
 
