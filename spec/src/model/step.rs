@@ -249,10 +249,10 @@ impl Config {
             !(removal && matches!(p, Phase::W0 | Phase::Install)),
             "removal in phase {p:?}"
         );
-        SEQ[pos + 1..]
-            .iter()
-            .copied()
-            .find(|q| !self.skips(*q) && !(removal && matches!(q, Phase::W0 | Phase::Install)))
+        // A phase is left out if a mutant removes it or the op has none.
+        let left_out =
+            |q: Phase| self.skips(q) || (removal && matches!(q, Phase::W0 | Phase::Install));
+        SEQ[pos + 1..].iter().copied().find(|&q| !left_out(q))
     }
 
     fn skips(&self, p: Phase) -> bool {
