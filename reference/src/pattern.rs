@@ -190,6 +190,22 @@ impl Pattern {
 }
 
 impl TraceFlags {
+    /// `[local]`.
+    pub const LOCAL: TraceFlags = TraceFlags {
+        local: true,
+        call_count: false,
+    };
+    /// `[call_count]`.
+    pub const CALL_COUNT: TraceFlags = TraceFlags {
+        local: false,
+        call_count: true,
+    };
+    /// `[local, call_count]`.
+    pub const LOCAL_AND_COUNT: TraceFlags = TraceFlags {
+        local: true,
+        call_count: true,
+    };
+
     /// The flags this subset accepts, in the order error messages list them.
     const NAMES: [&'static str; 2] = ["local", "call_count"];
 
