@@ -160,13 +160,13 @@ fn report(dir: &str) -> ExitCode {
     for r in &rows {
         let c: Vec<&str> = r.cols.iter().map(String::as_str).collect();
         line(&c);
-        let ok = match (c[5], c[6]) {
+        let ok = matches!(
+            (c[5], c[6]),
             ("hold", "hold")
-            | ("killed", "killed")
-            | ("survives", "survives")
-            | ("survives", "killed") => true,
-            _ => false,
-        };
+                | ("killed", "killed")
+                | ("survives", "survives")
+                | ("survives", "killed")
+        );
         if !ok {
             bad.push(format!(
                 "{}: {} {} {} on {}: expected {}, observed {}",

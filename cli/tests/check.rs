@@ -5,17 +5,8 @@ use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bpspec(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bpspec"))
-        .args(args)
-        .output()
-        .expect("run bpspec");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod common;
+use common::bpspec;
 
 #[test]
 fn check_unknown_model_exits_2_and_lists_known_models() {

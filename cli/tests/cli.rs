@@ -1,18 +1,7 @@
 //! The `bpspec` binary: exit codes and error messages for bad input.
 
-use std::process::Command;
-
-fn bpspec(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bpspec"))
-        .args(args)
-        .output()
-        .expect("run bpspec");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod common;
+use common::bpspec;
 
 fn dir_with(name: &str, content: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("bpspec-cli-{}-{name}", std::process::id()));

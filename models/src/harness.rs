@@ -1,6 +1,9 @@
 //! The runner shared by the loom and shuttle harnesses (`tests/*loom.rs`, `tests/*shuttle.rs`):
 //! explore one model under a checker, time it, describe its bound, and turn the outcome into the
-//! `observed` column of the results table (`results::Verdict`).
+//! `observed` column of the results table (`results::Verdict`). Also the completeness check
+//! of the kill matrices (`tests/*matrix.rs`).
+
+use bpspec_reference::Mutant;
 
 /// The `observed` column: a run expected to hold shows "VIOLATED" or "hold"; any other run (a
 /// mutant, or an ERTS variant expected to be caught) shows "killed" or "survives".
@@ -19,6 +22,40 @@ pub fn scenario_named<S>(scenarios: Vec<S>, name: &str, of: impl Fn(&S) -> &str)
         .into_iter()
         .find(|s| of(s) == name)
         .unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+/// Asserts that a kill matrix is complete: every mutant in `mutants` has at least one expected
+/// killer `(checker, scenario)` in `expected(checker)` for some checker of `scenarios`, each such
+/// scenario is among that checker's `scenarios`, and every mutant's name round-trips. `family`
+/// names the matrix in the messages ("collection mutant ... has no ...").
+pub fn assert_matrix_complete(
+    family: &str,
+    mutants: &[Mutant],
+    scenarios: &[(&str, Vec<&str>)],
+    expected: impl Fn(&str) -> Vec<(Mutant, &'static str)>,
+) {
+    for &m in mutants {
+        let mut killers = 0;
+        for (c, names) in scenarios {
+            for (_, s) in expected(c).into_iter().filter(|(k, _)| *k == m) {
+                killers += 1;
+                assert!(
+                    names.contains(&s),
+                    "{c} scenario {s} for {m} does not exist"
+                );
+            }
+        }
+        assert!(
+            killers > 0,
+            "{family} mutant {m} has no checker expected to kill it"
+        );
+        assert_eq!(Mutant::from_name(m.name()), Some(m));
+    }
+}
+
+/// The names of `scenarios`, for [`assert_matrix_complete`].
+pub fn names<S>(scenarios: Vec<S>, name: impl Fn(&S) -> &'static str) -> Vec<&'static str> {
+    scenarios.iter().map(name).collect()
 }
 
 /// loom: every interleaving and weak-memory outcome up to the preemption bound.
@@ -117,5 +154,39 @@ pub mod shuttle_run {
             format!("random iterations={n} seed={SEED:#x}")
         };
         (cx, start.elapsed().as_secs_f64(), bound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::assert_matrix_complete;
+    use bpspec_reference::Mutant::{self, *};
+
+    fn kills(c: &str) -> Vec<(Mutant, &'static str)> {
+        match c {
+            "loom" => vec![(SkipWaitBeforeFree, "a")],
+            _ => vec![(FreeAtUnlink, "b")],
+        }
+    }
+
+    #[test]
+    fn a_complete_matrix_passes() {
+        let ms = [SkipWaitBeforeFree, FreeAtUnlink];
+        let sc = [("loom", vec!["a"]), ("shuttle", vec!["b"])];
+        assert_matrix_complete("test", &ms, &sc, kills);
+    }
+
+    #[test]
+    #[should_panic(expected = "test mutant free-at-unlink has no checker expected to kill it")]
+    fn a_mutant_without_killer_fails() {
+        let ms = [SkipWaitBeforeFree, FreeAtUnlink];
+        assert_matrix_complete("test", &ms, &[("loom", vec!["a", "b"])], kills);
+    }
+
+    #[test]
+    #[should_panic(expected = "shuttle scenario b for free-at-unlink does not exist")]
+    fn a_killer_on_a_missing_scenario_fails() {
+        let ms = [FreeAtUnlink];
+        assert_matrix_complete("test", &ms, &[("shuttle", vec!["a"])], kills);
     }
 }

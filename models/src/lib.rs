@@ -48,18 +48,9 @@ pub struct Op {
     pub flags: TraceFlags,
 }
 
-pub const COUNT: TraceFlags = TraceFlags {
-    local: false,
-    call_count: true,
-};
-pub const LOCAL: TraceFlags = TraceFlags {
-    local: true,
-    call_count: false,
-};
-pub const BOTH: TraceFlags = TraceFlags {
-    local: true,
-    call_count: true,
-};
+pub const COUNT: TraceFlags = TraceFlags::CALL_COUNT;
+pub const LOCAL: TraceFlags = TraceFlags::LOCAL;
+pub const BOTH: TraceFlags = TraceFlags::LOCAL_AND_COUNT;
 
 /// A model configuration.
 #[derive(Clone, Debug)]

@@ -24,14 +24,8 @@ fn iters() -> usize {
         .map_or(500, |n| (n / 2).max(1))
 }
 
-const LOCAL: TraceFlags = TraceFlags {
-    local: true,
-    call_count: false,
-};
-const COUNT: TraceFlags = TraceFlags {
-    local: false,
-    call_count: true,
-};
+const LOCAL: TraceFlags = TraceFlags::LOCAL;
+const COUNT: TraceFlags = TraceFlags::CALL_COUNT;
 
 #[derive(Clone)]
 struct Scn {

@@ -2,6 +2,7 @@
 //! scenario), and each session scenario runs once on real threads.
 #![cfg(not(any(loom, shuttle)))]
 
+use bpspec_models::harness::{assert_matrix_complete, names};
 use bpspec_models::sessions::{
     expected_session_kills, loom_session_scenarios, run_sessions, shuttle_session_scenarios,
 };
@@ -12,31 +13,18 @@ const STD_CHECKS: [&str; 1] = ["destroy-inert"];
 
 #[test]
 fn every_session_mutant_has_a_killer_on_an_existing_scenario() {
-    for m in Mutant::SESSIONS {
-        let killers: Vec<_> = ["loom", "shuttle", "std"]
-            .into_iter()
-            .flat_map(|c| {
-                expected_session_kills(c)
-                    .into_iter()
-                    .filter(move |(k, _)| *k == m)
-                    .map(move |(_, s)| (c, s))
-            })
-            .collect();
-        assert!(
-            !killers.is_empty(),
-            "session mutant {m} has no expected killer"
-        );
-        for (c, s) in killers {
-            let exists = match c {
-                "loom" => loom_session_scenarios().iter().any(|x| x.name == s),
-                "shuttle" => shuttle_session_scenarios().iter().any(|x| x.name == s),
-                // tests/tests/sessions.rs::destroy_inert_mutant_is_caught
-                _ => STD_CHECKS.contains(&s),
-            };
-            assert!(exists, "{c} scenario {s} for {m} does not exist");
-        }
-        assert_eq!(Mutant::from_name(m.name()), Some(m));
-    }
+    let scenarios = [
+        ("loom", names(loom_session_scenarios(), |s| s.name)),
+        ("shuttle", names(shuttle_session_scenarios(), |s| s.name)),
+        // tests/tests/sessions.rs::destroy_inert_mutant_is_caught
+        ("std", STD_CHECKS.to_vec()),
+    ];
+    assert_matrix_complete(
+        "session",
+        &Mutant::SESSIONS,
+        &scenarios,
+        expected_session_kills,
+    );
 }
 
 #[test]

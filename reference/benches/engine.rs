@@ -21,14 +21,8 @@ use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-const LOCAL: TraceFlags = TraceFlags {
-    local: true,
-    call_count: false,
-};
-const COUNT: TraceFlags = TraceFlags {
-    local: false,
-    call_count: true,
-};
+const LOCAL: TraceFlags = TraceFlags::LOCAL;
+const COUNT: TraceFlags = TraceFlags::CALL_COUNT;
 
 /// Functions a busy scheduler calls between two progress points.
 const BUSY_CALLS: usize = 4;

@@ -37,6 +37,19 @@ const POISON: u32 = 0xDEAD_BEEF;
 #[derive(Debug)]
 pub struct Liveness(UnsafeCell<u32>);
 
+// SAFETY: the word is shared: schedulers read it (`assert_live`) through the halves and chains
+// they reach, the stager reads it (`is_live`) and the freer writes it once (`kill`). Reads may
+// run concurrently with each other. The only write, `kill`, is an `unsafe fn` whose caller
+// guarantees invariant I1 (docs/protocol.md): every other thread's last access is ordered before
+// it by the wait before the free, so safe code cannot race on the word. The check: under loom
+// the word is loom's cell and an access not ordered before the `kill` is a causality error;
+// the mutants that drop that wait are caught so or by the poison (models/src expected_kills:
+// skip-w4-before-free on remove-session, free-at-unlink on session-unlink-head,
+// tracer-free-without-wait on tracer-remove, collect-free-before-last-wait on info; run by
+// models/tests/{loom,shuttle,sessions_*,collection_*}.rs). Those mutants break the contract on
+// purpose and run only under loom and shuttle, which run one thread at a time.
+unsafe impl Sync for Liveness {}
+
 impl Liveness {
     pub fn new() -> Self {
         Liveness(UnsafeCell::new(LIVE))
@@ -51,10 +64,14 @@ impl Liveness {
             assert!(v == LIVE, "read after free: {}", what());
         }
     }
-    /// Poison. Called by the stager when it frees the owner.
-    pub fn kill(&self) {
-        // SAFETY: called by the stager, the only writer, while holding the code modification
-        // permission; readers are excluded by the wait before the free (I1).
+    /// Poison. Called by whoever frees the owner (the stager, or a scheduler retiring its own
+    /// pid table).
+    ///
+    /// # Safety
+    /// No other thread may access the word concurrently: every other thread's last access is
+    /// ordered before this call (I1, by the wait before the free), and none comes after it.
+    pub unsafe fn kill(&self) {
+        // SAFETY: the caller's contract excludes every concurrent access (I1).
         self.0.with_mut(|p| unsafe { *p = POISON });
     }
     pub fn is_live(&self) -> bool {
@@ -86,6 +103,15 @@ impl BpCount {
         })
     }
 }
+
+// The counters are shared by every scheduler that reads a half pointing to them (the `Refc`
+// crosses threads inside the halves, behind raw pointers the compiler does not follow): assert
+// at compile time that they are Send + Sync, so a field that is not fails the build.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<BpCount>();
+    shared::<BpTimemTrace>();
+};
 
 /// `GenericBpData`: one half. `flags` says which actions run; the pointers are shared with the
 /// other half (reference counted), so consolidation copies pointers, not counters.

@@ -38,9 +38,9 @@ pub struct Stager {
 
 // SAFETY: the raw pointers are owned by the stager state and only dereferenced by the thread
 // holding the permission (or, for reading, by schedulers following I1 in docs/protocol.md).
-// The parked `BpTimemTrace` objects and pid tables (not Sync because of their liveness cells)
-// are only touched by the permission holder once parked; schedulers that might still reach them
-// are what the liveness words catch (docs/collection.md §3).
+// The parked pid tables (not Sync because of their bucket cells) are only touched by the
+// permission holder once parked; schedulers that might still reach them are what the liveness
+// words catch (docs/collection.md §3).
 unsafe impl Send for Stager {}
 
 /// The code modification permission, held for the whole of a `trace_pattern` (one stager at a
@@ -109,12 +109,10 @@ impl EngineConfig {
 impl<P: ThreadProgress> Engine<P> {
     pub fn new(cfg: EngineConfig) -> Engine<P> {
         assert!(cfg.schedulers > 0, "an engine needs at least one scheduler");
-        if cfg.mutant.is_some() {
-            assert!(
-                CHECKED,
-                "mutants exist only in checked builds (debug, loom, shuttle)"
-            );
-        }
+        assert!(
+            cfg.mutant.is_none() || CHECKED,
+            "mutants exist only in checked builds (debug, loom, shuttle)"
+        );
         let code = CodeArea::new(cfg.functions);
         let all: Vec<FuncId> = (0..code.len()).collect();
         let (exports, exp_func) = crate::export::export_area(&code, &all);

@@ -9,7 +9,7 @@
 use crate::bp::SessionId;
 use crate::calltrace::TraceSpec;
 use crate::code::FuncId;
-use crate::engine::Engine;
+use crate::engine::{Engine, Permission};
 use crate::export::Area;
 use crate::history::{self, Event};
 use crate::mutant::{self, Mutant};
@@ -111,19 +111,13 @@ impl<P: ThreadProgress> Engine<P> {
             ms: spec.ms.clone().map(std::sync::Arc::new),
         };
         let on = op != PatternOp::False;
+        // Stage in this session and half (stage_in with the call's fixed arguments bound).
+        let stage_at = |st: &mut Permission<'_>, area, f, op, fl, extra: &stage::Extra| {
+            stage::stage_in(self, st, area, f, session, staging, op, fl, extra)
+        };
         let (area, n) = if spec.global {
             for &x in exps {
-                stage::stage_in(
-                    self,
-                    &mut st,
-                    Area::Export,
-                    x,
-                    session,
-                    staging,
-                    op,
-                    fl,
-                    &extra,
-                );
+                stage_at(&mut st, Area::Export, x, op, fl, &extra);
             }
             if on {
                 for &f in &code {
@@ -133,17 +127,7 @@ impl<P: ThreadProgress> Engine<P> {
             (Area::Export, matched_exps.len())
         } else {
             for &f in &code {
-                stage::stage_in(
-                    self,
-                    &mut st,
-                    Area::Code,
-                    f,
-                    session,
-                    staging,
-                    op,
-                    fl,
-                    &extra,
-                );
+                stage_at(&mut st, Area::Code, f, op, fl, &extra);
             }
             if on {
                 let global_only = stage::Extra {
@@ -151,13 +135,10 @@ impl<P: ThreadProgress> Engine<P> {
                     ms: None,
                 };
                 for &x in exps {
-                    stage::stage_in(
-                        self,
+                    stage_at(
                         &mut st,
                         Area::Export,
                         x,
-                        session,
-                        staging,
                         PatternOp::False,
                         FlagSet::default(),
                         &global_only,

@@ -15,8 +15,10 @@ const QUARANTINE: usize = 1 << 16;
 pub(crate) fn free(st: &mut Permission<'_>) {
     let list = std::mem::take(&mut st.free_list);
     for g in list {
-        // SAFETY: g was unlinked at consolidate and is referenced by nothing but the free list.
-        unsafe { &*g }.live.kill();
+        // SAFETY: g was unlinked at consolidate and is referenced by nothing but the free list;
+        // `kill` runs after W4, so no scheduler still reads its liveness word (I1; the
+        // skip-w4-before-free mutant breaks this on purpose, under loom and shuttle only).
+        unsafe { (*g).live.kill() };
         st.live_nodes -= 1;
         if CHECKED {
             st.graveyard.push(g);
@@ -37,7 +39,9 @@ pub(crate) fn free(st: &mut Permission<'_>) {
 /// Drop one half's reference to a counter; the last reference poisons it.
 pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
     if Refc::strong_count(&c) == 1 {
-        c.live.kill();
+        // SAFETY: the last half reference went away at consolidate (after W3) or when the
+        // staging half that alone held it was rewritten, so no scheduler reaches the counter.
+        unsafe { c.live.kill() };
         if CHECKED && st.dead_counts.len() < QUARANTINE {
             st.dead_counts.push(c);
         }
@@ -50,7 +54,9 @@ pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
 /// staging on an object only the staging half held).
 pub(crate) fn release_timem(st: &mut Permission<'_>, t: Refc<BpTimemTrace>) {
     if Refc::strong_count(&t) == 1 {
-        t.live.kill();
+        // SAFETY: every caller runs where no scheduler can reach `t` any more (see above; the
+        // collect-free-before-last-wait mutant breaks this on purpose, under loom and shuttle).
+        unsafe { t.live.kill() };
         st.live_timem -= 1;
         if CHECKED && st.dead_timem.len() < QUARANTINE {
             st.dead_timem.push(t);

@@ -190,50 +190,39 @@ impl Pattern {
 }
 
 impl TraceFlags {
+    /// `[local]`.
+    pub const LOCAL: TraceFlags = TraceFlags {
+        local: true,
+        call_count: false,
+    };
+    /// `[call_count]`.
+    pub const CALL_COUNT: TraceFlags = TraceFlags {
+        local: false,
+        call_count: true,
+    };
+    /// `[local, call_count]`.
+    pub const LOCAL_AND_COUNT: TraceFlags = TraceFlags {
+        local: true,
+        call_count: true,
+    };
+
+    /// The flags this subset accepts, in the order error messages list them.
+    const NAMES: [&'static str; 2] = ["local", "call_count"];
+
     /// Validate the operation against the flags as `erlang:trace_pattern/3` does.
-    pub fn check(&self, _op: PatternOp) -> Result<(), PatternError> {
-        if !self.local && !self.call_count {
-            return Err(PatternError::BadArg(
-                "no trace flag given (expected local and/or call_count)".into(),
-            ));
-        }
+    pub fn check(&self, op: PatternOp) -> Result<(), PatternError> {
         // `pause`/`restart` with `local` is accepted, as ERTS does: local trace is set as by
         // `true`, and the counters get pause/restart (docs/deviations.md, issue 6).
-        Ok(())
+        check_flags(FlagSet::from(*self), op, &Self::NAMES)
     }
 
     /// Parse an Erlang-style flag list such as `[local, call_count]`.
     pub fn parse(input: &str) -> Result<TraceFlags, PatternError> {
-        let t = input.trim();
-        let inner = t
-            .strip_prefix('[')
-            .and_then(|x| x.strip_suffix(']'))
-            .ok_or_else(|| PatternError::Syntax {
-                input: input.to_string(),
-                column: 1,
-                message: "expected a list [flag, ...]".into(),
-            })?;
-        let mut f = TraceFlags::default();
-        let mut col = input.len() - input.trim_start().len() + 2;
-        for part in inner.split(',') {
-            let w = part.trim();
-            match w {
-                "local" => f.local = true,
-                "call_count" => f.call_count = true,
-                "" if inner.trim().is_empty() => {}
-                _ => {
-                    return Err(PatternError::Syntax {
-                        input: input.to_string(),
-                        column: col + (part.len() - part.trim_start().len()),
-                        message: format!(
-                        "unknown or unsupported trace flag {w:?} (supported: local, call_count)"
-                    ),
-                    })
-                }
-            }
-            col += part.len() + 1;
-        }
-        Ok(f)
+        let f = parse_flags(input, &Self::NAMES)?;
+        Ok(TraceFlags {
+            local: f.local,
+            call_count: f.call_count,
+        })
     }
 }
 
@@ -277,52 +266,71 @@ impl FlagSet {
         self.call_count || self.call_time || self.call_memory
     }
 
+    /// Every flag, in the order error messages list them.
+    const NAMES: [&'static str; 4] = ["local", "call_count", "call_time", "call_memory"];
+
     /// Validate against the operation as `erlang:trace_pattern/3` does.
-    pub fn check(&self, _op: PatternOp) -> Result<(), PatternError> {
-        if !self.local && !self.counters() {
-            return Err(PatternError::BadArg(
-                "no trace flag given (expected local, call_count, call_time and/or call_memory)"
-                    .into(),
-            ));
-        }
+    pub fn check(&self, op: PatternOp) -> Result<(), PatternError> {
         // As ERTS: `pause`/`restart` with `local` sets local trace (as `true`) and applies to
         // the counters only.
-        Ok(())
+        check_flags(*self, op, &Self::NAMES)
     }
 
     /// Parse an Erlang-style flag list such as `[call_time, call_memory]`.
     pub fn parse(input: &str) -> Result<FlagSet, PatternError> {
-        let t = input.trim();
-        let inner = t
-            .strip_prefix('[')
-            .and_then(|x| x.strip_suffix(']'))
-            .ok_or_else(|| PatternError::Syntax {
-                input: input.to_string(),
-                column: 1,
-                message: "expected a list [flag, ...]".into(),
-            })?;
-        let mut f = FlagSet::default();
-        let mut col = input.len() - input.trim_start().len() + 2;
-        for part in inner.split(',') {
-            let w = part.trim();
-            match w {
-                "local" => f.local = true,
-                "call_count" => f.call_count = true,
-                "call_time" => f.call_time = true,
-                "call_memory" => f.call_memory = true,
-                "" if inner.trim().is_empty() => {}
-                _ => {
-                    return Err(PatternError::Syntax {
-                        input: input.to_string(),
-                        column: col + (part.len() - part.trim_start().len()),
-                        message: format!(
-                            "unknown or unsupported trace flag {w:?} (supported: local, call_count, call_time, call_memory)"
-                        ),
-                    })
-                }
-            }
-            col += part.len() + 1;
-        }
-        Ok(f)
+        parse_flags(input, &Self::NAMES)
     }
+}
+
+/// The check shared by [`TraceFlags::check`] and [`FlagSet::check`]: at least one flag is set.
+/// `names` are the flags the caller accepts (for the message). Every operation is accepted.
+fn check_flags(f: FlagSet, _op: PatternOp, names: &[&str]) -> Result<(), PatternError> {
+    if f.local || f.counters() {
+        return Ok(());
+    }
+    let (last, rest) = names.split_last().expect("at least one flag name");
+    Err(PatternError::BadArg(format!(
+        "no trace flag given (expected {} and/or {last})",
+        rest.join(", ")
+    )))
+}
+
+/// Parse an Erlang-style flag list (`[local, call_count]`), accepting only the flags in `names`
+/// (a subset of [`FlagSet::NAMES`]). An error names the bad word and its 1-based column.
+fn parse_flags(input: &str, names: &[&str]) -> Result<FlagSet, PatternError> {
+    let t = input.trim();
+    let inner = t
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .ok_or_else(|| PatternError::Syntax {
+            input: input.to_string(),
+            column: 1,
+            message: "expected a list [flag, ...]".into(),
+        })?;
+    let mut f = FlagSet::default();
+    if inner.trim().is_empty() {
+        return Ok(f); // `[]`
+    }
+    let mut col = input.len() - input.trim_start().len() + 2;
+    for part in inner.split(',') {
+        let w = part.trim();
+        match w {
+            "local" if names.contains(&w) => f.local = true,
+            "call_count" if names.contains(&w) => f.call_count = true,
+            "call_time" if names.contains(&w) => f.call_time = true,
+            "call_memory" if names.contains(&w) => f.call_memory = true,
+            _ => {
+                return Err(PatternError::Syntax {
+                    input: input.to_string(),
+                    column: col + (part.len() - part.trim_start().len()),
+                    message: format!(
+                        "unknown or unsupported trace flag {w:?} (supported: {})",
+                        names.join(", ")
+                    ),
+                })
+            }
+        }
+        col += part.len() + 1;
+    }
+    Ok(f)
 }

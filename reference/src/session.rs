@@ -250,7 +250,9 @@ impl<P: ThreadProgress> Engine<P> {
         // SAFETY: `old` was unpublished by the swap before the wait; every scheduler has since
         // passed a progress point, and schedulers hold a cell only between progress points.
         let b = unsafe { Box::from_raw(old) };
-        b.live.kill();
+        // SAFETY: as above: no scheduler holds the cell any more (T2; the
+        // tracer-free-without-wait mutant breaks this on purpose, under loom and shuttle only).
+        unsafe { b.live.kill() };
         if CHECKED {
             lock(&self.sessions.graveyard).push(b);
         }

@@ -117,7 +117,7 @@ impl PidHash {
         if CHECKED {
             let prev = self.writing.fetch_add(1, Relaxed);
             assert!(
-                prev % 2 == 0,
+                prev.is_multiple_of(2),
                 "pid hash written by two writers at once (shared slot without the dirty lock?)"
             );
         }
@@ -272,7 +272,9 @@ fn retire(h: *mut PidHash, dead: &mut DeadHashes) {
     // it. In checked builds it is poisoned and parked, so a reader that should not be there
     // asserts instead of reading freed memory.
     let b = unsafe { Box::from_raw(h) };
-    b.live.kill();
+    // SAFETY: the owner is the table's only accessor except a collection reader, which the
+    // protocol keeps off a table its owner may write (C3), hence off this one too.
+    unsafe { b.live.kill() };
     if CHECKED {
         dead.push(b);
     }

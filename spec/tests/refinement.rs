@@ -10,14 +10,8 @@ use bpspec_reference::{
 use bpspec_spec::model::refine::check;
 use std::sync::Arc;
 
-const LOCAL: TraceFlags = TraceFlags {
-    local: true,
-    call_count: false,
-};
-const COUNT: TraceFlags = TraceFlags {
-    local: false,
-    call_count: true,
-};
+const LOCAL: TraceFlags = TraceFlags::LOCAL;
+const COUNT: TraceFlags = TraceFlags::CALL_COUNT;
 
 /// One thread: schedulers sleep while the stager runs (so its waits pass), wake to call.
 fn history(mutant: Option<Mutant>) -> Vec<Event> {

@@ -6,20 +6,15 @@
 
 use bpspec_reference::Mutant;
 use bpspec_spec::model::config::NOT_MODELLED;
-use bpspec_spec::model::matrix::{expected_unreached, kills, survivals};
+use bpspec_spec::model::matrix::{kills, survivals};
 use bpspec_spec::model::run::{run, RunOptions, RunResult};
 use bpspec_spec::model::*;
 
+mod common;
+
+/// The baseline at the small bound, with liveness over the whole reachable graph.
 fn baseline(name: &str) -> RunResult {
-    let r = run(name, model_config(name).unwrap(), RunOptions::small());
-    assert!(
-        r.violated.is_empty(),
-        "{name}: baseline violated {:?}:\n{}",
-        r.violated_names(),
-        r.violated[0].steps.join("\n")
-    );
-    assert_eq!(r.unreached, expected_unreached(name), "{name}: vacuity");
-    assert!(r.unique > 10_000, "{name}: suspiciously small {}", r.unique);
+    let r = common::baseline(name, RunOptions::small());
     let (ls, _) = r.liveness_graph.expect("liveness ran");
     assert_eq!(ls, r.unique);
     r

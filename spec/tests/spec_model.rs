@@ -5,25 +5,11 @@
 use bpspec_reference::Mutant;
 use bpspec_spec::model::matrix::{expected_unreached, kills};
 use bpspec_spec::model::props::{LIVENESS, SAFETY};
-use bpspec_spec::model::run::{run, RunOptions, RunResult};
+use bpspec_spec::model::run::{run, RunOptions};
 use bpspec_spec::model::*;
 
-fn baseline(name: &str, opts: RunOptions) -> RunResult {
-    let r = run(name, model_config(name).unwrap(), opts);
-    assert!(
-        r.violated.is_empty(),
-        "{name}: baseline violated {:?}:\n{}",
-        r.violated_names(),
-        r.violated[0].steps.join("\n")
-    );
-    assert_eq!(r.unreached, expected_unreached(name), "{name}: vacuity");
-    assert!(
-        r.unique > 10_000,
-        "{name}: suspiciously small state space {}",
-        r.unique
-    );
-    r
-}
+mod common;
+use common::baseline;
 
 /// 2 schedulers x 2 functions x 1 session, exhaustive (BFS), plus liveness on the full graph.
 #[test]

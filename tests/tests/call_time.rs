@@ -462,7 +462,7 @@ fn workers(
                     s.schedule_out(&mut p);
                     s.progress();
                     k += 1;
-                    if k % 64 == 0 {
+                    if k.is_multiple_of(64) {
                         std::thread::yield_now();
                     }
                 }

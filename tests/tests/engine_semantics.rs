@@ -8,14 +8,8 @@ fn engine(n: usize) -> Arc<Engine> {
     Arc::new(Engine::new(EngineConfig::simple(n, 1)))
 }
 
-const COUNT: TraceFlags = TraceFlags {
-    local: false,
-    call_count: true,
-};
-const LOCAL: TraceFlags = TraceFlags {
-    local: true,
-    call_count: false,
-};
+const COUNT: TraceFlags = TraceFlags::CALL_COUNT;
+const LOCAL: TraceFlags = TraceFlags::LOCAL;
 
 fn mfa(i: usize) -> Mfa {
     Mfa::new("m", &format!("f{i}"), 0)

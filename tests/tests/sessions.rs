@@ -62,6 +62,22 @@ fn tp(e: &Engine, session: u32, f: usize, op: PatternOp, spec: &TraceSpec) -> us
     n
 }
 
+/// Local trace with match spec `ms` on function `f` in the legacy session.
+fn tp_ms(e: &Engine, f: usize, ms: MatchSpec) -> usize {
+    tp(e, 0, f, PatternOp::True, &TraceSpec::local(Some(ms)))
+}
+
+/// call_time on function `f` in `session`.
+fn tp_call_time(e: &Engine, session: u32, f: usize) -> usize {
+    tp(
+        e,
+        session,
+        f,
+        PatternOp::True,
+        &TraceSpec::counters(FlagSet::CALL_TIME),
+    )
+}
+
 fn traced(e: &Engine, p: &mut Proc, session: u32, mb: &Arc<Mailbox>) {
     let fl = ProcFlags {
         call: true,
@@ -238,8 +254,8 @@ fn one_combination(n: usize, kinds: u32, victim: usize, by_destroy: bool) {
         s.call_remote(FOO, p);
         s.ret(p);
     });
-    for i in 0..n {
-        let got = boxes[i].take_strings();
+    for (i, mb) in boxes.iter().enumerate() {
+        let got = mb.take_strings();
         if i == victim {
             assert!(got.is_empty(), "{what}: removed session {i} still traced");
         } else {
@@ -533,13 +549,7 @@ fn caller_reports_where_the_call_returns_to() {
     let mb = Mailbox::new(900);
     let mut p = Proc::new(Process::new(100));
     traced_with_return_to(&e, &mut p, 0, &mb);
-    tp(
-        &e,
-        0,
-        BAR,
-        PatternOp::True,
-        &TraceSpec::local(Some(MatchSpec::CALLER)),
-    );
+    tp_ms(&e, BAR, MatchSpec::CALLER);
     let mut s = sched(&e);
     run(&mut s, &mut p, |s, p| {
         s.call_proc(HELPER, p); // the process's entry function
@@ -583,27 +593,9 @@ fn call_time_frame_only_without_a_trace_frame_on_top() {
     let s1 = e.create_session("prof").unwrap();
     traced(&e, &mut p, s1, &Mailbox::new(901));
     // Session s1 (newest, walked first): call_time; session 0: return_trace.
-    tp(
-        &e,
-        0,
-        LOTS,
-        PatternOp::True,
-        &TraceSpec::local(Some(MatchSpec::RETURN_TRACE)),
-    );
-    tp(
-        &e,
-        s1,
-        LOTS,
-        PatternOp::True,
-        &TraceSpec::counters(FlagSet::CALL_TIME),
-    );
-    tp(
-        &e,
-        s1,
-        OF,
-        PatternOp::True,
-        &TraceSpec::counters(FlagSet::CALL_TIME),
-    );
+    tp_ms(&e, LOTS, MatchSpec::RETURN_TRACE);
+    tp_call_time(&e, s1, LOTS);
+    tp_call_time(&e, s1, OF);
     let mut s = sched(&e);
     run(&mut s, &mut p, |s, p| {
         s.call_proc(LOTS, p);
@@ -635,13 +627,7 @@ fn frames_outlive_their_breakpoint_and_session() {
     let rt = TraceSpec::local(Some(MatchSpec::EXCEPTION_TRACE));
     tp(&e, 0, LOTS, PatternOp::True, &rt);
     tp(&e, s1, LOTS, PatternOp::True, &rt);
-    tp(
-        &e,
-        s1,
-        OF,
-        PatternOp::True,
-        &TraceSpec::counters(FlagSet::CALL_TIME),
-    );
+    tp_call_time(&e, s1, OF);
     let mut s = sched(&e);
     s.wake();
     s.schedule_in(&mut p);
@@ -815,13 +801,7 @@ fn optional_callbacks_fall_back_and_opts_carry_what_was_asked() {
     )
     .unwrap();
     assert_eq!(c.enabled.load(Relaxed), 1, "trace_status goes to enabled/3");
-    tp(
-        &e,
-        0,
-        LOTS,
-        PatternOp::True,
-        &TraceSpec::local(Some(MatchSpec::RETURN_TRACE)),
-    );
+    tp_ms(&e, LOTS, MatchSpec::RETURN_TRACE);
     let mut s = sched(&e);
     run(&mut s, &mut p, |s, p| {
         s.call_proc(LOTS, p); // call: enabled_call (defined) + trace (fallback)

@@ -333,6 +333,20 @@ pub struct Config {
 }
 
 impl Config {
+    /// A model whose schedulers call the functions, with no call_time charges and no mutant.
+    pub fn hits(schedulers: u8, functions: u8, sessions: u8, script: Vec<StagerOp>) -> Config {
+        Config {
+            schedulers,
+            functions,
+            sessions,
+            script,
+            mutant: None,
+            charges: 0,
+            dirty: 0,
+            calls: true,
+        }
+    }
+
     /// Is `m` the active mutant?
     pub fn is(&self, m: Mutant) -> bool {
         self.mutant == Some(SpecMutant::Engine(m))

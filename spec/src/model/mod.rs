@@ -121,156 +121,113 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
     use PatternKind::*;
     const L: u8 = bits::LOCAL;
     const C: u8 = bits::COUNT;
-    const T: u8 = bits::TIME;
+    // `(schedulers, functions, sessions)` and the stager's script.
+    let hits = |(s, f, n), script| Config::hits(s, f, n, script);
     vec![
         (
             "tiny",
             "1 scheduler, 1 function, 1 session: add local, remove it (for quick runs and tests)",
-            Config {
-                schedulers: 1,
-                functions: 1,
-                sessions: 1,
-                script: vec![
+            hits(
+                (1, 1, 1),
+                vec![
                     StagerOp::tp(0, 0b1, True, L),
                     StagerOp::tp(0, 0b1, False, L),
                 ],
-                mutant: None,
-                charges: 0,
-                dirty: 0,
-                calls: true,
-            },
+            ),
         ),
         (
             "s2f2x1",
             "2 schedulers, 2 functions, 1 session: add local, update with call_count, pause, \
              restart, remove everything",
-            Config {
-                schedulers: 2,
-                functions: 2,
-                sessions: 1,
-                script: vec![
+            hits(
+                (2, 2, 1),
+                vec![
                     StagerOp::tp(0, 0b11, True, L),
                     StagerOp::tp(0, 0b01, True, C),
                     StagerOp::tp(0, 0b01, Pause, C),
                     StagerOp::tp(0, 0b01, Restart, C),
                     StagerOp::tp(0, 0b11, False, L | C),
                 ],
-                mutant: None,
-                charges: 0,
-                dirty: 0,
-                calls: true,
-            },
+            ),
         ),
         (
             "s2f1x2",
             "2 schedulers, 1 function, 2 sessions: session 0 adds, session 1 adds, session 0 \
              removes (its node is unlinked while session 1's node still leads to it)",
-            Config {
-                schedulers: 2,
-                functions: 1,
-                sessions: 2,
-                script: vec![
+            hits(
+                (2, 1, 2),
+                vec![
                     StagerOp::tp(0, 0b1, True, L),
                     StagerOp::tp(1, 0b1, True, L),
                     StagerOp::tp(0, 0b1, False, L),
                 ],
-                mutant: None,
-                charges: 0,
-                dirty: 0,
-                calls: true,
-            },
+            ),
         ),
         (
             "s3f2x2",
             "3 schedulers, 2 functions, 2 sessions: session 0 adds on both, session 1 adds on \
              f0, session 0 removes both",
-            Config {
-                schedulers: 3,
-                functions: 2,
-                sessions: 2,
-                script: vec![
+            hits(
+                (3, 2, 2),
+                vec![
                     StagerOp::tp(0, 0b11, True, L),
                     StagerOp::tp(1, 0b01, True, L),
                     StagerOp::tp(0, 0b11, False, L),
                 ],
-                mutant: None,
-                charges: 0,
-                dirty: 0,
-                calls: true,
-            },
+            ),
         ),
         (
             "s2f1x2h",
             "2 schedulers, 1 function, 2 sessions: session 0 adds, session 1 adds, session 1 \
              removes (the chain's head is unlinked while schedulers may stand on it and walk on)",
-            Config {
-                schedulers: 2,
-                functions: 1,
-                sessions: 2,
-                script: vec![
+            hits(
+                (2, 1, 2),
+                vec![
                     StagerOp::tp(0, 0b1, True, L),
                     StagerOp::tp(1, 0b1, True, L),
                     StagerOp::tp(1, 0b1, False, L),
                 ],
-                mutant: None,
-                charges: 0,
-                dirty: 0,
-                calls: true,
-            },
+            ),
         ),
         (
             "c2f1",
             "2 schedulers (scheduler 1 dirty), 1 function, 1 session, 2 call_time charges: \
              call_time on, trace_info(call_time), pause, trace_info(call_time)",
-            Config {
-                schedulers: 2,
-                functions: 1,
-                sessions: 1,
-                script: vec![
-                    StagerOp::tp(0, 0b1, True, T),
-                    StagerOp::Collect {
-                        session: 0,
-                        func: 0,
-                    },
-                    StagerOp::tp(0, 0b1, Pause, T),
-                    StagerOp::Collect {
-                        session: 0,
-                        func: 0,
-                    },
-                ],
-                mutant: None,
-                charges: 2,
-                dirty: 0b10,
-                calls: false,
-            },
+            collection_model(2),
         ),
         (
             "c3f1",
             "3 schedulers (scheduler 2 dirty), 1 function, 1 session, 3 call_time charges: \
              call_time on, trace_info(call_time), pause, trace_info(call_time) (make check)",
-            Config {
-                schedulers: 3,
-                functions: 1,
-                sessions: 1,
-                script: vec![
-                    StagerOp::tp(0, 0b1, True, T),
-                    StagerOp::Collect {
-                        session: 0,
-                        func: 0,
-                    },
-                    StagerOp::tp(0, 0b1, Pause, T),
-                    StagerOp::Collect {
-                        session: 0,
-                        func: 0,
-                    },
-                ],
-                mutant: None,
-                charges: 3,
-                dirty: 0b100,
-                calls: false,
-            },
+            collection_model(3),
         ),
     ]
+}
+
+/// A collection model: `schedulers` schedulers, the last one dirty, one charge each, no calls;
+/// the stager turns call_time on in session 0 for f0, collects, pauses, collects.
+fn collection_model(schedulers: u8) -> Config {
+    use PatternKind::*;
+    const T: u8 = bits::TIME;
+    let collect = StagerOp::Collect {
+        session: 0,
+        func: 0,
+    };
+    Config {
+        schedulers,
+        functions: 1,
+        sessions: 1,
+        script: vec![
+            StagerOp::tp(0, 0b1, True, T),
+            collect,
+            StagerOp::tp(0, 0b1, Pause, T),
+            collect,
+        ],
+        mutant: None,
+        charges: schedulers,
+        dirty: 1 << (schedulers - 1),
+        calls: false,
+    }
 }
 
 /// Look up a named model.

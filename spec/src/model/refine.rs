@@ -128,16 +128,7 @@ pub fn config_of(events: &[Event], schedulers: u8, functions: u8) -> Result<Conf
             }
         }
     }
-    let cfg = Config {
-        schedulers,
-        functions,
-        sessions,
-        script,
-        mutant: None,
-        charges: 0,
-        dirty: 0,
-        calls: true,
-    };
+    let cfg = Config::hits(schedulers, functions, sessions, script);
     cfg.validate()?;
     Ok(cfg)
 }

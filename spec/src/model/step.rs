@@ -229,35 +229,30 @@ impl Config {
             return self.collect_next_phase(s, p);
         }
         let (_, _, kind, _) = self.op(s);
-        let seq: &[Phase] = if kind == PatternKind::False {
-            &[
-                Phase::Stage,
-                Phase::W1,
-                Phase::Commit,
-                Phase::W2,
-                Phase::Uninstall,
-                Phase::W3,
-                Phase::Consolidate,
-                Phase::W4,
-                Phase::Free,
-            ]
-        } else {
-            &[
-                Phase::Stage,
-                Phase::W0,
-                Phase::Install,
-                Phase::W1,
-                Phase::Commit,
-                Phase::W2,
-                Phase::Uninstall,
-                Phase::W3,
-                Phase::Consolidate,
-                Phase::W4,
-                Phase::Free,
-            ]
-        };
-        let pos = seq.iter().position(|&q| q == p).expect("phase in sequence");
-        seq[pos + 1..].iter().copied().find(|q| !self.skips(*q))
+        const SEQ: [Phase; 11] = [
+            Phase::Stage,
+            Phase::W0,
+            Phase::Install,
+            Phase::W1,
+            Phase::Commit,
+            Phase::W2,
+            Phase::Uninstall,
+            Phase::W3,
+            Phase::Consolidate,
+            Phase::W4,
+            Phase::Free,
+        ];
+        // A removal (`false`) installs nothing: it has neither W0 nor Install.
+        let removal = kind == PatternKind::False;
+        let pos = SEQ.iter().position(|&q| q == p).expect("phase in sequence");
+        assert!(
+            !(removal && matches!(p, Phase::W0 | Phase::Install)),
+            "removal in phase {p:?}"
+        );
+        // A phase is left out if a mutant removes it or the op has none.
+        let left_out =
+            |q: Phase| self.skips(q) || (removal && matches!(q, Phase::W0 | Phase::Install));
+        SEQ[pos + 1..].iter().copied().find(|&q| !left_out(q))
     }
 
     fn skips(&self, p: Phase) -> bool {
