@@ -62,7 +62,9 @@ impl std::error::Error for RunError {}
 /// entry; issue 6). Meta trace, match specs and sessions stay unsupported. A feature runs only if both the
 /// engine and the runner have it.
 pub fn runner_supports(feature: &Feature) -> bool {
-    crate::target::timem_feature(feature) || *feature == Feature::GlobalTrace
+    crate::target::timem_feature(feature)
+        || *feature == Feature::GlobalTrace
+        || *feature == Feature::MetaTrace
 }
 
 /// The first feature the scenario uses that `engine` (or this runner) lacks.
@@ -88,6 +90,8 @@ struct Exec<'a> {
     traced: Vec<u64>,
     /// Per process: waiting for its next call, scheduled out (see [`Exec::rest`]).
     idle: Vec<bool>,
+    /// Meta trace messages of the current call op, observed at its end.
+    meta_pending: Vec<TraceMsg>,
 }
 
 enum Outcome {
@@ -121,6 +125,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         op: 0,
         traced,
         idle: vec![false; sc.processes.len()],
+        meta_pending: Vec::new(),
     };
     for (i, op) in sc.ops.iter().enumerate() {
         ex.op = i;
@@ -139,6 +144,8 @@ fn term_json(sc: &Loaded, key: &str, t: &Term) -> Value {
         Term::Atom(a) => Value::from(*a),
         Term::Name(a) => Value::from(a.clone()),
         Term::Int(n) => Value::from(*n),
+        // The meta tracer (docs/scenario.md: `meta` shows as "meta").
+        Term::Pid(p) if *p == crate::target::META_PID => Value::from("meta"),
         Term::Pid(p) => name(*p),
         Term::List(v) if key == "all" => Value::Array(
             v.iter()
@@ -230,7 +237,10 @@ impl Exec<'_> {
                 };
                 // An empty flag list is global trace (ERTS `erlang:trace_pattern/3`).
                 let global = flags.global || (fl == FlagSet::default() && !flags.meta);
-                let r = if global {
+                let r = if flags.meta && !flags.global {
+                    // `{meta, Pid}` (docs/scenario.md): the runner's meta tracer.
+                    self.engine.trace_pattern_meta(*session, pattern, pop, fl)
+                } else if global {
                     self.engine.trace_pattern_global(*session, pattern, pop, fl)
                 } else {
                     self.engine.trace_pattern_flags(*session, pattern, pop, fl)
@@ -274,6 +284,9 @@ impl Exec<'_> {
                     last = Some(o);
                 }
                 self.rest(*process);
+                for m in std::mem::take(&mut self.meta_pending) {
+                    self.push(What::Trace(m));
+                }
                 match last.expect("times >= 1") {
                     Outcome::Return(v) => self.push(What::Return(v.to_json())),
                     Outcome::Raise(r) => self.push(What::Raise(r)),
@@ -387,6 +400,19 @@ impl Exec<'_> {
                 self.engine.enter(f, pid, self.traced[p], tail)
             };
             tail = true;
+            // Meta messages go to their own receiver; they are observed after the call op's
+            // other messages (ERTS orders messages per receiver only).
+            for (mpid, mf) in self.engine.take_meta() {
+                let m = &self.sc.funcs[mf];
+                self.meta_pending.push(TraceMsg {
+                    session: "meta".into(),
+                    process: self.sc.processes[(mpid - 1) as usize].clone(),
+                    event: "call".into(),
+                    mfa: format!("{}:{}/{}", m.module, m.name, m.arity),
+                    args: args.clone(),
+                    value: None,
+                });
+            }
             for s in sessions {
                 assert!(
                     self.traced[p] & (1 << s) != 0,

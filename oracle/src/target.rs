@@ -139,7 +139,25 @@ pub trait BreakpointEngine {
     fn is_export_patched(&mut self, _f: FuncId) -> Option<bool> {
         None
     }
+    /// Meta trace (`Feature::MetaTrace`): `trace_pattern` with `{meta, Tracer}` added to
+    /// `flags` (the legacy session's meta tracer; `target/meta.rs`).
+    fn trace_pattern_meta(
+        &mut self,
+        _session: SessionId,
+        _pattern: &Pattern,
+        _op: PatternOp,
+        _flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        panic!("{}: meta trace is not supported", self.name())
+    }
+    /// The meta tracer's messages since the last call, in order: (tracee pid, function).
+    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
+        Vec::new()
+    }
 }
+
+mod meta;
+pub use meta::META_PID;
 
 /// Builds an engine over a function universe.
 pub type Factory<'a> = &'a dyn Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine>;
@@ -151,6 +169,8 @@ pub struct RefEngine {
     sched: Scheduler<Qsbr>,
     /// Processes with call_time/call_memory state, by pid (created scheduled in).
     procs: BTreeMap<u64, Proc>,
+    /// The meta tracer's mailbox (`target/meta.rs`).
+    meta_mb: Arc<bpspec_reference::Mailbox>,
 }
 
 impl RefEngine {
@@ -167,6 +187,7 @@ impl RefEngine {
             engine,
             sched,
             procs: BTreeMap::new(),
+            meta_mb: bpspec_reference::Mailbox::new(meta::META_PID),
         }
     }
 
@@ -210,6 +231,7 @@ impl RefEngine {
             engine,
             sched,
             procs: BTreeMap::new(),
+            meta_mb: bpspec_reference::Mailbox::new(meta::META_PID),
         }
     }
 }
@@ -245,7 +267,19 @@ impl BreakpointEngine for RefEngine {
         self.engine.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        timem_feature(feature) || *feature == Feature::GlobalTrace
+        timem_feature(feature) || *feature == Feature::GlobalTrace || *feature == Feature::MetaTrace
+    }
+    fn trace_pattern_meta(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.meta_pattern(session, pattern, op, flags)
+    }
+    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
+        self.meta_take()
     }
     fn trace_pattern_flags(
         &mut self,
@@ -397,7 +431,20 @@ impl BreakpointEngine for SpecOracle {
     }
     fn supports(&self, feature: &Feature) -> bool {
         // Global trace since issue 6 (`spec/src/global.rs`).
-        timem_feature(feature) || *feature == Feature::GlobalTrace
+        timem_feature(feature) || *feature == Feature::GlobalTrace || *feature == Feature::MetaTrace
+    }
+    fn trace_pattern_meta(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.0
+            .trace_pattern_meta(session, pattern, op, flags, meta::META_PID)
+    }
+    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
+        self.0.take_meta()
     }
     fn trace_pattern_flags(
         &mut self,
@@ -427,6 +474,7 @@ impl BreakpointEngine for SpecOracle {
         call_traced: u64,
         tail: bool,
     ) -> Vec<SessionId> {
+        self.0.meta_hit(f, pid);
         self.0
             .enter_remote(f, pid, call_traced, tail)
             .into_iter()
@@ -437,6 +485,7 @@ impl BreakpointEngine for SpecOracle {
         Some(self.0.is_export_patched(f))
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
+        self.0.meta_hit(f, pid);
         self.0
             .enter(f, pid, call_traced, tail)
             .into_iter()
@@ -463,7 +512,7 @@ impl BreakpointEngine for SpecOracle {
         self.0.alloc(pid, call_traced, words as i64)
     }
     fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        self.0.trace_info_term(session, mfa, key)
+        self.0.trace_info_meta(session, mfa, key)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.0.is_patched(f))

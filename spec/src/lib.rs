@@ -15,6 +15,7 @@ pub mod timem;
 
 /// Global call trace: export entries, remote calls, the local/global exclusion (issue 6).
 pub mod global;
+pub mod meta;
 
 /// One session's breakpoint on one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +48,8 @@ pub struct Oracle {
     now: i64,
     /// Export entries and their global breakpoints ([`global`]).
     exports: global::Exports,
+    /// Meta-traced functions and the meta tracer's messages ([`meta`]).
+    meta: meta::MetaTable,
 }
 
 impl Oracle {
