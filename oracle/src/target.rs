@@ -545,6 +545,8 @@ pub enum Wrong {
     /// A local pattern leaves the session's global trace on the matched exports in place (no
     /// local/global exclusion in that direction).
     LocalKeepsGlobal,
+    /// Meta trace messages only for call-traced processes (ERTS sends them for every process).
+    MetaOnlyCallTraced,
 }
 
 impl Wrong {
@@ -563,12 +565,16 @@ impl Wrong {
     pub const CALL_MEMORY: [Wrong; 1] = [Wrong::MemoryRestartIgnored];
     /// The global-trace mutants (need global patterns and remote calls to be caught).
     pub const GLOBAL: [Wrong; 2] = [Wrong::GlobalOnLocalCalls, Wrong::LocalKeepsGlobal];
+    /// The meta trace mutants (caught by `oracle/corpus/meta_untraced_process.json`).
+    pub const META: [Wrong; 1] = [Wrong::MetaOnlyCallTraced];
 }
 
 pub struct WrongOracle {
     inner: SpecOracle,
     funcs: Vec<Mfa>,
     wrong: Wrong,
+    /// Meta messages kept so far (`Wrong::MetaOnlyCallTraced` drops some).
+    meta_keep: Vec<(u64, FuncId)>,
 }
 
 impl WrongOracle {
@@ -577,6 +583,7 @@ impl WrongOracle {
             inner: SpecOracle(Oracle::new(funcs.clone())),
             funcs,
             wrong,
+            meta_keep: Vec::new(),
         }
     }
 }
@@ -693,16 +700,34 @@ impl BreakpointEngine for WrongOracle {
         call_traced: u64,
         tail: bool,
     ) -> Vec<SessionId> {
-        self.inner.enter_remote(f, pid, call_traced, tail)
+        self.meta_before();
+        let v = self.inner.enter_remote(f, pid, call_traced, tail);
+        self.meta_after(call_traced);
+        v
+    }
+    fn trace_pattern_meta(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.inner.trace_pattern_meta(session, pattern, op, flags)
+    }
+    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
+        self.meta_before();
+        std::mem::take(&mut self.meta_keep)
     }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
         self.inner.is_export_patched(f)
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
         if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {
-            return self.inner.enter_remote(f, pid, call_traced, tail);
+            return self.enter_remote(f, pid, call_traced, tail);
         }
+        self.meta_before();
         let mut v = self.inner.enter(f, pid, call_traced, tail);
+        self.meta_after(call_traced);
         if self.wrong == Wrong::SessionOrderReversed {
             v.reverse();
         }

@@ -248,13 +248,9 @@ impl<P: ThreadProgress> Engine<P> {
         let v = match key {
             InfoKey::Traced => traced(),
             InfoKey::MatchSpec => match_spec(),
-            // OTP 25: a function traced otherwise but not meta traced answers `[]` to the single
-            // item `meta` (and `false` inside `all`); a removed meta tracer shows as `[]` too.
-            InfoKey::Meta => meta().unwrap_or(if fl & flags::ALL != 0 {
-                Term::List(vec![])
-            } else {
-                Term::Atom("false")
-            }),
+            // Not meta traced: `false` (OTP 29; OTP 25 answers `[]` when the function is traced
+            // otherwise, docs/deviations.md). A removed meta tracer (NIL) shows as `[]`.
+            InfoKey::Meta => meta().unwrap_or(Term::Atom("false")),
             InfoKey::MetaMatchSpec => meta_ms(),
             InfoKey::CallCount => count(),
             InfoKey::CallTime => time(),

@@ -4,8 +4,8 @@
 //! meta-traced function sends one `call` message to the meta tracer, whatever the calling
 //! process's trace flags (OTP 25, checked by `oracle/corpus/call_count_combo_meta.json`).
 //!
-//! `trace_info`: `meta` is the tracer while meta traced, else `[]` if the function is traced
-//! otherwise (and `false` inside `all`); `meta_match_spec` is `[]` while meta traced.
+//! `trace_info`: `meta` is the tracer while meta traced, else `false` (OTP 29; OTP 25 answers
+//! `[]` for a function traced otherwise); `meta_match_spec` is `[]` while meta traced.
 //! The legacy session only; no meta match specs.
 
 use crate::Oracle;
@@ -70,15 +70,10 @@ impl Oracle {
             .and_then(|f| self.meta.tracer.get(&f))
             .filter(|_| session == 0);
         let pair = |v: Term| Term::Tuple(vec![Term::Atom(key.atom()), v]);
-        let otherwise = || {
-            !matches!(self.trace_info_term(session, mfa, InfoKey::All),
-                Term::Tuple(ref p) if p[1] == Term::Atom("false"))
-        };
         match (key, tracer) {
             (_, None) if f.is_none() => base,
             (InfoKey::Meta, Some(&p)) => pair(Term::Pid(p)),
             (InfoKey::MetaMatchSpec, Some(_)) => pair(Term::List(vec![])),
-            (InfoKey::Meta, None) if otherwise() => pair(Term::List(vec![])),
             (InfoKey::All, Some(&p)) => match base {
                 Term::Tuple(v) if matches!(v[1], Term::List(_)) => {
                     let Term::List(items) = &v[1] else {
