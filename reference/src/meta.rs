@@ -189,8 +189,8 @@ pub(crate) fn meta_hit<P: ThreadProgress>(
     cell.live
         .assert_live(&|| format!("meta tracer cell of GenericBp#{node_id}"));
     let term = Term::Tuple(vec![
-        Term::Atom(leak_atom(&mfa.module)),
-        Term::Atom(leak_atom(&mfa.name)),
+        Term::Name(mfa.module.clone()),
+        Term::Name(mfa.name.clone()),
         Term::Int(mfa.arity as i64),
     ]);
     let a = cell.spec.emit(
@@ -214,19 +214,6 @@ pub(crate) fn meta_hit<P: ThreadProgress>(
         }
     }
     a == Enabled::Trace
-}
-
-/// Module and function names as `&'static str` atoms (Term::Atom's type). Interned, so each
-/// distinct name leaks once.
-fn leak_atom(s: &str) -> &'static str {
-    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
-    let mut v = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(x) = v.iter().find(|x| **x == s) {
-        return x;
-    }
-    let x: &'static str = Box::leak(s.to_string().into_boxed_str());
-    v.push(x);
-    x
 }
 
 impl<P: ThreadProgress> Engine<P> {
@@ -390,7 +377,7 @@ mod tests {
         let mut s = Scheduler::start(e.clone(), 0);
         s.call(0, &Process::new(1));
         s.sleep();
-        assert_eq!(info(&e, InfoKey::Meta), "{meta,false}");
+        assert_eq!(info(&e, InfoKey::Meta), "{meta,[]}");
         let waits = crate::ThreadProgress::completed_waits(&e.progress);
         assert_eq!(e.reclaim_meta_tracers(), 1);
         assert_eq!(
