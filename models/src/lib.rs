@@ -23,6 +23,7 @@ use bpspec_reference::{
 
 pub mod collection;
 pub mod harness;
+pub mod meta;
 pub mod results;
 pub mod sessions;
 

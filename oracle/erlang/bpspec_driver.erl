@@ -16,7 +16,7 @@
 %% The controlling process (this one) is the tracer of every scenario process; it is never
 %% traced itself, and this module never has a trace pattern.
 -module(bpspec_driver).
--export([main/1, proc_loop/0]).
+-export([main/1, proc_loop/0, meta_loop/1]).
 
 -define(TIMEOUT, 10000).
 
@@ -31,6 +31,8 @@ run({scenario, Id, Mods, Procs, Ops}) ->
     put(ts, lists:any(fun is_session_op/1, Ops)),
     try
         lists:foreach(fun load/1, Mods),
+        %% The meta tracer of `meta` trace patterns: collects its messages in order.
+        put(meta, spawn(?MODULE, meta_loop, [[]])),
         Pids = [{Name, spawn_proc(Self, Flags)} || {Name, Flags} <- Procs],
         put(pids, Pids),
         run_ops(Id, 0, Ops, Pids),
@@ -45,6 +47,7 @@ run({scenario, Id, Mods, Procs, Ops}) ->
         sessions_cleanup(),
         cleanup([{M, x} || M <- Loaded], case get(pids) of undefined -> []; P -> P end),
         [erase({loaded, M}) || M <- Loaded],
+        case erase(meta) of undefined -> ok; MP -> exit(MP, kill) end,
         erase(pids)
     end.
 
@@ -117,7 +120,8 @@ run_ops(Id, I, [Op | Rest], Pids) ->
     op(Id, I, Op, Pids),
     run_ops(Id, I + 1, Rest, Pids).
 
-op(Id, I, {trace_pattern, MFAs, Spec, Flags}, _Pids) ->
+op(Id, I, {trace_pattern, MFAs, Spec, Flags0}, _Pids) ->
+    Flags = [case F of meta -> {meta, get(meta)}; _ -> F end || F <- Flags0],
     R = try lists:sum([erlang:trace_pattern(MFA, Spec, Flags) || MFA <- MFAs])
         catch error:badarg -> badarg
         end,
@@ -133,6 +137,7 @@ op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
         true -> session_traces(Id, I, Pids);
         _ -> traces(Id, I, Pids)
     end,
+    meta_traces(Id, I, Pids),
     case R of
         {return, V} -> obs(Id, I, ["\"return\":", atom_or_int(V)]);
         {raise, E} -> obs(Id, I, ["\"raise\":", str(E)])
@@ -213,6 +218,8 @@ info_value(Item, MS, _) when Item =:= match_spec; Item =:= meta_match_spec ->
         Other -> str(io_lib:format("~0p", [Other]))
     end;
 info_value(meta, [], _) -> "[]";
+info_value(meta, P, _) when is_pid(P) ->
+    case get(meta) of P -> str(meta); _ -> str(io_lib:format("~0p", [P])) end;
 info_value(call_time, L, Pids) when is_list(L) ->
     Rows = lists:sort([{atom_to_list(name(P, Pids)), C} || {P, C, _S, _Us} <- L]),
     ["[", lists:join(",", [["{\"process\":", str(N), ",\"count\":", integer_to_list(C), "}"] || {N, C} <- Rows]), "]"];
@@ -337,3 +344,27 @@ sessions_cleanup() ->
     erase(sessions),
     erase(ts),
     ok.
+%% The meta collector: keeps the messages in arrival order until asked for them.
+meta_loop(Acc) ->
+    receive
+        {dump, From, Ref} -> From ! {Ref, lists:reverse(Acc)}, meta_loop([]);
+        M -> meta_loop([M | Acc])
+    end.
+
+%% The meta tracer's messages of this op (after trace_delivered, so all of them), observed
+%% after the call tracer's: ERTS orders messages per receiver only.
+meta_traces(Id, I, Pids) ->
+    Ref = make_ref(),
+    get(meta) ! {dump, self(), Ref},
+    Msgs = receive {Ref, L} -> L after ?TIMEOUT -> error(meta_dump_timeout) end,
+    lists:foreach(
+      fun({trace_ts, P, call, {M, F, Args}, _Ts}) -> meta_obs(Id, I, P, Pids, M, F, Args);
+         ({trace, P, call, {M, F, Args}}) -> meta_obs(Id, I, P, Pids, M, F, Args);
+         (Other) -> error({unexpected_meta_message, Other})
+      end, Msgs).
+
+meta_obs(Id, I, P, Pids, M, F, Args) ->
+    obs(Id, I, ["\"trace\":{\"session\":\"meta\",\"process\":", str(name(P, Pids)),
+                ",\"event\":\"call\",\"mfa\":",
+                str(io_lib:format("~s:~s/~p", [M, F, length(Args)])),
+                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]}"]).

@@ -377,6 +377,8 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
         .keys()
         .find(|f| match f {
             Feature::GlobalTrace | Feature::MatchSpec | Feature::CallTime => false,
+            // `{meta, Collector}`: the driver's meta collector (meta6).
+            Feature::MetaTrace => false,
             // OTP 26+ (the caller skips scenarios needing a newer OTP than the node's).
             Feature::CallMemory => false,
             Feature::GlobalMatchSpec => false,

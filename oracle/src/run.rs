@@ -67,7 +67,10 @@ pub fn runner_supports(feature: &Feature) -> bool {
     crate::target::timem_feature(feature)
         || matches!(
             feature,
-            Feature::GlobalTrace | Feature::MatchSpec | Feature::GlobalMatchSpec
+            Feature::GlobalTrace
+                | Feature::MatchSpec
+                | Feature::GlobalMatchSpec
+                | Feature::MetaTrace
         )
         || crate::sessions::sessions_feature(feature)
 }
@@ -99,6 +102,8 @@ struct Exec<'a> {
     raised_at: usize,
     /// The scenario's sessions and the engine's ids for them (sessions.rs).
     sessions: crate::sessions::SessionMap,
+    /// Meta trace messages of the current call op, observed at its end.
+    meta_pending: Vec<TraceMsg>,
 }
 
 enum Outcome {
@@ -134,6 +139,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         idle: vec![false; sc.processes.len()],
         raised_at: 0,
         sessions: crate::sessions::SessionMap::new(sc),
+        meta_pending: Vec::new(),
     };
     for (i, op) in sc.ops.iter().enumerate() {
         ex.op = i;
@@ -152,6 +158,8 @@ fn term_json(sc: &Loaded, key: &str, t: &Term) -> Value {
         Term::Atom(a) => Value::from(*a),
         Term::Name(a) => Value::from(a.clone()),
         Term::Int(n) => Value::from(*n),
+        // The meta tracer (docs/scenario.md: `meta` shows as "meta").
+        Term::Pid(p) if *p == crate::target::META_PID => Value::from("meta"),
         Term::Pid(p) => name(*p),
         Term::List(v) if key == "all" => Value::Array(
             v.iter()
@@ -247,7 +255,11 @@ impl Exec<'_> {
                 };
                 // An empty flag list is global trace (ERTS `erlang:trace_pattern/3`).
                 let global = flags.global || (fl == FlagSet::default() && !flags.meta);
-                let r = if let Spec::MatchSpec(acts) = spec {
+                let r = if flags.meta && !flags.global {
+                    // `{meta, Pid}` (docs/scenario.md): the runner's meta tracer. (A match spec
+                    // with meta is refused at load: Feature::MetaMatchSpec.)
+                    self.engine.trace_pattern_meta(*session, pattern, pop, fl)
+                } else if let Spec::MatchSpec(acts) = spec {
                     let ms = crate::frames::match_spec(acts);
                     self.engine
                         .trace_pattern_ms(*session, pattern, pop, fl, global, &ms)
@@ -301,6 +313,9 @@ impl Exec<'_> {
                     last = Some(o);
                 }
                 self.rest(*process);
+                for m in std::mem::take(&mut self.meta_pending) {
+                    self.push(What::Trace(m));
+                }
                 match last.expect("times >= 1") {
                     Outcome::Return(v) => self.push(What::Return(v.to_json())),
                     Outcome::Raise(r) => self.push(What::Raise(r)),
@@ -432,6 +447,19 @@ impl Exec<'_> {
                 self.engine.enter(f, pid, self.traced[p], tail)
             };
             tail = true;
+            // Meta messages go to their own receiver; they are observed after the call op's
+            // other messages (ERTS orders messages per receiver only).
+            for (mpid, mf) in self.engine.take_meta() {
+                let m = &self.sc.funcs[mf];
+                self.meta_pending.push(TraceMsg {
+                    session: "meta".into(),
+                    process: self.sc.processes[(mpid - 1) as usize].clone(),
+                    event: "call".into(),
+                    mfa: format!("{}:{}/{}", m.module, m.name, m.arity),
+                    args: args.clone(),
+                    value: None,
+                });
+            }
             for s in sessions {
                 assert!(
                     self.traced[p] & (1 << s) != 0,

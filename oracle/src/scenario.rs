@@ -187,6 +187,8 @@ pub enum Feature {
     ProcessFlag(String),
     /// A match spec on global (export-entry) breakpoints.
     GlobalMatchSpec,
+    /// A match spec on a meta breakpoint (meta match specs: not implemented anywhere).
+    MetaMatchSpec,
 }
 
 impl Feature {
@@ -213,6 +215,7 @@ impl fmt::Display for Feature {
             Feature::InfoItem(i) => write!(f, "trace_info item {i}"),
             Feature::ProcessFlag(p) => write!(f, "process trace flag {p}"),
             Feature::GlobalMatchSpec => write!(f, "match specs on global breakpoints"),
+            Feature::MetaMatchSpec => write!(f, "match specs on meta breakpoints"),
         }
     }
 }
@@ -971,6 +974,9 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 }
                 if flags.meta {
                     feature(Feature::MetaTrace, format!("{p}.flags"));
+                    if matches!(spec, Spec::MatchSpec(_)) {
+                        feature(Feature::MetaMatchSpec, format!("{p}.spec"));
+                    }
                 }
                 if matches!(spec, Spec::MatchSpec(_))
                     && (flags.global

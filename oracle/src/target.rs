@@ -197,7 +197,25 @@ pub trait BreakpointEngine {
     fn session_destroy(&mut self, _session: SessionId) {
         panic!("{}: trace sessions are not supported", self.name())
     }
+    /// Meta trace (`Feature::MetaTrace`): `trace_pattern` with `{meta, Tracer}` added to
+    /// `flags` (the legacy session's meta tracer; `target/meta.rs`).
+    fn trace_pattern_meta(
+        &mut self,
+        _session: SessionId,
+        _pattern: &Pattern,
+        _op: PatternOp,
+        _flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        panic!("{}: meta trace is not supported", self.name())
+    }
+    /// The meta tracer's messages since the last call, in order: (tracee pid, function).
+    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
+        Vec::new()
+    }
 }
+
+mod meta;
+pub use meta::META_PID;
 
 /// Builds an engine over a function universe.
 pub type Factory<'a> = &'a dyn Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine>;
@@ -211,6 +229,8 @@ pub struct RefEngine {
     procs: BTreeMap<u64, Proc>,
     /// Each traced process's tracer in each session (for return/exception trace frames).
     tracers: Tracers,
+    /// The meta tracer's mailbox (`target/meta.rs`).
+    meta_mb: Arc<bpspec_reference::Mailbox>,
 }
 
 impl RefEngine {
@@ -228,6 +248,7 @@ impl RefEngine {
             sched,
             procs: BTreeMap::new(),
             tracers: Tracers::default(),
+            meta_mb: bpspec_reference::Mailbox::new(meta::META_PID),
         }
     }
 
@@ -316,6 +337,7 @@ impl RefEngine {
             sched,
             procs: BTreeMap::new(),
             tracers: Tracers::default(),
+            meta_mb: bpspec_reference::Mailbox::new(meta::META_PID),
         }
     }
 }
@@ -354,9 +376,24 @@ impl BreakpointEngine for RefEngine {
         timem_feature(feature)
             || matches!(
                 feature,
-                Feature::GlobalTrace | Feature::MatchSpec | Feature::GlobalMatchSpec
+                Feature::GlobalTrace
+                    | Feature::MatchSpec
+                    | Feature::GlobalMatchSpec
+                    | Feature::MetaTrace
             )
             || crate::sessions::sessions_feature(feature)
+    }
+    fn trace_pattern_meta(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.meta_pattern(session, pattern, op, flags)
+    }
+    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
+        self.meta_take()
     }
     fn trace_pattern_flags(
         &mut self,
@@ -543,11 +580,25 @@ impl BreakpointEngine for SpecOracle {
     }
     fn supports(&self, feature: &Feature) -> bool {
         // Global trace since issue 6 (`spec/src/global.rs`); match specs (frames.rs); sessions
-        // (sessions.rs).
+        // (sessions.rs); meta trace (meta.rs).
         timem_feature(feature)
             || *feature == Feature::GlobalTrace
             || *feature == Feature::MatchSpec
+            || *feature == Feature::MetaTrace
             || crate::sessions::sessions_feature(feature)
+    }
+    fn trace_pattern_meta(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.0
+            .trace_pattern_meta(session, pattern, op, flags, meta::META_PID)
+    }
+    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
+        self.0.take_meta()
     }
     fn trace_pattern_flags(
         &mut self,
@@ -577,6 +628,7 @@ impl BreakpointEngine for SpecOracle {
         call_traced: u64,
         tail: bool,
     ) -> Vec<SessionId> {
+        self.0.meta_hit(f, pid);
         self.0
             .enter_remote(f, pid, call_traced, tail)
             .into_iter()
@@ -613,6 +665,7 @@ impl BreakpointEngine for SpecOracle {
         self.0.raise(pid, call_traced, class, reason, through)
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
+        self.0.meta_hit(f, pid);
         self.0
             .enter(f, pid, call_traced, tail)
             .into_iter()
@@ -639,7 +692,7 @@ impl BreakpointEngine for SpecOracle {
         self.0.alloc(pid, call_traced, words as i64)
     }
     fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        self.0.trace_info_term(session, mfa, key)
+        self.0.trace_info_meta(session, mfa, key)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.0.is_patched(f))
@@ -695,6 +748,8 @@ pub enum Wrong {
     /// `session_destroy` also clears the other live sessions' breakpoints on every function
     /// where the destroyed session had one.
     DestroyClearsOthers,
+    /// Meta trace messages only for call-traced processes (ERTS sends them for every process).
+    MetaOnlyCallTraced,
 }
 
 impl Wrong {
@@ -721,12 +776,16 @@ impl Wrong {
     /// session_create/session_destroy ops (oracle/tests/sessions.rs); not in [`Wrong::ALL`],
     /// whose op-level check has no create/destroy step.
     pub const SESSIONS: [Wrong; 2] = [Wrong::SessionInfoLeak, Wrong::DestroyClearsOthers];
+    /// The meta trace mutants (caught by `oracle/corpus/meta_untraced_process.json`).
+    pub const META: [Wrong; 1] = [Wrong::MetaOnlyCallTraced];
 }
 
 pub struct WrongOracle {
     inner: SpecOracle,
     funcs: Vec<Mfa>,
     wrong: Wrong,
+    /// Meta messages kept so far (`Wrong::MetaOnlyCallTraced` drops some).
+    meta_keep: Vec<(u64, FuncId)>,
 }
 
 impl WrongOracle {
@@ -739,6 +798,7 @@ impl WrongOracle {
             inner: SpecOracle(o),
             funcs,
             wrong,
+            meta_keep: Vec::new(),
         }
     }
 }
@@ -855,7 +915,23 @@ impl BreakpointEngine for WrongOracle {
         call_traced: u64,
         tail: bool,
     ) -> Vec<SessionId> {
-        self.inner.enter_remote(f, pid, call_traced, tail)
+        self.meta_before();
+        let v = self.inner.enter_remote(f, pid, call_traced, tail);
+        self.meta_after(call_traced);
+        v
+    }
+    fn trace_pattern_meta(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        self.inner.trace_pattern_meta(session, pattern, op, flags)
+    }
+    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
+        self.meta_before();
+        std::mem::take(&mut self.meta_keep)
     }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
         self.inner.is_export_patched(f)
@@ -891,9 +967,11 @@ impl BreakpointEngine for WrongOracle {
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
         if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {
-            return self.inner.enter_remote(f, pid, call_traced, tail);
+            return self.enter_remote(f, pid, call_traced, tail);
         }
+        self.meta_before();
         let mut v = self.inner.enter(f, pid, call_traced, tail);
+        self.meta_after(call_traced);
         if self.wrong == Wrong::SessionOrderReversed {
             v.reverse();
         }

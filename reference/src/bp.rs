@@ -125,6 +125,8 @@ pub struct GenericBpData {
     pub memory: Option<Refc<BpTimemTrace>>,
     /// The local or global match spec (`local_ms`), shared by the halves like the counters.
     pub ms: Option<Refc<crate::calltrace::MatchSpec>>,
+    /// The meta tracer (`BpMetaTracer *meta_tracer`), shared by the halves like the counters.
+    pub meta: Option<Refc<crate::meta::BpMetaTracer>>,
 }
 
 impl GenericBpData {
@@ -142,6 +144,7 @@ impl GenericBpData {
             && same(&self.time, &other.time)
             && same(&self.memory, &other.memory)
             && same(&self.ms, &other.ms)
+            && same(&self.meta, &other.meta)
     }
 }
 

@@ -38,6 +38,9 @@ pub(crate) fn consolidate<P: ThreadProgress>(
                 for t in [old.time, old.memory].into_iter().flatten() {
                     crate::free::release_timem(st, t);
                 }
+                if let Some(m) = old.meta {
+                    crate::meta::release_meta(e, m);
+                }
             }
             let next = node.next.load(Relaxed);
             if src.flags == 0 {

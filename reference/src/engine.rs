@@ -77,6 +77,8 @@ pub struct Engine<P: ThreadProgress = Qsbr> {
     pub(crate) hash_graveyard: Mutex<DeadHashes>,
     /// Variant switch for the paused-counter collection (docs/collection.md, finding F1).
     pub(crate) paused_via_flip: bool,
+    /// Meta tracer cells waiting for thread progress before they are freed (`meta.rs`, M3).
+    pub(crate) meta: crate::meta::MetaState,
     /// Variant switch: an extra wait between reading the real tables and flipping back
     /// (docs/collection.md, finding F2).
     pub(crate) wait_before_flip_back: bool,
@@ -144,6 +146,7 @@ impl<P: ThreadProgress> Engine<P> {
             stw_parked: AtomicUsize::new(0),
             hash_graveyard: Mutex::new(Vec::new()),
             paused_via_flip: false,
+            meta: crate::meta::MetaState::new(),
             wait_before_flip_back: false,
         }
     }

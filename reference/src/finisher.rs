@@ -55,8 +55,29 @@ impl<P: ThreadProgress> Engine<P> {
         op: PatternOp,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
+        self.trace_pattern_meta(session, pattern, op, spec, None)
+    }
+
+    /// `trace_pattern` with `{meta, Tracer}` added to the flag list (`meta.rs`). With op
+    /// `false` the tracer is ignored (meta is cleared). `pause`/`restart` set meta as `true`.
+    /// Meta with a match spec (`meta_match_spec`) or with `global` is refused (badarg).
+    pub fn trace_pattern_meta(
+        &self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        spec: &TraceSpec,
+        meta: Option<&crate::tracer::TracerSpec>,
+    ) -> Result<usize, PatternError> {
         let fl = spec.flags;
-        if spec.global {
+        if meta.is_some() && (spec.global || (spec.ms.is_some() && !fl.local)) {
+            return Err(PatternError::BadArg(
+                "meta cannot be combined with global, and its match spec is not implemented".into(),
+            ));
+        }
+        if meta.is_some() && !fl.local && !fl.counters() {
+            // Meta alone: nothing else to validate.
+        } else if spec.global {
             if fl.local || fl.counters() {
                 return Err(PatternError::BadArg(
                     "global cannot be combined with local, call_count, call_time or call_memory"
@@ -87,6 +108,7 @@ impl<P: ThreadProgress> Engine<P> {
             self.check_session(session).map_err(bad)?;
         }
         let mut st = self.seize();
+        self.reclaim_meta(&st);
         // Re-checked under the permission: a destroy that won the race is complete by now.
         if !legacy {
             self.check_session(session).map_err(bad)?;
@@ -109,6 +131,7 @@ impl<P: ThreadProgress> Engine<P> {
         let extra = stage::Extra {
             global: spec.global,
             ms: spec.ms.clone().map(std::sync::Arc::new),
+            meta: meta.cloned(),
         };
         let on = op != PatternOp::False;
         // Stage in this session and half (stage_in with the call's fixed arguments bound).
@@ -133,6 +156,7 @@ impl<P: ThreadProgress> Engine<P> {
                 let global_only = stage::Extra {
                     global: true,
                     ms: None,
+                    meta: None,
                 };
                 for &x in exps {
                     stage_at(

@@ -356,6 +356,12 @@ fn do_session_breakpoint<P: ThreadProgress>(
                     func: f,
                 });
             }
+            if fl & flags::META_TRACE != 0 {
+                // Step 5 (ERTS order: after local/global, before the count). Needs no process
+                // trace flag.
+                let mt = bp.meta.as_ref().expect("META_TRACE without a BpMetaTracer");
+                crate::meta::meta_hit(engine, g.id, mt, p.pid, &engine.code.funcs[f].mfa);
+            }
             if fl & flags::COUNT_ACTIVE != 0 {
                 let c = bp.count.as_ref().expect("COUNT_ACTIVE without a counter");
                 c.live

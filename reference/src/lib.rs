@@ -23,6 +23,7 @@ pub mod history;
 pub mod hit;
 pub mod info;
 mod install;
+pub mod meta;
 pub mod mutant;
 pub mod pattern;
 pub mod process;

@@ -66,6 +66,9 @@ pub enum Mutant {
     /// Sessions: the hit path does not check the session's state, so a session being destroyed
     /// keeps acting until its patterns are committed away.
     IgnoreSessionState,
+    /// Meta trace: free a meta tracer cell retired by a swap at once, without waiting for
+    /// thread progress (`meta.rs`, M3).
+    MetaFreeWithoutWait,
 }
 
 impl Mutant {
@@ -106,6 +109,9 @@ impl Mutant {
         Mutant::IgnoreSessionState,
     ];
 
+    /// The meta trace mutants, killed by `reference/tests/meta.rs` (and the meta models).
+    pub const META: [Mutant; 1] = [Mutant::MetaFreeWithoutWait];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -133,6 +139,7 @@ impl Mutant {
             Mutant::ClearNextOnUnlink => "clear-next-on-unlink",
             Mutant::TracerFreeWithoutWait => "tracer-free-without-wait",
             Mutant::IgnoreSessionState => "ignore-session-state",
+            Mutant::MetaFreeWithoutWait => "meta-free-without-wait",
         }
     }
 
@@ -142,6 +149,7 @@ impl Mutant {
             .into_iter()
             .chain(Mutant::COLLECTION)
             .chain(Mutant::SESSIONS)
+            .chain(Mutant::META)
             .find(|m| m.name() == name)
     }
 

@@ -21,6 +21,8 @@ use std::sync::Arc as Refc;
 pub(crate) struct Extra {
     pub global: bool,
     pub ms: Option<Refc<MatchSpec>>,
+    /// Meta trace: set this tracer (or, with op `false`, clear meta).
+    pub meta: Option<crate::tracer::TracerSpec>,
 }
 
 /// Stage `op` with `fl` for `session` on entry `f` of `area`, in half `staging`, with the
@@ -46,12 +48,21 @@ pub(crate) fn stage_in<P: ThreadProgress>(
     if op == PatternOp::False {
         if !g.is_null() {
             // SAFETY: live node, stager holds the permission.
-            clear(st, unsafe { &*g }, staging, fl, extra.global);
+            clear(
+                e,
+                st,
+                unsafe { &*g },
+                staging,
+                fl,
+                extra.global,
+                extra.meta.is_some(),
+            );
         }
         return;
     }
     if g.is_null() {
-        if matches!(op, PatternOp::Pause | PatternOp::Restart) && !fl.local {
+        if matches!(op, PatternOp::Pause | PatternOp::Restart) && !fl.local && extra.meta.is_none()
+        {
             // ERTS: pause/restart on a function with no breakpoint does nothing. With `local`
             // it does: ERTS sets local trace with a plain set (as `true`) before the counters
             // get pause/restart, so the node is created and a counter flag then falls through
@@ -93,7 +104,11 @@ pub(crate) fn stage_in<P: ThreadProgress>(
     let mut dead_ms = None;
     let pause_keeps_running = crate::mutant::is(e.mutant, crate::Mutant::TimemPauseKeepsRunning);
     let restart_keeps = crate::mutant::is(e.mutant, crate::Mutant::TimemRestartKeepsCounter);
+    let mut dead_meta = None;
     node.write_half(staging, |d| {
+        if let Some(spec) = &extra.meta {
+            dead_meta = crate::meta::stage_meta(e, d, Some(spec));
+        }
         if fl.local {
             d.flags |= flags::LOCAL_TRACE;
         }
@@ -166,6 +181,9 @@ pub(crate) fn stage_in<P: ThreadProgress>(
         }
     });
     drop(dead_ms);
+    if let Some(m) = dead_meta {
+        crate::meta::release_meta(e, m);
+    }
     if let Some(c) = dead {
         crate::free::release_count(st, c);
     }
@@ -206,13 +224,25 @@ pub(crate) fn clear_session<P: ThreadProgress>(
         call_memory: true,
     };
     // SAFETY: live node, stager holds the permission.
-    clear(st, unsafe { &*g }, staging, all, true);
+    clear(e, st, unsafe { &*g }, staging, all, true, true);
 }
 
-fn clear(st: &mut Permission<'_>, node: &GenericBp, staging: usize, fl: FlagSet, global: bool) {
+fn clear<P: ThreadProgress>(
+    e: &Engine<P>,
+    st: &mut Permission<'_>,
+    node: &GenericBp,
+    staging: usize,
+    fl: FlagSet,
+    global: bool,
+    meta: bool,
+) {
     let mut dead = None;
     let mut dead_timem = Vec::new();
+    let mut dead_meta = None;
     node.write_half(staging, |d| {
+        if meta {
+            dead_meta = crate::meta::stage_meta(e, d, None);
+        }
         if global {
             d.flags &= !flags::GLOBAL_TRACE;
         }
@@ -235,6 +265,9 @@ fn clear(st: &mut Permission<'_>, node: &GenericBp, staging: usize, fl: FlagSet,
             dead = d.count.take();
         }
     });
+    if let Some(m) = dead_meta {
+        crate::meta::release_meta(e, m);
+    }
     if let Some(c) = dead {
         crate::free::release_count(st, c);
     }

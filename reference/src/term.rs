@@ -230,12 +230,28 @@ impl<P: ThreadProgress> Engine<P> {
             (Some(c), true) => Term::Int(c.acount.load(Relaxed) as i64),
             _ => Term::Atom("false"),
         };
+        let meta = || {
+            d.meta
+                .as_deref()
+                .filter(|_| fl & flags::META_TRACE != 0)
+                .map(Engine::<P>::meta_term)
+        };
+        let meta_ms = || {
+            if fl & flags::META_TRACE != 0 {
+                Term::List(vec![])
+            } else {
+                Term::Atom("false")
+            }
+        };
         let time = || got.time.as_ref().map_or(Term::Atom("false"), time_list);
         let mem = || got.mem.as_ref().map_or(Term::Atom("false"), mem_list);
         let v = match key {
             InfoKey::Traced => traced(),
             InfoKey::MatchSpec => match_spec(),
-            InfoKey::Meta | InfoKey::MetaMatchSpec => Term::Atom("false"),
+            // Not meta traced: `false` (OTP 29; OTP 25 answers `[]` when the function is traced
+            // otherwise, docs/deviations.md). A removed meta tracer (NIL) shows as `[]`.
+            InfoKey::Meta => meta().unwrap_or(Term::Atom("false")),
+            InfoKey::MetaMatchSpec => meta_ms(),
             InfoKey::CallCount => count(),
             InfoKey::CallTime => time(),
             InfoKey::CallMemory => mem(),
@@ -243,8 +259,11 @@ impl<P: ThreadProgress> Engine<P> {
             InfoKey::All => Term::List(vec![
                 Term::Tuple(vec![Term::Atom("traced"), traced()]),
                 Term::Tuple(vec![Term::Atom("match_spec"), match_spec()]),
-                Term::Tuple(vec![Term::Atom("meta"), Term::Atom("false")]),
-                Term::Tuple(vec![Term::Atom("meta_match_spec"), Term::Atom("false")]),
+                Term::Tuple(vec![
+                    Term::Atom("meta"),
+                    meta().unwrap_or(Term::Atom("false")),
+                ]),
+                Term::Tuple(vec![Term::Atom("meta_match_spec"), meta_ms()]),
                 Term::Tuple(vec![Term::Atom("call_memory"), mem()]),
                 Term::Tuple(vec![Term::Atom("call_time"), time()]),
                 Term::Tuple(vec![Term::Atom("call_count"), count()]),

@@ -17,6 +17,7 @@ pub mod timem;
 pub mod frames;
 /// Global call trace: export entries, remote calls, the local/global exclusion (issue 6).
 pub mod global;
+pub mod meta;
 
 /// One session's breakpoint on one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,6 +54,8 @@ pub struct Oracle {
     frames: frames::Frames,
     /// Trace sessions created and destroyed (sessions.rs).
     sessions: sessions::SessionTable,
+    /// Meta-traced functions and the meta tracer's messages ([`meta`]).
+    meta: meta::MetaTable,
 }
 
 impl Oracle {

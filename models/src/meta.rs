@@ -1,0 +1,79 @@
+//! Model of the meta tracer swap (`reference/src/meta.rs`, M1–M3), for shuttle
+//! (`tests/meta_shuttle.rs`).
+//!
+//! One function, meta traced with a tracer that answers `remove` (its `enabled` callback does an
+//! atomic increment, a scheduling point inside the call). Two schedulers each call the function
+//! once: both may load the same cell; the winner of the NIL compare-and-swap retires it. The
+//! stager meanwhile reclaims retired cells twice, then once more after the joins.
+//!
+//! Properties:
+//! - M-free: no scheduler touches a freed cell (the engine's liveness assertion after the
+//!   tracer call fires otherwise);
+//! - M-once: exactly one cell is retired and freed (the CAS has one winner), and `trace_info`
+//!   then shows the NIL tracer as `[]`.
+//!
+//! Checked parameters: 2 schedulers, 1 function, 3 reclaims; shuttle PCT (depth 3) and random,
+//! `BPSPEC_SHUTTLE_ITERS` iterations each (seed `harness::shuttle_run::SEED`).
+
+use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::Relaxed};
+use bpspec_reference::{
+    Enabled, Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Process,
+    Scheduler, Term, ThreadProgress, TraceOpts, TraceSpec, TraceTag, Tracer, TracerSpec,
+};
+
+/// A meta tracer that is gone: every event answers `remove`.
+struct Gone(AtomicU32);
+
+impl Tracer for Gone {
+    fn enabled(&self, _: TraceTag, _: &Term, _: &Term) -> Enabled {
+        // Relaxed: a counter for the scheduling point only; nothing is published through it.
+        self.0.fetch_add(1, Relaxed);
+        Enabled::Remove
+    }
+    fn trace(&self, _: TraceTag, _: &Term, _: &Term, _: &Term, _: &TraceOpts) {
+        panic!("a tracer answering remove is never asked to trace")
+    }
+}
+
+/// One execution. Panics on any violation.
+pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
+    let mfa = Mfa::new("m", "f0", 0);
+    let engine = Arc::new(Engine::<P>::new(EngineConfig {
+        functions: vec![mfa.clone()],
+        schedulers: 2,
+        mutant,
+    }));
+    let spec = TracerSpec::new(std::sync::Arc::new(Gone(AtomicU32::new(0))), Term::Pid(7));
+    let only_meta = TraceSpec::counters(FlagSet::default());
+    let n = engine.trace_pattern_meta(
+        0,
+        &Pattern::exact(&mfa),
+        PatternOp::True,
+        &only_meta,
+        Some(&spec),
+    );
+    assert_eq!(n, Ok(1));
+    let handles: Vec<_> = (0..2)
+        .map(|id| {
+            let engine = engine.clone();
+            spawn(move || {
+                let mut s = Scheduler::start(engine, id);
+                s.call(0, &Process::new(100 + id as u64));
+                s.progress();
+                s.sleep();
+            })
+        })
+        .collect();
+    let mut freed = engine.reclaim_meta_tracers();
+    freed += engine.reclaim_meta_tracers();
+    for h in handles {
+        h.join().expect("scheduler panicked");
+    }
+    freed += engine.reclaim_meta_tracers();
+    assert_eq!(freed, 1, "M-once: one cell retired and freed");
+    assert_eq!(
+        engine.trace_info_term(0, &mfa, InfoKey::Meta).to_string(),
+        "{meta,[]}",
+        "M-once: NIL shows as []"
+    );
+}

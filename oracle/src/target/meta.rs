@@ -1,0 +1,75 @@
+//! Meta trace for [`RefEngine`]: the meta tracer is a mailbox (pid [`META_PID`], not a scenario
+//! process); its messages `{trace, Pid, call, {M,F,Arity}}` are read back as (pid, function).
+
+use super::RefEngine;
+use bpspec_reference::{
+    FlagSet, FuncId, Pattern, PatternError, PatternOp, ProcessTracer, SessionId, Term, TraceSpec,
+};
+
+/// The meta tracer's pid in the engines (scenario processes are 1..=N).
+pub const META_PID: u64 = 1 << 40;
+
+impl RefEngine {
+    pub(super) fn meta_pattern(
+        &mut self,
+        session: SessionId,
+        pattern: &Pattern,
+        op: PatternOp,
+        flags: FlagSet,
+    ) -> Result<usize, PatternError> {
+        let tracer = ProcessTracer::spec(&self.meta_mb);
+        self.engine.trace_pattern_meta(
+            session,
+            pattern,
+            op,
+            &TraceSpec::counters(flags),
+            Some(&tracer),
+        )
+    }
+
+    pub(super) fn meta_take(&mut self) -> Vec<(u64, FuncId)> {
+        self.meta_mb
+            .take()
+            .into_iter()
+            .map(|m| match &m {
+                Term::Tuple(v) if v.len() == 4 => match (&v[1], &v[3]) {
+                    (Term::Pid(p), Term::Tuple(mfa)) => match &mfa[..] {
+                        [Term::Name(md), Term::Name(nm), Term::Int(a)] => {
+                            let f = self
+                                .engine
+                                .code
+                                .funcs
+                                .iter()
+                                .position(|h| {
+                                    h.mfa.module == *md
+                                        && h.mfa.name == *nm
+                                        && i64::from(h.mfa.arity) == *a
+                                })
+                                .unwrap_or_else(|| panic!("meta message for unknown {m}"));
+                            (*p, f)
+                        }
+                        _ => panic!("unexpected meta message {m}"),
+                    },
+                    _ => panic!("unexpected meta message {m}"),
+                },
+                _ => panic!("unexpected meta message {m}"),
+            })
+            .collect()
+    }
+}
+
+impl super::WrongOracle {
+    /// Keep the meta messages of earlier hits.
+    pub(super) fn meta_before(&mut self) {
+        let m = self.inner.0.take_meta();
+        self.meta_keep.extend(m);
+    }
+    /// The meta messages of this hit: `MetaOnlyCallTraced` drops them for a process that is
+    /// not call-traced in the legacy session.
+    pub(super) fn meta_after(&mut self, call_traced: u64) {
+        let m = self.inner.0.take_meta();
+        if !(self.wrong == super::Wrong::MetaOnlyCallTraced && call_traced & 1 == 0) {
+            self.meta_keep.extend(m);
+        }
+    }
+}
