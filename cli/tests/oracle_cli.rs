@@ -113,14 +113,36 @@ fn malformed_contradictory_or_incomplete_input_exits_2() {
 
 #[test]
 fn unsupported_features_exit_3_naming_feature_and_place() {
-    for (file, what) in [(
-        "global_match_spec.json",
-        "unsupported feature: match specs on global breakpoints",
-    )] {
-        let (code, out, err) = bpspec(&["oracle", "check", &corpus(file)], None);
-        assert_eq!(code, 3, "{file}: {out}{err}");
-        assert!(err.contains(what), "{err}");
+    // Since issue 6 every corpus feature runs on the engine; what no engine has: match specs on
+    // meta breakpoints.
+    let meta_ms = std::env::temp_dir().join(format!("bpspec-meta-ms-{}.json", std::process::id()));
+    std::fs::write(
+        &meta_ms,
+        r#"{"name": "meta with a match spec", "modules": [{"name": "m", "functions": [{"name": "f", "exported": true, "body": []}]}],
+            "processes": [{"name": "p1"}],
+            "ops": [{"trace_pattern": {"pattern": "m:f/0", "spec": {"actions": ["return_trace"]}, "flags": ["meta"]}}]}"#,
+    )
+    .unwrap();
+    for engine in ["reference", "oracle"] {
+        let (code, out, err) = bpspec(
+            &[
+                "oracle",
+                "run",
+                meta_ms.to_str().unwrap(),
+                "--engine",
+                engine,
+            ],
+            None,
+        );
+        assert_eq!(code, 3, "{engine}: {out}{err}");
+        assert!(
+            err.contains(
+                "$.ops[0].trace_pattern.spec: unsupported feature: match specs on meta breakpoints"
+            ),
+            "{err}"
+        );
     }
+    let _ = std::fs::remove_file(&meta_ms);
     // Trace sessions run on the engine since issue 6.
     let (code, out, err) = bpspec(&["oracle", "check", &corpus("needs_sessions.json")], None);
     assert_eq!(code, 0, "{out}{err}");
