@@ -62,10 +62,15 @@ fn baseline_epoch() {
 /// once (the test requires a kill by either; a kill is accepted on these rows too). The random
 /// scheduler's fixed-seed schedules shift whenever the engine gains or loses a yield point
 /// anywhere in an execution (issue 5's session state and export area did), and these two
-/// windows are narrow for it; PCT finds both in its first iterations.
+/// windows are narrow for it; PCT finds both in its first iterations. The third joined in issue
+/// 6: meta trace's retire-list lock (`Engine::reclaim_meta`, taken at every `trace_pattern`)
+/// added a yield point, and the random scheduler no longer meets skip-w4's window on
+/// remove-session within 2,000 iterations (seed 0x627073706563); PCT still kills it in its first
+/// iterations ("read after free: GenericBp#2 (next link)").
 const MAY_MISS: &[(Mutant, bool)] = &[
     (Mutant::SkipWaitBeforeConsolidate, false),
     (Mutant::WaitWithoutNewPeriod, false),
+    (Mutant::SkipWaitBeforeFree, false),
 ];
 
 /// Every mutant in shuttle's column must be found by PCT or random within the iteration budget;
