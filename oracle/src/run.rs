@@ -61,8 +61,8 @@ impl std::error::Error for RunError {}
 /// trace_info items that come with them, and global trace (remote calls go through the export
 /// entry; issue 6), match specs with return_trace / exception_trace (frames.rs; issue 6), and
 /// trace sessions (session_create/destroy, patterns, flags, trace_info and call messages per
-/// session; sessions.rs). Meta trace stays unsupported. A feature runs only if both the engine
-/// and the runner have it.
+/// session; sessions.rs), and meta trace (target/meta.rs). Match specs on meta breakpoints stay
+/// unsupported. A feature runs only if both the engine and the runner have it.
 pub fn runner_supports(feature: &Feature) -> bool {
     crate::target::timem_feature(feature)
         || matches!(

@@ -373,15 +373,8 @@ impl BreakpointEngine for RefEngine {
         self.engine.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        timem_feature(feature)
-            || matches!(
-                feature,
-                Feature::GlobalTrace
-                    | Feature::MatchSpec
-                    | Feature::GlobalMatchSpec
-                    | Feature::MetaTrace
-            )
-            || crate::sessions::sessions_feature(feature)
+        // Our engine has everything the runner drives (since issue 6).
+        crate::run::runner_supports(feature)
     }
     fn trace_pattern_meta(
         &mut self,
