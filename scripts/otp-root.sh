@@ -6,7 +6,23 @@
 #   usage: scripts/otp-root.sh [DIR]   (default /opt/otp29)
 set -eu
 ROOT=${1:-/opt/otp29}
-MIRROR=${BPSPEC_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The Debian mirror is the machine's own: the first main archive in its apt sources (deb822
+# *.sources or one-line sources.list), unless BPSPEC_DEBIAN_MIRROR names one.
+apt_mirror() {
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -r "$f" ] || continue
+        awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f"
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -r "$f" ] || continue
+        awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:/) { if ($i !~ /security/) print $i; break } }' "$f"
+    done
+}
+MIRROR=${BPSPEC_DEBIAN_MIRROR:-$(apt_mirror | head -n 1)}
+if [ -z "$MIRROR" ]; then
+    echo "otp-root.sh: no Debian mirror in /etc/apt (set BPSPEC_DEBIAN_MIRROR)" >&2
+    exit 2
+fi
 probe() {
     chroot "$ROOT" erl -noshell -eval 'io:format("OTP ~s~n", [erlang:system_info(otp_release)]), halt().' 2>/dev/null
 }
