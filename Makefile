@@ -1,46 +1,127 @@
-# bpspec: two entry points.
+# bpspec: two entry points. Each runs its parts (one per checker run) and ends with one results
+# table (bpspec report), written also as JSON and JUnit XML: results/report.json, report.xml.
 #   make test   the whole test suite (CI runs this; loom at preemption bound 2)
-#   make check  every model check at its larger bound, then one results table
-# Each checker builds into its own target dir, so switching cfgs never rebuilds the others.
+#   make check  every model check at its larger bound
+#   make check SHARD=i/N   shard i of N (every part split by a stable hash); merge the shards'
+#                          results directories with `bpspec report DIR...` (docs/results.md)
+# Every part runs through `bpspec part`: its output goes to results/logs/PART.log, its progress
+# to stderr, and its verdict to a row of the table. The parts run concurrently (JOBS); the exit
+# status is the table's verdict. Each checker builds into its own target dir, so switching cfgs
+# never rebuilds the others.
 
 CARGO        ?= cargo
 RESULTS      ?= $(CURDIR)/results
+SHARD        ?=
+JOBS         ?= 2
+TEST_JOBS    ?= 1
 LOOM_FLAGS   := --cfg loom --cfg crossbeam_loom -C debug-assertions
 SHUTTLE_FLAGS:= --cfg shuttle -C debug-assertions
+BPSPEC       := $(CURDIR)/target/debug/bpspec
+PART          = $(BPSPEC) part --results $(RESULTS)
+# For parts that are one unit: run in the shard its name hashes to.
+WHOLE         = $(if $(SHARD),--shard $(SHARD))
+# For cargo test parts: each test in the shard its name hashes to.
+TESTSHARD     = scripts/cargo-test-shard.sh $(BPSPEC) "$(SHARD)"
+OTP_ROOT     ?= $(BPSPEC_OTP_ROOT)
+OTP_RELEASE  := $(shell erl -noshell -eval 'io:format("~s",[erlang:system_info(otp_release)]),halt().' 2>/dev/null)
+NO_OTP_ROOT   = $(if $(OTP_ROOT),,--skip "BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds an OTP root)")
 
-# Bounds. CI (make test) uses the small ones; make check the large ones.
+# Bounds. make test uses the small ones; make check the large ones.
 TEST_LOOM_BOUND    ?= 2
 CHECK_LOOM_BOUND   ?= 3
 TEST_SHUTTLE_ITERS ?= 2000
 CHECK_SHUTTLE_ITERS?= 50000
+# The oracle: conformance cases per property and random differential scenarios
+# (docs/conformance.md); make test runs 256 and 300.
+ORACLE_CHECK_CASES ?= 4096
+ORACLE_CHECK_DIFF  ?= 3000
 
-.PHONY: test check test-std test-loom test-shuttle loom shuttle report bench fmt clean-results
+.PHONY: test check bin report bench fmt clean-results test-parts check-parts \
+	test-std test-oracle test-oracle-root test-loom test-shuttle \
+	loom shuttle spec-check check-seqtrace oracle-check oracle-check-root
 
-test: clean-results test-std test-loom test-shuttle report
+test: clean-results bin
+	$(MAKE) -j$(TEST_JOBS) test-parts
+	$(MAKE) report
+
+check: clean-results bin
+	$(MAKE) -j$(JOBS) check-parts
+	$(MAKE) report
+
+bin:
+	$(CARGO) build -q -p bpspec
+
+report:
+	$(BPSPEC) report $(RESULTS)
+
+test-parts: test-std test-oracle test-oracle-root test-loom test-shuttle
+
+check-parts: loom shuttle spec-check check-seqtrace oracle-check oracle-check-root
+
+# make test -----------------------------------------------------------------------------------
 
 test-std:
-	$(CARGO) test --workspace
+	$(PART) workspace --checker cargo-test --scenario workspace --bound "all but bpspec-oracle" $(WHOLE) -- \
+	$(CARGO) test --workspace --exclude bpspec-oracle
+
+test-oracle:
+	$(PART) oracle-otp$(OTP_RELEASE) --checker oracle --scenario "conformance+differential" \
+	--bound "otp=$(OTP_RELEASE) (erl on PATH) conformance-cases=256 differential-cases=300" $(WHOLE) -- \
+	env -u BPSPEC_OTP_ROOT $(CARGO) test -p bpspec-oracle
+
+test-oracle-root:
+	$(PART) oracle-otp-root --checker oracle --scenario "differential on OTP root" \
+	--bound "otp-root=$(OTP_ROOT)" $(WHOLE) $(NO_OTP_ROOT) -- \
+	env BPSPEC_OTP_ROOT=$(OTP_ROOT) $(CARGO) test -p bpspec-oracle otp_root a_node_crash
 
 test-loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
-	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=2
+	RUSTFLAGS="$(LOOM_FLAGS)" $(PART) loom --checker loom --no-row -- \
+	$(TESTSHARD) -p bpspec-models --release --target-dir target/loom -- --test-threads=2
 
 test-shuttle:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test BPSPEC_SHUTTLE_ITERS=$(TEST_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
-	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/shuttle
+	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(PART) shuttle --checker shuttle --no-row -- \
+	$(TESTSHARD) -p bpspec-models --release --target-dir target/shuttle
 
-check: clean-results loom shuttle report
+# make check ----------------------------------------------------------------------------------
 
 loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check LOOM_MAX_PREEMPTIONS=$(CHECK_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
-	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=2
+	RUSTFLAGS="$(LOOM_FLAGS)" $(PART) loom --checker loom --no-row -- \
+	$(TESTSHARD) -p bpspec-models --release --target-dir target/loom -- --test-threads=2
 
+# The refinement runs are part of the shuttle targets (models/tests/refine.rs,
+# BPSPEC_SHUTTLE_ITERS / 2 iterations per scenario and scheduler).
 shuttle:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check BPSPEC_SHUTTLE_ITERS=$(CHECK_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
-	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/shuttle
+	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(PART) shuttle --checker shuttle --no-row -- \
+	$(TESTSHARD) -p bpspec-models --release --target-dir target/shuttle
 
-report:
-	$(CARGO) run -q -p bpspec -- report $(RESULTS)
+# spec: the stateright models at full size (s3f2x2: DFS with symmetry over schedulers) and the
+# exact kill matrix; one row per model and per kill-matrix entry.
+spec-check:
+	$(PART) spec --checker stateright --no-row -- \
+	$(CARGO) run --release -q -p bpspec -- check --mutants --results $(RESULTS) $(WHOLE)
+
+# seq_trace (seqtrace/): the stateright model at its larger bound (4 processes, 3 hops).
+check-seqtrace:
+	$(PART) seqtrace --checker seqtrace --scenario model --bound "procs=4 hops=3" $(WHOLE) -- \
+	env BPSPEC_SEQTRACE_PROCS=4 BPSPEC_SEQTRACE_HOPS=3 \
+	$(CARGO) test --release -p bpspec-seqtrace --test model larger_bound -- --ignored --nocapture
+
+# The oracle at larger bounds against the Erlang/OTP on PATH, and on the OTP root if there is one.
+oracle-check:
+	$(PART) oracle-check-otp$(OTP_RELEASE) --checker oracle --scenario "conformance+differential" \
+	--bound "otp=$(OTP_RELEASE) (erl on PATH) conformance-cases=$(ORACLE_CHECK_CASES) differential-cases=$(ORACLE_CHECK_DIFF)" $(WHOLE) -- \
+	env -u BPSPEC_OTP_ROOT BPSPEC_CONFORMANCE_CASES=$(ORACLE_CHECK_CASES) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
+	$(CARGO) test -p bpspec-oracle --release --test conformance --test differential
+
+oracle-check-root:
+	$(PART) oracle-check-otp-root --checker oracle --scenario "differential on OTP root" \
+	--bound "otp-root=$(OTP_ROOT) differential-cases=$(ORACLE_CHECK_DIFF)" $(WHOLE) $(NO_OTP_ROOT) -- \
+	env BPSPEC_OTP_ROOT=$(OTP_ROOT) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
+	$(CARGO) test -p bpspec-oracle --release --test differential otp_root a_node_crash
 
 bench:
 	$(CARGO) bench -p bpspec-reference
@@ -50,28 +131,3 @@ fmt:
 
 clean-results:
 	rm -rf $(RESULTS)
-
-# seq_trace (seqtrace/): the stateright model at its larger bound (4 processes, 3 hops).
-.PHONY: check-seqtrace
-check: check-seqtrace
-check-seqtrace:
-	BPSPEC_SEQTRACE_PROCS=4 BPSPEC_SEQTRACE_HOPS=3 $(CARGO) test --release -p bpspec-seqtrace --test model larger_bound -- --ignored --nocapture
-# The oracle at larger bounds (docs/conformance.md): conformance with 4,096 cases per property and
-# 3,000 random scenarios against the installed Erlang/OTP. make test runs 256 and 300.
-ORACLE_CHECK_CASES ?= 4096
-ORACLE_CHECK_DIFF  ?= 3000
-.PHONY: oracle-check
-check: oracle-check
-oracle-check:
-	BPSPEC_CONFORMANCE_CASES=$(ORACLE_CHECK_CASES) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
-	$(CARGO) test -p bpspec-oracle --release --test conformance --test differential
-
-# spec (issue 3): the stateright models at full size (s3f2x2: DFS with symmetry over schedulers),
-# and the exact kill matrix (the CLI exits 1 if any mutant breaks other properties than
-# spec/src/model/matrix.rs expects). The refinement runs are part of the shuttle targets
-# (models/tests/refine.rs, BPSPEC_SHUTTLE_ITERS / 2 iterations per scenario and scheduler).
-.PHONY: spec-check
-spec-check:
-	$(CARGO) run --release -q -p bpspec -- check --mutants
-
-check: spec-check

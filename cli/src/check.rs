@@ -14,23 +14,38 @@ use bpspec_spec::model::matrix::{expected_unreached, kills};
 use bpspec_spec::model::props::{LIVENESS, SAFETY};
 use bpspec_spec::model::run::{default_plan, run, RunOptions, RunResult};
 use bpspec_spec::model::{model_config, named_models, SpecMutant};
+use bpspec_models::results::{record_in, Shard, Verdict};
 use serde_json::json;
 use std::process::ExitCode;
 
-pub const USAGE: &str =
-    "bpspec check [--model NAME]... [--mutant NAME]... [--mutants] [--json] [--threads N]";
+pub const USAGE: &str = "bpspec check [--model NAME]... [--mutant NAME]... [--mutants] [--json] [--threads N] [--shard i/N] [--list] [--results DIR]";
 
-struct Args {
+#[derive(clap::Args)]
+pub struct Args {
+    /// Run this model (repeatable; default: the default plan).
+    #[arg(long = "model", value_name = "NAME", value_parser = parse_model)]
     models: Vec<String>,
+    /// Run the selected models with this mutant (repeatable); its counterexamples are printed.
+    #[arg(long = "mutant", value_name = "NAME", value_parser = parse_mutant)]
     mutants: Vec<SpecMutant>,
+    /// Also run the kill matrix and compare it with the expected one.
+    #[arg(long = "mutants")]
     matrix: bool,
+    /// Print the results as JSON.
+    #[arg(long)]
     json: bool,
+    /// Checker threads.
+    #[arg(long, default_value_t = 2, value_parser = parse_threads)]
     threads: usize,
-}
-
-fn bad(msg: String) -> ExitCode {
-    eprintln!("bpspec check: {msg}\nusage: {USAGE}");
-    ExitCode::from(2)
+    /// Run only the runs (models, kill-matrix rows) of this shard, i/N.
+    #[arg(long, value_parser = crate::shard::parse_shard)]
+    shard: Option<Shard>,
+    /// Print the runs this command would make (one key a line), and run nothing.
+    #[arg(long)]
+    list: bool,
+    /// Record one row per run in DIR (docs/results.md; default: $BPSPEC_RESULTS if set).
+    #[arg(long, value_name = "DIR")]
+    results: Option<std::path::PathBuf>,
 }
 
 fn known_models() -> String {
@@ -41,55 +56,46 @@ fn known_models() -> String {
         .join(", ")
 }
 
-fn parse(args: &[&str]) -> Result<Args, String> {
-    let mut a = Args {
-        models: Vec::new(),
-        mutants: Vec::new(),
-        matrix: false,
-        json: false,
-        threads: 2,
-    };
-    let mut it = args.iter();
-    while let Some(&arg) = it.next() {
-        match arg {
-            "--model" => {
-                let n = it.next().ok_or("--model needs a NAME")?;
-                if model_config(n).is_none() {
-                    return Err(format!(
-                        "unknown model name {n:?} (known models: {})",
-                        known_models()
-                    ));
-                }
-                a.models.push(n.to_string());
-            }
-            "--mutant" => {
-                let n = it.next().ok_or("--mutant needs a NAME")?;
-                let m = SpecMutant::from_name(n).ok_or_else(|| {
-                    format!(
-                        "unknown mutant name {n:?} (known mutants: {})",
-                        SpecMutant::all()
-                            .iter()
-                            .map(|m| m.name())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })?;
-                a.mutants.push(m);
-            }
-            "--threads" => {
-                let n = it.next().ok_or("--threads needs a number")?;
-                a.threads = n
-                    .parse()
-                    .ok()
-                    .filter(|&t| t > 0)
-                    .ok_or_else(|| format!("--threads: {n:?} is not a positive number"))?;
-            }
-            "--mutants" => a.matrix = true,
-            "--json" => a.json = true,
-            other => return Err(format!("unknown argument {other:?}")),
-        }
+fn parse_model(n: &str) -> Result<String, String> {
+    if model_config(n).is_none() {
+        return Err(format!(
+            "unknown model name {n:?} (known models: {})",
+            known_models()
+        ));
     }
-    Ok(a)
+    Ok(n.to_string())
+}
+
+fn parse_mutant(n: &str) -> Result<SpecMutant, String> {
+    SpecMutant::from_name(n).ok_or_else(|| {
+        format!(
+            "unknown mutant name {n:?} (known mutants: {})",
+            SpecMutant::all()
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+fn parse_threads(n: &str) -> Result<usize, String> {
+    n.parse()
+        .ok()
+        .filter(|&t| t > 0)
+        .ok_or_else(|| format!("{n:?} is not a positive number"))
+}
+
+/// The shard key of a model run and of a kill-matrix row.
+fn run_key(model: &str, mutant: Option<SpecMutant>) -> String {
+    match mutant {
+        None => format!("spec:{model}"),
+        Some(m) => format!("spec:{model}+{}", m.name()),
+    }
+}
+
+fn kill_key(model: &str, mutant: SpecMutant) -> String {
+    format!("spec-kill:{}@{model}", mutant.name())
 }
 
 fn plan_for(name: &str) -> (bool, bool) {
@@ -157,11 +163,12 @@ fn print_result(r: &RunResult, verdict: &str) {
 
 const HEADER: &str = "model   variant                    checker                         states     unique  depth      time       rate  verdict";
 
-pub fn main(args: &[&str]) -> ExitCode {
-    let a = match parse(args) {
-        Ok(a) => a,
-        Err(e) => return bad(e),
-    };
+pub fn main(a: &Args) -> ExitCode {
+    let shard = a.shard.unwrap_or(Shard::ALL);
+    let results = a
+        .results
+        .clone()
+        .or_else(|| std::env::var_os("BPSPEC_RESULTS").map(std::path::PathBuf::from));
     let models: Vec<String> = if a.models.is_empty() {
         default_plan().iter().map(|p| p.0.to_string()).collect()
     } else {
@@ -170,16 +177,42 @@ pub fn main(args: &[&str]) -> ExitCode {
     let mut failed = false;
     let mut out_json = Vec::new();
     let mut kill_matrix: Option<Vec<serde_json::Value>> = None;
-    if !a.json {
-        println!("{HEADER}");
-    }
     let variants: Vec<Option<SpecMutant>> = if a.mutants.is_empty() {
         vec![None]
     } else {
         a.mutants.iter().copied().map(Some).collect()
     };
+    let kill_rows: Vec<_> = if a.matrix {
+        kills()
+            .into_iter()
+            .filter(|k| a.models.is_empty() || a.models.iter().any(|m| m == k.model))
+            .filter(|k| shard.contains(&kill_key(k.model, k.mutant)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if a.list {
+        for name in &models {
+            for &mutant in &variants {
+                let key = run_key(name, mutant);
+                if shard.contains(&key) {
+                    println!("{key}");
+                }
+            }
+        }
+        for k in &kill_rows {
+            println!("{}", kill_key(k.model, k.mutant));
+        }
+        return ExitCode::SUCCESS;
+    }
+    if !a.json {
+        println!("{HEADER}");
+    }
     for name in &models {
         for &mutant in &variants {
+            if !shard.contains(&run_key(name, mutant)) {
+                continue;
+            }
             let (symmetry, liveness) = plan_for(name);
             let cfg = model_config(name).expect("validated").with_mutant(mutant);
             let r = run(
@@ -209,6 +242,32 @@ pub fn main(args: &[&str]) -> ExitCode {
                 "VIOLATED"
             };
             failed |= !ok;
+            if let Some(dir) = &results {
+                let expected = if mutant.is_some() { "killed" } else { "hold" };
+                let observed = match (mutant.is_some(), ok) {
+                    (false, _) => verdict,
+                    (true, _) if !r.violated.is_empty() => "killed",
+                    (true, _) => "survives",
+                };
+                record_in(
+                    dir,
+                    &Verdict {
+                        checker: "stateright",
+                        progress: "spec",
+                        scenario: name,
+                        variant: mutant.map_or("baseline", |m| m.name()),
+                        bound: format!("{} {} states={} unique={} depth={}", r.checker, r.params, r.states, r.unique, r.depth),
+                        expected,
+                        observed,
+                        seconds: r.secs,
+                        detail: r
+                            .violated
+                            .first()
+                            .map(|v| format!("{}: {}", v.property, v.steps.first().cloned().unwrap_or_default()))
+                            .unwrap_or_default(),
+                    },
+                );
+            }
             if a.json {
                 out_json.push(result_json(&r, verdict));
             } else {
@@ -217,10 +276,7 @@ pub fn main(args: &[&str]) -> ExitCode {
         }
     }
     if a.matrix {
-        let rows: Vec<_> = kills()
-            .into_iter()
-            .filter(|k| a.models.is_empty() || a.models.iter().any(|m| m == k.model))
-            .collect();
+        let rows = kill_rows;
         let mut columns: Vec<&str> = SAFETY.to_vec();
         columns.push(LIVENESS);
         let mut matrix_json = Vec::new();
@@ -246,6 +302,36 @@ pub fn main(args: &[&str]) -> ExitCode {
             g.sort();
             let as_expected = g == want && got.contains(&k.designated);
             failed |= !as_expected;
+            if let Some(dir) = &results {
+                // BFS: the counterexample is a shortest one, so its length is the depth at which
+                // the mutant is first killed; the margin is the model's full depth over it.
+                let cx = r.violated.iter().find(|v| v.property == k.designated);
+                let steps = cx.map_or(0, |v| v.steps.len().saturating_sub(1));
+                record_in(
+                    dir,
+                    &Verdict {
+                        checker: "stateright",
+                        progress: "spec-kill-matrix",
+                        scenario: k.model,
+                        variant: k.mutant.name(),
+                        bound: format!(
+                            "bfs states={} unique={} depth={} first-killed-at-depth={steps} breaks={}",
+                            r.states,
+                            r.unique,
+                            r.depth,
+                            got.join(",")
+                        ),
+                        expected: "killed",
+                        observed: if as_expected { "killed" } else { "UNEXPECTED" },
+                        seconds: r.secs,
+                        detail: if as_expected {
+                            format!("{}: {}", k.designated, cx.and_then(|v| v.steps.last().cloned()).unwrap_or_default())
+                        } else {
+                            format!("breaks {got:?}, expected {:?}", k.breaks)
+                        },
+                    },
+                );
+            }
             let cells: String = columns
                 .iter()
                 .map(|c| {

@@ -8,33 +8,29 @@ use std::process::ExitCode;
 
 pub const USAGE: &str = "bpspec explore NAME [--mutant M] [--addr 127.0.0.1:PORT]";
 
+#[derive(clap::Args)]
+pub struct Args {
+    /// The model to serve.
+    name: String,
+    /// Serve the model with this mutant.
+    #[arg(long, value_name = "M")]
+    mutant: Option<String>,
+    /// Where to listen.
+    #[arg(long, default_value = "127.0.0.1:3000", value_name = "HOST:PORT")]
+    addr: String,
+}
+
 fn bad(msg: String) -> ExitCode {
     eprintln!("bpspec explore: {msg}\nusage: {USAGE}");
     ExitCode::from(2)
 }
 
-pub fn main(args: &[&str]) -> ExitCode {
-    let mut name = None;
-    let mut addr = "127.0.0.1:3000".to_string();
-    let mut mutant = None;
-    let mut it = args.iter();
-    while let Some(&a) = it.next() {
-        match a {
-            "--addr" => match it.next() {
-                Some(v) => addr = v.to_string(),
-                None => return bad("--addr needs HOST:PORT".into()),
-            },
-            "--mutant" => match it.next().map(|n| (n, SpecMutant::from_name(n))) {
-                Some((_, Some(m))) => mutant = Some(m),
-                Some((n, None)) => return bad(format!("unknown mutant name {n:?}")),
-                None => return bad("--mutant needs a NAME".into()),
-            },
-            n if !n.starts_with('-') && name.is_none() => name = Some(n),
-            other => return bad(format!("unknown argument {other:?}")),
-        }
-    }
-    let Some(name) = name else {
-        return bad("missing model NAME".into());
+pub fn main(a: &Args) -> ExitCode {
+    let (name, addr) = (a.name.as_str(), &a.addr);
+    let mutant = match a.mutant.as_deref().map(|n| (n, SpecMutant::from_name(n))) {
+        Some((_, Some(m))) => Some(m),
+        Some((n, None)) => return bad(format!("unknown mutant name {n:?}")),
+        None => None,
     };
     let Some(cfg) = model_config(name) else {
         let known: Vec<_> = named_models().iter().map(|m| m.0).collect();
@@ -44,7 +40,7 @@ pub fn main(args: &[&str]) -> ExitCode {
         ));
     };
     // Check the address first: the Explorer itself panics on a bind failure.
-    match std::net::TcpListener::bind(&addr) {
+    match std::net::TcpListener::bind(addr) {
         Ok(l) => drop(l),
         Err(e) => return bad(format!("cannot listen on {addr}: {e}")),
     }

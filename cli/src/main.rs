@@ -1,35 +1,106 @@
-//! `bpspec`: the command line.
+//! `bpspec`: the command line (clap). One subcommand enum, [`Cmd`]; each subcommand's arguments
+//! live in its own module, so a new subcommand is one variant plus one module.
 //!
 //! ```text
-//! bpspec report DIR     print the results table from DIR/*.tsv (written by the model runs)
+//! bpspec report DIR...  merge the result files of DIR... (shards) into one table, JSON and JUnit
 //! bpspec mutants        list the mutants and what each one breaks
 //! bpspec check ...      run the spec's stateright models (cli/src/check.rs)
 //! bpspec explore NAME   serve stateright's Explorer for one model (cli/src/explore.rs)
+//! bpspec oracle ...     run scenarios and compare observations (cli/src/oracle.rs)
+//! bpspec part ...       run one part of make check and record its row (cli/src/part.rs)
+//! bpspec shard i/N      keep the lines of stdin that belong to shard i of N (cli/src/shard.rs)
 //! ```
 //! Exit codes: 0 all verdicts as expected; 1 some verdict differs from its expectation (a
 //! baseline violated, or a mutant expected to be killed survived); 2 bad usage or unreadable
-//! input.
+//! input. `bpspec oracle` adds 3 and 4 (docs/cli.md). `--help` and `--version` exit 0.
 
-mod oracle;
-
+use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod check;
 mod explore;
+mod oracle;
+mod part;
+mod report;
+mod shard;
 
-const USAGE: &str = "usage: bpspec report DIR | bpspec mutants | bpspec oracle run|check|erl FILE... | bpspec check ... | bpspec explore NAME ... | bpspec help";
+const USAGE: &str = "usage: bpspec report DIR... | bpspec mutants | bpspec oracle run|check|erl FILE... | bpspec check ... | bpspec explore NAME ... | bpspec part ... -- CMD... | bpspec shard i/N | bpspec help";
+
+/// Model checks, reference engine and oracle for how ERTS changes breakpoints while every
+/// scheduler keeps running.
+#[derive(Parser)]
+#[command(name = "bpspec", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Merge result files (one DIR per shard) into one table; write it as JSON and JUnit XML.
+    Report(report::Args),
+    /// List the reference engine's mutants.
+    Mutants,
+    /// Run the spec's stateright models (and, with --mutants, the kill matrix).
+    Check(check::Args),
+    /// Serve stateright's Explorer for one model.
+    Explore(explore::Args),
+    /// Run scenarios on an engine and compare observations (docs/cli.md).
+    Oracle(oracle::Args),
+    /// Run one part of make check (a command), show its progress and record its row.
+    Part(part::Args),
+    /// Print the lines of stdin (unit names) that belong to one shard.
+    Shard(shard::Args),
+}
+
+/// The usage line printed with a parse error, by subcommand (the messages the tests check).
+fn usage_for(sub: Option<&str>) -> String {
+    match sub {
+        Some("check") => format!("usage: {}", check::USAGE),
+        Some("explore") => format!("usage: {}", explore::USAGE),
+        Some("oracle") => format!("usage: {}", oracle::USAGE),
+        Some("report") => format!("usage: {}", report::USAGE),
+        Some("part") => format!("usage: {}", part::USAGE),
+        Some("shard") => format!("usage: {}", shard::USAGE),
+        _ => USAGE.to_string(),
+    }
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        ["report", dir] => report(dir),
-        ["oracle", rest @ ..] => oracle::main(rest),
-        ["mutants"] => {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("help") && args.len() == 2 {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+            if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            let sub = args.get(1).map(String::as_str).filter(|s| {
+                ["check", "explore", "oracle", "report", "part", "shard", "mutants"].contains(s)
+            });
+            let who = sub.map_or("bpspec".to_string(), |s| format!("bpspec {s}"));
+            let msg = e.render().to_string();
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            eprintln!(
+                "{who}: bad usage: {first} (arguments: {:?})\n{}",
+                &args[1..],
+                usage_for(sub)
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match cli.cmd {
+        Cmd::Report(a) => report::main(&a),
+        Cmd::Mutants => {
             for m in bpspec_reference::Mutant::ALL {
                 println!("{m}");
             }
@@ -41,152 +112,10 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        ["check", rest @ ..] => check::main(rest),
-        ["explore", rest @ ..] => explore::main(rest),
-        ["help"] | ["--help"] | ["-h"] => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        _ => {
-            eprintln!("bpspec: bad usage: {:?}\n{USAGE}", args);
-            ExitCode::from(2)
-        }
-    }
-}
-
-struct Row {
-    cols: Vec<String>,
-    source: String,
-}
-
-fn report(dir: &str) -> ExitCode {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("bpspec report: cannot read results directory {dir}: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let mut paths: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "tsv"))
-        .collect();
-    paths.sort();
-    if paths.is_empty() {
-        eprintln!(
-            "bpspec report: no *.tsv result files in {dir} (run make check or make test first)"
-        );
-        return ExitCode::from(2);
-    }
-    let mut rows = Vec::new();
-    for p in &paths {
-        let text = match std::fs::read_to_string(p) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("bpspec report: cannot read {}: {e}", p.display());
-                return ExitCode::from(2);
-            }
-        };
-        for (n, line) in text.lines().enumerate() {
-            let cols: Vec<String> = line.split('\t').map(str::to_string).collect();
-            if cols.len() != 9 {
-                eprintln!(
-                    "bpspec report: {}:{}: expected 9 tab-separated columns, found {}",
-                    p.display(),
-                    n + 1,
-                    cols.len()
-                );
-                return ExitCode::from(2);
-            }
-            rows.push(Row {
-                cols,
-                source: format!("{}:{}", p.display(), n + 1),
-            });
-        }
-    }
-    rows.sort_by(|a, b| {
-        (
-            &a.cols[0],
-            &a.cols[1],
-            a.cols[3] != "baseline",
-            &a.cols[3],
-            &a.cols[2],
-        )
-            .cmp(&(
-                &b.cols[0],
-                &b.cols[1],
-                b.cols[3] != "baseline",
-                &b.cols[3],
-                &b.cols[2],
-            ))
-    });
-    let header = [
-        "checker",
-        "progress",
-        "scenario",
-        "variant",
-        "bound",
-        "expected",
-        "observed",
-        "secs",
-        "counterexample",
-    ];
-    let widths: Vec<usize> = (0..9)
-        .map(|i| {
-            if i == 8 {
-                0
-            } else {
-                rows.iter()
-                    .map(|r| r.cols[i].chars().count())
-                    .chain([header[i].len()])
-                    .max()
-                    .unwrap_or(0)
-            }
-        })
-        .collect();
-    let line = |cols: &[&str]| {
-        let mut s = String::new();
-        for (i, c) in cols.iter().enumerate() {
-            if i == 8 {
-                s.push_str(c);
-            } else {
-                s.push_str(&format!("{c:<w$}  ", w = widths[i]));
-            }
-        }
-        println!("{}", s.trim_end());
-    };
-    line(&header);
-    let mut bad = Vec::new();
-    for r in &rows {
-        let c: Vec<&str> = r.cols.iter().map(String::as_str).collect();
-        line(&c);
-        let ok = matches!(
-            (c[5], c[6]),
-            ("hold", "hold")
-                | ("killed", "killed")
-                | ("survives", "survives")
-                | ("survives", "killed")
-        );
-        if !ok {
-            bad.push(format!(
-                "{}: {} {} {} on {}: expected {}, observed {}",
-                r.source, c[0], c[1], c[3], c[2], c[5], c[6]
-            ));
-        }
-    }
-    let (holds, kills) = (
-        rows.iter().filter(|r| r.cols[3] == "baseline").count(),
-        rows.iter().filter(|r| r.cols[6] == "killed").count(),
-    );
-    println!();
-    println!("{} passed, {} failed", rows.len() - bad.len(), bad.len());
-    println!("({holds} baseline runs, {kills} mutant runs killed)");
-    if bad.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        for b in &bad {
-            eprintln!("UNEXPECTED: {b}");
-        }
-        ExitCode::from(1)
+        Cmd::Check(a) => check::main(&a),
+        Cmd::Explore(a) => explore::main(&a),
+        Cmd::Oracle(a) => oracle::main(&a),
+        Cmd::Part(a) => part::main(&a),
+        Cmd::Shard(a) => shard::main(&a),
     }
 }

@@ -32,72 +32,99 @@ fn run_error(e: &RunError) -> ExitCode {
     })
 }
 
-pub fn main(args: &[&str]) -> ExitCode {
-    let (cmd, rest) = match args {
-        [cmd, rest @ ..] => (*cmd, rest),
-        [] => {
-            eprintln!("bpspec oracle: bad usage\nusage: {USAGE}");
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    cmd: OracleCmd,
+}
+
+#[derive(clap::Subcommand)]
+enum OracleCmd {
+    /// Print the observations, one JSON object per line.
+    Run(RunArgs),
+    /// Compare the observations with the file's expect; print a diff.
+    Check(RunArgs),
+    /// Run each file on bpspec and on the installed Erlang/OTP (or the one in a Debian root).
+    Erl(ErlArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The scenario file (docs/scenario.md).
+    file: String,
+    /// The engine: bpspec's concurrent engine (reference) or the sequential oracle.
+    #[arg(long, default_value = "reference", value_parser = ["reference", "oracle"])]
+    engine: String,
+}
+
+#[derive(clap::Args)]
+struct ErlArgs {
+    /// Run ERTS from the Debian root DIR (scripts/otp-root.sh) through chroot.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    otp_root: Option<Option<String>>,
+    /// Scenario files.
+    files: Vec<String>,
+}
+
+pub fn main(a: &Args) -> ExitCode {
+    match &a.cmd {
+        OracleCmd::Run(r) => run_or_check("run", &r.file, &r.engine),
+        OracleCmd::Check(r) => run_or_check("check", &r.file, &r.engine),
+        OracleCmd::Erl(e) => {
+            let files: Vec<&str> = e.files.iter().map(String::as_str).collect();
+            match &e.otp_root {
+                Some(Some(dir)) if !files.is_empty() && !dir.is_empty() => {
+                    erl_main(&files, Some(std::path::Path::new(dir)))
+                }
+                Some(_) => {
+                    eprintln!(
+                        "bpspec oracle: --otp-root needs a directory and at least one FILE\nusage: {USAGE}"
+                    );
+                    code(EXIT_BAD_INPUT)
+                }
+                None if !files.is_empty() => erl_main(&files, None),
+                None => {
+                    eprintln!("bpspec oracle: erl needs at least one FILE\nusage: {USAGE}");
+                    code(EXIT_BAD_INPUT)
+                }
+            }
+        }
+    }
+}
+
+fn run_or_check(cmd: &str, file: &str, engine: &str) -> ExitCode {
+    let sc = match load_file(file) {
+        Ok(sc) => sc,
+        Err(e) => {
+            eprintln!("bpspec oracle: {e}");
             return code(EXIT_BAD_INPUT);
         }
     };
-    match (cmd, rest) {
-        ("run" | "check", [file, opts @ ..]) => {
-            let engine = match opts {
-                [] | ["--engine", "reference"] => "reference",
-                ["--engine", "oracle"] => "oracle",
-                _ => {
-                    eprintln!("bpspec oracle: bad options {opts:?}\nusage: {USAGE}");
-                    return code(EXIT_BAD_INPUT);
-                }
-            };
-            let sc = match load_file(file) {
-                Ok(sc) => sc,
-                Err(e) => {
-                    eprintln!("bpspec oracle: {e}");
-                    return code(EXIT_BAD_INPUT);
-                }
-            };
-            let mut eng: Box<dyn BreakpointEngine> = if engine == "reference" {
-                Box::new(RefEngine::new(sc.funcs.clone()))
-            } else {
-                SpecOracle::boxed(sc.funcs.clone())
-            };
-            let obs = match run(&sc, eng.as_mut()) {
-                Ok(o) => o,
-                Err(e) => return run_error(&e),
-            };
-            if cmd == "run" {
-                print!("{}", render(&obs));
-                return code(EXIT_AGREE);
-            }
-            let Some(exp) = sc.scenario.expect.as_ref() else {
-                eprintln!("bpspec oracle: {file}: at $.expect: check needs the expected observations (the scenario has no expect)");
-                return code(EXIT_BAD_INPUT);
-            };
-            match diff(exp, &obs) {
-                None => {
-                    println!("{file}: {} observations agree", obs.len());
-                    code(EXIT_AGREE)
-                }
-                Some(d) => {
-                    println!("{file}: observations differ (- expected, + observed):\n{d}");
-                    code(EXIT_DIFFER)
-                }
-            }
+    let mut eng: Box<dyn BreakpointEngine> = if engine == "reference" {
+        Box::new(RefEngine::new(sc.funcs.clone()))
+    } else {
+        SpecOracle::boxed(sc.funcs.clone())
+    };
+    let obs = match run(&sc, eng.as_mut()) {
+        Ok(o) => o,
+        Err(e) => return run_error(&e),
+    };
+    if cmd == "run" {
+        print!("{}", render(&obs));
+        return code(EXIT_AGREE);
+    }
+    let Some(exp) = sc.scenario.expect.as_ref() else {
+        eprintln!("bpspec oracle: {file}: at $.expect: check needs the expected observations (the scenario has no expect)");
+        return code(EXIT_BAD_INPUT);
+    };
+    match diff(exp, &obs) {
+        None => {
+            println!("{file}: {} observations agree", obs.len());
+            code(EXIT_AGREE)
         }
-        ("erl", ["--otp-root", dir, files @ ..]) if !files.is_empty() && !dir.is_empty() => {
-            erl_main(files, Some(std::path::Path::new(dir)))
-        }
-        ("erl", ["--otp-root", ..]) => {
-            eprintln!(
-                "bpspec oracle: --otp-root needs a directory and at least one FILE\nusage: {USAGE}"
-            );
-            code(EXIT_BAD_INPUT)
-        }
-        ("erl", files) if !files.is_empty() => erl_main(files, None),
-        _ => {
-            eprintln!("bpspec oracle: bad usage: {args:?}\nusage: {USAGE}");
-            code(EXIT_BAD_INPUT)
+        Some(d) => {
+            println!("{file}: observations differ (- expected, + observed):\n{d}");
+            code(EXIT_DIFFER)
         }
     }
 }

@@ -90,21 +90,26 @@ pub mod loom_run {
         let execs = Arc::new(AtomicUsize::new(0));
         let execs2 = execs.clone();
         let start = Instant::now();
+        let bound = format!(
+            "preemption={} branches={}",
+            b.preemption_bound.map_or("none".into(), |p| p.to_string()),
+            b.max_branches
+        );
+        // loom has no progress callback: the closure counts executions, a reporter reads it.
+        let progress = crate::results::Progress::start("loom", "executions", bound.clone(), execs.clone());
         let cx = catch(|| {
             b.check(move || {
                 execs2.fetch_add(1, Relaxed);
                 model();
             })
         });
+        drop(progress);
+        // On a kill, the count is the execution that found the counterexample.
         Outcome {
             cx,
             executions: execs.load(Relaxed),
             seconds: start.elapsed().as_secs_f64(),
-            bound: format!(
-                "preemption={} branches={}",
-                b.preemption_bound.map_or("none".into(), |p| p.to_string()),
-                b.max_branches
-            ),
+            bound,
         }
     }
 }
@@ -137,6 +142,19 @@ pub mod shuttle_run {
         model: impl Fn() + Send + Sync + 'static,
     ) -> (Option<String>, f64, String) {
         let start = Instant::now();
+        let label = if pct { "pct" } else { "random" };
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let progress = crate::results::Progress::start(
+            "shuttle",
+            "iterations",
+            format!("{label} iterations={n}"),
+            done.clone(),
+        );
+        let counted = done.clone();
+        let model = move || {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            model();
+        };
         let cx = catch(|| {
             if pct {
                 Runner::new(
@@ -148,11 +166,17 @@ pub mod shuttle_run {
                 Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(model);
             }
         });
-        let bound = if pct {
+        drop(progress);
+        let mut bound = if pct {
             format!("pct depth={PCT_DEPTH} iterations={n} seed={SEED:#x}")
         } else {
             format!("random iterations={n} seed={SEED:#x}")
         };
+        if cx.is_some() {
+            // The bound at which this run first fails, and the margin to the bound it ran at.
+            let k = done.load(std::sync::atomic::Ordering::Relaxed).max(1);
+            bound.push_str(&format!(" first-killed-at={k} margin={:.0}x", n as f64 / k as f64));
+        }
         (cx, start.elapsed().as_secs_f64(), bound)
     }
 }

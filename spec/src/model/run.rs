@@ -264,8 +264,24 @@ struct Finished {
 
 fn finish<C: Checker<BpModel>>(c: &C, progress: bool, t0: Instant) -> Finished {
     let tty = progress && std::io::stderr().is_terminal();
+    // Not a terminal: a plain `[progress]` line every BPSPEC_PROGRESS_SECS seconds (default 15).
+    let every = std::env::var("BPSPEC_PROGRESS_SECS")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(15);
+    let mut next = every;
     while !c.is_done() {
         std::thread::sleep(Duration::from_millis(if tty { 500 } else { 20 }));
+        if progress && !tty && every > 0 && t0.elapsed().as_secs() >= next {
+            next += every;
+            let n = c.state_count();
+            eprintln!(
+                "[progress] stateright: {n} states, {} unique, {:.0} states/s, {} s",
+                c.unique_state_count(),
+                n as f64 / t0.elapsed().as_secs_f64().max(1e-9),
+                t0.elapsed().as_secs()
+            );
+        }
         if tty {
             let n = c.state_count();
             let secs = t0.elapsed().as_secs_f64();

@@ -1,0 +1,198 @@
+//! `bpspec report` over several shards' directories (merge, overlap, JSON, JUnit), `bpspec part`,
+//! the shard split of `bpspec check` and `bpspec shard`, and clap's `--help` / `--version`.
+
+mod common;
+use common::bpspec;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("bpspec-report-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const LOOM: &str =
+    "loom\tqsbr\tadd\tbaseline\tpreemption=2 branches=20000 executions=1234\thold\thold\t0.5\t\n";
+const SPEC: &str = "stateright\tspec\ts2f2x1\tbaseline\tbfs states=99 unique=50 depth=9\thold\thold\t1.0\t\n";
+const SKIP: &str = "oracle\t-\tdifferential on OTP root\tbaseline\totp-root=\thold\tskipped\t0.000\tBPSPEC_OTP_ROOT is not set\n";
+
+#[test]
+fn report_merges_shards_and_writes_json_and_junit() {
+    let (a, b) = (temp_dir("shard1"), temp_dir("shard2"));
+    std::fs::write(a.join("loom.tsv"), LOOM).unwrap();
+    std::fs::write(b.join("stateright.tsv"), SPEC).unwrap();
+    std::fs::write(b.join("oracle.tsv"), SKIP).unwrap();
+    let json = a.join("merged.json");
+    let junit = a.join("merged.xml");
+    let (code, out, err) = bpspec(&[
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1234 executions") && out.contains("99 states"), "{out}");
+    assert!(out.trim_end().ends_with("2 passed, 0 failed, 1 skipped"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["passed"], 2);
+    assert_eq!(v["skipped"], 1);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 3);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testsuites") && xml.contains("tests=\"3\"") && xml.contains("<skipped"),
+        "{xml}"
+    );
+}
+
+#[test]
+fn report_fails_on_a_row_in_two_shards() {
+    let (a, b) = (temp_dir("overlap1"), temp_dir("overlap2"));
+    std::fs::write(a.join("loom.tsv"), LOOM).unwrap();
+    std::fs::write(b.join("loom.tsv"), LOOM).unwrap();
+    let (code, _, err) = bpspec(&["report", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the shards overlap"), "{err}");
+}
+
+#[test]
+fn a_failed_row_fails_the_junit_case() {
+    let d = temp_dir("failed");
+    std::fs::write(
+        d.join("loom.tsv"),
+        "loom\tqsbr\tadd\tbaseline\tpreemption=2\thold\tVIOLATED\t0.5\tI3 violated\n",
+    )
+    .unwrap();
+    let (code, _, _) = bpspec(&["report", d.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let xml = std::fs::read_to_string(d.join("report.xml")).unwrap();
+    assert!(xml.contains("<failure") && xml.contains("I3 violated"), "{xml}");
+}
+
+#[test]
+fn part_records_a_row_and_keeps_the_log() {
+    let d = temp_dir("part");
+    let dir = d.to_str().unwrap();
+    let (code, out, err) = bpspec(&[
+        "part", "ok", "--checker", "demo", "--bound", "n=1", "--results", dir, "--", "echo",
+        "test result: ok. 3 passed; 0 failed",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, _, _) = bpspec(&[
+        "part", "bad", "--checker", "demo", "--results", dir, "--", "false",
+    ]);
+    assert_eq!(code, 0, "the table, not the part, gives the verdict");
+    let (code, _, _) = bpspec(&[
+        "part", "quiet", "--checker", "demo", "--no-row", "--results", dir, "--", "true",
+    ]);
+    assert_eq!(code, 0);
+    let (code, _, _) = bpspec(&[
+        "part", "later", "--checker", "demo", "--skip", "no OTP root", "--results", dir, "--",
+        "false",
+    ]);
+    assert_eq!(code, 0);
+    let rows = std::fs::read_to_string(d.join("demo.tsv")).unwrap();
+    let rows: Vec<Vec<&str>> = rows.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!((rows[0][2], rows[0][4], rows[0][6]), ("ok", "n=1 tests=3", "hold"));
+    assert_eq!((rows[1][2], rows[1][6]), ("bad", "VIOLATED"));
+    assert_eq!((rows[2][2], rows[2][6], rows[2][8]), ("later", "skipped", "no OTP root"));
+    let log = std::fs::read_to_string(d.join("logs/ok.log")).unwrap();
+    assert!(log.contains("3 passed"), "{log}");
+    let (code, out, _) = bpspec(&["report", dir]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("1 passed, 1 failed, 1 skipped"), "{out}");
+}
+
+fn lines(s: &str) -> Vec<String> {
+    s.lines().map(str::to_string).collect()
+}
+
+/// The union of the shards of `bpspec check --mutants` is exactly its unsharded plan, without
+/// overlap, for several shard counts.
+#[test]
+fn check_shards_partition_the_plan() {
+    let (code, all, err) = bpspec(&["check", "--mutants", "--list"]);
+    assert_eq!(code, 0, "{err}");
+    let all = lines(&all);
+    assert!(all.len() > 6 && all.iter().any(|k| k.starts_with("spec-kill:")), "{all:?}");
+    for n in [2, 3, 5] {
+        let mut union = Vec::new();
+        for i in 1..=n {
+            let (code, out, err) =
+                bpspec(&["check", "--mutants", "--list", "--shard", &format!("{i}/{n}")]);
+            assert_eq!(code, 0, "{err}");
+            union.extend(lines(&out));
+        }
+        let set: BTreeSet<_> = union.iter().cloned().collect();
+        assert_eq!(set.len(), union.len(), "N={n}: a run is in two shards: {union:?}");
+        assert_eq!(set, all.iter().cloned().collect(), "N={n}");
+    }
+}
+
+fn shard_of(input: &str, shard: &str) -> Vec<String> {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_bpspec"))
+        .args(["shard", shard, "--prefix", "--test=loom::"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = c.wait_with_output().unwrap();
+    assert!(out.status.success());
+    lines(&String::from_utf8(out.stdout).unwrap())
+}
+
+/// `bpspec shard` (the split of the loom and shuttle tests, scripts/cargo-test-shard.sh): every
+/// test name lands in exactly one shard.
+#[test]
+fn test_name_shards_partition_the_tests() {
+    let names: Vec<String> = (0..200).map(|i| format!("baseline_{i}")).collect();
+    let input = names.join("\n") + "\n";
+    assert_eq!(shard_of(&input, "1/1"), names);
+    for n in [2, 4, 7] {
+        let mut union = Vec::new();
+        for i in 1..=n {
+            union.extend(shard_of(&input, &format!("{i}/{n}")));
+        }
+        union.sort();
+        let mut want = names.clone();
+        want.sort();
+        assert_eq!(union, want, "N={n}");
+    }
+    let (code, _, err) = bpspec(&["shard", "3/2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("need 1 <= i <= N"), "{err}");
+}
+
+#[test]
+fn help_and_version() {
+    let (code, out, _) = bpspec(&["--version"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("bpspec "), "{out}");
+    for sub in [
+        &["--help"][..],
+        &["check", "--help"],
+        &["report", "--help"],
+        &["explore", "--help"],
+        &["oracle", "--help"],
+        &["oracle", "erl", "--help"],
+        &["part", "--help"],
+        &["shard", "--help"],
+        &["mutants", "--help"],
+    ] {
+        let (code, out, err) = bpspec(sub);
+        assert_eq!(code, 0, "{sub:?}: {err}");
+        assert!(out.contains("Usage: bpspec"), "{sub:?}: {out}");
+    }
+    let (code, out, _) = bpspec(&["help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("usage: bpspec report DIR"), "{out}");
+}
