@@ -31,7 +31,7 @@ while IFS= read -r line; do
     esac
 done <<<"$list"
 for target in "${!names[@]}"; do
-    mapfile -t mine < <(printf '%s' "${names[$target]}" | "$bpspec" shard "$shard" --prefix "$target::")
+    mapfile -t mine < <(printf '%s' "${names[$target]}" | "$bpspec" shard "$shard" --prefix="$target::")
     ((${#mine[@]})) || continue
     ran=$((ran + ${#mine[@]}))
     cargo test "${args[@]}" "$target" -- "${targs[@]}" --exact "${mine[@]}" || status=$?

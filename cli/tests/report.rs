@@ -139,7 +139,7 @@ fn check_shards_partition_the_plan() {
 
 fn shard_of(input: &str, shard: &str) -> Vec<String> {
     let mut c = Command::new(env!("CARGO_BIN_EXE_bpspec"))
-        .args(["shard", shard, "--prefix", "--test=loom::"])
+        .args(["shard", shard, "--prefix=--test=loom::"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
