@@ -45,8 +45,12 @@ struct Row {
 }
 
 /// The work a row did: the first of `executions=`, `states=`, `iterations=`, `cases=`,
-/// `scenarios=`, `tests=` in its bound (docs/results.md), as "N unit".
+/// `scenarios=`, `tests=` in its bound (docs/results.md), as "N unit"; for a run stopped by its
+/// first counterexample (`first-killed-at=K`), "K of N unit".
 pub fn work_of(bound: &str) -> String {
+    let first = bound
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix("first-killed-at="));
     for key in [
         "executions",
         "states",
@@ -58,7 +62,10 @@ pub fn work_of(bound: &str) -> String {
         let pat = format!("{key}=");
         for tok in bound.split_whitespace() {
             if let Some(v) = tok.strip_prefix(&pat) {
-                return format!("{v} {key}");
+                return match first {
+                    Some(k) => format!("{k} of {v} {key}"),
+                    None => format!("{v} {key}"),
+                };
             }
         }
     }
