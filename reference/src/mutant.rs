@@ -86,7 +86,7 @@ impl Mutant {
         Mutant::WakeWithoutBarrier,
     ];
 
-    /// The call_time/call_memory collection's mutants (issue 4), killed by the collection
+    /// The call_time/call_memory collection's mutants, killed by the collection
     /// models (`bpspec_models::collection`), not by the trace_pattern kill matrix.
     pub const COLLECTION: [Mutant; 9] = [
         Mutant::CollectSkipWaitBeforeFlip,
@@ -100,7 +100,7 @@ impl Mutant {
         Mutant::TimemRestartKeepsCounter,
     ];
 
-    /// The sessions and tracer mutants (issue 5), killed by `bpspec_models::sessions`.
+    /// The sessions and tracer mutants, killed by `bpspec_models::sessions`.
     pub const SESSIONS: [Mutant; 5] = [
         Mutant::LinkAtStage,
         Mutant::FreeAtUnlink,
