@@ -9,6 +9,7 @@
 //! bpspec oracle ...     run scenarios and compare observations (cli/src/oracle.rs)
 //! bpspec part ...       run one part of make check and record its row (cli/src/part.rs)
 //! bpspec shard i/N      keep the lines of stdin that belong to shard i of N (cli/src/shard.rs)
+//! bpspec rate           the spec's checking rate next to a 2PC model (cli/src/rate.rs)
 //! ```
 //! Exit codes: 0 all verdicts as expected; 1 some verdict differs from its expectation (a
 //! baseline violated, or a mutant expected to be killed survived); 2 bad usage or unreadable
@@ -21,6 +22,7 @@ mod check;
 mod explore;
 mod oracle;
 mod part;
+mod rate;
 mod report;
 mod shard;
 
@@ -51,6 +53,8 @@ enum Cmd {
     Part(part::Args),
     /// Print the lines of stdin (unit names) that belong to one shard.
     Shard(shard::Args),
+    /// The spec's checking rate side by side with a two-phase-commit model (docs/perf.md).
+    Rate(rate::Args),
 }
 
 /// The usage line printed with a parse error, by subcommand (the messages the tests check).
@@ -117,5 +121,6 @@ fn main() -> ExitCode {
         Cmd::Oracle(a) => oracle::main(&a),
         Cmd::Part(a) => part::main(&a),
         Cmd::Shard(a) => shard::main(&a),
+        Cmd::Rate(a) => rate::main(&a),
     }
 }

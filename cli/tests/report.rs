@@ -186,6 +186,7 @@ fn help_and_version() {
         &["oracle", "erl", "--help"],
         &["part", "--help"],
         &["shard", "--help"],
+        &["rate", "--help"],
         &["mutants", "--help"],
     ] {
         let (code, out, err) = bpspec(sub);
