@@ -15,6 +15,7 @@ pub mod gen_sessions;
 pub mod observe;
 pub mod run;
 pub mod scenario;
+pub mod seq;
 pub mod sessions;
 pub mod target;
 
