@@ -16,6 +16,9 @@ pub mod observe;
 pub mod run;
 pub mod scenario;
 pub mod seq;
+pub mod shrink;
+pub mod coverage;
+pub mod external;
 pub mod sessions;
 pub mod target;
 
