@@ -5,19 +5,25 @@
 //! bpspec oracle check FILE [--engine reference|oracle]   compare with the file's expect; diff
 //! bpspec oracle erl [--otp-root DIR] FILE...             run on bpspec and on the installed Erlang/OTP
 //!                                                        (or the OTP in the Debian root DIR)
+//! bpspec oracle check --engine-cmd CMD [FILE|DIR...] [--count N] [--seed S] [--features F,..]
+//!                     [--out DIR] [--timeout SECS] [--shrink-max K]   another engine vs the oracle
+//! bpspec oracle gen --count N [--seed S] [--features F,..] [--out DIR] [--coverage]
 //! ```
+//! FILE may be a seq_trace scenario (docs/seq_trace_scenario.md) or `-` (stdin) for run/check.
 //! Exit codes: 0 agree (run: ran), 1 differ, 2 bad input or usage, 3 feature not implemented by
 //! the engine, 4 engine invariant violated or Erlang/OTP missing or failing.
 
 use bpspec_oracle::erlang::{self, Erl, Summary, Verdict};
 use bpspec_oracle::observe::{diff, render};
 use bpspec_oracle::run::{run, RunError};
-use bpspec_oracle::scenario::load_file;
+use bpspec_oracle::scenario::{load, load_file};
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle};
 use bpspec_oracle::*;
 use std::process::ExitCode;
 
-pub const USAGE: &str = "bpspec oracle run FILE [--engine reference|oracle] | bpspec oracle check FILE [--engine reference|oracle] | bpspec oracle erl [--otp-root DIR] FILE...";
+mod kit;
+
+pub const USAGE: &str = "bpspec oracle run FILE [--engine reference|oracle] | bpspec oracle check FILE [--engine reference|oracle] | bpspec oracle erl [--otp-root DIR] FILE... | bpspec oracle check --engine-cmd CMD [FILE|DIR...] [--count N] [--seed S] [--features F,..] [--out DIR] [--timeout SECS] [--shrink-max K] | bpspec oracle gen --count N [--seed S] [--features F,..] [--out DIR] [--coverage]";
 
 fn code(c: u8) -> ExitCode {
     ExitCode::from(c)
@@ -41,6 +47,8 @@ pub fn main(args: &[&str]) -> ExitCode {
         }
     };
     match (cmd, rest) {
+        ("check", rest) if rest.contains(&"--engine-cmd") => code(kit::engine_main(rest)),
+        ("gen", rest) => code(kit::gen_main(rest)),
         ("run" | "check", [file, opts @ ..]) => {
             let engine = match opts {
                 [] | ["--engine", "reference"] => "reference",
@@ -50,7 +58,18 @@ pub fn main(args: &[&str]) -> ExitCode {
                     return code(EXIT_BAD_INPUT);
                 }
             };
-            let sc = match load_file(file) {
+            let text = match kit::read_text(file) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("bpspec oracle: {e}");
+                    return code(EXIT_BAD_INPUT);
+                }
+            };
+            if bpspec_oracle::seq::is_seq_trace(&text) {
+                return code(kit::seq_run_check(cmd, file, &text));
+            }
+            let name = if *file == "-" { "<stdin>" } else { file };
+            let sc = match load(name, &text) {
                 Ok(sc) => sc,
                 Err(e) => {
                     eprintln!("bpspec oracle: {e}");
@@ -105,6 +124,28 @@ pub fn main(args: &[&str]) -> ExitCode {
 /// `bpspec oracle erl [--otp-root DIR] FILE...`: the OTP on PATH, or the one in the Debian root
 /// `root` (scripts/otp-root.sh; run through chroot).
 fn erl_main(files: &[&str], root: Option<&std::path::Path>) -> ExitCode {
+    // seq_trace files run through their own driver (oracle/src/seq.rs); the worse exit wins.
+    let mut seq_files = Vec::new();
+    let mut bp_files = Vec::new();
+    for f in files {
+        match kit::read_text(f) {
+            Ok(t) if bpspec_oracle::seq::is_seq_trace(&t) => seq_files.push((*f, t)),
+            _ => bp_files.push(*f),
+        }
+    }
+    if !seq_files.is_empty() {
+        let c = kit::seq_erl(&seq_files, root);
+        if bp_files.is_empty() || c == EXIT_BAD_INPUT || c == EXIT_FAULT {
+            return code(c);
+        }
+        let b = erl_bp(&bp_files, root);
+        return code(if b == EXIT_AGREE { c } else { b });
+    }
+    code(erl_bp(files, root))
+}
+
+fn erl_bp(files: &[&str], root: Option<&std::path::Path>) -> u8 {
+    let code = |c: u8| c;
     let mut scs = Vec::new();
     for f in files {
         match load_file(f) {

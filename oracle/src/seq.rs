@@ -487,7 +487,8 @@ pub fn compare(expected: &SeqExpect, got: &Outcome) -> Option<String> {
 }
 
 /// Run seq_trace scenarios on an Erlang/OTP (on PATH, or in the Debian root `root`) and on the
-/// reference; per scenario, `None` if they agree, else the difference. Also the OTP version.
+/// reference; per scenario, `None` if they agree (and the file's `expect`, if any, agrees with
+/// OTP too), else the difference. Also the OTP version.
 pub fn differential(
     scs: &[SeqLoaded],
     root: Option<&std::path::Path>,
@@ -498,8 +499,18 @@ pub fn differential(
         .iter()
         .enumerate()
         .map(|(i, sc)| {
-            first_difference(&run(sc), otp.get(&i).unwrap_or(&empty))
+            let o = otp.get(&i).unwrap_or(&empty);
+            first_difference(&run(sc), o)
                 .map(|d| d.replace("otp", "ERTS"))
+                .or_else(|| {
+                    let e = sc.raw.expect.as_ref()?;
+                    first_difference(&outcome_of(e), o).map(|d| {
+                        format!(
+                            "expect: {}",
+                            d.replacen("reference", "expect", 1).replace("otp", "ERTS")
+                        )
+                    })
+                })
         })
         .collect();
     Ok((version, v))
