@@ -161,3 +161,51 @@ fn bad_files_name_the_place() {
         "bad.json: at $.seq_trace[0].spawn.child: process 0 is already spawned (each index once)"
     );
 }
+
+/// docs/seq_trace.schema.json names exactly the keys the loader accepts: every key of a scenario
+/// using every step kind and field (serialized by the loader's own types) is a property in the
+/// schema, and every property the schema declares is one of them.
+#[test]
+fn the_json_schema_and_the_loader_know_the_same_keys() {
+    use serde_json::Value;
+    use std::collections::BTreeSet;
+    fn keys(v: &Value, out: &mut BTreeSet<String>) {
+        match v {
+            Value::Object(o) => o.iter().for_each(|(k, x)| {
+                out.insert(k.clone());
+                keys(x, out)
+            }),
+            Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+            _ => {}
+        }
+    }
+    fn props(v: &Value, out: &mut BTreeSet<String>) {
+        match v {
+            Value::Object(o) => {
+                if let Some(Value::Object(p)) = o.get("properties") {
+                    out.extend(p.keys().cloned());
+                }
+                o.values().for_each(|x| props(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| props(x, out)),
+            _ => {}
+        }
+    }
+    let schema: Value =
+        serde_json::from_str(include_str!("../../docs/seq_trace.schema.json")).unwrap();
+    let mut declared = BTreeSet::new();
+    props(&schema, &mut declared);
+    let full = r#"{"name": "all", "description": "d", "seq_trace": [
+        {"trap_exit": {"p": 0}}, {"spawn": {"p": 0, "child": 1}}, {"spawn_link": {"p": 0, "child": 2}},
+        {"send": {"p": 0, "to": 1, "msg": "a"}}, {"recv": {"p": 1, "msg": "a"}},
+        {"set_token": {"p": 0, "component": "label", "value": "3"}}, {"set_token_empty": {"p": 0}},
+        {"save": {"p": 0, "slot": 1}}, {"restore": {"p": 0, "slot": 1}},
+        {"get_token": {"p": 0}}, {"get_token": {"p": 0, "component": "serial"}},
+        {"print": {"p": 0, "info": "i"}}, {"print": {"p": 0, "label": "3", "info": "i"}},
+        {"exit": {"p": 2, "reason": "bye"}}, {"recv_exit": {"p": 0, "from": 2}}, {"reset": {"p": 0}}],
+      "expect": {"results": [], "events": []}}"#;
+    let l = load("full.json", full).unwrap_or_else(|e| panic!("{e}"));
+    let mut used = BTreeSet::new();
+    keys(&serde_json::to_value(&l.raw).unwrap(), &mut used);
+    assert_eq!(used, declared, "loader keys (left) vs schema properties (right)");
+}
