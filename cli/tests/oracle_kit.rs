@@ -47,47 +47,89 @@ fn seq_trace_check_exit_codes() {
     let text = std::fs::read_to_string(seq_file("manual_example.json")).unwrap();
     // A wrong expectation: exit 1 with the difference.
     let wrong = d.join("wrong.json");
-    std::fs::write(&wrong, text.replace("\"17 print 2 3 1 [] here none\"", "\"17 print 2 4 1 [] here none\"")).unwrap();
+    std::fs::write(
+        &wrong,
+        text.replace(
+            "\"17 print 2 3 1 [] here none\"",
+            "\"17 print 2 4 1 [] here none\"",
+        ),
+    )
+    .unwrap();
     let (code, out, err) = bpspec(&["oracle", "check", wrong.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("observations differ: events differ"), "{out}");
     // No expect: exit 2.
     let bare = d.join("bare.json");
-    std::fs::write(&bare, r#"{"name": "x", "seq_trace": [{"get_token": {"p": 0}}]}"#).unwrap();
+    std::fs::write(
+        &bare,
+        r#"{"name": "x", "seq_trace": [{"get_token": {"p": 0}}]}"#,
+    )
+    .unwrap();
     let (code, _, err) = bpspec(&["oracle", "check", bare.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("at $.expect: check needs"), "{err}");
     // A contradiction: exit 2 naming the path.
     let bad = d.join("bad.json");
-    std::fs::write(&bad, r#"{"name": "x", "seq_trace": [{"recv": {"p": 3, "msg": "a"}}]}"#).unwrap();
+    std::fs::write(
+        &bad,
+        r#"{"name": "x", "seq_trace": [{"recv": {"p": 3, "msg": "a"}}]}"#,
+    )
+    .unwrap();
     let (code, _, err) = bpspec(&["oracle", "run", bad.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("bad.json: at $.seq_trace[0].recv.p: process 3 is not spawned yet"), "{err}");
+    assert!(
+        err.contains("bad.json: at $.seq_trace[0].recv.p: process 3 is not spawned yet"),
+        "{err}"
+    );
 }
 
 #[test]
 fn seq_trace_erl_agrees_with_otp() {
-    let files: Vec<String> = ["manual_example.json", "spawn_with_token.json", "exit_signal.json"]
-        .iter()
-        .map(|f| seq_file(f))
-        .collect();
+    let files: Vec<String> = [
+        "manual_example.json",
+        "spawn_with_token.json",
+        "exit_signal.json",
+    ]
+    .iter()
+    .map(|f| seq_file(f))
+    .collect();
     let mut args = vec!["oracle", "erl"];
     args.extend(files.iter().map(String::as_str));
     let (code, out, err) = bpspec(&args);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("seq_trace on OTP ") && out.contains("3 agree, 0 differ"), "{out}");
+    assert!(
+        out.contains("seq_trace on OTP ") && out.contains("3 agree, 0 differ"),
+        "{out}"
+    );
 }
 
 #[test]
 fn gen_writes_files_with_expect_and_prints_coverage() {
     let d = tmp("gen");
-    let (code, out, err) = bpspec(&["oracle", "gen", "--seed", "3", "--count", "5", "--out", d.to_str().unwrap()]);
+    let (code, out, err) = bpspec(&[
+        "oracle",
+        "gen",
+        "--seed",
+        "3",
+        "--count",
+        "5",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("wrote 5 scenarios"), "{out}");
     let f = d.join("gen-3-0.json");
     let (code, out, err) = bpspec(&["oracle", "check", f.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = bpspec(&["oracle", "gen", "--count", "3000", "--features", "local,global,call_time,call_memory,frames,pairs", "--coverage"]);
+    let (code, out, err) = bpspec(&[
+        "oracle",
+        "gen",
+        "--count",
+        "3000",
+        "--features",
+        "local,global,call_time,call_memory,frames,pairs",
+        "--coverage",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("80 of 80 sequences drawn"), "{out}");
     let (code, _, err) = bpspec(&["oracle", "gen", "--count", "3", "--features", "bogus"]);
@@ -102,8 +144,20 @@ fn gen_writes_files_with_expect_and_prints_coverage() {
 fn wrong_python_engine_is_caught_and_shrunk() {
     let d = tmp("shrunk");
     let (code, out, err) = bpspec(&[
-        "oracle", "check", "--engine-cmd", &py("wrong"), "--count", "14", "--seed", "7",
-        "--features", "call_count", "--out", d.to_str().unwrap(), "--shrink-max", "1",
+        "oracle",
+        "check",
+        "--engine-cmd",
+        &py("wrong"),
+        "--count",
+        "14",
+        "--seed",
+        "7",
+        "--features",
+        "call_count",
+        "--out",
+        d.to_str().unwrap(),
+        "--shrink-max",
+        "1",
     ]);
     println!("{out}");
     assert_eq!(code, 1, "{out}{err}");
@@ -116,17 +170,39 @@ fn wrong_python_engine_is_caught_and_shrunk() {
     assert_eq!(ops.len(), 4, "{text}");
     assert_eq!(ops[2]["trace_pattern"]["spec"], "restart", "{text}");
     // The saved file reproduces: the oracle agrees with its expect, the wrong engine does not.
-    let (code, _, err) = bpspec(&["oracle", "check", saved.to_str().unwrap(), "--engine", "oracle"]);
+    let (code, _, err) = bpspec(&[
+        "oracle",
+        "check",
+        saved.to_str().unwrap(),
+        "--engine",
+        "oracle",
+    ]);
     assert_eq!(code, 0, "{err}");
-    let (code, out, _) = bpspec(&["oracle", "check", "--engine-cmd", &py("wrong"), saved.to_str().unwrap(), "--out", d.join("again").to_str().unwrap()]);
+    let (code, out, _) = bpspec(&[
+        "oracle",
+        "check",
+        "--engine-cmd",
+        &py("wrong"),
+        saved.to_str().unwrap(),
+        "--out",
+        d.join("again").to_str().unwrap(),
+    ]);
     assert_eq!(code, 1, "{out}");
 }
 
 #[test]
 fn correct_python_engine_agrees() {
     let (code, out, err) = bpspec(&[
-        "oracle", "check", "--engine-cmd", &py("correct"), "--count", "30", "--seed", "7",
-        "--features", "call_count",
+        "oracle",
+        "check",
+        "--engine-cmd",
+        &py("correct"),
+        "--count",
+        "30",
+        "--seed",
+        "7",
+        "--features",
+        "call_count",
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains(": 30 agree, 0 differ"), "{out}");
@@ -138,7 +214,15 @@ fn correct_python_engine_agrees() {
 fn own_engine_as_a_command_agrees() {
     let cmd = format!("{} oracle run -", env!("CARGO_BIN_EXE_bpspec"));
     let corpus = format!("{}/oracle/corpus", root());
-    let (code, out, err) = bpspec(&["oracle", "check", "--engine-cmd", &cmd, &corpus, "--count", "20"]);
+    let (code, out, err) = bpspec(&[
+        "oracle",
+        "check",
+        "--engine-cmd",
+        &cmd,
+        &corpus,
+        "--count",
+        "20",
+    ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains(", 0 differ"), "{out}");
     assert!(!out.contains("DIFFER"), "{out}");
@@ -147,7 +231,14 @@ fn own_engine_as_a_command_agrees() {
 #[test]
 fn engine_cmd_exit_codes() {
     // A command that does not exist: exit 4.
-    let (code, _, err) = bpspec(&["oracle", "check", "--engine-cmd", "no-such-engine-here", "--count", "1"]);
+    let (code, _, err) = bpspec(&[
+        "oracle",
+        "check",
+        "--engine-cmd",
+        "no-such-engine-here",
+        "--count",
+        "1",
+    ]);
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("command not found"), "{err}");
     // An engine that implements nothing (exit 3 everywhere): exit 3.

@@ -237,6 +237,12 @@ pub fn stem(s: &str) -> String {
         .map(|x| x.to_string_lossy().into_owned())
         .unwrap_or_else(|| s.to_string());
     base.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }

@@ -237,7 +237,10 @@ impl V<'_> {
 fn validate(file: &str, raw: SeqScenario) -> Result<SeqLoaded, LoadError> {
     let v = V { file };
     if raw.seq_trace.len() > MAX_SEQ_STEPS {
-        return v.err("$.seq_trace".into(), format!("more than {MAX_SEQ_STEPS} steps"));
+        return v.err(
+            "$.seq_trace".into(),
+            format!("more than {MAX_SEQ_STEPS} steps"),
+        );
     }
     // Processes alive (running), ever spawned, and saved slots, as the steps go.
     let mut alive: BTreeSet<u32> = BTreeSet::from([0]);

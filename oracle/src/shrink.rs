@@ -136,8 +136,7 @@ pub fn shrink(sc: &Scenario, max_tries: usize, mut fails: impl FnMut(&Scenario) 
 /// A size for reports: ops plus body steps plus functions.
 pub fn size(sc: &Scenario) -> usize {
     sc.ops.len()
-        + sc
-            .modules
+        + sc.modules
             .iter()
             .flat_map(|m| &m.functions)
             .map(|f| 1 + f.body.len() + f.base.as_ref().map_or(0, Vec::len))

@@ -64,12 +64,19 @@ fn corpus_agrees_with_its_expect() {
     assert!(scs.len() >= 12, "{} files", scs.len());
     let mut events = 0;
     for sc in &scs {
-        let exp = sc.raw.expect.as_ref().expect("every corpus file has expect");
+        let exp = sc
+            .raw
+            .expect
+            .as_ref()
+            .expect("every corpus file has expect");
         events += exp.events.len();
         let got = seq::run(sc);
         assert_eq!(seq::compare(exp, &got), None, "{}", sc.source);
     }
-    println!("seq_trace corpus: {} files, {events} expected events", scs.len());
+    println!(
+        "seq_trace corpus: {} files, {events} expected events",
+        scs.len()
+    );
     assert!(events > 0);
 }
 
@@ -99,7 +106,11 @@ fn otp_agrees(root: Option<&std::path::Path>) {
         .zip(&diffs)
         .filter_map(|(sc, d)| d.as_ref().map(|d| format!("{}: {d}", sc.source)))
         .collect();
-    println!("OTP {version}: {} of {} seq_trace corpus files differ", bad.len(), scs.len());
+    println!(
+        "OTP {version}: {} of {} seq_trace corpus files differ",
+        bad.len(),
+        scs.len()
+    );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
@@ -120,7 +131,10 @@ fn err(text: &str) -> String {
     match load("bad.json", text) {
         Ok(_) => panic!("loaded: {text}"),
         Err(e) => {
-            assert!(matches!(e, LoadError::Syntax { .. } | LoadError::Invalid { .. }));
+            assert!(matches!(
+                e,
+                LoadError::Syntax { .. } | LoadError::Invalid { .. }
+            ));
             e.to_string()
         }
     }
@@ -153,7 +167,9 @@ fn bad_files_name_the_place() {
         "bad.json: at $.seq_trace[0].restore.slot: slot 1 is restored before any save to it"
     );
     assert_eq!(
-        err(r#"{"name": "x", "seq_trace": [{"spawn": {"p": 0, "child": 1}}, {"exit": {"p": 1, "reason": "bye"}}, {"print": {"p": 1, "info": "x"}}]}"#),
+        err(
+            r#"{"name": "x", "seq_trace": [{"spawn": {"p": 0, "child": 1}}, {"exit": {"p": 1, "reason": "bye"}}, {"print": {"p": 1, "info": "x"}}]}"#
+        ),
         "bad.json: at $.seq_trace[2].print.p: process 1 has exited"
     );
     assert_eq!(
@@ -207,5 +223,8 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
     let l = load("full.json", full).unwrap_or_else(|e| panic!("{e}"));
     let mut used = BTreeSet::new();
     keys(&serde_json::to_value(&l.raw).unwrap(), &mut used);
-    assert_eq!(used, declared, "loader keys (left) vs schema properties (right)");
+    assert_eq!(
+        used, declared,
+        "loader keys (left) vs schema properties (right)"
+    );
 }

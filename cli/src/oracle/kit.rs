@@ -101,7 +101,9 @@ pub fn seq_erl(files: &[(&str, String)], root: Option<&Path>) -> u8 {
             }
         }
     }
-    let origin = root.map_or("erl on PATH".to_string(), |r| format!("chroot {}", r.display()));
+    let origin = root.map_or("erl on PATH".to_string(), |r| {
+        format!("chroot {}", r.display())
+    });
     println!(
         "seq_trace on OTP {version} ({origin}): {} agree, {differ} differ",
         scs.len() - differ
@@ -123,8 +125,16 @@ pub fn gen_config(features: &str) -> Result<GenConfig, String> {
         .filter(|s| !s.is_empty())
         .collect();
     for n in &names {
-        if !["call_count", "local", "global", "call_time", "call_memory", "frames", "pairs"]
-            .contains(n)
+        if ![
+            "call_count",
+            "local",
+            "global",
+            "call_time",
+            "call_memory",
+            "frames",
+            "pairs",
+        ]
+        .contains(n)
         {
             return Err(format!("unknown generator feature {n:?} (call_count, local, global, call_time, call_memory, frames, pairs)"));
         }
@@ -214,7 +224,10 @@ pub fn gen_main(args: &[&str]) -> u8 {
     let o = match parse(args) {
         Ok(o) if o.files.is_empty() && o.engine_cmd.is_none() && o.count > 0 => o,
         Ok(_) => {
-            eprintln!("bpspec oracle: gen needs --count N (N > 0) and takes no files\nusage: {}", super::USAGE);
+            eprintln!(
+                "bpspec oracle: gen needs --count N (N > 0) and takes no files\nusage: {}",
+                super::USAGE
+            );
             return EXIT_BAD_INPUT;
         }
         Err(e) => {
@@ -338,7 +351,10 @@ pub fn engine_main(args: &[&str]) -> u8 {
             return EXIT_BAD_INPUT;
         }
     }
-    let out = o.out.clone().unwrap_or_else(|| PathBuf::from("bpspec-shrunk"));
+    let out = o
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("bpspec-shrunk"));
     let (mut agree, mut differ, mut skipped, mut shrunk) = (0, 0, skipped_seq, 0);
     for (origin, sc) in &work {
         let v = match external::judge(&engine, sc) {
@@ -364,7 +380,14 @@ pub fn engine_main(args: &[&str]) -> u8 {
                     continue;
                 }
                 shrunk += 1;
-                match external::shrink_and_save(&engine, origin, sc, &d, &out, &external::stem(origin)) {
+                match external::shrink_and_save(
+                    &engine,
+                    origin,
+                    sc,
+                    &d,
+                    &out,
+                    &external::stem(origin),
+                ) {
                     Ok(f) => println!(
                         "SHRUNK {origin}: size {} -> {} ({} candidates tried), saved {}\n{}",
                         f.size_before,
