@@ -151,16 +151,9 @@ pub fn load(file: &str, text: &str) -> Result<SeqLoaded, LoadError> {
         file: file.to_string(),
         line: e.line(),
         column: e.column(),
-        message: strip_position(&e.to_string()),
+        message: crate::scenario::strip_position(&e.to_string()),
     })?;
     validate(file, raw)
-}
-
-fn strip_position(s: &str) -> String {
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_string(),
-        None => s.to_string(),
-    }
 }
 
 const RESERVED: [&str; 29] = [
