@@ -142,3 +142,49 @@ pub fn size(sc: &Scenario) -> usize {
             .map(|f| 1 + f.body.len() + f.base.as_ref().map_or(0, Vec::len))
             .sum::<usize>()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::{sample, GenConfig};
+    use crate::observe::What;
+
+    /// "Some call_count reads 2 or more" on the sequential oracle.
+    fn counts_two(sc: &Scenario) -> bool {
+        let Ok(l) = load("t", &serde_json::to_string(sc).unwrap()) else {
+            return false;
+        };
+        let mut o = crate::target::SpecOracle::boxed(l.funcs.clone());
+        crate::run::run(&l, o.as_mut()).is_ok_and(|obs| {
+            obs.iter().any(|x| {
+                matches!(&x.what, What::TraceInfo(i) if i.value.as_i64().is_some_and(|v| v >= 2))
+            })
+        })
+    }
+
+    /// The shrinker keeps the property and cuts a generated scenario down to a pattern, a call
+    /// and a trace_info (seed 5, call_count only: the first of 200 scenarios with the property).
+    #[test]
+    fn shrinks_to_the_ops_the_property_needs() {
+        let cfg = GenConfig {
+            call_count_only: true,
+            call_time: false,
+            frames: false,
+            global: false,
+            ..GenConfig::default()
+        };
+        let sc = sample(cfg, 200, 5)
+            .into_iter()
+            .find(counts_two)
+            .expect("some scenario counts to 2");
+        let s = shrink(&sc, 2000, counts_two);
+        assert!(counts_two(&s.scenario));
+        assert!(
+            s.scenario.ops.len() <= 3 && size(&s.scenario) < size(&sc),
+            "{} ops left of {}: {}",
+            s.scenario.ops.len(),
+            sc.ops.len(),
+            serde_json::to_string_pretty(&s.scenario).unwrap()
+        );
+    }
+}
