@@ -248,3 +248,34 @@ fn engine_cmd_exit_codes() {
     let (code, _, err) = bpspec(&["oracle", "check", "--engine-cmd", "cat"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// seq_trace scenarios through `--engine-cmd`: bpspec's own `run -` agrees on the whole
+/// seq_trace corpus; the same with one event's serial changed (a wrong engine, by `sed`) is
+/// found on the manual's example and shrunk to the 7 steps that still show it.
+#[test]
+fn seq_trace_through_engine_cmd() {
+    let own = format!("{} oracle run -", env!("CARGO_BIN_EXE_bpspec"));
+    let dir = format!("{}/oracle/corpus/seq_trace", root());
+    let (code, out, err) = bpspec(&["oracle", "check", "--engine-cmd", &own, &dir]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(": 12 agree, 0 differ"), "{out}");
+    let wrong = format!("{own} | sed 's/^E 17 print 2 3 /E 17 print 2 4 /'");
+    let d = tmp("seqshrunk");
+    let (code, out, err) = bpspec(&[
+        "oracle",
+        "check",
+        "--engine-cmd",
+        &wrong,
+        &seq_file("manual_example.json"),
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("SHRUNK") && out.contains("size 12 -> 7"),
+        "{out}"
+    );
+    let saved = d.join("manual_example.min.json");
+    let (code, out, err) = bpspec(&["oracle", "check", saved.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+}

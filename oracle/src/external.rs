@@ -246,3 +246,94 @@ pub fn stem(s: &str) -> String {
         })
         .collect()
 }
+
+/// seq_trace scenarios (docs/seq_trace_scenario.md): the command gets the seq_trace JSON on stdin
+/// and prints `R Step Proc Result` and `E Label Kind Prev Curr From To Msg Ts` lines (the output
+/// of `bpspec oracle run FILE`); compared with the seq_trace reference as `check` compares
+/// (results in order; events as a set and in order per emitting process).
+pub fn judge_seq(engine: &EngineCmd, sc: &crate::seq::SeqScenario) -> Result<Verdict, CannotRun> {
+    use crate::seq;
+    let mut raw = sc.clone();
+    raw.expect = None;
+    let text = serde_json::to_string(&raw).expect("scenarios serialize");
+    let l = match seq::load(&sc.name, &text) {
+        Ok(l) => l,
+        Err(e) => return Ok(Verdict::Skipped(format!("does not load: {e}"))),
+    };
+    let want = seq::run(&l);
+    Ok(match engine.run(&text)? {
+        EngineOut::Unsupported(why) => Verdict::Skipped(format!("engine exit 3: {why}")),
+        EngineOut::Failed(why) => Verdict::Differ(format!("engine failed: {why}")),
+        EngineOut::Ran(lines) => {
+            let mut got = bpspec_seqtrace::scenario::Outcome::default();
+            let mut bad = Vec::new();
+            for line in lines.iter().filter(|l| !l.trim().is_empty()) {
+                match line.split_once(' ') {
+                    Some(("R", r)) => got.results.push(r.to_string()),
+                    Some(("E", e)) => got.events_in_order.push(e.to_string()),
+                    _ => bad.push(line.clone()),
+                }
+            }
+            got.events = got.events_in_order.clone();
+            got.events.sort();
+            let lines = |s: String| s.lines().map(str::to_string).collect::<Vec<_>>();
+            match bpspec_seqtrace::scenario::first_difference(&want, &got) {
+                _ if !bad.is_empty() => {
+                    Verdict::Differ(format!("lines that are neither R nor E: {bad:?}"))
+                }
+                None => Verdict::Agree,
+                Some(d) => Verdict::Differ(format!(
+                    "{}\n{}",
+                    d.replace("otp", "engine"),
+                    diff_lines(&lines(seq::render(&want)), &lines(seq::render(&got)))
+                )),
+            }
+        }
+    })
+}
+
+/// [`shrink_and_save`] for a seq_trace scenario.
+pub fn shrink_and_save_seq(
+    engine: &EngineCmd,
+    origin: &str,
+    sc: &crate::seq::SeqScenario,
+    diff: &str,
+    out: &Path,
+    name: &str,
+) -> Result<Finding, String> {
+    use crate::seq;
+    let mut fatal = None;
+    let (mut min, tried) =
+        crate::shrink::shrink_seq(sc, SHRINK_TRIES, |c| match judge_seq(engine, c) {
+            Ok(Verdict::Differ(_)) => true,
+            Ok(_) => false,
+            Err(e) => {
+                fatal.get_or_insert(e.0);
+                false
+            }
+        });
+    if let Some(f) = fatal {
+        return Err(f);
+    }
+    min.name = format!("{} (shrunk)", sc.name);
+    let minimal_diff = match judge_seq(engine, &min).map_err(|e| e.0)? {
+        Verdict::Differ(d) => d,
+        other => format!("(the shrunk scenario no longer differs: {other:?})"),
+    };
+    let text = serde_json::to_string(&min).expect("serialize");
+    if let Ok(l) = seq::load(name, &text) {
+        min.expect = Some(seq::expect_of(&seq::run(&l)));
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let saved = out.join(format!("{name}.min.json"));
+    std::fs::write(&saved, seq::to_text(&min)).map_err(|e| format!("{}: {e}", saved.display()))?;
+    Ok(Finding {
+        origin: origin.to_string(),
+        diff: diff.to_string(),
+        saved,
+        size_before: sc.seq_trace.len(),
+        size_after: min.seq_trace.len(),
+        minimal_diff,
+        tried,
+    })
+}

@@ -143,6 +143,48 @@ pub fn size(sc: &Scenario) -> usize {
             .sum::<usize>()
 }
 
+/// Greedy shrink of a seq_trace scenario: drop chunks of steps, then single steps, while the
+/// result loads and `fails` holds; at most `max_tries` candidates. `fails(sc)` must hold on `sc`.
+pub fn shrink_seq(
+    sc: &crate::seq::SeqScenario,
+    max_tries: usize,
+    mut fails: impl FnMut(&crate::seq::SeqScenario) -> bool,
+) -> (crate::seq::SeqScenario, usize) {
+    let mut cur = sc.clone();
+    cur.expect = None;
+    let mut tried = 0;
+    'rounds: while tried < max_tries {
+        let n = cur.seq_trace.len();
+        let mut cuts: Vec<(usize, usize)> = Vec::new();
+        let mut k = n / 2;
+        while k >= 2 {
+            cuts.extend((0..n).step_by(k).map(|s| (s, (s + k).min(n))));
+            k /= 2;
+        }
+        cuts.extend((0..n).map(|i| (i, i + 1)));
+        for (a, b) in cuts {
+            let mut c = cur.clone();
+            c.seq_trace.drain(a..b);
+            let Ok(text) = serde_json::to_string(&c) else {
+                continue;
+            };
+            if crate::seq::load("candidate", &text).is_err() {
+                continue;
+            }
+            tried += 1;
+            if fails(&c) {
+                cur = c;
+                continue 'rounds;
+            }
+            if tried >= max_tries {
+                break 'rounds;
+            }
+        }
+        break;
+    }
+    (cur, tried)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

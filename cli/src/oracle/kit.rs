@@ -281,6 +281,12 @@ pub fn gen_main(args: &[&str]) -> u8 {
     EXIT_AGREE
 }
 
+/// A scenario for the engine command: a breakpoint scenario or a seq_trace one.
+enum Work {
+    Bp(Scenario),
+    Seq(seq::SeqScenario),
+}
+
 /// `bpspec oracle check --engine-cmd CMD [FILE|DIR...] [--count N --seed S --features ...]
 /// [--out DIR] [--timeout SECS] [--shrink-max K]`.
 pub fn engine_main(args: &[&str]) -> u8 {
@@ -300,8 +306,7 @@ pub fn engine_main(args: &[&str]) -> u8 {
         timeout: Duration::from_secs(o.timeout),
     };
     // (origin, scenario): files first (directories: their *.json), then generated ones.
-    let mut work: Vec<(String, Scenario)> = Vec::new();
-    let mut skipped_seq = 0;
+    let mut work: Vec<(String, Work)> = Vec::new();
     let mut paths = Vec::new();
     for f in &o.files {
         let p = Path::new(f);
@@ -330,14 +335,13 @@ pub fn engine_main(args: &[&str]) -> u8 {
                 return EXIT_BAD_INPUT;
             }
         };
-        if seq::is_seq_trace(&text) {
-            // The engine command speaks the breakpoint format (docs/conformance-kit.md).
-            println!("SKIP {f}: a seq_trace scenario (check it with `bpspec oracle check FILE`)");
-            skipped_seq += 1;
-            continue;
-        }
-        match load(f, &text) {
-            Ok(l) => work.push((f.clone(), l.scenario)),
+        let w = if seq::is_seq_trace(&text) {
+            seq::load(f, &text).map(|l| Work::Seq(l.raw))
+        } else {
+            load(f, &text).map(|l| Work::Bp(l.scenario))
+        };
+        match w {
+            Ok(w) => work.push((f.clone(), w)),
             Err(e) => {
                 eprintln!("bpspec oracle: {e}");
                 return EXIT_BAD_INPUT;
@@ -345,7 +349,7 @@ pub fn engine_main(args: &[&str]) -> u8 {
         }
     }
     match generated(&o) {
-        Ok(v) => work.extend(v.into_iter().map(|s| (s.name.clone(), s))),
+        Ok(v) => work.extend(v.into_iter().map(|s| (s.name.clone(), Work::Bp(s)))),
         Err(e) => {
             eprintln!("bpspec oracle: {e}");
             return EXIT_BAD_INPUT;
@@ -355,9 +359,13 @@ pub fn engine_main(args: &[&str]) -> u8 {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("bpspec-shrunk"));
-    let (mut agree, mut differ, mut skipped, mut shrunk) = (0, 0, skipped_seq, 0);
-    for (origin, sc) in &work {
-        let v = match external::judge(&engine, sc) {
+    let (mut agree, mut differ, mut skipped, mut shrunk) = (0, 0, 0, 0);
+    for (origin, w) in &work {
+        let judged = match w {
+            Work::Bp(sc) => external::judge(&engine, sc),
+            Work::Seq(sc) => external::judge_seq(&engine, sc),
+        };
+        let v = match judged {
             Ok(v) => v,
             Err(e) => {
                 eprintln!("bpspec oracle: {}", e.0);
@@ -380,14 +388,14 @@ pub fn engine_main(args: &[&str]) -> u8 {
                     continue;
                 }
                 shrunk += 1;
-                match external::shrink_and_save(
-                    &engine,
-                    origin,
-                    sc,
-                    &d,
-                    &out,
-                    &external::stem(origin),
-                ) {
+                let name = external::stem(origin);
+                let r = match w {
+                    Work::Bp(sc) => external::shrink_and_save(&engine, origin, sc, &d, &out, &name),
+                    Work::Seq(sc) => {
+                        external::shrink_and_save_seq(&engine, origin, sc, &d, &out, &name)
+                    }
+                };
+                match r {
                     Ok(f) => println!(
                         "SHRUNK {origin}: size {} -> {} ({} candidates tried), saved {}\n{}",
                         f.size_before,
