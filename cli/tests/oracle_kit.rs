@@ -279,3 +279,16 @@ fn seq_trace_through_engine_cmd() {
     let (code, out, err) = bpspec(&["oracle", "check", saved.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// `erl` on a seq_trace file without Erlang/OTP on PATH: exit 4, saying what to install.
+#[test]
+fn seq_trace_erl_without_erlang_exits_4() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bpspec"))
+        .args(["oracle", "erl", &seq_file("empty_token.json")])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("apt-get install erlang-nox"), "{err}");
+}
