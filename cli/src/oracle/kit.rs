@@ -155,31 +155,46 @@ pub fn gen_config(features: &str) -> Result<GenConfig, String> {
     Ok(cfg)
 }
 
-/// Options shared by `gen` and `check --engine-cmd`.
-struct Opts {
-    files: Vec<String>,
-    engine_cmd: Option<String>,
-    seed: u64,
-    count: usize,
-    features: String,
-    out: Option<PathBuf>,
-    timeout: u64,
-    coverage: bool,
-    shrink_max: usize,
+/// Options of `gen` and `check --engine-cmd` (a clap front end fills these and calls
+/// [`gen_run`] / [`engine_run`]; [`parse`] is the hand-written one).
+pub struct Opts {
+    /// Scenario files or directories (check --engine-cmd).
+    pub files: Vec<String>,
+    pub engine_cmd: Option<String>,
+    /// `--seed`, default 1.
+    pub seed: u64,
+    /// `--count`, default 0 (at most 100,000).
+    pub count: usize,
+    /// `--features`, default [`DEFAULT_FEATURES`].
+    pub features: String,
+    /// `--out`; default `generated` (gen) or `bpspec-shrunk` (check --engine-cmd).
+    pub out: Option<PathBuf>,
+    /// `--timeout` in seconds per scenario, default 10.
+    pub timeout: u64,
+    /// `--coverage` (gen).
+    pub coverage: bool,
+    /// `--shrink-max`, default unlimited.
+    pub shrink_max: usize,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Opts {
+            files: Vec::new(),
+            engine_cmd: None,
+            seed: 1,
+            count: 0,
+            features: DEFAULT_FEATURES.into(),
+            out: None,
+            timeout: 10,
+            coverage: false,
+            shrink_max: usize::MAX,
+        }
+    }
 }
 
 fn parse(args: &[&str]) -> Result<Opts, String> {
-    let mut o = Opts {
-        files: Vec::new(),
-        engine_cmd: None,
-        seed: 1,
-        count: 0,
-        features: DEFAULT_FEATURES.into(),
-        out: None,
-        timeout: 10,
-        coverage: false,
-        shrink_max: usize::MAX,
-    };
+    let mut o = Opts::default();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut val = |name: &str| {
@@ -204,13 +219,13 @@ fn parse(args: &[&str]) -> Result<Opts, String> {
             f => o.files.push(f.to_string()),
         }
     }
-    if o.count > 100_000 {
-        return Err("--count is at most 100000".into());
-    }
     Ok(o)
 }
 
 fn generated(o: &Opts) -> Result<Vec<Scenario>, String> {
+    if o.count > 100_000 {
+        return Err("--count is at most 100000".into());
+    }
     let cfg = gen_config(&o.features)?;
     let mut v = sample(cfg, o.count, o.seed);
     for (i, s) in v.iter_mut().enumerate() {
@@ -221,21 +236,25 @@ fn generated(o: &Opts) -> Result<Vec<Scenario>, String> {
 
 /// `bpspec oracle gen --seed S --count N [--features ...] [--out DIR] [--coverage]`.
 pub fn gen_main(args: &[&str]) -> u8 {
-    let o = match parse(args) {
-        Ok(o) if o.files.is_empty() && o.engine_cmd.is_none() && o.count > 0 => o,
-        Ok(_) => {
-            eprintln!(
-                "bpspec oracle: gen needs --count N (N > 0) and takes no files\nusage: {}",
-                super::USAGE
-            );
-            return EXIT_BAD_INPUT;
-        }
+    match parse(args) {
+        Ok(o) => gen_run(&o),
         Err(e) => {
             eprintln!("bpspec oracle: {e}\nusage: {}", super::USAGE);
-            return EXIT_BAD_INPUT;
+            EXIT_BAD_INPUT
         }
-    };
-    let scs = match generated(&o) {
+    }
+}
+
+/// `gen` with parsed options.
+pub fn gen_run(o: &Opts) -> u8 {
+    if !o.files.is_empty() || o.engine_cmd.is_some() || o.count == 0 {
+        eprintln!(
+            "bpspec oracle: gen needs --count N (N > 0) and takes no files\nusage: {}",
+            super::USAGE
+        );
+        return EXIT_BAD_INPUT;
+    }
+    let scs = match generated(o) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("bpspec oracle: {e}");
@@ -290,17 +309,21 @@ enum Work {
 /// `bpspec oracle check --engine-cmd CMD [FILE|DIR...] [--count N --seed S --features ...]
 /// [--out DIR] [--timeout SECS] [--shrink-max K]`.
 pub fn engine_main(args: &[&str]) -> u8 {
-    let o = match parse(args) {
-        Ok(o) if o.engine_cmd.is_some() && (o.count > 0 || !o.files.is_empty()) => o,
-        Ok(_) => {
-            eprintln!("bpspec oracle: check --engine-cmd CMD needs scenario files or directories, or --count N\nusage: {}", super::USAGE);
-            return EXIT_BAD_INPUT;
-        }
+    match parse(args) {
+        Ok(o) => engine_run(&o),
         Err(e) => {
             eprintln!("bpspec oracle: {e}\nusage: {}", super::USAGE);
-            return EXIT_BAD_INPUT;
+            EXIT_BAD_INPUT
         }
-    };
+    }
+}
+
+/// `check --engine-cmd` with parsed options.
+pub fn engine_run(o: &Opts) -> u8 {
+    if o.engine_cmd.is_none() || (o.count == 0 && o.files.is_empty()) {
+        eprintln!("bpspec oracle: check --engine-cmd CMD needs scenario files or directories, or --count N\nusage: {}", super::USAGE);
+        return EXIT_BAD_INPUT;
+    }
     let engine = EngineCmd {
         cmd: o.engine_cmd.clone().expect("checked"),
         timeout: Duration::from_secs(o.timeout),
@@ -348,7 +371,7 @@ pub fn engine_main(args: &[&str]) -> u8 {
             }
         }
     }
-    match generated(&o) {
+    match generated(o) {
         Ok(v) => work.extend(v.into_iter().map(|s| (s.name.clone(), Work::Bp(s)))),
         Err(e) => {
             eprintln!("bpspec oracle: {e}");
