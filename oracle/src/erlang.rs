@@ -866,8 +866,8 @@ pub fn differential_of(
         .collect())
 }
 
-/// Greedy minimization of a scenario on which ERTS and bpspec disagree: repeatedly drop one op,
-/// one body step or one process flag while the disagreement stays, trying all candidates of a
+/// Greedy minimization of a scenario on which ERTS and bpspec disagree: repeatedly make one cut
+/// ([`crate::shrink::candidates`]) while the disagreement stays, trying all candidates of a
 /// round in one erl batch. At most `rounds` rounds.
 pub fn minimize(erl: &Erl, sc: &Scenario, rounds: usize, ours: Factory) -> Scenario {
     let still_differs = |cands: &[Scenario]| -> Option<usize> {
@@ -888,40 +888,7 @@ pub fn minimize(erl: &Erl, sc: &Scenario, rounds: usize, ours: Factory) -> Scena
     };
     let mut cur = sc.clone();
     for _ in 0..rounds {
-        let mut cands = Vec::new();
-        // Big cuts first (aligned chunks of ops, halving), then single ops, steps and flags.
-        let mut k = cur.ops.len() / 2;
-        while k >= 2 {
-            for start in (0..cur.ops.len()).step_by(k) {
-                let mut c = cur.clone();
-                c.ops.drain(start..(start + k).min(c.ops.len()));
-                c.expect = None;
-                cands.push(c);
-            }
-            k /= 2;
-        }
-        for i in 0..cur.ops.len() {
-            let mut c = cur.clone();
-            c.ops.remove(i);
-            c.expect = None;
-            cands.push(c);
-        }
-        for mi in 0..cur.modules.len() {
-            for fi in 0..cur.modules[mi].functions.len() {
-                for si in 0..cur.modules[mi].functions[fi].body.len() {
-                    let mut c = cur.clone();
-                    c.modules[mi].functions[fi].body.remove(si);
-                    cands.push(c);
-                }
-            }
-        }
-        for pi in 0..cur.processes.len() {
-            if !cur.processes[pi].trace.is_empty() {
-                let mut c = cur.clone();
-                c.processes[pi].trace.clear();
-                cands.push(c);
-            }
-        }
+        let mut cands = crate::shrink::candidates(&cur);
         match still_differs(&cands) {
             Some(i) => cur = cands.swap_remove(i),
             None => break,

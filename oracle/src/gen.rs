@@ -28,6 +28,14 @@ pub struct GenConfig {
     /// Also global call trace: patterns with `[]` or `[global]` (issue 6). They reuse the
     /// draws of `[local, call_count]` with an even `f`, so the other draws stay as they were.
     pub global: bool,
+    /// Only `call_count` patterns and `trace_info` call_count (a small subset for a first
+    /// external engine; `bpspec oracle gen --features call_count`). Off by default.
+    pub call_count_only: bool,
+    /// Also pattern pairs: an exact-function `trace_pattern` draw becomes two patterns on that
+    /// function with the same flags (the second spec from the draw), a call of it and a
+    /// `trace_info` on it, so every spec pair of every flag kind is reached
+    /// (oracle/src/coverage.rs). Off by default (the other runs keep their draws).
+    pub pairs: bool,
 }
 
 impl Default for GenConfig {
@@ -38,6 +46,8 @@ impl Default for GenConfig {
             max_ops: 32,
             call_memory: false,
             global: true,
+            call_count_only: false,
+            pairs: false,
         }
     }
 }
@@ -307,6 +317,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     _ if cfg.frames => item,
                     _ => item % 2,
                 };
+                let item = if cfg.call_count_only { 1 } else { item };
                 vec![Op::TraceInfo(TraceInfoOp {
                     session: "legacy".into(),
                     mfa,
@@ -386,12 +397,41 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     // restart set it as true does).
                     fl = if f % 4 == 0 { vec![] } else { vec!["global"] };
                 }
-                vec![Op::TracePattern(TracePatternOp {
-                    session: "legacy".into(),
-                    pattern,
-                    spec: spec_v,
-                    flags: fl.into_iter().map(String::from).collect(),
-                })]
+                if cfg.call_count_only {
+                    fl = vec!["call_count"];
+                }
+                let op = |spec: Value| {
+                    Op::TracePattern(TracePatternOp {
+                        session: "legacy".into(),
+                        pattern: pattern.clone(),
+                        spec,
+                        flags: fl.iter().map(|f| f.to_string()).collect(),
+                    })
+                };
+                let mut v = vec![op(spec_v)];
+                if cfg.pairs && target <= 2 && spec < 5 {
+                    let second = match (f / 8) % 4 {
+                        0 => Value::Bool(true),
+                        1 => Value::Bool(false),
+                        2 => Value::from("pause"),
+                        _ => Value::from("restart"),
+                    };
+                    v.push(op(second));
+                    if d.3 {
+                        v.push(Op::Call(CallOp {
+                            process: "p1".into(),
+                            mfa: pattern.clone(),
+                            args: vec![0; d.2 as usize],
+                            times: None,
+                        }));
+                    }
+                    v.push(Op::TraceInfo(TraceInfoOp {
+                        session: "legacy".into(),
+                        mfa: pattern.clone(),
+                        item: "call_count".into(),
+                    }));
+                }
+                v
             }
         })
         .collect();

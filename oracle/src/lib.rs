@@ -8,14 +8,18 @@
 //! [`EXIT_BAD_INPUT`], [`EXIT_UNSUPPORTED`], [`EXIT_FAULT`].
 
 pub mod conformance;
+pub mod coverage;
 pub mod erlang;
+pub mod external;
 pub mod frames;
 pub mod gen;
 pub mod gen_sessions;
 pub mod observe;
 pub mod run;
 pub mod scenario;
+pub mod seq;
 pub mod sessions;
+pub mod shrink;
 pub mod target;
 
 /// Observations agree with the expected ones (or `run` succeeded).

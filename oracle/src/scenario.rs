@@ -439,7 +439,7 @@ pub fn load(file: &str, text: &str) -> Result<Loaded, LoadError> {
 }
 
 /// serde_json appends " at line L column C"; we print the position first instead.
-fn strip_position(s: &str) -> String {
+pub(crate) fn strip_position(s: &str) -> String {
     match s.rfind(" at line ") {
         Some(i) => s[..i].to_string(),
         None => s.to_string(),

@@ -60,16 +60,61 @@ pub struct Batch {
 
 /// Compile the driver into `work` and run `scenarios` there; outcomes by scenario id.
 pub fn run_batch(work: &Path, scenarios: &[Scenario]) -> Result<Batch, OtpError> {
-    have("erlc")?;
-    have("erl")?;
+    run_batch_in(work, scenarios, None)
+}
+
+/// `name` on PATH, or `chroot ROOT name` for the Erlang/OTP in the Debian root `root`.
+fn tool(root: Option<&Path>, name: &str) -> Command {
+    match root {
+        None => Command::new(name),
+        Some(r) => {
+            let mut c = Command::new("chroot");
+            c.arg(r).arg(name);
+            c
+        }
+    }
+}
+
+/// `p` as a process inside `root` sees it (`p` must lie under `root`).
+fn inner(root: Option<&Path>, p: &Path) -> PathBuf {
+    match root.and_then(|r| p.strip_prefix(r).ok()) {
+        Some(rest) => Path::new("/").join(rest),
+        None => p.to_path_buf(),
+    }
+}
+
+/// [`run_batch`] on the Erlang/OTP of the Debian root `root` (through `chroot`, so as root;
+/// `work` must then lie inside `root`), or on the one on PATH for `None`.
+pub fn run_batch_in(
+    work: &Path,
+    scenarios: &[Scenario],
+    root: Option<&Path>,
+) -> Result<Batch, OtpError> {
+    if root.is_none() {
+        have("erlc")?;
+        have("erl")?;
+    }
+    if let Some(r) = root {
+        if !work.starts_with(r) {
+            return Err(OtpError::Failed {
+                what: format!("work directory {}", work.display()),
+                output: format!("not inside the OTP root {}", r.display()),
+            });
+        }
+    }
     std::fs::create_dir_all(work).map_err(|e| OtpError::Failed {
         what: format!("creating {}", work.display()),
         output: e.to_string(),
     })?;
-    let out = Command::new("erlc")
+    let src = work.join("seqtrace_driver.erl");
+    std::fs::copy(driver_source(), &src).map_err(|e| OtpError::Failed {
+        what: format!("copying the driver to {}", src.display()),
+        output: e.to_string(),
+    })?;
+    let out = tool(root, "erlc")
         .arg("-o")
-        .arg(work)
-        .arg(driver_source())
+        .arg(inner(root, work))
+        .arg(inner(root, &src))
         .output()
         .map_err(|_| OtpError::Missing("erlc"))?;
     if !out.status.success() {
@@ -85,11 +130,12 @@ pub fn run_batch(work: &Path, scenarios: &[Scenario]) -> Result<Batch, OtpError>
         what: format!("writing {}", file.display()),
         output: e.to_string(),
     })?;
-    let out = Command::new("erl")
+    let out = tool(root, "erl")
         .args(["-noshell", "-pa"])
-        .arg(work)
+        .arg(inner(root, work))
         .args(["-run", "seqtrace_driver", "main"])
-        .arg(&file)
+        .arg(inner(root, &file))
+        .stdin(std::process::Stdio::null())
         .output()
         .map_err(|_| OtpError::Missing("erl"))?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
