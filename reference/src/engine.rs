@@ -122,7 +122,7 @@ impl<P: ThreadProgress> Engine<P> {
             code,
             exports,
             exp_func,
-            sessions: crate::session::Sessions::new(),
+            sessions: crate::session::Sessions::new(cfg.mutant),
             active_bp_index: AtomicU32::new(0),
             progress: P::new(cfg.schedulers, cfg.mutant),
             permission: Mutex::new(Stager {

@@ -1,0 +1,99 @@
+//! Barrier removal under loom: each site of `bpspec_reference::ordering::SITES` weakened to
+//! Relaxed (or its fence removed), on the scenarios its row lists, at the bound `make test` uses
+//! (`LOOM_MAX_PREEMPTIONS`; the epoch rows at most 1, as the epoch baselines). Every run is
+//! recorded (variant `weaken-<site>`); docs/orderings.md is generated from those records
+//! (`make orderings-doc`).
+//!
+//! - `orderings_kill_matrix`: every site the table says is killed is killed on its scenario;
+//! - `orderings_survivors`: every other site survives every scenario its row lists (so the
+//!   table's "harmless" and "not caught" rows are what loom sees, and a new kill shows up).
+#![cfg(loom)]
+
+use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::harness::{observed, scenario_named};
+use bpspec_models::results::{record, Verdict};
+use bpspec_models::{collection, loom_scenarios, run, sessions};
+use bpspec_reference::ordering::{Verdict as Row, SITES};
+use bpspec_reference::{EpochProgress, Mutant, Qsbr, Site};
+
+/// Explore `site`'s weakening on one (family, progress, scenario); record; return the
+/// counterexample.
+fn weakened(site: Site, family: &str, progress: &'static str, name: &'static str, expected: &str) -> Option<String> {
+    let m = Some(Mutant::Weaken(site));
+    let mut b = builder();
+    let model: Box<dyn Fn() + Sync + Send> = match (family, progress) {
+        ("trace_pattern", "qsbr") => {
+            let s = scenario_named(loom_scenarios(), name, |s| s.name);
+            Box::new(move || run::<Qsbr>(&s, m))
+        }
+        ("trace_pattern", "epoch") => {
+            b.preemption_bound = Some(b.preemption_bound.unwrap_or(1).min(1));
+            let s = scenario_named(loom_scenarios(), name, |s| s.name);
+            Box::new(move || run::<EpochProgress>(&s, m))
+        }
+        ("collection", "qsbr") => {
+            let s = scenario_named(collection::loom_scenarios(), name, |s| s.name);
+            Box::new(move || collection::run::<Qsbr>(&s, m))
+        }
+        ("sessions", "qsbr") => {
+            let s = scenario_named(sessions::loom_session_scenarios(), name, |s| s.name);
+            Box::new(move || sessions::run_sessions::<Qsbr>(&s, m))
+        }
+        other => panic!("{site}: no loom family {other:?}"),
+    };
+    let o = loom_run::explore(&b, model);
+    record(&Verdict {
+        checker: "loom",
+        progress,
+        scenario: name,
+        variant: site.mutant_name(),
+        bound: format!("{} executions={}", o.bound, o.executions),
+        expected,
+        observed: observed(expected, o.cx.is_some()),
+        seconds: o.seconds,
+        detail: o.cx.clone().unwrap_or_default(),
+    });
+    assert!(o.executions > 0);
+    o.cx
+}
+
+#[test]
+fn orderings_kill_matrix() {
+    let mut survivors = Vec::new();
+    for r in SITES {
+        if let Row::Killed {
+            family,
+            progress,
+            scenario,
+        } = r.verdict
+        {
+            if weakened(r.site, family, progress, scenario, "killed").is_none() {
+                survivors.push(format!("{} on {scenario}", r.site.mutant_name()));
+            }
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "site mutants the table says loom kills survived: {survivors:?}"
+    );
+}
+
+#[test]
+fn orderings_survivors() {
+    let mut killed = Vec::new();
+    for r in SITES {
+        if matches!(r.verdict, Row::Killed { .. }) {
+            continue;
+        }
+        for &(family, progress, scenario) in r.tried {
+            if let Some(cx) = weakened(r.site, family, progress, scenario, "survives") {
+                killed.push(format!("{} on {scenario}: {cx}", r.site.mutant_name()));
+            }
+        }
+    }
+    assert!(
+        killed.is_empty(),
+        "site mutants the table says survive were killed (update reference/src/ordering.rs): \
+         {killed:#?}"
+    );
+}
