@@ -12,7 +12,7 @@
 use bpspec_models::harness::loom_run::{self, builder};
 use bpspec_models::harness::{observed, scenario_named};
 use bpspec_models::results::{record, Verdict};
-use bpspec_models::{collection, loom_scenarios, run, sessions};
+use bpspec_models::{collection, loom_scenarios, meta, run, sessions};
 use bpspec_reference::ordering::{Verdict as Row, SITES};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, Site};
 
@@ -39,6 +39,10 @@ fn weakened(site: Site, family: &str, progress: &'static str, name: &'static str
             let s = scenario_named(sessions::loom_session_scenarios(), name, |s| s.name);
             Box::new(move || sessions::run_sessions::<Qsbr>(&s, m))
         }
+        ("meta", "qsbr") => {
+            assert_eq!(name, "meta-replace", "the meta family has one scenario");
+            Box::new(move || meta::run_meta_replace::<Qsbr>(m))
+        }
         other => panic!("{site}: no loom family {other:?}"),
     };
     let o = loom_run::explore(&b, model);
@@ -55,6 +59,24 @@ fn weakened(site: Site, family: &str, progress: &'static str, name: &'static str
     });
     assert!(o.executions > 0);
     o.cx
+}
+
+/// The meta-replace model (models/src/meta.rs) holds unweakened.
+#[test]
+fn meta_replace_baseline() {
+    let o = loom_run::explore(&builder(), || meta::run_meta_replace::<Qsbr>(None));
+    record(&Verdict {
+        checker: "loom",
+        progress: "qsbr",
+        scenario: "meta-replace",
+        variant: "baseline",
+        bound: format!("{} executions={}", o.bound, o.executions),
+        expected: "hold",
+        observed: observed("hold", o.cx.is_some()),
+        seconds: o.seconds,
+        detail: o.cx.clone().unwrap_or_default(),
+    });
+    assert!(o.cx.is_none(), "loom: meta-replace violated: {}", o.cx.unwrap());
 }
 
 #[test]

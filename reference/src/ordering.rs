@@ -143,7 +143,7 @@ pub const SITES: &[SiteRow] = &[
         partner: "qsbr-wait-enter-fence (W1), qsbr-wait-exit-fence (W4)",
         protects: "G: a scheduler's reads before a progress point happen before the stager's \
                    step after the wait; its hits after it see the stager's writes before W1",
-        tried: &[(TP, QSBR, "remove-long"), (TP, QSBR, "remove")],
+        tried: &[(TP, QSBR, "remove-long")],
         verdict: Verdict::Killed {
             family: TP,
             progress: QSBR,
@@ -157,12 +157,7 @@ pub const SITES: &[SiteRow] = &[
         partner: "qsbr-wait-exit-fence (W4)",
         protects: "G for a sleeping thread: its reads before sleeping happen before the \
                    stager's step after a wait that read SLEEPING",
-        tried: &[
-            (TP, QSBR, "remove"),
-            (TP, QSBR, "remove-2sched"),
-            (TP, QSBR, "remove-nap"),
-            (TP, QSBR, "remove-session"),
-        ],
+        tried: &[(TP, QSBR, "remove")],
         verdict: Verdict::Killed {
             family: TP,
             progress: QSBR,
@@ -190,12 +185,7 @@ pub const SITES: &[SiteRow] = &[
         partner: "qsbr-progress-fence (P2), qsbr-wake-fence (K3)",
         protects: "G-acq: the stager's writes before the wait are visible to every hit after \
                    the progress point that reads the new period",
-        tried: &[
-            (TP, QSBR, "add"),
-            (TP, QSBR, "update"),
-            (TP, QSBR, "remove-long"),
-            (TP, QSBR, "remove-nap"),
-        ],
+        tried: &[(TP, QSBR, "add")],
         verdict: Verdict::Killed {
             family: TP,
             progress: QSBR,
@@ -209,16 +199,11 @@ pub const SITES: &[SiteRow] = &[
         partner: "qsbr-progress-fence (P2), qsbr-sleep-fence (S1)",
         protects: "G-rel: every read a scheduler made before its progress point or sleep \
                    happens before the stager's next step (restore, unlink, free)",
-        tried: &[
-            (TP, QSBR, "remove"),
-            (TP, QSBR, "remove-2sched"),
-            (TP, QSBR, "remove-long"),
-            (TP, QSBR, "remove-session"),
-        ],
+        tried: &[(TP, QSBR, "remove-session")],
         verdict: Verdict::Killed {
             family: TP,
             progress: QSBR,
-            scenario: "remove",
+            scenario: "remove-session",
         },
     },
     SiteRow {
@@ -227,11 +212,13 @@ pub const SITES: &[SiteRow] = &[
         ordering: "fence(SeqCst)",
         partner: "crossbeam-epoch's fences in pin and in the stager's flush",
         protects: "G-acq for a waking thread under EpochProgress",
-        tried: &[(TP, EPOCH, "remove-nap")],
+        tried: &[(TP, EPOCH, "remove-nap"), (TP, EPOCH, "remove")],
         verdict: Verdict::NotCaught(
-            "pin's own SeqCst read-modify-write already orders the wake-up in loom's model; \
-             a scenario where a woken scheduler reads a half written before a wait that its \
-             pin did not delay is missing",
+            "survives remove-nap and remove at the epoch rows' preemption bound 1. No argument \
+             makes it harmless: crossbeam-epoch's pin on x86-64 (the path loom runs) is a SeqCst \
+             compare-exchange, which is not a fence in C11, so a woken scheduler's relaxed reads \
+             need this barrier to see the stager's writes before the wait (ERTS wakes with a \
+             full barrier); a scenario or bound that reaches that interleaving is missing",
         ),
     },
     SiteRow {
@@ -241,10 +228,18 @@ pub const SITES: &[SiteRow] = &[
         partner: "epoch-done-load",
         protects: "the grace period's end: what the schedulers did before their last unpin \
                    happens before the stager's next step",
-        tried: &[(TP, EPOCH, "remove"), (TP, EPOCH, "remove-session")],
+        tried: &[
+            (TP, EPOCH, "remove"),
+            (TP, EPOCH, "remove-session"),
+            (TP, EPOCH, "remove-nap"),
+        ],
         verdict: Verdict::NotCaught(
-            "the closure runs on the stager's own thread (its flush), so the pair is \
-             sequenced-before; a scenario where a scheduler's flush runs the closure is missing",
+            "survives remove, remove-session and remove-nap: in these models the deferred \
+             closure always runs in the stager's own flush, so store and load are on one thread \
+             (sequenced-before). crossbeam also runs deferred closures from a scheduler's pin \
+             (every 128 pins); then the stager's load must synchronize with this store to order \
+             the schedulers' reads before its next step. A scenario where a scheduler's pin runs \
+             the closure is missing",
         ),
     },
     SiteRow {
@@ -253,9 +248,14 @@ pub const SITES: &[SiteRow] = &[
         ordering: "load Acquire",
         partner: "epoch-done-store",
         protects: "as epoch-done-store",
-        tried: &[(TP, EPOCH, "remove"), (TP, EPOCH, "remove-session")],
+        tried: &[
+            (TP, EPOCH, "remove"),
+            (TP, EPOCH, "remove-session"),
+            (TP, EPOCH, "remove-nap"),
+        ],
         verdict: Verdict::NotCaught(
-            "as epoch-done-store: in the models the closure runs in the stager's own flush",
+            "as epoch-done-store: in the models the closure runs in the stager's own flush; the \
+             pair matters only when a scheduler's pin runs it, which no scenario does",
         ),
     },
     SiteRow {
@@ -266,7 +266,12 @@ pub const SITES: &[SiteRow] = &[
         protects: "a scheduler that slept through a whole block and sees it lifted is \
                    ordered after the collector's reads",
         tried: &[("collection", QSBR, "info-stw")],
-        verdict: Verdict::NotCaught("no scenario has a scheduler sleep through a whole block"),
+        verdict: Verdict::NotCaught(
+            "survives info-stw. Needed under C11: a scheduler that slept through a whole block \
+             and reads the lifting store must be ordered after the collector's reads before it \
+             writes its tables, and the check comes after the wake-up fence, not before one. \
+             No scenario has a scheduler sleep through a whole block and wake after it is lifted",
+        ),
     },
     SiteRow {
         site: Site::StwBlockPark,
@@ -276,7 +281,14 @@ pub const SITES: &[SiteRow] = &[
         protects: "the collector's reads of the real tables happen before a parked \
                    scheduler's next writes",
         tried: &[("collection", QSBR, "info-stw")],
-        verdict: Verdict::NotCaught("pending the sweep"),
+        verdict: Verdict::Harmless(
+            "the park loop is followed at once by the wake-up (thread progress `wake`), whose \
+             full fence comes before any breakpoint access. C11 fence synchronization: the \
+             release store B3 synchronizes with that acquire fence, because the relaxed load \
+             that read B3's value is sequenced before it; so the collector's reads happen before \
+             the scheduler's next writes without the Acquire (Qsbr's K3; EpochProgress's \
+             epoch-wake-fence). Survives info-stw",
+        ),
     },
     SiteRow {
         site: Site::StwUnblock,
@@ -285,7 +297,11 @@ pub const SITES: &[SiteRow] = &[
         partner: "stw-block-check, stw-block-park",
         protects: "as stw-block-park (B3)",
         tried: &[("collection", QSBR, "info-stw")],
-        verdict: Verdict::NotCaught("pending the sweep"),
+        verdict: Verdict::Killed {
+            family: "collection",
+            progress: QSBR,
+            scenario: "info-stw",
+        },
     },
     SiteRow {
         site: Site::MetaTracerSwap,
@@ -293,10 +309,12 @@ pub const SITES: &[SiteRow] = &[
         ordering: "swap Release",
         partner: "meta-tracer-hit-load (M2), meta-tracer-info-load",
         protects: "M1: a new meta tracer cell is written before a scheduler can load it",
-        tried: &[],
-        verdict: Verdict::NotCaught(
-            "no loom model swaps a meta tracer while a scheduler hits the function",
-        ),
+        tried: &[("meta", QSBR, "meta-replace")],
+        verdict: Verdict::Killed {
+            family: "meta",
+            progress: QSBR,
+            scenario: "meta-replace",
+        },
     },
     SiteRow {
         site: Site::MetaTracerHitLoad,
@@ -304,10 +322,12 @@ pub const SITES: &[SiteRow] = &[
         ordering: "load Acquire",
         partner: "meta-tracer-swap (M1)",
         protects: "M2: the hit path sees the meta tracer cell's contents",
-        tried: &[],
-        verdict: Verdict::NotCaught(
-            "no loom model swaps a meta tracer while a scheduler hits the function",
-        ),
+        tried: &[("meta", QSBR, "meta-replace")],
+        verdict: Verdict::Killed {
+            family: "meta",
+            progress: QSBR,
+            scenario: "meta-replace",
+        },
     },
     SiteRow {
         site: Site::MetaTracerInfoLoad,
@@ -330,10 +350,12 @@ pub const SITES: &[SiteRow] = &[
         ordering: "load Acquire",
         partner: "session-tracer-swap (T1)",
         protects: "T1: the hit path sees a published session tracer cell's contents",
-        tried: &[("sessions", QSBR, "tracer-remove")],
-        verdict: Verdict::NotCaught(
-            "no loom model sets a session tracer while a scheduler runs",
-        ),
+        tried: &[("sessions", QSBR, "tracer-replace")],
+        verdict: Verdict::Killed {
+            family: "sessions",
+            progress: QSBR,
+            scenario: "tracer-replace",
+        },
     },
     SiteRow {
         site: Site::SessionTracerSwap,
@@ -341,9 +363,11 @@ pub const SITES: &[SiteRow] = &[
         ordering: "swap Release",
         partner: "session-tracer-load (T1)",
         protects: "T1: a new session tracer cell is written before a scheduler can load it",
-        tried: &[("sessions", QSBR, "tracer-remove")],
-        verdict: Verdict::NotCaught(
-            "no loom model sets a session tracer while a scheduler runs",
-        ),
+        tried: &[("sessions", QSBR, "tracer-replace")],
+        verdict: Verdict::Killed {
+            family: "sessions",
+            progress: QSBR,
+            scenario: "tracer-replace",
+        },
     },
 ];
