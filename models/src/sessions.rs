@@ -302,10 +302,12 @@ pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mut
     // S3: with the tracer and session 1 in place throughout, session 1's tracer got exactly one
     // call message per hit that acted on its local flag (only session 1 sets local here).
     let stays = scn.tracer
-        && !scn
-            .ops
-            .iter()
-            .any(|o| matches!(o, SOp::Destroy(1) | SOp::RemoveTracer(1) | SOp::SetTracer(1)));
+        && !scn.ops.iter().any(|o| {
+            matches!(
+                o,
+                SOp::Destroy(1) | SOp::RemoveTracer(1) | SOp::SetTracer(1)
+            )
+        });
     if stays {
         let local_hits = per_sched
             .iter()

@@ -18,7 +18,13 @@ use bpspec_reference::{EpochProgress, Mutant, Qsbr, Site};
 
 /// Explore `site`'s weakening on one (family, progress, scenario); record; return the
 /// counterexample.
-fn weakened(site: Site, family: &str, progress: &'static str, name: &'static str, expected: &str) -> Option<String> {
+fn weakened(
+    site: Site,
+    family: &str,
+    progress: &'static str,
+    name: &'static str,
+    expected: &str,
+) -> Option<String> {
     let m = Some(Mutant::Weaken(site));
     let mut b = builder();
     let model: Box<dyn Fn() + Sync + Send> = match (family, progress) {
@@ -76,7 +82,11 @@ fn meta_replace_baseline() {
         seconds: o.seconds,
         detail: o.cx.clone().unwrap_or_default(),
     });
-    assert!(o.cx.is_none(), "loom: meta-replace violated: {}", o.cx.unwrap());
+    assert!(
+        o.cx.is_none(),
+        "loom: meta-replace violated: {}",
+        o.cx.unwrap()
+    );
 }
 
 #[test]

@@ -34,8 +34,8 @@ use crate::bp::Liveness;
 use crate::code::Mfa;
 use crate::engine::Engine;
 use crate::mutant::{self, Mutant};
-use crate::progress::ThreadProgress;
 use crate::ordering::Site;
+use crate::progress::ThreadProgress;
 use crate::sync::{
     lock, ord, AtomicPtr, Mutex,
     Ordering::{Acquire, Relaxed, Release},

@@ -16,9 +16,9 @@ use crate::bp::SessionId;
 use crate::engine::Engine;
 use crate::export::Area;
 use crate::mutant::{self, Mutant};
+use crate::ordering::Site;
 use crate::pattern::PatternOp;
 use crate::progress::ThreadProgress;
-use crate::ordering::Site;
 use crate::sync::{
     lock, ord, AtomicPtr, AtomicU32, Mutex,
     Ordering::{Acquire, Relaxed, Release},
@@ -93,7 +93,8 @@ pub struct Sessions {
     /// Checked builds: freed tracer cells, poisoned, kept until the engine goes. Boxed so each
     /// stays at the address a late reader would use.
     #[allow(clippy::vec_box)]
-    graveyard: Mutex<Vec<Box<TracerCell>>>,    /// The engine's mutant (for the site mutants of the tracer orderings).
+    graveyard: Mutex<Vec<Box<TracerCell>>>,
+    /// The engine's mutant (for the site mutants of the tracer orderings).
     mutant: Option<crate::Mutant>,
 }
 
@@ -135,9 +136,10 @@ impl Sessions {
     pub(crate) fn tracer(&self, s: SessionId) -> Option<&TracerCell> {
         // Acquire: pairs with the Release store in `set_session_tracer`, so the cell's contents
         // (written before publication) are visible.
-        let p = self.slots[s as usize]
-            .tracer
-            .load(ord(self.mutant, Site::SessionTracerLoad, Acquire));
+        let p =
+            self.slots[s as usize]
+                .tracer
+                .load(ord(self.mutant, Site::SessionTracerLoad, Acquire));
         // SAFETY: a published cell is freed only after it was unpublished and a wait let every
         // scheduler pass a progress point (T2 in docs/sessions.md); this hit began after our last
         // one. The liveness word catches a violation (the mutant `tracer-free-without-wait`).

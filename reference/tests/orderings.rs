@@ -90,7 +90,9 @@ fn blank_non_code(text: &str) -> String {
             out.push_str("' '");
             i += 3;
         } else if c[i] == '\'' && c.get(i + 1) == Some(&'\\') {
-            let end = (i + 2..c.len()).find(|&j| c[j] == '\'').unwrap_or(c.len() - 1);
+            let end = (i + 2..c.len())
+                .find(|&j| c[j] == '\'')
+                .unwrap_or(c.len() - 1);
             out.push('\'');
             out.extend(std::iter::repeat_n(' ', end - i - 1));
             out.push('\'');
@@ -284,8 +286,7 @@ fn the_scanner_sees_an_unnamed_ordering() {
 /// The measured column per site mutant, from a results file (`loom.tsv`): one entry per
 /// scenario run, in the order run.
 fn measured_from_results(path: &str) -> BTreeMap<String, String> {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read results {path}: {e}"));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read results {path}: {e}"));
     let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in text.lines() {
         let c: Vec<&str> = line.split('\t').collect();
@@ -293,7 +294,10 @@ fn measured_from_results(path: &str) -> BTreeMap<String, String> {
             continue;
         }
         // checker progress scenario variant bound expected observed seconds detail
-        let mut cell = format!("{} {} ({}): {}, {}, {} s", c[0], c[2], c[1], c[6], c[4], c[7]);
+        let mut cell = format!(
+            "{} {} ({}): {}, {}, {} s",
+            c[0], c[2], c[1], c[6], c[4], c[7]
+        );
         if !c[8].is_empty() {
             let d: String = c[8].chars().take(110).collect();
             cell.push_str(&format!(", `{}`", d.replace('|', "/").replace('`', "'")));
@@ -385,7 +389,11 @@ fn render(measured: &BTreeMap<String, String>) -> String {
 fn check_measured(measured: &BTreeMap<String, String>) {
     for r in SITES {
         let Some(m) = measured.get(r.site.mutant_name()) else {
-            assert!(r.tried.is_empty(), "{}: tried on scenarios but not run", r.site);
+            assert!(
+                r.tried.is_empty(),
+                "{}: tried on scenarios but not run",
+                r.site
+            );
             continue;
         };
         match r.verdict {
