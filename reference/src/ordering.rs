@@ -265,13 +265,12 @@ pub const SITES: &[SiteRow] = &[
         partner: "stw-unblock (B3)",
         protects: "a scheduler that slept through a whole block and sees it lifted is \
                    ordered after the collector's reads",
-        tried: &[("collection", QSBR, "info-stw")],
-        verdict: Verdict::NotCaught(
-            "survives info-stw. Needed under C11: a scheduler that slept through a whole block \
-             and reads the lifting store must be ordered after the collector's reads before it \
-             writes its tables, and the check comes after the wake-up fence, not before one. \
-             No scenario has a scheduler sleep through a whole block and wake after it is lifted",
-        ),
+        tried: &[("collection", QSBR, "info-stw-nap")],
+        verdict: Verdict::Killed {
+            family: "collection",
+            progress: QSBR,
+            scenario: "info-stw-nap",
+        },
     },
     SiteRow {
         site: Site::StwBlockPark,
@@ -280,14 +279,17 @@ pub const SITES: &[SiteRow] = &[
         partner: "stw-unblock (B3)",
         protects: "the collector's reads of the real tables happen before a parked \
                    scheduler's next writes",
-        tried: &[("collection", QSBR, "info-stw")],
+        tried: &[
+            ("collection", QSBR, "info-stw"),
+            ("collection", QSBR, "info-stw-nap"),
+        ],
         verdict: Verdict::Harmless(
             "the park loop is followed at once by the wake-up (thread progress `wake`), whose \
              full fence comes before any breakpoint access. C11 fence synchronization: the \
              release store B3 synchronizes with that acquire fence, because the relaxed load \
              that read B3's value is sequenced before it; so the collector's reads happen before \
              the scheduler's next writes without the Acquire (Qsbr's K3; EpochProgress's \
-             epoch-wake-fence). Survives info-stw",
+             epoch-wake-fence).",
         ),
     },
     SiteRow {
