@@ -131,3 +131,12 @@ fmt:
 
 clean-results:
 	rm -rf $(RESULTS)
+
+# docs/orderings.md: every ordering site weakened under loom at make test's bound
+# (models/tests/orderings_loom.rs), then the table regenerated from that run and the source.
+.PHONY: orderings-doc
+orderings-doc:
+	rm -rf $(RESULTS)/orderings
+	BPSPEC_RESULTS=$(RESULTS)/orderings LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
+	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom --test orderings_loom -- --test-threads=2
+	BPSPEC_BLESS=1 BPSPEC_ORDERINGS_RESULTS=$(RESULTS)/orderings/loom.tsv $(CARGO) test -p bpspec-reference --test orderings

@@ -185,6 +185,17 @@ pub fn loom_scenarios() -> Vec<CScenario> {
             vec![CStager::InfoStw(0, InfoKey::CallTime)],
             true,
         ),
+        // Stop-the-world query while the scheduler naps: it may sleep through the whole block
+        // and wake after it is lifted, then charge its tables (the block check's Acquire).
+        base(
+            "info-stw-nap",
+            vec![(
+                vec![100],
+                vec![Call(0), Work(1), Ret, Nap, Call(0), Work(1), Ret],
+            )],
+            vec![CStager::InfoStw(0, InfoKey::CallTime)],
+            true,
+        ),
         // Paused counter with a frame in flight (finding F1 without the fix).
         base(
             "paused-inflight",

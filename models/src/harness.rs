@@ -85,6 +85,27 @@ pub mod loom_run {
         pub bound: String,
     }
 
+    /// Record one loom exploration's verdict in the results table.
+    pub fn record_outcome(
+        progress: &str,
+        scenario: &str,
+        variant: &str,
+        expected: &str,
+        o: &Outcome,
+    ) {
+        crate::results::record(&crate::results::Verdict {
+            checker: "loom",
+            progress,
+            scenario,
+            variant,
+            bound: format!("{} executions={}", o.bound, o.executions),
+            expected,
+            observed: crate::harness::observed(expected, o.cx.is_some()),
+            seconds: o.seconds,
+            detail: o.cx.clone().unwrap_or_default(),
+        });
+    }
+
     /// Explore `model` with `b`, counting executions.
     pub fn explore(b: &loom::model::Builder, model: impl Fn() + Sync + Send + 'static) -> Outcome {
         let execs = Arc::new(AtomicUsize::new(0));

@@ -77,3 +77,43 @@ pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
         "M-once: NIL shows as []"
     );
 }
+
+/// The meta tracer replaced while a scheduler hits the function (M1/M2 under loom): the stager
+/// sets meta trace again with a second tracer, which swaps a new cell into the slot (Release)
+/// while the scheduler loads it (Acquire) and calls it. Property: M-free (the liveness word of
+/// whichever cell the scheduler loaded is read, under loom's causality check, before and after
+/// the call). Checked parameters: 1 scheduler, 1 function, one replacement, 3 reclaims.
+pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
+    let mfa = Mfa::new("m", "f0", 0);
+    let engine = Arc::new(Engine::<P>::new(EngineConfig {
+        functions: vec![mfa.clone()],
+        schedulers: 1,
+        mutant,
+    }));
+    let first = TracerSpec::new(std::sync::Arc::new(Gone(AtomicU32::new(0))), Term::Pid(7));
+    let second = TracerSpec::new(std::sync::Arc::new(Gone(AtomicU32::new(0))), Term::Pid(8));
+    let only_meta = TraceSpec::counters(FlagSet::default());
+    let set = |spec: &TracerSpec| {
+        let n = engine.trace_pattern_meta(
+            0,
+            &Pattern::exact(&mfa),
+            PatternOp::True,
+            &only_meta,
+            Some(spec),
+        );
+        assert_eq!(n, Ok(1));
+    };
+    set(&first);
+    let e2 = engine.clone();
+    let h = spawn(move || {
+        let mut s = Scheduler::start(e2, 0);
+        s.call(0, &Process::new(100));
+        s.progress();
+        s.call(0, &Process::new(100));
+        s.sleep();
+    });
+    set(&second);
+    engine.reclaim_meta_tracers();
+    h.join().expect("scheduler panicked");
+    engine.reclaim_meta_tracers();
+}

@@ -39,6 +39,8 @@ pub enum SOp {
     Destroy(u32),
     /// Remove `session`'s session tracer.
     RemoveTracer(u32),
+    /// Set (or replace) `session`'s session tracer with a fresh mailbox tracer.
+    SetTracer(u32),
 }
 
 /// A session model configuration.
@@ -118,6 +120,15 @@ pub fn loom_session_scenarios() -> Vec<SessionScenario> {
             schedulers: vec![vec![Call(0), Progress, Call(0)]],
             tracer: true,
         },
+        SessionScenario {
+            // The session tracer is replaced while the scheduler calls it: the new cell is
+            // published (T1) and the old one retired after a wait (T2).
+            name: "tracer-replace",
+            setup: vec![local(1, True)],
+            ops: vec![SOp::SetTracer(1)],
+            schedulers: vec![vec![Call(0), Progress, Call(0)]],
+            tracer: true,
+        },
     ]
 }
 
@@ -187,6 +198,13 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &SOp) {
         }
         SOp::RemoveTracer(s) => {
             assert_eq!(e.set_session_tracer(s, None), Ok(true));
+        }
+        SOp::SetTracer(s) => {
+            let fresh = Mailbox::new(998);
+            assert_eq!(
+                e.set_session_tracer(s, Some(ProcessTracer::spec(&fresh))),
+                Ok(true)
+            );
         }
     }
 }
@@ -284,10 +302,12 @@ pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mut
     // S3: with the tracer and session 1 in place throughout, session 1's tracer got exactly one
     // call message per hit that acted on its local flag (only session 1 sets local here).
     let stays = scn.tracer
-        && !scn
-            .ops
-            .iter()
-            .any(|o| matches!(o, SOp::Destroy(1) | SOp::RemoveTracer(1)));
+        && !scn.ops.iter().any(|o| {
+            matches!(
+                o,
+                SOp::Destroy(1) | SOp::RemoveTracer(1) | SOp::SetTracer(1)
+            )
+        });
     if stays {
         let local_hits = per_sched
             .iter()

@@ -55,6 +55,7 @@ baselines! {
     timem_reset => "reset",
     timem_info_vs_reset => "info-vs-reset",
     timem_info_stw => "info-stw",
+    timem_info_stw_nap => "info-stw-nap",
     timem_paused_inflight_fixed => "paused-inflight",
 }
 

@@ -22,8 +22,9 @@ use crate::bp::GenericBp;
 use crate::calltime::Kind;
 use crate::engine::{Engine, Permission};
 use crate::mutant::{self, Mutant};
+use crate::ordering::Site;
 use crate::progress::ThreadProgress;
-use crate::sync::{lock, yield_now, Ordering::Relaxed, Ordering::Release};
+use crate::sync::{lock, ord, yield_now, Ordering::Relaxed, Ordering::Release};
 use crate::timem::{BpTimemTrace, Totals};
 use std::sync::Arc as Refc;
 
@@ -219,8 +220,9 @@ impl<P: ThreadProgress> Engine<P> {
                 obj(&bp, k).expect("counter").read_into(tot);
             }
         }
-        // B3. Release: pairs with the Acquire load in the parked schedulers' loop.
-        self.stw_block.store(false, Release);
+        // B3. Release: pairs with the Acquire loads in hit.rs (stw-block-check, stw-block-park).
+        self.stw_block
+            .store(false, ord(self.mutant, Site::StwUnblock, Release));
         // B4 (liveness, not safety): let every parked scheduler leave its park before the
         // permission goes, so back-to-back blocks cannot starve them (ERTS wakes blocked
         // threads on unblock). Relaxed: see the counter's comment in hit.rs.

@@ -122,7 +122,7 @@ impl<P: ThreadProgress> Engine<P> {
             code,
             exports,
             exp_func,
-            sessions: crate::session::Sessions::new(),
+            sessions: crate::session::Sessions::new(cfg.mutant),
             active_bp_index: AtomicU32::new(0),
             progress: P::new(cfg.schedulers, cfg.mutant),
             permission: Mutex::new(Stager {
@@ -273,6 +273,12 @@ impl<P: ThreadProgress> Engine<P> {
 
 impl<P: ThreadProgress> Drop for Engine<P> {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A model run that found a violation unwinds through here with the permission's
+            // mutex possibly poisoned (loom's `get_mut` then panics again, and a panic during
+            // unwinding aborts the whole test binary). Leak instead: the run is over.
+            return;
+        }
         let st = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut owned: Vec<*mut GenericBp> = std::mem::take(&mut st.graveyard);
         owned.append(&mut st.free_list);

@@ -6,9 +6,10 @@ use crate::bp::{flags, GenericBp, SessionId};
 use crate::code::{FuncId, OP_I_GENERIC_BREAKPOINT};
 use crate::engine::Engine;
 use crate::history::{node_id, Event};
+use crate::ordering::Site;
 use crate::process::Proc;
 use crate::progress::{Qsbr, ThreadProgress};
-use crate::sync::{yield_now, Arc, Ordering::Acquire, Ordering::Relaxed};
+use crate::sync::{ord, yield_now, Arc, Ordering::Acquire, Ordering::Relaxed};
 use crate::timem::{BpTimemTrace, DeadHashes};
 use std::sync::Arc as Refc;
 
@@ -152,7 +153,12 @@ impl<P: ThreadProgress> Scheduler<P> {
         // slept through a whole block and sees it lifted is ordered after the collector's reads.
         // Seeing a request that is set is ordered by the progress point's / wake-up's full fence
         // just before (the stager stores it before its wait's first fence; docs/collection.md).
-        if !self.engine.stw_block.load(Acquire) {
+        let m = self.engine.mutant;
+        if !self
+            .engine
+            .stw_block
+            .load(ord(m, Site::StwBlockCheck, Acquire))
+        {
             return;
         }
         // Relaxed: the count is for the collector's liveness handshake only (it waits for every
@@ -163,7 +169,11 @@ impl<P: ThreadProgress> Scheduler<P> {
         let mut spins: u64 = 0;
         // Acquire: pairs with the Release store that lifts the block, so the collector's reads
         // happen before this scheduler's next writes.
-        while self.engine.stw_block.load(Acquire) {
+        while self
+            .engine
+            .stw_block
+            .load(ord(m, Site::StwBlockPark, Acquire))
+        {
             spins += 1;
             assert!(
                 spins < crate::progress::WAIT_SPIN_LIMIT,

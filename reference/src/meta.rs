@@ -34,9 +34,10 @@ use crate::bp::Liveness;
 use crate::code::Mfa;
 use crate::engine::Engine;
 use crate::mutant::{self, Mutant};
+use crate::ordering::Site;
 use crate::progress::ThreadProgress;
 use crate::sync::{
-    lock, AtomicPtr, Mutex,
+    lock, ord, AtomicPtr, Mutex,
     Ordering::{Acquire, Relaxed, Release},
     CHECKED,
 };
@@ -135,7 +136,9 @@ pub(crate) fn stage_meta<P: ThreadProgress>(
             let mt = d.meta.as_ref().expect("META_TRACE without a BpMetaTracer");
             // Release: pairs with the Acquire load in `meta_hit` (M2): the cell's contents are
             // written before a scheduler can load the pointer.
-            let old = mt.tracer.swap(new_cell(spec), Release);
+            let old = mt
+                .tracer
+                .swap(new_cell(spec), ord(e.mutant, Site::MetaTracerSwap, Release));
             e.meta.retire(old);
             None
         }
@@ -182,7 +185,9 @@ pub(crate) fn meta_hit<P: ThreadProgress>(
     mt.live
         .assert_live(&|| format!("BpMetaTracer of GenericBp#{node_id}"));
     // Acquire: pairs with the Release swap in `stage_meta` (M1), so the cell is fully written.
-    let old = mt.tracer.load(Acquire);
+    let old = mt
+        .tracer
+        .load(ord(e.mutant, Site::MetaTracerHitLoad, Acquire));
     if old.is_null() {
         return false; // NIL: the meta tracer was removed
     }
@@ -256,9 +261,11 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// The meta tracer's state as `trace_info(MFA, meta)` shows it: the tracer's term, or `[]`
     /// once it was removed (NIL). Stager side, under the permission.
-    pub(crate) fn meta_term(mt: &BpMetaTracer) -> Term {
+    pub(crate) fn meta_term(&self, mt: &BpMetaTracer) -> Term {
         // Acquire: pairs with the Release swap in `stage_meta` (M1).
-        let c = mt.tracer.load(Acquire);
+        let c = mt
+            .tracer
+            .load(ord(self.mutant, Site::MetaTracerInfoLoad, Acquire));
         // SAFETY: the caller holds the permission; cells are freed only by the stager.
         match unsafe { c.as_ref() } {
             Some(cell) => cell.spec.state.clone(),

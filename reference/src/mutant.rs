@@ -69,6 +69,9 @@ pub enum Mutant {
     /// Meta trace: free a meta tracer cell retired by a swap at once, without waiting for
     /// thread progress (`meta.rs`, M3).
     MetaFreeWithoutWait,
+    /// Barrier removal: the ordering at this site becomes `Relaxed`, or its fence goes
+    /// (`crate::ordering`, docs/orderings.md).
+    Weaken(crate::ordering::Site),
 }
 
 impl Mutant {
@@ -140,6 +143,7 @@ impl Mutant {
             Mutant::TracerFreeWithoutWait => "tracer-free-without-wait",
             Mutant::IgnoreSessionState => "ignore-session-state",
             Mutant::MetaFreeWithoutWait => "meta-free-without-wait",
+            Mutant::Weaken(s) => s.mutant_name(),
         }
     }
 
@@ -151,6 +155,7 @@ impl Mutant {
             .chain(Mutant::SESSIONS)
             .chain(Mutant::META)
             .find(|m| m.name() == name)
+            .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
     }
 
     /// Is this mutant about the grace period itself rather than the trace_pattern sequence?

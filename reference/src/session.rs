@@ -16,10 +16,11 @@ use crate::bp::SessionId;
 use crate::engine::Engine;
 use crate::export::Area;
 use crate::mutant::{self, Mutant};
+use crate::ordering::Site;
 use crate::pattern::PatternOp;
 use crate::progress::ThreadProgress;
 use crate::sync::{
-    lock, AtomicPtr, AtomicU32, Mutex,
+    lock, ord, AtomicPtr, AtomicU32, Mutex,
     Ordering::{Acquire, Relaxed, Release},
     CHECKED,
 };
@@ -93,10 +94,12 @@ pub struct Sessions {
     /// stays at the address a late reader would use.
     #[allow(clippy::vec_box)]
     graveyard: Mutex<Vec<Box<TracerCell>>>,
+    /// The engine's mutant (for the site mutants of the tracer orderings).
+    mutant: Option<crate::Mutant>,
 }
 
 impl Sessions {
-    pub(crate) fn new() -> Sessions {
+    pub(crate) fn new(mutant: Option<crate::Mutant>) -> Sessions {
         let slots = (0..MAX_SESSIONS)
             .map(|i| SessionSlot {
                 state: AtomicU32::new(if i == 0 { state::ALIVE } else { state::UNUSED }),
@@ -109,6 +112,7 @@ impl Sessions {
             slots,
             names: Mutex::new(names),
             graveyard: Mutex::new(Vec::new()),
+            mutant,
         }
     }
 
@@ -132,7 +136,10 @@ impl Sessions {
     pub(crate) fn tracer(&self, s: SessionId) -> Option<&TracerCell> {
         // Acquire: pairs with the Release store in `set_session_tracer`, so the cell's contents
         // (written before publication) are visible.
-        let p = self.slots[s as usize].tracer.load(Acquire);
+        let p =
+            self.slots[s as usize]
+                .tracer
+                .load(ord(self.mutant, Site::SessionTracerLoad, Acquire));
         // SAFETY: a published cell is freed only after it was unpublished and a wait let every
         // scheduler pass a progress point (T2 in docs/sessions.md); this hit began after our last
         // one. The liveness word catches a violation (the mutant `tracer-free-without-wait`).
@@ -234,7 +241,9 @@ impl<P: ThreadProgress> Engine<P> {
         };
         // Release: pairs with the Acquire load in `Sessions::tracer` (T1: the cell is written
         // before any scheduler can reach it).
-        let old = self.sessions.slots[s as usize].tracer.swap(fresh, Release);
+        let old = self.sessions.slots[s as usize]
+            .tracer
+            .swap(fresh, ord(self.mutant, Site::SessionTracerSwap, Release));
         self.retire_tracer(old);
         Ok(true)
     }

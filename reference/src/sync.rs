@@ -93,3 +93,26 @@ mod std_unsafe_cell {
 
 pub use imp::*;
 pub use std::sync::atomic::Ordering;
+
+use crate::mutant::Mutant;
+use crate::ordering::Site;
+
+/// The ordering the engine asks for at `site`: `o`, or `Relaxed` under the mutant that weakens
+/// this site. Constant `o` in release builds (the test is on [`CHECKED`]).
+#[inline(always)]
+pub fn ord(mutant: Option<Mutant>, site: Site, o: Ordering) -> Ordering {
+    if CHECKED && mutant == Some(Mutant::Weaken(site)) {
+        Ordering::Relaxed
+    } else {
+        o
+    }
+}
+
+/// A fence at `site`, left out under the mutant that weakens this site. A plain fence in
+/// release builds.
+#[inline(always)]
+pub fn fence_at(mutant: Option<Mutant>, site: Site, o: Ordering) {
+    if !(CHECKED && mutant == Some(Mutant::Weaken(site))) {
+        fence(o); // ordering: pass-through (the site is the caller's)
+    }
+}

@@ -234,7 +234,7 @@ impl<P: ThreadProgress> Engine<P> {
             d.meta
                 .as_deref()
                 .filter(|_| fl & flags::META_TRACE != 0)
-                .map(Engine::<P>::meta_term)
+                .map(|mt| self.meta_term(mt))
         };
         let meta_ms = || {
             if fl & flags::META_TRACE != 0 {

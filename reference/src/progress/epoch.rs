@@ -18,11 +18,13 @@
 //! as AcqRel).
 //!
 //! Mutants: the thread-progress mutants are specific to [`super::Qsbr`]'s code; this
-//! implementation ignores them (the mutant matrix records that).
+//! implementation ignores them (the mutant matrix records that), except the site mutants of its
+//! own orderings (`crate::ordering`).
 
 use super::{ThreadProgress, WAIT_SPIN_LIMIT};
 use crate::mutant::Mutant;
-use crate::sync::{fence, yield_now, Arc, AtomicBool, AtomicU64, Ordering::*};
+use crate::ordering::Site;
+use crate::sync::{fence_at, ord, yield_now, Arc, AtomicBool, AtomicU64, Ordering::*};
 use crossbeam_epoch::{Collector, Guard, LocalHandle};
 
 /// Grace periods from a dedicated crossbeam-epoch collector.
@@ -30,6 +32,7 @@ pub struct EpochProgress {
     collector: Collector,
     managed: usize,
     waits: AtomicU64,
+    mutant: Option<Mutant>,
 }
 
 /// A managed thread's registration: its local handle and, while awake, its pin.
@@ -42,7 +45,7 @@ pub struct EpochHandle {
 impl ThreadProgress for EpochProgress {
     type Handle = EpochHandle;
 
-    fn new(managed: usize, _mutant: Option<Mutant>) -> Self {
+    fn new(managed: usize, mutant: Option<Mutant>) -> Self {
         assert!(
             managed > 0,
             "thread progress needs at least one managed thread"
@@ -51,6 +54,7 @@ impl ThreadProgress for EpochProgress {
             collector: Collector::new(),
             managed,
             waits: AtomicU64::new(0),
+            mutant,
         }
     }
 
@@ -80,8 +84,9 @@ impl ThreadProgress for EpochProgress {
     fn wake(&self, h: &mut EpochHandle) {
         assert!(h.guard.is_none(), "thread {} is already awake", h.index);
         h.guard = Some(h.local.pin());
-        // Full barrier on wake-up, as in `progress`.
-        fence(SeqCst);
+        // Full barrier on wake-up, as in `progress`. Partner: the fences of crossbeam's pin and of
+        // the stager's flush (the epoch advance it waits for).
+        fence_at(self.mutant, Site::EpochWakeFence, SeqCst);
     }
 
     fn wait(&self) {
@@ -90,14 +95,15 @@ impl ThreadProgress for EpochProgress {
         {
             let guard = stager.pin();
             let flag = done.clone();
-            // Release: pairs with the Acquire load below.
-            guard.defer(move || flag.store(true, Release));
+            // Release: pairs with the Acquire load below (epoch-done-load).
+            let m = self.mutant;
+            guard.defer(move || flag.store(true, ord(m, Site::EpochDoneStore, Release)));
             guard.flush();
         }
         let mut spins: u64 = 0;
         // Acquire: pairs with the Release store in the deferred closure, so what the schedulers
         // did before their last unpin happens before what the stager does next.
-        while !done.load(Acquire) {
+        while !done.load(ord(self.mutant, Site::EpochDoneLoad, Acquire)) {
             spins += 1;
             assert!(
                 spins < WAIT_SPIN_LIMIT,

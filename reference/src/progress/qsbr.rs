@@ -19,7 +19,8 @@
 
 use super::{ThreadProgress, WAIT_SPIN_LIMIT};
 use crate::mutant::{self, Mutant};
-use crate::sync::{fence, yield_now, AtomicU64, Ordering::*};
+use crate::ordering::Site;
+use crate::sync::{fence_at, yield_now, AtomicU64, Ordering::*};
 
 const SLEEPING: u64 = u64::MAX;
 
@@ -74,7 +75,7 @@ impl ThreadProgress for Qsbr {
             // period bump P1 read, so this thread's later hits see every write the stager made
             // before W1. Release side: pairs with the fence at W4 of a wait that reads P3, so
             // every read this thread made before P2 happens before what the stager does after W4.
-            fence(SeqCst);
+            fence_at(self.mutant, Site::QsbrProgressFence, SeqCst);
         }
         // P3. Relaxed: ordered by P2 (release side).
         self.locals[h.index].store(g, Relaxed);
@@ -83,8 +84,8 @@ impl ThreadProgress for Qsbr {
     fn sleep(&self, h: &mut QsbrHandle) {
         assert!(h.awake, "thread {} is already asleep", h.index);
         // S1. Release side pairs with W4 of a wait that reads S2: everything this thread read
-        // before sleeping happens before what the stager does after that wait.
-        fence(SeqCst);
+        // before sleeping happens before what the stager does after that wait. Partner: W4.
+        fence_at(self.mutant, Site::QsbrSleepFence, SeqCst);
         // S2.
         self.locals[h.index].store(SLEEPING, Relaxed);
         h.awake = false;
@@ -99,14 +100,14 @@ impl ThreadProgress for Qsbr {
             // K3. Store-buffering with W1: either the wait's W3 reads K2 (and waits for our next
             // progress point) or our reads after K3 see every write the stager made before W1.
             // Acquire side also pairs with W1 when K1 already read the bump.
-            fence(SeqCst);
+            fence_at(self.mutant, Site::QsbrWakeFence, SeqCst);
         }
         h.awake = true;
     }
 
     fn wait(&self) {
         // W1. Release side pairs with P2/K3 (see there); SB partner of K3.
-        fence(SeqCst);
+        fence_at(self.mutant, Site::QsbrWaitEnterFence, SeqCst);
         // W2. Relaxed: ordered by W1 and P2.
         let target = if mutant::is(self.mutant, Mutant::WaitWithoutNewPeriod) {
             self.global.load(Relaxed)
@@ -130,7 +131,7 @@ impl ThreadProgress for Qsbr {
             }
         }
         // W4. Acquire side: pairs with the P2/S1 fence that preceded each P3/S2 store read in W3.
-        fence(SeqCst);
+        fence_at(self.mutant, Site::QsbrWaitExitFence, SeqCst);
         self.waits.fetch_add(1, Relaxed);
     }
 

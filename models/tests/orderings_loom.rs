@@ -1,0 +1,119 @@
+//! Barrier removal under loom: each site of `bpspec_reference::ordering::SITES` weakened to
+//! Relaxed (or its fence removed), on the scenarios its row lists, at the bound `make test` uses
+//! (`LOOM_MAX_PREEMPTIONS`; the epoch rows at most 1, as the epoch baselines). Every run is
+//! recorded (variant `weaken-<site>`); docs/orderings.md is generated from those records
+//! (`make orderings-doc`).
+//!
+//! - `orderings_kill_matrix`: every site the table says is killed is killed on its scenario;
+//! - `orderings_survivors`: every other site survives every scenario its row lists (so the
+//!   table's "harmless" and "not caught" rows are what loom sees, and a new kill shows up).
+#![cfg(loom)]
+
+use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::harness::scenario_named;
+use bpspec_models::{collection, loom_scenarios, meta, run, sessions};
+use bpspec_reference::ordering::{Verdict as Row, SITES};
+use bpspec_reference::{EpochProgress, Mutant, Qsbr, Site};
+
+/// Explore `site`'s weakening on one (family, progress, scenario); record; return the
+/// counterexample.
+fn weakened(
+    site: Site,
+    family: &str,
+    progress: &'static str,
+    name: &'static str,
+    expected: &str,
+) -> Option<String> {
+    let m = Some(Mutant::Weaken(site));
+    let mut b = builder();
+    // The bound make test uses for branches too, whatever the environment says (loom's default,
+    // 1,000, cuts the longer scenarios short with a panic that would read as a kill).
+    b.max_branches = b.max_branches.max(20_000);
+    let model: Box<dyn Fn() + Sync + Send> = match (family, progress) {
+        ("trace_pattern", "qsbr") => {
+            let s = scenario_named(loom_scenarios(), name, |s| s.name);
+            Box::new(move || run::<Qsbr>(&s, m))
+        }
+        ("trace_pattern", "epoch") => {
+            b.preemption_bound = Some(b.preemption_bound.unwrap_or(1).min(1));
+            let s = scenario_named(loom_scenarios(), name, |s| s.name);
+            Box::new(move || run::<EpochProgress>(&s, m))
+        }
+        ("collection", "qsbr") => {
+            let s = scenario_named(collection::loom_scenarios(), name, |s| s.name);
+            Box::new(move || collection::run::<Qsbr>(&s, m))
+        }
+        ("sessions", "qsbr") => {
+            let s = scenario_named(sessions::loom_session_scenarios(), name, |s| s.name);
+            Box::new(move || sessions::run_sessions::<Qsbr>(&s, m))
+        }
+        ("meta", "qsbr") => {
+            assert_eq!(name, "meta-replace", "the meta family has one scenario");
+            Box::new(move || meta::run_meta_replace::<Qsbr>(m))
+        }
+        other => panic!("{site}: no loom family {other:?}"),
+    };
+    let o = loom_run::explore(&b, model);
+    loom_run::record_outcome(progress, name, site.mutant_name(), expected, &o);
+    assert!(o.executions > 0);
+    if let Some(cx) = &o.cx {
+        assert!(
+            !cx.starts_with("Model exceeded maximum number of branches"),
+            "{site} on {name}: inconclusive, loom's branch limit: {cx}"
+        );
+    }
+    o.cx
+}
+
+/// The meta-replace model (models/src/meta.rs) holds unweakened.
+#[test]
+fn meta_replace_baseline() {
+    let o = loom_run::explore(&builder(), || meta::run_meta_replace::<Qsbr>(None));
+    loom_run::record_outcome("qsbr", "meta-replace", "baseline", "hold", &o);
+    assert!(
+        o.cx.is_none(),
+        "loom: meta-replace violated: {}",
+        o.cx.unwrap()
+    );
+}
+
+#[test]
+fn orderings_kill_matrix() {
+    let mut survivors = Vec::new();
+    for r in SITES {
+        if let Row::Killed {
+            family,
+            progress,
+            scenario,
+        } = r.verdict
+        {
+            if weakened(r.site, family, progress, scenario, "killed").is_none() {
+                survivors.push(format!("{} on {scenario}", r.site.mutant_name()));
+            }
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "site mutants the table says loom kills survived: {survivors:?}"
+    );
+}
+
+#[test]
+fn orderings_survivors() {
+    let mut killed = Vec::new();
+    for r in SITES {
+        if matches!(r.verdict, Row::Killed { .. }) {
+            continue;
+        }
+        for &(family, progress, scenario) in r.tried {
+            if let Some(cx) = weakened(r.site, family, progress, scenario, "survives") {
+                killed.push(format!("{} on {scenario}: {cx}", r.site.mutant_name()));
+            }
+        }
+    }
+    assert!(
+        killed.is_empty(),
+        "site mutants the table says survive were killed (update reference/src/ordering.rs): \
+         {killed:#?}"
+    );
+}

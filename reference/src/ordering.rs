@@ -1,0 +1,375 @@
+//! Every fence and every non-Relaxed ordering of the engine, as a named site (barrier removal,
+//! as liburcu's `formal-model/` does it).
+//!
+//! Each site is written in the source as `ord(mutant, Site::X, Release)` or
+//! `fence_at(mutant, Site::X, SeqCst)` (reference/src/sync.rs). The mutant
+//! [`crate::Mutant::Weaken`]`(Site::X)` turns that one ordering into `Relaxed`, or removes that
+//! one fence; like every mutant it is consulted only when [`crate::sync::CHECKED`], so release
+//! builds keep the ordering as written at no cost.
+//!
+//! [`SITES`] is the table: for each site, what it protects, its partner, and the verdict: the
+//! checker and scenario that kill its weakening (models/tests/orderings_loom.rs asserts it), the
+//! argument why the weakening is harmless under the stated memory model (C11/C++20 atomics plus
+//! ERTS's full-barrier assumption, docs/protocol.md), or an honest "not caught". docs/orderings.md
+//! is generated from it and from a loom run (reference/tests/orderings.rs checks the copy is
+//! fresh and that every ordering in the source has a row).
+
+use std::fmt;
+
+/// What checks a weakened site.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// loom kills the weakening on this scenario of this model family ("trace_pattern",
+    /// "collection", "sessions", "meta") with this thread progress ("qsbr", "epoch").
+    Killed {
+        family: &'static str,
+        progress: &'static str,
+        scenario: &'static str,
+    },
+    /// The weakening survives; the argument why it is harmless under the stated model.
+    Harmless(&'static str),
+    /// The weakening survives the scenarios tried, and no argument covers it: a scenario is
+    /// missing.
+    NotCaught(&'static str),
+}
+
+/// One row of the table.
+#[derive(Clone, Copy, Debug)]
+pub struct SiteRow {
+    pub site: Site,
+    /// File under reference/src.
+    pub file: &'static str,
+    /// The ordering as written ("fence(SeqCst)", "load Acquire", "swap Release", ...).
+    pub ordering: &'static str,
+    /// The sites or steps it pairs with.
+    pub partner: &'static str,
+    /// What it protects.
+    pub protects: &'static str,
+    /// The loom scenarios the sweep tries (family, progress, scenario), in order.
+    pub tried: &'static [(&'static str, &'static str, &'static str)],
+    pub verdict: Verdict,
+}
+
+macro_rules! sites {
+    ($($(#[$doc:meta])* $v:ident = $name:literal),* $(,)?) => {
+        /// A fence or non-Relaxed ordering of the engine.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Site { $($(#[$doc])* $v),* }
+        impl Site {
+            /// Every site, in declaration order.
+            pub const ALL: &'static [Site] = &[$(Site::$v),*];
+            /// Stable kebab-case name.
+            pub fn name(self) -> &'static str {
+                match self { $(Site::$v => $name),* }
+            }
+            /// The name of the mutant that weakens it ("weaken-" + name).
+            pub fn mutant_name(self) -> &'static str {
+                match self { $(Site::$v => concat!("weaken-", $name)),* }
+            }
+            /// The `Site::X` spelling used in the source (the scanner's key).
+            pub fn ident(self) -> &'static str {
+                match self { $(Site::$v => stringify!($v)),* }
+            }
+        }
+    };
+}
+
+sites! {
+    /// qsbr.rs P2: the progress point's full barrier.
+    QsbrProgressFence = "qsbr-progress-fence",
+    /// qsbr.rs S1: the barrier before going to sleep.
+    QsbrSleepFence = "qsbr-sleep-fence",
+    /// qsbr.rs K3: the barrier on wake-up.
+    QsbrWakeFence = "qsbr-wake-fence",
+    /// qsbr.rs W1: the stager's barrier before it starts a new period.
+    QsbrWaitEnterFence = "qsbr-wait-enter-fence",
+    /// qsbr.rs W4: the stager's barrier after every thread was seen past the period.
+    QsbrWaitExitFence = "qsbr-wait-exit-fence",
+    /// epoch.rs: the barrier after pinning on wake-up.
+    EpochWakeFence = "epoch-wake-fence",
+    /// epoch.rs: the deferred closure's Release store of the grace-period flag.
+    EpochDoneStore = "epoch-done-store",
+    /// epoch.rs: the stager's Acquire load of the grace-period flag.
+    EpochDoneLoad = "epoch-done-load",
+    /// hit.rs: a scheduler's Acquire check of the stop-the-world request at a quiescent point.
+    StwBlockCheck = "stw-block-check",
+    /// hit.rs: a parked scheduler's Acquire load until the block is lifted.
+    StwBlockPark = "stw-block-park",
+    /// collect.rs B3: the collector's Release store that lifts the block.
+    StwUnblock = "stw-unblock",
+    /// meta.rs M1: the stager's Release swap of a new meta tracer cell.
+    MetaTracerSwap = "meta-tracer-swap",
+    /// meta.rs M2: the hit path's Acquire load of the meta tracer cell.
+    MetaTracerHitLoad = "meta-tracer-hit-load",
+    /// meta.rs: `trace_info(MFA, meta)`'s Acquire load of the meta tracer cell.
+    MetaTracerInfoLoad = "meta-tracer-info-load",
+    /// session.rs T1: the hit path's Acquire load of the session tracer cell.
+    SessionTracerLoad = "session-tracer-load",
+    /// session.rs T1: the stager's Release swap of a new session tracer cell.
+    SessionTracerSwap = "session-tracer-swap",
+}
+
+impl Site {
+    /// Parse a name produced by [`Site::mutant_name`].
+    pub fn from_mutant_name(name: &str) -> Option<Site> {
+        Site::ALL.iter().copied().find(|s| s.mutant_name() == name)
+    }
+
+    /// This site's row.
+    pub fn row(self) -> &'static SiteRow {
+        SITES
+            .iter()
+            .find(|r| r.site == self)
+            .expect("every site has a row (tests/orderings.rs)")
+    }
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+const TP: &str = "trace_pattern";
+const QSBR: &str = "qsbr";
+const EPOCH: &str = "epoch";
+
+/// The table. The order is the table's order; every [`Site`] has exactly one row.
+pub const SITES: &[SiteRow] = &[
+    SiteRow {
+        site: Site::QsbrProgressFence,
+        file: "progress/qsbr.rs",
+        ordering: "fence(SeqCst)",
+        partner: "qsbr-wait-enter-fence (W1), qsbr-wait-exit-fence (W4)",
+        protects: "G: a scheduler's reads before a progress point happen before the stager's \
+                   step after the wait; its hits after it see the stager's writes before W1",
+        tried: &[(TP, QSBR, "remove-long")],
+        verdict: Verdict::Killed {
+            family: TP,
+            progress: QSBR,
+            scenario: "remove-long",
+        },
+    },
+    SiteRow {
+        site: Site::QsbrSleepFence,
+        file: "progress/qsbr.rs",
+        ordering: "fence(SeqCst)",
+        partner: "qsbr-wait-exit-fence (W4)",
+        protects: "G for a sleeping thread: its reads before sleeping happen before the \
+                   stager's step after a wait that read SLEEPING",
+        tried: &[(TP, QSBR, "remove")],
+        verdict: Verdict::Killed {
+            family: TP,
+            progress: QSBR,
+            scenario: "remove",
+        },
+    },
+    SiteRow {
+        site: Site::QsbrWakeFence,
+        file: "progress/qsbr.rs",
+        ordering: "fence(SeqCst)",
+        partner: "qsbr-wait-enter-fence (W1), store buffering",
+        protects: "G for a waking thread: either the wait sees its new local period or its \
+                   hits see the stager's writes before W1",
+        tried: &[(TP, QSBR, "remove-nap")],
+        verdict: Verdict::Killed {
+            family: TP,
+            progress: QSBR,
+            scenario: "remove-nap",
+        },
+    },
+    SiteRow {
+        site: Site::QsbrWaitEnterFence,
+        file: "progress/qsbr.rs",
+        ordering: "fence(SeqCst)",
+        partner: "qsbr-progress-fence (P2), qsbr-wake-fence (K3)",
+        protects: "G-acq: the stager's writes before the wait are visible to every hit after \
+                   the progress point that reads the new period",
+        tried: &[(TP, QSBR, "add")],
+        verdict: Verdict::Killed {
+            family: TP,
+            progress: QSBR,
+            scenario: "add",
+        },
+    },
+    SiteRow {
+        site: Site::QsbrWaitExitFence,
+        file: "progress/qsbr.rs",
+        ordering: "fence(SeqCst)",
+        partner: "qsbr-progress-fence (P2), qsbr-sleep-fence (S1)",
+        protects: "G-rel: every read a scheduler made before its progress point or sleep \
+                   happens before the stager's next step (restore, unlink, free)",
+        tried: &[(TP, QSBR, "remove-session")],
+        verdict: Verdict::Killed {
+            family: TP,
+            progress: QSBR,
+            scenario: "remove-session",
+        },
+    },
+    SiteRow {
+        site: Site::EpochWakeFence,
+        file: "progress/epoch.rs",
+        ordering: "fence(SeqCst)",
+        partner: "crossbeam-epoch's fences in pin and in the stager's flush",
+        protects: "G-acq for a waking thread under EpochProgress",
+        tried: &[(TP, EPOCH, "remove-nap"), (TP, EPOCH, "remove")],
+        verdict: Verdict::NotCaught(
+            "survives remove-nap and remove at the epoch rows' preemption bound 1. No argument \
+             makes it harmless: crossbeam-epoch's pin on x86-64 (the path loom runs) is a SeqCst \
+             compare-exchange, which is not a fence in C11, so a woken scheduler's relaxed reads \
+             need this barrier to see the stager's writes before the wait (ERTS wakes with a \
+             full barrier); a scenario or bound that reaches that interleaving is missing",
+        ),
+    },
+    SiteRow {
+        site: Site::EpochDoneStore,
+        file: "progress/epoch.rs",
+        ordering: "store Release",
+        partner: "epoch-done-load",
+        protects: "the grace period's end: what the schedulers did before their last unpin \
+                   happens before the stager's next step",
+        tried: &[
+            (TP, EPOCH, "remove"),
+            (TP, EPOCH, "remove-session"),
+            (TP, EPOCH, "remove-nap"),
+        ],
+        verdict: Verdict::NotCaught(
+            "survives remove, remove-session and remove-nap: in these models the deferred \
+             closure always runs in the stager's own flush, so store and load are on one thread \
+             (sequenced-before). crossbeam also runs deferred closures from a scheduler's pin \
+             (every 128 pins); then the stager's load must synchronize with this store to order \
+             the schedulers' reads before its next step. A scenario where a scheduler's pin runs \
+             the closure is missing",
+        ),
+    },
+    SiteRow {
+        site: Site::EpochDoneLoad,
+        file: "progress/epoch.rs",
+        ordering: "load Acquire",
+        partner: "epoch-done-store",
+        protects: "as epoch-done-store",
+        tried: &[
+            (TP, EPOCH, "remove"),
+            (TP, EPOCH, "remove-session"),
+            (TP, EPOCH, "remove-nap"),
+        ],
+        verdict: Verdict::NotCaught(
+            "as epoch-done-store: in the models the closure runs in the stager's own flush; the \
+             pair matters only when a scheduler's pin runs it, which no scenario does",
+        ),
+    },
+    SiteRow {
+        site: Site::StwBlockCheck,
+        file: "hit.rs",
+        ordering: "load Acquire",
+        partner: "stw-unblock (B3)",
+        protects: "a scheduler that slept through a whole block and sees it lifted is \
+                   ordered after the collector's reads",
+        tried: &[("collection", QSBR, "info-stw-nap")],
+        verdict: Verdict::Killed {
+            family: "collection",
+            progress: QSBR,
+            scenario: "info-stw-nap",
+        },
+    },
+    SiteRow {
+        site: Site::StwBlockPark,
+        file: "hit.rs",
+        ordering: "load Acquire",
+        partner: "stw-unblock (B3)",
+        protects: "the collector's reads of the real tables happen before a parked \
+                   scheduler's next writes",
+        tried: &[
+            ("collection", QSBR, "info-stw"),
+            ("collection", QSBR, "info-stw-nap"),
+        ],
+        verdict: Verdict::Harmless(
+            "the park loop is followed at once by the wake-up (thread progress `wake`), whose \
+             full fence comes before any breakpoint access. C11 fence synchronization: the \
+             release store B3 synchronizes with that acquire fence, because the relaxed load \
+             that read B3's value is sequenced before it; so the collector's reads happen before \
+             the scheduler's next writes without the Acquire (Qsbr's K3; EpochProgress's \
+             epoch-wake-fence).",
+        ),
+    },
+    SiteRow {
+        site: Site::StwUnblock,
+        file: "collect.rs",
+        ordering: "store Release",
+        partner: "stw-block-check, stw-block-park",
+        protects: "as stw-block-park (B3)",
+        tried: &[("collection", QSBR, "info-stw")],
+        verdict: Verdict::Killed {
+            family: "collection",
+            progress: QSBR,
+            scenario: "info-stw",
+        },
+    },
+    SiteRow {
+        site: Site::MetaTracerSwap,
+        file: "meta.rs",
+        ordering: "swap Release",
+        partner: "meta-tracer-hit-load (M2), meta-tracer-info-load",
+        protects: "M1: a new meta tracer cell is written before a scheduler can load it",
+        tried: &[("meta", QSBR, "meta-replace")],
+        verdict: Verdict::Killed {
+            family: "meta",
+            progress: QSBR,
+            scenario: "meta-replace",
+        },
+    },
+    SiteRow {
+        site: Site::MetaTracerHitLoad,
+        file: "meta.rs",
+        ordering: "load Acquire",
+        partner: "meta-tracer-swap (M1)",
+        protects: "M2: the hit path sees the meta tracer cell's contents",
+        tried: &[("meta", QSBR, "meta-replace")],
+        verdict: Verdict::Killed {
+            family: "meta",
+            progress: QSBR,
+            scenario: "meta-replace",
+        },
+    },
+    SiteRow {
+        site: Site::MetaTracerInfoLoad,
+        file: "meta.rs",
+        ordering: "load Acquire",
+        partner: "meta-tracer-swap (M1)",
+        protects: "trace_info(MFA, meta) reads the cell's tracer term",
+        tried: &[],
+        verdict: Verdict::Harmless(
+            "the load runs on the stager under the code modification permission, and every \
+             swap of the slot runs under the same permission (stage_meta) or installs NIL \
+             (the hit path's compare-exchange, which publishes no data): the permission's \
+             mutex unlock/lock gives the happens-before edge, so Relaxed reads the same cell \
+             with the same contents",
+        ),
+    },
+    SiteRow {
+        site: Site::SessionTracerLoad,
+        file: "session.rs",
+        ordering: "load Acquire",
+        partner: "session-tracer-swap (T1)",
+        protects: "T1: the hit path sees a published session tracer cell's contents",
+        tried: &[("sessions", QSBR, "tracer-replace")],
+        verdict: Verdict::Killed {
+            family: "sessions",
+            progress: QSBR,
+            scenario: "tracer-replace",
+        },
+    },
+    SiteRow {
+        site: Site::SessionTracerSwap,
+        file: "session.rs",
+        ordering: "swap Release",
+        partner: "session-tracer-load (T1)",
+        protects: "T1: a new session tracer cell is written before a scheduler can load it",
+        tried: &[("sessions", QSBR, "tracer-replace")],
+        verdict: Verdict::Killed {
+            family: "sessions",
+            progress: QSBR,
+            scenario: "tracer-replace",
+        },
+    },
+];
