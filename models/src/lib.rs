@@ -24,6 +24,7 @@ use bpspec_reference::{
 pub mod collection;
 pub mod harness;
 pub mod meta;
+pub mod readers;
 pub mod results;
 pub mod sessions;
 

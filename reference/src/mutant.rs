@@ -69,6 +69,12 @@ pub enum Mutant {
     /// Meta trace: free a meta tracer cell retired by a swap at once, without waiting for
     /// thread progress (`meta.rs`, M3).
     MetaFreeWithoutWait,
+    /// Staging: store a fresh node into an unpatched function's slot with a relaxed store (as
+    /// ERTS does), so a timem reader that finds it there may see it uninitialised (finding F3).
+    FreshNodeRelaxedStore,
+    /// Thread progress ([`crate::EpochProgress`]): a progress point by `Guard::repin`, a Release
+    /// store of the local epoch without the full fence.
+    EpochRepinWithoutFence,
 }
 
 impl Mutant {
@@ -112,6 +118,13 @@ impl Mutant {
     /// The meta trace mutants, killed by `reference/tests/meta.rs` (and the meta models).
     pub const META: [Mutant; 1] = [Mutant::MetaFreeWithoutWait];
 
+    /// The timem readers' mutants, killed by `bpspec_models::readers` (the epoch one by the
+    /// epoch loom model).
+    pub const READERS: [Mutant; 2] = [
+        Mutant::FreshNodeRelaxedStore,
+        Mutant::EpochRepinWithoutFence,
+    ];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -140,6 +153,8 @@ impl Mutant {
             Mutant::TracerFreeWithoutWait => "tracer-free-without-wait",
             Mutant::IgnoreSessionState => "ignore-session-state",
             Mutant::MetaFreeWithoutWait => "meta-free-without-wait",
+            Mutant::FreshNodeRelaxedStore => "fresh-node-relaxed-store",
+            Mutant::EpochRepinWithoutFence => "epoch-repin-without-fence",
         }
     }
 
@@ -150,6 +165,7 @@ impl Mutant {
             .chain(Mutant::COLLECTION)
             .chain(Mutant::SESSIONS)
             .chain(Mutant::META)
+            .chain(Mutant::READERS)
             .find(|m| m.name() == name)
     }
 

@@ -18,7 +18,9 @@
 //! as AcqRel).
 //!
 //! Mutants: the thread-progress mutants are specific to [`super::Qsbr`]'s code; this
-//! implementation ignores them (the mutant matrix records that).
+//! implementation ignores them (the mutant matrix records that), except
+//! [`Mutant::EpochRepinWithoutFence`], which makes `progress` the `Guard::repin` it once was
+//! (killed by the epoch loom model, `models/tests/loom.rs`).
 
 use super::{ThreadProgress, WAIT_SPIN_LIMIT};
 use crate::mutant::Mutant;
@@ -30,6 +32,8 @@ pub struct EpochProgress {
     collector: Collector,
     managed: usize,
     waits: AtomicU64,
+    /// `progress` by `Guard::repin` (the mutant).
+    repin: bool,
 }
 
 /// A managed thread's registration: its local handle and, while awake, its pin.
@@ -42,7 +46,7 @@ pub struct EpochHandle {
 impl ThreadProgress for EpochProgress {
     type Handle = EpochHandle;
 
-    fn new(managed: usize, _mutant: Option<Mutant>) -> Self {
+    fn new(managed: usize, mutant: Option<Mutant>) -> Self {
         assert!(
             managed > 0,
             "thread progress needs at least one managed thread"
@@ -51,6 +55,7 @@ impl ThreadProgress for EpochProgress {
             collector: Collector::new(),
             managed,
             waits: AtomicU64::new(0),
+            repin: crate::mutant::is(mutant, Mutant::EpochRepinWithoutFence),
         }
     }
 
@@ -68,8 +73,18 @@ impl ThreadProgress for EpochProgress {
             .guard
             .as_mut()
             .unwrap_or_else(|| panic!("progress by sleeping thread {}", h.index));
-        // Unpin and pin again: the quiescent point. `pin` issues the SeqCst fence.
-        g.repin();
+        if self.repin {
+            // Mutant: a Release store of the local epoch, no fence (see the header).
+            g.repin();
+            return;
+        }
+        // Unpin and pin again: the quiescent point.
+        h.guard = None;
+        h.guard = Some(h.local.pin());
+        // Full barrier, as in `wake`: pairs with the stager's wait (its flush and the Acquire
+        // load of the deferred flag) so that the stager's writes before the wait are visible to
+        // this thread's reads after the progress point (G-acq in docs/protocol.md).
+        fence(SeqCst);
     }
 
     fn sleep(&self, h: &mut EpochHandle) {

@@ -1,0 +1,68 @@
+//! loom models of the timem readers (`bpspec_models::readers`): processes inside call_time /
+//! call_memory functions return, raise and are scheduled out and in while their patterns are
+//! removed, paused, restarted and set again, in one session and in two. Bound from
+//! `LOOM_MAX_PREEMPTIONS` (make test: 2, make check: 3).
+#![cfg(loom)]
+
+use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::harness::{observed, scenario_named};
+use bpspec_models::readers::{expected_kills, loom_scenarios, run, RScenario};
+use bpspec_models::results::{record, Verdict};
+use bpspec_reference::{Mutant, Qsbr};
+
+fn scenario(name: &str) -> RScenario {
+    scenario_named(loom_scenarios(), name, |s| s.name)
+}
+
+/// Explore; record the verdict; return the counterexample.
+fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
+    let scn = scenario(name);
+    let o = loom_run::explore(&builder(), move || run::<Qsbr>(&scn, mutant));
+    record(&Verdict {
+        checker: "loom",
+        progress: "qsbr",
+        scenario: name,
+        variant: mutant.map_or("baseline", |m| m.name()),
+        bound: format!("{} executions={}", o.bound, o.executions),
+        expected,
+        observed: observed(expected, o.cx.is_some()),
+        seconds: o.seconds,
+        detail: o.cx.clone().unwrap_or_default(),
+    });
+    assert!(o.executions > 0);
+    o.cx
+}
+
+macro_rules! baselines {
+    ($($test:ident => $scn:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            let cx = explore($scn, None, "hold");
+            assert!(cx.is_none(), "loom: {} violated: {}", $scn, cx.unwrap());
+        }
+    )*};
+}
+
+baselines! {
+    readers_timem_remove => "timem-remove",
+    readers_timem_remove_nap => "timem-remove-nap",
+    readers_timem_pause_restart => "timem-pause-restart",
+    readers_timem_remove_2sess => "timem-remove-2sess",
+    readers_timem_remove_old_2sess => "timem-remove-old-2sess",
+    readers_timem_raise => "timem-raise",
+    readers_timem_fresh_node => "timem-fresh-node",
+}
+
+/// Every reader mutant in loom's column must produce a counterexample.
+#[test]
+fn readers_kill_matrix() {
+    let survivors: Vec<String> = expected_kills("loom")
+        .into_iter()
+        .filter(|&(m, name)| explore(name, Some(m), "killed").is_none())
+        .map(|(m, name)| format!("{m} on {name}"))
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "reader mutants loom should kill survived: {survivors:?}"
+    );
+}
