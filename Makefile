@@ -11,6 +11,7 @@ SHUTTLE_FLAGS:= --cfg shuttle -C debug-assertions
 # Bounds. CI (make test) uses the small ones; make check the large ones.
 TEST_LOOM_BOUND    ?= 2
 CHECK_LOOM_BOUND   ?= 3
+CHECK_EPOCH_LOOM_BOUND ?= 2
 TEST_SHUTTLE_ITERS ?= 2000
 CHECK_SHUTTLE_ITERS?= 50000
 
@@ -33,7 +34,7 @@ check: clean-results loom shuttle report
 
 loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check LOOM_MAX_PREEMPTIONS=$(CHECK_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
-	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=2
+	BPSPEC_EPOCH_LOOM_BOUND=$(CHECK_EPOCH_LOOM_BOUND) RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom -- --test-threads=2
 
 shuttle:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check BPSPEC_SHUTTLE_ITERS=$(CHECK_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \

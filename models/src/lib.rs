@@ -454,3 +454,7 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
         other => panic!("unknown checker {other}"),
     }
 }
+
+/// The [`bpspec_reference::EpochProgress`] mutants and the loom scenario (of
+/// [`loom_scenarios`], run with the epoch grace period) that kills each.
+pub const EPOCH_KILLS: &[(Mutant, &str)] = &[(Mutant::EpochRepinWithoutFence, "remove-long")];

@@ -66,3 +66,27 @@ fn readers_kill_matrix() {
         "reader mutants loom should kill survived: {survivors:?}"
     );
 }
+
+/// W4 is needed with one session (docs/protocol.md, I1): a timem reader (schedule-out, return)
+/// loads the slot whatever the instruction says, so after W3 it may still stand on the node
+/// consolidate unlinks. Without W4 the free is not ordered after its reads.
+#[test]
+fn finding_w4_needed_with_one_session() {
+    for name in ["timem-remove-nap", "timem-raise"] {
+        let cx = explore(name, Some(Mutant::SkipWaitBeforeFree), "killed");
+        assert!(cx.is_some(), "skip-w4-before-free survived on {name}");
+    }
+}
+
+/// Finding F3 (docs/erts-findings/F3-fresh-node-store.md): ERTS stores a fresh node into an
+/// unpatched function's slot with a plain store; a timem reader of a process still charging that
+/// function may find the node before its initialisation is visible. loom must find it.
+#[test]
+fn finding_f3_fresh_node_relaxed_store() {
+    let cx = explore(
+        "timem-fresh-node",
+        Some(Mutant::FreshNodeRelaxedStore),
+        "killed",
+    );
+    assert!(cx.is_some(), "loom no longer finds F3");
+}

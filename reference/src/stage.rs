@@ -84,7 +84,7 @@ pub(crate) fn stage_in<P: ThreadProgress>(
             // readers (`get_timem_break`: return, schedule-out, previous-function charge) of a
             // process still charging this function from an earlier breakpoint do, at any time.
             if mutant::is(e.mutant, Mutant::FreshNodeRelaxedStore) {
-                // Mutant: ERTS's plain store (finding F3, docs/erts-findings/README.md).
+                // Mutant: ERTS's plain store (finding F3, docs/erts-findings/F3-fresh-node-store.md).
                 h.gen_bp.store(node, Relaxed);
             } else {
                 // Release: pairs with the Acquire load of the slot in `get_timem_break`, so the
