@@ -39,6 +39,9 @@ fn main() -> ExitCode {
             for m in bpspec_reference::Mutant::SESSIONS {
                 println!("{m}");
             }
+            for m in bpspec_reference::Mutant::READERS {
+                println!("{m}");
+            }
             ExitCode::SUCCESS
         }
         ["check", rest @ ..] => check::main(rest),

@@ -161,7 +161,7 @@ fn the_scan_sees_a_load_split_over_lines() {
     let lines = ["let g = h", "    .gen_bp", "    .load(Relaxed);"];
     let mut joined: String = lines[0].split_whitespace().collect();
     for t in &lines[1..] {
-        joined.extend(t.trim().split_whitespace());
+        joined.extend(t.split_whitespace());
     }
     assert!(LOADS.iter().any(|l| joined.contains(l)), "{joined}");
     assert_eq!(
