@@ -62,6 +62,9 @@ pub struct RScenario {
     pub after_prelude: Vec<ROp>,
     /// The stager's ops, racing the schedulers.
     pub ops: Vec<ROp>,
+    /// A second stager's ops, on its own thread, contending with the first for the code
+    /// modification permission.
+    pub rival: Vec<ROp>,
     /// One script per scheduler (scheduler `i` runs pid `100 + 16 i`).
     pub schedulers: Vec<Vec<RStep>>,
     /// R3: this session's final figures must equal a sequential run without the stager.
@@ -96,6 +99,7 @@ pub fn loom_scenarios() -> Vec<RScenario> {
         prelude: inside.clone(),
         after_prelude: vec![],
         ops,
+        rival: vec![],
         schedulers: vec![leave.clone()],
         conserve: None,
     };
@@ -150,6 +154,14 @@ pub fn loom_scenarios() -> Vec<RScenario> {
             schedulers: vec![vec![Switch, Work(1), Ret]],
             ..base("timem-fresh-node", 1, vec![set(0, 0, True, TIME)])
         },
+        // Two stagers contend for the permission: one removes f0's counters while the other
+        // sets call_time on f0 again (before the removal: a restart; after it: a fresh node in
+        // the emptied slot), while the process inside f0 is scheduled out and returns.
+        RScenario {
+            rival: vec![set(0, 0, True, TIME)],
+            schedulers: vec![vec![Switch, Work(1), Ret]],
+            ..base("timem-two-stagers", 1, vec![set(0, 0, False, TIME_MEM)])
+        },
     ]
 }
 
@@ -193,6 +205,7 @@ pub fn shuttle_scenarios() -> Vec<RScenario> {
         ],
         prelude: vec![Call(0), Call(1), Work(1)],
         after_prelude: vec![],
+        rival: vec![],
         ops: vec![
             set(1, 0, False, TIME),
             set(0, 1, Pause, TIME_MEM),
@@ -363,10 +376,21 @@ fn execute<P: ThreadProgress>(
                 spawn(move || run_script(e, id, p, &script, at))
             })
             .collect();
+        let rival = (stager && !s.rival.is_empty()).then(|| {
+            let (e, ops) = (e.clone(), s.rival.clone());
+            spawn(move || {
+                for o in &ops {
+                    apply(&*e, o);
+                }
+            })
+        });
         if stager {
             for o in &s.ops {
                 apply(&*e, o);
             }
+        }
+        if let Some(h) = rival {
+            h.join().expect("second stager panicked");
         }
         for h in handles {
             h.join().expect("scheduler panicked");
@@ -403,6 +427,7 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
             (SkipWaitBeforeFree, "timem-remove"),
             (SkipWaitBeforeFree, "timem-remove-2sess"),
             (FreshNodeRelaxedStore, "timem-fresh-node"),
+            (FreshNodeRelaxedStore, "timem-two-stagers"),
         ],
         "shuttle" => vec![(SkipWaitBeforeFree, "timem-remove")],
         other => panic!("unknown checker {other}"),

@@ -51,6 +51,7 @@ baselines! {
     readers_timem_remove_old_2sess => "timem-remove-old-2sess",
     readers_timem_raise => "timem-raise",
     readers_timem_fresh_node => "timem-fresh-node",
+    readers_timem_two_stagers => "timem-two-stagers",
 }
 
 /// Every reader mutant in loom's column must produce a counterexample.
