@@ -58,6 +58,7 @@ baselines! {
     sessions_unlink_head => "session-unlink-head",
     sessions_destroy => "session-destroy",
     sessions_tracer_remove => "tracer-remove",
+    sessions_tracer_replace => "tracer-replace",
 }
 
 /// Two schedulers on a chain changing at both ends: 631,878 executions (189 s) at bound 2, so it
