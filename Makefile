@@ -29,6 +29,7 @@ NO_OTP_ROOT   = $(if $(OTP_ROOT),,--skip "BPSPEC_OTP_ROOT is not set (scripts/ot
 # Bounds. make test uses the small ones; make check the large ones.
 TEST_LOOM_BOUND    ?= 2
 CHECK_LOOM_BOUND   ?= 3
+CHECK_EPOCH_LOOM_BOUND ?= 2
 TEST_SHUTTLE_ITERS ?= 2000
 CHECK_SHUTTLE_ITERS?= 50000
 # The oracle: conformance cases per property and random differential scenarios
@@ -88,7 +89,7 @@ test-shuttle:
 
 loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check LOOM_MAX_PREEMPTIONS=$(CHECK_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
-	RUSTFLAGS="$(LOOM_FLAGS)" $(PART) loom --checker loom --no-row -- \
+	BPSPEC_EPOCH_LOOM_BOUND=$(CHECK_EPOCH_LOOM_BOUND) RUSTFLAGS="$(LOOM_FLAGS)" $(PART) loom --checker loom --no-row -- \
 	$(TESTSHARD) -p bpspec-models --release --target-dir target/loom -- --test-threads=2
 
 # The refinement runs are part of the shuttle targets (models/tests/refine.rs,

@@ -114,6 +114,9 @@ fn main() -> ExitCode {
             for m in bpspec_reference::Mutant::SESSIONS {
                 println!("{m}");
             }
+            for m in bpspec_reference::Mutant::READERS {
+                println!("{m}");
+            }
             ExitCode::SUCCESS
         }
         Cmd::Check(a) => check::main(&a),

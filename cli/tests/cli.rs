@@ -87,7 +87,9 @@ fn mutants_lists_every_mutant() {
         bpspec_reference::Mutant::ALL.len()
             + bpspec_reference::Mutant::COLLECTION.len()
             + bpspec_reference::Mutant::SESSIONS.len()
+            + bpspec_reference::Mutant::READERS.len()
     );
+    assert!(out.contains("fresh-node-relaxed-store"));
     assert!(out.contains("clear-next-on-unlink"));
     assert!(out.contains("skip-w4-before-free"));
     assert!(out.contains("collect-skip-merge"));

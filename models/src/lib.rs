@@ -24,6 +24,7 @@ use bpspec_reference::{
 pub mod collection;
 pub mod harness;
 pub mod meta;
+pub mod readers;
 pub mod results;
 pub mod sessions;
 
@@ -453,3 +454,7 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
         other => panic!("unknown checker {other}"),
     }
 }
+
+/// The [`bpspec_reference::EpochProgress`] mutants and the loom scenario (of
+/// [`loom_scenarios`], run with the epoch grace period) that kills each.
+pub const EPOCH_KILLS: &[(Mutant, &str)] = &[(Mutant::EpochRepinWithoutFence, "remove-long")];

@@ -94,16 +94,56 @@ baselines! {
 }
 
 /// The epoch-based grace period explores crossbeam-epoch's own atomics too, so its state space is
-/// far larger: it runs at preemption bound 1 (recorded in the table).
+/// far larger: it runs at the bound in `BPSPEC_EPOCH_LOOM_BOUND` (`make check`: 2), else at
+/// preemption bound 1 (recorded in the table).
+fn epoch_builder() -> loom::model::Builder {
+    let mut b = builder();
+    let cap = std::env::var("BPSPEC_EPOCH_LOOM_BOUND")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    b.preemption_bound = Some(b.preemption_bound.unwrap_or(cap).min(cap));
+    b
+}
+
 macro_rules! epoch_baselines {
     ($($test:ident => $scn:literal),* $(,)?) => {$(
         #[test]
         fn $test() {
-            let mut b = builder();
-            b.preemption_bound = Some(b.preemption_bound.unwrap_or(1).min(1));
-            baseline::<EpochProgress>($scn, b);
+            baseline::<EpochProgress>($scn, epoch_builder());
         }
     )*};
+}
+
+/// `EpochProgress::progress` by `Guard::repin` (a Release store of the local epoch, no fence):
+/// a scheduler's reads after such a progress point need not see the stager's writes before the
+/// wait that counted it. loom must find it (`EPOCH_KILLS`).
+#[test]
+fn epoch_kill_matrix() {
+    let b = epoch_builder();
+    let mut survivors = Vec::new();
+    for &(m, name) in bpspec_models::EPOCH_KILLS {
+        let scn = scenario(name);
+        let (cx, execs, secs, bound) = explore::<EpochProgress>(&scn, Some(m), &b);
+        record(&Verdict {
+            checker: "loom",
+            progress: "epoch",
+            scenario: name,
+            variant: m.name(),
+            bound: format!("{bound} executions={execs}"),
+            expected: "killed",
+            observed: observed("killed", cx.is_some()),
+            seconds: secs,
+            detail: cx.clone().unwrap_or_default(),
+        });
+        if cx.is_none() {
+            survivors.push(format!("{m} on {name}"));
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "epoch mutants loom should kill survived: {survivors:?}"
+    );
 }
 
 epoch_baselines! {
@@ -111,6 +151,7 @@ epoch_baselines! {
     epoch_remove => "remove",
     epoch_remove_nap => "remove-nap",
     epoch_remove_session => "remove-session",
+    epoch_remove_long => "remove-long",
 }
 
 /// Every mutant in loom's column of the kill matrix must produce a counterexample.
@@ -126,26 +167,4 @@ fn kill_matrix() {
         survivors.is_empty(),
         "mutants loom should kill survived: {survivors:?}"
     );
-}
-
-/// Finding (docs/protocol.md, I1): with one session per function, W4 is redundant: a node is
-/// unlinked exactly when its function is uninstalled, and W3 already keeps every scheduler off
-/// it. The mutant must survive every single-session removal; it dies only with two sessions.
-#[test]
-fn finding_w4_redundant_with_one_session() {
-    let b = builder();
-    for name in [
-        "remove",
-        "remove-2sched",
-        "remove-long",
-        "remove-nap",
-        "add-and-remove",
-    ] {
-        let cx = mutant_run(name, Mutant::SkipWaitBeforeFree, "survives", &b);
-        assert!(
-            cx.is_none(),
-            "W4 mattered on single-session scenario {name}: {}",
-            cx.unwrap()
-        );
-    }
 }

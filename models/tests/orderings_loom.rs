@@ -11,7 +11,7 @@
 
 use bpspec_models::harness::loom_run::{self, builder};
 use bpspec_models::harness::scenario_named;
-use bpspec_models::{collection, loom_scenarios, meta, run, sessions};
+use bpspec_models::{collection, loom_scenarios, meta, readers, run, sessions};
 use bpspec_reference::ordering::{Verdict as Row, SITES};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, Site};
 
@@ -46,6 +46,10 @@ fn weakened(
         ("sessions", "qsbr") => {
             let s = scenario_named(sessions::loom_session_scenarios(), name, |s| s.name);
             Box::new(move || sessions::run_sessions::<Qsbr>(&s, m))
+        }
+        ("readers", "qsbr") => {
+            let s = scenario_named(readers::loom_scenarios(), name, |s| s.name);
+            Box::new(move || readers::run::<Qsbr>(&s, m))
         }
         ("meta", "qsbr") => {
             assert_eq!(name, "meta-replace", "the meta family has one scenario");

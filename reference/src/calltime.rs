@@ -10,9 +10,13 @@ use crate::bp::{flags, SessionId};
 use crate::code::FuncId;
 use crate::engine::Engine;
 use crate::hit::Scheduler;
+use crate::ordering::Site;
 use crate::process::{Frame, Pbt, Proc};
 use crate::progress::ThreadProgress;
-use crate::sync::{lock, Ordering::Relaxed};
+use crate::sync::{
+    lock, ord,
+    Ordering::{Acquire, Relaxed},
+};
 use crate::timem::{BpTimemTrace, DeadHashes};
 
 /// Which counter of a breakpoint.
@@ -57,7 +61,13 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
     f: FuncId,
     kind: Kind,
 ) -> *const BpTimemTrace {
-    let mut g = e.code.funcs[f].gen_bp.load(Relaxed);
+    // Acquire: pairs with the Release store of a fresh node into an unpatched function's slot
+    // (`stage.rs`): this reader does not go through the instruction word, so no wait orders the
+    // node's initialisation before it (finding F3). Nodes reached through `next` were linked at
+    // install, after W0, and are ordered by thread progress (G).
+    let mut g = e.code.funcs[f]
+        .gen_bp
+        .load(ord(e.mutant, Site::TimemSlotLoad, Acquire));
     let mut steps = 0;
     while !g.is_null() {
         steps += 1;

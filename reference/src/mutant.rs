@@ -72,6 +72,12 @@ pub enum Mutant {
     /// Barrier removal: the ordering at this site becomes `Relaxed`, or its fence goes
     /// (`crate::ordering`, docs/orderings.md).
     Weaken(crate::ordering::Site),
+    /// Staging: store a fresh node into an unpatched function's slot with a relaxed store (as
+    /// ERTS does), so a timem reader that finds it there may see it uninitialised (finding F3).
+    FreshNodeRelaxedStore,
+    /// Thread progress ([`crate::EpochProgress`]): a progress point by `Guard::repin`, a Release
+    /// store of the local epoch without the full fence.
+    EpochRepinWithoutFence,
 }
 
 impl Mutant {
@@ -115,6 +121,13 @@ impl Mutant {
     /// The meta trace mutants, killed by `reference/tests/meta.rs` (and the meta models).
     pub const META: [Mutant; 1] = [Mutant::MetaFreeWithoutWait];
 
+    /// The timem readers' mutants, killed by `bpspec_models::readers` (the epoch one by the
+    /// epoch loom model).
+    pub const READERS: [Mutant; 2] = [
+        Mutant::FreshNodeRelaxedStore,
+        Mutant::EpochRepinWithoutFence,
+    ];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -144,6 +157,8 @@ impl Mutant {
             Mutant::IgnoreSessionState => "ignore-session-state",
             Mutant::MetaFreeWithoutWait => "meta-free-without-wait",
             Mutant::Weaken(s) => s.mutant_name(),
+            Mutant::FreshNodeRelaxedStore => "fresh-node-relaxed-store",
+            Mutant::EpochRepinWithoutFence => "epoch-repin-without-fence",
         }
     }
 
@@ -154,6 +169,7 @@ impl Mutant {
             .chain(Mutant::COLLECTION)
             .chain(Mutant::SESSIONS)
             .chain(Mutant::META)
+            .chain(Mutant::READERS)
             .find(|m| m.name() == name)
             .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
     }

@@ -20,7 +20,7 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// loom kills the weakening on this scenario of this model family ("trace_pattern",
-    /// "collection", "sessions", "meta") with this thread progress ("qsbr", "epoch").
+    /// "collection", "sessions", "meta", "readers") with this thread progress ("qsbr", "epoch").
     Killed {
         family: &'static str,
         progress: &'static str,
@@ -85,6 +85,8 @@ sites! {
     QsbrWaitEnterFence = "qsbr-wait-enter-fence",
     /// qsbr.rs W4: the stager's barrier after every thread was seen past the period.
     QsbrWaitExitFence = "qsbr-wait-exit-fence",
+    /// epoch.rs: the barrier after unpinning and pinning again at a progress point.
+    EpochProgressFence = "epoch-progress-fence",
     /// epoch.rs: the barrier after pinning on wake-up.
     EpochWakeFence = "epoch-wake-fence",
     /// epoch.rs: the deferred closure's Release store of the grace-period flag.
@@ -107,6 +109,10 @@ sites! {
     SessionTracerLoad = "session-tracer-load",
     /// session.rs T1: the stager's Release swap of a new session tracer cell.
     SessionTracerSwap = "session-tracer-swap",
+    /// stage.rs: the Release store of a fresh node into an unpatched function's slot (F3).
+    FreshNodeStore = "fresh-node-store",
+    /// calltime.rs: a timem reader's Acquire load of the slot (`get_timem_break`, F3).
+    TimemSlotLoad = "timem-slot-load",
 }
 
 impl Site {
@@ -133,6 +139,7 @@ impl fmt::Display for Site {
 const TP: &str = "trace_pattern";
 const QSBR: &str = "qsbr";
 const EPOCH: &str = "epoch";
+const READERS: &str = "readers";
 
 /// The table. The order is the table's order; every [`Site`] has exactly one row.
 pub const SITES: &[SiteRow] = &[
@@ -205,6 +212,22 @@ pub const SITES: &[SiteRow] = &[
             progress: QSBR,
             scenario: "remove-session",
         },
+    },
+    SiteRow {
+        site: Site::EpochProgressFence,
+        file: "progress/epoch.rs",
+        ordering: "fence(SeqCst)",
+        partner: "crossbeam-epoch's fences in pin and in the stager's flush",
+        protects: "G under EpochProgress: a scheduler's hits after a progress point see the \
+                   stager's writes before the wait (the fence `Guard::repin` lacks)",
+        tried: &[(TP, EPOCH, "remove-long"), (TP, EPOCH, "remove")],
+        verdict: Verdict::NotCaught(
+            "survives remove-long and remove at the epoch rows' preemption bound 1, while the \
+             repin mutant (no unpin, no pin, no fence) is killed on remove-long: loom models \
+             crossbeam's pin on x86-64 as a SeqCst compare-exchange whose AcqRel edges stand in \
+             for the fence here. In C11 a SeqCst RMW is not a fence, so nothing makes the \
+             weakening harmless; a scenario that separates the two is missing",
+        ),
     },
     SiteRow {
         site: Site::EpochWakeFence,
@@ -370,6 +393,34 @@ pub const SITES: &[SiteRow] = &[
             family: "sessions",
             progress: QSBR,
             scenario: "tracer-replace",
+        },
+    },
+    SiteRow {
+        site: Site::FreshNodeStore,
+        file: "stage.rs",
+        ordering: "store Release",
+        partner: "timem-slot-load",
+        protects: "F3: a fresh node's initialisation happens before a timem reader (return, \
+                   schedule-out, previous-function charge) that finds it in an unpatched \
+                   function's slot, which no wait orders",
+        tried: &[(READERS, QSBR, "timem-fresh-node")],
+        verdict: Verdict::Killed {
+            family: READERS,
+            progress: QSBR,
+            scenario: "timem-fresh-node",
+        },
+    },
+    SiteRow {
+        site: Site::TimemSlotLoad,
+        file: "calltime.rs",
+        ordering: "load Acquire",
+        partner: "fresh-node-store",
+        protects: "F3: the reader side of the fresh node's publication",
+        tried: &[(READERS, QSBR, "timem-fresh-node")],
+        verdict: Verdict::Killed {
+            family: READERS,
+            progress: QSBR,
+            scenario: "timem-fresh-node",
         },
     },
 ];

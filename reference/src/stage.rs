@@ -1,7 +1,7 @@
 //! Step 1, staging (`set_function_break` / `clear_function_break`): write the staging half of
 //! the session's node on each matched function. No scheduler reads the staging half, and a new
 //! node is not reachable through the instruction yet (it is reached via an unpatched function's
-//! slot or the pending `to_insert`).
+//! slot, published with Release for the timem readers, or the pending `to_insert`).
 
 use crate::bp::{flags, BpCount, GenericBp, SessionId};
 use crate::calltrace::MatchSpec;
@@ -9,9 +9,11 @@ use crate::code::FuncId;
 use crate::engine::{Engine, Permission};
 use crate::export::Area;
 use crate::mutant::{self, Mutant};
+use crate::ordering::Site;
 use crate::pattern::{FlagSet, PatternOp};
 use crate::progress::ThreadProgress;
-use crate::sync::Ordering::Relaxed;
+use crate::sync::ord;
+use crate::sync::Ordering::{Relaxed, Release};
 use crate::timem::BpTimemTrace;
 use std::sync::Arc as Refc;
 
@@ -80,8 +82,18 @@ pub(crate) fn stage_in<P: ThreadProgress>(
         st.next_bp_id += 1;
         st.live_nodes += 1;
         if head.is_null() {
-            // The function is not patched, so no scheduler reads the slot yet.
-            h.gen_bp.store(node, Relaxed);
+            // The function is not patched, so the hit path does not read the slot; but the timem
+            // readers (`get_timem_break`: return, schedule-out, previous-function charge) of a
+            // process still charging this function from an earlier breakpoint do, at any time.
+            if mutant::is(e.mutant, Mutant::FreshNodeRelaxedStore) {
+                // Mutant: ERTS's plain store (finding F3, docs/erts-findings/F3-fresh-node-store.md).
+                h.gen_bp.store(node, Relaxed);
+            } else {
+                // Release: pairs with the Acquire load of the slot in `get_timem_break`, so the
+                // node's initialisation happens before any reader that finds it there.
+                h.gen_bp
+                    .store(node, ord(e.mutant, Site::FreshNodeStore, Release));
+            }
         } else if mutant::is(e.mutant, Mutant::LinkAtStage) {
             // Mutant: link the new head now, before W0 (and before its halves are written).
             // SAFETY: as below.

@@ -193,7 +193,6 @@ impl Default for Opts {
     }
 }
 
-
 fn generated(o: &Opts) -> Result<Vec<Scenario>, String> {
     if o.count > 100_000 {
         return Err("--count is at most 100000".into());

@@ -19,7 +19,9 @@
 //!
 //! Mutants: the thread-progress mutants are specific to [`super::Qsbr`]'s code; this
 //! implementation ignores them (the mutant matrix records that), except the site mutants of its
-//! own orderings (`crate::ordering`).
+//! own orderings (`crate::ordering`) and [`Mutant::EpochRepinWithoutFence`], which makes
+//! `progress` the `Guard::repin` it once was (killed by the epoch loom model,
+//! `models/tests/loom.rs`).
 
 use super::{ThreadProgress, WAIT_SPIN_LIMIT};
 use crate::mutant::Mutant;
@@ -33,6 +35,8 @@ pub struct EpochProgress {
     managed: usize,
     waits: AtomicU64,
     mutant: Option<Mutant>,
+    /// `progress` by `Guard::repin` (the mutant).
+    repin: bool,
 }
 
 /// A managed thread's registration: its local handle and, while awake, its pin.
@@ -55,6 +59,7 @@ impl ThreadProgress for EpochProgress {
             managed,
             waits: AtomicU64::new(0),
             mutant,
+            repin: crate::mutant::is(mutant, Mutant::EpochRepinWithoutFence),
         }
     }
 
@@ -72,8 +77,18 @@ impl ThreadProgress for EpochProgress {
             .guard
             .as_mut()
             .unwrap_or_else(|| panic!("progress by sleeping thread {}", h.index));
-        // Unpin and pin again: the quiescent point. `pin` issues the SeqCst fence.
-        g.repin();
+        if self.repin {
+            // Mutant: a Release store of the local epoch, no fence (see the header).
+            g.repin();
+            return;
+        }
+        // Unpin and pin again: the quiescent point.
+        h.guard = None;
+        h.guard = Some(h.local.pin());
+        // Full barrier, as in `wake`: pairs with the stager's wait (its flush and the Acquire
+        // load of the deferred flag) so that the stager's writes before the wait are visible to
+        // this thread's reads after the progress point (G-acq in docs/protocol.md).
+        fence_at(self.mutant, Site::EpochProgressFence, SeqCst);
     }
 
     fn sleep(&self, h: &mut EpochHandle) {

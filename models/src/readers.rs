@@ -1,0 +1,448 @@
+//! Models of the timem readers: the scheduler code that reaches breakpoint memory from a
+//! function's slot whatever its instruction word says (`calltime.rs`, `get_timem_break`, as
+//! ERTS's `get_time_break`/`get_memory_break`). Shared by `tests/readers_loom.rs` and
+//! `tests/readers_shuttle.rs`; docs/readers.md lists every reader and the scenario here that
+//! covers it.
+//!
+//! One model = an engine with call_time and call_memory on some functions in one or two
+//! sessions; a process that a prelude put *inside* a traced function (its pbt charges that
+//! function, its stack holds the call_time return frame); scheduler threads that go on with it
+//! (return, raise, schedule-out and in, calls whose breakpoint charges the previous function);
+//! and a stager that removes (`false`), pauses, restarts and sets the patterns again meanwhile.
+//!
+//! Properties:
+//! - R1 no reader reads a freed node or counter (liveness words: loom causality, poison asserted
+//!   under shuttle) and no reader reads a half while it is written (loom cells, write marks);
+//! - R2 no reader reads a node it found in a slot before the node's initialisation is visible
+//!   (loom: a cell read not ordered after the cell's creation is a causality error);
+//! - R3 conservation where it applies: a session the stager does not touch ends with the same
+//!   figures as the same scripts run sequentially with no stager at all;
+//! - at rest afterwards (I5).
+//!
+//! Checked parameters (loom, one stager (two in `timem-two-stagers`), one scheduler, one or two
+//! functions, one or two sessions, `LOOM_MAX_BRANCHES` 20,000; executions per baseline):
+//! bound 2 (`make test`): `timem-remove` 7,314, `timem-remove-nap` 2,254, `timem-pause-restart`
+//! 55,912, `timem-remove-2sess` 7,350, `timem-remove-old-2sess` 7,326, `timem-raise` 7,314,
+//! `timem-fresh-node` 1,414, `timem-two-stagers` 17,733. Bound 3 (`make check`): `timem-remove`
+//! 55,653, `timem-remove-nap` 11,418, `timem-remove-2sess` 56,962, `timem-remove-old-2sess`
+//! 56,310, `timem-raise` 55,583, `timem-fresh-node` 7,940; `timem-pause-restart` did not finish
+//! in 10 minutes at bound 3 and runs capped at bound 2, as does `timem-two-stagers`. Every
+//! baseline holds. Shuttle: the loom scenarios plus a second scheduler (calls, raises, naps),
+//! and `timem-churn-2sess` (three schedulers, seven stager operations over two sessions and two
+//! functions); PCT (depth 3) and random, 2,000 (`make test`) or 50,000 (`make check`)
+//! iterations each, seed 0x627073706563. Loom and shuttle explore executions, not states.
+
+use bpspec_reference::sync::{spawn, yield_now, Arc};
+use bpspec_reference::term::Term;
+use bpspec_reference::{
+    Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc, Process,
+    Scheduler, ThreadProgress,
+};
+
+/// A scheduler step for the current process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RStep {
+    /// Body call of `f` (its breakpoint charges the previous function: `erts_trace_call_acc`).
+    Call(usize),
+    /// Return from the current function (the call_time return frame charges it).
+    Ret,
+    /// Raise out of the current function and `n - 1` callers (`next_catch` drops the return
+    /// frames; the raiser stays the charged function).
+    Raise(usize),
+    /// Spend `n` time units and words.
+    Work(i64),
+    /// Schedule out (charges every pbt), pass a progress point, schedule in.
+    Switch,
+    /// Schedule out, sleep, wake, schedule in.
+    Nap,
+}
+
+/// One stager `trace_pattern(session, f, op, flags)`.
+pub type ROp = (u32, usize, PatternOp, FlagSet);
+
+#[derive(Clone, Debug)]
+pub struct RScenario {
+    pub name: &'static str,
+    pub functions: usize,
+    /// Sessions 0..sessions exist; the processes are call-traced in all of them.
+    pub sessions: u32,
+    /// Applied before anything runs.
+    pub setup: Vec<ROp>,
+    /// Run on the main thread by scheduler 0 for scheduler 0's process, before the threads
+    /// start: puts the process inside a traced function.
+    pub prelude: Vec<RStep>,
+    /// Applied after the prelude, before the threads start.
+    pub after_prelude: Vec<ROp>,
+    /// The stager's ops, racing the schedulers.
+    pub ops: Vec<ROp>,
+    /// A second stager's ops, on its own thread, contending with the first for the code
+    /// modification permission.
+    pub rival: Vec<ROp>,
+    /// One script per scheduler (scheduler `i` runs pid `100 + 16 i`).
+    pub schedulers: Vec<Vec<RStep>>,
+    /// R3: this session's final figures must equal a sequential run without the stager.
+    pub conserve: Option<u32>,
+}
+
+pub const TIME_MEM: FlagSet = FlagSet {
+    local: false,
+    call_count: false,
+    call_time: true,
+    call_memory: true,
+};
+pub const TIME: FlagSet = FlagSet::CALL_TIME;
+
+fn set(s: u32, f: usize, op: PatternOp, fl: FlagSet) -> ROp {
+    (s, f, op, fl)
+}
+
+/// The loom scenarios: one stager, one scheduler, short scripts.
+pub fn loom_scenarios() -> Vec<RScenario> {
+    use PatternOp::*;
+    use RStep::*;
+    let inside = vec![Call(0), Work(1)];
+    // Four schedule-outs and a return: every read of the slot may fall in any period of the
+    // removal's sequence, including the one in which consolidate unlinks the node.
+    let leave = vec![Switch, Work(1), Switch, Switch, Switch, Work(1), Ret];
+    let base = |name, sessions, ops: Vec<ROp>| RScenario {
+        name,
+        functions: 1,
+        sessions,
+        setup: (0..sessions).map(|s| set(s, 0, True, TIME_MEM)).collect(),
+        prelude: inside.clone(),
+        after_prelude: vec![],
+        ops,
+        rival: vec![],
+        schedulers: vec![leave.clone()],
+        conserve: None,
+    };
+    vec![
+        // One session: call_time and call_memory removed while the process is inside f0 and
+        // goes on charging it on schedule-out and return. The W4 question (docs/protocol.md).
+        base("timem-remove", 1, vec![set(0, 0, False, TIME_MEM)]),
+        // The same with a nap: the removal's waits pass while the scheduler sleeps, so its
+        // reads on waking fall right beside consolidate.
+        RScenario {
+            schedulers: vec![vec![Nap, Work(1), Ret]],
+            ..base("timem-remove-nap", 1, vec![set(0, 0, False, TIME_MEM)])
+        },
+        // One session, pause then restart while the process is inside: the node stays.
+        base(
+            "timem-pause-restart",
+            1,
+            vec![set(0, 0, Pause, TIME), set(0, 0, Restart, TIME)],
+        ),
+        // Two sessions: session 1's counters removed (its node, the head, is unlinked while
+        // session 0 keeps f0 patched). Session 0's figures are conserved.
+        RScenario {
+            conserve: Some(0),
+            ..base("timem-remove-2sess", 2, vec![set(1, 0, False, TIME_MEM)])
+        },
+        // Two sessions: the older session's node is unlinked; readers of session 1 stand on the
+        // head and walk `next` over it.
+        RScenario {
+            conserve: Some(1),
+            ..base(
+                "timem-remove-old-2sess",
+                2,
+                vec![set(0, 0, False, TIME_MEM)],
+            )
+        },
+        // A raise out of f1 into f0 while f1's counters are removed: the raiser stays the
+        // charged function (pbt -> f1), and the catcher's schedule-out and return charge f1
+        // and f0 through their slots.
+        RScenario {
+            functions: 2,
+            setup: vec![set(0, 0, True, TIME), set(0, 1, True, TIME)],
+            prelude: vec![Call(0), Call(1), Work(1)],
+            schedulers: vec![vec![Raise(1), Switch, Switch, Switch, Switch, Ret]],
+            ..base("timem-raise", 1, vec![set(0, 1, False, TIME)])
+        },
+        // The fresh-node store: the process is inside f0 when f0's breakpoint is removed (the
+        // whole sequence, before the threads start), so its pbt charges a function whose slot
+        // is empty and whose code is unpatched. The stager then sets call_time on f0 again: a
+        // fresh node goes into the slot, which the scheduler reads on schedule-out and return.
+        RScenario {
+            after_prelude: vec![set(0, 0, False, TIME_MEM)],
+            schedulers: vec![vec![Switch, Work(1), Ret]],
+            ..base("timem-fresh-node", 1, vec![set(0, 0, True, TIME)])
+        },
+        // Two stagers contend for the permission: one removes f0's counters while the other
+        // sets call_time on f0 again (before the removal: a restart; after it: a fresh node in
+        // the emptied slot), while the process inside f0 is scheduled out and returns.
+        RScenario {
+            rival: vec![set(0, 0, True, TIME)],
+            schedulers: vec![vec![Switch, Work(1), Ret]],
+            ..base("timem-two-stagers", 1, vec![set(0, 0, False, TIME_MEM)])
+        },
+    ]
+}
+
+/// The shuttle scenarios: the loom ones with a second scheduler whose process calls, returns
+/// and switches in a loop, and a churn of both sessions over two functions.
+pub fn shuttle_scenarios() -> Vec<RScenario> {
+    use PatternOp::*;
+    use RStep::*;
+    let script = |n: usize, fs: usize| -> Vec<RStep> {
+        let mut v = Vec::new();
+        for r in 0..n {
+            v.push(Call(r % fs));
+            v.push(Work(1));
+            if r % 2 == 0 {
+                v.push(Call((r + 1) % fs));
+                v.push(Work(1));
+                v.push(if r % 4 == 0 { Raise(1) } else { Ret });
+            }
+            v.push(if r % 3 == 2 { Nap } else { Switch });
+            v.push(Ret);
+        }
+        v
+    };
+    let mut out = loom_scenarios();
+    for s in out.iter_mut() {
+        s.schedulers.push(script(4, s.functions));
+        // R3 only with the loom script: a process that *calls* f0 while the other session's
+        // node is removed gets session 0's own return frame after the removal (one frame per
+        // hit, pushed by the first session that acts), so its session 0 figures differ from a
+        // run without the stager (seen under shuttle; docs/readers.md).
+        s.conserve = None;
+    }
+    out.push(RScenario {
+        name: "timem-churn-2sess",
+        functions: 2,
+        sessions: 2,
+        setup: vec![
+            set(0, 0, True, TIME_MEM),
+            set(0, 1, True, TIME_MEM),
+            set(1, 0, True, TIME),
+        ],
+        prelude: vec![Call(0), Call(1), Work(1)],
+        after_prelude: vec![],
+        rival: vec![],
+        ops: vec![
+            set(1, 0, False, TIME),
+            set(0, 1, Pause, TIME_MEM),
+            set(1, 1, True, TIME_MEM),
+            set(0, 0, False, TIME_MEM),
+            set(0, 1, Restart, TIME_MEM),
+            set(0, 0, True, TIME),
+            set(1, 1, False, TIME_MEM),
+        ],
+        schedulers: vec![
+            vec![Switch, Work(1), Ret, Switch, Work(1), Ret],
+            script(6, 2),
+            script(5, 2),
+        ],
+        conserve: None,
+    });
+    out
+}
+
+fn apply<P: ThreadProgress>(e: &Engine<P>, o: &ROp) {
+    let (s, f, op, fl) = *o;
+    let n = e
+        .trace_pattern_flags(s, &Pattern::exact(&e.code.funcs[f].mfa), op, fl)
+        .expect("valid trace_pattern");
+    assert_eq!(
+        n, 1,
+        "trace_pattern returns the number of matched functions"
+    );
+}
+
+fn build<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>) -> Arc<Engine<P>> {
+    let mut cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
+    cfg.functions = (0..s.functions)
+        .map(|i| Mfa::new("m", &format!("f{i}"), 0))
+        .collect();
+    let e = Engine::<P>::new(cfg);
+    for sess in 1..s.sessions {
+        assert_eq!(e.create_session(&format!("s{sess}")), Ok(sess));
+    }
+    for o in &s.setup {
+        apply(&e, o);
+    }
+    Arc::new(e)
+}
+
+fn step<P: ThreadProgress>(s: &mut Scheduler<P>, p: &mut Proc, st: RStep) {
+    match st {
+        RStep::Call(f) => {
+            s.call_proc(f, p);
+        }
+        RStep::Ret => s.ret(p),
+        RStep::Raise(n) => s.raise(p, "error", Term::Atom("boom"), n),
+        RStep::Work(n) => {
+            s.advance(n);
+            p.alloc(n);
+        }
+        RStep::Switch => {
+            s.schedule_out(p);
+            s.progress();
+            yield_now();
+            s.schedule_in(p);
+        }
+        RStep::Nap => {
+            s.schedule_out(p);
+            s.sleep();
+            s.wake();
+            s.schedule_in(p);
+        }
+    }
+}
+
+fn new_proc(id: usize, sessions: u32) -> Proc {
+    Proc::new(Process {
+        pid: 100 + 16 * id as u64,
+        call_traced: (1u64 << sessions) - 1,
+    })
+}
+
+/// The prelude, on the calling thread as scheduler 0: returns scheduler 0's process, scheduled
+/// out, with the scheduler asleep (so the stager's waits do not wait for it).
+fn prelude<P: ThreadProgress>(e: &Arc<Engine<P>>, s: &RScenario) -> Proc {
+    let mut p = new_proc(0, s.sessions);
+    let mut sch = Scheduler::start(e.clone(), 0);
+    sch.record = false;
+    sch.schedule_in(&mut p);
+    for &st in &s.prelude {
+        step(&mut sch, &mut p, st);
+    }
+    sch.schedule_out(&mut p);
+    sch.sleep();
+    p
+}
+
+/// Scheduler `id`'s script, then unwind every frame (returns charge the rest), schedule out,
+/// sleep.
+fn run_script<P: ThreadProgress>(
+    e: Arc<Engine<P>>,
+    id: usize,
+    mut p: Proc,
+    script: &[RStep],
+    now: i64,
+) {
+    let mut s = Scheduler::start(e, id);
+    s.record = false;
+    s.advance(now);
+    s.schedule_in(&mut p);
+    for &st in script {
+        step(&mut s, &mut p, st);
+    }
+    let mut guard = 0;
+    while !p.stack.is_empty() {
+        guard += 1;
+        assert!(guard < 100, "unwinding did not terminate");
+        s.ret(&mut p);
+    }
+    s.schedule_out(&mut p);
+    s.sleep();
+}
+
+/// Session `session`'s final figures (call_time and call_memory of every function).
+fn figures<P: ThreadProgress>(e: &Engine<P>, s: &RScenario, session: u32) -> Vec<String> {
+    (0..s.functions)
+        .flat_map(|f| {
+            [InfoKey::CallTime, InfoKey::CallMemory].map(|k| {
+                e.trace_info_term(session, &e.code.funcs[f].mfa, k)
+                    .to_string()
+            })
+        })
+        .collect()
+}
+
+/// Run the scenario's threads (`stager` = run the stager's ops on this thread meanwhile).
+fn execute<P: ThreadProgress>(
+    s: &RScenario,
+    mutant: Option<Mutant>,
+    stager: bool,
+    threads: bool,
+) -> Arc<Engine<P>> {
+    let e = build::<P>(s, mutant);
+    let p0 = prelude(&e, s);
+    for o in &s.after_prelude {
+        apply(&*e, o);
+    }
+    // The prelude's clock: scheduler 0 continues from it, so durations stay non-negative.
+    let now: i64 = s
+        .prelude
+        .iter()
+        .map(|st| match st {
+            RStep::Work(n) => *n,
+            _ => 0,
+        })
+        .sum();
+    let mut procs = vec![p0];
+    procs.extend((1..s.schedulers.len()).map(|id| new_proc(id, s.sessions)));
+    let jobs: Vec<_> = s
+        .schedulers
+        .iter()
+        .cloned()
+        .zip(procs)
+        .enumerate()
+        .collect();
+    if threads {
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|(id, (script, p))| {
+                let e = e.clone();
+                let at = if id == 0 { now } else { 0 };
+                spawn(move || run_script(e, id, p, &script, at))
+            })
+            .collect();
+        let rival = (stager && !s.rival.is_empty()).then(|| {
+            let (e, ops) = (e.clone(), s.rival.clone());
+            spawn(move || {
+                for o in &ops {
+                    apply(&*e, o);
+                }
+            })
+        });
+        if stager {
+            for o in &s.ops {
+                apply(&*e, o);
+            }
+        }
+        if let Some(h) = rival {
+            h.join().expect("second stager panicked");
+        }
+        for h in handles {
+            h.join().expect("scheduler panicked");
+        }
+    } else {
+        for (id, (script, p)) in jobs {
+            run_script(e.clone(), id, p, &script, if id == 0 { now } else { 0 });
+        }
+    }
+    e
+}
+
+/// Run one execution of `s`. Panics on any violation.
+pub fn run<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>) {
+    let e = execute::<P>(s, mutant, true, true);
+    if let Some(session) = s.conserve {
+        let got = figures(&*e, s, session);
+        let want = figures(&*execute::<P>(s, None, false, false), s, session);
+        assert_eq!(
+            got, want,
+            "R3 violated: session {session}'s figures differ from the run without the stager"
+        );
+    }
+    if let Err(err) = e.check_at_rest() {
+        panic!("I5 at rest violated: {err}");
+    }
+}
+
+/// Which checker kills which mutant on which reader scenario.
+pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    match checker {
+        "loom" => vec![
+            (SkipWaitBeforeFree, "timem-remove"),
+            (SkipWaitBeforeFree, "timem-remove-2sess"),
+            (FreshNodeRelaxedStore, "timem-fresh-node"),
+            (FreshNodeRelaxedStore, "timem-two-stagers"),
+        ],
+        "shuttle" => vec![(SkipWaitBeforeFree, "timem-remove")],
+        other => panic!("unknown checker {other}"),
+    }
+}

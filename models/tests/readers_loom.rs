@@ -1,0 +1,121 @@
+//! loom models of the timem readers (`bpspec_models::readers`): processes inside call_time /
+//! call_memory functions return, raise and are scheduled out and in while their patterns are
+//! removed, paused, restarted and set again, in one session and in two. Bound from
+//! `LOOM_MAX_PREEMPTIONS` (make test: 2, make check: 3).
+#![cfg(loom)]
+
+use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::harness::{observed, scenario_named};
+use bpspec_models::readers::{expected_kills, loom_scenarios, run, RScenario};
+use bpspec_models::results::{record, Verdict};
+use bpspec_reference::{Mutant, Qsbr};
+
+fn scenario(name: &str) -> RScenario {
+    scenario_named(loom_scenarios(), name, |s| s.name)
+}
+
+/// Explore; record the verdict; return the counterexample.
+fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
+    explore_capped(name, mutant, expected, usize::MAX)
+}
+
+/// As [`explore`], at a preemption bound of at most `cap`.
+fn explore_capped(
+    name: &'static str,
+    mutant: Option<Mutant>,
+    expected: &str,
+    cap: usize,
+) -> Option<String> {
+    let mut b = builder();
+    b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
+    let scn = scenario(name);
+    let o = loom_run::explore(&b, move || run::<Qsbr>(&scn, mutant));
+    record(&Verdict {
+        checker: "loom",
+        progress: "qsbr",
+        scenario: name,
+        variant: mutant.map_or("baseline", |m| m.name()),
+        bound: format!("{} executions={}", o.bound, o.executions),
+        expected,
+        observed: observed(expected, o.cx.is_some()),
+        seconds: o.seconds,
+        detail: o.cx.clone().unwrap_or_default(),
+    });
+    assert!(o.executions > 0);
+    o.cx
+}
+
+macro_rules! baselines {
+    ($($test:ident => $scn:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            let cx = explore($scn, None, "hold");
+            assert!(cx.is_none(), "loom: {} violated: {}", $scn, cx.unwrap());
+        }
+    )*};
+}
+
+baselines! {
+    readers_timem_remove => "timem-remove",
+    readers_timem_remove_nap => "timem-remove-nap",
+    readers_timem_remove_2sess => "timem-remove-2sess",
+    readers_timem_remove_old_2sess => "timem-remove-old-2sess",
+    readers_timem_raise => "timem-raise",
+    readers_timem_fresh_node => "timem-fresh-node",
+}
+
+/// Capped at preemption bound 2 whatever `LOOM_MAX_PREEMPTIONS` says (recorded in the table):
+/// at bound 3 `timem-pause-restart` ran for more than 10 minutes on the 2-core machine, and
+/// `timem-two-stagers` has three threads (bound 2: 17,733 executions, 14 s).
+macro_rules! capped_baselines {
+    ($($test:ident => $scn:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            let cx = explore_capped($scn, None, "hold", 2);
+            assert!(cx.is_none(), "loom: {} violated: {}", $scn, cx.unwrap());
+        }
+    )*};
+}
+
+capped_baselines! {
+    readers_timem_pause_restart => "timem-pause-restart",
+    readers_timem_two_stagers => "timem-two-stagers",
+}
+
+/// Every reader mutant in loom's column must produce a counterexample.
+#[test]
+fn readers_kill_matrix() {
+    let survivors: Vec<String> = expected_kills("loom")
+        .into_iter()
+        .filter(|&(m, name)| explore(name, Some(m), "killed").is_none())
+        .map(|(m, name)| format!("{m} on {name}"))
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "reader mutants loom should kill survived: {survivors:?}"
+    );
+}
+
+/// W4 is needed with one session (docs/protocol.md, I1): a timem reader (schedule-out, return)
+/// loads the slot whatever the instruction says, so after W3 it may still stand on the node
+/// consolidate unlinks. Without W4 the free is not ordered after its reads.
+#[test]
+fn finding_w4_needed_with_one_session() {
+    for name in ["timem-remove-nap", "timem-raise"] {
+        let cx = explore(name, Some(Mutant::SkipWaitBeforeFree), "killed");
+        assert!(cx.is_some(), "skip-w4-before-free survived on {name}");
+    }
+}
+
+/// Finding F3 (docs/erts-findings/F3-fresh-node-store.md): ERTS stores a fresh node into an
+/// unpatched function's slot with a plain store; a timem reader of a process still charging that
+/// function may find the node before its initialisation is visible. loom must find it.
+#[test]
+fn finding_f3_fresh_node_relaxed_store() {
+    let cx = explore(
+        "timem-fresh-node",
+        Some(Mutant::FreshNodeRelaxedStore),
+        "killed",
+    );
+    assert!(cx.is_some(), "loom no longer finds F3");
+}

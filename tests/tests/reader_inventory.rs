@@ -1,0 +1,172 @@
+//! The reader inventory (docs/readers.md) is complete: every function in `reference/src` that
+//! loads a breakpoint slot (`gen_bp`), a chain link (`next`) or the active index
+//! (`active_bp_index`, `active_ix()`, `staging_ix()`) is named in it by file and function, and
+//! every function it names exists. A new reader of breakpoint memory fails this test until the
+//! inventory (and, by the project's rules, a model scenario) covers it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// What counts as a load of breakpoint memory, after whitespace is removed.
+const LOADS: [&str; 5] = [
+    "gen_bp.load(",
+    "next.load(",
+    "active_bp_index.load(",
+    "active_ix()",
+    "staging_ix()",
+];
+
+/// A source line limit per file, so a runaway file is a failure, not a hang.
+const MAX_LINES: usize = 20_000;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The function a `fn` line declares, if any (`pub(crate) fn name<..>(`, `unsafe fn name(`).
+fn declared_fn(line: &str) -> Option<String> {
+    let t = line.trim_start();
+    let i = t.find("fn ")?;
+    let before = &t[..i];
+    let ok = before.is_empty()
+        || before.ends_with(' ')
+            && before
+                .split_whitespace()
+                .all(|w| w.starts_with("pub") || w == "unsafe" || w == "const" || w == "async");
+    if !ok {
+        return None;
+    }
+    let name: String = t[i + 3..]
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// Code of a line without its `//` comment (the sources put no `//` inside strings).
+fn code(line: &str) -> &str {
+    line.find("//").map_or(line, |i| &line[..i])
+}
+
+/// `(file.rs, function)` for every function of `reference/src` (outside `#[cfg(test)]`
+/// modules) that loads breakpoint memory, and every function declared there.
+fn scan() -> (BTreeSet<String>, BTreeSet<String>) {
+    let src = root().join("reference/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(!files.is_empty(), "no sources under {}", src.display());
+    let mut loaders = BTreeSet::new();
+    let mut declared = BTreeSet::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("read source");
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() < MAX_LINES, "{file} is too long to scan");
+        let mut current: Option<String> = None;
+        for (n, line) in lines.iter().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break; // unit tests follow; they are not readers
+            }
+            let c = code(line);
+            if let Some(f) = declared_fn(c) {
+                declared.insert(format!("{file}::{f}"));
+                current = Some(f);
+            }
+            // A method chain may continue on the next lines (`.gen_bp\n.load(`).
+            let mut joined: String = c.split_whitespace().collect();
+            for next in lines.iter().skip(n + 1).take(3) {
+                let t = code(next).trim();
+                if !t.starts_with('.') {
+                    break;
+                }
+                joined.extend(t.split_whitespace());
+            }
+            if LOADS.iter().any(|l| joined.contains(l)) {
+                let f = current
+                    .clone()
+                    .unwrap_or_else(|| panic!("{file}:{}: a load outside any function", n + 1));
+                loaders.insert(format!("{file}::{f}"));
+            }
+        }
+    }
+    (loaders, declared)
+}
+
+/// Every `` `file.rs::function` `` named in docs/readers.md.
+fn inventory() -> BTreeSet<String> {
+    let path = root().join("docs/readers.md");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| {
+            s.split_once(".rs::").is_some_and(|(f, n)| {
+                !f.is_empty()
+                    && !f.contains('/')
+                    && !n.is_empty()
+                    && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+            })
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_function_that_loads_breakpoint_memory_is_in_the_inventory() {
+    let (loaders, _) = scan();
+    assert!(
+        loaders.contains("calltime.rs::get_timem_break") && loaders.contains("hit.rs::hit_in"),
+        "the scan no longer finds the known readers: {loaders:?}"
+    );
+    let listed = inventory();
+    let missing: Vec<_> = loaders.difference(&listed).collect();
+    assert!(
+        missing.is_empty(),
+        "functions that load gen_bp, a next link or the active index but are not in \
+         docs/readers.md: {missing:?}"
+    );
+}
+
+#[test]
+fn every_function_the_inventory_names_exists() {
+    let (_, declared) = scan();
+    let stale: Vec<_> = inventory()
+        .into_iter()
+        .filter(|f| !declared.contains(f))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "docs/readers.md names functions that do not exist: {stale:?}"
+    );
+}
+
+#[test]
+fn the_scan_sees_a_load_split_over_lines() {
+    let lines = ["let g = h", "    .gen_bp", "    .load(Relaxed);"];
+    let mut joined: String = lines[0].split_whitespace().collect();
+    for t in &lines[1..] {
+        joined.extend(t.split_whitespace());
+    }
+    assert!(LOADS.iter().any(|l| joined.contains(l)), "{joined}");
+    assert_eq!(
+        declared_fn("    pub(crate) fn get_timem_break<P: X>("),
+        Some("get_timem_break".into())
+    );
+    assert_eq!(declared_fn("let f = |x| x; // fn not"), None);
+}
