@@ -35,6 +35,8 @@ pub mod sync;
 pub mod term;
 pub mod timem;
 pub mod tracer;
+#[cfg(not(any(loom, shuttle)))]
+pub mod torture;
 mod uninstall;
 
 pub use bp::{flags, SessionId};
