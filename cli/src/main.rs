@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 mod check;
 mod explore;
+mod torture;
 
 const USAGE: &str = "usage: bpspec report DIR | bpspec mutants | bpspec oracle run|check|erl FILE... | bpspec check ... | bpspec explore NAME ... | bpspec help";
 
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         ["check", rest @ ..] => check::main(rest),
+        ["torture", rest @ ..] => torture::run(rest),
         ["explore", rest @ ..] => explore::main(rest),
         ["help"] | ["--help"] | ["-h"] => {
             println!("{USAGE}");

@@ -3,6 +3,8 @@
 //! ```text
 //! bpspec oracle run FILE [--engine reference|oracle]     print the observations
 //! bpspec oracle check FILE [--engine reference|oracle]   compare with the file's expect; diff
+//! bpspec oracle torture [--otp-root DIR] [--schedulers N[,N...]] [--seconds S] [--seed N]
+//!                                                        the ERTS torture (cli/src/torture.rs)
 //! bpspec oracle erl [--otp-root DIR] FILE...             run on bpspec and on the installed Erlang/OTP
 //!                                                        (or the OTP in the Debian root DIR)
 //! ```
@@ -85,6 +87,7 @@ pub fn main(args: &[&str]) -> ExitCode {
                 }
             }
         }
+        ("torture", opts) => crate::torture::oracle_run(opts),
         ("erl", ["--otp-root", dir, files @ ..]) if !files.is_empty() && !dir.is_empty() => {
             erl_main(files, Some(std::path::Path::new(dir)))
         }

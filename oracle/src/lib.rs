@@ -9,6 +9,7 @@
 
 pub mod conformance;
 pub mod erlang;
+pub mod erts_torture;
 pub mod frames;
 pub mod gen;
 pub mod gen_sessions;
