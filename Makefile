@@ -16,7 +16,7 @@ CHECK_SHUTTLE_ITERS?= 50000
 
 .PHONY: test check test-std test-loom test-shuttle loom shuttle report bench fmt clean-results
 
-test: clean-results test-std test-loom test-shuttle report
+test: clean-results test-std test-loom test-shuttle torture-test report
 
 test-std:
 	$(CARGO) test --workspace
@@ -29,7 +29,7 @@ test-shuttle:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test BPSPEC_SHUTTLE_ITERS=$(TEST_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
 	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/shuttle
 
-check: clean-results loom shuttle report
+check: clean-results loom shuttle torture-check erts-torture report
 
 loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check LOOM_MAX_PREEMPTIONS=$(CHECK_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
@@ -75,3 +75,24 @@ spec-check:
 	$(CARGO) run --release -q -p bpspec -- check --mutants
 
 check: spec-check
+
+# The engine torture (docs/torture.md): real scheduler threads under pattern churn. make test:
+# one million hits at 2 and at 8 schedulers (checked debug build). make check: 34 million hits at
+# each of 2, 4 and 8 schedulers in the optimised checked build (profile torture), then every
+# wait-removal mutant under the torture for TORTURE_MUTANT_SECS each. Rows: checker "torture".
+TEST_TORTURE_HITS   ?= 1000000
+CHECK_TORTURE_HITS  ?= 34000000
+TORTURE_MUTANT_SECS ?= 30
+.PHONY: torture-test torture-check erts-torture
+torture-test:
+	BPSPEC_RESULTS=$(RESULTS) $(CARGO) run -q -p bpspec -- torture --schedulers 2,8 --hits $(TEST_TORTURE_HITS)
+torture-check:
+	BPSPEC_RESULTS=$(RESULTS) $(CARGO) run -q --profile torture -p bpspec -- torture --schedulers 2,4,8 \
+	  --hits $(CHECK_TORTURE_HITS) --mutants --mutant-seconds $(TORTURE_MUTANT_SECS)
+# The ERTS torture against a real node (the OTP on PATH, or the root in BPSPEC_OTP_ROOT; chroot
+# needs root). A crash or an inconsistency is a finding about ERTS: it is reported in the table
+# (checker "erts-torture") and does not stop make check.
+ERTS_TORTURE_SECS ?= 60
+erts-torture:
+	-BPSPEC_RESULTS=$(RESULTS) $(CARGO) run -q -p bpspec -- oracle torture \
+	  $(if $(BPSPEC_OTP_ROOT),--otp-root $(BPSPEC_OTP_ROOT)) --schedulers 2,4,8 --seconds $(ERTS_TORTURE_SECS)

@@ -51,6 +51,7 @@ stable_m(D) -> body(stable, D).
 %% The work inside a traced function: nested calls, yields, allocation, raises, deaths.
 body(_, D) ->
     case rand:uniform(100) of
+        R when R =< 4 -> dwell(20 + rand:uniform(200));
         R when R =< 30, D > 0 -> call_any(D - 1), call_any(D - 1), ok;
         R when R =< 45 -> erlang:yield(), ok;
         R when R =< 55 -> _ = lists:seq(1, 200), ok;
@@ -60,6 +61,11 @@ body(_, D) ->
         R when R =< 75 -> receive after 0 -> ok end;
         _ -> ok
     end.
+
+%% Stay inside the function across many schedule-outs (and migrations between schedulers):
+%% frames in flight when the stager pauses the function.
+dwell(0) -> ok;
+dwell(N) -> erlang:yield(), dwell(N - 1).
 
 %% A major collection of a large heap runs on a dirty CPU scheduler.
 big_gc() ->
@@ -198,7 +204,7 @@ stager(Deadline, Memory) ->
             MFA = {?MODULE, fname(N), 1},
             Kind = case N rem 2 of 0 -> call_time; 1 when Memory -> call_memory; 1 -> call_count end,
             Flags = case rand:uniform(3) of 1 -> [call_count]; 2 -> [Kind]; 3 -> lists:usort([call_count, Kind]) end,
-            Op = element(rand:uniform(4), {true, false, pause, restart}),
+            Op = element(rand:uniform(6), {true, false, pause, restart, pause, pause}),
             Check = Op =:= pause andalso Kind =/= call_count andalso lists:member(Kind, Flags),
             %% Pausing a counter that does not exist creates a running one (ERTS), so only a
             %% counter that existed before the pause is checked.
@@ -217,10 +223,13 @@ paused_check(MFA, Kind) ->
     bump(pauses),
     case erlang:trace_info(MFA, Kind) of
         {Kind, L1} when is_list(L1) ->
-            timer:sleep(rand:uniform(5)),
-            {Kind, L2} = erlang:trace_info(MFA, Kind),
-            bump(paused_checks),
-            compare_paused(Kind, lists:sort(L1), lists:sort(L2));
+            [begin
+                 timer:sleep(Wait),
+                 {Kind, L2} = erlang:trace_info(MFA, Kind),
+                 bump(paused_checks),
+                 compare_paused(Kind, lists:sort(L1), lists:sort(L2))
+             end || Wait <- [0, 1, rand:uniform(5)]],
+            ok;
         _ -> ok
     end.
 

@@ -53,6 +53,9 @@ pub struct TortureConfig {
     pub max_time: Duration,
     /// Hits per phase (each phase ends with a conservation check).
     pub phase_hits: u64,
+    /// The stager waits for this many hits between two churn operations, so that on a machine
+    /// with fewer cores than threads it does not take the schedulers' time (0: no pacing).
+    pub pace: u64,
     pub seed: u64,
     pub mutant: Option<Mutant>,
     /// Run ERTS's collection as it is (paused counters read in place, relaxed flip back: F1 and
@@ -71,6 +74,7 @@ impl TortureConfig {
             hits,
             max_time: Duration::from_secs(600),
             phase_hits: (hits / 40).max(20_000),
+            pace: 256,
             seed,
             mutant: None,
             erts_collection: false,
@@ -103,7 +107,7 @@ impl TortureConfig {
     /// One line with every parameter (printed before and after the run).
     pub fn describe(&self) -> String {
         format!(
-            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} max-time={}s variant={} collection={} checked={}",
+            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} pace={} max-time={}s variant={} collection={} checked={}",
             self.seed,
             self.schedulers,
             self.functions,
@@ -111,6 +115,7 @@ impl TortureConfig {
             self.procs,
             self.hits,
             self.phase_hits,
+            self.pace,
             self.max_time.as_secs(),
             self.mutant.map_or("baseline", |m| m.name()),
             if self.erts_collection { "erts" } else { "fixed" },

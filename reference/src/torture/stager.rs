@@ -243,6 +243,7 @@ impl Stager {
         let target = (begin + self.cfg.phase_hits).min(self.cfg.hits.max(begin + 1));
         let mut last = (begin, Instant::now());
         let mut ops = 0u64;
+        let mut paced = begin;
         self.phase_sessions = 0;
         loop {
             if self.sh.failed.load(Relaxed) || start.elapsed() >= self.cfg.max_time {
@@ -260,6 +261,11 @@ impl Stager {
                     LIVENESS.as_secs()
                 ));
             }
+            if h < paced {
+                std::thread::sleep(Duration::from_micros(20));
+                continue;
+            }
+            paced = h + self.cfg.pace;
             self.op(stable)?;
             ops += 1;
             if ops % 32 == 0 {
