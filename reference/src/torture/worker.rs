@@ -209,6 +209,12 @@ fn slices(e: &Arc<Engine<Qsbr>>, sh: &Shared, w: &WorkerCfg) {
     sh.hits.fetch_add(l.hits, Relaxed);
     sh.raises.fetch_add(l.raises, Relaxed);
     sh.schedule_outs.fetch_add(l.outs, Relaxed);
+    // The final clock and words, for the end-of-run bound (the phase and counts stay).
+    {
+        let mut pb = sh.published[w.id].lock().unwrap_or_else(|e| e.into_inner());
+        pb.clock = l.clock;
+        pb.words = l.words;
+    }
     s.sleep();
 }
 
