@@ -30,7 +30,7 @@ pub const WAIT_MUTANTS: [(Mutant, bool); 15] = [
     (Mutant::SkipWaitBeforeUninstall, false),
     (Mutant::SkipWaitBeforeConsolidate, false),
     (Mutant::SkipWaitBeforeFree, false),
-    (Mutant::WaitWithoutNewPeriod, false),
+    (Mutant::WaitWithoutNewPeriod, true),
     (Mutant::ProgressWithoutBarrier, false),
     (Mutant::WakeWithoutBarrier, false),
     (Mutant::CollectSkipWaitBeforeFlip, false),
@@ -149,6 +149,9 @@ pub fn run(args: &[&str]) -> ExitCode {
         for (m, killed) in WAIT_MUTANTS {
             let mut cfg = TortureConfig::new(n, u64::MAX / 2, a.seed);
             cfg.phase_hits = 100_000;
+            // No pacing: as many trace_pattern calls against the hits as the stager can make
+            // (each removed wait is a window that only churn opens).
+            cfg.pace = 0;
             cfg.max_time = Duration::from_secs(a.mutant_seconds);
             cfg.erts_collection = a.erts;
             cfg.mutant = Some(m);
