@@ -112,8 +112,9 @@ fn parse(args: &[&str]) -> Result<Args, String> {
             "--mutants" => a.mutants = true,
             "--mutant" => {
                 let v = val.ok_or("--mutant needs a name")?;
-                a.mutant =
-                    Some(Mutant::from_name(v).ok_or_else(|| format!("--mutant {v}: no such mutant"))?);
+                a.mutant = Some(
+                    Mutant::from_name(v).ok_or_else(|| format!("--mutant {v}: no such mutant"))?,
+                );
                 i += 1;
             }
             _ => return Err(format!("unknown argument {flag}")),
@@ -141,7 +142,11 @@ pub fn run(args: &[&str]) -> ExitCode {
         cfg.max_time = Duration::from_secs(a.seconds);
         cfg.erts_collection = a.erts;
         cfg.mutant = a.mutant;
-        let expect = if a.mutant.is_some() { "survives" } else { "hold" };
+        let expect = if a.mutant.is_some() {
+            "survives"
+        } else {
+            "hold"
+        };
         ok &= one(&cfg, expect);
     }
     if a.mutants {
@@ -188,7 +193,10 @@ fn one(cfg: &TortureConfig, expected: &str) -> bool {
         println!("  {v}");
     }
     if short {
-        println!("  the time bound stopped the run at {} of {} hits", rep.hits, cfg.hits);
+        println!(
+            "  the time bound stopped the run at {} of {} hits",
+            rep.hits, cfg.hits
+        );
     }
     record(&Verdict {
         checker: "torture",
@@ -210,13 +218,15 @@ fn one(cfg: &TortureConfig, expected: &str) -> bool {
         expected,
         observed,
         seconds: rep.seconds,
-        detail: rep.violation.as_ref().map_or(String::new(), |v| v.to_string()),
+        detail: rep
+            .violation
+            .as_ref()
+            .map_or(String::new(), |v| v.to_string()),
     });
-    match (expected, observed) {
-        ("hold", "hold") => true,
-        ("killed", "killed") | ("survives", _) => true,
-        _ => false,
-    }
+    matches!(
+        (expected, observed),
+        ("hold", "hold") | ("killed", "killed") | ("survives", _)
+    )
 }
 
 pub const ORACLE_USAGE: &str = "bpspec oracle torture [--otp-root DIR] [--schedulers N[,N...]] [--seconds S] [--seed N] [--workers N]";
@@ -314,7 +324,11 @@ pub fn oracle_run(args: &[&str]) -> ExitCode {
             // The ERTS torture looks for ERTS problems: an inconsistency or a crash is a
             // finding, reported, not a failure of bpspec.
             expected: "survives",
-            observed: if observed == "consistent" { "survives" } else { "killed" },
+            observed: if observed == "consistent" {
+                "survives"
+            } else {
+                "killed"
+            },
             seconds: out.seconds,
             detail: format!(
                 "{observed}{}{detail}; paused_time_grew={} paused_row_appeared={}",

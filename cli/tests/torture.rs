@@ -22,13 +22,24 @@ fn small_torture_holds_and_records_its_row() {
     let d = std::env::temp_dir().join(format!("bpspec-cli-torture-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_bpspec"))
-        .args(["torture", "--schedulers", "2", "--hits", "50000", "--seed", "7"])
+        .args([
+            "torture",
+            "--schedulers",
+            "2",
+            "--hits",
+            "50000",
+            "--seed",
+            "7",
+        ])
         .env("BPSPEC_RESULTS", &d)
         .output()
         .expect("run bpspec");
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("seed=0x7") && text.contains("hits="), "{text}");
+    assert!(
+        text.contains("seed=0x7") && text.contains("hits="),
+        "{text}"
+    );
     let rows = std::fs::read_to_string(d.join("torture.tsv")).expect("torture.tsv written");
     assert!(
         rows.starts_with("torture\tqsbr\tchurn-s2\tbaseline\t") && rows.contains("\thold\thold\t"),

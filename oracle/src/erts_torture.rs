@@ -89,7 +89,11 @@ pub fn run(cfg: &ErtsTortureConfig) -> Result<ErtsTortureOutcome, String> {
         return Err(format!("bad ERTS torture parameters: {}", cfg.describe()));
     }
     let base = root.map_or_else(std::env::temp_dir, |r| r.join("tmp"));
-    let dir = base.join(format!("bpspec-torture-{}-{}", std::process::id(), cfg.seed));
+    let dir = base.join(format!(
+        "bpspec-torture-{}-{}",
+        std::process::id(),
+        cfg.seed
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let src = dir.join("bpspec_torture.erl");
@@ -109,7 +113,9 @@ pub fn run(cfg: &ErtsTortureConfig) -> Result<ErtsTortureOutcome, String> {
     }
     let log = dir.join("node.out");
     let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
-    let err = file.try_clone().map_err(|e| format!("{}: {e}", log.display()))?;
+    let err = file
+        .try_clone()
+        .map_err(|e| format!("{}: {e}", log.display()))?;
     let start = Instant::now();
     let mut child = tool(root, "erl")
         .arg("+S")
@@ -148,7 +154,9 @@ pub fn run(cfg: &ErtsTortureConfig) -> Result<ErtsTortureOutcome, String> {
         .filter(|l| l.starts_with("bpspec_torture"))
         .map(str::to_string)
         .collect();
-    let result = lines.iter().find(|l| l.starts_with("bpspec_torture result "));
+    let result = lines
+        .iter()
+        .find(|l| l.starts_with("bpspec_torture result "));
     let counters: BTreeMap<String, u64> = result
         .map(|l| {
             l.split_whitespace()

@@ -34,9 +34,9 @@ mod stage;
 pub mod sync;
 pub mod term;
 pub mod timem;
-pub mod tracer;
 #[cfg(not(any(loom, shuttle)))]
 pub mod torture;
+pub mod tracer;
 mod uninstall;
 
 pub use bp::{flags, SessionId};

@@ -27,7 +27,11 @@ fn torture_one_million_hits_without_a_violation() {
     if let Some(v) = &rep.violation {
         panic!("{v} ({})", cfg.describe());
     }
-    assert!(!rep.timed_out, "time bound reached before the hits: {}", rep.describe());
+    assert!(
+        !rep.timed_out,
+        "time bound reached before the hits: {}",
+        rep.describe()
+    );
     assert!(rep.hits >= cfg.hits, "{}", rep.describe());
     assert!(rep.conservation_checks >= 2, "{}", rep.describe());
 }

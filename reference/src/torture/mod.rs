@@ -84,7 +84,10 @@ impl TortureConfig {
     /// Check the parameters; the error names the bad one.
     pub fn validate(&self) -> Result<(), String> {
         if !(1..=64).contains(&self.schedulers) {
-            return Err(format!("schedulers must be 1..=64, got {}", self.schedulers));
+            return Err(format!(
+                "schedulers must be 1..=64, got {}",
+                self.schedulers
+            ));
         }
         if self.stable < 1 || self.stable + 2 > self.functions {
             return Err(format!(

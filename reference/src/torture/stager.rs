@@ -94,7 +94,9 @@ pub(super) fn run(cfg: &TortureConfig) -> TortureReport {
     let start = Instant::now();
     let mut st = Stager {
         cfg: cfg.clone(),
-        mfas: (0..cfg.functions).map(|f| e.code.funcs[f].mfa.clone()).collect(),
+        mfas: (0..cfg.functions)
+            .map(|f| e.code.funcs[f].mfa.clone())
+            .collect(),
         e: e.clone(),
         sh: sh.clone(),
         rng: Rng::new(stager_seed),
@@ -117,14 +119,20 @@ pub(super) fn run(cfg: &TortureConfig) -> TortureReport {
     sh.ctl.fetch_or(STOP, Release);
     for w in workers {
         if w.join().is_err() {
-            sh.fail("scheduler".into(), "thread ended with a panic outside its body".into());
+            sh.fail(
+                "scheduler".into(),
+                "thread ended with a panic outside its body".into(),
+            );
         }
     }
     if !sh.failed.load(Relaxed) {
         // Charged time and memory never exceed what the processes spent. Checked once every
         // thread stopped: until then a process whose pbt still names a stable function (a raise
         // leaves the raiser charged) may be charged for time its scheduler has not published.
-        let pubs = sh.published.iter().map(|p| p.lock().unwrap_or_else(|e| e.into_inner()));
+        let pubs = sh
+            .published
+            .iter()
+            .map(|p| p.lock().unwrap_or_else(|e| e.into_inner()));
         let (clock, words) = pubs.fold((0, 0), |(c, w), p| (c + p.clock, w + p.words));
         if st.stable_time > clock || st.stable_words > words {
             sh.fail(
@@ -246,7 +254,10 @@ impl Stager {
             for s in [0, self.s1] {
                 self.tp(s, f, PatternOp::False, EVERYTHING);
                 if !self.tp(s, f, PatternOp::True, COUNTERS) {
-                    return Err(format!("trace_pattern true on stable {} refused", self.mfas[f]));
+                    return Err(format!(
+                        "trace_pattern true on stable {} refused",
+                        self.mfas[f]
+                    ));
                 }
             }
         }
@@ -284,7 +295,7 @@ impl Stager {
             paced = h + self.cfg.pace;
             self.op(stable)?;
             ops += 1;
-            if ops % 32 == 0 {
+            if ops & 31 == 0 {
                 self.at_rest()?;
             }
             for mb in self.meta.values() {
@@ -403,7 +414,11 @@ impl Stager {
         self.rep.meta_swaps += 1;
         self.paused.remove(&(s, f));
         let spec = ProcessTracer::spec(&mb);
-        let op = if on { PatternOp::True } else { PatternOp::False };
+        let op = if on {
+            PatternOp::True
+        } else {
+            PatternOp::False
+        };
         let ok = self
             .e
             .trace_pattern_meta(
@@ -460,14 +475,23 @@ impl Stager {
         };
         self.rep.collections += 1;
         let t = self.e.trace_info_term(s, &self.mfas[f], key);
-        shape(&t).map_err(|m| format!("trace_info({s}, {}, {}): {m}: {t}", self.mfas[f], key.atom()))
+        shape(&t).map_err(|m| {
+            format!(
+                "trace_info({s}, {}, {}): {m}: {t}",
+                self.mfas[f],
+                key.atom()
+            )
+        })
     }
 
     /// call_count, the sum of call_time counts and the sum of call_memory counts of `f` in `s`.
     fn counts(&mut self, s: SessionId, f: FuncId) -> Counts {
         self.rep.collections += 3;
         let mfa = &self.mfas[f];
-        let cc = self.e.trace_info_term(s, mfa, InfoKey::CallCount).to_string();
+        let cc = self
+            .e
+            .trace_info_term(s, mfa, InfoKey::CallCount)
+            .to_string();
         let t = rows(&self.e.trace_info_term(s, mfa, InfoKey::CallTime));
         let m = rows(&self.e.trace_info_term(s, mfa, InfoKey::CallMemory));
         (
@@ -485,9 +509,11 @@ impl Stager {
 
     /// A paused counter's calls do not change until the stager touches it again.
     fn check_paused(&mut self) -> Check {
-        let Some((&(s, f), _)) = self.paused.iter().nth(
-            self.rng.below(self.paused.len().max(1) as u64) as usize,
-        ) else {
+        let Some((&(s, f), _)) = self
+            .paused
+            .iter()
+            .nth(self.rng.below(self.paused.len().max(1) as u64) as usize)
+        else {
             return Ok(());
         };
         let (fl, before) = self.paused[&(s, f)].clone();

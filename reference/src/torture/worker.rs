@@ -194,7 +194,7 @@ fn slices(e: &Arc<Engine<Qsbr>>, sh: &Shared, w: &WorkerCfg) {
         s.events.clear();
         s.progress();
         n += 1;
-        if n % 64 == 0 {
+        if n & 63 == 0 {
             sh.hits.fetch_add(l.hits, Relaxed);
             sh.raises.fetch_add(l.raises, Relaxed);
             sh.schedule_outs.fetch_add(l.outs, Relaxed);
@@ -296,7 +296,11 @@ fn drain(s: &mut Scheduler<Qsbr>, p: &mut Proc, l: &mut Local) {
     let mut steps = 0;
     while !p.conts.is_empty() {
         steps += 1;
-        assert!(steps <= MAX_DEPTH + 1, "pid {} deeper than {MAX_DEPTH}", p.p.pid);
+        assert!(
+            steps <= MAX_DEPTH + 1,
+            "pid {} deeper than {MAX_DEPTH}",
+            p.p.pid
+        );
         step(s, p, l);
         s.ret(p);
     }
