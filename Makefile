@@ -39,7 +39,8 @@ ORACLE_CHECK_DIFF  ?= 3000
 
 .PHONY: test check bin report bench fmt clean-results test-parts check-parts \
 	test-std test-oracle test-oracle-root test-loom test-shuttle \
-	loom shuttle spec-check check-seqtrace oracle-check oracle-check-root
+	loom shuttle spec-check check-seqtrace oracle-check oracle-check-root \
+	torture-test torture-check erts-torture
 
 test: clean-results bin
 	$(MAKE) -j$(TEST_JOBS) test-parts
@@ -55,9 +56,9 @@ bin:
 report:
 	$(BPSPEC) report $(RESULTS)
 
-test-parts: test-std test-oracle test-oracle-root test-loom test-shuttle
+test-parts: test-std test-oracle test-oracle-root test-loom test-shuttle torture-test
 
-check-parts: loom shuttle spec-check check-seqtrace oracle-check oracle-check-root
+check-parts: loom shuttle spec-check check-seqtrace oracle-check oracle-check-root torture-check erts-torture
 
 # make test -----------------------------------------------------------------------------------
 
@@ -141,3 +142,26 @@ orderings-doc:
 	BPSPEC_RESULTS=$(RESULTS)/orderings LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
 	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom --test orderings_loom -- --test-threads=2
 	BPSPEC_BLESS=1 BPSPEC_ORDERINGS_RESULTS=$(RESULTS)/orderings/loom.tsv $(CARGO) test -p bpspec-reference --test orderings
+
+# The engine torture (docs/torture.md): real scheduler threads under pattern churn; it writes its
+# own rows (checker "torture"). make test: one million hits at 2 and at 8 schedulers (checked
+# debug build). make check: 34 million hits at each of 2, 4 and 8 schedulers in the optimised
+# checked build (profile torture), then every wait-removal mutant for TORTURE_MUTANT_SECS each.
+TEST_TORTURE_HITS   ?= 1000000
+CHECK_TORTURE_HITS  ?= 34000000
+TORTURE_MUTANT_SECS ?= 30
+torture-test:
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --schedulers 2,8 --hits $(TEST_TORTURE_HITS)
+torture-check:
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
+	$(CARGO) run -q --profile torture -p bpspec -- torture --schedulers 2,4,8 \
+	  --hits $(CHECK_TORTURE_HITS) --mutants --mutant-seconds $(TORTURE_MUTANT_SECS)
+# The ERTS torture against a real node (the OTP on PATH, or the root in OTP_ROOT; chroot needs
+# root). A crash or an inconsistency is a finding about ERTS: it is reported in the table (checker
+# "erts-torture") and does not stop make check.
+ERTS_TORTURE_SECS ?= 60
+erts-torture:
+	-BPSPEC_RESULTS=$(RESULTS) $(PART) erts-torture --checker erts-torture --no-row $(WHOLE) -- \
+	$(BPSPEC) oracle torture $(if $(OTP_ROOT),--otp-root $(OTP_ROOT)) --schedulers 2,4,8 \
+	  --seconds $(ERTS_TORTURE_SECS)

@@ -10,6 +10,7 @@
 //! bpspec part ...       run one part of make check and record its row (cli/src/part.rs)
 //! bpspec shard i/N      keep the lines of stdin that belong to shard i of N (cli/src/shard.rs)
 //! bpspec rate           the spec's checking rate next to a 2PC model (cli/src/rate.rs)
+//! bpspec torture ...    the engine torture on real threads (cli/src/torture.rs)
 //! ```
 //! Exit codes: 0 all verdicts as expected; 1 some verdict differs from its expectation (a
 //! baseline violated, or a mutant expected to be killed survived); 2 bad usage or unreadable
@@ -25,8 +26,9 @@ mod part;
 mod rate;
 mod report;
 mod shard;
+mod torture;
 
-const USAGE: &str = "usage: bpspec report DIR... | bpspec mutants | bpspec oracle run|check|erl FILE... | bpspec check ... | bpspec explore NAME ... | bpspec part ... -- CMD... | bpspec shard i/N | bpspec help";
+const USAGE: &str = "usage: bpspec report DIR... | bpspec mutants | bpspec oracle run|check|erl FILE... | bpspec check ... | bpspec explore NAME ... | bpspec part ... -- CMD... | bpspec shard i/N | bpspec torture ... | bpspec help";
 
 /// Model checks, reference engine and oracle for how ERTS changes breakpoints while every
 /// scheduler keeps running.
@@ -55,6 +57,8 @@ enum Cmd {
     Shard(shard::Args),
     /// The spec's checking rate side by side with a two-phase-commit model (docs/perf.md).
     Rate(rate::Args),
+    /// The engine torture on real scheduler threads under pattern churn (docs/torture.md).
+    Torture(torture::Args),
 }
 
 /// The usage line printed with a parse error, by subcommand (the messages the tests check).
@@ -66,6 +70,7 @@ fn usage_for(sub: Option<&str>) -> String {
         Some("report") => format!("usage: {}", report::USAGE),
         Some("part") => format!("usage: {}", part::USAGE),
         Some("shard") => format!("usage: {}", shard::USAGE),
+        Some("torture") => format!("usage: {}", torture::USAGE),
         _ => USAGE.to_string(),
     }
 }
@@ -125,5 +130,6 @@ fn main() -> ExitCode {
         Cmd::Part(a) => part::main(&a),
         Cmd::Shard(a) => shard::main(&a),
         Cmd::Rate(a) => rate::main(&a),
+        Cmd::Torture(a) => torture::run(&a),
     }
 }

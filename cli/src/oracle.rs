@@ -3,6 +3,8 @@
 //! ```text
 //! bpspec oracle run FILE [--engine reference|oracle]     print the observations
 //! bpspec oracle check FILE [--engine reference|oracle]   compare with the file's expect; diff
+//! bpspec oracle torture [--otp-root DIR] [--schedulers N[,N...]] [--seconds S] [--seed N]
+//!                                                        the ERTS torture (cli/src/torture.rs)
 //! bpspec oracle erl [--otp-root DIR] FILE...             run on bpspec and on the installed Erlang/OTP
 //!                                                        (or the OTP in the Debian root DIR)
 //! bpspec oracle check --engine-cmd CMD [FILE|DIR...] [--count N] [--seed S] [--features F,..]
@@ -23,7 +25,7 @@ use std::process::ExitCode;
 
 mod kit;
 
-pub const USAGE: &str = "bpspec oracle run FILE [--engine reference|oracle] | bpspec oracle check FILE [--engine reference|oracle] | bpspec oracle erl [--otp-root DIR] FILE... | bpspec oracle check --engine-cmd CMD [FILE|DIR...] [--count N] [--seed S] [--features F,..] [--out DIR] [--timeout SECS] [--shrink-max K] | bpspec oracle gen --count N [--seed S] [--features F,..] [--out DIR] [--coverage]";
+pub const USAGE: &str = "bpspec oracle run FILE [--engine reference|oracle] | bpspec oracle check FILE [--engine reference|oracle] | bpspec oracle erl [--otp-root DIR] FILE... | bpspec oracle check --engine-cmd CMD [FILE|DIR...] [--count N] [--seed S] [--features F,..] [--out DIR] [--timeout SECS] [--shrink-max K] | bpspec oracle gen --count N [--seed S] [--features F,..] [--out DIR] [--coverage] | bpspec oracle torture [--otp-root DIR] [--schedulers N[,N...]] [--seconds S] [--seed N] [--workers N]";
 
 fn code(c: u8) -> ExitCode {
     ExitCode::from(c)
@@ -55,6 +57,8 @@ enum OracleCmd {
     Erl(ErlArgs),
     /// Write N generated scenario files (the random generator, oracle/src/gen.rs).
     Gen(GenArgs),
+    /// The ERTS torture: pattern churn, collections and sessions on a real node (docs/torture.md).
+    Torture(crate::torture::OracleArgs),
 }
 
 #[derive(clap::Args)]
@@ -150,6 +154,7 @@ pub fn main(a: &Args) -> ExitCode {
                 code(EXIT_BAD_INPUT)
             }
         },
+        OracleCmd::Torture(t) => crate::torture::oracle_run(t),
         OracleCmd::Gen(g) => code(kit::gen_run(&kit::Opts {
             coverage: g.coverage,
             ..kit_opts(&g.gen)

@@ -11,6 +11,7 @@ pub mod conformance;
 pub mod coverage;
 pub mod erlang;
 pub mod external;
+pub mod erts_torture;
 pub mod frames;
 pub mod gen;
 pub mod gen_sessions;

@@ -35,6 +35,8 @@ mod stage;
 pub mod sync;
 pub mod term;
 pub mod timem;
+#[cfg(not(any(loom, shuttle)))]
+pub mod torture;
 pub mod tracer;
 mod uninstall;
 

@@ -1,0 +1,296 @@
+//! `bpspec torture`: the engine torture on real threads (docs/torture.md).
+//!
+//! ```text
+//! bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--seed N]
+//!                [--erts-collection] [--mutant NAME | --mutants] [--mutant-seconds S]
+//! ```
+//! One run per scheduler count, each to `--hits` hits or `--seconds`, whichever comes first.
+//! `--mutants` then runs every wait-removal mutant under the same torture for `--mutant-seconds`
+//! each (checked builds only). With `BPSPEC_RESULTS` set, every run appends a row to
+//! `$BPSPEC_RESULTS/torture.tsv` (`bpspec report`).
+//!
+//! Exit codes: 0 every run as expected (baselines without a violation, mutants killed or allowed
+//! to survive); 1 a violation in a baseline (the seed and parameters are printed), or a mutant
+//! expected to be killed survived; 2 bad usage.
+
+use bpspec_models::results::{record, Verdict};
+use bpspec_reference::torture::{run as torture, TortureConfig, TortureReport};
+use bpspec_reference::Mutant;
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--seed N] [--erts-collection] [--mutant NAME | --mutants] [--mutant-seconds S]";
+
+/// The mutants that remove a wait for thread progress (or break the grace period itself), and
+/// whether the torture is expected to kill each one on this machine (x86-64). The others may
+/// survive: docs/torture.md says why and which checker kills them instead.
+pub const WAIT_MUTANTS: [(Mutant, bool); 15] = [
+    (Mutant::SkipWaitBeforeInstall, false),
+    (Mutant::SkipWaitBeforeCommit, false),
+    (Mutant::SkipWaitBeforeUninstall, false),
+    (Mutant::SkipWaitBeforeConsolidate, false),
+    (Mutant::SkipWaitBeforeFree, false),
+    (Mutant::WaitWithoutNewPeriod, true),
+    (Mutant::ProgressWithoutBarrier, false),
+    (Mutant::WakeWithoutBarrier, false),
+    (Mutant::CollectSkipWaitBeforeFlip, false),
+    (Mutant::CollectSkipWaitBeforeRead, false),
+    (Mutant::CollectSkipWaitBeforeMerge, false),
+    (Mutant::CollectFreeBeforeLastWait, false),
+    (Mutant::FreeAtUnlink, false),
+    (Mutant::TracerFreeWithoutWait, false),
+    (Mutant::MetaFreeWithoutWait, false),
+];
+
+/// Arguments of `bpspec torture`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Scheduler counts, one run each (1..=64, comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "4", value_parser = schedulers)]
+    schedulers: Vec<usize>,
+    /// Hits per run.
+    #[arg(long, default_value = "1000000", value_parser = number)]
+    hits: u64,
+    /// Time bound per run, in seconds.
+    #[arg(long, default_value = "600", value_parser = number)]
+    seconds: u64,
+    /// The seed (decimal or 0x hex).
+    #[arg(long, default_value = "0x746f7274", value_parser = number)]
+    seed: u64,
+    /// Run the ERTS collection (without the F1 and F2 fixes).
+    #[arg(long = "erts-collection")]
+    erts: bool,
+    /// Run one mutant under the torture (checked builds).
+    #[arg(long, value_name = "NAME", value_parser = mutant, conflicts_with = "mutants")]
+    mutant: Option<Mutant>,
+    /// Then run every wait-removal mutant (checked builds).
+    #[arg(long)]
+    mutants: bool,
+    /// Time bound per mutant run, in seconds.
+    #[arg(long, default_value = "20", value_parser = number)]
+    mutant_seconds: u64,
+}
+
+/// A number, decimal or 0x hex, `_` allowed.
+pub fn number(v: &str) -> Result<u64, String> {
+    let v = v.replace('_', "");
+    let r = match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => v.parse(),
+    };
+    r.map_err(|e| format!("{v}: {e}"))
+}
+
+/// One scheduler count, 1..=64.
+pub fn schedulers(v: &str) -> Result<usize, String> {
+    v.parse::<usize>()
+        .ok()
+        .filter(|n| (1..=64).contains(n))
+        .ok_or_else(|| format!("--schedulers {v}: each must be 1..=64"))
+}
+
+fn mutant(v: &str) -> Result<Mutant, String> {
+    Mutant::from_name(v).ok_or_else(|| format!("--mutant {v}: no such mutant"))
+}
+
+/// Entry point: returns the exit code.
+pub fn run(a: &Args) -> ExitCode {
+    if (a.mutant.is_some() || a.mutants) && !bpspec_reference::sync::CHECKED {
+        eprintln!(
+            "bpspec torture: mutants exist only in checked builds (debug assertions)\nusage: {USAGE}"
+        );
+        return ExitCode::from(2);
+    }
+    let mut ok = true;
+    for &n in &a.schedulers {
+        let mut cfg = TortureConfig::new(n, a.hits, a.seed);
+        cfg.max_time = Duration::from_secs(a.seconds);
+        cfg.erts_collection = a.erts;
+        cfg.mutant = a.mutant;
+        let expect = if a.mutant.is_some() {
+            "survives"
+        } else {
+            "hold"
+        };
+        ok &= one(&cfg, expect);
+    }
+    if a.mutants {
+        let n = *a.schedulers.iter().max().unwrap_or(&4);
+        for (m, killed) in WAIT_MUTANTS {
+            let mut cfg = TortureConfig::new(n, u64::MAX / 2, a.seed);
+            cfg.phase_hits = 100_000;
+            // No pacing: as many trace_pattern calls against the hits as the stager can make
+            // (each removed wait is a window that only churn opens).
+            cfg.pace = 0;
+            cfg.max_time = Duration::from_secs(a.mutant_seconds);
+            cfg.erts_collection = a.erts;
+            cfg.mutant = Some(m);
+            ok &= one(&cfg, if killed { "killed" } else { "survives" });
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// One run: print, record, and say whether it went as expected.
+fn one(cfg: &TortureConfig, expected: &str) -> bool {
+    println!("torture: {}", cfg.describe());
+    let rep: TortureReport = match torture(cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("bpspec torture: {e}");
+            return false;
+        }
+    };
+    println!("  {}", rep.describe());
+    let short = cfg.mutant.is_none() && rep.hits < cfg.hits;
+    let observed = match (&rep.violation, cfg.mutant) {
+        (None, None) if short => "short-of-hits",
+        (None, None) => "hold",
+        (Some(_), None) => "violated",
+        (None, Some(_)) => "survives",
+        (Some(_), Some(_)) => "killed",
+    };
+    if let Some(v) = &rep.violation {
+        println!("  {v}");
+    }
+    if short {
+        println!(
+            "  the time bound stopped the run at {} of {} hits",
+            rep.hits, cfg.hits
+        );
+    }
+    record(&Verdict {
+        checker: "torture",
+        progress: "qsbr",
+        scenario: &format!(
+            "churn-s{}{}",
+            cfg.schedulers,
+            if cfg.erts_collection { "-erts" } else { "" }
+        ),
+        variant: cfg.mutant.map_or("baseline", |m| m.name()),
+        bound: format!(
+            "hits={} ({:.0}/s) trace_pattern={} collections={} seed={:#x}",
+            rep.hits,
+            rep.hits_per_second(),
+            rep.trace_patterns,
+            rep.collections,
+            cfg.seed
+        ),
+        expected,
+        observed,
+        seconds: rep.seconds,
+        detail: rep
+            .violation
+            .as_ref()
+            .map_or(String::new(), |v| v.to_string()),
+    });
+    matches!(
+        (expected, observed),
+        ("hold", "hold") | ("killed", "killed") | ("survives", _)
+    )
+}
+
+/// Arguments of `bpspec oracle torture`.
+#[derive(clap::Args)]
+pub struct OracleArgs {
+    /// Run ERTS from the Debian root DIR (scripts/otp-root.sh) through chroot.
+    #[arg(long, value_name = "DIR")]
+    otp_root: Option<std::path::PathBuf>,
+    /// Scheduler counts (+S), one node each (1..=64, comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "4", value_parser = schedulers)]
+    schedulers: Vec<usize>,
+    /// Seconds per node.
+    #[arg(long, default_value = "60", value_parser = number)]
+    seconds: u64,
+    /// The seed (decimal or 0x hex).
+    #[arg(long, default_value = "0x746f7274", value_parser = number)]
+    seed: u64,
+    /// Erlang worker processes.
+    #[arg(long, default_value = "32", value_parser = number)]
+    workers: u64,
+}
+
+
+/// `bpspec oracle torture`: the ERTS torture (oracle/erlang/bpspec_torture.erl) on a real node,
+/// once per scheduler count. Exit codes: 0 every run consistent; 1 an inconsistency or a crash
+/// (reported, with the seed); 2 bad usage; 4 Erlang/OTP missing or the root unusable.
+pub fn oracle_run(a: &OracleArgs) -> ExitCode {
+    use bpspec_oracle::erts_torture::{run as erts, ErtsTortureConfig, ErtsVerdict};
+    let root = a.otp_root.clone();
+    let schedulers = a.schedulers.clone();
+    let (seconds, seed, workers) = (a.seconds.max(1), a.seed, a.workers.clamp(1, 10_000));
+    let mut ok = true;
+    for n in schedulers {
+        let cfg = ErtsTortureConfig {
+            root: root.clone(),
+            schedulers: n,
+            seconds,
+            seed,
+            workers: workers as usize,
+        };
+        println!("erts torture: {}", cfg.describe());
+        let out = match erts(&cfg) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("bpspec oracle torture: {e}");
+                return ExitCode::from(4);
+            }
+        };
+        for l in &out.lines {
+            println!("  {l}");
+        }
+        let (observed, detail) = match &out.verdict {
+            ErtsVerdict::Consistent => ("consistent", String::new()),
+            ErtsVerdict::Inconsistent(b) => ("inconsistent", b.join(" ")),
+            ErtsVerdict::Crashed(w) => ("crashed", w.clone()),
+        };
+        println!("  verdict: {observed} {detail} ({:.0}s)", out.seconds);
+        let c = |k: &str| out.counters.get(k).copied().unwrap_or(0);
+        let otp = out
+            .lines
+            .first()
+            .and_then(|l| l.split_whitespace().find_map(|kv| kv.strip_prefix("otp=")))
+            .unwrap_or("?")
+            .to_string();
+        record(&Verdict {
+            checker: "erts-torture",
+            progress: "erts",
+            scenario: &format!("otp{otp}-s{n}"),
+            variant: "baseline",
+            bound: format!(
+                "{}s calls={} trace_pattern={} queries={} paused_checks={} sessions={} seed={seed}",
+                seconds,
+                c("calls"),
+                c("trace_patterns"),
+                c("queries"),
+                c("paused_checks"),
+                c("sessions_created")
+            ),
+            // The ERTS torture looks for ERTS problems: an inconsistency or a crash is a
+            // finding, reported, not a failure of bpspec.
+            expected: "survives",
+            observed: if observed == "consistent" {
+                "survives"
+            } else {
+                "killed"
+            },
+            seconds: out.seconds,
+            detail: format!(
+                "{observed}{}{detail}; paused_time_grew={} paused_row_appeared={}",
+                if detail.is_empty() { "" } else { ": " },
+                c("paused_time_grew"),
+                c("paused_row_appeared")
+            ),
+        });
+        ok &= observed == "consistent";
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

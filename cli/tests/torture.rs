@@ -1,0 +1,48 @@
+//! `bpspec torture` and `bpspec oracle torture`: usage errors exit 2 naming the argument; a small
+//! engine torture exits 0 and writes its row to the results table.
+
+mod common;
+use common::bpspec;
+
+#[test]
+fn torture_bad_arguments_exit_2_naming_them() {
+    let (code, _, err) = bpspec(&["torture", "--schedulers", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--schedulers 0"), "{err}");
+    let (code, _, err) = bpspec(&["torture", "--mutant", "no-such"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no-such"), "{err}");
+    let (code, _, err) = bpspec(&["oracle", "torture", "--frob"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--frob"), "{err}");
+}
+
+#[test]
+fn small_torture_holds_and_records_its_row() {
+    let d = std::env::temp_dir().join(format!("bpspec-cli-torture-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bpspec"))
+        .args([
+            "torture",
+            "--schedulers",
+            "2",
+            "--hits",
+            "50000",
+            "--seed",
+            "7",
+        ])
+        .env("BPSPEC_RESULTS", &d)
+        .output()
+        .expect("run bpspec");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("seed=0x7") && text.contains("hits="),
+        "{text}"
+    );
+    let rows = std::fs::read_to_string(d.join("torture.tsv")).expect("torture.tsv written");
+    assert!(
+        rows.starts_with("torture\tqsbr\tchurn-s2\tbaseline\t") && rows.contains("\thold\thold\t"),
+        "{rows}"
+    );
+}

@@ -1,0 +1,245 @@
+//! The engine torture: the real engine on real OS threads, for millions of hits, under continuous
+//! pattern churn (docs/torture.md). loom and shuttle explore small configurations exhaustively or
+//! at random; this runs the same code as fast as the machine allows, for as long as it is told,
+//! with every checked-build assertion armed.
+//!
+//! Threads: `schedulers` scheduler threads (each with its own processes, which call, tail-call,
+//! return, raise, allocate, and are scheduled out and in, sometimes in the middle of a call), and
+//! one stager thread (this module's caller) that runs phases:
+//!
+//! ```text
+//! phase p:  window closed ─ set the stable functions' counters afresh in sessions 0 and S1
+//!           window open   ─ schedulers may call the stable functions; the stager churns
+//!                           (trace_pattern true/false/pause/restart, meta swaps, collections,
+//!                           session create/destroy) on everything else, and collects the
+//!                           stable functions' call_time/call_memory while they are hit
+//!           window closed ─ every scheduler returns all its processes' frames and publishes
+//!                           its call counts; the stager checks conservation and the at-rest
+//!                           invariant
+//! ```
+//!
+//! Conservation is decidable because a stable function's counting pattern (in sessions 0 and
+//! S1) is set before the window opens and is not touched until every scheduler acknowledged the
+//! close: every call a scheduler counted in the window must then be counted exactly once in
+//! call_count, in the call_time rows' counts and in the call_memory rows' counts, in both
+//! sessions, whatever the collections did meanwhile. Paused counters are checked too: a counter
+//! the stager paused must report the same call count until the stager touches it again.
+//!
+//! Checked builds (debug assertions) add what the engine itself asserts: poisoned freed nodes,
+//! counters, tables and tracer cells (`Liveness`), the owner-writes marks on pid tables, the
+//! bounded wait loops. Any panic on any thread, and any failed check, ends the run with a
+//! [`Violation`] that names the seed.
+
+mod stager;
+mod worker;
+
+use crate::mutant::Mutant;
+use std::time::Duration;
+
+/// Parameters of one torture run (all printed with the result).
+#[derive(Clone, Debug)]
+pub struct TortureConfig {
+    /// Scheduler threads (2 to 8; more than the machine's cores oversubscribes it).
+    pub schedulers: usize,
+    /// Functions in the code area (`m:f0/0` ..).
+    pub functions: usize,
+    /// Functions whose counts are checked in each phase (chosen anew per phase).
+    pub stable: usize,
+    /// Processes per scheduler.
+    pub procs: usize,
+    /// Stop after this many hits (calls through the hit path, patched or not).
+    pub hits: u64,
+    /// Stop after this long even if `hits` was not reached.
+    pub max_time: Duration,
+    /// Hits per phase (each phase ends with a conservation check).
+    pub phase_hits: u64,
+    /// The stager waits for this many hits between two churn operations, so that on a machine
+    /// with fewer cores than threads it does not take the schedulers' time (0: no pacing).
+    pub pace: u64,
+    pub seed: u64,
+    pub mutant: Option<Mutant>,
+    /// Run ERTS's collection as it is (paused counters read in place, relaxed flip back: F1 and
+    /// F2 of docs/collection.md) instead of the fixed variants.
+    pub erts_collection: bool,
+}
+
+impl TortureConfig {
+    /// The defaults for `hits` hits on `schedulers` schedulers.
+    pub fn new(schedulers: usize, hits: u64, seed: u64) -> TortureConfig {
+        TortureConfig {
+            schedulers,
+            functions: 24,
+            stable: 6,
+            procs: 4,
+            hits,
+            max_time: Duration::from_secs(600),
+            phase_hits: (hits / 40).max(20_000),
+            pace: 256,
+            seed,
+            mutant: None,
+            erts_collection: false,
+        }
+    }
+
+    /// Check the parameters; the error names the bad one.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=64).contains(&self.schedulers) {
+            return Err(format!(
+                "schedulers must be 1..=64, got {}",
+                self.schedulers
+            ));
+        }
+        if self.stable < 1 || self.stable + 2 > self.functions {
+            return Err(format!(
+                "stable must be at least 1 and leave two churn functions (functions {}, stable {})",
+                self.functions, self.stable
+            ));
+        }
+        if self.procs < 1 || self.procs > 64 {
+            return Err(format!("procs must be 1..=64, got {}", self.procs));
+        }
+        if self.phase_hits == 0 {
+            return Err("phase hits must be positive".into());
+        }
+        if self.mutant.is_some() && !crate::sync::CHECKED {
+            return Err("mutants exist only in checked builds (debug assertions)".into());
+        }
+        Ok(())
+    }
+
+    /// One line with every parameter (printed before and after the run).
+    pub fn describe(&self) -> String {
+        format!(
+            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} pace={} max-time={}s variant={} collection={} checked={}",
+            self.seed,
+            self.schedulers,
+            self.functions,
+            self.stable,
+            self.procs,
+            self.hits,
+            self.phase_hits,
+            self.pace,
+            self.max_time.as_secs(),
+            self.mutant.map_or("baseline", |m| m.name()),
+            if self.erts_collection { "erts" } else { "fixed" },
+            crate::sync::CHECKED
+        )
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct TortureReport {
+    pub hits: u64,
+    pub phases: u64,
+    pub trace_patterns: u64,
+    pub collections: u64,
+    pub meta_swaps: u64,
+    pub sessions_created: u64,
+    pub sessions_destroyed: u64,
+    pub conservation_checks: u64,
+    pub paused_checks: u64,
+    pub at_rest_checks: u64,
+    pub raises: u64,
+    pub schedule_outs: u64,
+    pub seconds: f64,
+    /// The run stopped at `max_time` before `hits` were reached.
+    pub timed_out: bool,
+    pub violation: Option<Violation>,
+}
+
+impl TortureReport {
+    pub fn hits_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.hits as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// One line of figures.
+    pub fn describe(&self) -> String {
+        format!(
+            "hits={} ({:.0}/s) phases={} trace_pattern={} collections={} meta_swaps={} sessions_created={} sessions_destroyed={} conservation_checks={} paused_checks={} at_rest_checks={} raises={} schedule_outs={} seconds={:.1}{}",
+            self.hits,
+            self.hits_per_second(),
+            self.phases,
+            self.trace_patterns,
+            self.collections,
+            self.meta_swaps,
+            self.sessions_created,
+            self.sessions_destroyed,
+            self.conservation_checks,
+            self.paused_checks,
+            self.at_rest_checks,
+            self.raises,
+            self.schedule_outs,
+            self.seconds,
+            if self.timed_out { " (time bound reached)" } else { "" }
+        )
+    }
+}
+
+/// A failed check or a panic on some thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// "scheduler 3", "stager".
+    pub thread: String,
+    pub message: String,
+    pub seed: u64,
+    pub phase: u64,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "violation on {} in phase {} (seed {:#x}): {}",
+            self.thread, self.phase, self.seed, self.message
+        )
+    }
+}
+
+/// Run the torture. Never panics on a violation: it is returned in the report.
+pub fn run(cfg: &TortureConfig) -> Result<TortureReport, String> {
+    cfg.validate()?;
+    Ok(stager::run(cfg))
+}
+
+/// splitmix64: a small deterministic generator (one per thread, seeded from the run's seed).
+#[derive(Clone, Debug)]
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        assert!(n > 0, "Rng::below(0)");
+        self.next() % n
+    }
+    /// True with probability `num/den`.
+    pub(crate) fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.below(den) < num
+    }
+}
+
+/// The first line of a panic payload.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic with a non-string payload".into())
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}

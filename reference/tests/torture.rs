@@ -1,0 +1,37 @@
+//! The engine torture (docs/torture.md) at `make test` size: one million hits on real threads
+//! under pattern churn, with every conservation, paused-counter, at-rest and liveness check, and
+//! zero violations. `BPSPEC_TORTURE_HITS` / `BPSPEC_TORTURE_SCHEDULERS` / `BPSPEC_TORTURE_SEED`
+//! change the size.
+
+use bpspec_reference::torture::{run, TortureConfig};
+use std::time::Duration;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn torture_one_million_hits_without_a_violation() {
+    let mut cfg = TortureConfig::new(
+        env("BPSPEC_TORTURE_SCHEDULERS", 4) as usize,
+        env("BPSPEC_TORTURE_HITS", 1_000_000),
+        env("BPSPEC_TORTURE_SEED", 0x746f_7274),
+    );
+    cfg.max_time = Duration::from_secs(env("BPSPEC_TORTURE_SECONDS", 300));
+    println!("torture: {}", cfg.describe());
+    let rep = run(&cfg).expect("valid parameters");
+    println!("torture: {}", rep.describe());
+    if let Some(v) = &rep.violation {
+        panic!("{v} ({})", cfg.describe());
+    }
+    assert!(
+        !rep.timed_out,
+        "time bound reached before the hits: {}",
+        rep.describe()
+    );
+    assert!(rep.hits >= cfg.hits, "{}", rep.describe());
+    assert!(rep.conservation_checks >= 2, "{}", rep.describe());
+}
