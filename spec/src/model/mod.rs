@@ -201,7 +201,80 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
              call_time on, trace_info(call_time), pause, trace_info(call_time) (make check)",
             collection_model(3),
         ),
+        (
+            "t2f1",
+            "2 schedulers, 1 function, 1 session, 1 call_time charge walking the slot: \
+             call_time on, remove, on again",
+            reader_model(2, 1, 1, reader_script_one_session(false)),
+        ),
+        (
+            "t2f1p",
+            "2 schedulers, 1 function, 1 session, 1 call_time charge walking the slot: \
+             call_time on, pause, restart, remove, on again",
+            reader_model(2, 1, 1, reader_script_one_session(true)),
+        ),
+        (
+            "t2f1x2",
+            "2 schedulers, 1 function, 2 sessions, 1 call_time charge walking the slot: session \
+             0 call_time on, session 1 local on, session 0 removes call_time",
+            reader_model(2, 2, 1, reader_script_two_sessions(false)),
+        ),
+        (
+            "t2f1x2r",
+            "2 schedulers, 1 function, 2 sessions, 1 call_time charge walking the slot: session \
+             0 call_time on, session 1 local on, session 0 restart, remove, on again (make check)",
+            reader_model(2, 2, 1, reader_script_two_sessions(true)),
+        ),
+        (
+            "t2f1pc2",
+            "t2f1p with 2 call_time charges (make check)",
+            reader_model(2, 1, 2, reader_script_one_session(true)),
+        ),
     ]
+}
+
+/// A call_time reader model: `schedulers` schedulers that call the functions and make up to
+/// `charges` call_time charges (returns, exceptions, schedule-outs: each walks f0's slot), one
+/// function, `sessions` sessions, and `script`.
+fn reader_model(schedulers: u8, sessions: u8, charges: u8, script: Vec<StagerOp>) -> Config {
+    Config {
+        charges,
+        ..Config::hits(schedulers, 1, sessions, script)
+    }
+}
+
+/// call_time in session 0 on f0: on, (`full`: pause, restart,) remove, on again (a fresh node
+/// into the empty slot of a function whose call_time readers still run).
+fn reader_script_one_session(full: bool) -> Vec<StagerOp> {
+    use PatternKind::*;
+    const T: u8 = bits::TIME;
+    let mut v = vec![StagerOp::tp(0, 0b1, True, T)];
+    if full {
+        v.push(StagerOp::tp(0, 0b1, Pause, T));
+        v.push(StagerOp::tp(0, 0b1, Restart, T));
+    }
+    v.push(StagerOp::tp(0, 0b1, False, T));
+    v.push(StagerOp::tp(0, 0b1, True, T));
+    v
+}
+
+/// Two sessions on f0: session 0 call_time on, session 1 local trace on (its node becomes the
+/// head), session 0 removes call_time (its node, the tail, is unlinked while the reader walks
+/// past session 1's node to reach it); `full`: session 0 restarts first and sets call_time
+/// again after (a fresh node pending behind the head).
+fn reader_script_two_sessions(full: bool) -> Vec<StagerOp> {
+    use PatternKind::*;
+    const T: u8 = bits::TIME;
+    const L: u8 = bits::LOCAL;
+    let mut v = vec![StagerOp::tp(0, 0b1, True, T), StagerOp::tp(1, 0b1, True, L)];
+    if full {
+        v.push(StagerOp::tp(0, 0b1, Restart, T));
+    }
+    v.push(StagerOp::tp(0, 0b1, False, T));
+    if full {
+        v.push(StagerOp::tp(0, 0b1, True, T));
+    }
+    v
 }
 
 /// A collection model: `schedulers` schedulers, the last one dirty, one charge each, no calls;
