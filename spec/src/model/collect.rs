@@ -24,8 +24,10 @@
 //! **Charges.** A scheduler charges the counted function (function 0, session 0's node) in a
 //! *charge*: step 7 of a hit, a return, or a schedule-out, each between two of its progress
 //! points. A charge is its own steps, so a flip, a read, a merge or a free can fall between
-//! any two: (dirty schedulers only: take the dirty lock), read the active index (a stale value
-//! if its view still holds one), read `data[ix]` (flags and object; a plain read, checked like a
+//! any two: (dirty schedulers only: take the dirty lock), walk from the function's slot through
+//! `next` links to the session's node (`get_time_break`: relaxed loads, stale values allowed;
+//! acquire loads for the fresh node's release store, see `step.rs`), read the active index (a
+//! stale value if its view still holds one), read `data[ix]` (flags and object; a plain read, checked like a
 //! hit's read of a half), add one to its table of that object (a dirty scheduler: to the shared
 //! slot, then release the lock). A charge needs only TIME, not TIME_ACTIVE (the return path's
 //! `get_time_break`), so a paused counter is still charged by frames in flight. At most

@@ -62,8 +62,8 @@ pub struct Node {
     /// Per half / allocation: a wait began after the last write.
     pub published: [bool; 3],
     /// Per half / allocation: written before the release store that put this fresh node into an
-    /// empty slot, and not since. A scheduler whose (acquire) load of the slot or a link returns
-    /// this node synchronizes with that store and sees these writes (see `step.rs`, the fresh
+    /// empty slot, and not since. A call_time reader whose acquire load of the slot or a link
+    /// returns this node synchronizes with that store and sees these writes (see `step.rs`, the fresh
     /// node's slot store; `fresh-slot-store-relaxed` makes the store relaxed and sets none).
     pub released: [bool; 3],
 }

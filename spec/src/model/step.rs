@@ -183,9 +183,11 @@ impl Config {
         n.released[h] = false;
     }
 
-    /// Scheduler `sched` loaded the pointer `g` from a slot or a link: if that value came from
-    /// the release store of a fresh node (the baseline), its acquire load synchronizes with it
-    /// and it sees what the stager wrote to the node before that store.
+    /// Scheduler `sched`'s call_time reader loaded the pointer `g` from a slot or a link with an
+    /// acquire load: if that value came from the release store of a fresh node (the baseline),
+    /// it synchronizes with it and sees what the stager wrote to the node before that store.
+    /// The hit path's loads stay relaxed (the engine's), so W0 still publishes a fresh node to
+    /// hits.
     pub(crate) fn acquire(&self, s: &mut State, sched: usize, g: u8) {
         if g == NIL {
             return;
@@ -787,8 +789,9 @@ impl Config {
                 let f = h.func;
                 match h.step {
                     HitStep::Slot => {
+                        // A relaxed load, as the engine's hit path: the hit reaches a fresh
+                        // node only through the breakpoint, patched after W0.
                         let g = self.read(s, i, Loc::Slot(f), stale);
-                        self.acquire(s, i, g);
                         say(log, || {
                             format!("scheduler {id} reads slot of f{f} -> {}{st}", bp_name(g))
                         });
@@ -852,7 +855,6 @@ impl Config {
                         let g = h.at;
                         self.check_node(s, i, g);
                         let nx = self.read(s, i, Loc::Next(g), stale);
-                        self.acquire(s, i, nx);
                         say(log, || {
                             format!(
                                 "scheduler {id} reads next of {} -> {}{st}",
