@@ -189,7 +189,7 @@ fn engine_mutants_are_rejected_where_the_sequence_breaks() {
 /// of the active index its scheduler makes, also the call_time readers' (`TimemIx`), is in the
 /// history and checked against the spec's view of that scheduler.
 fn call_time_history() -> Vec<Event> {
-    let e = Arc::new(Engine::<Qsbr>::new(EngineConfig::simple(1, 2)));
+    let e = Arc::new(Engine::<Qsbr>::new(EngineConfig::simple(2, 1)));
     e.history.start();
     let mut p = Proc::new(Process::call_traced_in(7, 0));
     let mut s = Scheduler::start(e.clone(), 0);
