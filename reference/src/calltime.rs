@@ -70,7 +70,8 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
         let node = unsafe { &*g };
         if node.session == session {
             let ix = e.active_bp_index.load(Relaxed);
-            e.history.record(|| crate::history::Event::TimemIx { sched, ix });
+            e.history
+                .record(|| crate::history::Event::TimemIx { sched, ix });
             let ix = ix as usize;
             return node.read_half(ix, |bp| {
                 let o = match kind {

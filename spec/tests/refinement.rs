@@ -5,8 +5,8 @@
 
 use bpspec_reference::history::Event;
 use bpspec_reference::{
-    Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, Proc, Process, Qsbr,
-    Scheduler, TraceFlags,
+    Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, Proc, Process, Qsbr, Scheduler,
+    TraceFlags,
 };
 use bpspec_spec::model::refine::check;
 use std::sync::Arc;
@@ -196,15 +196,18 @@ fn call_time_history() -> Vec<Event> {
     let f = |i: usize| Pattern::exact(&Mfa::new("m", &format!("f{i}"), 0));
     let time = FlagSet::CALL_TIME;
     s.sleep();
-    e.trace_pattern_flags(0, &f(0), PatternOp::True, time).unwrap();
-    e.trace_pattern_flags(0, &f(1), PatternOp::True, time).unwrap();
+    e.trace_pattern_flags(0, &f(0), PatternOp::True, time)
+        .unwrap();
+    e.trace_pattern_flags(0, &f(1), PatternOp::True, time)
+        .unwrap();
     s.wake();
     s.schedule_in(&mut p);
     s.call_proc(0, &mut p);
     s.call_proc(1, &mut p);
     s.schedule_out(&mut p);
     s.sleep();
-    e.trace_pattern_flags(0, &f(1), PatternOp::False, time).unwrap();
+    e.trace_pattern_flags(0, &f(1), PatternOp::False, time)
+        .unwrap();
     s.wake();
     s.schedule_in(&mut p);
     s.ret(&mut p);

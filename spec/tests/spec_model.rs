@@ -152,10 +152,19 @@ fn finding_w4_needed_with_one_session() {
         .find(|v| v.property == "no-use-after-free")
         .expect("t2f1 kills skip-w4-before-free");
     let text = v.steps.join("\n");
-    assert!(text.contains("trace_pattern(session 0, {f0}, false, [call_time])"), "{text}");
+    assert!(
+        text.contains("trace_pattern(session 0, {f0}, false, [call_time])"),
+        "{text}"
+    );
     assert!(text.contains("begins a call_time charge of f0"), "{text}");
-    assert!(text.contains("reads slot of f0 -> GenericBp#1 (stale)"), "{text}");
-    assert!(text.contains("call_time charge (walking the slot) stands on GenericBp#1"), "{text}");
+    assert!(
+        text.contains("reads slot of f0 -> GenericBp#1 (stale)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("call_time charge (walking the slot) stands on GenericBp#1"),
+        "{text}"
+    );
 }
 
 /// The call_time reader model holds with every reader walking the slot while call_time is
@@ -184,7 +193,10 @@ fn finding_fresh_slot_store_needs_release() {
     );
     let v = &r.violated[0];
     let text = v.steps.join("\n");
-    assert!(text.contains("new GenericBp#2 for session 0, slot of f0 := it"), "{text}");
+    assert!(
+        text.contains("new GenericBp#2 for session 0, slot of f0 := it"),
+        "{text}"
+    );
     assert!(text.contains("reads slot of f0 -> GenericBp#2"), "{text}");
     assert!(text.contains("before its allocation was visible"), "{text}");
 }

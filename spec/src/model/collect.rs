@@ -365,7 +365,10 @@ impl Config {
                     let l = Loc::Slot(COUNTED_FUNC);
                     (l, format!("slot of f{COUNTED_FUNC}"))
                 } else {
-                    (Loc::Next(c.at), format!("next of {}", super::step::bp_name(c.at)))
+                    (
+                        Loc::Next(c.at),
+                        format!("next of {}", super::step::bp_name(c.at)),
+                    )
                 };
                 let g = self.read(s, sched, l, stale);
                 self.acquire(s, sched, g);
@@ -377,7 +380,9 @@ impl Config {
                 });
                 if g == NIL {
                     say(log, || {
-                        format!("scheduler {sched}: no node of session {COUNTED_SESSION}: no charge")
+                        format!(
+                            "scheduler {sched}: no node of session {COUNTED_SESSION}: no charge"
+                        )
                     });
                     self.charge_end(s, sched, dirty);
                     return;

@@ -228,11 +228,7 @@ pub fn kills() -> Vec<Kill> {
             "no-use-after-free",
             &["no-use-after-free", "returns-settled"],
         ),
-        only(
-            SpecMutant::FreshSlotStoreRelaxed,
-            "t2f1",
-            &["no-torn-half"],
-        ),
+        only(SpecMutant::FreshSlotStoreRelaxed, "t2f1", &["no-torn-half"]),
     ]
 }
 
@@ -252,6 +248,5 @@ pub fn survivals() -> Vec<(SpecMutant, &'static str, &'static str)> {
              (only returns-settled breaks); it has no call_time reader walking the slot, and \
              with one (t2f1) the same mutant is a use after free: W4 is needed with one session",
         ),
-
     ]
 }

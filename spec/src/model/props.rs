@@ -103,8 +103,7 @@ pub fn properties() -> Vec<Property<BpModel>> {
         Property::sometimes(REACHABILITY[6], |m: &BpModel, s: &State| {
             let f = super::collect::COUNTED_FUNC;
             s.get(&m.cfg, Loc::Instr(f)) == super::state::ORIG
-                && s
-                    .scheds
+                && s.scheds
                     .iter()
                     .any(|x| matches!(x.mode, Mode::Charge(c) if c.at != NIL))
         }),

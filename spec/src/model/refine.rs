@@ -132,8 +132,17 @@ pub fn config_of(events: &[Event], schedulers: u8, functions: u8) -> Result<Conf
             sessions = sessions.max(session as u8 + 1);
             if funcs != 0 {
                 // call_time and call_memory (bits 2, 3) are the spec's one timem kind.
-                let time = if flags & 0b1100 != 0 { super::config::bits::TIME } else { 0 };
-                script.push(StagerOp::tp(session as u8, funcs as u8, kind, (flags & 3) | time));
+                let time = if flags & 0b1100 != 0 {
+                    super::config::bits::TIME
+                } else {
+                    0
+                };
+                script.push(StagerOp::tp(
+                    session as u8,
+                    funcs as u8,
+                    kind,
+                    (flags & 3) | time,
+                ));
             }
         }
     }
@@ -335,7 +344,9 @@ fn timem_ix(cfg: &Config, s: &mut State, sched: usize, ix: u32) -> Result<(), St
         .get(sched)
         .ok_or_else(|| format!("no scheduler {sched} in the spec"))?;
     if x.mode == Mode::Asleep {
-        return Err(format!("scheduler {sched} reads the active index while asleep"));
+        return Err(format!(
+            "scheduler {sched} reads the active index while asleep"
+        ));
     }
     let i = Loc::Ix.index(cfg.functions);
     let (cur, stale) = (s.cur[i], x.stale[i]);
