@@ -47,11 +47,11 @@
 //! | `s2f1x2h` | 2 x 1 x 2 sessions; add s0, add s1, remove s1 (the head) | BFS, 1 thread | 353,949 | 112,110 | 83 | 0.6 s |
 //! | `c2f1` | 2 x 1 x 1 (scheduler 1 dirty), 2 charges, no calls; call_time on, trace_info, pause, trace_info | BFS, 1 thread | 383,999 | 113,354 | 78 | 0.7 s |
 //! | `c3f1` | 3 x 1 x 1 (scheduler 2 dirty), 3 charges, no calls; the same script | BFS, 1 thread | 29,894,756 | 6,498,993 | 87 | 49-103 s |
-//! | `t2f1` | 2 x 1 x 1, 1 call_time charge walking the slot; call_time on, remove, on again | BFS, 1 thread | 819,869 | 247,847 | 89 | 7-11 s |
-//! | `t2f1p` | 2 x 1 x 1, 1 charge; call_time on, pause, restart, remove, on again | BFS, 1 thread | 1,747,848 | 529,354 | 121 | 11-32 s |
-//! | `t2f1pc2` | `t2f1p` with 2 charges | BFS, 1 thread | 6,053,486 | 1,835,232 | 128 | 170 s (loaded) |
-//! | `t2f1x2` | 2 x 1 x 2 sessions, 1 charge; s0 call_time on, s1 local on, s0 removes | BFS, 1 thread | 1,713,718 | 542,583 | 100 | 10 s |
-//! | `t2f1x2r` | 2 x 1 x 2, 1 charge; s0 on, s1 local on, s0 restart, remove, on again | BFS, 1 thread | 3,744,615 | 1,193,549 | 136 | 36-117 s |
+//! | `t2f1` | 2 x 1 x 1, 1 call_time charge walking the slot; call_time on, remove, on again | BFS, 1 thread | 819,869 | 247,847 | 89 | 1.5-11 s |
+//! | `t2f1p` | 2 x 1 x 1, 1 charge; call_time on, pause, restart, remove, on again | BFS, 1 thread | 1,747,848 | 529,354 | 121 | 3.1-32 s |
+//! | `t2f1pc2` | `t2f1p` with 2 charges | BFS, 1 thread | 6,053,486 | 1,835,232 | 128 | 11-170 s |
+//! | `t2f1x2` | 2 x 1 x 2 sessions, 1 charge; s0 call_time on, s1 local on, s0 removes | BFS, 1 thread | 1,713,718 | 542,583 | 100 | 3.1-10 s |
+//! | `t2f1x2r` | 2 x 1 x 2, 1 charge; s0 on, s1 local on, s0 restart, remove, on again | BFS, 1 thread | 3,744,615 | 1,193,549 | 136 | 6.4-117 s |
 //!
 //! Liveness (explicit graph, no symmetry): `s2f2x1` 264,670 states / 861,125 edges, `s2f1x2`
 //! 108,157 / 341,310, `s2f1x2h` 112,110 / 353,948, `c2f1` 113,354 / 383,998 (`c3f1`: 6,498,993 /
