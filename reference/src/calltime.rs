@@ -46,6 +46,8 @@ impl Kind {
 /// its rehashed tables go.
 pub(crate) struct Charger<'a, P: ThreadProgress> {
     pub engine: &'a Engine<P>,
+    /// The scheduler's id (for the history).
+    pub id: usize,
     pub six: usize,
     pub dirty: bool,
     pub now: i64,
@@ -57,6 +59,7 @@ pub(crate) struct Charger<'a, P: ThreadProgress> {
 /// is valid until this scheduler's next progress point.
 pub(crate) fn get_timem_break<P: ThreadProgress>(
     e: &Engine<P>,
+    sched: usize,
     session: SessionId,
     f: FuncId,
     kind: Kind,
@@ -76,7 +79,10 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
         // points; a node is freed only after W4 (I1, docs/protocol.md).
         let node = unsafe { &*g };
         if node.session == session {
-            let ix = e.active_bp_index.load(Relaxed) as usize;
+            let ix = e.active_bp_index.load(Relaxed);
+            e.history
+                .record(|| crate::history::Event::TimemIx { sched, ix });
+            let ix = ix as usize;
             return node.read_half(ix, |bp| {
                 let o = match kind {
                     Kind::Time => &bp.time,
@@ -106,7 +112,7 @@ impl<P: ThreadProgress> Charger<'_, P> {
     }
 
     fn add_to_break(&mut self, session: SessionId, f: FuncId, kind: Kind, pid: u64, acc: i64) {
-        let t = get_timem_break(self.engine, session, f, kind);
+        let t = get_timem_break(self.engine, self.id, session, f, kind);
         // SAFETY: see get_timem_break; used before this scheduler's next progress point.
         if let Some(t) = unsafe { t.as_ref() } {
             self.add(t, pid, 0, acc);
@@ -246,9 +252,11 @@ impl<P: ThreadProgress> Scheduler<P> {
             self.id
         };
         let (now, dirty) = (self.now, self.dirty);
+        let id = self.id;
         let (engine, dead) = self.parts();
         Charger {
             engine,
+            id,
             six,
             dirty,
             now,

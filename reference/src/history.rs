@@ -68,6 +68,13 @@ pub enum Event {
         sched: usize,
         node: u64,
     },
+    /// A call_time/call_memory reader (`get_time_break`: a hit's previous-function charge, a
+    /// return, an exception unwinding, a schedule-out) read the active index, with the value
+    /// read; recorded right after the load. A hit's own read per node is [`Event::Ix`].
+    TimemIx {
+        sched: usize,
+        ix: u32,
+    },
 }
 
 /// The recorder owned by an [`crate::Engine`].

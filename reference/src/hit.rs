@@ -220,6 +220,7 @@ impl<P: ThreadProgress> Scheduler<P> {
         let (engine, id, record) = (&**engine, *id, *record);
         let mut cx = crate::calltime::Charger {
             engine,
+            id,
             six: if dirty { engine.schedulers } else { id },
             dirty,
             now,
@@ -280,7 +281,6 @@ impl<P: ThreadProgress> Scheduler<P> {
             let node = unsafe { &*g };
             let (f_acted, ix) =
                 do_session_breakpoint(engine, id, events, node, f, p, proc.as_deref_mut(), &mut cx);
-            engine.history.record(|| Event::Ix { sched: id, ix });
             engine.history.record(|| Event::Half {
                 sched: id,
                 node: node.id,
@@ -339,6 +339,7 @@ fn do_session_breakpoint<P: ThreadProgress>(
 ) -> (u32, u32) {
     {
         let ix = engine.active_bp_index.load(Relaxed);
+        engine.history.record(|| Event::Ix { sched, ix });
         // Step 1: a session being destroyed is inert at once (ERTS `erts_is_trace_session_alive`).
         if !engine.sessions.is_alive(g.session)
             && !crate::mutant::is(engine.mutant, crate::Mutant::IgnoreSessionState)

@@ -5,7 +5,8 @@
 
 use bpspec_reference::history::Event;
 use bpspec_reference::{
-    Engine, EngineConfig, Mfa, Mutant, Pattern, PatternOp, Process, Qsbr, Scheduler, TraceFlags,
+    Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, Proc, Process, Qsbr, Scheduler,
+    TraceFlags,
 };
 use bpspec_spec::model::refine::check;
 use std::sync::Arc;
@@ -181,4 +182,65 @@ fn engine_mutants_are_rejected_where_the_sequence_breaks() {
             .contains("cannot see breakpoint: the current value is original"),
         "{r}"
     );
+}
+
+/// call_time: a process calls f0 then f1 (the second hit charges f0 through get_time_break),
+/// is scheduled out (charges f1), call_time on f1 is removed, and it returns twice. Every read
+/// of the active index its scheduler makes, also the call_time readers' (`TimemIx`), is in the
+/// history and checked against the spec's view of that scheduler.
+fn call_time_history() -> Vec<Event> {
+    let e = Arc::new(Engine::<Qsbr>::new(EngineConfig::simple(2, 1)));
+    e.history.start();
+    let mut p = Proc::new(Process::call_traced_in(7, 0));
+    let mut s = Scheduler::start(e.clone(), 0);
+    let f = |i: usize| Pattern::exact(&Mfa::new("m", &format!("f{i}"), 0));
+    let time = FlagSet::CALL_TIME;
+    s.sleep();
+    e.trace_pattern_flags(0, &f(0), PatternOp::True, time)
+        .unwrap();
+    e.trace_pattern_flags(0, &f(1), PatternOp::True, time)
+        .unwrap();
+    s.wake();
+    s.schedule_in(&mut p);
+    s.call_proc(0, &mut p);
+    s.call_proc(1, &mut p);
+    s.schedule_out(&mut p);
+    s.sleep();
+    e.trace_pattern_flags(0, &f(1), PatternOp::False, time)
+        .unwrap();
+    s.wake();
+    s.schedule_in(&mut p);
+    s.ret(&mut p);
+    s.ret(&mut p);
+    s.schedule_out(&mut p);
+    s.sleep();
+    e.history.take()
+}
+
+#[test]
+fn call_time_history_checks_every_index_read() {
+    let h = call_time_history();
+    let timem = h
+        .iter()
+        .filter(|e| matches!(e, Event::TimemIx { .. }))
+        .count();
+    assert!(timem >= 2, "{timem} call_time index reads in {h:?}");
+    assert_eq!(check(&h, 1, 2).map_err(|r| r.to_string()), Ok(h.len()));
+}
+
+/// A call_time reader's index read that the scheduler cannot see is rejected where it happens.
+#[test]
+fn impossible_call_time_index_read_is_rejected() {
+    let mut h = call_time_history();
+    let i = h
+        .iter()
+        .position(|e| matches!(e, Event::TimemIx { .. }))
+        .expect("a call_time index read");
+    let Event::TimemIx { sched, ix } = h[i] else {
+        unreachable!()
+    };
+    h[i] = Event::TimemIx { sched, ix: ix ^ 1 };
+    let r = check(&h, 1, 2).unwrap_err();
+    assert_eq!(r.index, i, "{r}");
+    assert!(r.to_string().contains("cannot see the active index"), "{r}");
 }

@@ -184,14 +184,14 @@ fn documented_survivals_survive() {
     }
 }
 
-/// Bad configurations are rejected with a message naming the op.
+/// Bad configurations are rejected with a message naming what is wrong.
 #[test]
-fn restart_of_call_time_is_rejected() {
+fn bad_configurations_are_rejected() {
     let mut cfg = model_config("c2f1").unwrap();
     cfg.script
-        .push(StagerOp::tp(0, 0b1, PatternKind::Restart, bits::TIME));
+        .push(StagerOp::tp(1, 0b1, PatternKind::Restart, bits::TIME));
     let e = cfg.validate().unwrap_err();
-    assert!(e.contains("script op 4") && e.contains("call_time"), "{e}");
+    assert!(e.contains("script op 4") && e.contains("outside"), "{e}");
     let mut cfg = model_config("c2f1").unwrap();
     cfg.charges = 4;
     assert!(cfg.validate().unwrap_err().contains("charges 4"));

@@ -75,7 +75,12 @@ fn symmetry_keeps_verdicts() {
 /// Every mutant is killed by its designated property (stopping at the first counterexample).
 #[test]
 fn every_mutant_killed_by_its_property() {
-    assert_eq!(kills().len(), SpecMutant::all().len(), "one row per mutant");
+    let mut rows: Vec<SpecMutant> = kills().iter().map(|k| k.mutant).collect();
+    rows.sort();
+    rows.dedup();
+    let mut all = SpecMutant::all();
+    all.sort();
+    assert_eq!(rows, all, "every mutant has a row");
     for k in kills() {
         let live = k.designated == LIVENESS;
         let opts = RunOptions {
@@ -120,21 +125,80 @@ fn counterexamples_are_narrated() {
     assert!(text.contains("breakpoint slot is empty"), "{text}");
 }
 
-/// skip-w4-before-free: no use after free with one session (W3 suffices), killed with two.
+/// skip-w4-before-free with one session: the hit path alone never stands on the freed node (W3
+/// keeps it off, s2f2x1), but a call_time reader walking the slot (a return, a schedule-out)
+/// does (t2f1): W4 is needed with one session too.
 #[test]
-fn finding_w4_needed_only_with_sessions() {
-    let m = model_config("s2f2x1")
-        .unwrap()
-        .with_mutant(Some(SpecMutant::Engine(Mutant::SkipWaitBeforeFree)));
-    let r = run(
+fn finding_w4_needed_with_one_session() {
+    let m = SpecMutant::Engine(Mutant::SkipWaitBeforeFree);
+    let opts = RunOptions {
+        liveness: false,
+        ..RunOptions::small()
+    };
+    let hits = run(
         "s2f2x1",
-        m,
+        model_config("s2f2x1").unwrap().with_mutant(Some(m)),
+        opts,
+    );
+    assert_eq!(hits.violated_names(), vec!["returns-settled"]);
+    let readers = run(
+        "t2f1",
+        model_config("t2f1").unwrap().with_mutant(Some(m)),
+        opts,
+    );
+    let v = readers
+        .violated
+        .iter()
+        .find(|v| v.property == "no-use-after-free")
+        .expect("t2f1 kills skip-w4-before-free");
+    let text = v.steps.join("\n");
+    assert!(
+        text.contains("trace_pattern(session 0, {f0}, false, [call_time])"),
+        "{text}"
+    );
+    assert!(text.contains("begins a call_time charge of f0"), "{text}");
+    assert!(
+        text.contains("reads slot of f0 -> GenericBp#1 (stale)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("call_time charge (walking the slot) stands on GenericBp#1"),
+        "{text}"
+    );
+}
+
+/// The call_time reader model holds with every reader walking the slot while call_time is
+/// added, removed and added again, and its readers do reach a function through its slot while
+/// its instruction is the original one.
+#[test]
+fn t2f1_call_time_readers_hold() {
+    let r = baseline("t2f1", RunOptions::small());
+    assert!(!r.unreached.contains(&"charge-walks-unpatched-function"));
+}
+
+/// The fresh node stored into an empty slot with a relaxed store (ERTS, the engine): a
+/// call_time reader loads the pointer before the node's initialisation is visible to it.
+#[test]
+fn finding_fresh_slot_store_needs_release() {
+    let r = run(
+        "t2f1",
+        model_config("t2f1")
+            .unwrap()
+            .with_mutant(Some(SpecMutant::FreshSlotStoreRelaxed)),
         RunOptions {
             liveness: false,
+            stop_at: Some("no-torn-half"),
             ..RunOptions::small()
         },
     );
-    assert_eq!(r.violated_names(), vec!["returns-settled"]);
+    let v = &r.violated[0];
+    let text = v.steps.join("\n");
+    assert!(
+        text.contains("new GenericBp#2 for session 0, slot of f0 := it"),
+        "{text}"
+    );
+    assert!(text.contains("reads slot of f0 -> GenericBp#2"), "{text}");
+    assert!(text.contains("before its allocation was visible"), "{text}");
 }
 
 /// The exact matrix (every property each mutant breaks). Slow in debug: `make check` runs it.

@@ -24,8 +24,10 @@
 //! **Charges.** A scheduler charges the counted function (function 0, session 0's node) in a
 //! *charge*: step 7 of a hit, a return, or a schedule-out, each between two of its progress
 //! points. A charge is its own steps, so a flip, a read, a merge or a free can fall between
-//! any two: (dirty schedulers only: take the dirty lock), read the active index (a stale value
-//! if its view still holds one), read `data[ix]` (flags and object; a plain read, checked like a
+//! any two: (dirty schedulers only: take the dirty lock), walk from the function's slot through
+//! `next` links to the session's node (`get_time_break`: relaxed loads, stale values allowed;
+//! acquire loads for the fresh node's release store, see `step.rs`), read the active index (a
+//! stale value if its view still holds one), read `data[ix]` (flags and object; a plain read, checked like a
 //! hit's read of a half), add one to its table of that object (a dirty scheduler: to the shared
 //! slot, then release the lock). A charge needs only TIME, not TIME_ACTIVE (the return path's
 //! `get_time_break`), so a paused counter is still charged by frames in flight. At most
@@ -285,11 +287,17 @@ impl Config {
 
     // ----- charges -----
 
-    /// An idle scheduler may begin a charge if charges are left and the counted node is on the
-    /// chain with its allocation visible to it (it reached the node through a hit before).
+    /// An idle scheduler may begin a charge if charges are left and some process may be inside
+    /// the counted function with a call_time frame: with calls, once a hit acted on its running
+    /// counter (the charge may then come at any later time, whatever the instruction word
+    /// says); without calls (the collection models, whose charges stand for the hits), while
+    /// the counted node is on the chain with its allocation visible to it.
     pub(crate) fn charge_may_start(&self, s: &State, sched: usize) -> bool {
         if s.started >= self.charges {
             return false;
+        }
+        if self.calls {
+            return s.timem_entered;
         }
         let g = self.counted_node(s);
         g != NIL && s.nodes[g as usize].unseen[2] & (1 << sched) == 0
@@ -303,9 +311,14 @@ impl Config {
                     out.push(Action::Read(id, false));
                 }
             }
-            ChargeStep::Ix => {
+            ChargeStep::Slot | ChargeStep::Next | ChargeStep::Ix => {
+                let l = match c.step {
+                    ChargeStep::Slot => Loc::Slot(COUNTED_FUNC),
+                    ChargeStep::Next => Loc::Next(c.at),
+                    _ => Loc::Ix,
+                };
                 out.push(Action::Read(id, false));
-                if self.stale_choice(s, sched, Loc::Ix) {
+                if self.stale_choice(s, sched, l) {
                     out.push(Action::Read(id, true));
                 }
             }
@@ -320,14 +333,16 @@ impl Config {
             step: if dirty {
                 ChargeStep::Lock
             } else {
-                ChargeStep::Ix
+                ChargeStep::Slot
             },
+            at: NIL,
             ix: 0,
             obj: NIL,
         });
         say(log, || {
             format!(
-                "scheduler {sched} begins a call_time charge of f{COUNTED_FUNC}{}",
+                "scheduler {sched} begins a call_time charge of f{COUNTED_FUNC}{} (a return, \
+                 an exception, a schedule-out: get_time_break walks the slot)",
                 if dirty { " (dirty)" } else { "" }
             )
         });
@@ -343,7 +358,43 @@ impl Config {
             ChargeStep::Lock => {
                 s.lock = sched as u8;
                 say(log, || format!("scheduler {sched} takes the dirty lock"));
-                c.step = ChargeStep::Ix;
+                c.step = ChargeStep::Slot;
+            }
+            ChargeStep::Slot | ChargeStep::Next => {
+                let (l, what) = if c.step == ChargeStep::Slot {
+                    let l = Loc::Slot(COUNTED_FUNC);
+                    (l, format!("slot of f{COUNTED_FUNC}"))
+                } else {
+                    (
+                        Loc::Next(c.at),
+                        format!("next of {}", super::step::bp_name(c.at)),
+                    )
+                };
+                let g = self.read(s, sched, l, stale);
+                self.acquire(s, sched, g);
+                say(log, || {
+                    format!(
+                        "scheduler {sched} reads {what} -> {}{st}",
+                        super::step::bp_name(g)
+                    )
+                });
+                if g == NIL {
+                    say(log, || {
+                        format!(
+                            "scheduler {sched}: no node of session {COUNTED_SESSION}: no charge"
+                        )
+                    });
+                    self.charge_end(s, sched, dirty);
+                    return;
+                }
+                // Reads the node's session (plain data of the node).
+                self.check_node(s, sched, g);
+                c.at = g;
+                c.step = if s.nodes[g as usize].session == COUNTED_SESSION {
+                    ChargeStep::Ix
+                } else {
+                    ChargeStep::Next
+                };
             }
             ChargeStep::Ix => {
                 c.ix = self.read(s, sched, Loc::Ix, stale);
@@ -353,11 +404,7 @@ impl Config {
                 c.step = ChargeStep::Half;
             }
             ChargeStep::Half => {
-                let g = self.counted_node(s);
-                assert!(
-                    g != NIL,
-                    "the counted node stays linked (no removal is modelled)"
-                );
+                let g = c.at;
                 self.check_node(s, sched, g);
                 let n = &s.nodes[g as usize];
                 let (fl, o) = (n.half[c.ix as usize], n.tm[c.ix as usize]);

@@ -26,7 +26,13 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
             "stands-on-unlinked-node",
             "charge-lands-in-temp",
             "charges-old-table-after-flip",
+            "charge-walks-unpatched-function",
         ],
+        // The call_time reader models with one session: no collection (no temporaries), and
+        // the single-session reason above for unlinked nodes.
+        "t2f1" | "t2f1p" | "t2f1pc2" => &["stands-on-unlinked-node", "charge-lands-in-temp"],
+        // With two sessions session 1's local trace keeps f0 patched throughout.
+        "t2f1x2" | "t2f1x2r" => &["charge-lands-in-temp", "charge-walks-unpatched-function"],
         // The collection models: one session and no removal (no node is unlinked), and no
         // calls (the charges stand for them), so no hit reads a half or spans a flip.
         "c2f1" | "c3f1" => &[
@@ -34,7 +40,11 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
             "stands-on-unlinked-node",
             "hit-spans-flip",
         ],
-        _ => &["charge-lands-in-temp", "charges-old-table-after-flip"],
+        _ => &[
+            "charge-lands-in-temp",
+            "charges-old-table-after-flip",
+            "charge-walks-unpatched-function",
+        ],
     }
 }
 
@@ -208,6 +218,17 @@ pub fn kills() -> Vec<Kill> {
             "s2f1x2h",
             &["no-missed-node"],
         ),
+        // The call_time readers that walk the slot whatever the instruction word says (a
+        // return, an exception, a schedule-out): with one session, W4 is needed too (a reader
+        // that loaded the slot before the unlink may still stand on the node), and the fresh
+        // node's store into an empty slot must publish its initialisation.
+        k(
+            e(SkipWaitBeforeFree),
+            "t2f1",
+            "no-use-after-free",
+            &["no-use-after-free", "returns-settled"],
+        ),
+        only(SpecMutant::FreshSlotStoreRelaxed, "t2f1", &["no-torn-half"]),
     ]
 }
 
@@ -223,8 +244,9 @@ pub fn survivals() -> Vec<(SpecMutant, &'static str, &'static str)> {
         (
             SpecMutant::Engine(Mutant::SkipWaitBeforeFree),
             "s2f2x1",
-            "with one session W3 already keeps every scheduler off an unlinked node: no use after \
-         free (only returns-settled breaks: a scheduler may still see the old slot, harmlessly)",
+            "s2f2x1 has only the hit path, which W3 keeps off an unlinked node with one session \
+             (only returns-settled breaks); it has no call_time reader walking the slot, and \
+             with one (t2f1) the same mutant is a use after free: W4 is needed with one session",
         ),
     ]
 }

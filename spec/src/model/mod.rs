@@ -24,6 +24,10 @@
 //! - *call_time* (issue 4, `collect.rs`): counter objects with per-scheduler tables and a shared
 //!   slot, abstract charges (counted, at most `Config::charges` per run), and `trace_info` as a
 //!   stager operation (`StagerOp::Collect`).
+//! - *call_time readers* (`collect.rs`, docs/spec.md §9): a charge (a return, an exception, a
+//!   schedule-out, a hit's previous-function charge) walks the function's slot and links
+//!   whatever the instruction word says; the fresh node's store into an empty slot is a release
+//!   store that those readers acquire (`fresh-slot-store-relaxed` is ERTS and the engine).
 //! - Not modelled: call_count values (I6; the sequential oracle and the engine tests cover them),
 //!   the call_count object's identity, other trace flags, code loading.
 //!
@@ -43,6 +47,11 @@
 //! | `s2f1x2h` | 2 x 1 x 2 sessions; add s0, add s1, remove s1 (the head) | BFS, 1 thread | 353,949 | 112,110 | 83 | 0.6 s |
 //! | `c2f1` | 2 x 1 x 1 (scheduler 1 dirty), 2 charges, no calls; call_time on, trace_info, pause, trace_info | BFS, 1 thread | 383,999 | 113,354 | 78 | 0.7 s |
 //! | `c3f1` | 3 x 1 x 1 (scheduler 2 dirty), 3 charges, no calls; the same script | BFS, 1 thread | 29,894,756 | 6,498,993 | 87 | 49-103 s |
+//! | `t2f1` | 2 x 1 x 1, 1 call_time charge walking the slot; call_time on, remove, on again | BFS, 1 thread | 819,869 | 247,847 | 89 | 1.5-11 s |
+//! | `t2f1p` | 2 x 1 x 1, 1 charge; call_time on, pause, restart, remove, on again | BFS, 1 thread | 1,747,848 | 529,354 | 121 | 3.1-32 s |
+//! | `t2f1pc2` | `t2f1p` with 2 charges | BFS, 1 thread | 6,053,486 | 1,835,232 | 128 | 11-170 s |
+//! | `t2f1x2` | 2 x 1 x 2 sessions, 1 charge; s0 call_time on, s1 local on, s0 removes | BFS, 1 thread | 1,713,718 | 542,583 | 100 | 3.1-10 s |
+//! | `t2f1x2r` | 2 x 1 x 2, 1 charge; s0 on, s1 local on, s0 restart, remove, on again | BFS, 1 thread | 3,744,615 | 1,193,549 | 136 | 6.4-117 s |
 //!
 //! Liveness (explicit graph, no symmetry): `s2f2x1` 264,670 states / 861,125 edges, `s2f1x2`
 //! 108,157 / 341,310, `s2f1x2h` 112,110 / 353,948, `c2f1` 113,354 / 383,998 (`c3f1`: 6,498,993 /
@@ -201,7 +210,80 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
              call_time on, trace_info(call_time), pause, trace_info(call_time) (make check)",
             collection_model(3),
         ),
+        (
+            "t2f1",
+            "2 schedulers, 1 function, 1 session, 1 call_time charge walking the slot: \
+             call_time on, remove, on again",
+            reader_model(2, 1, 1, reader_script_one_session(false)),
+        ),
+        (
+            "t2f1p",
+            "2 schedulers, 1 function, 1 session, 1 call_time charge walking the slot: \
+             call_time on, pause, restart, remove, on again",
+            reader_model(2, 1, 1, reader_script_one_session(true)),
+        ),
+        (
+            "t2f1x2",
+            "2 schedulers, 1 function, 2 sessions, 1 call_time charge walking the slot: session \
+             0 call_time on, session 1 local on, session 0 removes call_time",
+            reader_model(2, 2, 1, reader_script_two_sessions(false)),
+        ),
+        (
+            "t2f1x2r",
+            "2 schedulers, 1 function, 2 sessions, 1 call_time charge walking the slot: session \
+             0 call_time on, session 1 local on, session 0 restart, remove, on again (make check)",
+            reader_model(2, 2, 1, reader_script_two_sessions(true)),
+        ),
+        (
+            "t2f1pc2",
+            "t2f1p with 2 call_time charges (make check)",
+            reader_model(2, 1, 2, reader_script_one_session(true)),
+        ),
     ]
+}
+
+/// A call_time reader model: `schedulers` schedulers that call the functions and make up to
+/// `charges` call_time charges (returns, exceptions, schedule-outs: each walks f0's slot), one
+/// function, `sessions` sessions, and `script`.
+fn reader_model(schedulers: u8, sessions: u8, charges: u8, script: Vec<StagerOp>) -> Config {
+    Config {
+        charges,
+        ..Config::hits(schedulers, 1, sessions, script)
+    }
+}
+
+/// call_time in session 0 on f0: on, (`full`: pause, restart,) remove, on again (a fresh node
+/// into the empty slot of a function whose call_time readers still run).
+fn reader_script_one_session(full: bool) -> Vec<StagerOp> {
+    use PatternKind::*;
+    const T: u8 = bits::TIME;
+    let mut v = vec![StagerOp::tp(0, 0b1, True, T)];
+    if full {
+        v.push(StagerOp::tp(0, 0b1, Pause, T));
+        v.push(StagerOp::tp(0, 0b1, Restart, T));
+    }
+    v.push(StagerOp::tp(0, 0b1, False, T));
+    v.push(StagerOp::tp(0, 0b1, True, T));
+    v
+}
+
+/// Two sessions on f0: session 0 call_time on, session 1 local trace on (its node becomes the
+/// head), session 0 removes call_time (its node, the tail, is unlinked while the reader walks
+/// past session 1's node to reach it); `full`: session 0 restarts first and sets call_time
+/// again after (a fresh node pending behind the head).
+fn reader_script_two_sessions(full: bool) -> Vec<StagerOp> {
+    use PatternKind::*;
+    const T: u8 = bits::TIME;
+    const L: u8 = bits::LOCAL;
+    let mut v = vec![StagerOp::tp(0, 0b1, True, T), StagerOp::tp(1, 0b1, True, L)];
+    if full {
+        v.push(StagerOp::tp(0, 0b1, Restart, T));
+    }
+    v.push(StagerOp::tp(0, 0b1, False, T));
+    if full {
+        v.push(StagerOp::tp(0, 0b1, True, T));
+    }
+    v
 }
 
 /// A collection model: `schedulers` schedulers, the last one dirty, one charge each, no calls;

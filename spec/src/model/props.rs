@@ -23,13 +23,14 @@ pub const SAFETY: [&str; 12] = [
 ];
 
 /// Names of the `sometimes` properties.
-pub const REACHABILITY: [&str; 6] = [
+pub const REACHABILITY: [&str; 7] = [
     "old-half-after-flip",
     "stands-on-unlinked-node",
     "hit-spans-flip",
     "script-completes",
     "charge-lands-in-temp",
     "charges-old-table-after-flip",
+    "charge-walks-unpatched-function",
 ];
 
 /// The liveness property (checked by [`super::liveness`], not by stateright).
@@ -97,16 +98,31 @@ pub fn properties() -> Vec<Property<BpModel>> {
                         && s.nodes.iter().all(|n| n.tm[cur] != c.obj))
             })
         }),
+        // A call_time reader stands on a node of a function whose instruction is the original
+        // one: it came through the slot, not through the breakpoint.
+        Property::sometimes(REACHABILITY[6], |m: &BpModel, s: &State| {
+            let f = super::collect::COUNTED_FUNC;
+            s.get(&m.cfg, Loc::Instr(f)) == super::state::ORIG
+                && s.scheds
+                    .iter()
+                    .any(|x| matches!(x.mode, Mode::Charge(c) if c.at != NIL))
+        }),
     ]
 }
 
-/// T4 in the abstract: every charge lands in exactly one table, and no table with charges in
-/// it is ever freed (a temporary's charges are moved into the real object's shared slot before
-/// it is freed): the live objects' tables hold exactly the charges made.
+/// T4 in the abstract: every charge lands in exactly one table, and no temporary with charges
+/// in it is ever freed (its charges are moved into the real object's shared slot before it is
+/// freed): the live objects' tables, plus those of real objects freed because their counter was
+/// removed or restarted (trace_pattern drops those counts on purpose), hold exactly the charges
+/// made.
 pub fn charges_conserved(_m: &BpModel, s: &State) -> Result<(), String> {
     let mut live = 0u32;
     for (o, ob) in s.objs.iter().enumerate() {
         let n: u32 = ob.cnt.iter().map(|&c| c as u32).sum();
+        if !ob.temp {
+            live += n;
+            continue;
+        }
         if ob.freed && n > 0 {
             return Err(format!(
                 "{} was freed with {n} charge(s) in its tables: lost",
@@ -127,12 +143,13 @@ pub fn charges_conserved(_m: &BpModel, s: &State) -> Result<(), String> {
 }
 
 /// I1: no scheduler inside a hit holds a freed node (the head it will run `orig_instr` of, or
-/// the node it stands on).
+/// the node it stands on), and no call_time reader walking a slot stands on one.
 pub fn no_use_after_free(s: &State) -> bool {
     s.scheds.iter().all(|x| match x.mode {
         Mode::Hit(h) => [h.head, h.at]
             .iter()
             .all(|&g| g == NIL || !s.nodes[g as usize].freed),
+        Mode::Charge(c) => c.at == NIL || !s.nodes[c.at as usize].freed,
         _ => true,
     })
 }

@@ -8,7 +8,11 @@
 //! - `Progress`, `Sleep`, `Wake` to the scheduler's step;
 //! - each hit-path read to the scheduler's next read, which must be the read the spec expects
 //!   next, and the value read must be one the spec lets that scheduler see: the current value,
-//!   or the older value its view still holds.
+//!   or the older value its view still holds;
+//! - each further read of the active index (`TimemIx`: `get_time_break` during a hit's
+//!   previous-function charge, a return, a schedule-out) to no step: the value must be one the
+//!   scheduler may see, and reading the current value drops its older one (coherence), so every
+//!   read of the index a scheduler makes is checked, not one per node.
 //!
 //! The spec's stager steps are coarse (one step writes every matched function). The engine
 //! records a step before its first write, so an engine read that lands between two of the
@@ -95,6 +99,9 @@ pub fn describe(e: &Event) -> String {
         Event::Orig { sched, node: g } => {
             format!("scheduler {sched} reads orig_instr of GenericBp#{g}")
         }
+        Event::TimemIx { sched, ix } => {
+            format!("scheduler {sched}'s call_time reader reads the active index -> {ix}")
+        }
     }
 }
 
@@ -124,7 +131,18 @@ pub fn config_of(events: &[Event], schedulers: u8, functions: u8) -> Result<Conf
             }
             sessions = sessions.max(session as u8 + 1);
             if funcs != 0 {
-                script.push(StagerOp::tp(session as u8, funcs as u8, kind, flags & 3));
+                // call_time and call_memory (bits 2, 3) are the spec's one timem kind.
+                let time = if flags & 0b1100 != 0 {
+                    super::config::bits::TIME
+                } else {
+                    0
+                };
+                script.push(StagerOp::tp(
+                    session as u8,
+                    funcs as u8,
+                    kind,
+                    (flags & 3) | time,
+                ));
             }
         }
     }
@@ -303,6 +321,7 @@ fn action_for(cfg: &Config, s: &State, e: &Event) -> Result<Action, String> {
             let stale = value(sched, Loc::Next(h.at), v, &|g| bp_name(g))?;
             Ok(Action::Read(sched as u8, stale))
         }
+        Event::TimemIx { .. } => Err("a call_time reader's index read is no step".into()),
         Event::Orig { sched, node } => {
             let h = hit(sched, HitStep::Orig)?;
             if h.head != spec_node(node)? {
@@ -313,6 +332,38 @@ fn action_for(cfg: &Config, s: &State, e: &Event) -> Result<Action, String> {
             }
             Ok(Action::Read(sched as u8, false))
         }
+    }
+}
+
+/// A call_time reader's read of the active index by scheduler `sched` that returned `ix`: the
+/// spec lets it see the current value or the older one its view holds (not asleep); reading
+/// the current value drops the older one.
+fn timem_ix(cfg: &Config, s: &mut State, sched: usize, ix: u32) -> Result<(), String> {
+    let x = s
+        .scheds
+        .get(sched)
+        .ok_or_else(|| format!("no scheduler {sched} in the spec"))?;
+    if x.mode == Mode::Asleep {
+        return Err(format!(
+            "scheduler {sched} reads the active index while asleep"
+        ));
+    }
+    let i = Loc::Ix.index(cfg.functions);
+    let (cur, stale) = (s.cur[i], x.stale[i]);
+    if ix == cur as u32 {
+        s.scheds[sched].stale[i] = FRESH;
+        Ok(())
+    } else if stale != FRESH && ix == stale as u32 {
+        Ok(())
+    } else {
+        Err(format!(
+            "scheduler {sched} cannot see the active index {ix}: the current value is {cur}{}",
+            if stale != FRESH {
+                format!(" and its view still holds {stale}")
+            } else {
+                ", and its view holds nothing older".into()
+            }
+        ))
     }
 }
 
@@ -334,6 +385,10 @@ pub fn check(events: &[Event], schedulers: u8, functions: u8) -> Result<usize, R
     for (i, e) in events.iter().enumerate() {
         if matches!(e, Event::TracePattern { funcs: 0, .. }) {
             continue; // matched nothing: the spec's script omits it
+        }
+        if let Event::TimemIx { sched, ix } = *e {
+            timem_ix(&cfg, &mut s, sched, ix).map_err(|r| reject(i, r))?;
+            continue;
         }
         let a = action_for(&cfg, &s, e).map_err(|r| reject(i, r))?;
         debug_assert!(cfg.is_enabled(&s, a), "{a:?} chosen but not enabled");

@@ -131,7 +131,7 @@ fn reason(m: &BpModel, property: &str, s: &State) -> String {
             super::collect::obj_name(s, obj)
         ),
         Some(TempUseAfterFree { sched, obj }) => format!(
-            "scheduler {sched} charged {}, which the collector has freed",
+            "scheduler {sched} charged {}, which has been freed",
             super::collect::obj_name(s, obj)
         ),
         Some(MissedNode { sched, func, node }) => format!(
@@ -164,6 +164,15 @@ fn holder_of_freed(s: &State) -> String {
                         g + 1
                     );
                 }
+            }
+        }
+        if let Mode::Charge(c) = x.mode {
+            if c.at != NIL && s.nodes[c.at as usize].freed {
+                return format!(
+                    "scheduler {i}'s call_time charge (walking the slot) stands on GenericBp#{}, \
+                     which the stager has freed",
+                    c.at + 1
+                );
             }
         }
     }
@@ -316,5 +325,10 @@ pub fn default_plan() -> Vec<(&'static str, bool, bool)> {
         ("s2f1x2h", false, true),
         ("c2f1", false, true),
         ("c3f1", false, false),
+        ("t2f1", false, true),
+        ("t2f1p", false, true),
+        ("t2f1x2", false, true),
+        ("t2f1pc2", false, false),
+        ("t2f1x2r", false, false),
     ]
 }

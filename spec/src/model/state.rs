@@ -61,6 +61,11 @@ pub struct Node {
     pub unseen: [u8; 3],
     /// Per half / allocation: a wait began after the last write.
     pub published: [bool; 3],
+    /// Per half / allocation: written before the release store that put this fresh node into an
+    /// empty slot, and not since. A call_time reader whose acquire load of the slot or a link
+    /// returns this node synchronizes with that store and sees these writes (see `step.rs`, the fresh
+    /// node's slot store; `fresh-slot-store-relaxed` makes the store relaxed and sets none).
+    pub released: [bool; 3],
 }
 
 /// Where a scheduler is in a breakpoint hit: the next read it makes.
@@ -93,12 +98,19 @@ pub struct Hit {
     pub visited: u8,
 }
 
-/// Where a scheduler is in a call_time charge (step 7 of a hit, a return, a schedule-out: each
-/// reaches the counter through `data[active]` at that moment; `collect.rs`).
+/// Where a scheduler is in a call_time charge (a return, an exception unwinding, a
+/// schedule-out, the previous-function charge of a hit: each is `get_time_break`, which walks
+/// the function's slot and `next` links to the session's node whatever the instruction word
+/// says, then reaches the counter through `data[active]` at that moment; `collect.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ChargeStep {
     /// A dirty scheduler takes the dirty lock (`acquire_bp_sched_ix`).
     Lock,
+    /// Read the charged function's breakpoint slot (a relaxed load; stale if its view holds an
+    /// older value), then the node's session.
+    Slot,
+    /// Read `next` of the node it stands on (another session's), then the next node's session.
+    Next,
     /// Read the active index.
     Ix,
     /// Read `data[ix]` of the charged function's node: its flags and counter object.
@@ -110,6 +122,8 @@ pub enum ChargeStep {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Charge {
     pub step: ChargeStep,
+    /// The node it stands on ([`NIL`] before the slot read).
+    pub at: u8,
     pub ix: u8,
     /// The object it writes (after [`ChargeStep::Half`]).
     pub obj: u8,
@@ -282,6 +296,10 @@ pub struct State {
     pub charged: u8,
     /// The scheduler holding the dirty lock, or [`NIL`].
     pub lock: u8,
+    /// A hit acted on a running call_time counter of the counted function and session: from
+    /// then on some process has a call_time frame or pbt naming it, so a return, an exception
+    /// or a schedule-out may charge it (walk its slot) at any time (models with calls).
+    pub timem_entered: bool,
 }
 
 impl State {
@@ -322,6 +340,7 @@ impl State {
             started: 0,
             charged: 0,
             lock: NIL,
+            timem_entered: false,
         }
     }
 

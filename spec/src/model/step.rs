@@ -180,6 +180,45 @@ impl Config {
         let n = &mut s.nodes[g as usize];
         n.unseen[h] = all;
         n.published[h] = false;
+        n.released[h] = false;
+    }
+
+    /// Scheduler `sched`'s call_time reader loaded the pointer `g` from a slot or a link with an
+    /// acquire load: if that value came from the release store of a fresh node (the baseline),
+    /// it synchronizes with it and sees what the stager wrote to the node before that store.
+    /// The hit path's loads stay relaxed (the engine's), so W0 still publishes a fresh node to
+    /// hits.
+    pub(crate) fn acquire(&self, s: &mut State, sched: usize, g: u8) {
+        if g == NIL {
+            return;
+        }
+        let n = &mut s.nodes[g as usize];
+        for h in 0..3 {
+            if n.released[h] {
+                n.unseen[h] &= !(1 << sched);
+            }
+        }
+    }
+
+    /// Free every call_time counter object no node's half refers to any more (the objects are
+    /// reference counted: the last half to drop one frees it, at stage, consolidate or free).
+    fn sweep_objs(&self, s: &mut State, log: &mut Log<'_>) {
+        for o in 0..s.objs.len() {
+            if s.objs[o].temp || s.objs[o].freed {
+                continue;
+            }
+            let o8 = o as u8;
+            let used = s
+                .nodes
+                .iter()
+                .any(|n| !n.freed && (n.tm[0] == o8 || n.tm[1] == o8));
+            if !used {
+                s.objs[o].freed = true;
+                say(log, || {
+                    format!("stager: free {}", super::collect::obj_name(s, o8))
+                });
+            }
+        }
     }
 
     /// A full barrier of scheduler `sched` (progress point, wake-up): it now sees everything
@@ -478,6 +517,9 @@ impl Config {
             }
             _ => unreachable!("waits handled above"),
         }
+        if matches!(phase, Phase::Stage | Phase::Consolidate | Phase::Free) {
+            self.sweep_objs(s, log);
+        }
         self.advance(s);
     }
 
@@ -502,7 +544,15 @@ impl Config {
                 if fl & bits::COUNT != 0 {
                     *h &= !(bits::COUNT | bits::COUNT_ACTIVE);
                 }
+                if fl & bits::TIME != 0 {
+                    *h &= !(bits::TIME | bits::TIME_ACTIVE);
+                }
                 let v = *h;
+                if fl & bits::TIME != 0 {
+                    // The active half keeps its reference: the object is freed when consolidate
+                    // drops the last one (after W3).
+                    s.nodes[g as usize].tm[staging as usize] = NIL;
+                }
                 self.write_node(s, g, staging as usize);
                 say(log, || {
                     format!(
@@ -530,12 +580,19 @@ impl Config {
                 freed: false,
                 unseen: [0; 3],
                 published: [true; 3],
+                released: [false; 3],
             });
             for h in 0..3 {
                 self.write_node(s, g, h);
             }
             if head == NIL {
+                // The function has no node: its instruction is not patched, but call_time
+                // readers (returns, schedule-outs) walk the slot anyway. A release store (the
+                // baseline) publishes the node's initialisation to an acquire load of it.
                 self.write(s, Loc::Slot(f), g);
+                if self.mutant != Some(super::SpecMutant::FreshSlotStoreRelaxed) {
+                    s.nodes[g as usize].released = [true; 3];
+                }
                 say(log, || {
                     format!(
                         "stager: stage: new {} for session {session}, slot of f{f} := it",
@@ -585,12 +642,14 @@ impl Config {
             let exists = *h & bits::TIME != 0;
             match (kind, exists) {
                 (PatternKind::Pause, true) => *h &= !bits::TIME_ACTIVE,
-                (_, false) => {
+                // true/restart on an existing counter: a fresh object in the staging half, the
+                // old one stays in the active half until consolidate drops it (the fix of OTP
+                // #8835, as the engine's stage.rs). A new counter, also for pause/restart on a
+                // node without one (the ERTS fall-through), is created running.
+                _ => {
                     *h |= bits::TIME | bits::TIME_ACTIVE;
                     new_obj = true;
                 }
-                // `Config::validate` rejects a second true/restart on a call_time counter.
-                (_, true) => unreachable!("restart of call_time is not modelled"),
             }
         }
         let v = *h;
@@ -730,6 +789,8 @@ impl Config {
                 let f = h.func;
                 match h.step {
                     HitStep::Slot => {
+                        // A relaxed load, as the engine's hit path: the hit reaches a fresh
+                        // node only through the breakpoint, patched after W0.
                         let g = self.read(s, i, Loc::Slot(f), stale);
                         say(log, || {
                             format!("scheduler {id} reads slot of f{f} -> {}{st}", bp_name(g))
@@ -781,6 +842,12 @@ impl Config {
                         });
                         if self.sessions > 1 {
                             h.visited |= 1 << g;
+                        }
+                        if fl & bits::TIME_ACTIVE != 0
+                            && f == super::collect::COUNTED_FUNC
+                            && s.nodes[g as usize].session == super::collect::COUNTED_SESSION
+                        {
+                            s.timem_entered = true;
                         }
                         h.step = HitStep::Next;
                     }
