@@ -37,7 +37,7 @@ CHECK_SHUTTLE_ITERS?= 50000
 ORACLE_CHECK_CASES ?= 4096
 ORACLE_CHECK_DIFF  ?= 3000
 
-.PHONY: test check bin report bench fmt clean-results test-parts check-parts \
+.PHONY: test check bin report bench rate fmt clean-results test-parts check-parts \
 	test-std test-oracle test-oracle-root test-loom test-shuttle \
 	loom shuttle spec-check check-seqtrace oracle-check oracle-check-root \
 	torture-test torture-check erts-torture
@@ -127,6 +127,10 @@ oracle-check-root:
 
 bench:
 	$(CARGO) bench -p bpspec-reference
+
+# The spec's checking rate next to a two-phase-commit model, in one run (docs/perf.md).
+rate:
+	$(CARGO) run --release -q -p bpspec -- rate
 
 fmt:
 	$(CARGO) fmt --all
