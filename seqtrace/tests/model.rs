@@ -103,7 +103,11 @@ fn clear_then_send_orders_token_chains_only() {
             .collect();
         println!("  process {i} events in order: {evs:?}");
     }
-    let evs: Vec<_> = last.actor_states.iter().flat_map(|a| a.events.iter()).collect();
+    let evs: Vec<_> = last
+        .actor_states
+        .iter()
+        .flat_map(|a| a.events.iter())
+        .collect();
     let pair = evs.iter().find_map(|e| {
         evs.iter()
             .find(|f| {
