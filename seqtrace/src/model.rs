@@ -33,6 +33,7 @@
 //! | parameters | where | states | unique states | max depth | time |
 //! |---|---|---|---|---|---|
 //! | 3 processes, 2 hops, reset | `make test` | 11,101 | 4,927 | 12 | 0.05 s |
+//! | 3 processes, 2 hops, reset, clear_send | `make test` | 35,462 | 14,460 | 14 | 0.7 s |
 //! | 4 processes, 2 hops, reset | | 419,641 | 139,949 | 16 | 1.6 s |
 //! | 4 processes, 3 hops, reset | `make check-seqtrace` | 5,587,395 | 1,852,597 | 19 | 31.7 s |
 //!
