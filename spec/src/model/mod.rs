@@ -7,7 +7,7 @@
 //!
 //! - *Stale views.* A scheduler may keep reading the old instruction word, breakpoint slot,
 //!   active index and `next` links until its next full barrier (progress point, wake-up), which
-//!   refreshes everything written before the latest wait began (G-acq of docs/protocol.md §3).
+//!   refreshes everything written before the latest wait began (G-seen of docs/protocol.md §3).
 //!   Per location a scheduler may hold one older value; in the baseline no location is written
 //!   twice between two waits while a scheduler still holds an older value of it, except that
 //!   consolidate may unlink two nodes of one chain in one step (the intermediate value is a node

@@ -5,7 +5,7 @@
 //! of each function, the active index, each node's `next` link) hold a current value; each
 //! scheduler may additionally still read one older value per location (its stale view) until its
 //! next full barrier. A barrier refreshes every location that has not been written since the
-//! latest wait began (the thread-progress guarantee G-acq: a barrier after a wait's start sees
+//! latest wait began (the thread-progress guarantee G-seen: a barrier after a wait's start sees
 //! everything written before that start, and nothing later is promised). The halves of a node
 //! and its other fields are plain (non-atomic) data: a read of them races with a write unless the
 //! write was published by a wait that began after it and the reader passed a barrier after that.
