@@ -100,7 +100,7 @@ pub fn properties() -> Vec<Property<BpModel>> {
     ]
 }
 
-/// T4 in the abstract: every charge lands in exactly one table, and no table with charges in
+/// CT4 in the abstract: every charge lands in exactly one table, and no table with charges in
 /// it is ever freed (a temporary's charges are moved into the real object's shared slot before
 /// it is freed): the live objects' tables hold exactly the charges made.
 pub fn charges_conserved(_m: &BpModel, s: &State) -> Result<(), String> {

@@ -251,12 +251,12 @@ pub enum Violation {
     EmptySlot { sched: u8, func: u8 },
     /// I3: a scheduler acted on the old settings after acting on the new ones.
     OldAfterNew { sched: u8, func: u8 },
-    /// T1: the collector read a table its writer was writing (`during`), or a scheduler wrote a
+    /// CT1: the collector read a table its writer was writing (`during`), or a scheduler wrote a
     /// table with no order after the collector's read of it.
     TableRace { sched: u8, obj: u8, during: bool },
-    /// T1: the collector wrote the shared slot while a dirty scheduler was writing it.
+    /// CT1: the collector wrote the shared slot while a dirty scheduler was writing it.
     SharedSlotRace { sched: u8, obj: u8 },
-    /// T2: a scheduler charged a freed temporary.
+    /// CT2: a scheduler charged a freed temporary.
     TempUseAfterFree { sched: u8, obj: u8 },
     /// Issue 5: a hit ended without acting on a node linked before it began and still linked
     /// and active when it ended.
