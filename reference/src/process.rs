@@ -7,7 +7,7 @@
 //! `beam_exception_trace`, `beam_return_to_trace`). [`Frame::is_trace_frame`] is where the hit
 //! path asks "is the top frame already a trace frame?". Trace frames hold a function id and a
 //! session id, never a pointer into a breakpoint or a session, so a frame outlives the
-//! breakpoint that pushed it and the session it belongs to (docs/sessions.md, F1).
+//! breakpoint that pushed it and the session it belongs to (docs/sessions.md, S6).
 //!
 //! Per session the process also has a [`TraceRef`] (ERTS `ErtsTracerRef`): its trace flags and
 //! its tracer.

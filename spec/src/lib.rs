@@ -91,7 +91,7 @@ impl Oracle {
         for &f in &matched {
             let key = (f, session);
             if fl.local {
-                self.frames.forget(f, session); // frames.rs F5
+                self.frames.forget(f, session); // frames.rs FR5
             }
             if op == PatternOp::False {
                 if let Some(n) = self.nodes.get_mut(&key) {
