@@ -1,4 +1,4 @@
-//! Models of call_time / call_memory and the OTP 29 `trace_info` collection (issue 4), shared by
+//! Models of call_time / call_memory and the OTP 29 `trace_info` collection, shared by
 //! `tests/collection_loom.rs` and `tests/collection_shuttle.rs`.
 //!
 //! One model = an engine with call_time and call_memory set on some functions, scheduler threads

@@ -3,7 +3,7 @@
 //! stack, and a memory counter tests advance.
 //!
 //! The stack holds [`Frame`]s: continuations, the call-time/memory return frame
-//! (`beam_call_trace_return`), and the call-trace frames of issue 5 (`beam_return_trace`,
+//! (`beam_call_trace_return`), and the call-trace frames (`beam_return_trace`,
 //! `beam_exception_trace`, `beam_return_to_trace`). [`Frame::is_trace_frame`] is where the hit
 //! path asks "is the top frame already a trace frame?". Trace frames hold a function id and a
 //! session id, never a pointer into a breakpoint or a session, so a frame outlives the

@@ -258,7 +258,7 @@ pub enum Violation {
     SharedSlotRace { sched: u8, obj: u8 },
     /// CT2: a scheduler charged a freed temporary.
     TempUseAfterFree { sched: u8, obj: u8 },
-    /// Issue 5: a hit ended without acting on a node linked before it began and still linked
+    /// A hit ended without acting on a node linked before it began and still linked
     /// and active when it ended.
     MissedNode { sched: u8, func: u8, node: u8 },
 }
