@@ -1,4 +1,4 @@
-//! Models of call_time / call_memory and the OTP 29 `trace_info` collection (issue 4), shared by
+//! Models of call_time / call_memory and the OTP 29 `trace_info` collection, shared by
 //! `tests/collection_loom.rs` and `tests/collection_shuttle.rs`.
 //!
 //! One model = an engine with call_time and call_memory set on some functions, scheduler threads
@@ -6,16 +6,16 @@
 //! thread running `trace_info` (non-blocking or stop-the-world) and `trace_pattern` resets.
 //!
 //! Properties (docs/collection.md numbers them):
-//! - T1 no pid table is read while its writer writes it (loom cells; write marks elsewhere);
-//! - T2 no temporary object or table is used after it is freed, and no rehash frees a table that
+//! - CT1 no pid table is read while its writer writes it (loom cells; write marks elsewhere);
+//! - CT2 no temporary object or table is used after it is freed, and no rehash frees a table that
 //!   is being read (liveness words: loom causality, poison asserted in shuttle);
-//! - T3 each count a query reports for a pid lies between that pid's completed calls before
+//! - CT3 each count a query reports for a pid lies between that pid's completed calls before
 //!   the query and its started calls after it (OTP `trace_info_noblock`);
-//! - T4 conservation: at quiescence the final figures equal those of the same scripts run
+//! - CT4 conservation: at quiescence the final figures equal those of the same scripts run
 //!   sequentially with no query at all (every call, time unit and word exactly once);
-//! - T5 a paused count is frozen; T6 a restart starts from zero (a count after a restart is at
+//! - CT5 a paused count is frozen; CT6 a restart starts from zero (a count after a restart is at
 //!   most the calls started since the restart began);
-//! - T7 at rest afterwards (halves equal, no leaked counter, I5).
+//! - CT7 at rest afterwards (halves equal, no leaked counter, I5).
 //!
 //! Checked parameters (docs/collection.md §6 has every row): loom, one stager and one
 //! scheduler (`info-dirty`: a dirty one), one function with call_time and call_memory, scripts
@@ -56,16 +56,16 @@ pub enum CStep {
 /// What the stager thread does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CStager {
-    /// `trace_info(f, key)`, non-blocking; checks T3 on every reported pid.
+    /// `trace_info(f, key)`, non-blocking; checks CT3 on every reported pid.
     Info(usize, InfoKey),
     /// The same through the stop-the-world collection.
     InfoStw(usize, InfoKey),
     /// `trace_pattern(f, op, flags)`.
     Pattern(usize, PatternOp, FlagSet),
     /// Two queries of `f`'s call_time with nothing but time in between: counts must be equal
-    /// (T5; only meaningful while `f` is paused).
+    /// (CT5; only meaningful while `f` is paused).
     FrozenCheck(usize),
-    /// Remember the calls started so far, restart call_time on `f`, and check T6.
+    /// Remember the calls started so far, restart call_time on `f`, and check CT6.
     RestartCheck(usize),
 }
 
@@ -83,7 +83,7 @@ pub struct CScenario {
     pub schedulers: Vec<(Vec<u64>, Vec<CStep>)>,
     /// Which schedulers are dirty (charge the shared slot under the lock).
     pub dirty: Vec<usize>,
-    /// Check T4 against a sequential replay (only when the stager changes no pattern).
+    /// Check CT4 against a sequential replay (only when the stager changes no pattern).
     pub conserve: bool,
     /// Collect paused counters through the flip (the fix of finding F1) instead of directly.
     pub paused_via_flip: bool,
@@ -117,7 +117,7 @@ pub fn loom_scenarios() -> Vec<CScenario> {
     // One process (pid 100) calling twice, with a switch between the calls.
     let two_calls = || vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])];
     vec![
-        // One scheduler calling while one query runs: T1-T4.
+        // One scheduler calling while one query runs: CT1-CT4.
         base(
             "info",
             vec![(
@@ -425,12 +425,12 @@ fn run_script<P: ThreadProgress>(
             CStep::Call(f) => {
                 let p = &mut procs[cur];
                 if let Some(cp) = cp {
-                    // Release: pairs with the stager's Acquire read after its query (T3).
+                    // Release: pairs with the stager's Acquire read after its query (CT3).
                     cp.started[cp.ix(p.p.pid)].fetch_add(1, Release);
                 }
                 s.call_proc(f, p);
                 if let Some(cp) = cp {
-                    // Release: pairs with the stager's Acquire read before its query (T3).
+                    // Release: pairs with the stager's Acquire read before its query (CT3).
                     cp.done[cp.ix(p.p.pid)].fetch_add(1, Release);
                 }
             }
@@ -482,7 +482,7 @@ fn final_figures<P: ThreadProgress>(e: &Engine<P>, n: usize) -> Vec<String> {
         .collect()
 }
 
-/// The same scripts run one scheduler after the other, with no query at all: the T4 oracle.
+/// The same scripts run one scheduler after the other, with no query at all: the CT4 oracle.
 fn sequential<P: ThreadProgress>(s: &CScenario) -> Vec<String> {
     let e = build::<P>(s, None);
     for (id, (pids, script)) in s.schedulers.iter().enumerate() {
@@ -536,7 +536,7 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
             let got = per_pid(&part);
             for (i, &pid) in cp.pids.iter().enumerate() {
                 let count = got.get(&pid).map_or(0, |x| x.0);
-                // T3. The lower bound holds when nothing resets and the scripts call only `f`.
+                // CT3. The lower bound holds when nothing resets and the scripts call only `f`.
                 let lower = if s.conserve && s.functions == 1 {
                     before[i]
                 } else {
@@ -544,7 +544,7 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
                 };
                 assert!(
                     lower <= count && count <= after[i],
-                    "T3 violated: pid {pid} reported {count} calls of f{f}, checkpoints {lower} .. {} ({t})",
+                    "CT3 violated: pid {pid} reported {count} calls of f{f}, checkpoints {lower} .. {} ({t})",
                     after[i]
                 );
             }
@@ -581,7 +581,7 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
                 let a = counts(&query(f, InfoKey::CallTime, Collection::NonBlocking));
                 yield_now();
                 let b = counts(&query(f, InfoKey::CallTime, Collection::NonBlocking));
-                assert_eq!(a, b, "T5 violated: paused count changed");
+                assert_eq!(a, b, "CT5 violated: paused count changed");
             }
             CStager::RestartCheck(f) => {
                 let before = snapshot(&cp.started);
@@ -592,7 +592,7 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
                     let i = cp.ix(pid);
                     assert!(
                         count <= after[i] - before[i],
-                        "T6 violated: pid {pid} has {count} calls after restart but started only {}",
+                        "CT6 violated: pid {pid} has {count} calls after restart but started only {}",
                         after[i] - before[i]
                     );
                 }
@@ -610,11 +610,11 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
         let want = sequential::<P>(s);
         assert_eq!(
             got, want,
-            "T4 violated: figures differ from the sequential run"
+            "CT4 violated: figures differ from the sequential run"
         );
     }
     if let Err(err) = e.check_at_rest() {
-        panic!("T7 at rest violated: {err}");
+        panic!("CT7 at rest violated: {err}");
     }
 }
 

@@ -139,7 +139,7 @@ pub(crate) fn emit<P: ThreadProgress>(
     let answer = if let Some(c) = e.sessions.tracer(session) {
         // The session tracer is shared by every scheduler: it is used in place (no copy), and
         // its liveness is checked again after the call, so a removal that freed it during the
-        // call is caught (T2 in docs/sessions.md).
+        // call is caught (ST2 in docs/sessions.md).
         let a = c.spec.emit(tag, &who, &term, &opts);
         c.live
             .assert_live(&|| format!("session {session} tracer (after the call)"));

@@ -22,13 +22,22 @@
 //!     `erts_schedule_thr_prgr_later_cleanup_op` of a tracer). The mutant
 //!     [`Mutant::MetaFreeWithoutWait`] frees without that wait.
 //!
-//! Proof sketch for M3, case split on where a scheduler S got cell C from:
-//! (a) S loaded C before it was unpublished: S's hit ends before S's next progress point; the
-//!     wait began after C was taken off the list, which is after the unpublish, so the wait ends
-//!     only after S passed that point (or slept): S no longer holds C when it is freed.
-//! (b) S loads the slot after the unpublish: it sees the new value (the swap/CAS is a single
-//!     RMW on the slot, so S's later load reads it or something newer, never C again: C is never
-//!     re-published).
+//! Proof of M3, in the memory model of docs/protocol.md §0 (one rule a line). Cell C is
+//! unpublished by U (the stager's swap in M1, or a scheduler's compare-and-swap in M2), retired
+//! under the retire-list mutex, taken off the list by the stager, and freed after a wait W that
+//! began after the take. Let S be a scheduler that loads C in a hit H, and p(W) the point of S
+//! counted by W (docs/protocol.md §3). H lies on one side of p(W) ([sb]: a hit spans no
+//! progress point).
+//!   U →hb the take                     [sb] (stager's U) or [lock] (retire by the winner of
+//!                                      M2, unlock, then the stager's lock)
+//!   the take →sb the start of W        [sb]
+//! (a) H →sb p(W): every access of H to C →hb the free          G-done of W
+//! (b) p(W) →sb H: U →hb H's load of the tracer slot             G-seen of W, [hb]
+//!     so the load reads U's store or a later one                [coh] (U is one RMW on the slot)
+//!     and no later store writes C again (a swap installs a fresh cell, a compare-and-swap
+//!     installs null)                                            program text
+//!     so H does not load C: case (b) is impossible.
+//! Every access to C therefore happens before the free ([race]).
 
 use crate::bp::Liveness;
 use crate::code::Mfa;
@@ -192,8 +201,8 @@ pub(crate) fn meta_hit<P: ThreadProgress>(
         return false; // NIL: the meta tracer was removed
     }
     // SAFETY: `old` was loaded from the slot during this hit; it is freed only after a wait
-    // that began after it was unpublished, and this hit ends before our next progress point
-    // (M3, case a).
+    // that began after it was unpublished and retired, so this hit lies before the point of this
+    // scheduler that the wait counted (M3, case a; case b cannot load it).
     let cell = unsafe { &*old };
     cell.live
         .assert_live(&|| format!("meta tracer cell of GenericBp#{node_id}"));

@@ -147,7 +147,7 @@ pub const SITES: &[SiteRow] = &[
         site: Site::QsbrProgressFence,
         file: "progress/qsbr.rs",
         ordering: "fence(SeqCst)",
-        partner: "qsbr-wait-enter-fence (W1), qsbr-wait-exit-fence (W4)",
+        partner: "qsbr-wait-enter-fence (QW1), qsbr-wait-exit-fence (QW4)",
         protects: "G: a scheduler's reads before a progress point happen before the stager's \
                    step after the wait; its hits after it see the stager's writes before W1",
         tried: &[(TP, QSBR, "remove-long")],
@@ -161,7 +161,7 @@ pub const SITES: &[SiteRow] = &[
         site: Site::QsbrSleepFence,
         file: "progress/qsbr.rs",
         ordering: "fence(SeqCst)",
-        partner: "qsbr-wait-exit-fence (W4)",
+        partner: "qsbr-wait-exit-fence (QW4)",
         protects: "G for a sleeping thread: its reads before sleeping happen before the \
                    stager's step after a wait that read SLEEPING",
         tried: &[(TP, QSBR, "remove")],
@@ -175,7 +175,7 @@ pub const SITES: &[SiteRow] = &[
         site: Site::QsbrWakeFence,
         file: "progress/qsbr.rs",
         ordering: "fence(SeqCst)",
-        partner: "qsbr-wait-enter-fence (W1), store buffering",
+        partner: "qsbr-wait-enter-fence (QW1), store buffering",
         protects: "G for a waking thread: either the wait sees its new local period or its \
                    hits see the stager's writes before W1",
         tried: &[(TP, QSBR, "remove-nap")],
@@ -189,7 +189,7 @@ pub const SITES: &[SiteRow] = &[
         site: Site::QsbrWaitEnterFence,
         file: "progress/qsbr.rs",
         ordering: "fence(SeqCst)",
-        partner: "qsbr-progress-fence (P2), qsbr-wake-fence (K3)",
+        partner: "qsbr-progress-fence (QP2), qsbr-wake-fence (QK3)",
         protects: "G-acq: the stager's writes before the wait are visible to every hit after \
                    the progress point that reads the new period",
         tried: &[(TP, QSBR, "add")],
@@ -203,7 +203,7 @@ pub const SITES: &[SiteRow] = &[
         site: Site::QsbrWaitExitFence,
         file: "progress/qsbr.rs",
         ordering: "fence(SeqCst)",
-        partner: "qsbr-progress-fence (P2), qsbr-sleep-fence (S1)",
+        partner: "qsbr-progress-fence (QP2), qsbr-sleep-fence (QS1)",
         protects: "G-rel: every read a scheduler made before its progress point or sleep \
                    happens before the stager's next step (restore, unlink, free)",
         tried: &[(TP, QSBR, "remove-session")],

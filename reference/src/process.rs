@@ -3,11 +3,11 @@
 //! stack, and a memory counter tests advance.
 //!
 //! The stack holds [`Frame`]s: continuations, the call-time/memory return frame
-//! (`beam_call_trace_return`), and the call-trace frames of issue 5 (`beam_return_trace`,
+//! (`beam_call_trace_return`), and the call-trace frames (`beam_return_trace`,
 //! `beam_exception_trace`, `beam_return_to_trace`). [`Frame::is_trace_frame`] is where the hit
 //! path asks "is the top frame already a trace frame?". Trace frames hold a function id and a
 //! session id, never a pointer into a breakpoint or a session, so a frame outlives the
-//! breakpoint that pushed it and the session it belongs to (docs/sessions.md, F1).
+//! breakpoint that pushed it and the session it belongs to (docs/sessions.md, S6).
 //!
 //! Per session the process also has a [`TraceRef`] (ERTS `ErtsTracerRef`): its trace flags and
 //! its tracer.

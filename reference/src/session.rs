@@ -141,7 +141,7 @@ impl Sessions {
                 .tracer
                 .load(ord(self.mutant, Site::SessionTracerLoad, Acquire));
         // SAFETY: a published cell is freed only after it was unpublished and a wait let every
-        // scheduler pass a progress point (T2 in docs/sessions.md); this hit began after our last
+        // scheduler pass a progress point (ST2 in docs/sessions.md); this hit began after our last
         // one. The liveness word catches a violation (the mutant `tracer-free-without-wait`).
         let c = unsafe { p.as_ref() }?;
         c.live.assert_live(&|| format!("session {s} tracer"));
@@ -217,7 +217,7 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// Set (or with `None` remove) the session tracer. The candidate is asked `trace_status`
     /// first (D3); `remove` means it is not installed (`Ok(false)`). The old tracer is
-    /// unpublished at once and freed only after a wait for thread progress (T2).
+    /// unpublished at once and freed only after a wait for thread progress (ST2).
     pub fn set_session_tracer(
         &self,
         s: SessionId,
@@ -239,7 +239,7 @@ impl<P: ThreadProgress> Engine<P> {
             }
             None => std::ptr::null_mut(),
         };
-        // Release: pairs with the Acquire load in `Sessions::tracer` (T1: the cell is written
+        // Release: pairs with the Acquire load in `Sessions::tracer` (ST1: the cell is written
         // before any scheduler can reach it).
         let old = self.sessions.slots[s as usize]
             .tracer
@@ -248,7 +248,7 @@ impl<P: ThreadProgress> Engine<P> {
         Ok(true)
     }
 
-    /// T2/T3: wait until no scheduler can still hold `old`, then free it.
+    /// ST2/ST3: wait until no scheduler can still hold `old`, then free it.
     fn retire_tracer(&self, old: *mut TracerCell) {
         if old.is_null() {
             return;
@@ -259,7 +259,7 @@ impl<P: ThreadProgress> Engine<P> {
         // SAFETY: `old` was unpublished by the swap before the wait; every scheduler has since
         // passed a progress point, and schedulers hold a cell only between progress points.
         let b = unsafe { Box::from_raw(old) };
-        // SAFETY: as above: no scheduler holds the cell any more (T2; the
+        // SAFETY: as above: no scheduler holds the cell any more (ST2; the
         // tracer-free-without-wait mutant breaks this on purpose, under loom and shuttle only).
         unsafe { b.live.kill() };
         if CHECKED {

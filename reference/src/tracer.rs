@@ -301,7 +301,7 @@ impl Tracer for ProcessTracer {
 
 /// A session-wide tracer published to schedulers: allocated, written, then published with a
 /// Release store; removed by unpublishing, waiting for thread progress, then freeing (the
-/// protocol of docs/sessions.md, T1-T3). The liveness word makes a late call an assertion.
+/// protocol of docs/sessions.md, ST1-ST3). The liveness word makes a late call an assertion.
 pub struct TracerCell {
     pub spec: TracerSpec,
     pub live: Liveness,

@@ -7,7 +7,10 @@
 //! one message to every other process. A process that receives a message prints and, while the
 //! message's hop budget lasts, forwards it to the next process. The last process also sends one
 //! message with an empty token to process 1. With `reset` on, process 0 may at any moment call
-//! `reset_trace/0`, then start a second trace with one more message. Serial updates are
+//! `reset_trace/0`, then start a second trace with one more message. With `clear_send` on, a
+//! process that receives a message at the end of its hop budget then calls `set_token([])`
+//! (its counters stay) and sends one message, now without a token, to the next process: a
+//! causal link that carries no serial. Serial updates are
 //! [`crate::token::on_send`] / [`crate::token::on_receive`], the reference's own code, with the
 //! configured [`Mutant`].
 //!
@@ -17,8 +20,10 @@
 //! before the reset that is received after it loses its token, as the manual's "tokens in
 //! message queues are set to empty" requires.
 //!
-//! Ghost state: a vector clock per process, carried by messages and stamped on every event
-//! (happened-before is vector-clock order); the epoch (number of resets) each token was created
+//! Ghost state: two vector clocks per process, carried by messages and stamped on every event:
+//! `vc` joins at every receive (happened-before over all messages, `→all`) and `tvc` joins only
+//! at a receive whose message carries a token of the trace (`→tok`, the order the serials
+//! promise; docs/seq_trace.md §2); the epoch (number of resets) each token was created
 //! in; the serial each send event had, carried to the receive event; a flag set if `curr_cnt`
 //! ever went down; the token presence the manual prescribes after the last transfer.
 //!
@@ -28,6 +33,7 @@
 //! | parameters | where | states | unique states | max depth | time |
 //! |---|---|---|---|---|---|
 //! | 3 processes, 2 hops, reset | `make test` | 11,101 | 4,927 | 12 | 0.05 s |
+//! | 3 processes, 2 hops, reset, clear_send | `make test` | 35,462 | 14,460 | 14 | 0.7 s |
 //! | 4 processes, 2 hops, reset | | 419,641 | 139,949 | 16 | 1.6 s |
 //! | 4 processes, 3 hops, reset | `make check-seqtrace` | 5,587,395 | 1,852,597 | 19 | 31.7 s |
 //!
@@ -55,6 +61,8 @@ pub struct ModelCfg {
     pub hops: u8,
     /// Whether process 0 may call reset_trace/0.
     pub reset: bool,
+    /// Whether a process at the end of its hop budget clears its token and sends once more.
+    pub clear_send: bool,
     pub mutant: Mutant,
 }
 
@@ -65,7 +73,16 @@ impl ModelCfg {
             procs: 3,
             hops: 2,
             reset: true,
+            clear_send: false,
             mutant: Mutant::None,
+        }
+    }
+
+    /// The clear-then-send case: [`ModelCfg::small`] plus `clear_send`.
+    pub fn clear_send() -> ModelCfg {
+        ModelCfg {
+            clear_send: true,
+            ..ModelCfg::small()
         }
     }
 }
@@ -84,6 +101,8 @@ pub enum PMsg {
         hops: u8,
         /// Ghost: the sender's vector clock at the send.
         vc: VClock,
+        /// Ghost: the sender's token-chain clock at the send.
+        tvc: VClock,
         /// Ghost: the sender's epoch at the send.
         epoch: u8,
         /// Ghost: the serial the send event recorded.
@@ -106,6 +125,8 @@ pub struct MEvent {
     pub kind: EventKind,
     pub serial: Serial,
     pub vc: VClock,
+    /// Token-chain clock: joined only through messages that carry a token.
+    pub tvc: VClock,
     /// The epoch of the token the event carries.
     pub tok_epoch: u8,
     /// The emitting process's epoch.
@@ -120,6 +141,7 @@ pub struct PState {
     pub counters: Counters,
     pub epoch: u8,
     pub vc: VClock,
+    pub tvc: VClock,
     pub events: Vec<MEvent>,
     /// Ghost: curr_cnt went down at some step other than a reset.
     pub decreased: bool,
@@ -129,6 +151,8 @@ pub struct PState {
     pub met_lower: bool,
     /// Ghost: a message with an empty token reached the process while it had a token.
     pub emptied: bool,
+    /// Ghost: the process has done its clear-then-send (at most once, to bound the model).
+    pub cleared: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -143,6 +167,7 @@ impl SeqProc {
 
     fn tick(s: &mut PState, me: usize) {
         s.vc[me] = s.vc[me].saturating_add(1);
+        s.tvc[me] = s.tvc[me].saturating_add(1);
     }
 
     fn record(
@@ -159,6 +184,7 @@ impl SeqProc {
             kind,
             serial,
             vc: s.vc,
+            tvc: s.tvc,
             tok_epoch: tok.epoch,
             proc_epoch: s.epoch,
             sent,
@@ -185,6 +211,7 @@ impl SeqProc {
             token,
             hops,
             vc: s.vc,
+            tvc: s.tvc,
             epoch: s.epoch,
             sent,
         }
@@ -237,11 +264,13 @@ impl Actor for SeqProc {
             counters: Counters::default(),
             epoch: 0,
             vc: [0; MAX_PROCS],
+            tvc: [0; MAX_PROCS],
             events: Vec::new(),
             decreased: false,
             expect_token: false,
             met_lower: false,
             emptied: false,
+            cleared: false,
         };
         if me == 0 {
             self.start_trace(&mut s);
@@ -271,6 +300,7 @@ impl Actor for SeqProc {
                 token,
                 hops,
                 vc,
+                tvc,
                 epoch,
                 sent,
             } => {
@@ -284,6 +314,11 @@ impl Actor for SeqProc {
                 };
                 for (mine, theirs) in s.vc.iter_mut().zip(vc.iter()) {
                     *mine = (*mine).max(*theirs);
+                }
+                if token.is_some() {
+                    for (mine, theirs) in s.tvc.iter_mut().zip(tvc.iter()) {
+                        *mine = (*mine).max(*theirs);
+                    }
                 }
                 Self::tick(s, me);
                 match token {
@@ -322,6 +357,14 @@ impl Actor for SeqProc {
                 if hops > 0 {
                     let m = self.send(s, me, hops - 1);
                     o.send(Id::from((me + 1) % n), m);
+                } else if self.cfg.clear_send && s.token.is_some() && !s.cleared {
+                    // set_token([]): the token goes, the counters stay; then one more send,
+                    // which carries no token but does carry causality.
+                    s.cleared = true;
+                    s.token = None;
+                    s.expect_token = false;
+                    let m = self.send(s, me, 0);
+                    o.send(Id::from((me + 1) % n), m);
                 }
             }
         }
@@ -350,20 +393,36 @@ pub fn merge_key(e: &MEvent) -> (u32, bool) {
     (e.serial.curr, e.kind == EventKind::Receive)
 }
 
-/// Vector-clock order: `a` happened before `b`.
+/// Vector-clock order over every message: `a →all b`.
 pub fn happened_before(a: &MEvent, b: &MEvent) -> bool {
     a.vc != b.vc && a.vc.iter().zip(b.vc.iter()).all(|(x, y)| x <= y)
+}
+
+/// Token-chain order: `a →tok b`, happened-before through messages that carry a token only.
+pub fn token_before(a: &MEvent, b: &MEvent) -> bool {
+    a.tvc != b.tvc && a.tvc.iter().zip(b.tvc.iter()).all(|(x, y)| x <= y)
 }
 
 fn all_events(s: &SeqState) -> impl Iterator<Item = &MEvent> {
     s.actor_states.iter().flat_map(|a| a.events.iter())
 }
 
-/// Pairs (e, f) of one trace (same token epoch) with e happened-before f.
+/// Pairs (e, f) of one trace (same token epoch) with `e →tok f`.
 fn causal_pairs(s: &SeqState) -> impl Iterator<Item = (&MEvent, &MEvent)> {
     all_events(s).flat_map(move |e| {
         all_events(s).filter_map(move |f| {
-            (e.tok_epoch == f.tok_epoch && happened_before(e, f)).then_some((e, f))
+            (e.tok_epoch == f.tok_epoch && token_before(e, f)).then_some((e, f))
+        })
+    })
+}
+
+/// Pairs (e, f) of one trace with `e →all f` but not `e →tok f`: ordered only through a
+/// message that carried no token.
+fn untraced_pairs(s: &SeqState) -> impl Iterator<Item = (&MEvent, &MEvent)> {
+    all_events(s).flat_map(move |e| {
+        all_events(s).filter_map(move |f| {
+            (e.tok_epoch == f.tok_epoch && happened_before(e, f) && !token_before(e, f))
+                .then_some((e, f))
         })
     })
 }
@@ -371,7 +430,7 @@ fn causal_pairs(s: &SeqState) -> impl Iterator<Item = (&MEvent, &MEvent)> {
 // ---- properties ------------------------------------------------------------------------------
 
 pub const P_MERGE: &str =
-    "merge order never puts a send or print before an event that happened before it";
+    "merge order never puts a send or print before an event that happened before it through token-carrying transfers";
 pub const P_RECEIVE_SERIAL: &str = "every receive event carries the serial its send had";
 pub const P_MONOTONE: &str = "curr_cnt never decreases in a process";
 pub const P_RESET: &str = "after reset_trace no event carries an old token";
@@ -383,6 +442,13 @@ pub const S_AFTER_RESET: &str = "an event of the trace started after a reset";
 pub const S_RECEIVE: &str = "a receive event is traced";
 pub const S_RECEIVE_EARLY: &str =
     "finding: a receive sorts before an event of its own process that happened before it";
+/// Reached only with `clear_send`: why the merge order is promised for `→tok`, not `→all`.
+pub const S_UNTRACED_LINK: &str =
+    "finding: a send or print sorts before an event that happened before it through a message without a token";
+
+fn untraced_link(_: &SeqModel, s: &SeqState) -> bool {
+    untraced_pairs(s).any(|(e, f)| f.kind != EventKind::Receive && merge_key(f) <= merge_key(e))
+}
 
 fn merge_ok(_: &SeqModel, s: &SeqState) -> bool {
     causal_pairs(s).all(|(e, f)| f.kind == EventKind::Receive || merge_key(e) < merge_key(f))
@@ -480,4 +546,5 @@ pub fn model(cfg: ModelCfg) -> SeqModel {
         .property(Expectation::Sometimes, S_AFTER_RESET, after_reset)
         .property(Expectation::Sometimes, S_RECEIVE, receive_traced)
         .property(Expectation::Sometimes, S_RECEIVE_EARLY, receive_early)
+        .property(Expectation::Sometimes, S_UNTRACED_LINK, untraced_link)
 }

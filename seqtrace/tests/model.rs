@@ -3,7 +3,11 @@
 
 use std::time::Instant;
 
-use bpspec_seqtrace::model::{model, ModelCfg, ALWAYS, SOMETIMES, S_RECEIVE_EARLY};
+use bpspec_seqtrace::model::{
+    happened_before, merge_key, model, token_before, ModelCfg, ALWAYS, SOMETIMES, S_RECEIVE_EARLY,
+    S_UNTRACED_LINK,
+};
+use bpspec_seqtrace::node::EventKind;
 use bpspec_seqtrace::Mutant;
 use stateright::{Checker, Model};
 
@@ -60,6 +64,74 @@ fn baseline_holds_and_is_not_vacuous() {
             .collect();
         println!("  process {i} events in order: {evs:?}");
     }
+}
+
+/// A process clears its token (`set_token([])`) and then sends: the message passes causality on
+/// but no serial. The merge order still respects `→tok` (every always-property holds), and the
+/// model shows a send or print that sorts before an event that happened before it only through
+/// that message, so the order cannot be promised for `→all` (docs/seq_trace.md §2).
+#[test]
+fn clear_then_send_orders_token_chains_only() {
+    let cfg = ModelCfg::clear_send();
+    let r = run(cfg);
+    println!(
+        "seq_trace model {cfg:?}: states {} unique {} depth {} time {:.2}s",
+        r.states, r.unique, r.depth, r.secs
+    );
+    for (p, _) in ALWAYS {
+        assert!(!r.found.contains(&p), "clear-then-send violates: {p}");
+    }
+    for s in SOMETIMES {
+        assert!(r.found.contains(&s), "never reached: {s}");
+    }
+    assert!(
+        r.found.contains(&S_UNTRACED_LINK),
+        "never reached: {S_UNTRACED_LINK}"
+    );
+    let c = model(cfg).checker().threads(1).spawn_bfs().join();
+    let path = c.discovery(S_UNTRACED_LINK).expect("reached above");
+    let last = path.last_state().clone();
+    println!(
+        "untraced link: {} steps; events per process:",
+        path.into_actions().len()
+    );
+    for (i, a) in last.actor_states.iter().enumerate() {
+        let evs: Vec<_> = a
+            .events
+            .iter()
+            .map(|e| (e.kind.name(), e.serial.prev, e.serial.curr))
+            .collect();
+        println!("  process {i} events in order: {evs:?}");
+    }
+    let evs: Vec<_> = last
+        .actor_states
+        .iter()
+        .flat_map(|a| a.events.iter())
+        .collect();
+    let pair = evs.iter().find_map(|e| {
+        evs.iter()
+            .find(|f| {
+                e.tok_epoch == f.tok_epoch
+                    && happened_before(e, f)
+                    && !token_before(e, f)
+                    && f.kind != EventKind::Receive
+                    && merge_key(f) <= merge_key(e)
+            })
+            .map(|f| (e, f))
+    });
+    let (e, f) = pair.expect("the discovery's last state holds the pair");
+    println!(
+        "  e = process {} {} {:?} happened before f = process {} {} {:?} through a message without a token",
+        e.proc,
+        e.kind.name(),
+        (e.serial.prev, e.serial.curr),
+        f.proc,
+        f.kind.name(),
+        (f.serial.prev, f.serial.curr)
+    );
+    // Without the clear-then-send the finding is out of reach: the only message without a token
+    // in the base model is sent before its sender has any event.
+    assert!(!run(ModelCfg::small()).found.contains(&S_UNTRACED_LINK));
 }
 
 #[test]

@@ -7,21 +7,21 @@
 //! The rules, in ERTS's terms (`do_call_trace`, `erts_trace_return`, `erts_trace_exception`,
 //! `next_catch`; erts-notes §3, checked on OTP 25 by `oracle/corpus/return_trace_order.json` and
 //! `exception_trace_order.json`):
-//! - F1. A hit of a local breakpoint whose match spec has `return_trace` or `exception_trace`,
+//! - FR1. A hit of a local breakpoint whose match spec has `return_trace` or `exception_trace`,
 //!   by a process call-traced in that session, sends `call` and pushes one frame
 //!   `{f, session, exception}` (`beam_return_trace` / `beam_exception_trace`). Every entry
 //!   pushes, tail calls included: a tail call from a return-traced function keeps the caller's
 //!   frame below the callee's, so both send `return_from` with the callee's value (the match spec
 //!   makes the function body non-tail-recursive, as ERTS documents).
-//! - F2. The frame is pushed before the call_time/call_memory step of the same breakpoint, so
+//! - FR2. The frame is pushed before the call_time/call_memory step of the same breakpoint, so
 //!   that step finds a trace frame on top and pushes no return frame of its own (the
 //!   "top is already a trace frame" test of `erts_generic_breakpoint`).
-//! - F3. A return runs the frames on top of the continuation, top first: each sends
+//! - FR3. A return runs the frames on top of the continuation, top first: each sends
 //!   `return_from {M,F,A} Value` if the process is still call-traced in the frame's session.
-//! - F4. An exception unwinds `through` continuations: an `exception_trace` frame sends
+//! - FR4. An exception unwinds `through` continuations: an `exception_trace` frame sends
 //!   `exception_from {M,F,A} {Class,Reason}` (same condition); a `return_trace` frame and a
 //!   call_time/call_memory frame are dropped silently (`next_catch`).
-//! - F5. A `trace_pattern` with `local` and no match spec (`true`, `pause`, `restart`) drops the
+//! - FR5. A `trace_pattern` with `local` and no match spec (`true`, `pause`, `restart`) drops the
 //!   function's match spec; one with a match spec replaces it. A match spec needs `local` (or
 //!   `global`, not modelled here): with only counter flags it is `badarg`.
 
@@ -30,7 +30,7 @@ use crate::Oracle;
 use bpspec_reference::{FlagSet, MatchSpec, Pattern, PatternError, PatternOp, Term};
 use std::collections::BTreeMap;
 
-/// One trace frame on a process's stack (F1).
+/// One trace frame on a process's stack (FR1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rx {
     pub f: usize,
@@ -65,12 +65,12 @@ pub struct Frames {
 }
 
 impl Frames {
-    /// F5: a `local` trace_pattern without a match spec.
+    /// FR5: a `local` trace_pattern without a match spec.
     pub(crate) fn forget(&mut self, f: usize, session: u32) {
         self.ms.remove(&(f, session));
     }
 
-    /// The frame a hit of `f`'s local breakpoint in `session` pushes, if any (F1).
+    /// The frame a hit of `f`'s local breakpoint in `session` pushes, if any (FR1).
     pub(crate) fn rx(&self, f: usize, session: u32) -> Option<Rx> {
         let m = self.ms.get(&(f, session))?;
         (m.return_trace || m.exception_trace).then_some(Rx {
@@ -88,7 +88,7 @@ impl Frames {
     }
 }
 
-/// F3: what frame `rx` sends on a return with `value`.
+/// FR3: what frame `rx` sends on a return with `value`.
 pub(crate) fn on_return(rx: Rx, call_traced: u64, value: &Term) -> Option<FrameMsg> {
     (call_traced & (1 << rx.session) != 0).then(|| FrameMsg {
         session: rx.session,
@@ -100,7 +100,7 @@ pub(crate) fn on_return(rx: Rx, call_traced: u64, value: &Term) -> Option<FrameM
 
 impl Oracle {
     /// `trace_pattern` with a match spec (op `true`): the flags as `trace_pattern_flags`, then
-    /// the match spec on every matched function that has local trace now (F5).
+    /// the match spec on every matched function that has local trace now (FR5).
     pub fn trace_pattern_ms(
         &mut self,
         session: u32,
@@ -130,13 +130,13 @@ impl Oracle {
         Ok(n)
     }
 
-    /// Return from the current function with `value`: the frames' messages, in order (F3).
+    /// Return from the current function with `value`: the frames' messages, in order (FR3).
     pub fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
         self.ret_frames(pid, call_traced, value)
     }
 
     /// `{class, reason}` raised in `pid`'s current function unwinds `through` continuations
-    /// (F4); the exception_trace frames' messages, innermost first.
+    /// (FR4); the exception_trace frames' messages, innermost first.
     pub fn raise(
         &mut self,
         pid: u64,
@@ -177,7 +177,7 @@ impl Oracle {
         panic!("pid {pid}: exception unwound more than {MAX_STACK} frames");
     }
 
-    /// F1: push `rx` on `pid`'s stack (the process exists: it is entering).
+    /// FR1: push `rx` on `pid`'s stack (the process exists: it is entering).
     pub(crate) fn push_rx(&mut self, pid: u64, rx: Rx) {
         let reuse = self.frames.reuse;
         let p = self.procs.get_mut(&pid).expect("entered first");
@@ -190,7 +190,7 @@ impl Oracle {
 
     /// Deliberately wrong (for the conformance harness's mutant oracle only): a tail call
     /// into a return-traced function pushes no frame when one is already on top, as the
-    /// call_time frame does. Violates F1.
+    /// call_time frame does. Violates FR1.
     pub fn mutant_reuse_trace_frame(&mut self) {
         self.frames.reuse = true;
     }

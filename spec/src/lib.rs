@@ -10,12 +10,12 @@ use bpspec_reference::{
 };
 use std::collections::BTreeMap;
 
-/// call_time and call_memory: counters, processes, the logical clock (issue 4).
+/// call_time and call_memory: counters, processes, the logical clock.
 pub mod timem;
 
-/// return_trace / exception_trace frames (issue 6).
+/// return_trace / exception_trace frames.
 pub mod frames;
-/// Global call trace: export entries, remote calls, the local/global exclusion (issue 6).
+/// Global call trace: export entries, remote calls, the local/global exclusion.
 pub mod global;
 pub mod meta;
 
@@ -91,7 +91,7 @@ impl Oracle {
         for &f in &matched {
             let key = (f, session);
             if fl.local {
-                self.frames.forget(f, session); // frames.rs F5
+                self.frames.forget(f, session); // frames.rs FR5
             }
             if op == PatternOp::False {
                 if let Some(n) = self.nodes.get_mut(&key) {
@@ -215,5 +215,5 @@ impl Oracle {
 }
 pub mod model;
 
-/// Trace sessions: create, destroy (issue 6).
+/// Trace sessions: create, destroy.
 pub mod sessions;

@@ -182,7 +182,7 @@ impl Oracle {
             b.acc = accum;
             prev = last;
         }
-        // Any trace frame on top (also a return_trace frame this hit just pushed, frames.rs F2).
+        // Any trace frame on top (also a return_trace frame this hit just pushed, frames.rs FR2).
         if !matches!(p.stack.last(), Some(Frame::Trace { .. } | Frame::Rx(_))) {
             assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");
             p.stack.push(Frame::Trace {
@@ -201,7 +201,7 @@ impl Oracle {
     }
 
     /// [`Oracle::ret`] with the value the function returns; the messages of the
-    /// return_trace/exception_trace frames passed (frames.rs F3), in order.
+    /// return_trace/exception_trace frames passed (frames.rs FR3), in order.
     pub(crate) fn ret_frames(
         &mut self,
         pid: u64,

@@ -929,7 +929,7 @@ fn call_flag_is_per_session_and_not_needed_for_call_count() {
 
 /// Destroy the session on another thread while this scheduler is awake: the destroy stores
 /// CLEARING and then blocks in its first wait (which needs this scheduler's progress point), so
-/// a call made now is after D1 and before the commit. Returns the messages the session's tracer
+/// a call made now is after DS1 and before the commit. Returns the messages the session's tracer
 /// got from that call.
 fn call_during_destroy(mutant: Option<Mutant>) -> Vec<String> {
     let cfg = EngineConfig {

@@ -13,7 +13,7 @@
 //! and deliberately skips the SeqCst fence ("safe for memory accesses from the new epoch to be
 //! executed before updating the local epoch"). That is enough for crossbeam's own reclamation,
 //! but the breakpoint hit path reads with relaxed loads and relies on the progress point's full
-//! barrier to see the stager's writes (G-acq in docs/protocol.md). The explicit fence also keeps
+//! barrier to see the stager's writes (G-seen in docs/protocol.md §3). The explicit fence also keeps
 //! the barrier visible to loom whatever path `pin` takes on x86 (a SeqCst CAS, which loom models
 //! as AcqRel).
 //!

@@ -1,20 +1,21 @@
 //! ERTS-style thread progress (quiescent-state-based reclamation).
 //!
-//! Labelled steps (docs/protocol.md, "Thread progress", proves the guarantee from them):
+//! Labelled steps (docs/protocol.md §3 proves the guarantee G from them, in the memory model of
+//! §0 there):
 //!
 //! ```text
-//! progress():  P1  g := global            (relaxed)
-//!              P2  fence(SeqCst)          full barrier
-//!              P3  local[i] := g          (relaxed)
-//! sleep():     S1  fence(SeqCst)
-//!              S2  local[i] := SLEEPING
-//! wake():      K1  g := global
-//!              K2  local[i] := g
-//!              K3  fence(SeqCst)
-//! wait():      W1  fence(SeqCst)
-//!              W2  target := global.fetch_add(1) + 1
-//!              W3  for each i: spin until local[i] == SLEEPING or local[i] >= target
-//!              W4  fence(SeqCst)
+//! progress():  QP1  g := global            (relaxed)
+//!              QP2  fence(SeqCst)          full barrier
+//!              QP3  local[i] := g          (relaxed)
+//! sleep():     QS1  fence(SeqCst)
+//!              QS2  local[i] := SLEEPING
+//! wake():      QK1  g := global
+//!              QK2  local[i] := g
+//!              QK3  fence(SeqCst)
+//! wait():      QW1  fence(SeqCst)
+//!              QW2  target := global.fetch_add(1) + 1
+//!              QW3  for each i: spin until local[i] == SLEEPING or local[i] >= target
+//!              QW4  fence(SeqCst)
 //! ```
 
 use super::{ThreadProgress, WAIT_SPIN_LIMIT};
@@ -68,53 +69,55 @@ impl ThreadProgress for Qsbr {
 
     fn progress(&self, h: &mut QsbrHandle) {
         assert!(h.awake, "progress reported by sleeping thread {}", h.index);
-        // P1. Relaxed: ordered by P2.
+        // QP1. Relaxed: ordered by QP2.
         let g = self.global.load(Relaxed);
         if !mutant::is(self.mutant, Mutant::ProgressWithoutBarrier) {
-            // P2. Full barrier. Acquire side: pairs with the fence at W1 of the wait whose
-            // period bump P1 read, so this thread's later hits see every write the stager made
-            // before W1. Release side: pairs with the fence at W4 of a wait that reads P3, so
-            // every read this thread made before P2 happens before what the stager does after W4.
+            // QP2. Full barrier. Acquire side: pairs with the fence at QW1 of the wait whose
+            // period bump QP1 read, so this thread's later hits see every write the stager made
+            // before QW1. Release side: pairs with the fence at QW4 of a wait that reads QP3, so
+            // every read this thread made before QP2 happens before what the stager does after QW4.
             fence_at(self.mutant, Site::QsbrProgressFence, SeqCst);
         }
-        // P3. Relaxed: ordered by P2 (release side).
+        // QP3. Relaxed: ordered by QP2 (release side).
         self.locals[h.index].store(g, Relaxed);
     }
 
     fn sleep(&self, h: &mut QsbrHandle) {
         assert!(h.awake, "thread {} is already asleep", h.index);
-        // S1. Release side pairs with W4 of a wait that reads S2: everything this thread read
-        // before sleeping happens before what the stager does after that wait. Partner: W4.
+        // QS1. Release side pairs with QW4 of a wait that reads QS2: everything this thread read
+        // before sleeping happens before what the stager does after that wait.
         fence_at(self.mutant, Site::QsbrSleepFence, SeqCst);
-        // S2.
+        // QS2.
         self.locals[h.index].store(SLEEPING, Relaxed);
         h.awake = false;
     }
 
     fn wake(&self, h: &mut QsbrHandle) {
         assert!(!h.awake, "thread {} is already awake", h.index);
-        // K1, K2.
+        // QK1, QK2.
         let g = self.global.load(Relaxed);
         self.locals[h.index].store(g, Relaxed);
         if !mutant::is(self.mutant, Mutant::WakeWithoutBarrier) {
-            // K3. Store-buffering with W1: either the wait's W3 reads K2 (and waits for our next
-            // progress point) or our reads after K3 see every write the stager made before W1.
-            // Acquire side also pairs with W1 when K1 already read the bump.
+            // QK3. Acquire side pairs with QW1 when QK1 already read the bump. Otherwise
+            // store-buffering with QW1: either the wait's QW3 reads QK2 (and waits for our next
+            // progress point) or QW1 precedes QK3 in the SC order and our accesses after QK3 see
+            // every write the stager made before QW1; for plain data that step is the
+            // full-barrier rule [FB] of docs/protocol.md §0, not C++20 (§3, case C).
             fence_at(self.mutant, Site::QsbrWakeFence, SeqCst);
         }
         h.awake = true;
     }
 
     fn wait(&self) {
-        // W1. Release side pairs with P2/K3 (see there); SB partner of K3.
+        // QW1. Release side pairs with QP2/QK3 (see there); SB partner of QK3.
         fence_at(self.mutant, Site::QsbrWaitEnterFence, SeqCst);
-        // W2. Relaxed: ordered by W1 and P2.
+        // QW2. Relaxed: ordered by QW1 and QP2.
         let target = if mutant::is(self.mutant, Mutant::WaitWithoutNewPeriod) {
             self.global.load(Relaxed)
         } else {
             self.global.fetch_add(1, Relaxed) + 1
         };
-        // W3.
+        // QW3.
         for (i, local) in self.locals.iter().enumerate() {
             let mut spins: u64 = 0;
             loop {
@@ -130,7 +133,8 @@ impl ThreadProgress for Qsbr {
                 yield_now();
             }
         }
-        // W4. Acquire side: pairs with the P2/S1 fence that preceded each P3/S2 store read in W3.
+        // QW4. Acquire side: pairs with the release fence before each store QW3 read: QP2
+        // before QP3, QS1 before QS2, and the last sleep's QS1 before a wake-up's QK2.
         fence_at(self.mutant, Site::QsbrWaitExitFence, SeqCst);
         self.waits.fetch_add(1, Relaxed);
     }

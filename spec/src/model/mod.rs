@@ -7,7 +7,7 @@
 //!
 //! - *Stale views.* A scheduler may keep reading the old instruction word, breakpoint slot,
 //!   active index and `next` links until its next full barrier (progress point, wake-up), which
-//!   refreshes everything written before the latest wait began (G-acq of docs/protocol.md §3).
+//!   refreshes everything written before the latest wait began (G-seen of docs/protocol.md §3).
 //!   Per location a scheduler may hold one older value; in the baseline no location is written
 //!   twice between two waits while a scheduler still holds an older value of it, except that
 //!   consolidate may unlink two nodes of one chain in one step (the intermediate value is a node
@@ -18,10 +18,10 @@
 //!   same read comes after the write (nothing of the reader in between) is also explored.
 //! - *Grace periods.* A wait completes when every scheduler passed a progress point after it
 //!   began, or slept (a sleeper counts at once); waking up is a barrier.
-//! - *Chains* (issue 5): a hit records the nodes on its function's chain when it begins and the
+//! - *Chains*: a hit records the nodes on its function's chain when it begins and the
 //!   nodes it acts on; when it ends, every node linked at its start and still linked and active
 //!   must have been acted on (`no-missed-node`; two-session models only).
-//! - *call_time* (issue 4, `collect.rs`): counter objects with per-scheduler tables and a shared
+//! - *call_time* (`collect.rs`): counter objects with per-scheduler tables and a shared
 //!   slot, abstract charges (counted, at most `Config::charges` per run), and `trace_info` as a
 //!   stager operation (`StagerOp::Collect`).
 //! - *call_time readers* (`collect.rs`, docs/spec.md §9): a charge (a return, an exception, a
@@ -56,7 +56,7 @@
 //! Liveness (explicit graph, no symmetry): `s2f2x1` 264,670 states / 861,125 edges, `s2f1x2`
 //! 108,157 / 341,310, `s2f1x2h` 112,110 / 353,948, `c2f1` 113,354 / 383,998 (`c3f1`: 6,498,993 /
 //! 29,894,755 in a one-off run; `bpspec check` runs it without). The figures of the two-session
-//! models grew when issue 5's `no-missed-node` added the chain masks to a hit (`s2f1x2` had
+//! models grew when `no-missed-node` added the chain masks to a hit (`s2f1x2` had
 //! 94,861 unique states, `s3f2x2` 3,192,399). The call_time collection is `collect.rs`; the
 //! kill matrix (`matrix.rs`) is in docs/spec.md.
 

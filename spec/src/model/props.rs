@@ -110,7 +110,7 @@ pub fn properties() -> Vec<Property<BpModel>> {
     ]
 }
 
-/// T4 in the abstract: every charge lands in exactly one table, and no temporary with charges
+/// CT4 in the abstract: every charge lands in exactly one table, and no temporary with charges
 /// in it is ever freed (its charges are moved into the real object's shared slot before it is
 /// freed): the live objects' tables, plus those of real objects freed because their counter was
 /// removed or restarted (trace_pattern drops those counts on purpose), hold exactly the charges

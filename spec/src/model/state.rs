@@ -5,7 +5,7 @@
 //! of each function, the active index, each node's `next` link) hold a current value; each
 //! scheduler may additionally still read one older value per location (its stale view) until its
 //! next full barrier. A barrier refreshes every location that has not been written since the
-//! latest wait began (the thread-progress guarantee G-acq: a barrier after a wait's start sees
+//! latest wait began (the thread-progress guarantee G-seen: a barrier after a wait's start sees
 //! everything written before that start, and nothing later is promised). The halves of a node
 //! and its other fields are plain (non-atomic) data: a read of them races with a write unless the
 //! write was published by a wait that began after it and the reader passed a barrier after that.
@@ -265,14 +265,14 @@ pub enum Violation {
     EmptySlot { sched: u8, func: u8 },
     /// I3: a scheduler acted on the old settings after acting on the new ones.
     OldAfterNew { sched: u8, func: u8 },
-    /// T1: the collector read a table its writer was writing (`during`), or a scheduler wrote a
+    /// CT1: the collector read a table its writer was writing (`during`), or a scheduler wrote a
     /// table with no order after the collector's read of it.
     TableRace { sched: u8, obj: u8, during: bool },
-    /// T1: the collector wrote the shared slot while a dirty scheduler was writing it.
+    /// CT1: the collector wrote the shared slot while a dirty scheduler was writing it.
     SharedSlotRace { sched: u8, obj: u8 },
-    /// T2: a scheduler charged a freed temporary.
+    /// CT2: a scheduler charged a freed temporary.
     TempUseAfterFree { sched: u8, obj: u8 },
-    /// Issue 5: a hit ended without acting on a node linked before it began and still linked
+    /// A hit ended without acting on a node linked before it began and still linked
     /// and active when it ended.
     MissedNode { sched: u8, func: u8, node: u8 },
 }
