@@ -74,7 +74,7 @@ test-oracle:
 test-oracle-root:
 	$(PART) oracle-otp-root --checker oracle --scenario "differential on OTP root" \
 	--bound "otp-root=$(OTP_ROOT)" $(WHOLE) $(NO_OTP_ROOT) -- \
-	env BPSPEC_OTP_ROOT=$(OTP_ROOT) $(CARGO) test -p bpspec-oracle otp_root a_node_crash
+	env BPSPEC_OTP_ROOT=$(OTP_ROOT) $(CARGO) test -p bpspec-oracle -- otp_root a_node_crash
 
 test-loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
@@ -123,7 +123,7 @@ oracle-check-root:
 	$(PART) oracle-check-otp-root --checker oracle --scenario "differential on OTP root" \
 	--bound "otp-root=$(OTP_ROOT) differential-cases=$(ORACLE_CHECK_DIFF)" $(WHOLE) $(NO_OTP_ROOT) -- \
 	env BPSPEC_OTP_ROOT=$(OTP_ROOT) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
-	$(CARGO) test -p bpspec-oracle --release --test differential otp_root a_node_crash
+	$(CARGO) test -p bpspec-oracle --release --test differential -- otp_root a_node_crash
 
 bench:
 	$(CARGO) bench -p bpspec-reference
