@@ -117,7 +117,8 @@ pub mod loom_run {
             b.max_branches
         );
         // loom has no progress callback: the closure counts executions, a reporter reads it.
-        let progress = crate::results::Progress::start("loom", "executions", bound.clone(), execs.clone());
+        let progress =
+            crate::results::Progress::start("loom", "executions", bound.clone(), execs.clone());
         let cx = catch(|| {
             b.check(move || {
                 execs2.fetch_add(1, Relaxed);
@@ -153,6 +154,30 @@ pub mod shuttle_run {
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(1000)
+    }
+
+    /// Record one shuttle run's verdict in the results table (`bound` and `seconds` as
+    /// [`explore`] returns them).
+    pub fn record_outcome(
+        progress: &str,
+        scenario: &str,
+        variant: &str,
+        expected: &str,
+        bound: String,
+        seconds: f64,
+        cx: &Option<String>,
+    ) {
+        crate::results::record(&crate::results::Verdict {
+            checker: "shuttle",
+            progress,
+            scenario,
+            variant,
+            bound,
+            expected,
+            observed: crate::harness::observed(expected, cx.is_some()),
+            seconds,
+            detail: cx.clone().unwrap_or_default(),
+        });
     }
 
     /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler; returns
@@ -196,7 +221,10 @@ pub mod shuttle_run {
         if cx.is_some() {
             // The bound at which this run first fails, and the margin to the bound it ran at.
             let k = done.load(std::sync::atomic::Ordering::Relaxed).max(1);
-            bound.push_str(&format!(" first-killed-at={k} margin={:.0}x", n as f64 / k as f64));
+            bound.push_str(&format!(
+                " first-killed-at={k} margin={:.0}x",
+                n as f64 / k as f64
+            ));
         }
         (cx, start.elapsed().as_secs_f64(), bound)
     }

@@ -5,8 +5,7 @@
 
 use bpspec_models::collection::{expected_kills, loom_scenarios, run, CScenario};
 use bpspec_models::harness::loom_run::{self, builder};
-use bpspec_models::harness::{observed, scenario_named};
-use bpspec_models::results::{record, Verdict};
+use bpspec_models::harness::scenario_named;
 use bpspec_reference::{Mutant, Qsbr};
 
 fn scenario(name: &str) -> CScenario {
@@ -22,17 +21,7 @@ fn explore(
 ) -> Option<String> {
     let scn2 = scn.clone();
     let o = loom_run::explore(&builder(), move || run::<Qsbr>(&scn2, mutant));
-    record(&Verdict {
-        checker: "loom",
-        progress: "qsbr",
-        scenario: scn.name,
-        variant,
-        bound: format!("{} executions={}", o.bound, o.executions),
-        expected,
-        observed: observed(expected, o.cx.is_some()),
-        seconds: o.seconds,
-        detail: o.cx.clone().unwrap_or_default(),
-    });
+    loom_run::record_outcome("qsbr", scn.name, variant, expected, &o);
     assert!(o.executions > 0);
     o.cx
 }

@@ -4,9 +4,8 @@
 #![cfg(shuttle)]
 
 use bpspec_models::collection::{expected_kills, run, shuttle_scenarios, CScenario};
+use bpspec_models::harness::scenario_named;
 use bpspec_models::harness::shuttle_run::{self, iters};
-use bpspec_models::harness::{observed, scenario_named};
-use bpspec_models::results::{record, Verdict};
 use bpspec_reference::{Mutant, Qsbr};
 
 fn scenario(name: &str) -> CScenario {
@@ -23,17 +22,7 @@ fn explore(
     let scn2 = scn.clone();
     let (cx, seconds, bound) =
         shuttle_run::explore(pct, iters(), move || run::<Qsbr>(&scn2, mutant));
-    record(&Verdict {
-        checker: "shuttle",
-        progress: "qsbr",
-        scenario: scn.name,
-        variant,
-        bound,
-        expected,
-        observed: observed(expected, cx.is_some()),
-        seconds,
-        detail: cx.clone().unwrap_or_default(),
-    });
+    shuttle_run::record_outcome("qsbr", scn.name, variant, expected, bound, seconds, &cx);
     cx
 }
 

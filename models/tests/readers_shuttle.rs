@@ -3,27 +3,24 @@
 //! Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000).
 #![cfg(shuttle)]
 
+use bpspec_models::harness::scenario_named;
 use bpspec_models::harness::shuttle_run::{self, iters};
-use bpspec_models::harness::{observed, scenario_named};
 use bpspec_models::readers::{expected_kills, run, shuttle_scenarios, RScenario};
-use bpspec_models::results::{record, Verdict};
 use bpspec_reference::{Mutant, Qsbr};
 
 fn explore(scn: &RScenario, mutant: Option<Mutant>, pct: bool, expected: &str) -> bool {
     let scn2 = scn.clone();
     let (cx, seconds, bound) =
         shuttle_run::explore(pct, iters(), move || run::<Qsbr>(&scn2, mutant));
-    record(&Verdict {
-        checker: "shuttle",
-        progress: "qsbr",
-        scenario: scn.name,
-        variant: mutant.map_or("baseline", |m| m.name()),
-        bound,
+    shuttle_run::record_outcome(
+        "qsbr",
+        scn.name,
+        mutant.map_or("baseline", |m| m.name()),
         expected,
-        observed: observed(expected, cx.is_some()),
+        bound,
         seconds,
-        detail: cx.clone().unwrap_or_default(),
-    });
+        &cx,
+    );
     if let (None, Some(c)) = (mutant, &cx) {
         panic!("shuttle: {} (pct={pct}) violated a property: {c}", scn.name);
     }

@@ -4,8 +4,7 @@
 #![cfg(loom)]
 
 use bpspec_models::harness::loom_run::{self, builder};
-use bpspec_models::harness::{observed, scenario_named};
-use bpspec_models::results::{record, Verdict};
+use bpspec_models::harness::scenario_named;
 use bpspec_models::sessions::{
     expected_session_kills, loom_session_scenarios, run_sessions, SessionScenario,
 };
@@ -29,17 +28,13 @@ fn explore_capped(
     b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
     let scn = scenario(name);
     let o = loom_run::explore(&b, move || run_sessions::<Qsbr>(&scn, mutant));
-    record(&Verdict {
-        checker: "loom",
-        progress: "qsbr",
-        scenario: name,
-        variant: mutant.map_or("baseline", |m| m.name()),
-        bound: format!("{} executions={}", o.bound, o.executions),
+    loom_run::record_outcome(
+        "qsbr",
+        name,
+        mutant.map_or("baseline", |m| m.name()),
         expected,
-        observed: observed(expected, o.cx.is_some()),
-        seconds: o.seconds,
-        detail: o.cx.clone().unwrap_or_default(),
-    });
+        &o,
+    );
     o.cx
 }
 

@@ -2,9 +2,8 @@
 //! sessions. Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000).
 #![cfg(shuttle)]
 
+use bpspec_models::harness::scenario_named;
 use bpspec_models::harness::shuttle_run::{self, iters};
-use bpspec_models::harness::{observed, scenario_named};
-use bpspec_models::results::{record, Verdict};
 use bpspec_models::sessions::{
     expected_session_kills, run_sessions, shuttle_session_scenarios, SessionScenario,
 };
@@ -14,17 +13,15 @@ fn explore(scn: &SessionScenario, mutant: Option<Mutant>, pct: bool, expected: &
     let scn2 = scn.clone();
     let (cx, seconds, bound) =
         shuttle_run::explore(pct, iters(), move || run_sessions::<Qsbr>(&scn2, mutant));
-    record(&Verdict {
-        checker: "shuttle",
-        progress: "qsbr",
-        scenario: scn.name,
-        variant: mutant.map_or("baseline", |m| m.name()),
-        bound,
+    shuttle_run::record_outcome(
+        "qsbr",
+        scn.name,
+        mutant.map_or("baseline", |m| m.name()),
         expected,
-        observed: observed(expected, cx.is_some()),
+        bound,
         seconds,
-        detail: cx.clone().unwrap_or_default(),
-    });
+        &cx,
+    );
     if let (None, Some(c)) = (mutant, &cx) {
         panic!("shuttle: {} (pct={pct}) violated a property: {c}", scn.name);
     }

@@ -25,17 +25,7 @@ fn baseline<P: ThreadProgress>() {
     for scn in shuttle_scenarios() {
         for pct in [false, true] {
             let (cx, secs, bound) = explore::<P>(&scn, None, pct, iters());
-            record(&Verdict {
-                checker: "shuttle",
-                progress: P::name(),
-                scenario: scn.name,
-                variant: "baseline",
-                bound,
-                expected: "hold",
-                observed: observed("hold", cx.is_some()),
-                seconds: secs,
-                detail: cx.clone().unwrap_or_default(),
-            });
+            shuttle_run::record_outcome(P::name(), scn.name, "baseline", "hold", bound, secs, &cx);
             if let Some(c) = cx {
                 failures.push(format!("{} (pct={pct}): {c}", scn.name));
             }
