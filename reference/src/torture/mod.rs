@@ -53,6 +53,10 @@ pub struct TortureConfig {
     pub max_time: Duration,
     /// Hits per phase (each phase ends with a conservation check).
     pub phase_hits: u64,
+    /// Do not stop on `hits` before this many phases ran: on an idle machine the schedulers can
+    /// make every hit while the stager runs one `trace_pattern`, which would leave one phase and
+    /// one conservation check. (`max_time` still stops the run.)
+    pub min_phases: u64,
     /// The stager waits for this many hits between two churn operations, so that on a machine
     /// with fewer cores than threads it does not take the schedulers' time (0: no pacing).
     pub pace: u64,
@@ -74,6 +78,7 @@ impl TortureConfig {
             hits,
             max_time: Duration::from_secs(600),
             phase_hits: (hits / 40).max(20_000),
+            min_phases: 8,
             pace: 256,
             seed,
             mutant: None,
@@ -110,7 +115,7 @@ impl TortureConfig {
     /// One line with every parameter (printed before and after the run).
     pub fn describe(&self) -> String {
         format!(
-            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} pace={} max-time={}s variant={} collection={} checked={}",
+            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} min-phases={} pace={} max-time={}s variant={} collection={} checked={}",
             self.seed,
             self.schedulers,
             self.functions,
@@ -118,6 +123,7 @@ impl TortureConfig {
             self.procs,
             self.hits,
             self.phase_hits,
+            self.min_phases,
             self.pace,
             self.max_time.as_secs(),
             self.mutant.map_or("baseline", |m| m.name()),

@@ -180,7 +180,8 @@ impl Stager {
                 self.check_conservation(phase - 1)?;
             }
             self.at_rest()?;
-            let done = self.sh.hits.load(Relaxed) >= self.cfg.hits;
+            let done = self.sh.hits.load(Relaxed) >= self.cfg.hits
+                && self.rep.phases >= self.cfg.min_phases;
             let late = start.elapsed() >= self.cfg.max_time;
             if done || late || self.sh.failed.load(Relaxed) {
                 self.rep.timed_out = late && !done;
