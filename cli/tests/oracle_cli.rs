@@ -113,7 +113,7 @@ fn malformed_contradictory_or_incomplete_input_exits_2() {
 
 #[test]
 fn unsupported_features_exit_3_naming_feature_and_place() {
-    // Since issue 6 every corpus feature runs on the engine; what no engine has: match specs on
+    // Every corpus feature runs on the engine; what no engine has: match specs on
     // meta breakpoints.
     let meta_ms = std::env::temp_dir().join(format!("bpspec-meta-ms-{}.json", std::process::id()));
     std::fs::write(
@@ -143,7 +143,7 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
         );
     }
     let _ = std::fs::remove_file(&meta_ms);
-    // Trace sessions run on the engine since issue 6.
+    // Trace sessions run on the engine.
     let (code, out, err) = bpspec(&["oracle", "check", &corpus("needs_sessions.json")], None);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("8 observations agree"), "{out}");
@@ -154,11 +154,11 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
     );
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("6 observations agree"), "{out}");
-    // Global trace runs on the engine since issue 6.
+    // Global trace runs on the engine.
     let (code, out, err) = bpspec(&["oracle", "check", &corpus("global_vs_local.json")], None);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("23 observations agree"), "{out}");
-    // return_trace / exception_trace run on both since issue 6; the sequential oracle has global
+    // return_trace / exception_trace run on both; the sequential oracle has global
     // trace but refuses match specs on global breakpoints.
     for engine in ["reference", "oracle"] {
         for (file, n) in [

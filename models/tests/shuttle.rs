@@ -51,7 +51,7 @@ fn baseline_epoch() {
 /// Mutants one scheduler may not reach within 2,000 iterations while the other kills them at
 /// once (the test requires a kill by either; a kill is accepted on these rows too). The random
 /// scheduler's fixed-seed schedules shift whenever the engine gains or loses a yield point
-/// anywhere in an execution (issue 5's session state and export area did), and these two
+/// anywhere in an execution (the session state and the export area did), and these two
 /// windows are narrow for it; PCT finds both in its first iterations. The third joined in issue
 /// 6: meta trace's retire-list lock (`Engine::reclaim_meta`, taken at every `trace_pattern`)
 /// added a yield point, and the random scheduler no longer meets skip-w4's window on

@@ -91,7 +91,7 @@ pub enum ConfOp {
         flags: FlagSet,
     },
     /// Process `pid` enters `f` by a remote call (through the export entry; a local entry if
-    /// `f` is not exported). Global trace (issue 6) from here on.
+    /// `f` is not exported). Global trace from here on.
     RemoteEnter {
         f: usize,
         pid: u64,

@@ -1,4 +1,4 @@
-//! return_trace / exception_trace through the trait and the scenario runner (issue 6): the
+//! return_trace / exception_trace through the trait and the scenario runner: the
 //! scenario's match spec as the engine's [`MatchSpec`], the messages frames send
 //! ([`FrameMsg`], shared with the sequential oracle), how they become observations, and the
 //! tracer [`RefEngine`](crate::target::RefEngine) gives each traced process so that its frames

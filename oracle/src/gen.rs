@@ -25,7 +25,7 @@ pub struct GenConfig {
     /// call_count), `trace_info` call_memory. Off by default, so the OTP 25 runs draw exactly
     /// the scenarios they drew before it existed (same seed, same scenarios).
     pub call_memory: bool,
-    /// Also global call trace: patterns with `[]` or `[global]` (issue 6). They reuse the
+    /// Also global call trace: patterns with `[]` or `[global]`. They reuse the
     /// draws of `[local, call_count]` with an even `f`, so the other draws stay as they were.
     pub global: bool,
     /// Only `call_count` patterns and `trace_info` call_count (a small subset for a first

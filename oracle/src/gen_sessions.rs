@@ -1,4 +1,4 @@
-//! Random scenarios with trace sessions (issue 6): a scenario from [`crate::gen::scenario`]
+//! Random scenarios with trace sessions: a scenario from [`crate::gen::scenario`]
 //! rewritten so that its `trace_pattern`, `trace_info` and `trace_flags` ops go to the legacy
 //! session or to one of two dynamic sessions, with `session_create` (plus `trace_flags` on for
 //! some processes in the new session) and `session_destroy` ops in between. Valid by

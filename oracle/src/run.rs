@@ -59,7 +59,7 @@ impl std::error::Error for RunError {}
 /// Features this runner can drive (beyond local + call_count): call_time and call_memory (with
 /// returns, tail calls, exceptions, scheduling, the logical clock and allocation) and the
 /// trace_info items that come with them, and global trace (remote calls go through the export
-/// entry; issue 6), match specs with return_trace / exception_trace (frames.rs; issue 6), and
+/// entry), match specs with return_trace / exception_trace (frames.rs), and
 /// trace sessions (session_create/destroy, patterns, flags, trace_info and call messages per
 /// session; sessions.rs), and meta trace (target/meta.rs). Match specs on meta breakpoints stay
 /// unsupported. A feature runs only if both the engine and the runner have it.

@@ -1,4 +1,4 @@
-//! Trace sessions in scenarios (issue 6; the engine's sessions are issue 5, docs/sessions.md):
+//! Trace sessions in scenarios (the engine's sessions: docs/sessions.md):
 //! the runner's map from a scenario's sessions to the engine's session ids, the helpers of the
 //! session mutants of [`crate::target::WrongOracle`], and the Erlang driver's op terms for
 //! sessions (`trace:session_create/3`, `trace:function/4`, `trace:process/4`, `trace:info/3`,

@@ -373,7 +373,7 @@ impl BreakpointEngine for RefEngine {
         self.engine.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        // Our engine has everything the runner drives (since issue 6).
+        // Our engine has everything the runner drives.
         crate::run::runner_supports(feature)
     }
     fn trace_pattern_meta(
@@ -572,7 +572,7 @@ impl BreakpointEngine for SpecOracle {
         self.0.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        // Global trace since issue 6 (`spec/src/global.rs`); match specs (frames.rs); sessions
+        // Global trace (`spec/src/global.rs`); match specs (frames.rs); sessions
         // (sessions.rs); meta trace (meta.rs).
         timem_feature(feature)
             || *feature == Feature::GlobalTrace
@@ -722,7 +722,7 @@ pub enum Wrong {
     /// the op-level and scenario conformance runs of `ALL` draw no call_memory restarts).
     MemoryRestartIgnored,
     /// Global breakpoints also fire on local calls: every call of an exported function goes
-    /// through its export entry (issue 6).
+    /// through its export entry.
     GlobalOnLocalCalls,
     /// A local pattern leaves the session's global trace on the matched exports in place (no
     /// local/global exclusion in that direction).
@@ -765,7 +765,7 @@ impl Wrong {
     pub const CALL_MEMORY: [Wrong; 1] = [Wrong::MemoryRestartIgnored];
     /// The global-trace mutants (need global patterns and remote calls to be caught).
     pub const GLOBAL: [Wrong; 2] = [Wrong::GlobalOnLocalCalls, Wrong::LocalKeepsGlobal];
-    /// The session mutants (issue 6): caught at scenario level, by scenarios with
+    /// The session mutants: caught at scenario level, by scenarios with
     /// session_create/session_destroy ops (oracle/tests/sessions.rs); not in [`Wrong::ALL`],
     /// whose op-level check has no create/destroy step.
     pub const SESSIONS: [Wrong; 2] = [Wrong::SessionInfoLeak, Wrong::DestroyClearsOthers];

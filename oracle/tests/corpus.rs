@@ -70,7 +70,7 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     use bpspec_oracle::conformance::check_corpus;
     use bpspec_oracle::target::{Wrong, WrongOracle};
     // Both run global trace (global_vs_local; the sequential oracle since spec/src/global.rs),
-    // the local return/exception trace scenarios and sessions (issue 6); global_match_spec needs
+    // the local return/exception trace scenarios and sessions; global_match_spec needs
     // global match specs, which only the engine has.
     for (f, unsup) in [
         (&RefEngine::boxed as &dyn Fn(_) -> _, 0),

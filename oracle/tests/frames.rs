@@ -1,4 +1,4 @@
-//! return_trace / exception_trace through the trait (issue 6): the pieces the random checks reach
+//! return_trace / exception_trace through the trait: the pieces the random checks reach
 //! only by chance, spelled out.
 
 use bpspec_oracle::conformance::{compare_ops, universe, ConfOp, Target};
@@ -9,7 +9,7 @@ use bpspec_reference::{FlagSet, MatchSpec, Pattern, PatternOp, Term};
 /// An exception skips a call_time return frame without charging it (ERTS `next_catch`), so the
 /// raiser stays the charged function until the next timed call: the engine's `raise` and the
 /// oracle agree on 10 µs for f0 (5 before the raise, 5 after). The engine's `raise` charged the
-/// frame before issue 6 and would show 5.
+/// frame once and would show 5.
 #[test]
 fn raise_leaves_the_raiser_charged_on_both() {
     let ops = vec![

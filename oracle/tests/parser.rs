@@ -35,7 +35,7 @@ fn survive(text: &str) {
             let a = run(&l, &mut e);
             let b = run(&l, SpecOracle::boxed(l.funcs.clone()).as_mut());
             match (a, b) {
-                // The oracle has no match specs on global breakpoints (issue 6): the engine ran
+                // The oracle has no match specs on global breakpoints: the engine ran
                 // it (or refused it cleanly) without panicking, which is what this checks.
                 (
                     _,

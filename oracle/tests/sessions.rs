@@ -1,4 +1,4 @@
-//! Trace sessions in scenarios (issue 6): the engine and the sequential oracle agree on random
+//! Trace sessions in scenarios: the engine and the sequential oracle agree on random
 //! scenarios with session_create/destroy and per-session patterns, flags and trace_info; the
 //! session mutants of the oracle are caught at scenario level (random scenarios and the corpus);
 //! the runner refuses an engine that hands out a bad session id; scenarios with sessions are

@@ -94,7 +94,7 @@ impl<P: ThreadProgress> Engine<P> {
         }
         // Global `pause`/`restart` set global trace as `true` does: ERTS only asks whether the
         // op is `false` (`on && !flags.breakpoint`); checked on OTP 25, where they return the
-        // number of matched exports (oracle issue 6, `spec/src/global.rs`).
+        // number of matched exports (`spec/src/global.rs`).
         let op = if spec.global && op != PatternOp::False {
             PatternOp::True
         } else {

@@ -212,7 +212,7 @@ impl TraceFlags {
     /// Validate the operation against the flags as `erlang:trace_pattern/3` does.
     pub fn check(&self, op: PatternOp) -> Result<(), PatternError> {
         // `pause`/`restart` with `local` is accepted, as ERTS does: local trace is set as by
-        // `true`, and the counters get pause/restart (docs/deviations.md, issue 6).
+        // `true`, and the counters get pause/restart (docs/deviations.md).
         check_flags(FlagSet::from(*self), op, &Self::NAMES)
     }
 

@@ -1,4 +1,4 @@
-//! The spec's call_time collection (issue 4) and chain insertion/removal (issue 5): baselines
+//! The spec's call_time collection and chain insertion/removal: baselines
 //! hold exhaustively with their `sometimes` examples, every engine mutant is handled (modelled
 //! with a kill, or listed as not modelled with its reason), the findings F1/F2 are reproduced,
 //! and the survivals the matrix documents really survive. The designated kills of the new

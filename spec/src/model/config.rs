@@ -127,10 +127,10 @@ pub enum SpecMutant {
     /// The wait does not count sleeping schedulers: a scheduler asleep forever blocks the stager
     /// (breaks liveness only).
     WaitOnSleepers,
-    /// A collection mutant (issue 4), named as the engine's (`Mutant::COLLECTION`; see
+    /// A collection mutant, named as the engine's (`Mutant::COLLECTION`; see
     /// [`CollectMutant::engine`]).
     Collect(CollectMutant),
-    /// A chain mutant (issue 5): named as the issue names them.
+    /// A chain mutant: named as the engine's.
     Chain(ChainMutant),
     /// The fresh node's store into an empty slot is relaxed, as in ERTS (a plain store) and the
     /// engine (`stage.rs`): a call_time reader that walks the slot (a return, a schedule-out)
@@ -213,7 +213,7 @@ impl CollectMutant {
     }
 }
 
-/// Chain insertion and removal while schedulers walk the chain (issue 5).
+/// Chain insertion and removal while schedulers walk the chain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ChainMutant {
     /// A new session's node becomes the chain head at staging (before W0), not at install.

@@ -669,7 +669,7 @@ impl Config {
 
     // ----- schedulers -----
 
-    /// Issue 5: at the end of a hit, every node that was on the chain when it began and is still
+    /// At the end of a hit, every node that was on the chain when it began and is still
     /// on it, with an active flag, was acted on.
     fn check_missed(&self, s: &mut State, sched: usize, h: &Hit) {
         if self.sessions == 1 || s.violation.is_some() {
