@@ -22,6 +22,7 @@ use bpspec_reference::{
 };
 
 pub mod collection;
+pub mod exports;
 pub mod harness;
 pub mod meta;
 pub mod readers;

@@ -189,8 +189,14 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// The active flags of `session`'s node on `f` (0 if none). Takes the permission.
     pub fn active_flags(&self, session: SessionId, f: FuncId) -> u32 {
+        self.active_flags_in(crate::export::Area::Code, session, f)
+    }
+
+    /// The active flags of `session`'s node on entry `idx` of `area` (a function's code or its
+    /// export entry; 0 if none). Takes the permission.
+    pub fn active_flags_in(&self, area: crate::export::Area, session: SessionId, idx: usize) -> u32 {
         let st = self.seize();
-        let g = self.session_node(&st, f, session, false);
+        let g = self.session_node_in(&st, area, idx, session, false);
         if g.is_null() {
             0
         } else {

@@ -1,0 +1,243 @@
+//! Models of export entries (`Area::Export`, global call trace: `reference/src/export.rs`),
+//! shared by the loom and shuttle harnesses (`tests/exports_loom.rs`, `tests/exports_shuttle.rs`).
+//!
+//! One model = an engine with sessions 0 and 1 and one exported function, a stager thread
+//! setting, re-setting (global `pause` sets as `true` does), removing or replacing by local
+//! trace the `global` pattern of one session, and scheduler threads making remote calls
+//! (`Scheduler::tail_call_remote`: the export entry's chain, then the code's) as a process call
+//! traced in both sessions, between progress points.
+//!
+//! Properties (the trace_pattern ones of docs/protocol.md, on the export area):
+//! - I1 no scheduler reads an export entry's node after it is freed (engine liveness assertion
+//!   on every node it walks, loom's cells on the halves);
+//! - I2 no half is read while it is written (loom cells, shuttle write marks);
+//! - I3/I4 per scheduler the global and local flags a remote call acted on belong to a
+//!   generation of the stager's ops, generations never go back, and after an op returned no
+//!   call acts on an older one (the generation check of `sessions.rs`, over both areas);
+//! - I5 at rest after the run.
+
+use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::*};
+use bpspec_reference::{
+    flags, Area, Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, Proc, ProcFlags,
+    Process, Scheduler, ThreadProgress, TraceSpec,
+};
+
+use crate::sessions::{check, Seen};
+use crate::{walk_script, Step};
+
+/// One stager operation on function 0.
+#[derive(Clone, Copy, Debug)]
+pub enum XOp {
+    /// `trace_pattern(m:f0, Op, [global])` in a session.
+    Global(u32, PatternOp),
+    /// `trace_pattern(m:f0, Op, [local])` in a session (clears its global flag on the export).
+    Local(u32, PatternOp),
+}
+
+/// An export model configuration.
+#[derive(Clone, Debug)]
+pub struct ExportScenario {
+    pub name: &'static str,
+    pub setup: Vec<XOp>,
+    pub ops: Vec<XOp>,
+    pub schedulers: Vec<Vec<Step>>,
+}
+
+/// The loom scenarios: one stager, one scheduler, one function.
+pub fn loom_export_scenarios() -> Vec<ExportScenario> {
+    use PatternOp::*;
+    use Step::*;
+    use XOp::*;
+    let sched = vec![Call(0), Progress, Call(0)];
+    let scn = |name, setup: Vec<XOp>, ops: Vec<XOp>| ExportScenario {
+        name,
+        setup,
+        ops,
+        schedulers: vec![sched.clone()],
+    };
+    vec![
+        // The export entry gets a node and is redirected to the trampoline.
+        scn("global-set", vec![], vec![Global(0, True)]),
+        // One session: the dispatch word is restored (W3 keeps hits off the node), then the
+        // node is unlinked and freed.
+        scn("global-remove", vec![Global(0, True)], vec![Global(0, False)]),
+        // Global pause sets global as true does: the halves are staged again and flipped.
+        scn("global-pause", vec![Global(0, True)], vec![Global(0, Pause)]),
+        // Local trace in the same session clears its global flag on the export entry: one
+        // trace_pattern installs in the code and removes from the export area.
+        scn("global-to-local", vec![Global(0, True)], vec![Local(0, True)]),
+        // Two sessions: removing the newer one unlinks the head of a still-redirected entry.
+        scn(
+            "global-remove-2sess",
+            vec![Global(0, True), Global(1, True)],
+            vec![Global(1, False)],
+        ),
+        // Removing the older one: a scheduler on the head walks `next` onto it.
+        scn(
+            "global-remove-old-2sess",
+            vec![Global(0, True), Global(1, True)],
+            vec![Global(0, False)],
+        ),
+    ]
+}
+
+/// The shuttle scenarios: the loom ones with two more schedulers, and a churn over both
+/// sessions and both areas.
+pub fn shuttle_export_scenarios() -> Vec<ExportScenario> {
+    use PatternOp::*;
+    use Step::*;
+    use XOp::*;
+    let script = |rounds: usize| -> Vec<Step> {
+        (0..rounds)
+            .flat_map(|r| [Call(0), Call(0), if r % 3 == 2 { Nap } else { Progress }])
+            .collect()
+    };
+    let mut out = loom_export_scenarios();
+    for s in out.iter_mut() {
+        s.schedulers.push(script(3));
+        s.schedulers.push(script(4));
+    }
+    out.push(ExportScenario {
+        name: "global-churn-2sess",
+        setup: vec![Global(0, True)],
+        ops: vec![
+            Global(1, True),
+            Global(0, False),
+            Local(1, True),
+            Global(0, True),
+            Global(1, True),
+            Global(1, False),
+            Global(0, Pause),
+            Global(0, False),
+        ],
+        schedulers: (0..3).map(|_| script(6)).collect(),
+    });
+    out
+}
+
+const ACTED: u32 = flags::LOCAL_TRACE | flags::GLOBAL_TRACE;
+
+fn apply<P: ThreadProgress>(e: &Engine<P>, o: &XOp) {
+    let (session, op, spec) = match *o {
+        XOp::Global(s, op) => (s, op, TraceSpec::global(None)),
+        XOp::Local(s, op) => (
+            s,
+            op,
+            TraceSpec::counters(FlagSet {
+                local: true,
+                ..FlagSet::default()
+            }),
+        ),
+    };
+    let n = e
+        .trace_pattern_spec(session, &Pattern::all(), op, &spec)
+        .expect("valid trace_pattern");
+    assert_eq!(n, 1, "trace_pattern returns the number of matched entries");
+}
+
+/// The acted flags a remote call of f0 would have now (both sessions, both areas).
+fn acted_now<P: ThreadProgress>(e: &Engine<P>) -> u32 {
+    let x = e.export_of(0).expect("f0 is exported");
+    (0..2u32).fold(0, |acc, s| {
+        acc | e.active_flags_in(Area::Export, s, x) | e.active_flags_in(Area::Code, s, 0)
+    }) & ACTED
+}
+
+/// Run one execution of `scn`. Panics on any violation.
+pub fn run_exports<P: ThreadProgress>(scn: &ExportScenario, mutant: Option<Mutant>) {
+    let cfg = EngineConfig {
+        functions: vec![Mfa::new("m", "f0", 0)],
+        schedulers: scn.schedulers.len(),
+        mutant,
+    };
+    let engine = Arc::new(Engine::<P>::new(cfg));
+    assert_eq!(engine.create_session("s1"), Ok(1));
+    for o in &scn.setup {
+        apply(&engine, o);
+    }
+    let fl = ProcFlags {
+        call: true,
+        ..ProcFlags::default()
+    };
+    let procs: Vec<Proc> = (0..scn.schedulers.len())
+        .map(|id| {
+            let mut proc = Proc::new(Process::new(100 + id as u64));
+            for sess in 0..2 {
+                engine
+                    .trace_process(&mut proc, sess, true, fl, None)
+                    .expect("trace_process");
+            }
+            proc
+        })
+        .collect();
+    let mut gens = vec![acted_now(&engine)];
+    let returned = Arc::new(AtomicU32::new(0));
+    let handles: Vec<_> = scn
+        .schedulers
+        .iter()
+        .zip(procs)
+        .enumerate()
+        .map(|(id, (script, mut proc))| {
+            let (engine, returned, script) = (engine.clone(), returned.clone(), script.clone());
+            spawn(move || {
+                let mut s = Scheduler::start(engine, id);
+                s.record = true;
+                walk_script(&mut s, script, |s, f| {
+                    // Acquire: pairs with the Release store after each stager op.
+                    let r = returned.load(Acquire);
+                    let before = s.hits.len();
+                    s.tail_call_remote(f, &mut proc);
+                    assert_eq!(s.hits.len(), before + 2, "export entry hit, then code hit");
+                    Seen {
+                        acted: s.hits[before..].iter().fold(0, |a, h| a | h.flags) & ACTED,
+                        returned: r,
+                    }
+                })
+            })
+        })
+        .collect();
+    for (i, o) in scn.ops.iter().enumerate() {
+        apply(&engine, o);
+        gens.push(acted_now(&engine));
+        // Release: pairs with the Acquire load before each scheduler call.
+        returned.store(i as u32 + 1, Release);
+    }
+    let per_sched: Vec<Vec<Seen>> = handles
+        .into_iter()
+        .map(|h| h.join().expect("scheduler panicked"))
+        .collect();
+    for (id, seen) in per_sched.iter().enumerate() {
+        check(id, seen, &gens);
+    }
+    if let Err(e) = engine.check_at_rest() {
+        panic!("I5 at rest violated: {e}");
+    }
+}
+
+/// The wait-removal mutants of the trace_pattern sequence, on the export area.
+pub const EXPORT_MUTANTS: [Mutant; 5] = [
+    Mutant::SkipWaitBeforeInstall,
+    Mutant::SkipWaitBeforeCommit,
+    Mutant::SkipWaitBeforeUninstall,
+    Mutant::SkipWaitBeforeConsolidate,
+    Mutant::SkipWaitBeforeFree,
+];
+
+/// Which checker kills which wait-removal mutant on which export scenario.
+pub fn expected_export_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    match checker {
+        "loom" => vec![
+            (SkipWaitBeforeInstall, "global-set"),
+            (SkipWaitBeforeCommit, "global-set"),
+            (SkipWaitBeforeUninstall, "global-remove"),
+            (SkipWaitBeforeConsolidate, "global-remove"),
+            (SkipWaitBeforeFree, "global-remove-2sess"),
+        ],
+        "shuttle" => vec![
+            (SkipWaitBeforeConsolidate, "global-remove"),
+            (SkipWaitBeforeFree, "global-remove-2sess"),
+        ],
+        other => panic!("unknown checker {other}"),
+    }
+}

@@ -1,0 +1,69 @@
+//! shuttle (PCT and random) over the export-entry models, three schedulers, plus a churn of
+//! global and local patterns in two sessions. Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000,
+//! `make check` 50,000).
+#![cfg(shuttle)]
+
+use bpspec_models::exports::{
+    expected_export_kills, run_exports, shuttle_export_scenarios, ExportScenario, EXPORT_MUTANTS,
+};
+use bpspec_models::harness::scenario_named;
+use bpspec_models::harness::shuttle_run::{self, iters};
+use bpspec_reference::{Mutant, Qsbr};
+
+fn explore(scn: &ExportScenario, mutant: Option<Mutant>, pct: bool, expected: &str) -> bool {
+    let scn2 = scn.clone();
+    let (cx, seconds, bound) =
+        shuttle_run::explore(pct, iters(), move || run_exports::<Qsbr>(&scn2, mutant));
+    shuttle_run::record_outcome(
+        "qsbr",
+        scn.name,
+        mutant.map_or("baseline", |m| m.name()),
+        expected,
+        bound,
+        seconds,
+        &cx,
+    );
+    if let (None, Some(c)) = (mutant, &cx) {
+        panic!("shuttle: {} (pct={pct}) violated a property: {c}", scn.name);
+    }
+    cx.is_some()
+}
+
+#[test]
+fn exports_baseline() {
+    for scn in shuttle_export_scenarios() {
+        for pct in [false, true] {
+            explore(&scn, None, pct, "hold");
+        }
+    }
+}
+
+/// Every wait-removal mutant in shuttle's export column is found by PCT or random; the others
+/// are run on `global-remove-2sess` and recorded as surviving (ordering bugs shuttle's
+/// sequentially consistent atomics cannot show).
+#[test]
+fn exports_kill_matrix() {
+    let kills = expected_export_kills("shuttle");
+    let mut survivors = Vec::new();
+    for m in EXPORT_MUTANTS {
+        let expected = kills.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
+        let name = expected.unwrap_or("global-remove-2sess");
+        let scn = scenario_named(shuttle_export_scenarios(), name, |s| s.name);
+        let exp = if expected.is_some() {
+            "killed"
+        } else {
+            "survives"
+        };
+        let mut killed = false;
+        for pct in [true, false] {
+            killed |= explore(&scn, Some(m), pct, exp);
+        }
+        if expected.is_some() && !killed {
+            survivors.push(m.name());
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "export mutants shuttle should kill survived: {survivors:?}"
+    );
+}
