@@ -246,11 +246,11 @@ pub fn shuttle_scenarios() -> Vec<Scenario> {
 
 /// What a scheduler observed on one call.
 #[derive(Clone, Copy, Debug)]
-struct Seen {
-    func: usize,
-    acted: u32,
+pub(crate) struct Seen {
+    pub(crate) func: usize,
+    pub(crate) acted: u32,
     /// How many stager ops had returned before the call (Acquire-read).
-    returned: u32,
+    pub(crate) returned: u32,
 }
 
 /// The flags a hit acts on, for classification.
@@ -367,7 +367,7 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
 /// `max G` can never be below an earlier call's `min G`; and if I4 holds, a call made after op
 /// `k` returned acted on a generation `>= k`, so `max G >= k`. Neither test can fire on a correct
 /// run (the real generation is in `G`), so every failure is a real violation.
-fn check_generations(id: usize, seen: &[Seen], gens: &[Vec<u32>]) {
+pub(crate) fn check_generations(id: usize, seen: &[Seen], gens: &[Vec<u32>]) {
     let mut floor: Option<(usize, usize)> = None; // (min G, call index) of the newest evidence
     for (n, c) in seen.iter().enumerate() {
         let g: Vec<usize> = (0..gens.len())

@@ -218,9 +218,9 @@ fn acted_now<P: ThreadProgress>(e: &Engine<P>) -> u32 {
 
 /// Hit records of one scheduler.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Seen {
-    pub(crate) acted: u32,
-    pub(crate) returned: u32,
+struct Seen {
+    acted: u32,
+    returned: u32,
 }
 
 /// Run one execution of `scn`. Panics on any violation.
@@ -328,7 +328,7 @@ pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mut
 }
 
 /// S2 over one scheduler's hits (the generation argument of `crate::run`'s I3/I4 check).
-pub(crate) fn check(id: usize, seen: &[Seen], gens: &[u32]) {
+fn check(id: usize, seen: &[Seen], gens: &[u32]) {
     let mut floor: Option<(usize, usize)> = None;
     for (n, c) in seen.iter().enumerate() {
         let g: Vec<usize> = (0..gens.len()).filter(|&j| gens[j] == c.acted).collect();

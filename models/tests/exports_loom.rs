@@ -39,6 +39,8 @@ macro_rules! baselines {
 
 baselines! {
     exports_global_set => "global-set",
+    exports_global_set_2f => "global-set-2f",
+    exports_global_remove_2f => "global-remove-2f",
     exports_global_remove => "global-remove",
     exports_global_pause => "global-pause",
     exports_global_to_local => "global-to-local",

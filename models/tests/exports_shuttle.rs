@@ -39,15 +39,17 @@ fn exports_baseline() {
 }
 
 /// Every wait-removal mutant in shuttle's export column is found by PCT or random; the others
-/// are run on `global-remove-2sess` and recorded as surviving (ordering bugs shuttle's
+/// are run on their loom killer's scenario and recorded as surviving (ordering bugs shuttle's
 /// sequentially consistent atomics cannot show).
 #[test]
 fn exports_kill_matrix() {
     let kills = expected_export_kills("shuttle");
+    let loom = expected_export_kills("loom");
     let mut survivors = Vec::new();
     for m in EXPORT_MUTANTS {
         let expected = kills.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
-        let name = expected.unwrap_or("global-remove-2sess");
+        let on_loom = loom.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
+        let name = expected.or(on_loom).expect("every export mutant has a loom killer");
         let scn = scenario_named(shuttle_export_scenarios(), name, |s| s.name);
         let exp = if expected.is_some() {
             "killed"
