@@ -1,5 +1,5 @@
 //! Model of the meta tracer swap (`reference/src/meta.rs`, M1–M3), for shuttle
-//! (`tests/meta_shuttle.rs`).
+//! (`tests/meta_shuttle.rs`) and loom (`tests/meta_loom.rs`).
 //!
 //! One function, meta traced with a tracer that answers `remove` (its `enabled` callback does an
 //! atomic increment, a scheduling point inside the call). Two schedulers each call the function
@@ -13,7 +13,8 @@
 //!   then shows the NIL tracer as `[]`.
 //!
 //! Checked parameters: 2 schedulers, 1 function, 3 reclaims; shuttle PCT (depth 3) and random,
-//! `BPSPEC_SHUTTLE_ITERS` iterations each (seed `harness::shuttle_run::SEED`).
+//! `BPSPEC_SHUTTLE_ITERS` iterations each (seed `harness::shuttle_run::SEED`); loom at
+//! `LOOM_MAX_PREEMPTIONS` (the results table records executions).
 
 use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::Relaxed};
 use bpspec_reference::{
@@ -35,7 +36,8 @@ impl Tracer for Gone {
     }
 }
 
-/// One execution. Panics on any violation.
+/// One execution. Panics on any violation. Runs under shuttle (`tests/meta_shuttle.rs`) and
+/// loom (`tests/meta_loom.rs`).
 pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
     let mfa = Mfa::new("m", "f0", 0);
     let engine = Arc::new(Engine::<P>::new(EngineConfig {
@@ -116,4 +118,22 @@ pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
     engine.reclaim_meta_tracers();
     h.join().expect("scheduler panicked");
     engine.reclaim_meta_tracers();
+}
+
+/// The meta scenarios, by name: `meta-swap` ([`run_meta_swap`]) and `meta-replace`
+/// ([`run_meta_replace`]).
+pub const META_SCENARIOS: [&str; 2] = ["meta-swap", "meta-replace"];
+
+/// Which checker kills which meta mutant on which scenario.
+pub fn expected_meta_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+    match checker {
+        // meta-replace does not kill it (loom, preemption bound 2, 1,720 executions): with one
+        // scheduler a cell is retired either by that scheduler's own compare-and-swap, after
+        // its last access, or by the stager's swap at staging, and then the same
+        // trace_pattern's waits W0-W4 pass the scheduler's progress point before the reclaim.
+        // meta-swap needs a second scheduler still inside the cell the winner retired.
+        "loom" => vec![(Mutant::MetaFreeWithoutWait, "meta-swap")],
+        "shuttle" => vec![(Mutant::MetaFreeWithoutWait, "meta-swap")],
+        other => panic!("unknown checker {other}"),
+    }
 }

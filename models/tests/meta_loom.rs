@@ -1,0 +1,44 @@
+//! loom over the meta tracer swap model (`bpspec_models::meta::run_meta_swap`): two schedulers
+//! hit the function with `META_TRACE`, the tracer answers `remove`, the winner of the NIL
+//! compare-and-swap retires the cell, and the stager reclaims retired cells meanwhile. The
+//! baseline holds and `meta-free-without-wait` is found. The replacement model (`meta-replace`)
+//! runs under loom in `orderings_loom.rs`. Bound from `LOOM_MAX_PREEMPTIONS` (CI 2,
+//! `make check` 3).
+#![cfg(loom)]
+
+use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::meta::{expected_meta_kills, run_meta_swap};
+use bpspec_reference::{Mutant, Qsbr};
+
+fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
+    assert_eq!(name, "meta-swap", "loom runs the swap model here");
+    let o = loom_run::explore(&builder(), move || run_meta_swap::<Qsbr>(mutant));
+    loom_run::record_outcome(
+        "qsbr",
+        name,
+        mutant.map_or("baseline", |m| m.name()),
+        expected,
+        &o,
+    );
+    o.cx
+}
+
+#[test]
+fn meta_swap_holds() {
+    let cx = explore("meta-swap", None, "hold");
+    assert!(cx.is_none(), "loom: meta-swap violated: {}", cx.unwrap());
+}
+
+/// Every meta mutant in loom's column must produce a counterexample.
+#[test]
+fn meta_kill_matrix() {
+    let survivors: Vec<String> = expected_meta_kills("loom")
+        .into_iter()
+        .filter(|&(m, name)| explore(name, Some(m), "killed").is_none())
+        .map(|(m, name)| format!("{m} on {name}"))
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "meta mutants loom should kill survived: {survivors:?}"
+    );
+}
