@@ -38,6 +38,13 @@ fn exports_baseline() {
     }
 }
 
+/// (mutant, pct) runs whose scheduler may miss a kill the other one makes: the random scheduler
+/// did not meet skip-w3's window on `global-remove` within 2,000 iterations (seed
+/// 0x627073706563); PCT kills it ("executed the breakpoint instruction ... but its breakpoint
+/// slot is empty"). Such a row expects "survives" (a kill is accepted); the test still requires
+/// a kill by one of the two schedulers.
+const MAY_MISS: &[(Mutant, bool)] = &[(Mutant::SkipWaitBeforeConsolidate, false)];
+
 /// Every wait-removal mutant in shuttle's export column is found by PCT or random; the others
 /// are run on their loom killer's scenario and recorded as surviving (ordering bugs shuttle's
 /// sequentially consistent atomics cannot show).
@@ -51,13 +58,13 @@ fn exports_kill_matrix() {
         let on_loom = loom.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
         let name = expected.or(on_loom).expect("every export mutant has a loom killer");
         let scn = scenario_named(shuttle_export_scenarios(), name, |s| s.name);
-        let exp = if expected.is_some() {
-            "killed"
-        } else {
-            "survives"
-        };
         let mut killed = false;
         for pct in [true, false] {
+            let exp = if expected.is_some() && !MAY_MISS.contains(&(m, pct)) {
+                "killed"
+            } else {
+                "survives"
+            };
             killed |= explore(&scn, Some(m), pct, exp);
         }
         if expected.is_some() && !killed {
