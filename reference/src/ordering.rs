@@ -222,11 +222,16 @@ pub const SITES: &[SiteRow] = &[
                    stager's writes before the wait (the fence `Guard::repin` lacks)",
         tried: &[(TP, EPOCH, "remove-long"), (TP, EPOCH, "remove")],
         verdict: Verdict::NotCaught(
-            "survives remove-long and remove at the epoch rows' preemption bound 1, while the \
-             repin mutant (no unpin, no pin, no fence) is killed on remove-long: loom models \
-             crossbeam's pin on x86-64 as a SeqCst compare-exchange whose AcqRel edges stand in \
-             for the fence here. In C11 a SeqCst RMW is not a fence, so nothing makes the \
-             weakening harmless; a scenario that separates the two is missing",
+            "not harmless: on crossbeam-epoch 0.9.21's x86-64 path (the one loom runs) `pin` is \
+             a Relaxed load of the global epoch and a SeqCst compare-exchange of the local one; \
+             the only acquire step after that load, which reads the advancer's Release store of \
+             the epoch, is this fence ([sw-af], docs/protocol.md §0.2); an RMW on another \
+             location is no fence, so without it G-seen has no edge in C++20 or in M (on other \
+             targets `pin` ends with its own fence(SeqCst) and this one is redundant). Survives \
+             remove-long and remove at the epoch rows' preemption bound 1, and at bound 2 \
+             remove-long (4,286 executions) and add (28,701); the repin mutant (no unpin, no \
+             pin, no fence) is killed on remove-long. Why loom finds no race without the fence \
+             is not established; a scenario that separates the two is missing",
         ),
     },
     SiteRow {
@@ -237,11 +242,12 @@ pub const SITES: &[SiteRow] = &[
         protects: "G-acq for a waking thread under EpochProgress",
         tried: &[(TP, EPOCH, "remove-nap"), (TP, EPOCH, "remove")],
         verdict: Verdict::NotCaught(
-            "survives remove-nap and remove at the epoch rows' preemption bound 1. No argument \
-             makes it harmless: crossbeam-epoch's pin on x86-64 (the path loom runs) is a SeqCst \
-             compare-exchange, which is not a fence in C11, so a woken scheduler's relaxed reads \
-             need this barrier to see the stager's writes before the wait (ERTS wakes with a \
-             full barrier); a scenario or bound that reaches that interleaving is missing",
+            "not harmless, as epoch-progress-fence: after `pin`'s Relaxed load of the global \
+             epoch and its compare-exchange of the local one, this fence is the woken \
+             scheduler's only acquire step ([sw-af]), and without it its relaxed reads have no \
+             edge to the stager's writes before the wait. Survives remove-nap and remove at the \
+             epoch rows' preemption bound 1, and remove-nap at bound 2 (7,171 executions); a \
+             scenario or bound that reaches that interleaving is missing",
         ),
     },
     SiteRow {
@@ -257,12 +263,17 @@ pub const SITES: &[SiteRow] = &[
             (TP, EPOCH, "remove-nap"),
         ],
         verdict: Verdict::NotCaught(
-            "survives remove, remove-session and remove-nap: in these models the deferred \
-             closure always runs in the stager's own flush, so store and load are on one thread \
-             (sequenced-before). crossbeam also runs deferred closures from a scheduler's pin \
-             (every 128 pins); then the stager's load must synchronize with this store to order \
-             the schedulers' reads before its next step. A scenario where a scheduler's pin runs \
-             the closure is missing",
+            "not harmless when another thread runs the closure: crossbeam runs deferred \
+             closures in `collect`, from the stager's flush and from a participant's pin whose \
+             pin count is a multiple of 128, i.e. also a scheduler's first pin (its start). Then \
+             the chain is: a scheduler's unpin (Release) synchronizes with the collector's \
+             acquire fence in `try_advance` ([sw-af]), the collector stores the flag, the \
+             stager loads it and goes on (free, half write) with no fence in between; with \
+             either side Relaxed the last link has no synchronizes-with, in C++20 or in M. \
+             Survives remove, remove-session and remove-nap, where the closure runs in the \
+             stager's own flush (store and load on one thread); on remove-2sched, where a \
+             second scheduler's first pin can run it, no kill in 112,549 executions at \
+             preemption bound 1 (510 s, stopped before the end): too slow for a check",
         ),
     },
     SiteRow {
@@ -277,8 +288,11 @@ pub const SITES: &[SiteRow] = &[
             (TP, EPOCH, "remove-nap"),
         ],
         verdict: Verdict::NotCaught(
-            "as epoch-done-store: in the models the closure runs in the stager's own flush; the \
-             pair matters only when a scheduler's pin runs it, which no scenario does",
+            "as epoch-done-store: not harmless when a scheduler's pin runs the closure (the \
+             stager issues no acquire fence after this load before its next step); in the \
+             models the closure runs in the stager's own flush, and remove-2sched, where a \
+             scheduler's first pin can run it, gave no kill in 112,549 executions at preemption \
+             bound 1 (510 s, stopped before the end)",
         ),
     },
     SiteRow {
