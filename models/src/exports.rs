@@ -82,12 +82,24 @@ pub fn loom_export_scenarios() -> Vec<ExportScenario> {
         },
         // One session: the dispatch word is restored (W3 keeps hits off the node), then the
         // node is unlinked and freed.
-        scn("global-remove", vec![Global(0, True)], vec![Global(0, False)]),
+        scn(
+            "global-remove",
+            vec![Global(0, True)],
+            vec![Global(0, False)],
+        ),
         // Global pause sets global as true does: the halves are staged again and flipped.
-        scn("global-pause", vec![Global(0, True)], vec![Global(0, Pause)]),
+        scn(
+            "global-pause",
+            vec![Global(0, True)],
+            vec![Global(0, Pause)],
+        ),
         // Local trace in the same session clears its global flag on the export entry: one
         // trace_pattern installs in the code and removes from the export area.
-        scn("global-to-local", vec![Global(0, True)], vec![Local(0, True)]),
+        scn(
+            "global-to-local",
+            vec![Global(0, True)],
+            vec![Local(0, True)],
+        ),
         // Two sessions: removing the newer one unlinks the head of a still-redirected entry.
         scn(
             "global-remove-2sess",

@@ -15,12 +15,7 @@ fn every_export_mutant_has_a_killer_on_an_existing_scenario() {
         ("loom", names(loom_export_scenarios(), |s| s.name)),
         ("shuttle", names(shuttle_export_scenarios(), |s| s.name)),
     ];
-    assert_matrix_complete(
-        "export",
-        &EXPORT_MUTANTS,
-        &scenarios,
-        expected_export_kills,
-    );
+    assert_matrix_complete("export", &EXPORT_MUTANTS, &scenarios, expected_export_kills);
 }
 
 #[test]

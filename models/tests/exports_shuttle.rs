@@ -56,7 +56,9 @@ fn exports_kill_matrix() {
     for m in EXPORT_MUTANTS {
         let expected = kills.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
         let on_loom = loom.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
-        let name = expected.or(on_loom).expect("every export mutant has a loom killer");
+        let name = expected
+            .or(on_loom)
+            .expect("every export mutant has a loom killer");
         let scn = scenario_named(shuttle_export_scenarios(), name, |s| s.name);
         let mut killed = false;
         for pct in [true, false] {

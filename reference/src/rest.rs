@@ -194,7 +194,12 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// The active flags of `session`'s node on entry `idx` of `area` (a function's code or its
     /// export entry; 0 if none). Takes the permission.
-    pub fn active_flags_in(&self, area: crate::export::Area, session: SessionId, idx: usize) -> u32 {
+    pub fn active_flags_in(
+        &self,
+        area: crate::export::Area,
+        session: SessionId,
+        idx: usize,
+    ) -> u32 {
         let st = self.seize();
         let g = self.session_node_in(&st, area, idx, session, false);
         if g.is_null() {
