@@ -10,10 +10,21 @@ use bpspec_models::harness::scenario_named;
 use bpspec_models::harness::shuttle_run::{self, iters};
 use bpspec_reference::{Mutant, Qsbr};
 
-fn explore(scn: &ExportScenario, mutant: Option<Mutant>, pct: bool, expected: &str) -> bool {
+/// Iterations for a mutant outside shuttle's export column: it is an ordering bug that a
+/// sequentially consistent run cannot show at any count, so `make check` runs it at `make test`'s
+/// count (2,000; the bound is recorded) instead of spending minutes on it.
+const SURVIVOR_ITERS: usize = 2000;
+
+fn explore(
+    scn: &ExportScenario,
+    mutant: Option<Mutant>,
+    pct: bool,
+    expected: &str,
+    n: usize,
+) -> bool {
     let scn2 = scn.clone();
     let (cx, seconds, bound) =
-        shuttle_run::explore(pct, iters(), move || run_exports::<Qsbr>(&scn2, mutant));
+        shuttle_run::explore(pct, n, move || run_exports::<Qsbr>(&scn2, mutant));
     shuttle_run::record_outcome(
         "qsbr",
         scn.name,
@@ -33,7 +44,7 @@ fn explore(scn: &ExportScenario, mutant: Option<Mutant>, pct: bool, expected: &s
 fn exports_baseline() {
     for scn in shuttle_export_scenarios() {
         for pct in [false, true] {
-            explore(&scn, None, pct, "hold");
+            explore(&scn, None, pct, "hold", iters());
         }
     }
 }
@@ -67,7 +78,12 @@ fn exports_kill_matrix() {
             } else {
                 "survives"
             };
-            killed |= explore(&scn, Some(m), pct, exp);
+            let n = if expected.is_some() {
+                iters()
+            } else {
+                iters().min(SURVIVOR_ITERS)
+            };
+            killed |= explore(&scn, Some(m), pct, exp, n);
         }
         if expected.is_some() && !killed {
             survivors.push(m.name());
