@@ -21,10 +21,11 @@
 
 use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::*};
 use bpspec_reference::{
-    flags, Area, Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, Proc, ProcFlags,
-    Process, Scheduler, ThreadProgress, TraceSpec,
+    flags, Area, Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, Scheduler,
+    ThreadProgress, TraceSpec,
 };
 
+use crate::sessions::call_traced_procs;
 use crate::{check_generations, walk_script, Seen, Step};
 
 /// One stager operation on every function.
@@ -202,21 +203,7 @@ pub fn run_exports<P: ThreadProgress>(scn: &ExportScenario, mutant: Option<Mutan
     for o in &scn.setup {
         apply(&engine, o);
     }
-    let fl = ProcFlags {
-        call: true,
-        ..ProcFlags::default()
-    };
-    let procs: Vec<Proc> = (0..scn.schedulers.len())
-        .map(|id| {
-            let mut proc = Proc::new(Process::new(100 + id as u64));
-            for sess in 0..2 {
-                engine
-                    .trace_process(&mut proc, sess, true, fl, None)
-                    .expect("trace_process");
-            }
-            proc
-        })
-        .collect();
+    let procs = call_traced_procs(&engine, scn.schedulers.len(), 2);
     let mut gens = vec![acted_now(&engine)];
     let returned = Arc::new(AtomicU32::new(0));
     let handles: Vec<_> = scn

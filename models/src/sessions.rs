@@ -247,21 +247,7 @@ pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mut
     }
     // The processes are traced in every session before any op runs (a destroyed session would
     // refuse trace_process).
-    let fl = ProcFlags {
-        call: true,
-        ..ProcFlags::default()
-    };
-    let procs: Vec<Proc> = (0..scn.schedulers.len())
-        .map(|id| {
-            let mut proc = Proc::new(Process::new(100 + id as u64));
-            for sess in 0..3 {
-                engine
-                    .trace_process(&mut proc, sess, true, fl, None)
-                    .expect("trace_process");
-            }
-            proc
-        })
-        .collect();
+    let procs = call_traced_procs(&engine, scn.schedulers.len(), 3);
     let mut gens = vec![acted_now(&engine)];
     let returned = Arc::new(AtomicU32::new(0));
     let handles: Vec<_> = scn
@@ -325,6 +311,29 @@ pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mut
     if let Err(e) = engine.check_at_rest() {
         panic!("I5 at rest violated: {e}");
     }
+}
+
+/// One process per scheduler (pids 100, 101, ...), call traced in sessions `0..sessions`.
+pub(crate) fn call_traced_procs<P: ThreadProgress>(
+    engine: &Engine<P>,
+    schedulers: usize,
+    sessions: u32,
+) -> Vec<Proc> {
+    let fl = ProcFlags {
+        call: true,
+        ..ProcFlags::default()
+    };
+    (0..schedulers)
+        .map(|id| {
+            let mut proc = Proc::new(Process::new(100 + id as u64));
+            for sess in 0..sessions {
+                engine
+                    .trace_process(&mut proc, sess, true, fl, None)
+                    .expect("trace_process");
+            }
+            proc
+        })
+        .collect()
 }
 
 /// S2 over one scheduler's hits (the generation argument of `crate::run`'s I3/I4 check).
