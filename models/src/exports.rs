@@ -16,7 +16,8 @@
 //!   stager's ops had on that entry, generations never go back, and after an op returned no hit
 //!   acts on an older one (the generation check of `crate::run`, with the export entries as
 //!   entries of their own: a call may straddle a flip between its two hits, as one hit may
-//!   between two nodes);
+//!   between two nodes; in a counterexample, "f{k}" with `k` at least the number of functions
+//!   `n` names the export entry of function `k - n`);
 //! - I5 at rest after the run.
 
 use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::*};
