@@ -130,6 +130,8 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
     use PatternKind::*;
     const L: u8 = bits::LOCAL;
     const C: u8 = bits::COUNT;
+    const G: u8 = bits::GLOBAL;
+    const M: u8 = bits::META;
     // `(schedulers, functions, sessions)` and the stager's script.
     let hits = |(s, f, n), script| Config::hits(s, f, n, script);
     vec![
@@ -238,6 +240,62 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "t2f1pc2",
             "t2f1p with 2 call_time charges (make check)",
             reader_model(2, 1, 2, reader_script_one_session(true)),
+        ),
+        (
+            "g2f1",
+            "2 schedulers, 1 export entry, 2 sessions: session 0 sets global trace, session 1 \
+             sets global trace, session 0 removes it (the export entry's chain: the same six \
+             steps on the entry's dispatch word and slot)",
+            hits(
+                (2, 1, 2),
+                vec![
+                    StagerOp::tp(0, 0b1, True, G),
+                    StagerOp::tp(1, 0b1, True, G),
+                    StagerOp::tp(0, 0b1, False, G),
+                ],
+            ),
+        ),
+        (
+            "m2f1",
+            "2 schedulers, 1 function, 1 session: meta trace on (with a tracer cell), replace \
+             the meta tracer twice while hits send through it and may answer remove",
+            hits(
+                (2, 1, 1),
+                vec![
+                    StagerOp::tp(0, 0b1, True, M),
+                    StagerOp::SetTracer {
+                        meta: true,
+                        on: true,
+                    },
+                    StagerOp::SetTracer {
+                        meta: true,
+                        on: true,
+                    },
+                ],
+            ),
+        ),
+        (
+            "st2f1",
+            "2 schedulers, 1 function, 1 session: local trace on, then set the session tracer \
+             (there was none), replace it, remove it, while hits send through it",
+            hits(
+                (2, 1, 1),
+                vec![
+                    StagerOp::tp(0, 0b1, True, L),
+                    StagerOp::SetTracer {
+                        meta: false,
+                        on: true,
+                    },
+                    StagerOp::SetTracer {
+                        meta: false,
+                        on: true,
+                    },
+                    StagerOp::SetTracer {
+                        meta: false,
+                        on: false,
+                    },
+                ],
+            ),
         ),
     ]
 }
