@@ -258,7 +258,14 @@ pub fn kills() -> Vec<Kill> {
         ),
         // The tracer cells: a replaced (or removed) cell is freed only after a wait.
         only(e(MetaFreeWithoutWait), "m2f1", &["no-freed-tracer-use"]),
-        only(e(TracerFreeWithoutWait), "st2f1", &["no-freed-tracer-use"]),
+        // The session tracer's swap is the stager's write: without the wait, a scheduler may
+        // still read the old pointer after the call returned (returns-settled) too.
+        k(
+            e(TracerFreeWithoutWait),
+            "st2f1",
+            "no-freed-tracer-use",
+            &["returns-settled", "no-freed-tracer-use"],
+        ),
     ]
 }
 

@@ -973,6 +973,8 @@ impl Config {
                             let won = s.get(self, Loc::Tracer) == c;
                             if won {
                                 self.write(s, Loc::Tracer, NIL);
+                                // Its own write: it never reads an older value again.
+                                s.scheds[i].stale[Loc::Tracer.index(self.functions)] = FRESH;
                                 s.retired.push(c);
                             }
                             say(log, || {
