@@ -257,7 +257,11 @@ fn call_time_slot_loads_are_checked() {
         .filter(|(_, e)| matches!(e, Event::TimemSlot { .. }))
         .map(|(i, _)| i)
         .collect();
-    assert!(slots.len() >= 3, "{} call_time slot loads in {h:?}", slots.len());
+    assert!(
+        slots.len() >= 3,
+        "{} call_time slot loads in {h:?}",
+        slots.len()
+    );
     let node = h
         .iter()
         .find_map(|e| match *e {
@@ -272,7 +276,16 @@ fn call_time_slot_loads_are_checked() {
     let i = *slots
         .iter()
         .rev()
-        .find(|&&i| matches!(h[i], Event::TimemSlot { func: 1, node: None, .. }))
+        .find(|&&i| {
+            matches!(
+                h[i],
+                Event::TimemSlot {
+                    func: 1,
+                    node: None,
+                    ..
+                }
+            )
+        })
         .expect("a slot load of f1 after the removal");
     let Event::TimemSlot { sched, func, .. } = h[i] else {
         unreachable!()

@@ -243,7 +243,10 @@ fn g2f1_export_entries_hold() {
         charges: 1,
         ..model_config("g2f1").unwrap()
     };
-    assert!(bad.validate().is_err(), "call_time readers on an export entry");
+    assert!(
+        bad.validate().is_err(),
+        "call_time readers on an export entry"
+    );
 }
 
 /// The tracer cells (`m2f1`: meta tracer, `st2f1`: session tracer) hold while the stager
@@ -273,7 +276,10 @@ fn meta_free_without_wait_uses_a_freed_cell() {
         },
     );
     let text = r.violated[0].steps.join("\n");
-    assert!(text.contains("reads the tracer pointer -> tracer cell #1"), "{text}");
+    assert!(
+        text.contains("reads the tracer pointer -> tracer cell #1"),
+        "{text}"
+    );
     assert!(text.contains("stager: free tracer cell #1"), "{text}");
     assert!(text.contains("which the stager has freed"), "{text}");
 }

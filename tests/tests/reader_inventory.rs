@@ -221,7 +221,11 @@ fn every_reader_names_its_spec_models() {
     let key = |cell: &str| quoted(cell).join(" ");
     for r in &readers {
         let k = key(&r[0]);
-        assert!(!k.is_empty(), "reader row without a backquoted name: {:?}", r[0]);
+        assert!(
+            !k.is_empty(),
+            "reader row without a backquoted name: {:?}",
+            r[0]
+        );
         let row = spec
             .iter()
             .find(|s| key(&s[0]) == k)
@@ -248,7 +252,11 @@ fn every_reader_names_its_spec_models() {
             .copied()
             .filter(|m| bpspec_spec::model::model_config(m).is_some())
             .collect();
-        assert!(!known.is_empty(), "reader {k:?} names no spec model: {:?}", row[1]);
+        assert!(
+            !known.is_empty(),
+            "reader {k:?} names no spec model: {:?}",
+            row[1]
+        );
         assert_eq!(
             known, models,
             "reader {k:?} names models that `bpspec check --model` does not know"

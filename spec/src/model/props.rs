@@ -275,9 +275,11 @@ pub fn returns_settled(m: &BpModel, s: &State) -> Result<(), String> {
         if x.mode == Mode::Asleep {
             continue; // its wake-up is a barrier
         }
-        if let Some(l) = x.stale.iter().enumerate().position(|(l, &v)| {
-            v != super::state::FRESH && v != s.cur[l] && Some(l) != hits_write
-        }) {
+        if let Some(l) =
+            x.stale.iter().enumerate().position(|(l, &v)| {
+                v != super::state::FRESH && v != s.cur[l] && Some(l) != hits_write
+            })
+        {
             return Err(format!(
                 "scheduler {i} can still read an old value of location {l}"
             ));

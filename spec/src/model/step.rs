@@ -961,7 +961,11 @@ impl Config {
                             }
                         });
                         h.cell = c;
-                        h.step = if c == NIL { HitStep::Next } else { HitStep::Send };
+                        h.step = if c == NIL {
+                            HitStep::Next
+                        } else {
+                            HitStep::Send
+                        };
                     }
                     HitStep::Send => {
                         let c = h.cell;
@@ -991,7 +995,10 @@ impl Config {
                             });
                         } else {
                             say(log, || {
-                                format!("scheduler {id} sends through tracer cell #{}", c as u32 + 1)
+                                format!(
+                                    "scheduler {id} sends through tracer cell #{}",
+                                    c as u32 + 1
+                                )
                             });
                         }
                         h.cell = NIL;
