@@ -366,18 +366,40 @@ fn timem_ix(cfg: &Config, s: &mut State, sched: usize, ix: u32) -> Result<(), St
             "scheduler {sched} reads the active index while asleep"
         ));
     }
-    let i = Loc::Ix.index(cfg.functions);
-    let (cur, stale) = (s.cur[i], x.stale[i]);
-    if ix == cur as u32 {
+    let v = u8::try_from(ix).map_err(|_| format!("active index {ix} out of range"))?;
+    view_read(
+        s,
+        sched,
+        Loc::Ix.index(cfg.functions),
+        v,
+        "the active index",
+        &|v| v.to_string(),
+    )
+}
+
+/// Scheduler `sched` read `v` from location index `i`: the current value (which drops the
+/// older one its view holds: coherence) or that older value; anything else is rejected.
+fn view_read(
+    s: &mut State,
+    sched: usize,
+    i: usize,
+    v: u8,
+    what: &str,
+    name: &dyn Fn(u8) -> String,
+) -> Result<(), String> {
+    let (cur, stale) = (s.cur[i], s.scheds[sched].stale[i]);
+    if v == cur {
         s.scheds[sched].stale[i] = FRESH;
         Ok(())
-    } else if stale != FRESH && ix == stale as u32 {
+    } else if stale != FRESH && v == stale {
         Ok(())
     } else {
         Err(format!(
-            "scheduler {sched} cannot see the active index {ix}: the current value is {cur}{}",
+            "scheduler {sched} cannot see {what} {}: the current value is {}{}",
+            name(v),
+            name(cur),
             if stale != FRESH {
-                format!(" and its view still holds {stale}")
+                format!(" and its view still holds {}", name(stale))
             } else {
                 ", and its view holds nothing older".into()
             }
@@ -424,25 +446,10 @@ fn timem_link(cfg: &Config, s: &mut State, e: &Event) -> Result<(), String> {
             bp_name(v)
         ));
     }
-    let i = loc.index(cfg.functions);
-    let (cur, stale) = (s.cur[i], x.stale[i]);
-    if v == cur {
-        s.scheds[sched].stale[i] = FRESH;
-        Ok(())
-    } else if stale != FRESH && v == stale {
-        Ok(())
-    } else {
-        Err(format!(
-            "scheduler {sched} cannot see {} in {loc:?}: the current value is {}{}",
-            bp_name(v),
-            bp_name(cur),
-            if stale != FRESH {
-                format!(" and its view still holds {}", bp_name(stale))
-            } else {
-                ", and its view holds nothing older".into()
-            }
-        ))
-    }
+    let what = format!("{loc:?} ->");
+    view_read(s, sched, loc.index(cfg.functions), v, &what, &|g| {
+        bp_name(g)
+    })
 }
 
 /// Check `events` (recorded by an engine with `schedulers` schedulers, which start asleep, and
