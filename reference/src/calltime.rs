@@ -71,6 +71,12 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
     let mut g = e.code.funcs[f]
         .gen_bp
         .load(ord(e.mutant, Site::TimemSlotLoad, Acquire));
+    // SAFETY: just loaded from the slot (history::node_id's contract).
+    e.history.record(|| crate::history::Event::TimemSlot {
+        sched,
+        func: f,
+        node: unsafe { crate::history::node_id(g) },
+    });
     let mut steps = 0;
     while !g.is_null() {
         steps += 1;
@@ -95,6 +101,12 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
             });
         }
         g = node.next.load(Relaxed);
+        // SAFETY: just loaded from a `next` link (history::node_id's contract).
+        e.history.record(|| crate::history::Event::TimemNext {
+            sched,
+            node: node.id,
+            next: unsafe { crate::history::node_id(g) },
+        });
     }
     std::ptr::null()
 }

@@ -75,6 +75,20 @@ pub enum Event {
         sched: usize,
         ix: u32,
     },
+    /// A call_time/call_memory reader loaded function `func`'s slot (whatever its instruction
+    /// word says), with the value read; recorded right after the load.
+    TimemSlot {
+        sched: usize,
+        func: usize,
+        node: Option<u64>,
+    },
+    /// A call_time/call_memory reader loaded `next` of `node` (another session's node on its
+    /// way to its own), with the value read; recorded right after the load.
+    TimemNext {
+        sched: usize,
+        node: u64,
+        next: Option<u64>,
+    },
 }
 
 /// The recorder owned by an [`crate::Engine`].

@@ -244,3 +244,58 @@ fn impossible_call_time_index_read_is_rejected() {
     assert_eq!(r.index, i, "{r}");
     assert!(r.to_string().contains("cannot see the active index"), "{r}");
 }
+
+/// The call_time readers' slot and link loads (`TimemSlot`, `TimemNext`) are recorded and
+/// checked: the history above is accepted with them, and a reader that loads f1's node after
+/// the removal freed it (a value the spec's views no longer hold) is rejected at that load.
+#[test]
+fn call_time_slot_loads_are_checked() {
+    let mut h = call_time_history();
+    let slots: Vec<usize> = h
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Event::TimemSlot { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        slots.len() >= 3,
+        "{} call_time slot loads in {h:?}",
+        slots.len()
+    );
+    let node = h
+        .iter()
+        .find_map(|e| match *e {
+            Event::TimemSlot {
+                func: 1,
+                node: Some(g),
+                ..
+            } => Some(g),
+            _ => None,
+        })
+        .expect("a slot load of f1 while it had a node");
+    let i = *slots
+        .iter()
+        .rev()
+        .find(|&&i| {
+            matches!(
+                h[i],
+                Event::TimemSlot {
+                    func: 1,
+                    node: None,
+                    ..
+                }
+            )
+        })
+        .expect("a slot load of f1 after the removal");
+    let Event::TimemSlot { sched, func, .. } = h[i] else {
+        unreachable!()
+    };
+    h[i] = Event::TimemSlot {
+        sched,
+        func,
+        node: Some(node),
+    };
+    let r = check(&h, 1, 2).unwrap_err();
+    assert_eq!(r.index, i, "{r}");
+    assert!(r.to_string().contains("has freed"), "{r}");
+}

@@ -45,6 +45,7 @@ fn every_engine_mutant_is_modelled_or_explained() {
         .iter()
         .chain(Mutant::COLLECTION.iter())
         .chain(Mutant::SESSIONS.iter())
+        .chain(Mutant::META.iter())
         .map(|m| m.name());
     for n in names {
         let modelled = SpecMutant::from_name(n).is_some_and(|m| killed.contains(&m.name()));

@@ -222,3 +222,64 @@ fn exact_kill_matrix() {
         assert!(want.iter().all(|p| SAFETY.contains(p) || *p == LIVENESS));
     }
 }
+
+/// Export entries (global trace, `g2f1`): the same protocol on the entry's slot holds, and it
+/// is the same state space as the code area's `s2f1x2` (same script with `local`): the model
+/// treats an export entry as one more slot, whose only difference (no frames, so no call_time
+/// readers) the configuration enforces.
+#[test]
+fn g2f1_export_entries_hold() {
+    let g = baseline("g2f1", RunOptions::small());
+    let s = run(
+        "s2f1x2",
+        model_config("s2f1x2").unwrap(),
+        RunOptions {
+            liveness: false,
+            ..RunOptions::small()
+        },
+    );
+    assert_eq!((g.states, g.unique), (s.states, s.unique));
+    let bad = Config {
+        charges: 1,
+        ..model_config("g2f1").unwrap()
+    };
+    assert!(
+        bad.validate().is_err(),
+        "call_time readers on an export entry"
+    );
+}
+
+/// The tracer cells (`m2f1`: meta tracer, `st2f1`: session tracer) hold while the stager
+/// replaces or removes the cell and hits send through it, and a hit does hold a cell the
+/// stager has already unpublished (`tracer-replaced-while-held`).
+#[test]
+fn tracer_models_hold() {
+    for m in ["m2f1", "st2f1"] {
+        let r = baseline(m, RunOptions::small());
+        assert!(!r.unreached.contains(&"tracer-replaced-while-held"), "{m}");
+    }
+}
+
+/// meta-free-without-wait: the replaced meta tracer cell is freed right after the swap while a
+/// hit that loaded it is about to send through it.
+#[test]
+fn meta_free_without_wait_uses_a_freed_cell() {
+    let r = run(
+        "m2f1",
+        model_config("m2f1")
+            .unwrap()
+            .with_mutant(Some(SpecMutant::Engine(Mutant::MetaFreeWithoutWait))),
+        RunOptions {
+            liveness: false,
+            stop_at: Some("no-freed-tracer-use"),
+            ..RunOptions::small()
+        },
+    );
+    let text = r.violated[0].steps.join("\n");
+    assert!(
+        text.contains("reads the tracer pointer -> tracer cell #1"),
+        "{text}"
+    );
+    assert!(text.contains("stager: free tracer cell #1"), "{text}");
+    assert!(text.contains("which the stager has freed"), "{text}");
+}

@@ -170,3 +170,101 @@ fn the_scan_sees_a_load_split_over_lines() {
     );
     assert_eq!(declared_fn("let f = |x| x; // fn not"), None);
 }
+
+/// The rows of the markdown table that follows the heading `heading` in docs/readers.md, as
+/// cells (the header and the separator row left out).
+fn table_rows(heading: &str) -> Vec<Vec<String>> {
+    let path = root().join("docs/readers.md");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let start = text
+        .find(heading)
+        .unwrap_or_else(|| panic!("docs/readers.md has no heading {heading:?}"));
+    let rows: Vec<Vec<String>> = text[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    assert!(!rows.is_empty(), "no table under {heading:?}");
+    rows
+}
+
+/// The backquoted words of a table cell.
+fn quoted(cell: &str) -> Vec<&str> {
+    cell.split('`').skip(1).step_by(2).collect()
+}
+
+/// Readers that the spec leaves out, each for the reason its row gives.
+const NOT_IN_SPEC: [&str; 4] = [
+    // reads no breakpoint memory
+    "Scheduler::schedule_in calltime.rs",
+    // reads no breakpoint memory
+    "Scheduler::unwind calltrace.rs",
+    // the session lifecycle is not in the spec (config::NOT_MODELLED: ignore-session-state)
+    "Sessions::is_alive session.rs",
+    // every scheduler is blocked while it reads
+    "collect.rs::collect_stw",
+];
+
+/// Every reader class names the spec models that contain it, and those models exist.
+#[test]
+fn every_reader_names_its_spec_models() {
+    let readers = table_rows("## Schedulers");
+    let spec = table_rows("## Spec models per reader class");
+    let key = |cell: &str| quoted(cell).join(" ");
+    for r in &readers {
+        let k = key(&r[0]);
+        assert!(
+            !k.is_empty(),
+            "reader row without a backquoted name: {:?}",
+            r[0]
+        );
+        let row = spec
+            .iter()
+            .find(|s| key(&s[0]) == k)
+            .unwrap_or_else(|| panic!("reader {k:?} has no row in the spec models table"));
+        let models = quoted(&row[1]);
+        if NOT_IN_SPEC.contains(&k.as_str()) {
+            assert!(
+                row[1].starts_with("none: ") && row[1].len() > 30,
+                "{k}: a reader the spec leaves out says why ({:?})",
+                row[1]
+            );
+            if k.starts_with("Sessions::is_alive") {
+                assert!(
+                    bpspec_spec::model::config::NOT_MODELLED
+                        .iter()
+                        .any(|(m, _)| models.contains(m)),
+                    "{k}: names the engine mutant the spec does not model"
+                );
+            }
+            continue;
+        }
+        let known: Vec<&str> = models
+            .iter()
+            .copied()
+            .filter(|m| bpspec_spec::model::model_config(m).is_some())
+            .collect();
+        assert!(
+            !known.is_empty(),
+            "reader {k:?} names no spec model: {:?}",
+            row[1]
+        );
+        assert_eq!(
+            known, models,
+            "reader {k:?} names models that `bpspec check --model` does not know"
+        );
+    }
+    assert_eq!(
+        spec.len(),
+        readers.len(),
+        "the spec models table has rows for readers the inventory does not list"
+    );
+}

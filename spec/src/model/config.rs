@@ -18,6 +18,16 @@ pub mod bits {
     pub const TIME: u8 = 0x8;
     /// `ERTS_BPF_TIME_TRACE_ACTIVE`: the call_time counter runs.
     pub const TIME_ACTIVE: u8 = 0x10;
+    /// `ERTS_BPF_GLOBAL_TRACE`: a global breakpoint, set on a function's *export entry*. An
+    /// export entry is one more breakpoint slot with its own dispatch word (the model's
+    /// instruction word: the trampoline or the function's address) and its own chain, changed
+    /// by the same six steps (engine: `Area::Export`, reference/src/export.rs). The model
+    /// treats a slot that carries `GLOBAL` as an export entry: no frames (no call_time
+    /// readers), so `validate` rejects other flags and charges beside it (docs/spec.md §10).
+    pub const GLOBAL: u8 = 0x20;
+    /// `ERTS_BPF_META_TRACE`: a hit sends to the node's meta tracer (`BpMetaTracer`), whose
+    /// tracer cell the model keeps in one location (`Loc::Tracer`, docs/spec.md §11).
+    pub const META: u8 = 0x40;
 }
 
 /// The operation of a `trace_pattern` call.
@@ -64,6 +74,14 @@ pub enum StagerOp {
     /// `trace_info({f, ...}, call_time)` in `session` (OTP 29's non-blocking collection,
     /// `erts_prepare_timem_trace_info` … `erts_timem_info_consolidate`; see `collect.rs`).
     Collect { session: u8, func: u8 },
+    /// Replace the tracer cell that hits send to (`Loc::Tracer`): with a fresh cell (`on`) or
+    /// with none (remove). `meta`: the meta tracer of the traced node (ERTS swaps it in
+    /// `set_function_break` when `trace_pattern(.., [{meta, NewTracer}])` stages; a hit whose
+    /// tracer answers `remove` swaps it to NIL with a compare-and-swap); otherwise the session
+    /// tracer (`set_session_tracer`). Either way the old cell is unpublished by one swap and
+    /// freed after a wait that began after the swap (docs/spec.md §11): steps Stage (swap,
+    /// take the retire list), W4, Free.
+    SetTracer { meta: bool, on: bool },
 }
 
 impl StagerOp {
@@ -97,6 +115,12 @@ impl fmt::Display for StagerOp {
                 if flags & bits::TIME != 0 {
                     fl.push("call_time");
                 }
+                if flags & bits::GLOBAL != 0 {
+                    fl.push("global");
+                }
+                if flags & bits::META != 0 {
+                    fl.push("meta");
+                }
                 let fs: Vec<String> = (0..8)
                     .filter(|i| funcs & (1 << i) != 0)
                     .map(|i| format!("f{i}"))
@@ -111,6 +135,15 @@ impl fmt::Display for StagerOp {
             }
             StagerOp::Collect { session, func } => {
                 write!(f, "trace_info(session {session}, f{func}, call_time)")
+            }
+            StagerOp::SetTracer { meta, on } => {
+                let what = if meta {
+                    "meta tracer (trace_pattern meta, new tracer)"
+                } else {
+                    "session tracer (set_session_tracer)"
+                };
+                let to = if on { "a fresh cell" } else { "none" };
+                write!(f, "replace the {what} with {to}")
             }
         }
     }
@@ -252,13 +285,7 @@ impl ChainMutant {
 
 /// Engine mutants the spec does not model, and why (asserted complete by
 /// `spec/tests/spec_collect.rs`).
-pub const NOT_MODELLED: [(&str, &str); 4] = [
-    (
-        "tracer-free-without-wait",
-        "the spec has no tracers: a session tracer's removal (swap, wait, free) is the same \
-         grace-period pattern as a node's free after W4, checked here by free-at-unlink and \
-         skip-w4-before-free; the engine's loom and shuttle session models kill it",
-    ),
+pub const NOT_MODELLED: [(&str, &str); 3] = [
     (
         "ignore-session-state",
         "the spec has no session lifecycle (destroy makes a session's breakpoints inert at once \
@@ -291,6 +318,9 @@ impl SpecMutant {
         v.extend(CollectMutant::ALL.into_iter().map(SpecMutant::Collect));
         v.extend(ChainMutant::ALL.into_iter().map(SpecMutant::Chain));
         v.push(SpecMutant::FreshSlotStoreRelaxed);
+        // The tracer cells' mutants (`StagerOp::SetTracer`): the engine's, same names.
+        v.push(SpecMutant::Engine(Mutant::TracerFreeWithoutWait));
+        v.push(SpecMutant::Engine(Mutant::MetaFreeWithoutWait));
         v
     }
 
@@ -381,9 +411,28 @@ impl Config {
                         funcs.count_ones() as usize
                     }
                 }
-                StagerOp::Collect { .. } => 0,
+                StagerOp::Collect { .. } | StagerOp::SetTracer { .. } => 0,
             })
             .sum()
+    }
+
+    /// The tracer cell the model's hits send to: `Some(true)` the meta tracer (hits on a half
+    /// with `META`), `Some(false)` the session tracer (hits on a half with `LOCAL` or
+    /// `GLOBAL`), `None` no tracer op in the script (hits send to nothing the model tracks).
+    pub fn tracer(&self) -> Option<bool> {
+        self.script.iter().find_map(|op| match *op {
+            StagerOp::SetTracer { meta, .. } => Some(meta),
+            _ => None,
+        })
+    }
+
+    /// Is the active mutant one that frees a replaced tracer cell without a wait?
+    pub fn frees_tracer_without_wait(&self, meta: bool) -> bool {
+        if meta {
+            self.is(Mutant::MetaFreeWithoutWait)
+        } else {
+            self.is(Mutant::TracerFreeWithoutWait)
+        }
     }
 
     /// One line: "2 schedulers x 2 functions x 1 session, 5 ops".
@@ -422,11 +471,35 @@ impl Config {
         if self.dirty >> self.schedulers != 0 {
             return Err(format!("dirty mask {:#b} names no scheduler", self.dirty));
         }
+        let mut global = 0u8;
+        let mut other = 0u8;
+        let mut tracer = None;
         for (i, op) in self.script.iter().enumerate() {
             let (session, funcs) = match *op {
-                StagerOp::TracePattern { session, funcs, .. } => (session, funcs),
+                StagerOp::TracePattern {
+                    session,
+                    funcs,
+                    flags,
+                    ..
+                } => {
+                    if flags & bits::GLOBAL != 0 {
+                        global |= funcs;
+                    }
+                    if flags & !bits::GLOBAL != 0 {
+                        other |= funcs;
+                    }
+                    (session, funcs)
+                }
                 StagerOp::Collect { session, func } => {
                     (session, 1u8.checked_shl(func as u32).unwrap_or(0))
+                }
+                StagerOp::SetTracer { meta, .. } => {
+                    if tracer.replace(meta).is_some_and(|m| m != meta) {
+                        return Err(format!(
+                            "script op {i} ({op}): one model has one kind of tracer cell"
+                        ));
+                    }
+                    continue;
                 }
             };
             if session >= self.sessions || funcs == 0 || funcs >> self.functions != 0 {
@@ -435,7 +508,14 @@ impl Config {
                 ));
             }
         }
-        if 2 * self.functions as usize + 1 + self.max_nodes() > 64 {
+        if global & other != 0 || (global != 0 && self.charges != 0) {
+            return Err(
+                "a slot with global trace is an export entry: no local, meta, call_count or \
+                 call_time flags on it, and no call_time charges in the model"
+                    .into(),
+            );
+        }
+        if 2 * self.functions as usize + 2 + self.max_nodes() > 64 {
             return Err("too many memory locations for the 64-bit dirty mask".into());
         }
         Ok(())

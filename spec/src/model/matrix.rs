@@ -27,23 +27,42 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
             "charge-lands-in-temp",
             "charges-old-table-after-flip",
             "charge-walks-unpatched-function",
+            "tracer-replaced-while-held",
+        ],
+        // The tracer models: one session, no node is ever unlinked, no call_time.
+        "m2f1" | "st2f1" => &[
+            "stands-on-unlinked-node",
+            "charge-lands-in-temp",
+            "charges-old-table-after-flip",
+            "charge-walks-unpatched-function",
         ],
         // The call_time reader models with one session: no collection (no temporaries), and
         // the single-session reason above for unlinked nodes.
-        "t2f1" | "t2f1p" | "t2f1pc2" => &["stands-on-unlinked-node", "charge-lands-in-temp"],
+        "t2f1" | "t2f1p" | "t2f1pc2" => &[
+            "stands-on-unlinked-node",
+            "charge-lands-in-temp",
+            "tracer-replaced-while-held",
+        ],
         // With two sessions session 1's local trace keeps f0 patched throughout.
-        "t2f1x2" | "t2f1x2r" => &["charge-lands-in-temp", "charge-walks-unpatched-function"],
+        "t2f1x2" | "t2f1x2r" => &[
+            "charge-lands-in-temp",
+            "charge-walks-unpatched-function",
+            "tracer-replaced-while-held",
+        ],
         // The collection models: one session and no removal (no node is unlinked), and no
         // calls (the charges stand for them), so no hit reads a half or spans a flip.
         "c2f1" | "c3f1" => &[
             "old-half-after-flip",
             "stands-on-unlinked-node",
             "hit-spans-flip",
+            "tracer-replaced-while-held",
         ],
+        // Models without a tracer op have no tracer cell to replace.
         _ => &[
             "charge-lands-in-temp",
             "charges-old-table-after-flip",
             "charge-walks-unpatched-function",
+            "tracer-replaced-while-held",
         ],
     }
 }
@@ -229,6 +248,24 @@ pub fn kills() -> Vec<Kill> {
             &["no-use-after-free", "returns-settled"],
         ),
         only(SpecMutant::FreshSlotStoreRelaxed, "t2f1", &["no-torn-half"]),
+        // Export entries (global trace): the same protocol on the entry's slot; with two
+        // sessions W4 keeps a remote call's hit off the unlinked node, as on s2f1x2.
+        k(
+            e(SkipWaitBeforeFree),
+            "g2f1",
+            "no-use-after-free",
+            &["no-use-after-free", "returns-settled"],
+        ),
+        // The tracer cells: a replaced (or removed) cell is freed only after a wait.
+        only(e(MetaFreeWithoutWait), "m2f1", &["no-freed-tracer-use"]),
+        // The session tracer's swap is the stager's write: without the wait, a scheduler may
+        // still read the old pointer after the call returned (returns-settled) too.
+        k(
+            e(TracerFreeWithoutWait),
+            "st2f1",
+            "no-freed-tracer-use",
+            &["returns-settled", "no-freed-tracer-use"],
+        ),
     ]
 }
 

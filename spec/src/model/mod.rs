@@ -28,6 +28,10 @@
 //!   schedule-out, a hit's previous-function charge) walks the function's slot and links
 //!   whatever the instruction word says; the fresh node's store into an empty slot is a release
 //!   store that those readers acquire (`fresh-slot-store-relaxed` is ERTS and the engine).
+//! - *Export entries* (docs/spec.md §10): a slot whose halves carry `GLOBAL` is an export entry
+//!   (same steps, no call_time readers).
+//! - *Tracer cells* (docs/spec.md §11): the session tracer and the meta tracer, one pointer
+//!   location swapped by `StagerOp::SetTracer`, loaded and used by hits, freed after a wait.
 //! - Not modelled: call_count values (I6; the sequential oracle and the engine tests cover them),
 //!   the call_count object's identity, other trace flags, code loading.
 //!
@@ -52,6 +56,9 @@
 //! | `t2f1pc2` | `t2f1p` with 2 charges | BFS, 1 thread | 6,053,486 | 1,835,232 | 128 | 11-170 s |
 //! | `t2f1x2` | 2 x 1 x 2 sessions, 1 charge; s0 call_time on, s1 local on, s0 removes | BFS, 1 thread | 1,713,718 | 542,583 | 100 | 3.1-10 s |
 //! | `t2f1x2r` | 2 x 1 x 2, 1 charge; s0 on, s1 local on, s0 restart, remove, on again | BFS, 1 thread | 3,744,615 | 1,193,549 | 136 | 6.4-117 s |
+//! | `g2f1` | 2 x 1 export entry x 2 sessions; global s0, global s1, remove s0 (`s2f1x2` on an export entry) | BFS, 1 thread | 341,311 | 108,157 | 87 | 0.63 s |
+//! | `m2f1` | 2 x 1 x 1; meta on, replace the meta tracer twice (hits may answer remove) | BFS, 1 thread | 726,802 | 219,645 | 78 | 1.59 s |
+//! | `st2f1` | 2 x 1 x 1; local on, set, replace, remove the session tracer | BFS, 1 thread | 202,250 | 62,866 | 72 | 0.56 s |
 //!
 //! Liveness (explicit graph, no symmetry): `s2f2x1` 264,670 states / 861,125 edges, `s2f1x2`
 //! 108,157 / 341,310, `s2f1x2h` 112,110 / 353,948, `c2f1` 113,354 / 383,998 (`c3f1`: 6,498,993 /
@@ -130,6 +137,8 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
     use PatternKind::*;
     const L: u8 = bits::LOCAL;
     const C: u8 = bits::COUNT;
+    const G: u8 = bits::GLOBAL;
+    const M: u8 = bits::META;
     // `(schedulers, functions, sessions)` and the stager's script.
     let hits = |(s, f, n), script| Config::hits(s, f, n, script);
     vec![
@@ -238,6 +247,62 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "t2f1pc2",
             "t2f1p with 2 call_time charges (make check)",
             reader_model(2, 1, 2, reader_script_one_session(true)),
+        ),
+        (
+            "g2f1",
+            "2 schedulers, 1 export entry, 2 sessions: session 0 sets global trace, session 1 \
+             sets global trace, session 0 removes it (the export entry's chain: the same six \
+             steps on the entry's dispatch word and slot)",
+            hits(
+                (2, 1, 2),
+                vec![
+                    StagerOp::tp(0, 0b1, True, G),
+                    StagerOp::tp(1, 0b1, True, G),
+                    StagerOp::tp(0, 0b1, False, G),
+                ],
+            ),
+        ),
+        (
+            "m2f1",
+            "2 schedulers, 1 function, 1 session: meta trace on (with a tracer cell), replace \
+             the meta tracer twice while hits send through it and may answer remove",
+            hits(
+                (2, 1, 1),
+                vec![
+                    StagerOp::tp(0, 0b1, True, M),
+                    StagerOp::SetTracer {
+                        meta: true,
+                        on: true,
+                    },
+                    StagerOp::SetTracer {
+                        meta: true,
+                        on: true,
+                    },
+                ],
+            ),
+        ),
+        (
+            "st2f1",
+            "2 schedulers, 1 function, 1 session: local trace on, then set the session tracer \
+             (there was none), replace it, remove it, while hits send through it",
+            hits(
+                (2, 1, 1),
+                vec![
+                    StagerOp::tp(0, 0b1, True, L),
+                    StagerOp::SetTracer {
+                        meta: false,
+                        on: true,
+                    },
+                    StagerOp::SetTracer {
+                        meta: false,
+                        on: true,
+                    },
+                    StagerOp::SetTracer {
+                        meta: false,
+                        on: false,
+                    },
+                ],
+            ),
         ),
     ]
 }

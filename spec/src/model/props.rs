@@ -7,7 +7,7 @@ use super::BpModel;
 use stateright::Property;
 
 /// Names of the `always` properties, in the order the kill matrix prints them.
-pub const SAFETY: [&str; 12] = [
+pub const SAFETY: [&str; 13] = [
     "no-use-after-free",
     "no-torn-half",
     "slot-set-behind-breakpoint",
@@ -20,10 +20,11 @@ pub const SAFETY: [&str; 12] = [
     "no-temp-use-after-free",
     "charges-conserved",
     "no-missed-node",
+    "no-freed-tracer-use",
 ];
 
 /// Names of the `sometimes` properties.
-pub const REACHABILITY: [&str; 7] = [
+pub const REACHABILITY: [&str; 8] = [
     "old-half-after-flip",
     "stands-on-unlinked-node",
     "hit-spans-flip",
@@ -31,6 +32,7 @@ pub const REACHABILITY: [&str; 7] = [
     "charge-lands-in-temp",
     "charges-old-table-after-flip",
     "charge-walks-unpatched-function",
+    "tracer-replaced-while-held",
 ];
 
 /// The liveness property (checked by [`super::liveness`], not by stateright).
@@ -67,6 +69,8 @@ pub fn properties() -> Vec<Property<BpModel>> {
         Property::always(SAFETY[11], |_, s: &State| {
             !matches!(s.violation, Some(Violation::MissedNode { .. }))
         }),
+        // A scheduler about to send through a freed tracer cell, or one that did.
+        Property::always(SAFETY[12], |_, s: &State| no_freed_tracer_use(s)),
         Property::sometimes(REACHABILITY[0], |m: &BpModel, s: &State| {
             let cur = s.active_ix(&m.cfg);
             s.scheds
@@ -107,7 +111,23 @@ pub fn properties() -> Vec<Property<BpModel>> {
                     .iter()
                     .any(|x| matches!(x.mode, Mode::Charge(c) if c.at != NIL))
         }),
+        // A scheduler holds a tracer cell the stager (or another hit) has unpublished.
+        Property::sometimes(REACHABILITY[7], |m: &BpModel, s: &State| {
+            let cur = s.get(&m.cfg, Loc::Tracer);
+            s.scheds
+                .iter()
+                .any(|x| matches!(x.mode, Mode::Hit(h) if h.cell != NIL && h.cell != cur))
+        }),
     ]
+}
+
+/// No scheduler holds (about to send through) a freed tracer cell, and none used one.
+pub fn no_freed_tracer_use(s: &State) -> bool {
+    !matches!(s.violation, Some(Violation::FreedTracer { .. }))
+        && !s.scheds.iter().any(|x| {
+            matches!(x.mode, Mode::Hit(h)
+                if h.step == HitStep::Send && h.cell != NIL && s.cells[h.cell as usize])
+        })
 }
 
 /// CT4 in the abstract: every charge lands in exactly one table, and no temporary with charges
@@ -248,15 +268,17 @@ pub fn returns_settled(m: &BpModel, s: &State) -> Result<(), String> {
     }
     let cfg = &m.cfg;
     let cur = s.active_ix(cfg);
+    // The meta tracer's pointer is also written by hits (a compare-and-swap when the tracer
+    // answers remove), at any time: not a write of the stager's that returning settles.
+    let hits_write = (cfg.tracer() == Some(true)).then(|| Loc::Tracer.index(cfg.functions));
     for (i, x) in s.scheds.iter().enumerate() {
         if x.mode == Mode::Asleep {
             continue; // its wake-up is a barrier
         }
-        if let Some(l) = x
-            .stale
-            .iter()
-            .enumerate()
-            .position(|(l, &v)| v != super::state::FRESH && v != s.cur[l])
+        if let Some(l) =
+            x.stale.iter().enumerate().position(|(l, &v)| {
+                v != super::state::FRESH && v != s.cur[l] && Some(l) != hits_write
+            })
         {
             return Err(format!(
                 "scheduler {i} can still read an old value of location {l}"

@@ -102,6 +102,22 @@ pub fn describe(e: &Event) -> String {
         Event::TimemIx { sched, ix } => {
             format!("scheduler {sched}'s call_time reader reads the active index -> {ix}")
         }
+        Event::TimemSlot {
+            sched,
+            func,
+            node: g,
+        } => format!(
+            "scheduler {sched}'s call_time reader reads slot of f{func} -> {}",
+            node(g)
+        ),
+        Event::TimemNext {
+            sched,
+            node: g,
+            next,
+        } => format!(
+            "scheduler {sched}'s call_time reader reads next of GenericBp#{g} -> {}",
+            node(next)
+        ),
     }
 }
 
@@ -321,7 +337,9 @@ fn action_for(cfg: &Config, s: &State, e: &Event) -> Result<Action, String> {
             let stale = value(sched, Loc::Next(h.at), v, &|g| bp_name(g))?;
             Ok(Action::Read(sched as u8, stale))
         }
-        Event::TimemIx { .. } => Err("a call_time reader's index read is no step".into()),
+        Event::TimemIx { .. } | Event::TimemSlot { .. } | Event::TimemNext { .. } => {
+            Err("a call_time reader's read is no step".into())
+        }
         Event::Orig { sched, node } => {
             let h = hit(sched, HitStep::Orig)?;
             if h.head != spec_node(node)? {
@@ -348,23 +366,90 @@ fn timem_ix(cfg: &Config, s: &mut State, sched: usize, ix: u32) -> Result<(), St
             "scheduler {sched} reads the active index while asleep"
         ));
     }
-    let i = Loc::Ix.index(cfg.functions);
-    let (cur, stale) = (s.cur[i], x.stale[i]);
-    if ix == cur as u32 {
+    let v = u8::try_from(ix).map_err(|_| format!("active index {ix} out of range"))?;
+    view_read(
+        s,
+        sched,
+        Loc::Ix.index(cfg.functions),
+        v,
+        "the active index",
+        &|v| v.to_string(),
+    )
+}
+
+/// Scheduler `sched` read `v` from location index `i`: the current value (which drops the
+/// older one its view holds: coherence) or that older value; anything else is rejected.
+fn view_read(
+    s: &mut State,
+    sched: usize,
+    i: usize,
+    v: u8,
+    what: &str,
+    name: &dyn Fn(u8) -> String,
+) -> Result<(), String> {
+    let (cur, stale) = (s.cur[i], s.scheds[sched].stale[i]);
+    if v == cur {
         s.scheds[sched].stale[i] = FRESH;
         Ok(())
-    } else if stale != FRESH && ix == stale as u32 {
+    } else if stale != FRESH && v == stale {
         Ok(())
     } else {
         Err(format!(
-            "scheduler {sched} cannot see the active index {ix}: the current value is {cur}{}",
+            "scheduler {sched} cannot see {what} {}: the current value is {}{}",
+            name(v),
+            name(cur),
             if stale != FRESH {
-                format!(" and its view still holds {stale}")
+                format!(" and its view still holds {}", name(stale))
             } else {
                 ", and its view holds nothing older".into()
             }
         ))
     }
+}
+
+/// A call_time reader's load of a slot or a `next` link (`TimemSlot`, `TimemNext`): like
+/// [`timem_ix`], the value must be the current one or the older one the scheduler's view
+/// holds, and reading the current one drops the older; the node it reads `next` of, and the
+/// node it loads, must not be freed in the spec (I1 for the readers that walk the slot).
+fn timem_link(cfg: &Config, s: &mut State, e: &Event) -> Result<(), String> {
+    let (sched, loc, v) = match *e {
+        Event::TimemSlot { sched, func, node } => {
+            if func >= cfg.functions as usize {
+                return Err(format!("no function f{func} in the spec"));
+            }
+            (sched, Loc::Slot(func as u8), spec_ptr(node)?)
+        }
+        Event::TimemNext { sched, node, next } => {
+            let g = spec_node(node)?;
+            if g as usize >= s.nodes.len() || s.nodes[g as usize].freed {
+                return Err(format!(
+                    "scheduler {sched}'s call_time reader reads next of {}, which the spec's \
+                     stager has freed (or never made)",
+                    bp_name(g)
+                ));
+            }
+            (sched, Loc::Next(g), spec_ptr(next)?)
+        }
+        _ => unreachable!("slot and link reads only"),
+    };
+    let x = s
+        .scheds
+        .get(sched)
+        .ok_or_else(|| format!("no scheduler {sched} in the spec"))?;
+    if x.mode == Mode::Asleep {
+        return Err(format!("scheduler {sched} reads {loc:?} while asleep"));
+    }
+    if v != NIL && (v as usize >= s.nodes.len() || s.nodes[v as usize].freed) {
+        return Err(format!(
+            "scheduler {sched}'s call_time reader loads {}, which the spec's stager has freed \
+             (or never made)",
+            bp_name(v)
+        ));
+    }
+    let what = format!("{loc:?} ->");
+    view_read(s, sched, loc.index(cfg.functions), v, &what, &|g| {
+        bp_name(g)
+    })
 }
 
 /// Check `events` (recorded by an engine with `schedulers` schedulers, which start asleep, and
@@ -388,6 +473,10 @@ pub fn check(events: &[Event], schedulers: u8, functions: u8) -> Result<usize, R
         }
         if let Event::TimemIx { sched, ix } = *e {
             timem_ix(&cfg, &mut s, sched, ix).map_err(|r| reject(i, r))?;
+            continue;
+        }
+        if let Event::TimemSlot { .. } | Event::TimemNext { .. } = *e {
+            timem_link(&cfg, &mut s, e).map_err(|r| reject(i, r))?;
             continue;
         }
         let a = action_for(&cfg, &s, e).map_err(|r| reject(i, r))?;

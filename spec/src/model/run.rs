@@ -134,6 +134,10 @@ fn reason(m: &BpModel, property: &str, s: &State) -> String {
             "scheduler {sched} charged {}, which has been freed",
             super::collect::obj_name(s, obj)
         ),
+        Some(FreedTracer { sched, cell }) => format!(
+            "scheduler {sched} used tracer cell #{}, which the stager has freed",
+            cell as u32 + 1
+        ),
         Some(MissedNode { sched, func, node }) => format!(
             "scheduler {sched}'s hit of f{func} ended without acting on GenericBp#{}, which was \
              linked before the hit began and is still linked and active",
@@ -147,6 +151,7 @@ fn reason(m: &BpModel, property: &str, s: &State) -> String {
         "patched-iff-active-flag" => patched_iff_active(m, s),
         "returns-settled" => returns_settled(m, s),
         "charges-conserved" => charges_conserved(m, s),
+        "no-freed-tracer-use" if s.violation.is_none() => Err(holder_of_freed_cell(s)),
         _ => Err(v),
     };
     format!("violated: {property}: {}", r.err().unwrap_or_default())
@@ -177,6 +182,23 @@ fn holder_of_freed(s: &State) -> String {
         }
     }
     "no scheduler holds a freed node".into()
+}
+
+/// Which scheduler is about to send through which freed tracer cell.
+fn holder_of_freed_cell(s: &State) -> String {
+    use super::state::Mode;
+    for (i, x) in s.scheds.iter().enumerate() {
+        if let Mode::Hit(h) = x.mode {
+            if h.cell != super::state::NIL && s.cells[h.cell as usize] {
+                return format!(
+                    "scheduler {i} holds tracer cell #{} (loaded for a send), which the stager \
+                     has freed",
+                    h.cell as u32 + 1
+                );
+            }
+        }
+    }
+    "no scheduler holds a freed tracer cell".into()
 }
 
 /// Check one configuration.
@@ -330,5 +352,8 @@ pub fn default_plan() -> Vec<(&'static str, bool, bool)> {
         ("t2f1x2", false, true),
         ("t2f1pc2", false, false),
         ("t2f1x2r", false, false),
+        ("g2f1", false, true),
+        ("m2f1", false, true),
+        ("st2f1", false, true),
     ]
 }

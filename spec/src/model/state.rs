@@ -26,6 +26,9 @@ pub enum Loc {
     Instr(u8),
     Slot(u8),
     Ix,
+    /// The tracer cell pointer hits send to (`Config::tracer`): a session's tracer slot or a
+    /// `BpMetaTracer`'s `tracer`. Loaded with Acquire, replaced with a Release swap.
+    Tracer,
     Next(u8),
 }
 
@@ -36,7 +39,8 @@ impl Loc {
             Loc::Instr(i) => i as usize,
             Loc::Slot(i) => f + i as usize,
             Loc::Ix => 2 * f,
-            Loc::Next(g) => 2 * f + 1 + g as usize,
+            Loc::Tracer => 2 * f + 1,
+            Loc::Next(g) => 2 * f + 2 + g as usize,
         }
     }
 }
@@ -81,6 +85,12 @@ pub enum HitStep {
     Next,
     /// H7: read the head's `orig_instr` and run it.
     Orig,
+    /// (Models with a tracer, after H5 on a half that sends to it.) Load the tracer cell
+    /// pointer (`Loc::Tracer`, Acquire).
+    Tracer,
+    /// Use the loaded cell (send the trace message; for the meta tracer, optionally answer
+    /// `remove`: compare-and-swap the pointer to NIL), then go on to H6.
+    Send,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -96,6 +106,8 @@ pub struct Hit {
     pub linked: u8,
     /// Nodes (bit mask) the hit acted on (H5).
     pub visited: u8,
+    /// The tracer cell it loaded ([`HitStep::Tracer`]), or [`NIL`].
+    pub cell: u8,
 }
 
 /// Where a scheduler is in a call_time charge (a return, an exception unwinding, a
@@ -275,6 +287,9 @@ pub enum Violation {
     /// A hit ended without acting on a node linked before it began and still linked
     /// and active when it ended.
     MissedNode { sched: u8, func: u8, node: u8 },
+    /// A scheduler used (sent through, or compare-and-swapped) a tracer cell the stager has
+    /// freed.
+    FreedTracer { sched: u8, cell: u8 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -300,12 +315,27 @@ pub struct State {
     /// then on some process has a call_time frame or pbt naming it, so a return, an exception
     /// or a schedule-out may charge it (walk its slot) at any time (models with calls).
     pub timem_entered: bool,
+    /// Tracer cells ever published (`Loc::Tracer`): freed or not.
+    pub cells: Vec<bool>,
+    /// Cells a hit's compare-and-swap unpublished (the meta tracer's retire list), waiting for
+    /// the stager to take them.
+    pub retired: Vec<u8>,
+    /// Cells the stager unpublished or took off the retire list, freed at its `Free` step.
+    pub cell_free: Vec<u8>,
 }
 
 impl State {
     pub fn initial(cfg: &Config) -> State {
-        let nlocs = 2 * cfg.functions as usize + 1 + cfg.max_nodes();
+        let nlocs = 2 * cfg.functions as usize + 2 + cfg.max_nodes();
         let mut cur = vec![NIL; nlocs];
+        // The meta tracer starts with a cell (the tracer given with the meta pattern, published
+        // with the node's half by W0/W1); a session starts with no tracer.
+        let cells = if cfg.tracer() == Some(true) {
+            cur[Loc::Tracer.index(cfg.functions)] = 0;
+            vec![false]
+        } else {
+            Vec::new()
+        };
         for f in 0..cfg.functions {
             cur[Loc::Instr(f).index(cfg.functions)] = ORIG;
         }
@@ -341,6 +371,9 @@ impl State {
             charged: 0,
             lock: NIL,
             timem_entered: false,
+            cells,
+            retired: Vec::new(),
+            cell_free: Vec::new(),
         }
     }
 

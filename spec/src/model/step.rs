@@ -46,6 +46,12 @@ pub fn flags_name(fl: u8) -> String {
     if fl & bits::LOCAL != 0 {
         v.push("local");
     }
+    if fl & bits::GLOBAL != 0 {
+        v.push("global");
+    }
+    if fl & bits::META != 0 {
+        v.push("meta");
+    }
     if fl & bits::COUNT != 0 {
         v.push(if fl & bits::COUNT_ACTIVE != 0 {
             "count"
@@ -79,7 +85,8 @@ impl Config {
             HitStep::Slot => Some(Loc::Slot(h.func)),
             HitStep::Ix => Some(Loc::Ix),
             HitStep::Next => Some(Loc::Next(h.at)),
-            HitStep::Half | HitStep::Orig => None,
+            HitStep::Tracer => Some(Loc::Tracer),
+            HitStep::Half | HitStep::Orig | HitStep::Send => None,
         }
     }
 
@@ -128,6 +135,10 @@ impl Config {
                 Mode::Charge(c) => self.charge_enabled(s, i, c, out),
                 Mode::Hit(h) => {
                     out.push(Action::Read(id, false));
+                    if h.step == HitStep::Send && self.tracer() == Some(true) {
+                        // The meta tracer answers `remove`.
+                        out.push(Action::Read(id, true));
+                    }
                     if let Some(l) = self.hit_loc(s, &h) {
                         if self.stale_choice(s, i, l) {
                             out.push(Action::Read(id, true));
@@ -258,7 +269,9 @@ impl Config {
                 kind,
                 flags,
             } => (session, funcs, kind, flags),
-            StagerOp::Collect { .. } => unreachable!("trace_pattern phases only"),
+            StagerOp::Collect { .. } | StagerOp::SetTracer { .. } => {
+                unreachable!("trace_pattern phases only")
+            }
         }
     }
 
@@ -266,6 +279,15 @@ impl Config {
     fn next_phase(&self, s: &State, p: Phase) -> Option<Phase> {
         if let StagerOp::Collect { .. } = self.script[s.stager.op as usize] {
             return self.collect_next_phase(s, p);
+        }
+        if let StagerOp::SetTracer { meta, .. } = self.script[s.stager.op as usize] {
+            // Swap, wait, free; the tracer mutants (and skip-w4-before-free) drop the wait.
+            let skip = self.skips(Phase::W4) || self.frees_tracer_without_wait(meta);
+            return match p {
+                Phase::Stage if !skip => Some(Phase::W4),
+                Phase::Stage | Phase::W4 => Some(Phase::Free),
+                _ => None,
+            };
         }
         let (_, _, kind, _) = self.op(s);
         const SEQ: [Phase; 11] = [
@@ -387,6 +409,11 @@ impl Config {
         }
         if let StagerOp::Collect { session, func } = self.script[s.stager.op as usize] {
             self.collect_step(s, session, func, log);
+            self.advance(s);
+            return;
+        }
+        if let StagerOp::SetTracer { on, .. } = self.script[s.stager.op as usize] {
+            self.tracer_step(s, on, log);
             self.advance(s);
             return;
         }
@@ -523,6 +550,69 @@ impl Config {
         self.advance(s);
     }
 
+    /// `StagerOp::SetTracer`: at `Stage`, swap the tracer pointer (a Release swap: the fresh
+    /// cell is written before it, and an Acquire load that returns it sees it, so the model
+    /// does not track the cell's contents) and take the old cell and the retire list; at
+    /// `Free` (after W4, which began after the swap), free them.
+    fn tracer_step(&self, s: &mut State, on: bool, log: &mut Log<'_>) {
+        let op = self.script[s.stager.op as usize];
+        let cell_name = |c: u8| {
+            if c == NIL {
+                "none".to_string()
+            } else {
+                format!("tracer cell #{}", c as u32 + 1)
+            }
+        };
+        match s.stager.phase {
+            Phase::Stage => {
+                say(log, || format!("stager: {op} begins"));
+                let old = s.get(self, Loc::Tracer);
+                let new = if on {
+                    s.cells.push(false);
+                    (s.cells.len() - 1) as u8
+                } else {
+                    NIL
+                };
+                self.write(s, Loc::Tracer, new);
+                say(log, || {
+                    format!(
+                        "stager: swap the tracer pointer: {} -> {}",
+                        cell_name(old),
+                        cell_name(new)
+                    )
+                });
+                if old != NIL {
+                    s.cell_free.push(old);
+                }
+                let taken = std::mem::take(&mut s.retired);
+                if !taken.is_empty() {
+                    say(log, || {
+                        let v: Vec<String> = taken.iter().map(|&c| cell_name(c)).collect();
+                        format!("stager: take the retire list: {}", v.join(", "))
+                    });
+                }
+                s.cell_free.extend(taken);
+            }
+            Phase::Free => {
+                for c in std::mem::take(&mut s.cell_free) {
+                    s.cells[c as usize] = true;
+                    say(log, || format!("stager: free {}", cell_name(c)));
+                }
+                say(log, || format!("stager: {op} returns"));
+            }
+            p => unreachable!("tracer op in phase {p:?}"),
+        }
+    }
+
+    /// Does acting on a half with flags `fl` send to the model's tracer cell?
+    fn sends_to_tracer(&self, fl: u8) -> bool {
+        match self.tracer() {
+            Some(true) => fl & bits::META != 0,
+            Some(false) => fl & (bits::LOCAL | bits::GLOBAL) != 0,
+            None => false,
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn stage(
         &self,
@@ -541,6 +631,7 @@ impl Config {
                 if fl & bits::LOCAL != 0 {
                     *h &= !bits::LOCAL;
                 }
+                *h &= !(fl & (bits::GLOBAL | bits::META));
                 if fl & bits::COUNT != 0 {
                     *h &= !(bits::COUNT | bits::COUNT_ACTIVE);
                 }
@@ -629,6 +720,7 @@ impl Config {
         if fl & bits::LOCAL != 0 {
             *h |= bits::LOCAL;
         }
+        *h |= fl & (bits::GLOBAL | bits::META);
         if fl & bits::COUNT != 0 {
             let exists = *h & bits::COUNT != 0;
             match (kind, exists) {
@@ -770,6 +862,7 @@ impl Config {
                         spans_flip: false,
                         linked,
                         visited: 0,
+                        cell: NIL,
                     });
                     say(log, || {
                         format!("scheduler {id} calls f{f}: instruction -> breakpoint{st}")
@@ -849,6 +942,66 @@ impl Config {
                         {
                             s.timem_entered = true;
                         }
+                        h.step = if self.sends_to_tracer(fl) {
+                            HitStep::Tracer
+                        } else {
+                            HitStep::Next
+                        };
+                    }
+                    HitStep::Tracer => {
+                        let c = self.read(s, i, Loc::Tracer, stale);
+                        say(log, || {
+                            if c == NIL {
+                                format!("scheduler {id} reads the tracer pointer -> none{st}")
+                            } else {
+                                format!(
+                                    "scheduler {id} reads the tracer pointer -> tracer cell #{}{st}",
+                                    c as u32 + 1
+                                )
+                            }
+                        });
+                        h.cell = c;
+                        h.step = if c == NIL {
+                            HitStep::Next
+                        } else {
+                            HitStep::Send
+                        };
+                    }
+                    HitStep::Send => {
+                        let c = h.cell;
+                        if s.cells[c as usize] && s.violation.is_none() {
+                            s.violation = Some(Violation::FreedTracer { sched: id, cell: c });
+                        }
+                        // `stale` here: the meta tracer answered `remove`.
+                        if stale {
+                            let won = s.get(self, Loc::Tracer) == c;
+                            if won {
+                                self.write(s, Loc::Tracer, NIL);
+                                // Its own write: it never reads an older value again.
+                                s.scheds[i].stale[Loc::Tracer.index(self.functions)] = FRESH;
+                                s.retired.push(c);
+                            }
+                            say(log, || {
+                                format!(
+                                    "scheduler {id} sends through tracer cell #{}; the tracer \
+                                     answers remove: compare-and-swap it to none {}",
+                                    c as u32 + 1,
+                                    if won {
+                                        "wins (the cell goes onto the retire list)"
+                                    } else {
+                                        "fails (the stager replaced it)"
+                                    }
+                                )
+                            });
+                        } else {
+                            say(log, || {
+                                format!(
+                                    "scheduler {id} sends through tracer cell #{}",
+                                    c as u32 + 1
+                                )
+                            });
+                        }
+                        h.cell = NIL;
                         h.step = HitStep::Next;
                     }
                     HitStep::Next => {
