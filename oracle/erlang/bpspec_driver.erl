@@ -139,8 +139,8 @@ op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
     end,
     meta_traces(Id, I, Pids),
     case R of
-        {return, V} -> obs(Id, I, ["\"return\":", atom_or_int(V)]);
-        {raise, E} -> obs(Id, I, ["\"raise\":", str(E)])
+        {return, V} -> obs(Id, I, ["\"return\":", term_json(V)]);
+        {raise, E} -> obs(Id, I, ["\"raise\":", term_json(E)])
     end;
 op(Id, I, {trace_info, MFA, Item}, Pids) ->
     {Item, V} = erlang:trace_info(MFA, Item),
@@ -172,11 +172,11 @@ traces(Id, I, Pids) ->
             trace_obs(Id, I, P, Pids, "call", M, F, length(Args), Args, none),
             traces(Id, I, Pids);
         {trace, P, return_from, {M, F, A}, V} ->
-            trace_obs(Id, I, P, Pids, "return_from", M, F, A, [], atom_or_int(V)),
+            trace_obs(Id, I, P, Pids, "return_from", M, F, A, [], term_json(V)),
             traces(Id, I, Pids);
         {trace, P, exception_from, {M, F, A}, {Class, R}} ->
             trace_obs(Id, I, P, Pids, "exception_from", M, F, A, [],
-                      str(io_lib:format("~s:~s", [Class, R]))),
+                      str(class_reason(Class, R))),
             traces(Id, I, Pids);
         {trace, _, _, _} = Other ->
             error({unexpected_trace_message, Other});
@@ -191,7 +191,7 @@ trace_obs(Id, I, P, Pids, Event, M, F, A, Args, Value) ->
     obs(Id, I, ["\"trace\":{\"session\":\"legacy\",\"process\":", str(name(P, Pids)),
                 ",\"event\":\"", Event, "\",\"mfa\":",
                 str(io_lib:format("~s:~s/~p", [M, F, A])),
-                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]",
+                ",\"args\":", term_json(Args),
                 ValueJson, "}"]).
 
 name(P, Pids) ->
@@ -205,6 +205,18 @@ str(S) -> ["\"", S, "\""].
 
 atom_or_int(N) when is_integer(N) -> integer_to_list(N);
 atom_or_int(A) when is_atom(A) -> str(A).
+
+%% A term as bpspec's JSON (docs/scenario.md, "Terms"): integers, atoms as strings, lists as
+%% arrays, tuples as {"tuple": [...]}.
+term_json(N) when is_integer(N) -> integer_to_list(N);
+term_json(A) when is_atom(A) -> str(A);
+term_json(L) when is_list(L) -> ["[", lists:join(",", [term_json(X) || X <- L]), "]"];
+term_json(T) when is_tuple(T) -> ["{\"tuple\":", term_json(tuple_to_list(T)), "}"];
+term_json(Other) -> error({no_json_for_term, Other}).
+
+%% An exception_from value: "Class:Reason", an atom reason as ~s, any other as ~w.
+class_reason(Class, R) when is_atom(R) -> io_lib:format("~s:~s", [Class, R]);
+class_reason(Class, R) -> io_lib:format("~s:~w", [Class, R]).
 
 %% trace_info values, per item (docs/scenario.md, "Observations").
 info_value(_, undefined, _) -> str(undefined);
@@ -320,10 +332,10 @@ untimestamp(Name, M) ->
 emit_trace(Id, I, Pids, S, {trace, P, call, {M, F, Args}}) ->
     session_trace_obs(Id, I, P, Pids, S, "call", M, F, length(Args), Args, none);
 emit_trace(Id, I, Pids, S, {trace, P, return_from, {M, F, A}, V}) ->
-    session_trace_obs(Id, I, P, Pids, S, "return_from", M, F, A, [], atom_or_int(V));
+    session_trace_obs(Id, I, P, Pids, S, "return_from", M, F, A, [], term_json(V));
 emit_trace(Id, I, Pids, S, {trace, P, exception_from, {M, F, A}, {Class, R}}) ->
     session_trace_obs(Id, I, P, Pids, S, "exception_from", M, F, A, [],
-                      str(io_lib:format("~s:~s", [Class, R])));
+                      str(class_reason(Class, R)));
 emit_trace(_Id, _I, _Pids, S, Other) ->
     error({unexpected_trace_message, S, Other}).
 
@@ -332,7 +344,7 @@ session_trace_obs(Id, I, P, Pids, S, Event, M, F, A, Args, Value) ->
     obs(Id, I, ["\"trace\":{\"session\":", str(S), ",\"process\":", str(name(P, Pids)),
                 ",\"event\":\"", Event, "\",\"mfa\":",
                 str(io_lib:format("~s:~s/~p", [M, F, A])),
-                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]",
+                ",\"args\":", term_json(Args),
                 ValueJson, "}"]).
 
 %% Destroy what the scenario left alive (its patterns go with it) and stop the collectors.
@@ -367,4 +379,4 @@ meta_obs(Id, I, P, Pids, M, F, Args) ->
     obs(Id, I, ["\"trace\":{\"session\":\"meta\",\"process\":", str(name(P, Pids)),
                 ",\"event\":\"call\",\"mfa\":",
                 str(io_lib:format("~s:~s/~p", [M, F, length(Args)])),
-                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]}"]).
+                ",\"args\":", term_json(Args), "}"]).

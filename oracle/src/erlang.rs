@@ -411,7 +411,7 @@ pub fn module_source(sc: &Loaded, m: &str) -> String {
         let params: Vec<String> = (1..=c.arity).map(|i| format!("A{i}")).collect();
         if let Some(base) = &c.base {
             let mut bp = params.clone();
-            bp[0] = "0".into();
+            bp[c.base_arg as usize - 1] = c.base_match.erl();
             writeln!(
                 s,
                 "'{}'({}) ->\n    {};",
@@ -434,11 +434,7 @@ pub fn module_source(sc: &Loaded, m: &str) -> String {
 }
 
 fn arg(a: &Arg) -> String {
-    match a {
-        Arg::Lit(i) => format!("({i})"),
-        Arg::N(0) => "A1".into(),
-        Arg::N(k) => format!("(A1 + ({k}))"),
-    }
+    a.erl()
 }
 
 fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
@@ -471,11 +467,11 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
                 terminal = true;
             }
             LStep::Return(v) => {
-                exprs.push(val(v));
+                exprs.push(v.erl());
                 terminal = true;
             }
             LStep::Raise(r) => {
-                exprs.push(format!("erlang:error('{r}')"));
+                exprs.push(format!("erlang:error({})", r.erl()));
                 terminal = true;
             }
             // Not reproduced: durations and words are not compared with a real node (`erts_view`).
@@ -488,12 +484,6 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
     exprs.join(",\n    ")
 }
 
-fn val(v: &Val) -> String {
-    match v {
-        Val::Atom(a) => format!("'{a}'"),
-        Val::Int(i) => format!("({i})"),
-    }
-}
 
 fn op_term(sc: &Loaded, op: &LOp) -> String {
     let atom_or_wild =
@@ -558,7 +548,7 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
             times,
         } => {
             let mfa = &sc.funcs[*f];
-            let a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            let a: Vec<String> = args.iter().map(Val::erl).collect();
             format!(
                 "{{call, '{}', '{}', '{}', [{}], {times}}}",
                 sc.processes[*process],
@@ -818,7 +808,7 @@ pub fn differential_of(
                     .expect
                     .as_ref()
                     .expect("only scenarios with expect");
-                match crate::observe::diff(&erts_view(exp, erl.otp), &theirs) {
+                match crate::observe::diff_expect(&erts_view(exp, erl.otp), &theirs) {
                     None => verdicts[i].take().expect("ErtsOnly set above"),
                     Some(d) => Verdict::Differ(format!(
                         "{}: expect (-) and ERTS (+) differ:\n{d}",
@@ -835,7 +825,7 @@ pub fn differential_of(
                 }
                 let erts_agrees = problems.is_empty();
                 if let Some(exp) = &sc.scenario.expect {
-                    if let Some(d) = crate::observe::diff(&erts_view(exp, erl.otp), &theirs) {
+                    if let Some(d) = crate::observe::diff_expect(&erts_view(exp, erl.otp), &theirs) {
                         problems += &format!("expect (-) and ERTS (+) differ:\n{d}");
                     }
                 }

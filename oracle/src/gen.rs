@@ -212,7 +212,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     }
                     4 => {
                         body.push(Step {
-                            raise: Some(format!("e{}", arg % 3)),
+                            raise: Some(format!("e{}", arg % 3).into()),
                             ..Step::default()
                         });
                         terminal = true;
@@ -248,6 +248,8 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                         ..Step::default()
                     }]
                 }),
+                base_arg: None,
+                base_match: None,
                 body,
             });
             decl.push((mname.clone(), name, d.arity, exported));
@@ -276,7 +278,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
         Op::Call(CallOp {
             process: format!("p{}", p % processes.len() + 1),
             mfa: format!("{m}:{n}/{a}"),
-            args: (0..*a as usize).map(|i| (args[i] % 4) as i64).collect(),
+            args: (0..*a as usize).map(|i| ((args[i] % 4) as i64).into()).collect(),
             times: (times >= 6).then(|| times as u32 - 4),
         })
     };
@@ -421,7 +423,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                         v.push(Op::Call(CallOp {
                             process: "p1".into(),
                             mfa: pattern.clone(),
-                            args: vec![0; d.2 as usize],
+                            args: vec![0.into(); d.2 as usize],
                             times: None,
                         }));
                     }

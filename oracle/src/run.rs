@@ -5,7 +5,7 @@
 //! same program.
 
 use crate::observe::{InfoObs, Observation, TraceMsg, What};
-use crate::scenario::{Arg, Feature, LOp, LStep, Loaded, Spec, Val};
+use crate::scenario::{Arg, EvalError, Feature, LOp, LStep, Loaded, Spec, Val};
 use crate::target::BreakpointEngine;
 use bpspec_reference::{FlagSet, InfoItem, InfoKey, InfoValue, PatternError, PatternOp, Term};
 use serde_json::Value;
@@ -108,7 +108,8 @@ struct Exec<'a> {
 
 enum Outcome {
     Return(Val),
-    Raise(String),
+    /// `error:Reason`.
+    Raise(Val),
 }
 
 /// Run `sc` on `engine`.
@@ -305,7 +306,7 @@ impl Exec<'_> {
                             *process as u64 + 1,
                             self.traced[*process],
                             "error",
-                            &Term::Name(r.clone()),
+                            &crate::frames::val_term(r),
                             self.raised_at + 1,
                         );
                         self.frame_msgs(*process, msgs);
@@ -318,7 +319,7 @@ impl Exec<'_> {
                 }
                 match last.expect("times >= 1") {
                     Outcome::Return(v) => self.push(What::Return(v.to_json())),
-                    Outcome::Raise(r) => self.push(What::Raise(r)),
+                    Outcome::Raise(r) => self.push(What::Raise(r.to_json())),
                 }
             }
             LOp::TraceInfo { session, mfa, item } => {
@@ -369,7 +370,7 @@ impl Exec<'_> {
                         self.traced[*process] &= !(1 << session);
                     }
                 }
-                self.push(What::TraceFlags(1));
+                self.push(What::TraceFlags(Value::from(1)));
             }
             // Observable through call_time only; the loader already refused calls by a
             // scheduled-out process.
@@ -425,7 +426,7 @@ impl Exec<'_> {
         &mut self,
         p: usize,
         mut f: usize,
-        mut args: Vec<i64>,
+        mut args: Vec<Val>,
         depth: usize,
         mut remote: bool,
     ) -> Result<Outcome, RunError> {
@@ -456,7 +457,7 @@ impl Exec<'_> {
                     process: self.sc.processes[(mpid - 1) as usize].clone(),
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", m.module, m.name, m.arity),
-                    args: args.clone(),
+                    args: args.iter().map(Val::to_json).collect(),
                     value: None,
                 });
             }
@@ -472,7 +473,7 @@ impl Exec<'_> {
                     process: self.sc.processes[p].clone(),
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
-                    args: args.clone(),
+                    args: args.iter().map(Val::to_json).collect(),
                     value: None,
                 }));
             }
@@ -483,28 +484,47 @@ impl Exec<'_> {
                 "arity checked by the loader"
             );
             let steps = match &code.base {
-                Some(b) if args[0] == 0 => b,
+                Some(b) if args[code.base_arg as usize - 1] == code.base_match => b,
                 _ => &code.body,
             };
-            let n = args.first().copied().unwrap_or(0);
-            let eval = |a: &[Arg]| -> Vec<i64> {
-                a.iter()
-                    .map(|a| match a {
-                        Arg::Lit(i) => *i,
-                        Arg::N(k) => n + k,
-                    })
-                    .collect()
+            // An expression that raises (badarith) raises in this function's body.
+            let eval = |a: &[Arg]| -> Result<Result<Vec<Val>, Val>, String> {
+                let mut out = Vec::with_capacity(a.len());
+                for x in a {
+                    match x.eval(&args) {
+                        Ok(v) => out.push(v),
+                        Err(EvalError::Raise(r)) => return Ok(Err(r)),
+                        Err(EvalError::Unsupported(m)) => return Err(m),
+                    }
+                }
+                Ok(Ok(out))
             };
             let mut next = None;
             for s in steps {
+                let one = |a: &Arg| eval(std::slice::from_ref(a)).map(|r| r.map(|mut v| v.remove(0)));
+                let value = match s {
+                    LStep::Call { args: a, .. } | LStep::TailCall { args: a, .. } => {
+                        eval(a).map_err(|m| self.limit(m))?
+                    }
+                    LStep::Return(a) | LStep::Raise(a) => {
+                        one(a).map_err(|m| self.limit(m))?.map(|v| vec![v])
+                    }
+                    LStep::Allocate(_) | LStep::Advance(_) => Ok(vec![]),
+                };
+                let a = match value {
+                    Ok(a) => a,
+                    Err(reason) => {
+                        self.raised_at = depth;
+                        return Ok(Outcome::Raise(reason));
+                    }
+                };
                 match s {
                     LStep::Call {
                         f: g,
                         remote: rem,
-                        args: a,
                         times,
+                        ..
                     } => {
-                        let a = eval(a);
                         for _ in 0..*times {
                             if let Outcome::Raise(r) =
                                 self.exec(p, *g, a.clone(), depth + 1, *rem)?
@@ -513,21 +533,18 @@ impl Exec<'_> {
                             }
                         }
                     }
-                    LStep::TailCall {
-                        f: g,
-                        remote: r,
-                        args: a,
-                    } => next = Some((*g, eval(a), *r)),
-                    LStep::Return(v) => {
+                    LStep::TailCall { f: g, remote: r, .. } => next = Some((*g, a, *r)),
+                    LStep::Return(_) => {
+                        let v = a.into_iter().next().expect("one value");
                         let msgs =
                             self.engine
-                                .ret_value(pid, self.traced[p], &crate::frames::val_term(v));
+                                .ret_value(pid, self.traced[p], &crate::frames::val_term(&v));
                         self.frame_msgs(p, msgs);
-                        return Ok(Outcome::Return(v.clone()));
+                        return Ok(Outcome::Return(v));
                     }
-                    LStep::Raise(r) => {
+                    LStep::Raise(_) => {
                         self.raised_at = depth;
-                        return Ok(Outcome::Raise(r.clone()));
+                        return Ok(Outcome::Raise(a.into_iter().next().expect("one value")));
                     }
                     // Observable only through call_memory / call_time.
                     LStep::Allocate(w) => self.engine.alloc(pid, self.traced[p], *w),
