@@ -84,7 +84,7 @@ pub fn trace_msg(session: &str, process: &str, mfa: &Mfa, m: &FrameMsg) -> Trace
         }
         .into(),
         mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
-        args: vec![],
+        args: Value::Array(vec![]),
         value: Some(match m.event {
             FrameEvent::ReturnFrom => term_value(&m.value),
             FrameEvent::ExceptionFrom => value_json(&m.value),

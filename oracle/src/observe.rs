@@ -38,8 +38,9 @@ pub struct TraceMsg {
     /// `call` (later: `return_from`, `return_to`, `exception_from`).
     pub event: String,
     pub mfa: String,
-    /// The call's arguments, terms (docs/scenario.md, "Terms").
-    pub args: Vec<Value>,
+    /// The call's arguments: a list of terms (docs/scenario.md, "Terms"); `[]` for
+    /// return_from and exception_from. In `expect` it may be the wildcard `"_"`.
+    pub args: Value,
     /// `return_from`: the value returned; `exception_from`: `"error:Reason"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,

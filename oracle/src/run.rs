@@ -457,7 +457,7 @@ impl Exec<'_> {
                     process: self.sc.processes[(mpid - 1) as usize].clone(),
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", m.module, m.name, m.arity),
-                    args: args.iter().map(Val::to_json).collect(),
+                    args: Value::Array(args.iter().map(Val::to_json).collect()),
                     value: None,
                 });
             }
@@ -473,7 +473,7 @@ impl Exec<'_> {
                     process: self.sc.processes[p].clone(),
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
-                    args: args.iter().map(Val::to_json).collect(),
+                    args: Value::Array(args.iter().map(Val::to_json).collect()),
                     value: None,
                 }));
             }
