@@ -277,6 +277,30 @@ fn contradictions_name_the_json_path() {
         ),
         (&format!(r#"{MODS}, "ops": [], "expect": [{{"op": 3, "return": "ok"}}]"#), "at $.expect[0].op: op 3 does not exist"),
         (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 2, "body": [{"return": {"tuple": [1, {"arg": 3}]}}]}]}], "ops": []"#,
+            "at $.modules[0].functions[0].body[0].return.tuple[1].arg: an argument number in 1..=2",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "body": [{"raise": {"add": [1]}}]}]}], "ops": []"#,
+            "at $.modules[0].functions[0].body[0].raise.add: add takes a list of two expressions",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "body": [{"tail_call": "f/1", "args": [["a", "B"]]}]}]}], "ops": []"#,
+            "at $.modules[0].functions[0].body[0].args[0][1]: \"B\" is not an atom",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "base_arg": 2, "base": [], "body": []}]}], "ops": []"#,
+            "at $.modules[0].functions[0].base_arg: an argument number in 1..=1",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "base_match": {"arg": 1}, "base": [], "body": []}]}], "ops": []"#,
+            "at $.modules[0].functions[0].base_match: unknown term form \"arg\"",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "exported": true}]}], "processes": [{"name": "p"}], "ops": [{"call": {"process": "p", "mfa": "m:f/1", "args": [{"tuple": [true, 1.5]}]}}]"#,
+            "at $.ops[0].call.args[0].tuple[0]: a term is an integer",
+        ),
+        (
             &format!(r#"{MODS}, "ops": [{{"trace_pattern": {{"pattern": "m:f/0", "spec": true, "flags": ["locl"]}}}}]"#),
             "at $.ops[0].trace_pattern.flags[0]: unknown trace_pattern flag \"locl\"",
         ),
