@@ -457,9 +457,14 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
                 remote,
                 args,
                 times,
+                catch,
             } => {
                 for _ in 0..*times {
-                    exprs.push(format!("_ = {}", call(*f, *remote, args)));
+                    if *catch {
+                        exprs.push(format!("_ = (catch {})", call(*f, *remote, args)));
+                    } else {
+                        exprs.push(format!("_ = {}", call(*f, *remote, args)));
+                    }
                 }
             }
             LStep::TailCall { f, remote, args } => {

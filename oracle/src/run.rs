@@ -513,6 +513,9 @@ impl Exec<'_> {
                 };
                 let a = match value {
                     Ok(a) => a,
+                    // `catch g(Args)` catches the arguments' exception too: nothing was
+                    // entered, so nothing unwinds, and every repetition fails the same way.
+                    Err(_) if matches!(s, LStep::Call { catch: true, .. }) => continue,
                     Err(reason) => {
                         self.raised_at = depth;
                         return Ok(Outcome::Raise(reason));
@@ -523,13 +526,28 @@ impl Exec<'_> {
                         f: g,
                         remote: rem,
                         times,
+                        catch,
                         ..
                     } => {
                         for _ in 0..*times {
                             if let Outcome::Raise(r) =
                                 self.exec(p, *g, a.clone(), depth + 1, *rem)?
                             {
-                                return Ok(Outcome::Raise(r));
+                                if !*catch {
+                                    return Ok(Outcome::Raise(r));
+                                }
+                                // Caught here: the frames from the raiser up to the callee
+                                // unwind (exception_from for traced ones, call_time frames
+                                // skipped), and this function goes on.
+                                let through = self.raised_at - depth;
+                                let msgs = self.engine.raise(
+                                    pid,
+                                    self.traced[p],
+                                    "error",
+                                    &crate::frames::val_term(&r),
+                                    through,
+                                );
+                                self.frame_msgs(p, msgs);
                             }
                         }
                     }

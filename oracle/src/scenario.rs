@@ -104,6 +104,9 @@ pub struct Step {
     pub args: Vec<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u32>,
+    /// A `call` step inside `catch`: an exception it raises stops there (`_ = (catch g(...))`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub catch: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -376,6 +379,8 @@ pub enum LStep {
         remote: bool,
         args: Vec<Arg>,
         times: u32,
+        /// Inside `catch`: an exception (from the call or its arguments) ends here.
+        catch: bool,
     },
     TailCall {
         f: usize,
@@ -721,6 +726,9 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                     if !is_call && (!s.args.is_empty() || s.times.is_some()) {
                         return v.err(sp, "args and times belong to call steps");
                     }
+                    if s.catch && s.call.is_none() {
+                        return v.err(format!("{sp}.catch"), "catch belongs to call steps");
+                    }
                     if s.tail_call.is_some() && s.times.is_some() {
                         return v.err(format!("{sp}.times"), "a tail call has no times");
                     }
@@ -793,6 +801,7 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                                 remote,
                                 args,
                                 times,
+                                catch: s.catch,
                             }
                         } else {
                             LStep::TailCall {
@@ -853,7 +862,10 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             match s {
                 LStep::Raise(_) => return false,
                 LStep::Call {
-                    f, remote: false, ..
+                    f,
+                    remote: false,
+                    catch: false,
+                    ..
                 } if !returns[*f] => return false,
                 LStep::TailCall {
                     f, remote: false, ..
@@ -886,7 +898,7 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
         for clause in c.base.iter_mut().chain(std::iter::once(&mut c.body)) {
             if let Some(k) = clause
                 .iter()
-                .position(|s| matches!(s, LStep::Call { f, remote: false, .. } if !returns[*f]))
+                .position(|s| matches!(s, LStep::Call { f, remote: false, catch: false, .. } if !returns[*f]))
             {
                 clause.truncate(k + 1);
             }

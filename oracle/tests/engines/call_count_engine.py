@@ -35,6 +35,8 @@ for m in sc["modules"]:
         if "base_arg" in f or "base_match" in f:
             unsupported("base clauses on a term")
         for st in (f.get("base") or []) + f.get("body", []):
+            if st.get("catch"):
+                unsupported("catch")
             vals = st.get("args", []) + [st[k] for k in ("return", "raise") if k in st]
             if not all(plain(v) for v in vals):
                 unsupported("terms and expressions")
