@@ -70,8 +70,10 @@ load({M, Src}) ->
 
 spawn_proc(Self, Flags) ->
     P = spawn(fun ?MODULE:proc_loop/0),
+    Extra = [arity || lists:member(arity, Flags)],
     case lists:member(call, Flags) of
-        true -> 1 = erlang:trace(P, true, [call, {tracer, Self}] ++ ts_flag(true));
+        true -> 1 = erlang:trace(P, true, [call, {tracer, Self}] ++ Extra ++ ts_flag(true));
+        false when Extra =/= [] -> 1 = erlang:trace(P, true, Extra);
         false -> ok
     end,
     P.
@@ -169,7 +171,7 @@ scheduled_out(Pid, N) ->
 traces(Id, I, Pids) ->
     receive
         {trace, P, call, {M, F, Args}} ->
-            trace_obs(Id, I, P, Pids, "call", M, F, length(Args), Args, none),
+            trace_obs(Id, I, P, Pids, "call", M, F, arity(Args), Args, none),
             traces(Id, I, Pids);
         {trace, P, return_from, {M, F, A}, V} ->
             trace_obs(Id, I, P, Pids, "return_from", M, F, A, [], term_json(V)),
@@ -213,6 +215,11 @@ term_json(A) when is_atom(A) -> str(A);
 term_json(L) when is_list(L) -> ["[", lists:join(",", [term_json(X) || X <- L]), "]"];
 term_json(T) when is_tuple(T) -> ["{\"tuple\":", term_json(tuple_to_list(T)), "}"];
 term_json(Other) -> error({no_json_for_term, Other}).
+
+%% A call message's third element is {M, F, Args}, or {M, F, Arity} with the arity flag; the
+%% observation's args are then the integer.
+arity(Args) when is_list(Args) -> length(Args);
+arity(Arity) when is_integer(Arity) -> Arity.
 
 %% An exception_from value: "Class:Reason", an atom reason as ~s, any other as ~w.
 class_reason(Class, R) when is_atom(R) -> io_lib:format("~s:~s", [Class, R]);
@@ -330,7 +337,7 @@ untimestamp(Name, M) ->
     error({unexpected_message_in_session, Name, M}).
 
 emit_trace(Id, I, Pids, S, {trace, P, call, {M, F, Args}}) ->
-    session_trace_obs(Id, I, P, Pids, S, "call", M, F, length(Args), Args, none);
+    session_trace_obs(Id, I, P, Pids, S, "call", M, F, arity(Args), Args, none);
 emit_trace(Id, I, Pids, S, {trace, P, return_from, {M, F, A}, V}) ->
     session_trace_obs(Id, I, P, Pids, S, "return_from", M, F, A, [], term_json(V));
 emit_trace(Id, I, Pids, S, {trace, P, exception_from, {M, F, A}, {Class, R}}) ->
@@ -378,5 +385,5 @@ meta_traces(Id, I, Pids) ->
 meta_obs(Id, I, P, Pids, M, F, Args) ->
     obs(Id, I, ["\"trace\":{\"session\":\"meta\",\"process\":", str(name(P, Pids)),
                 ",\"event\":\"call\",\"mfa\":",
-                str(io_lib:format("~s:~s/~p", [M, F, length(Args)])),
+                str(io_lib:format("~s:~s/~p", [M, F, arity(Args)])),
                 ",\"args\":", term_json(Args), "}"]).

@@ -384,6 +384,8 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             Feature::GlobalMatchSpec => false,
             // OTP 27+ (the run skips older nodes by `requires_otp`): the trace module.
             Feature::Sessions => false,
+            // `arity` is passed to erlang:trace/3; call messages with an integer are read.
+            Feature::ProcessFlag(p) if p == "arity" => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"

@@ -72,6 +72,7 @@ pub fn runner_supports(feature: &Feature) -> bool {
                 | Feature::GlobalMatchSpec
                 | Feature::MetaTrace
         )
+        || matches!(feature, Feature::ProcessFlag(f) if f == "arity")
         || crate::sessions::sessions_feature(feature)
 }
 
@@ -96,6 +97,9 @@ struct Exec<'a> {
     op: usize,
     /// Per process, the bit set of sessions in which it is call-traced.
     traced: Vec<u64>,
+    /// Per process, the bit set of sessions in which it has the `arity` flag: its call
+    /// messages carry `{M, F, Arity}` instead of `{M, F, Args}`.
+    arity: Vec<u64>,
     /// Per process: waiting for its next call, scheduled out (see [`Exec::rest`]).
     idle: Vec<bool>,
     /// The call depth of the last `raise` step (the exception unwinds depth + 1 body calls).
@@ -117,15 +121,17 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
     if let Some(e) = unsupported(sc, engine) {
         return Err(e);
     }
-    let traced = sc
-        .initial_flags
-        .iter()
-        .map(|m| {
-            m.iter()
-                .filter(|(_, fl)| fl.iter().any(|f| f == "call"))
-                .fold(0u64, |acc, (s, _)| acc | (1 << s))
-        })
-        .collect();
+    let initial = |flag: &str| -> Vec<u64> {
+        sc.initial_flags
+            .iter()
+            .map(|m| {
+                m.iter()
+                    .filter(|(_, fl)| fl.iter().any(|f| f == flag))
+                    .fold(0u64, |acc, (s, _)| acc | (1 << s))
+            })
+            .collect()
+    };
+    let (traced, arity) = (initial("call"), initial("arity"));
     let exported: Vec<usize> = (0..sc.code.len())
         .filter(|&f| sc.code[f].exported)
         .collect();
@@ -137,6 +143,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         calls: 0,
         op: 0,
         traced,
+        arity,
         idle: vec![false; sc.processes.len()],
         raised_at: 0,
         sessions: crate::sessions::SessionMap::new(sc),
@@ -363,11 +370,13 @@ impl Exec<'_> {
                 flags,
             } => {
                 let session = &self.sessions.id(*session);
-                if flags.iter().any(|f| f == "call") {
-                    if *on {
-                        self.traced[*process] |= 1 << session;
-                    } else {
-                        self.traced[*process] &= !(1 << session);
+                for (flag, bits) in [("call", &mut self.traced), ("arity", &mut self.arity)] {
+                    if flags.iter().any(|f| f == flag) {
+                        if *on {
+                            bits[*process] |= 1 << session;
+                        } else {
+                            bits[*process] &= !(1 << session);
+                        }
                     }
                 }
                 self.push(What::TraceFlags(Value::from(1)));
@@ -388,6 +397,8 @@ impl Exec<'_> {
                 }
             }
             LOp::SessionDestroy(s) => {
+                let id = self.sessions.id(*s);
+                self.arity.iter_mut().for_each(|a| *a &= !(1 << id));
                 self.sessions.destroy(self.engine, *s, &mut self.traced);
                 if let Err(m) = self.engine.check_at_rest() {
                     return Err(RunError::Fault {
@@ -468,12 +479,18 @@ impl Exec<'_> {
                     self.engine.name()
                 );
                 let mfa = &self.sc.funcs[f];
+                // ERTS's `{M, F, Args}`, or `{M, F, Arity}` with the `arity` flag.
+                let args = if self.arity[p] & (1 << s) != 0 {
+                    Value::from(mfa.arity)
+                } else {
+                    Value::Array(args.iter().map(Val::to_json).collect())
+                };
                 self.push(What::Trace(TraceMsg {
                     session: self.sessions.name(self.sc, s).to_string(),
                     process: self.sc.processes[p].clone(),
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
-                    args: Value::Array(args.iter().map(Val::to_json).collect()),
+                    args,
                     value: None,
                 }));
             }
