@@ -125,9 +125,9 @@ run_ops(Id, I, [Op | Rest], Pids) ->
 op(Id, I, {trace_pattern, MFAs, Spec, Flags0}, _Pids) ->
     Flags = [case F of meta -> {meta, get(meta)}; _ -> F end || F <- Flags0],
     R = try lists:sum([erlang:trace_pattern(MFA, Spec, Flags) || MFA <- MFAs])
-        catch error:badarg -> badarg
+        catch error:badarg:St -> badarg_cause(St)
         end,
-    obs(Id, I, ["\"trace_pattern\":", atom_or_int(R)]);
+    obs(Id, I, ["\"trace_pattern\":", pattern_result(R)]);
 op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
     Pid = proplists:get_value(Proc, Pids),
     Pid ! {call, self(), M, F, Args, Times},
@@ -208,6 +208,16 @@ str(S) -> ["\"", S, "\""].
 atom_or_int(N) when is_integer(N) -> integer_to_list(N);
 atom_or_int(A) when is_atom(A) -> str(A).
 
+%% badarg, with the cause of the exception's error_info (EEP 54) where ERTS gives one.
+badarg_cause(St) ->
+    case [C || {_, _, _, Info} <- St, #{cause := C} <- [proplists:get_value(error_info, Info, #{})]] of
+        [C | _] when is_atom(C) -> {badarg, C};
+        _ -> badarg
+    end.
+
+pattern_result({badarg, C}) -> ["{\"badarg\":", str(C), "}"];
+pattern_result(R) -> atom_or_int(R).
+
 %% A term as bpspec's JSON (docs/scenario.md, "Terms"): integers, atoms as strings, lists as
 %% arrays, tuples as {"tuple": [...]}.
 term_json(N) when is_integer(N) -> integer_to_list(N);
@@ -283,9 +293,9 @@ session_op(_Id, _I, {session_destroy, Name}, _Pids) ->
 session_op(Id, I, {in_session, Name, {trace_pattern, MFAs, Spec, Flags}}, _Pids) ->
     S = session(Name),
     R = try lists:sum([trace:function(S, MFA, Spec, Flags) || MFA <- MFAs])
-        catch error:badarg -> badarg
+        catch error:badarg:St -> badarg_cause(St)
         end,
-    obs(Id, I, ["\"trace_pattern\":", atom_or_int(R)]);
+    obs(Id, I, ["\"trace_pattern\":", pattern_result(R)]);
 session_op(Id, I, {in_session, Name, {trace_info, MFA, Item}}, Pids) ->
     {Item, V} = trace:info(session(Name), MFA, Item),
     obs(Id, I, ["\"trace_info\":{\"item\":", str(Item), ",\"value\":", info_value(Item, V, Pids), "}"]);

@@ -16,7 +16,8 @@ pub struct Observation {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum What {
-    /// `trace_pattern`'s result: the number of matched functions, or `"badarg"`.
+    /// `trace_pattern`'s result: the number of matched functions, `{"badarg": Cause}` (the
+    /// cause of ERTS's error_info), or `"badarg"` (no cause).
     TracePattern(Value),
     /// A trace message received by the session's tracer.
     Trace(TraceMsg),

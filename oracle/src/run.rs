@@ -156,6 +156,22 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
     Ok(ex.obs)
 }
 
+/// `trace_pattern`'s badarg as an observation: `{"badarg": Cause}` with the cause ERTS puts in
+/// the exception's `error_info` (measured on OTP 25 and 29.1.2, the same on both): `badopt`
+/// when `global` comes with any other flag, `call_count` for a match spec with only counters
+/// (also with `call_time` or `call_memory` alone); `"badarg"` for any other badarg.
+fn badarg_json(spec: &Spec, flags: &crate::scenario::PatternFlags) -> Value {
+    let others = flags.local || flags.meta || flags.call_count || flags.call_time || flags.call_memory;
+    let cause = if flags.global && others {
+        "badopt"
+    } else if matches!(spec, Spec::MatchSpec(_)) && !flags.global && !flags.local && !flags.meta && others {
+        "call_count"
+    } else {
+        return Value::from("badarg");
+    };
+    serde_json::json!({ "badarg": cause })
+}
+
 /// A `trace_info` term as an observation value (docs/scenario.md, "Observations"): call_time
 /// rows `{"process", "count", "time"}` (microseconds of the logical clock), call_memory rows
 /// `{"process", "count", "words"}`, each sorted by process; `all` as `[[Item, Value], ...]`.
@@ -278,7 +294,7 @@ impl Exec<'_> {
                 };
                 let r = match r {
                     Ok(n) => Value::from(n as u64),
-                    Err(PatternError::BadArg(_)) => Value::from("badarg"),
+                    Err(PatternError::BadArg(_)) => badarg_json(spec, flags),
                     Err(e) => {
                         return Err(RunError::Fault {
                             file: self.sc.source.clone(),
