@@ -413,7 +413,9 @@ pub fn module_source(sc: &Loaded, m: &str) -> String {
         let params: Vec<String> = (1..=c.arity).map(|i| format!("A{i}")).collect();
         if let Some(base) = &c.base {
             let mut bp = params.clone();
-            bp[c.base_arg as usize - 1] = c.base_match.erl();
+            // `Match = AK`: the base clause's steps may still name the argument.
+            let k = c.base_arg as usize - 1;
+            bp[k] = format!("{} = {}", c.base_match.erl(), params[k]);
             writeln!(
                 s,
                 "'{}'({}) ->\n    {};",

@@ -323,6 +323,8 @@ impl Arg {
         let v = match self {
             Arg::Lit(i) => Val::Int(*i),
             Arg::Atom(a) => Val::Atom(a.clone()),
+            // `"n"` is `A1` itself (no addition, so any term); `"n+K"` is `A1 + K`.
+            Arg::N(0) => params[0].clone(),
             Arg::N(k) => add(int(params[0].clone())?, *k)?,
             Arg::Param(i) => params[*i as usize - 1].clone(),
             Arg::Add(a, b) => {
