@@ -493,7 +493,6 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
     exprs.join(",\n    ")
 }
 
-
 fn op_term(sc: &Loaded, op: &LOp) -> String {
     let atom_or_wild =
         |o: &Option<String>| o.as_ref().map_or("'_'".to_string(), |s| format!("'{s}'"));
@@ -834,7 +833,8 @@ pub fn differential_of(
                 }
                 let erts_agrees = problems.is_empty();
                 if let Some(exp) = &sc.scenario.expect {
-                    if let Some(d) = crate::observe::diff_expect(&erts_view(exp, erl.otp), &theirs) {
+                    if let Some(d) = crate::observe::diff_expect(&erts_view(exp, erl.otp), &theirs)
+                    {
                         problems += &format!("expect (-) and ERTS (+) differ:\n{d}");
                     }
                 }

@@ -217,7 +217,10 @@ pub fn term_value(t: &Term) -> Value {
         Term::List(x) => Value::Array(x.iter().map(term_value).collect()),
         Term::Tuple(x) => {
             let mut o = serde_json::Map::new();
-            o.insert("tuple".into(), Value::Array(x.iter().map(term_value).collect()));
+            o.insert(
+                "tuple".into(),
+                Value::Array(x.iter().map(term_value).collect()),
+            );
             Value::Object(o)
         }
         other => Value::from(other.to_string()),

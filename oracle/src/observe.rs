@@ -111,13 +111,18 @@ pub fn matches_obs(expected: &Observation, observed: &Observation) -> bool {
 /// observation matches its expectation, in order.
 pub fn diff_expect(expected: &[Observation], observed: &[Observation]) -> Option<String> {
     if expected.len() == observed.len()
-        && expected.iter().zip(observed).all(|(e, o)| matches_obs(e, o))
+        && expected
+            .iter()
+            .zip(observed)
+            .all(|(e, o)| matches_obs(e, o))
     {
         return None;
     }
     let a: Vec<String> = expected.iter().map(Observation::line).collect();
     let b: Vec<String> = observed.iter().map(Observation::line).collect();
-    Some(diff_lines_by(&a, &b, |i, j| matches_obs(&expected[i], &observed[j])))
+    Some(diff_lines_by(&a, &b, |i, j| {
+        matches_obs(&expected[i], &observed[j])
+    }))
 }
 
 pub fn diff_lines(a: &[String], b: &[String]) -> String {
@@ -175,27 +180,61 @@ mod tests {
 
     #[test]
     fn the_wildcard_matches_any_value_and_nothing_else_is_loosened() {
-        let seen = obs(r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":[3,{"tuple":["a",[1]]}]}}"#);
+        let seen = obs(
+            r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":[3,{"tuple":["a",[1]]}]}}"#,
+        );
         for (exp, ok) in [
-            (r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":"_"}}"#, true),
-            (r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":["_",{"tuple":["a","_"]}]}}"#, true),
-            (r#"{"op":1,"trace":{"session":"_","process":"_","event":"_","mfa":"_","args":"_"}}"#, true),
+            (
+                r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":"_"}}"#,
+                true,
+            ),
+            (
+                r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":["_",{"tuple":["a","_"]}]}}"#,
+                true,
+            ),
+            (
+                r#"{"op":1,"trace":{"session":"_","process":"_","event":"_","mfa":"_","args":"_"}}"#,
+                true,
+            ),
             // A wrong value next to a wildcard still differs.
-            (r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":[4,"_"]}}"#, false),
-            (r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":["_"]}}"#, false),
-            (r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:g/2","args":"_"}}"#, false),
-            (r#"{"op":2,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":"_"}}"#, false),
+            (
+                r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":[4,"_"]}}"#,
+                false,
+            ),
+            (
+                r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":["_"]}}"#,
+                false,
+            ),
+            (
+                r#"{"op":1,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:g/2","args":"_"}}"#,
+                false,
+            ),
+            (
+                r#"{"op":2,"trace":{"session":"legacy","process":"p1","event":"call","mfa":"m:f/2","args":"_"}}"#,
+                false,
+            ),
             (r#"{"op":1,"return":"_"}"#, false),
         ] {
             assert_eq!(matches_obs(&obs(exp), &seen), ok, "{exp}");
-            assert_eq!(diff_expect(&[obs(exp)], &[seen.clone()]).is_none(), ok, "{exp}");
+            assert_eq!(
+                diff_expect(&[obs(exp)], &[seen.clone()]).is_none(),
+                ok,
+                "{exp}"
+            );
         }
         // The wildcard is for `expect` only: an observed "_" is an ordinary string.
-        assert!(!matches_obs(&obs(r#"{"op":1,"return":3}"#), &obs(r#"{"op":1,"return":"_"}"#)));
+        assert!(!matches_obs(
+            &obs(r#"{"op":1,"return":3}"#),
+            &obs(r#"{"op":1,"return":"_"}"#)
+        ));
         // Whole lists: a missing or extra observation is a difference.
         let r = obs(r#"{"op":1,"return":"_"}"#);
         assert!(diff_expect(&[r.clone()], &[]).is_some());
-        assert!(diff_expect(&[r.clone()], &[obs(r#"{"op":1,"return":1}"#), obs(r#"{"op":1,"return":2}"#)]).is_some());
+        assert!(diff_expect(
+            &[r.clone()],
+            &[obs(r#"{"op":1,"return":1}"#), obs(r#"{"op":1,"return":2}"#)]
+        )
+        .is_some());
         assert!(diff_expect(&[r], &[obs(r#"{"op":1,"return":{"tuple":[1]}}"#)]).is_none());
     }
 }

@@ -161,10 +161,16 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
 /// when `global` comes with any other flag, `call_count` for a match spec with only counters
 /// (also with `call_time` or `call_memory` alone); `"badarg"` for any other badarg.
 fn badarg_json(spec: &Spec, flags: &crate::scenario::PatternFlags) -> Value {
-    let others = flags.local || flags.meta || flags.call_count || flags.call_time || flags.call_memory;
+    let others =
+        flags.local || flags.meta || flags.call_count || flags.call_time || flags.call_memory;
     let cause = if flags.global && others {
         "badopt"
-    } else if matches!(spec, Spec::MatchSpec(_)) && !flags.global && !flags.local && !flags.meta && others {
+    } else if matches!(spec, Spec::MatchSpec(_))
+        && !flags.global
+        && !flags.local
+        && !flags.meta
+        && others
+    {
         "call_count"
     } else {
         return Value::from("badarg");
@@ -534,7 +540,8 @@ impl Exec<'_> {
             };
             let mut next = None;
             for s in steps {
-                let one = |a: &Arg| eval(std::slice::from_ref(a)).map(|r| r.map(|mut v| v.remove(0)));
+                let one =
+                    |a: &Arg| eval(std::slice::from_ref(a)).map(|r| r.map(|mut v| v.remove(0)));
                 let value = match s {
                     LStep::Call { args: a, .. } | LStep::TailCall { args: a, .. } => {
                         eval(a).map_err(|m| self.limit(m))?
@@ -584,12 +591,16 @@ impl Exec<'_> {
                             }
                         }
                     }
-                    LStep::TailCall { f: g, remote: r, .. } => next = Some((*g, a, *r)),
+                    LStep::TailCall {
+                        f: g, remote: r, ..
+                    } => next = Some((*g, a, *r)),
                     LStep::Return(_) => {
                         let v = a.into_iter().next().expect("one value");
-                        let msgs =
-                            self.engine
-                                .ret_value(pid, self.traced[p], &crate::frames::val_term(&v));
+                        let msgs = self.engine.ret_value(
+                            pid,
+                            self.traced[p],
+                            &crate::frames::val_term(&v),
+                        );
                         self.frame_msgs(p, msgs);
                         return Ok(Outcome::Return(v));
                     }

@@ -346,7 +346,9 @@ impl Arg {
                     }
                 }
             }
-            Arg::Tuple(v) => Val::Tuple(v.iter().map(|a| a.eval(params)).collect::<Result<_, _>>()?),
+            Arg::Tuple(v) => {
+                Val::Tuple(v.iter().map(|a| a.eval(params)).collect::<Result<_, _>>()?)
+            }
             Arg::List(v) => Val::List(v.iter().map(|a| a.eval(params)).collect::<Result<_, _>>()?),
         };
         if v.size() > MAX_TERM_SIZE {
@@ -692,7 +694,10 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 );
             }
             if f.base.is_none() && (f.base_arg.is_some() || f.base_match.is_some()) {
-                return v.err(fp.clone(), "base_arg and base_match belong to a function with base");
+                return v.err(
+                    fp.clone(),
+                    "base_arg and base_match belong to a function with base",
+                );
             }
             let base_arg = f.base_arg.unwrap_or(1);
             if !(1..=f.arity.max(1)).contains(&base_arg) {
@@ -898,10 +903,9 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
     // there either, so drop it here too.
     for c in &mut dcode {
         for clause in c.base.iter_mut().chain(std::iter::once(&mut c.body)) {
-            if let Some(k) = clause
-                .iter()
-                .position(|s| matches!(s, LStep::Call { f, remote: false, catch: false, .. } if !returns[*f]))
-            {
+            if let Some(k) = clause.iter().position(
+                |s| matches!(s, LStep::Call { f, remote: false, catch: false, .. } if !returns[*f]),
+            ) {
                 clause.truncate(k + 1);
             }
         }
@@ -1324,12 +1328,7 @@ fn parse_n(t: &str) -> Option<i64> {
 
 /// A literal term (docs/scenario.md, "Terms"): an integer, an atom (string), a list (array), a
 /// tuple (`{"tuple": [...]}`).
-fn literal(
-    v: &V<'_>,
-    j: &serde_json::Value,
-    path: &str,
-    depth: usize,
-) -> Result<Val, LoadError> {
+fn literal(v: &V<'_>, j: &serde_json::Value, path: &str, depth: usize) -> Result<Val, LoadError> {
     match expr(v, j, path, false, 0, depth)?.eval(&[]) {
         Ok(t) => Ok(t),
         Err(_) => v.err(path, "a literal term has no expressions"),
@@ -1358,7 +1357,10 @@ fn expr(
                 sub(a, format!("{path}.{key}[0]"))?,
                 sub(b, format!("{path}.{key}[1]"))?,
             )),
-            _ => v.err(format!("{path}.{key}"), format!("{key} takes a list of two expressions")),
+            _ => v.err(
+                format!("{path}.{key}"),
+                format!("{key} takes a list of two expressions"),
+            ),
         }
     };
     match j {
@@ -1368,7 +1370,10 @@ fn expr(
         },
         J::String(t) if n_short && parse_n(t).is_some() => {
             if arity == 0 {
-                return v.err(path, "\"n\" is the first argument, but this function has arity 0");
+                return v.err(
+                    path,
+                    "\"n\" is the first argument, but this function has arity 0",
+                );
             }
             Ok(Arg::N(parse_n(t).expect("checked")))
         }
@@ -1400,7 +1405,10 @@ fn expr(
                 },
                 "arg" if arity > 0 => match x.as_u64() {
                     Some(i) if (1..=arity as u64).contains(&i) => Ok(Arg::Param(i as u32)),
-                    _ => v.err(format!("{path}.arg"), format!("an argument number in 1..={arity}")),
+                    _ => v.err(
+                        format!("{path}.arg"),
+                        format!("an argument number in 1..={arity}"),
+                    ),
                 },
                 "add" => pair(x, "add").map(|(a, b)| Arg::Add(Box::new(a), Box::new(b))),
                 "cons" => pair(x, "cons").map(|(a, b)| Arg::Cons(Box::new(a), Box::new(b))),

@@ -73,7 +73,10 @@ fn random_scenarios_with_terms_agree_with_erts() {
     };
     random_on(&erl(), cfg);
     if let Some(root) = Erl::env_root() {
-        random_on(&Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}")), cfg);
+        random_on(
+            &Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}")),
+            cfg,
+        );
     }
 }
 
