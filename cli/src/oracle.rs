@@ -16,7 +16,7 @@
 //! the engine, 4 engine invariant violated or Erlang/OTP missing or failing.
 
 use bpspec_oracle::erlang::{self, Erl, Summary, Verdict};
-use bpspec_oracle::observe::{diff, render};
+use bpspec_oracle::observe::{diff_expect, render};
 use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::{load, load_file};
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle};
@@ -217,7 +217,7 @@ fn run_or_check(cmd: &str, file: &str, engine: &str) -> ExitCode {
         eprintln!("bpspec oracle: {file}: at $.expect: check needs the expected observations (the scenario has no expect)");
         return code(EXIT_BAD_INPUT);
     };
-    match diff(exp, &obs) {
+    match diff_expect(exp, &obs) {
         None => {
             println!("{file}: {} observations agree", obs.len());
             code(EXIT_AGREE)

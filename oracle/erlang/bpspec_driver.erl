@@ -70,8 +70,10 @@ load({M, Src}) ->
 
 spawn_proc(Self, Flags) ->
     P = spawn(fun ?MODULE:proc_loop/0),
+    Extra = [arity || lists:member(arity, Flags)],
     case lists:member(call, Flags) of
-        true -> 1 = erlang:trace(P, true, [call, {tracer, Self}] ++ ts_flag(true));
+        true -> 1 = erlang:trace(P, true, [call, {tracer, Self}] ++ Extra ++ ts_flag(true));
+        false when Extra =/= [] -> 1 = erlang:trace(P, true, Extra);
         false -> ok
     end,
     P.
@@ -123,9 +125,9 @@ run_ops(Id, I, [Op | Rest], Pids) ->
 op(Id, I, {trace_pattern, MFAs, Spec, Flags0}, _Pids) ->
     Flags = [case F of meta -> {meta, get(meta)}; _ -> F end || F <- Flags0],
     R = try lists:sum([erlang:trace_pattern(MFA, Spec, Flags) || MFA <- MFAs])
-        catch error:badarg -> badarg
+        catch error:badarg:St -> badarg_cause(St)
         end,
-    obs(Id, I, ["\"trace_pattern\":", atom_or_int(R)]);
+    obs(Id, I, ["\"trace_pattern\":", pattern_result(R)]);
 op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
     Pid = proplists:get_value(Proc, Pids),
     Pid ! {call, self(), M, F, Args, Times},
@@ -139,8 +141,8 @@ op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
     end,
     meta_traces(Id, I, Pids),
     case R of
-        {return, V} -> obs(Id, I, ["\"return\":", atom_or_int(V)]);
-        {raise, E} -> obs(Id, I, ["\"raise\":", str(E)])
+        {return, V} -> obs(Id, I, ["\"return\":", term_json(V)]);
+        {raise, E} -> obs(Id, I, ["\"raise\":", term_json(E)])
     end;
 op(Id, I, {trace_info, MFA, Item}, Pids) ->
     {Item, V} = erlang:trace_info(MFA, Item),
@@ -169,14 +171,14 @@ scheduled_out(Pid, N) ->
 traces(Id, I, Pids) ->
     receive
         {trace, P, call, {M, F, Args}} ->
-            trace_obs(Id, I, P, Pids, "call", M, F, length(Args), Args, none),
+            trace_obs(Id, I, P, Pids, "call", M, F, arity(Args), Args, none),
             traces(Id, I, Pids);
         {trace, P, return_from, {M, F, A}, V} ->
-            trace_obs(Id, I, P, Pids, "return_from", M, F, A, [], atom_or_int(V)),
+            trace_obs(Id, I, P, Pids, "return_from", M, F, A, [], term_json(V)),
             traces(Id, I, Pids);
         {trace, P, exception_from, {M, F, A}, {Class, R}} ->
             trace_obs(Id, I, P, Pids, "exception_from", M, F, A, [],
-                      str(io_lib:format("~s:~s", [Class, R]))),
+                      str(class_reason(Class, R))),
             traces(Id, I, Pids);
         {trace, _, _, _} = Other ->
             error({unexpected_trace_message, Other});
@@ -191,7 +193,7 @@ trace_obs(Id, I, P, Pids, Event, M, F, A, Args, Value) ->
     obs(Id, I, ["\"trace\":{\"session\":\"legacy\",\"process\":", str(name(P, Pids)),
                 ",\"event\":\"", Event, "\",\"mfa\":",
                 str(io_lib:format("~s:~s/~p", [M, F, A])),
-                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]",
+                ",\"args\":", term_json(Args),
                 ValueJson, "}"]).
 
 name(P, Pids) ->
@@ -205,6 +207,33 @@ str(S) -> ["\"", S, "\""].
 
 atom_or_int(N) when is_integer(N) -> integer_to_list(N);
 atom_or_int(A) when is_atom(A) -> str(A).
+
+%% badarg, with the cause of the exception's error_info (EEP 54) where ERTS gives one.
+badarg_cause(St) ->
+    case [C || {_, _, _, Info} <- St, #{cause := C} <- [proplists:get_value(error_info, Info, #{})]] of
+        [C | _] when is_atom(C) -> {badarg, C};
+        _ -> badarg
+    end.
+
+pattern_result({badarg, C}) -> ["{\"badarg\":", str(C), "}"];
+pattern_result(R) -> atom_or_int(R).
+
+%% A term as bpspec's JSON (docs/scenario.md, "Terms"): integers, atoms as strings, lists as
+%% arrays, tuples as {"tuple": [...]}.
+term_json(N) when is_integer(N) -> integer_to_list(N);
+term_json(A) when is_atom(A) -> str(A);
+term_json(L) when is_list(L) -> ["[", lists:join(",", [term_json(X) || X <- L]), "]"];
+term_json(T) when is_tuple(T) -> ["{\"tuple\":", term_json(tuple_to_list(T)), "}"];
+term_json(Other) -> error({no_json_for_term, Other}).
+
+%% A call message's third element is {M, F, Args}, or {M, F, Arity} with the arity flag; the
+%% observation's args are then the integer.
+arity(Args) when is_list(Args) -> length(Args);
+arity(Arity) when is_integer(Arity) -> Arity.
+
+%% An exception_from value: "Class:Reason", an atom reason as ~s, any other as ~w.
+class_reason(Class, R) when is_atom(R) -> io_lib:format("~s:~s", [Class, R]);
+class_reason(Class, R) -> io_lib:format("~s:~w", [Class, R]).
 
 %% trace_info values, per item (docs/scenario.md, "Observations").
 info_value(_, undefined, _) -> str(undefined);
@@ -264,9 +293,9 @@ session_op(_Id, _I, {session_destroy, Name}, _Pids) ->
 session_op(Id, I, {in_session, Name, {trace_pattern, MFAs, Spec, Flags}}, _Pids) ->
     S = session(Name),
     R = try lists:sum([trace:function(S, MFA, Spec, Flags) || MFA <- MFAs])
-        catch error:badarg -> badarg
+        catch error:badarg:St -> badarg_cause(St)
         end,
-    obs(Id, I, ["\"trace_pattern\":", atom_or_int(R)]);
+    obs(Id, I, ["\"trace_pattern\":", pattern_result(R)]);
 session_op(Id, I, {in_session, Name, {trace_info, MFA, Item}}, Pids) ->
     {Item, V} = trace:info(session(Name), MFA, Item),
     obs(Id, I, ["\"trace_info\":{\"item\":", str(Item), ",\"value\":", info_value(Item, V, Pids), "}"]);
@@ -318,12 +347,12 @@ untimestamp(Name, M) ->
     error({unexpected_message_in_session, Name, M}).
 
 emit_trace(Id, I, Pids, S, {trace, P, call, {M, F, Args}}) ->
-    session_trace_obs(Id, I, P, Pids, S, "call", M, F, length(Args), Args, none);
+    session_trace_obs(Id, I, P, Pids, S, "call", M, F, arity(Args), Args, none);
 emit_trace(Id, I, Pids, S, {trace, P, return_from, {M, F, A}, V}) ->
-    session_trace_obs(Id, I, P, Pids, S, "return_from", M, F, A, [], atom_or_int(V));
+    session_trace_obs(Id, I, P, Pids, S, "return_from", M, F, A, [], term_json(V));
 emit_trace(Id, I, Pids, S, {trace, P, exception_from, {M, F, A}, {Class, R}}) ->
     session_trace_obs(Id, I, P, Pids, S, "exception_from", M, F, A, [],
-                      str(io_lib:format("~s:~s", [Class, R])));
+                      str(class_reason(Class, R)));
 emit_trace(_Id, _I, _Pids, S, Other) ->
     error({unexpected_trace_message, S, Other}).
 
@@ -332,7 +361,7 @@ session_trace_obs(Id, I, P, Pids, S, Event, M, F, A, Args, Value) ->
     obs(Id, I, ["\"trace\":{\"session\":", str(S), ",\"process\":", str(name(P, Pids)),
                 ",\"event\":\"", Event, "\",\"mfa\":",
                 str(io_lib:format("~s:~s/~p", [M, F, A])),
-                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]",
+                ",\"args\":", term_json(Args),
                 ValueJson, "}"]).
 
 %% Destroy what the scenario left alive (its patterns go with it) and stop the collectors.
@@ -366,5 +395,5 @@ meta_traces(Id, I, Pids) ->
 meta_obs(Id, I, P, Pids, M, F, Args) ->
     obs(Id, I, ["\"trace\":{\"session\":\"meta\",\"process\":", str(name(P, Pids)),
                 ",\"event\":\"call\",\"mfa\":",
-                str(io_lib:format("~s:~s/~p", [M, F, length(Args)])),
-                ",\"args\":[", lists:join(",", [integer_to_list(X) || X <- Args]), "]}"]).
+                str(io_lib:format("~s:~s/~p", [M, F, arity(Args)])),
+                ",\"args\":", term_json(Args), "}"]).

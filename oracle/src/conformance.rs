@@ -666,7 +666,7 @@ pub fn check_corpus(a: Factory) -> Result<CorpusReport, String> {
                         l.source
                     ))
                 }
-                (Some(exp), None) => match diff(exp, &obs) {
+                (Some(exp), None) => match crate::observe::diff_expect(exp, &obs) {
                     None => rep.agree += 1,
                     Some(d) => {
                         return Err(format!(

@@ -384,6 +384,8 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             Feature::GlobalMatchSpec => false,
             // OTP 27+ (the run skips older nodes by `requires_otp`): the trace module.
             Feature::Sessions => false,
+            // `arity` is passed to erlang:trace/3; call messages with an integer are read.
+            Feature::ProcessFlag(p) if p == "arity" => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"
@@ -411,7 +413,9 @@ pub fn module_source(sc: &Loaded, m: &str) -> String {
         let params: Vec<String> = (1..=c.arity).map(|i| format!("A{i}")).collect();
         if let Some(base) = &c.base {
             let mut bp = params.clone();
-            bp[0] = "0".into();
+            // `Match = AK`: the base clause's steps may still name the argument.
+            let k = c.base_arg as usize - 1;
+            bp[k] = format!("{} = {}", c.base_match.erl(), params[k]);
             writeln!(
                 s,
                 "'{}'({}) ->\n    {};",
@@ -434,11 +438,7 @@ pub fn module_source(sc: &Loaded, m: &str) -> String {
 }
 
 fn arg(a: &Arg) -> String {
-    match a {
-        Arg::Lit(i) => format!("({i})"),
-        Arg::N(0) => "A1".into(),
-        Arg::N(k) => format!("(A1 + ({k}))"),
-    }
+    a.erl()
 }
 
 fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
@@ -461,9 +461,14 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
                 remote,
                 args,
                 times,
+                catch,
             } => {
                 for _ in 0..*times {
-                    exprs.push(format!("_ = {}", call(*f, *remote, args)));
+                    if *catch {
+                        exprs.push(format!("_ = (catch {})", call(*f, *remote, args)));
+                    } else {
+                        exprs.push(format!("_ = {}", call(*f, *remote, args)));
+                    }
                 }
             }
             LStep::TailCall { f, remote, args } => {
@@ -471,11 +476,11 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
                 terminal = true;
             }
             LStep::Return(v) => {
-                exprs.push(val(v));
+                exprs.push(v.erl());
                 terminal = true;
             }
             LStep::Raise(r) => {
-                exprs.push(format!("erlang:error('{r}')"));
+                exprs.push(format!("erlang:error({})", r.erl()));
                 terminal = true;
             }
             // Not reproduced: durations and words are not compared with a real node (`erts_view`).
@@ -486,13 +491,6 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
         exprs.push("ok".into());
     }
     exprs.join(",\n    ")
-}
-
-fn val(v: &Val) -> String {
-    match v {
-        Val::Atom(a) => format!("'{a}'"),
-        Val::Int(i) => format!("({i})"),
-    }
 }
 
 fn op_term(sc: &Loaded, op: &LOp) -> String {
@@ -558,7 +556,7 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
             times,
         } => {
             let mfa = &sc.funcs[*f];
-            let a: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            let a: Vec<String> = args.iter().map(Val::erl).collect();
             format!(
                 "{{call, '{}', '{}', '{}', [{}], {times}}}",
                 sc.processes[*process],
@@ -818,7 +816,7 @@ pub fn differential_of(
                     .expect
                     .as_ref()
                     .expect("only scenarios with expect");
-                match crate::observe::diff(&erts_view(exp, erl.otp), &theirs) {
+                match crate::observe::diff_expect(&erts_view(exp, erl.otp), &theirs) {
                     None => verdicts[i].take().expect("ErtsOnly set above"),
                     Some(d) => Verdict::Differ(format!(
                         "{}: expect (-) and ERTS (+) differ:\n{d}",
@@ -835,7 +833,8 @@ pub fn differential_of(
                 }
                 let erts_agrees = problems.is_empty();
                 if let Some(exp) = &sc.scenario.expect {
-                    if let Some(d) = crate::observe::diff(&erts_view(exp, erl.otp), &theirs) {
+                    if let Some(d) = crate::observe::diff_expect(&erts_view(exp, erl.otp), &theirs)
+                    {
                         problems += &format!("expect (-) and ERTS (+) differ:\n{d}");
                     }
                 }

@@ -84,8 +84,11 @@ pub fn trace_msg(session: &str, process: &str, mfa: &Mfa, m: &FrameMsg) -> Trace
         }
         .into(),
         mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
-        args: vec![],
-        value: Some(value_json(&m.value)),
+        args: Value::Array(vec![]),
+        value: Some(match m.event {
+            FrameEvent::ReturnFrom => term_value(&m.value),
+            FrameEvent::ExceptionFrom => value_json(&m.value),
+        }),
     }
 }
 
@@ -193,10 +196,33 @@ impl Tracers {
     }
 }
 
-/// A returned value as a term: an integer or an atom.
+/// A scenario term as the engine's term.
 pub fn val_term(v: &crate::scenario::Val) -> Term {
+    use crate::scenario::Val;
     match v {
-        crate::scenario::Val::Int(i) => Term::Int(*i),
-        crate::scenario::Val::Atom(a) => Term::Name(a.clone()),
+        Val::Int(i) => Term::Int(*i),
+        Val::Atom(a) => Term::Name(a.clone()),
+        Val::Tuple(x) => Term::Tuple(x.iter().map(val_term).collect()),
+        Val::List(x) => Term::List(x.iter().map(val_term).collect()),
+    }
+}
+
+/// The engine's term as an observation value (docs/scenario.md, "Terms"): integers, atoms,
+/// lists, `{"tuple": [...]}`.
+pub fn term_value(t: &Term) -> Value {
+    match t {
+        Term::Int(i) => Value::from(*i),
+        Term::Atom(a) => Value::from(*a),
+        Term::Name(a) => Value::from(a.clone()),
+        Term::List(x) => Value::Array(x.iter().map(term_value).collect()),
+        Term::Tuple(x) => {
+            let mut o = serde_json::Map::new();
+            o.insert(
+                "tuple".into(),
+                Value::Array(x.iter().map(term_value).collect()),
+            );
+            Value::Object(o)
+        }
+        other => Value::from(other.to_string()),
     }
 }

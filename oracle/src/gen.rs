@@ -36,6 +36,10 @@ pub struct GenConfig {
     /// `trace_info` on it, so every spec pair of every flag kind is reached
     /// (oracle/src/coverage.rs). Off by default (the other runs keep their draws).
     pub pairs: bool,
+    /// Also Erlang terms (docs/scenario.md, "Terms"): some call arguments become tuples (so
+    /// `n-1` on them raises badarith) and base clauses return `{base, A1}`. They reuse the
+    /// existing draws, so the other runs keep theirs. Off by default.
+    pub terms: bool,
 }
 
 impl Default for GenConfig {
@@ -48,6 +52,7 @@ impl Default for GenConfig {
             global: true,
             call_count_only: false,
             pairs: false,
+            terms: false,
         }
     }
 }
@@ -212,7 +217,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     }
                     4 => {
                         body.push(Step {
-                            raise: Some(format!("e{}", arg % 3)),
+                            raise: Some(format!("e{}", arg % 3).into()),
                             ..Step::default()
                         });
                         terminal = true;
@@ -244,10 +249,16 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 exported,
                 base: base.then(|| {
                     vec![Step {
-                        r#return: Some(Value::from("base")),
+                        r#return: Some(if cfg.terms {
+                            serde_json::json!({"tuple": ["base", {"arg": 1}]})
+                        } else {
+                            Value::from("base")
+                        }),
                         ..Step::default()
                     }]
                 }),
+                base_arg: None,
+                base_match: None,
                 body,
             });
             decl.push((mname.clone(), name, d.arity, exported));
@@ -276,7 +287,16 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
         Op::Call(CallOp {
             process: format!("p{}", p % processes.len() + 1),
             mfa: format!("{m}:{n}/{a}"),
-            args: (0..*a as usize).map(|i| (args[i] % 4) as i64).collect(),
+            args: (0..*a as usize)
+                .map(|i| {
+                    let v = Value::from((args[i] % 4) as i64);
+                    if cfg.terms && args[i] >= 0xc0 {
+                        serde_json::json!({ "tuple": [v] })
+                    } else {
+                        v
+                    }
+                })
+                .collect(),
             times: (times >= 6).then(|| times as u32 - 4),
         })
     };
@@ -421,7 +441,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                         v.push(Op::Call(CallOp {
                             process: "p1".into(),
                             mfa: pattern.clone(),
-                            args: vec![0; d.2 as usize],
+                            args: vec![0.into(); d.2 as usize],
                             times: None,
                         }));
                     }

@@ -5,7 +5,7 @@
 //! same program.
 
 use crate::observe::{InfoObs, Observation, TraceMsg, What};
-use crate::scenario::{Arg, Feature, LOp, LStep, Loaded, Spec, Val};
+use crate::scenario::{Arg, EvalError, Feature, LOp, LStep, Loaded, Spec, Val};
 use crate::target::BreakpointEngine;
 use bpspec_reference::{FlagSet, InfoItem, InfoKey, InfoValue, PatternError, PatternOp, Term};
 use serde_json::Value;
@@ -72,6 +72,7 @@ pub fn runner_supports(feature: &Feature) -> bool {
                 | Feature::GlobalMatchSpec
                 | Feature::MetaTrace
         )
+        || matches!(feature, Feature::ProcessFlag(f) if f == "arity")
         || crate::sessions::sessions_feature(feature)
 }
 
@@ -96,6 +97,9 @@ struct Exec<'a> {
     op: usize,
     /// Per process, the bit set of sessions in which it is call-traced.
     traced: Vec<u64>,
+    /// Per process, the bit set of sessions in which it has the `arity` flag: its call
+    /// messages carry `{M, F, Arity}` instead of `{M, F, Args}`.
+    arity: Vec<u64>,
     /// Per process: waiting for its next call, scheduled out (see [`Exec::rest`]).
     idle: Vec<bool>,
     /// The call depth of the last `raise` step (the exception unwinds depth + 1 body calls).
@@ -108,7 +112,8 @@ struct Exec<'a> {
 
 enum Outcome {
     Return(Val),
-    Raise(String),
+    /// `error:Reason`.
+    Raise(Val),
 }
 
 /// Run `sc` on `engine`.
@@ -116,15 +121,17 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
     if let Some(e) = unsupported(sc, engine) {
         return Err(e);
     }
-    let traced = sc
-        .initial_flags
-        .iter()
-        .map(|m| {
-            m.iter()
-                .filter(|(_, fl)| fl.iter().any(|f| f == "call"))
-                .fold(0u64, |acc, (s, _)| acc | (1 << s))
-        })
-        .collect();
+    let initial = |flag: &str| -> Vec<u64> {
+        sc.initial_flags
+            .iter()
+            .map(|m| {
+                m.iter()
+                    .filter(|(_, fl)| fl.iter().any(|f| f == flag))
+                    .fold(0u64, |acc, (s, _)| acc | (1 << s))
+            })
+            .collect()
+    };
+    let (traced, arity) = (initial("call"), initial("arity"));
     let exported: Vec<usize> = (0..sc.code.len())
         .filter(|&f| sc.code[f].exported)
         .collect();
@@ -136,6 +143,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         calls: 0,
         op: 0,
         traced,
+        arity,
         idle: vec![false; sc.processes.len()],
         raised_at: 0,
         sessions: crate::sessions::SessionMap::new(sc),
@@ -146,6 +154,28 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         ex.step(op)?;
     }
     Ok(ex.obs)
+}
+
+/// `trace_pattern`'s badarg as an observation: `{"badarg": Cause}` with the cause ERTS puts in
+/// the exception's `error_info` (measured on OTP 25 and 29.1.2, the same on both): `badopt`
+/// when `global` comes with any other flag, `call_count` for a match spec with only counters
+/// (also with `call_time` or `call_memory` alone); `"badarg"` for any other badarg.
+fn badarg_json(spec: &Spec, flags: &crate::scenario::PatternFlags) -> Value {
+    let others =
+        flags.local || flags.meta || flags.call_count || flags.call_time || flags.call_memory;
+    let cause = if flags.global && others {
+        "badopt"
+    } else if matches!(spec, Spec::MatchSpec(_))
+        && !flags.global
+        && !flags.local
+        && !flags.meta
+        && others
+    {
+        "call_count"
+    } else {
+        return Value::from("badarg");
+    };
+    serde_json::json!({ "badarg": cause })
 }
 
 /// A `trace_info` term as an observation value (docs/scenario.md, "Observations"): call_time
@@ -270,7 +300,7 @@ impl Exec<'_> {
                 };
                 let r = match r {
                     Ok(n) => Value::from(n as u64),
-                    Err(PatternError::BadArg(_)) => Value::from("badarg"),
+                    Err(PatternError::BadArg(_)) => badarg_json(spec, flags),
                     Err(e) => {
                         return Err(RunError::Fault {
                             file: self.sc.source.clone(),
@@ -305,7 +335,7 @@ impl Exec<'_> {
                             *process as u64 + 1,
                             self.traced[*process],
                             "error",
-                            &Term::Name(r.clone()),
+                            &crate::frames::val_term(r),
                             self.raised_at + 1,
                         );
                         self.frame_msgs(*process, msgs);
@@ -318,7 +348,7 @@ impl Exec<'_> {
                 }
                 match last.expect("times >= 1") {
                     Outcome::Return(v) => self.push(What::Return(v.to_json())),
-                    Outcome::Raise(r) => self.push(What::Raise(r)),
+                    Outcome::Raise(r) => self.push(What::Raise(r.to_json())),
                 }
             }
             LOp::TraceInfo { session, mfa, item } => {
@@ -362,14 +392,16 @@ impl Exec<'_> {
                 flags,
             } => {
                 let session = &self.sessions.id(*session);
-                if flags.iter().any(|f| f == "call") {
-                    if *on {
-                        self.traced[*process] |= 1 << session;
-                    } else {
-                        self.traced[*process] &= !(1 << session);
+                for (flag, bits) in [("call", &mut self.traced), ("arity", &mut self.arity)] {
+                    if flags.iter().any(|f| f == flag) {
+                        if *on {
+                            bits[*process] |= 1 << session;
+                        } else {
+                            bits[*process] &= !(1 << session);
+                        }
                     }
                 }
-                self.push(What::TraceFlags(1));
+                self.push(What::TraceFlags(Value::from(1)));
             }
             // Observable through call_time only; the loader already refused calls by a
             // scheduled-out process.
@@ -387,6 +419,8 @@ impl Exec<'_> {
                 }
             }
             LOp::SessionDestroy(s) => {
+                let id = self.sessions.id(*s);
+                self.arity.iter_mut().for_each(|a| *a &= !(1 << id));
                 self.sessions.destroy(self.engine, *s, &mut self.traced);
                 if let Err(m) = self.engine.check_at_rest() {
                     return Err(RunError::Fault {
@@ -425,7 +459,7 @@ impl Exec<'_> {
         &mut self,
         p: usize,
         mut f: usize,
-        mut args: Vec<i64>,
+        mut args: Vec<Val>,
         depth: usize,
         mut remote: bool,
     ) -> Result<Outcome, RunError> {
@@ -456,7 +490,7 @@ impl Exec<'_> {
                     process: self.sc.processes[(mpid - 1) as usize].clone(),
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", m.module, m.name, m.arity),
-                    args: args.clone(),
+                    args: Value::Array(args.iter().map(Val::to_json).collect()),
                     value: None,
                 });
             }
@@ -467,12 +501,18 @@ impl Exec<'_> {
                     self.engine.name()
                 );
                 let mfa = &self.sc.funcs[f];
+                // ERTS's `{M, F, Args}`, or `{M, F, Arity}` with the `arity` flag.
+                let args = if self.arity[p] & (1 << s) != 0 {
+                    Value::from(mfa.arity)
+                } else {
+                    Value::Array(args.iter().map(Val::to_json).collect())
+                };
                 self.push(What::Trace(TraceMsg {
                     session: self.sessions.name(self.sc, s).to_string(),
                     process: self.sc.processes[p].clone(),
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
-                    args: args.clone(),
+                    args,
                     value: None,
                 }));
             }
@@ -483,51 +523,90 @@ impl Exec<'_> {
                 "arity checked by the loader"
             );
             let steps = match &code.base {
-                Some(b) if args[0] == 0 => b,
+                Some(b) if args[code.base_arg as usize - 1] == code.base_match => b,
                 _ => &code.body,
             };
-            let n = args.first().copied().unwrap_or(0);
-            let eval = |a: &[Arg]| -> Vec<i64> {
-                a.iter()
-                    .map(|a| match a {
-                        Arg::Lit(i) => *i,
-                        Arg::N(k) => n + k,
-                    })
-                    .collect()
+            // An expression that raises (badarith) raises in this function's body.
+            let eval = |a: &[Arg]| -> Result<Result<Vec<Val>, Val>, String> {
+                let mut out = Vec::with_capacity(a.len());
+                for x in a {
+                    match x.eval(&args) {
+                        Ok(v) => out.push(v),
+                        Err(EvalError::Raise(r)) => return Ok(Err(r)),
+                        Err(EvalError::Unsupported(m)) => return Err(m),
+                    }
+                }
+                Ok(Ok(out))
             };
             let mut next = None;
             for s in steps {
+                let one =
+                    |a: &Arg| eval(std::slice::from_ref(a)).map(|r| r.map(|mut v| v.remove(0)));
+                let value = match s {
+                    LStep::Call { args: a, .. } | LStep::TailCall { args: a, .. } => {
+                        eval(a).map_err(|m| self.limit(m))?
+                    }
+                    LStep::Return(a) | LStep::Raise(a) => {
+                        one(a).map_err(|m| self.limit(m))?.map(|v| vec![v])
+                    }
+                    LStep::Allocate(_) | LStep::Advance(_) => Ok(vec![]),
+                };
+                let a = match value {
+                    Ok(a) => a,
+                    // `catch g(Args)` catches the arguments' exception too: nothing was
+                    // entered, so nothing unwinds, and every repetition fails the same way.
+                    Err(_) if matches!(s, LStep::Call { catch: true, .. }) => continue,
+                    Err(reason) => {
+                        self.raised_at = depth;
+                        return Ok(Outcome::Raise(reason));
+                    }
+                };
                 match s {
                     LStep::Call {
                         f: g,
                         remote: rem,
-                        args: a,
                         times,
+                        catch,
+                        ..
                     } => {
-                        let a = eval(a);
                         for _ in 0..*times {
                             if let Outcome::Raise(r) =
                                 self.exec(p, *g, a.clone(), depth + 1, *rem)?
                             {
-                                return Ok(Outcome::Raise(r));
+                                if !*catch {
+                                    return Ok(Outcome::Raise(r));
+                                }
+                                // Caught here: the frames from the raiser up to the callee
+                                // unwind (exception_from for traced ones, call_time frames
+                                // skipped), and this function goes on.
+                                let through = self.raised_at - depth;
+                                let msgs = self.engine.raise(
+                                    pid,
+                                    self.traced[p],
+                                    "error",
+                                    &crate::frames::val_term(&r),
+                                    through,
+                                );
+                                self.frame_msgs(p, msgs);
                             }
                         }
                     }
                     LStep::TailCall {
-                        f: g,
-                        remote: r,
-                        args: a,
-                    } => next = Some((*g, eval(a), *r)),
-                    LStep::Return(v) => {
-                        let msgs =
-                            self.engine
-                                .ret_value(pid, self.traced[p], &crate::frames::val_term(v));
+                        f: g, remote: r, ..
+                    } => next = Some((*g, a, *r)),
+                    LStep::Return(_) => {
+                        let v = a.into_iter().next().expect("one value");
+                        let msgs = self.engine.ret_value(
+                            pid,
+                            self.traced[p],
+                            &crate::frames::val_term(&v),
+                        );
                         self.frame_msgs(p, msgs);
-                        return Ok(Outcome::Return(v.clone()));
+                        return Ok(Outcome::Return(v));
                     }
-                    LStep::Raise(r) => {
+                    LStep::Raise(_) => {
                         self.raised_at = depth;
-                        return Ok(Outcome::Raise(r.clone()));
+                        return Ok(Outcome::Raise(a.into_iter().next().expect("one value")));
                     }
                     // Observable only through call_memory / call_time.
                     LStep::Allocate(w) => self.engine.alloc(pid, self.traced[p], *w),

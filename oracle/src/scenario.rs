@@ -66,9 +66,14 @@ pub struct Function {
     pub arity: u32,
     #[serde(default, skip_serializing_if = "is_false")]
     pub exported: bool,
-    /// Runs when the first argument is 0 (only with arity >= 1).
+    /// Runs when argument `base_arg` (default 1) is `base_match` (default 0); only with
+    /// arity >= 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<Vec<Step>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_arg: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_match: Option<serde_json::Value>,
     /// Runs otherwise (always, without `base`).
     #[serde(default)]
     pub body: Vec<Step>,
@@ -90,7 +95,7 @@ pub struct Step {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#return: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raise: Option<String>,
+    pub raise: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocate: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,6 +104,9 @@ pub struct Step {
     pub args: Vec<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u32>,
+    /// A `call` step inside `catch`: an exception it raises stops there (`_ = (catch g(...))`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub catch: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -147,8 +155,9 @@ pub struct TracePatternOp {
 pub struct CallOp {
     pub process: String,
     pub mfa: String,
+    /// Erlang terms (docs/scenario.md, "Terms").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<i64>,
+    pub args: Vec<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u32>,
 }
@@ -223,11 +232,14 @@ impl fmt::Display for Feature {
 // ---------------------------------------------------------------------------------------------
 // Loaded (validated, resolved) form.
 
-/// A value a function returns: an atom or an integer.
+/// An Erlang term of a scenario: an atom, an integer, a tuple or a proper list. In JSON an
+/// integer is a number, an atom a string, a list an array, a tuple `{"tuple": [...]}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Val {
     Atom(String),
     Int(i64),
+    Tuple(Vec<Val>),
+    List(Vec<Val>),
 }
 
 impl Val {
@@ -235,16 +247,133 @@ impl Val {
         match self {
             Val::Atom(a) => serde_json::Value::String(a.clone()),
             Val::Int(i) => serde_json::Value::from(*i),
+            Val::Tuple(v) => {
+                let mut o = serde_json::Map::new();
+                o.insert(
+                    "tuple".into(),
+                    serde_json::Value::Array(v.iter().map(Val::to_json).collect()),
+                );
+                serde_json::Value::Object(o)
+            }
+            Val::List(v) => serde_json::Value::Array(v.iter().map(Val::to_json).collect()),
+        }
+    }
+
+    /// The term in Erlang source syntax.
+    pub fn erl(&self) -> String {
+        let seq = |v: &[Val]| v.iter().map(Val::erl).collect::<Vec<_>>().join(", ");
+        match self {
+            Val::Atom(a) => format!("'{a}'"),
+            Val::Int(i) => format!("({i})"),
+            Val::Tuple(v) => format!("{{{}}}", seq(v)),
+            Val::List(v) => format!("[{}]", seq(v)),
+        }
+    }
+
+    /// The number of nodes (atoms, integers, tuples, lists) in the term.
+    pub fn size(&self) -> usize {
+        match self {
+            Val::Atom(_) | Val::Int(_) => 1,
+            Val::Tuple(v) | Val::List(v) => 1 + v.iter().map(Val::size).sum::<usize>(),
         }
     }
 }
 
-/// An argument: a literal, or `n` plus an offset (`"n"`, `"n-1"`, `"n+2"`), where `n` is the
-/// calling function's first argument.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The largest term a scenario run builds (nodes); a larger one ends the run with exit 2.
+pub const MAX_TERM_SIZE: usize = 10_000;
+/// The deepest nesting of a literal or an expression in a scenario file.
+pub const MAX_EXPR_DEPTH: usize = 16;
+
+/// An expression: an argument of a call step, a returned value or a raise reason. `N(k)` is the
+/// calling function's first argument plus `k` (`"n"`, `"n-1"`, `"n+2"` in `args`); `Param(i)`
+/// is argument `i` (1-based, `{"arg": i}`); `Add` is `+`, `Cons` is `[H|T]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Arg {
     Lit(i64),
     N(i64),
+    Atom(String),
+    Param(u32),
+    Add(Box<Arg>, Box<Arg>),
+    Cons(Box<Arg>, Box<Arg>),
+    Tuple(Vec<Arg>),
+    List(Vec<Arg>),
+}
+
+/// Why an expression has no value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EvalError {
+    /// Erlang raises `error:Reason` (`badarith` for `+` on a non-integer).
+    Raise(Val),
+    /// Outside what bpspec models (an improper list, an integer beyond i64, a huge term).
+    Unsupported(String),
+}
+
+impl Arg {
+    /// The value of the expression with the function's arguments `params`.
+    pub fn eval(&self, params: &[Val]) -> Result<Val, EvalError> {
+        let int = |v: Val| match v {
+            Val::Int(i) => Ok(i),
+            _ => Err(EvalError::Raise(Val::Atom("badarith".into()))),
+        };
+        let add = |a: i64, b: i64| {
+            a.checked_add(b).map(Val::Int).ok_or_else(|| {
+                EvalError::Unsupported(format!("{a} + {b} is beyond 64-bit integers"))
+            })
+        };
+        let v = match self {
+            Arg::Lit(i) => Val::Int(*i),
+            Arg::Atom(a) => Val::Atom(a.clone()),
+            // `"n"` is `A1` itself (no addition, so any term); `"n+K"` is `A1 + K`.
+            Arg::N(0) => params[0].clone(),
+            Arg::N(k) => add(int(params[0].clone())?, *k)?,
+            Arg::Param(i) => params[*i as usize - 1].clone(),
+            Arg::Add(a, b) => {
+                let (x, y) = (a.eval(params)?, b.eval(params)?);
+                add(int(x)?, int(y)?)?
+            }
+            Arg::Cons(h, t) => {
+                let (h, t) = (h.eval(params)?, t.eval(params)?);
+                match t {
+                    Val::List(mut l) => {
+                        l.insert(0, h);
+                        Val::List(l)
+                    }
+                    other => {
+                        return Err(EvalError::Unsupported(format!(
+                            "[_|{}] is an improper list (not modelled)",
+                            other.erl()
+                        )))
+                    }
+                }
+            }
+            Arg::Tuple(v) => {
+                Val::Tuple(v.iter().map(|a| a.eval(params)).collect::<Result<_, _>>()?)
+            }
+            Arg::List(v) => Val::List(v.iter().map(|a| a.eval(params)).collect::<Result<_, _>>()?),
+        };
+        if v.size() > MAX_TERM_SIZE {
+            return Err(EvalError::Unsupported(format!(
+                "a term of more than {MAX_TERM_SIZE} nodes"
+            )));
+        }
+        Ok(v)
+    }
+
+    /// The expression in Erlang source syntax (the parameters are `A1`, `A2`, ...).
+    pub fn erl(&self) -> String {
+        let seq = |v: &[Arg]| v.iter().map(Arg::erl).collect::<Vec<_>>().join(", ");
+        match self {
+            Arg::Lit(i) => format!("({i})"),
+            Arg::N(0) => "A1".into(),
+            Arg::N(k) => format!("(A1 + ({k}))"),
+            Arg::Atom(a) => format!("'{a}'"),
+            Arg::Param(i) => format!("A{i}"),
+            Arg::Add(a, b) => format!("({} + {})", a.erl(), b.erl()),
+            Arg::Cons(h, t) => format!("[{} | {}]", h.erl(), t.erl()),
+            Arg::Tuple(v) => format!("{{{}}}", seq(v)),
+            Arg::List(v) => format!("[{}]", seq(v)),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -254,14 +383,16 @@ pub enum LStep {
         remote: bool,
         args: Vec<Arg>,
         times: u32,
+        /// Inside `catch`: an exception (from the call or its arguments) ends here.
+        catch: bool,
     },
     TailCall {
         f: usize,
         remote: bool,
         args: Vec<Arg>,
     },
-    Return(Val),
-    Raise(String),
+    Return(Arg),
+    Raise(Arg),
     Allocate(u64),
     Advance(u64),
 }
@@ -270,6 +401,9 @@ pub enum LStep {
 pub struct Code {
     pub arity: u32,
     pub exported: bool,
+    /// `base` runs when argument `base_arg` (1-based) equals `base_match`.
+    pub base_arg: u32,
+    pub base_match: Val,
     pub base: Option<Vec<LStep>>,
     pub body: Vec<LStep>,
 }
@@ -306,7 +440,7 @@ pub enum LOp {
     Call {
         process: usize,
         f: usize,
-        args: Vec<i64>,
+        args: Vec<Val>,
         times: u32,
     },
     TraceInfo {
@@ -556,9 +690,26 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             if f.base.is_some() && f.arity == 0 {
                 return v.err(
                     format!("{fp}.base"),
-                    "base runs when the first argument is 0, so the function needs arity >= 1",
+                    "base runs when an argument matches base_match, so the function needs arity >= 1",
                 );
             }
+            if f.base.is_none() && (f.base_arg.is_some() || f.base_match.is_some()) {
+                return v.err(
+                    fp.clone(),
+                    "base_arg and base_match belong to a function with base",
+                );
+            }
+            let base_arg = f.base_arg.unwrap_or(1);
+            if !(1..=f.arity.max(1)).contains(&base_arg) {
+                return v.err(
+                    format!("{fp}.base_arg"),
+                    format!("an argument number in 1..={}", f.arity.max(1)),
+                );
+            }
+            let base_match = match &f.base_match {
+                Some(j) => literal(&v, j, &format!("{fp}.base_match"), 0)?,
+                None => Val::Int(0),
+            };
             let steps = |list: &[Step], lp: String| -> Result<Vec<LStep>, LoadError> {
                 if list.len() > MAX_STEPS {
                     return v.err(lp, format!("more than {MAX_STEPS} steps"));
@@ -581,6 +732,9 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                     let is_call = s.call.is_some() || s.tail_call.is_some();
                     if !is_call && (!s.args.is_empty() || s.times.is_some()) {
                         return v.err(sp, "args and times belong to call steps");
+                    }
+                    if s.catch && s.call.is_none() {
+                        return v.err(format!("{sp}.catch"), "catch belongs to call steps");
                     }
                     if s.tail_call.is_some() && s.times.is_some() {
                         return v.err(format!("{sp}.times"), "a tail call has no times");
@@ -639,33 +793,7 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                         let mut args = Vec::new();
                         for (ai, a) in s.args.iter().enumerate() {
                             let ap = format!("{sp}.args[{ai}]");
-                            let arg = match a {
-                                serde_json::Value::Number(n) => match n.as_i64() {
-                                    Some(i) if i.abs() <= 1_000_000 => Arg::Lit(i),
-                                    _ => {
-                                        return v
-                                            .err(ap, "an integer literal in -1000000..=1000000")
-                                    }
-                                },
-                                serde_json::Value::String(t) => {
-                                    if f.arity == 0 {
-                                        return v.err(ap, "\"n\" is the first argument, but this function has arity 0");
-                                    }
-                                    match parse_n(t) {
-                                        Some(k) => Arg::N(k),
-                                        None => {
-                                            return v.err(ap, format!("{t:?} is not n, n-K or n+K"))
-                                        }
-                                    }
-                                }
-                                _ => {
-                                    return v.err(
-                                        ap,
-                                        "an argument is an integer or \"n\", \"n-K\", \"n+K\"",
-                                    )
-                                }
-                            };
-                            args.push(arg);
+                            args.push(expr(&v, a, &ap, true, f.arity, 0)?);
                         }
                         let times = s.times.unwrap_or(1);
                         if times == 0 || times > MAX_TIMES {
@@ -680,6 +808,7 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                                 remote,
                                 args,
                                 times,
+                                catch: s.catch,
                             }
                         } else {
                             LStep::TailCall {
@@ -689,15 +818,9 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                             }
                         }
                     } else if let Some(r) = &s.r#return {
-                        LStep::Return(value(&v, r, &format!("{sp}.return"))?)
+                        LStep::Return(expr(&v, r, &format!("{sp}.return"), false, f.arity, 0)?)
                     } else if let Some(r) = &s.raise {
-                        if !is_name(r) {
-                            return v.err(
-                                format!("{sp}.raise"),
-                                format!("{r:?} is not an atom ([a-z][A-Za-z0-9_]*)"),
-                            );
-                        }
-                        LStep::Raise(r.clone())
+                        LStep::Raise(expr(&v, r, &format!("{sp}.raise"), false, f.arity, 0)?)
                     } else if let Some(w) = s.allocate {
                         if w > MAX_STEP_AMOUNT {
                             return v.err(
@@ -730,6 +853,8 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             dcode.push(Code {
                 arity: f.arity,
                 exported: f.exported,
+                base_arg,
+                base_match,
                 base,
                 body,
             });
@@ -744,7 +869,10 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             match s {
                 LStep::Raise(_) => return false,
                 LStep::Call {
-                    f, remote: false, ..
+                    f,
+                    remote: false,
+                    catch: false,
+                    ..
                 } if !returns[*f] => return false,
                 LStep::TailCall {
                     f, remote: false, ..
@@ -775,10 +903,9 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
     // there either, so drop it here too.
     for c in &mut dcode {
         for clause in c.base.iter_mut().chain(std::iter::once(&mut c.body)) {
-            if let Some(k) = clause
-                .iter()
-                .position(|s| matches!(s, LStep::Call { f, remote: false, .. } if !returns[*f]))
-            {
+            if let Some(k) = clause.iter().position(
+                |s| matches!(s, LStep::Call { f, remote: false, catch: false, .. } if !returns[*f]),
+            ) {
                 clause.truncate(k + 1);
             }
         }
@@ -819,8 +946,10 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             code.push(Code {
                 arity: a,
                 exported: true,
+                base_arg: 1,
+                base_match: Val::Int(0),
                 base: None,
-                body: vec![LStep::Return(Val::Atom("module_info".into()))],
+                body: vec![LStep::Return(Arg::Atom("module_info".into()))],
             });
         }
     }
@@ -1033,8 +1162,9 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                         ),
                     );
                 }
-                if c.args.iter().any(|a| a.abs() > 1_000_000) {
-                    return v.err(format!("{p}.args"), "arguments are in -1000000..=1000000");
+                let mut args = Vec::new();
+                for (ai, a) in c.args.iter().enumerate() {
+                    args.push(literal(&v, a, &format!("{p}.args[{ai}]"), 0)?);
                 }
                 let times = c.times.unwrap_or(1);
                 if times == 0 || times > MAX_TIMES {
@@ -1046,7 +1176,7 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 LOp::Call {
                     process,
                     f,
-                    args: c.args.clone(),
+                    args,
                     times,
                 }
             }
@@ -1196,16 +1326,104 @@ fn parse_n(t: &str) -> Option<i64> {
     Some(sign * k)
 }
 
-fn value(v: &V<'_>, j: &serde_json::Value, path: &str) -> Result<Val, LoadError> {
+/// A literal term (docs/scenario.md, "Terms"): an integer, an atom (string), a list (array), a
+/// tuple (`{"tuple": [...]}`).
+fn literal(v: &V<'_>, j: &serde_json::Value, path: &str, depth: usize) -> Result<Val, LoadError> {
+    match expr(v, j, path, false, 0, depth)?.eval(&[]) {
+        Ok(t) => Ok(t),
+        Err(_) => v.err(path, "a literal term has no expressions"),
+    }
+}
+
+/// An expression (docs/scenario.md, "Terms"). `n_short`: the strings `n`, `n-K`, `n+K` are the
+/// first argument (in `args`); elsewhere strings are atoms. `arity`: the function's, for `n`
+/// and `{"arg": I}` (0 for a literal, where neither exists).
+fn expr(
+    v: &V<'_>,
+    j: &serde_json::Value,
+    path: &str,
+    n_short: bool,
+    arity: u32,
+    depth: usize,
+) -> Result<Arg, LoadError> {
+    use serde_json::Value as J;
+    if depth > MAX_EXPR_DEPTH {
+        return v.err(path, format!("nested deeper than {MAX_EXPR_DEPTH}"));
+    }
+    let sub = |j: &J, p: String| expr(v, j, &p, n_short, arity, depth + 1);
+    let pair = |x: &J, key: &str| -> Result<(Arg, Arg), LoadError> {
+        match x.as_array().map(Vec::as_slice) {
+            Some([a, b]) => Ok((
+                sub(a, format!("{path}.{key}[0]"))?,
+                sub(b, format!("{path}.{key}[1]"))?,
+            )),
+            _ => v.err(
+                format!("{path}.{key}"),
+                format!("{key} takes a list of two expressions"),
+            ),
+        }
+    };
     match j {
-        serde_json::Value::String(s) if is_name(s) => Ok(Val::Atom(s.clone())),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Ok(Val::Int(i)),
-            None => v.err(path, "an integer value fits in i64"),
+        J::Number(n) => match n.as_i64() {
+            Some(i) if i.abs() <= 1_000_000 => Ok(Arg::Lit(i)),
+            _ => v.err(path, "an integer literal is in -1000000..=1000000"),
         },
+        J::String(t) if n_short && parse_n(t).is_some() => {
+            if arity == 0 {
+                return v.err(
+                    path,
+                    "\"n\" is the first argument, but this function has arity 0",
+                );
+            }
+            Ok(Arg::N(parse_n(t).expect("checked")))
+        }
+        J::String(t) if is_name(t) => Ok(Arg::Atom(t.clone())),
+        J::String(t) => v.err(
+            path,
+            format!(
+                "{t:?} is not an atom ([a-z][A-Za-z0-9_]*){}",
+                if n_short { " nor n, n-K, n+K" } else { "" }
+            ),
+        ),
+        J::Array(a) => Ok(Arg::List(
+            a.iter()
+                .enumerate()
+                .map(|(i, x)| sub(x, format!("{path}[{i}]")))
+                .collect::<Result<_, _>>()?,
+        )),
+        J::Object(o) if o.len() == 1 => {
+            let (key, x) = o.iter().next().expect("one key");
+            match key.as_str() {
+                "tuple" => match x.as_array() {
+                    Some(a) => Ok(Arg::Tuple(
+                        a.iter()
+                            .enumerate()
+                            .map(|(i, x)| sub(x, format!("{path}.tuple[{i}]")))
+                            .collect::<Result<_, _>>()?,
+                    )),
+                    None => v.err(format!("{path}.tuple"), "a tuple is a list of its elements"),
+                },
+                "arg" if arity > 0 => match x.as_u64() {
+                    Some(i) if (1..=arity as u64).contains(&i) => Ok(Arg::Param(i as u32)),
+                    _ => v.err(
+                        format!("{path}.arg"),
+                        format!("an argument number in 1..={arity}"),
+                    ),
+                },
+                "add" => pair(x, "add").map(|(a, b)| Arg::Add(Box::new(a), Box::new(b))),
+                "cons" => pair(x, "cons").map(|(a, b)| Arg::Cons(Box::new(a), Box::new(b))),
+                _ => v.err(
+                    path,
+                    format!(
+                        "unknown term form {key:?} (tuple{})",
+                        if arity > 0 { ", arg, add, cons" } else { "" }
+                    ),
+                ),
+            }
+        }
         _ => v.err(
             path,
-            "a return value is an atom ([a-z][A-Za-z0-9_]*) or an integer",
+            "a term is an integer, an atom (string), a list (array) or {\"tuple\": [...]}",
         ),
     }
 }

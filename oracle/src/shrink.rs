@@ -81,7 +81,7 @@ pub fn candidates(cur: &Scenario) -> Vec<Scenario> {
             if call.args.iter().any(|a| *a != 0) {
                 let mut c = cur.clone();
                 if let Op::Call(x) = &mut c.ops[oi] {
-                    x.args.iter_mut().for_each(|a| *a = 0);
+                    x.args.iter_mut().for_each(|a| *a = 0.into());
                 }
                 cands.push(c);
             }

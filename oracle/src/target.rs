@@ -578,6 +578,7 @@ impl BreakpointEngine for SpecOracle {
             || *feature == Feature::GlobalTrace
             || *feature == Feature::MatchSpec
             || *feature == Feature::MetaTrace
+            || matches!(feature, Feature::ProcessFlag(f) if f == "arity")
             || crate::sessions::sessions_feature(feature)
     }
     fn trace_pattern_meta(

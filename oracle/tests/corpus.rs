@@ -2,7 +2,7 @@
 //! against OTP's suites) holds on our engine and on the sequential oracle; the known deviation
 //! still differs; scenarios using features the engine lacks are refused as unsupported.
 
-use bpspec_oracle::observe::diff;
+use bpspec_oracle::observe::diff_expect as diff;
 use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::{load_file, Loaded};
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};

@@ -63,6 +63,23 @@ fn random_scenarios_agree_with_erts() {
     random_on(&erl(), GenConfig::default());
 }
 
+/// The same draws with Erlang terms: tuple arguments (badarith from `n-1`) and `{base, A1}`
+/// returns; on the OTP root too when `BPSPEC_OTP_ROOT` is set.
+#[test]
+fn random_scenarios_with_terms_agree_with_erts() {
+    let cfg = GenConfig {
+        terms: true,
+        ..GenConfig::default()
+    };
+    random_on(&erl(), cfg);
+    if let Some(root) = Erl::env_root() {
+        random_on(
+            &Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}")),
+            cfg,
+        );
+    }
+}
+
 /// The random scenarios, `BPSPEC_DIFF_CASES` (default 300) from `BPSPEC_DIFF_SEED` (default 25),
 /// on `erl`; every one must agree. `cfg.call_memory` adds call_memory (OTP 26+).
 fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {

@@ -3,7 +3,7 @@
 //! wrong oracle that sends meta messages only for call-traced processes is caught.
 
 use bpspec_oracle::conformance::check_corpus;
-use bpspec_oracle::observe::diff;
+use bpspec_oracle::observe::diff_expect as diff;
 use bpspec_oracle::run::run;
 use bpspec_oracle::scenario::load_file;
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};

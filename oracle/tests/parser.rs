@@ -277,6 +277,30 @@ fn contradictions_name_the_json_path() {
         ),
         (&format!(r#"{MODS}, "ops": [], "expect": [{{"op": 3, "return": "ok"}}]"#), "at $.expect[0].op: op 3 does not exist"),
         (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 2, "body": [{"return": {"tuple": [1, {"arg": 3}]}}]}]}], "ops": []"#,
+            "at $.modules[0].functions[0].body[0].return.tuple[1].arg: an argument number in 1..=2",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "body": [{"raise": {"add": [1]}}]}]}], "ops": []"#,
+            "at $.modules[0].functions[0].body[0].raise.add: add takes a list of two expressions",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "body": [{"tail_call": "f/1", "args": [["a", "B"]]}]}]}], "ops": []"#,
+            "at $.modules[0].functions[0].body[0].args[0][1]: \"B\" is not an atom",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "base_arg": 2, "base": [], "body": []}]}], "ops": []"#,
+            "at $.modules[0].functions[0].base_arg: an argument number in 1..=1",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "base_match": {"arg": 1}, "base": [], "body": []}]}], "ops": []"#,
+            "at $.modules[0].functions[0].base_match: unknown term form \"arg\"",
+        ),
+        (
+            r#""modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "exported": true}]}], "processes": [{"name": "p"}], "ops": [{"call": {"process": "p", "mfa": "m:f/1", "args": [{"tuple": [true, 1.5]}]}}]"#,
+            "at $.ops[0].call.args[0].tuple[0]: a term is an integer",
+        ),
+        (
             &format!(r#"{MODS}, "ops": [{{"trace_pattern": {{"pattern": "m:f/0", "spec": true, "flags": ["locl"]}}}}]"#),
             "at $.ops[0].trace_pattern.flags[0]: unknown trace_pattern flag \"locl\"",
         ),
@@ -354,16 +378,17 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
     props(&schema, &mut declared);
     let full = r#"{"name": "all", "description": "d", "requires_otp": 27, "max_otp": 29, "known_deviation": "x",
       "modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "exported": true,
+         "base_arg": 1, "base_match": {"tuple": []},
          "base": [{"allocate": 3}, {"advance": 5}, {"raise": "r"}],
-         "body": [{"call": "f/1", "args": ["n-1"], "times": 2}, {"tail_call": "g/0"}]},
-         {"name": "g", "body": [{"return": "x"}]}]}],
+         "body": [{"call": "f/1", "args": ["n-1"], "times": 2}, {"call": "f/1", "args": [{"add": [{"arg": 1}, -1]}], "catch": true}, {"tail_call": "g/0"}]},
+         {"name": "g", "body": [{"return": {"cons": [1, []]}}]}]}],
       "sessions": ["s"], "processes": [{"name": "p", "trace": {"legacy": ["call"]}}],
       "ops": [{"session_create": "s"}, {"trace_pattern": {"session": "s", "pattern": "m:f/1", "spec": {"actions": ["return_trace"]}, "flags": ["local"]}},
               {"call": {"process": "p", "mfa": "m:f/1", "args": [1], "times": 2}}, {"trace_info": {"session": "s", "mfa": "m:f/1", "item": "all"}},
               {"trace_flags": {"process": "p", "session": "s", "on": true, "flags": ["call"]}}, {"schedule_out": "p"}, {"schedule_in": "p"},
               {"session_destroy": "s"}],
       "expect": [{"op": 2, "trace": {"session": "s", "process": "p", "event": "call", "mfa": "m:f/1", "args": [1]}},
-                 {"op": 2, "return": "x"}, {"op": 2, "raise": "r"}, {"op": 1, "trace_pattern": 1},
+                 {"op": 2, "return": "x"}, {"op": 2, "raise": "r"}, {"op": 1, "trace_pattern": 1}, {"op": 1, "trace_pattern": {"badarg": "badopt"}},
                  {"op": 3, "trace_info": {"item": "all", "value": false}}, {"op": 4, "trace_flags": 1},
                  {"op": 3, "trace_info": {"item": "call_time", "value": [{"process": "p", "count": 1, "time": 5}]}},
                  {"op": 3, "trace_info": {"item": "call_memory", "value": [{"process": "p", "count": 1, "words": 3}]}}]}"#;

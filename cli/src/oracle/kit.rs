@@ -133,10 +133,11 @@ pub fn gen_config(features: &str) -> Result<GenConfig, String> {
             "call_memory",
             "frames",
             "pairs",
+            "terms",
         ]
         .contains(n)
         {
-            return Err(format!("unknown generator feature {n:?} (call_count, local, global, call_time, call_memory, frames, pairs)"));
+            return Err(format!("unknown generator feature {n:?} (call_count, local, global, call_time, call_memory, frames, pairs, terms)"));
         }
     }
     let has = |n: &str| names.contains(&n);
@@ -146,6 +147,7 @@ pub fn gen_config(features: &str) -> Result<GenConfig, String> {
         call_memory: has("call_memory"),
         global: has("global"),
         pairs: has("pairs"),
+        terms: has("terms"),
         call_count_only: !has("local"),
         ..GenConfig::default()
     };

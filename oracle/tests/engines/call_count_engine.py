@@ -24,6 +24,26 @@ sc = json.load(sys.stdin)
 if sc.get("sessions"):
     unsupported("sessions")
 
+
+def plain(x):
+    """Integers, atoms and the n-forms only: terms (lists, tuples, expressions) are unsupported."""
+    return isinstance(x, (int, str))
+
+
+for m in sc["modules"]:
+    for f in m["functions"]:
+        if "base_arg" in f or "base_match" in f:
+            unsupported("base clauses on a term")
+        for st in (f.get("base") or []) + f.get("body", []):
+            if st.get("catch"):
+                unsupported("catch")
+            vals = st.get("args", []) + [st[k] for k in ("return", "raise") if k in st]
+            if not all(plain(v) for v in vals):
+                unsupported("terms and expressions")
+for o in sc["ops"]:
+    if "call" in o and not all(plain(a) for a in o["call"].get("args", [])):
+        unsupported("terms as call arguments")
+
 # Declared functions by (module, name, arity).
 decl = {}
 for m in sc["modules"]:
