@@ -47,6 +47,9 @@ pub const WAIT_MUTANTS: [(Mutant, bool, &str); 15] = [
     (Mutant::MetaFreeWithoutWait, false, "reference/tests/meta.rs, meta models"),
 ];
 
+/// Hits per churn operation in the mutant runs.
+const MUTANT_PACE: u64 = 32;
+
 /// A wait-removal mutant's expectation: killed by the torture, and the checker that covers it.
 fn expectation(m: Mutant) -> (bool, &'static str) {
     WAIT_MUTANTS
@@ -150,9 +153,12 @@ pub fn run(a: &Args) -> ExitCode {
 fn one_mutant(a: &Args, n: usize, m: Mutant) -> bool {
     let mut cfg = TortureConfig::new(n, u64::MAX / 2, a.seed);
     cfg.phase_hits = 100_000;
-    // No pacing: as many trace_pattern calls against the hits as the stager can make (each
-    // removed wait is a window that only churn opens).
-    cfg.pace = 0;
+    // A short pace: many trace_pattern calls against the hits (each removed wait is a window
+    // that only churn opens), and a stager that oversubscribed schedulers cannot starve. Unpaced,
+    // 8 schedulers left the stager 533 trace_pattern calls in 32 s, overran a 15 s bound by 17 s,
+    // and the process grew by about 90 MB/s (the meta tracers' mailboxes, which only the stager
+    // drains, fill with every hit): a mutant run of several minutes reached 20 GB.
+    cfg.pace = MUTANT_PACE;
     cfg.max_time = Duration::from_secs(a.mutant_seconds);
     cfg.erts_collection = a.erts;
     cfg.mutant = Some(m);
