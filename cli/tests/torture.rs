@@ -46,3 +46,27 @@ fn small_torture_holds_and_records_its_row() {
         "{rows}"
     );
 }
+
+#[test]
+fn a_run_the_time_bound_stops_short_of_its_hits_is_a_failed_row() {
+    let d = std::env::temp_dir().join(format!("bpspec-cli-torture-short-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bpspec"))
+        .args([
+            "torture",
+            "--schedulers",
+            "2",
+            "--hits",
+            "1000000000000",
+            "--seconds",
+            "1",
+        ])
+        .env("BPSPEC_RESULTS", &d)
+        .output()
+        .expect("run bpspec");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("short: hits "), "{text}");
+    let rows = std::fs::read_to_string(d.join("torture.tsv")).expect("torture.tsv written");
+    assert!(rows.contains("\thold\tshort-of-hits\t"), "{rows}");
+}

@@ -98,12 +98,13 @@ impl TortureConfig {
 
     /// The churn minimums for the pace: a tenth of the churn operations the pace allows for
     /// `hits` (each kind is at least a tenth of the operation mix), and one paused-counter check
-    /// per 200 thousand hits (none without pacing: a mutant run is bounded by time).
+    /// per 200 thousand hits (none below that, nor without pacing: a mutant run is bounded by
+    /// time).
     pub fn with_churn_minimums(mut self) -> TortureConfig {
         let ops = if self.pace == 0 { 0 } else { self.hits / self.pace };
         self.min_trace_patterns = ops / 10;
         self.min_collections = ops / 10;
-        self.min_paused_checks = if self.pace == 0 { 0 } else { (self.hits / 200_000).max(1) };
+        self.min_paused_checks = if self.pace == 0 { 0 } else { self.hits / 200_000 };
         self
     }
 
