@@ -149,18 +149,26 @@ orderings-doc:
 
 # The engine torture (docs/torture.md): real scheduler threads under pattern churn; it writes its
 # own rows (checker "torture"). make test: one million hits at 2 and at 8 schedulers (checked
-# debug build). make check: 34 million hits at each of 2, 4 and 8 schedulers in the optimised
-# checked build (profile torture), then every wait-removal mutant for TORTURE_MUTANT_SECS each.
+# debug build), then wait-without-new-period, which it must kill. make check: 34 million hits at
+# each of 2, 4 and 8 schedulers (102 million in all) in the optimised checked build (profile
+# torture), the schedulers waiting for the stager after every CHECK_TORTURE_PACE hits; a run that
+# TORTURE_SECS stops short of its hits, or that churned less than its minimums, is a failed row.
+# Then every wait-removal mutant for TORTURE_MUTANT_SECS each.
 TEST_TORTURE_HITS   ?= 1000000
 CHECK_TORTURE_HITS  ?= 34000000
+CHECK_TORTURE_PACE  ?= 1024
+TORTURE_SECS        ?= 150
 TORTURE_MUTANT_SECS ?= 30
 torture-test:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --schedulers 2,8 --hits $(TEST_TORTURE_HITS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-mutant --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --schedulers 4 --mutant wait-without-new-period --mutant-seconds 60
 torture-check:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
 	$(CARGO) run -q --profile torture -p bpspec -- torture --schedulers 2,4,8 \
-	  --hits $(CHECK_TORTURE_HITS) --mutants --mutant-seconds $(TORTURE_MUTANT_SECS)
+	  --hits $(CHECK_TORTURE_HITS) --pace $(CHECK_TORTURE_PACE) --seconds $(TORTURE_SECS) \
+	  --mutants --mutant-seconds $(TORTURE_MUTANT_SECS)
 # The ERTS torture against a real node (the OTP on PATH, or the root in OTP_ROOT; chroot needs
 # root). A crash or an inconsistency is a finding about ERTS: it is reported in the table (checker
 # "erts-torture") and does not stop make check.

@@ -20,6 +20,7 @@ fn torture_one_million_hits_without_a_violation() {
         env("BPSPEC_TORTURE_HITS", 1_000_000),
         env("BPSPEC_TORTURE_SEED", 0x746f_7274),
     );
+    cfg = cfg.with_churn_minimums();
     cfg.max_time = Duration::from_secs(env("BPSPEC_TORTURE_SECONDS", 300));
     println!("torture: {}", cfg.describe());
     let rep = run(&cfg).expect("valid parameters");
@@ -32,6 +33,30 @@ fn torture_one_million_hits_without_a_violation() {
         "time bound reached before the hits: {}",
         rep.describe()
     );
-    assert!(rep.hits >= cfg.hits, "{}", rep.describe());
+    assert!(
+        rep.shortfalls(&cfg).is_empty(),
+        "short of its targets ({}): {}",
+        rep.shortfalls(&cfg).join(", "),
+        rep.describe()
+    );
     assert!(rep.conservation_checks >= 2, "{}", rep.describe());
+    assert!(rep.paused_checks > 0, "{}", rep.describe());
+}
+
+/// The torture can fail: with the grace period broken (a wait for thread progress that does not
+/// start a new period), the checked build catches a read of freed or half-written breakpoint
+/// memory, or a paused counter that still changes, within seconds.
+#[cfg(debug_assertions)]
+#[test]
+fn torture_kills_wait_without_new_period() {
+    let mut cfg = TortureConfig::new(4, u64::MAX / 2, env("BPSPEC_TORTURE_SEED", 0x746f_7274));
+    cfg.phase_hits = 100_000;
+    cfg.pace = 0;
+    cfg.max_time = Duration::from_secs(60);
+    cfg.mutant = Some(bpspec_reference::Mutant::WaitWithoutNewPeriod);
+    println!("torture: {}", cfg.describe());
+    let rep = run(&cfg).expect("valid parameters");
+    println!("torture: {}", rep.describe());
+    let v = rep.violation.expect("wait-without-new-period survived the torture");
+    println!("torture: killed: {v}");
 }

@@ -57,9 +57,16 @@ pub struct TortureConfig {
     /// make every hit while the stager runs one `trace_pattern`, which would leave one phase and
     /// one conservation check. (`max_time` still stops the run.)
     pub min_phases: u64,
-    /// The stager waits for this many hits between two churn operations, so that on a machine
-    /// with fewer cores than threads it does not take the schedulers' time (0: no pacing).
+    /// The schedulers make at most about this many hits per churn operation of the stager and
+    /// then wait for its next one, so that oversubscribed schedulers cannot starve the stager
+    /// (0: no pacing; each scheduler may overshoot by the hits of 16 slices).
     pub pace: u64,
+    /// A baseline run that made fewer `trace_pattern` calls, collections or paused-counter
+    /// checks than these did not churn enough to count: it is reported short (a failed row),
+    /// like a run the time bound stopped before its hits.
+    pub min_trace_patterns: u64,
+    pub min_collections: u64,
+    pub min_paused_checks: u64,
     pub seed: u64,
     pub mutant: Option<Mutant>,
     /// Run ERTS's collection as it is (paused counters read in place, relaxed flip back: F1 and
@@ -80,10 +87,25 @@ impl TortureConfig {
             phase_hits: (hits / 40).max(20_000),
             min_phases: 8,
             pace: 256,
+            min_trace_patterns: 0,
+            min_collections: 0,
+            min_paused_checks: 0,
             seed,
             mutant: None,
             erts_collection: false,
         }
+    }
+
+    /// The churn minimums for the pace: a tenth of the churn operations the pace allows for
+    /// `hits` (each kind is at least a tenth of the operation mix), and one paused-counter check
+    /// per 200 thousand hits (none below that, nor without pacing: a mutant run is bounded by
+    /// time).
+    pub fn with_churn_minimums(mut self) -> TortureConfig {
+        let ops = if self.pace == 0 { 0 } else { self.hits / self.pace };
+        self.min_trace_patterns = ops / 10;
+        self.min_collections = ops / 10;
+        self.min_paused_checks = if self.pace == 0 { 0 } else { self.hits / 200_000 };
+        self
     }
 
     /// Check the parameters; the error names the bad one.
@@ -115,7 +137,7 @@ impl TortureConfig {
     /// One line with every parameter (printed before and after the run).
     pub fn describe(&self) -> String {
         format!(
-            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} min-phases={} pace={} max-time={}s variant={} collection={} checked={}",
+            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} min-phases={} pace={} min-churn={}/{}/{} max-time={}s variant={} collection={} checked={}",
             self.seed,
             self.schedulers,
             self.functions,
@@ -125,6 +147,9 @@ impl TortureConfig {
             self.phase_hits,
             self.min_phases,
             self.pace,
+            self.min_trace_patterns,
+            self.min_collections,
+            self.min_paused_checks,
             self.max_time.as_secs(),
             self.mutant.map_or("baseline", |m| m.name()),
             if self.erts_collection { "erts" } else { "fixed" },
@@ -148,6 +173,8 @@ pub struct TortureReport {
     pub at_rest_checks: u64,
     pub raises: u64,
     pub schedule_outs: u64,
+    /// Times a scheduler waited for the stager's next churn operation (pacing).
+    pub scheduler_waits: u64,
     pub seconds: f64,
     /// The run stopped at `max_time` before `hits` were reached.
     pub timed_out: bool,
@@ -163,10 +190,26 @@ impl TortureReport {
         }
     }
 
+    /// What a run without a violation fell short of: its hits (the time bound stopped it) or
+    /// the churn minimums. Empty when the run reached every target.
+    pub fn shortfalls(&self, cfg: &TortureConfig) -> Vec<String> {
+        let mut v = Vec::new();
+        let mut short = |what: &str, got: u64, want: u64| {
+            if got < want {
+                v.push(format!("{what} {got} < {want}"));
+            }
+        };
+        short("hits", self.hits, cfg.hits);
+        short("trace_pattern", self.trace_patterns, cfg.min_trace_patterns);
+        short("collections", self.collections, cfg.min_collections);
+        short("paused_checks", self.paused_checks, cfg.min_paused_checks);
+        v
+    }
+
     /// One line of figures.
     pub fn describe(&self) -> String {
         format!(
-            "hits={} ({:.0}/s) phases={} trace_pattern={} collections={} meta_swaps={} sessions_created={} sessions_destroyed={} conservation_checks={} paused_checks={} at_rest_checks={} raises={} schedule_outs={} seconds={:.1}{}",
+            "hits={} ({:.0}/s) phases={} trace_pattern={} collections={} meta_swaps={} sessions_created={} sessions_destroyed={} conservation_checks={} paused_checks={} at_rest_checks={} raises={} schedule_outs={} scheduler_waits={} seconds={:.1}{}",
             self.hits,
             self.hits_per_second(),
             self.phases,
@@ -180,6 +223,7 @@ impl TortureReport {
             self.at_rest_checks,
             self.raises,
             self.schedule_outs,
+            self.scheduler_waits,
             self.seconds,
             if self.timed_out { " (time bound reached)" } else { "" }
         )

@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 /// while a window is open, before it reports a liveness violation.
 const LIVENESS: Duration = Duration::from_secs(120);
 
+/// Longest the stager gives the schedulers to use the hits one churn operation allowed.
+const PACE_SLICE: Duration = Duration::from_millis(2);
+
 /// Most sessions the run creates (session ids are not reused; the engine has 63).
 const MAX_CREATED: u64 = 56;
 
@@ -153,6 +156,7 @@ pub(super) fn run(cfg: &TortureConfig) -> TortureReport {
     let mut rep = st.rep;
     rep.hits = sh.hits.load(Relaxed);
     rep.raises = sh.raises.load(Relaxed);
+    rep.scheduler_waits = sh.waits.load(Relaxed);
     rep.schedule_outs = sh.schedule_outs.load(Relaxed);
     rep.seconds = start.elapsed().as_secs_f64();
     rep.violation = sh
@@ -271,8 +275,8 @@ impl Stager {
         let target = (begin + self.cfg.phase_hits).min(self.cfg.hits.max(begin + 1));
         let mut last = (begin, Instant::now());
         let mut ops = 0u64;
-        let mut paced = begin;
         self.phase_sessions = 0;
+        self.allow(begin);
         loop {
             if self.sh.failed.load(Relaxed) || start.elapsed() >= self.cfg.max_time {
                 return Ok(());
@@ -289,12 +293,9 @@ impl Stager {
                     LIVENESS.as_secs()
                 ));
             }
-            if h < paced {
-                std::thread::sleep(Duration::from_micros(20));
-                continue;
-            }
-            paced = h + self.cfg.pace;
             self.op(stable)?;
+            self.allow(self.sh.hits.load(Relaxed));
+            self.let_schedulers_run();
             ops += 1;
             if ops & 31 == 0 {
                 self.at_rest()?;
@@ -302,6 +303,32 @@ impl Stager {
             for mb in self.meta.values() {
                 drop(mb.take());
             }
+        }
+    }
+
+    /// Let the schedulers make `pace` more hits from `h` on (they wait for the stager, not the
+    /// other way round: docs/torture.md).
+    fn allow(&self, h: u64) {
+        if self.cfg.pace > 0 {
+            self.sh.allow.store(h.saturating_add(self.cfg.pace), Relaxed);
+        }
+    }
+
+    /// After an operation, give the schedulers the cores until they used the hits it allowed
+    /// (they then wait, asleep, for the next operation) or `PACE_SLICE` passed, whichever comes
+    /// first: without this the stager, whose grace periods pass at once while the schedulers
+    /// sleep, would make many operations per hit. The stager never waits longer than
+    /// `PACE_SLICE` for the schedulers; they wait for it.
+    fn let_schedulers_run(&self) {
+        if self.cfg.pace == 0 {
+            return;
+        }
+        let t = Instant::now();
+        while self.sh.hits.load(Relaxed) < self.sh.allow.load(Relaxed)
+            && !self.sh.failed.load(Relaxed)
+            && t.elapsed() < PACE_SLICE
+        {
+            std::thread::yield_now();
         }
     }
 

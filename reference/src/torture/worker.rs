@@ -13,6 +13,7 @@ use crate::term::Term;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// `ctl`: `phase << 2 | OPEN | STOP`.
 pub(crate) const OPEN: u64 = 1;
@@ -45,6 +46,12 @@ pub(crate) struct Shared {
     pub acked: Vec<AtomicU64>,
     pub published: Vec<Mutex<Published>>,
     pub hits: AtomicU64,
+    /// The schedulers wait (asleep, so the stager's grace periods do not wait for them) once
+    /// `hits` reached `allow`; the stager raises it by the pace after every churn operation, so
+    /// that oversubscribed schedulers cannot starve it (`u64::MAX`: no pacing).
+    pub allow: AtomicU64,
+    /// Times a scheduler waited for the stager.
+    pub waits: AtomicU64,
     pub raises: AtomicU64,
     pub schedule_outs: AtomicU64,
     pub failed: AtomicBool,
@@ -69,6 +76,8 @@ impl Shared {
                 })
                 .collect(),
             hits: AtomicU64::new(0),
+            allow: AtomicU64::new(u64::MAX),
+            waits: AtomicU64::new(0),
             raises: AtomicU64::new(0),
             schedule_outs: AtomicU64::new(0),
             failed: AtomicBool::new(false),
@@ -194,11 +203,15 @@ fn slices(e: &Arc<Engine<Qsbr>>, sh: &Shared, w: &WorkerCfg) {
         s.events.clear();
         s.progress();
         n += 1;
-        if n & 63 == 0 {
-            sh.hits.fetch_add(l.hits, Relaxed);
+        if n & 15 == 0 {
+            let h = sh.hits.fetch_add(l.hits, Relaxed) + l.hits;
             sh.raises.fetch_add(l.raises, Relaxed);
             sh.schedule_outs.fetch_add(l.outs, Relaxed);
             (l.hits, l.raises, l.outs) = (0, 0, 0);
+            if h >= sh.allow.load(Relaxed) {
+                wait_for_stager(&mut s, sh, c, w.id);
+                continue;
+            }
         }
         if l.rng.chance(1, 512) {
             s.sleep();
@@ -216,6 +229,45 @@ fn slices(e: &Arc<Engine<Qsbr>>, sh: &Shared, w: &WorkerCfg) {
         pb.words = l.words;
     }
     s.sleep();
+}
+
+/// How long a scheduler waits for the stager to make its next churn operation before it reports
+/// a liveness violation.
+const STAGER_LIVENESS: Duration = Duration::from_secs(120);
+
+/// The schedulers made the hits the stager's last churn operation allowed: wait, asleep (outside
+/// thread progress, as an ERTS scheduler with no work), until the stager allows more, the window
+/// opens or closes, or the run stops. Bounded by `STAGER_LIVENESS`.
+fn wait_for_stager(s: &mut Scheduler<Qsbr>, sh: &Shared, c: u64, id: usize) {
+    sh.waits.fetch_add(1, Relaxed);
+    s.sleep();
+    let t = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        if sh.failed.load(Relaxed)
+            || sh.ctl.load(Relaxed) != c
+            || sh.hits.load(Relaxed) < sh.allow.load(Relaxed)
+        {
+            break;
+        }
+        if t.elapsed() > STAGER_LIVENESS {
+            sh.fail(
+                format!("scheduler {id}"),
+                format!(
+                    "liveness: the stager allowed no more hits for {}s",
+                    STAGER_LIVENESS.as_secs()
+                ),
+            );
+            break;
+        }
+        spins += 1;
+        if spins < 8 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+    s.wake();
 }
 
 /// A function to call: not in `avoid` (bounded retries; the stager keeps two functions out of
