@@ -215,7 +215,11 @@ impl<P: ThreadProgress> Engine<P> {
         for (a, m) in areas {
             consolidate::consolidate(self, st, a, m);
         }
-        self.wait_unless(Mutant::SkipWaitBeforeFree); // W4
+        // W4 guards only the free list (I1.3); with nothing unlinked the elide-free plan skips it
+        // (docs/fewer-waits.md, proof E).
+        if !(self.wait_plan.elides_idle_free() && st.free_list.is_empty()) {
+            self.wait_unless(Mutant::SkipWaitBeforeFree); // W4
+        }
         self.history.record(|| Event::Free);
         free::free(st);
     }
