@@ -210,14 +210,18 @@ impl<P: ThreadProgress> Engine<P> {
                 uninstall::uninstall(self, st, a, m, self.active_ix());
             }
         }
-        self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3
+        // W3 and W4 guard only what consolidate unlinks; when it will unlink nothing the
+        // elide-idle plan skips both (docs/fewer-waits.md, proof E).
+        let idle = self.wait_plan.elides_idle() && !crate::waitplan::will_unlink(self, st, &areas);
+        if !idle {
+            self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3
+        }
         self.history.record(|| Event::Consolidate);
         for (a, m) in areas {
             consolidate::consolidate(self, st, a, m);
         }
-        // W4 guards only the free list (I1.3); with nothing unlinked the elide-free plan skips it
-        // (docs/fewer-waits.md, proof E).
-        if !(self.wait_plan.elides_idle_free() && st.free_list.is_empty()) {
+        assert!(!idle || st.free_list.is_empty(), "an idle consolidate unlinked a node");
+        if !idle {
             self.wait_unless(Mutant::SkipWaitBeforeFree); // W4
         }
         self.history.record(|| Event::Free);

@@ -5,7 +5,7 @@
 //! ```text
 //! Erts            every pattern its own sequence: 5 waits (4 for false) per pattern
 //! Batch           one sequence per batch: 5 waits (4 if no entry installs), any number of patterns
-//! BatchElideFree  Batch, and W4 skipped when consolidate unlinked nothing (the free list is empty)
+//! BatchElideIdle  Batch, and W3 and W4 skipped when consolidate will unlink no node
 //! ```
 
 use crate::bp::SessionId;
@@ -25,19 +25,20 @@ pub enum WaitPlan {
     Erts,
     /// A batch runs one stage phase for all its entries, then one sequence.
     Batch,
-    /// [`WaitPlan::Batch`], and W4 is skipped when the free list is empty after consolidate.
-    BatchElideFree,
+    /// [`WaitPlan::Batch`], and W3 and W4 are skipped when consolidate will unlink no node (no
+    /// node on a matched function has its active flags all off after the commit).
+    BatchElideIdle,
 }
 
 impl WaitPlan {
-    pub const ALL: [WaitPlan; 3] = [WaitPlan::Erts, WaitPlan::Batch, WaitPlan::BatchElideFree];
+    pub const ALL: [WaitPlan; 3] = [WaitPlan::Erts, WaitPlan::Batch, WaitPlan::BatchElideIdle];
 
     /// Short name for tables.
     pub fn name(self) -> &'static str {
         match self {
             WaitPlan::Erts => "erts",
             WaitPlan::Batch => "batch",
-            WaitPlan::BatchElideFree => "batch-elide-free",
+            WaitPlan::BatchElideIdle => "batch-elide-idle",
         }
     }
 
@@ -46,9 +47,9 @@ impl WaitPlan {
         self != WaitPlan::Erts
     }
 
-    /// Whether W4 is skipped when nothing was unlinked.
-    pub fn elides_idle_free(self) -> bool {
-        self == WaitPlan::BatchElideFree
+    /// Whether W3 and W4 are skipped when consolidate will unlink nothing.
+    pub fn elides_idle(self) -> bool {
+        self == WaitPlan::BatchElideIdle
     }
 }
 
@@ -202,14 +203,43 @@ impl<P: ThreadProgress> Engine<P> {
     /// How many waits a batch of `entries` makes under `plan`, given how many of them install
     /// (op other than `false`) and whether its consolidate unlinks a node.
     pub fn planned_waits(plan: WaitPlan, ops: &[PatternOp], unlinks: bool) -> u64 {
-        let w4 = |unl: bool| u64::from(!plan.elides_idle_free() || unl);
+        let w34 = |unl: bool| 2 * u64::from(!plan.elides_idle() || unl);
         match plan {
             WaitPlan::Erts => ops.iter().map(|&op| Self::erts_waits(op)).sum(),
             _ if ops.is_empty() => 0,
             _ => {
                 let w0 = u64::from(ops.iter().any(|&op| op != PatternOp::False));
-                w0 + 3 + w4(unlinks)
+                w0 + 2 + w34(unlinks)
             }
         }
     }
+}
+
+/// Whether consolidate, run now (after the commit), would unlink a node: some node on a chain
+/// of the matched entries has its active flags all off. Stager side, under the permission;
+/// consolidate's own test (`src.flags == 0` on the active half) on the same chains.
+pub(crate) fn will_unlink<P: ThreadProgress>(
+    e: &Engine<P>,
+    _st: &crate::engine::Permission<'_>,
+    areas: &[(Area, &[FuncId])],
+) -> bool {
+    use crate::sync::Ordering::Relaxed;
+    let active = e.active_ix();
+    areas.iter().any(|&(area, funcs)| {
+        funcs.iter().any(|&f| {
+            let mut g = e.area(area).funcs[f].gen_bp.load(Relaxed);
+            let mut steps = 0;
+            while !g.is_null() {
+                steps += 1;
+                assert!(steps <= crate::MAX_CHAIN, "chain too long");
+                // SAFETY: a live chain node; the stager holds the permission, so nothing frees it.
+                let node = unsafe { &*g };
+                if node.snapshot_half(active).flags == 0 {
+                    return true;
+                }
+                g = node.next.load(Relaxed);
+            }
+            false
+        })
+    })
 }

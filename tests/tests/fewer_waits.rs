@@ -42,13 +42,13 @@ fn grace_periods_per_batch_for_each_plan_whatever_the_number_of_functions_and_pa
             for k in [1usize, 2, 10] {
                 let e = engine(n, plan);
                 let all = |op| vec![entry("{m,'_','_'}", op, COUNT); k];
-                // (batch, consolidate unlinks a node, waits under Erts, Batch, BatchElideFree)
+                // (batch, consolidate unlinks a node, waits under Erts, Batch, BatchElideIdle)
                 let cases: [(Vec<BatchEntry>, bool, [u64; 3]); 5] = [
-                    (all(True), false, [5 * k as u64, 5, 4]),
-                    (all(Restart), false, [5 * k as u64, 5, 4]),
-                    (all(Pause), false, [5 * k as u64, 5, 4]),
+                    (all(True), false, [5 * k as u64, 5, 3]),
+                    (all(Restart), false, [5 * k as u64, 5, 3]),
+                    (all(Pause), false, [5 * k as u64, 5, 3]),
                     (all(False), true, [4 * k as u64, 4, 4]),
-                    (all(False), false, [4 * k as u64, 4, 3]),
+                    (all(False), false, [4 * k as u64, 4, 2]),
                 ];
                 for (batch, unlinks, want) in cases {
                     let ops: Vec<PatternOp> = batch.iter().map(|b| b.op).collect();
@@ -78,7 +78,7 @@ fn a_mixed_batch_costs_one_sequence() {
             WaitPlan::Erts => 5 + 5 + 5 + 4,
             WaitPlan::Batch => 5,
             // f2's node is created and disabled within the batch: consolidate unlinks it.
-            WaitPlan::BatchElideFree => 5,
+            WaitPlan::BatchElideIdle => 5,
         };
         assert_eq!(waits_of(&e, &batch), want, "{plan:?}");
         assert_eq!(Engine::<Qsbr>::planned_waits(plan, &ops, true), want);
