@@ -49,7 +49,7 @@ baselines! {
 fn waits_kill_matrix() {
     let mut survivors = Vec::new();
     for plan in PLANS {
-        for (m, name) in expected_kills("loom") {
+        for (m, name) in expected_kills("loom", plan) {
             if explore(name, plan, Some(m), "killed").is_none() {
                 survivors.push(format!("{m} on {name} under {plan:?}"));
             }

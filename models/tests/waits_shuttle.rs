@@ -52,7 +52,7 @@ fn waits_baseline() {
 fn waits_kill_matrix() {
     let mut survivors = Vec::new();
     for plan in PLANS {
-        for (m, name) in expected_kills("shuttle") {
+        for (m, name) in expected_kills("shuttle", plan) {
             let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
             let mut killed = false;
             for pct in [true, false] {
