@@ -69,8 +69,40 @@ pub fn loom_scenarios() -> Vec<RScenario> {
             schedulers: vec![leave],
             conserve: Some(0),
         },
+        // The hit path on an unlinking batch: call_count removed from f0 and f1 in one batch
+        // while the process calls both (W3 stays in every plan: uninstall restores both
+        // instructions and consolidate empties both slots).
+        RScenario {
+            name: "batch-remove-hit",
+            functions: 2,
+            sessions: 1,
+            setup: vec![set(0, 0, True, COUNT), set(0, 1, True, COUNT)],
+            prelude: vec![],
+            after_prelude: vec![],
+            ops: vec![set(0, 0, False, COUNT), set(0, 1, False, COUNT)],
+            rival: vec![],
+            schedulers: vec![vec![
+                Call(0),
+                Ret,
+                Call(1),
+                Ret,
+                Switch,
+                Call(1),
+                Ret,
+                Call(0),
+                Ret,
+            ]],
+            conserve: None,
+        },
     ]
 }
+
+const COUNT: bpspec_reference::FlagSet = bpspec_reference::FlagSet {
+    local: false,
+    call_count: true,
+    call_time: false,
+    call_memory: false,
+};
 
 /// The shuttle scenarios: the loom ones with a second scheduler whose process calls f0 and f1,
 /// returns, raises, switches and naps.
@@ -109,6 +141,7 @@ pub fn expected_kills(checker: &str, plan: WaitPlan) -> Vec<(Mutant, &'static st
         "loom" => vec![
             (SkipWaitBeforeFree, "batch-remove"),
             (SkipWaitBeforeFree, "batch-remove-2sess"),
+            (SkipWaitBeforeConsolidate, "batch-remove-hit"),
         ],
         "shuttle" => vec![(SkipWaitBeforeFree, "batch-remove")],
         other => panic!("unknown checker {other}"),

@@ -42,6 +42,7 @@ baselines! {
     waits_batch_remove => "batch-remove",
     waits_batch_restart_set => "batch-restart-set",
     waits_batch_remove_2sess => "batch-remove-2sess",
+    waits_batch_remove_hit => "batch-remove-hit",
 }
 
 /// Under every plan, removing one more wait than the plan does is caught.
