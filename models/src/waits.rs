@@ -143,7 +143,10 @@ pub fn expected_kills(checker: &str, plan: WaitPlan) -> Vec<(Mutant, &'static st
             (SkipWaitBeforeFree, "batch-remove-2sess"),
             (SkipWaitBeforeConsolidate, "batch-remove-hit"),
         ],
-        "shuttle" => vec![(SkipWaitBeforeFree, "batch-remove")],
+        "shuttle" => vec![
+            (SkipWaitBeforeFree, "batch-remove-2sess"),
+            (SkipWaitBeforeConsolidate, "batch-remove-hit"),
+        ],
         other => panic!("unknown checker {other}"),
     };
     if plan.elides_idle() {
