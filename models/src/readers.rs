@@ -256,7 +256,10 @@ fn apply_ops<P: ThreadProgress>(e: &Engine<P>, ops: &[ROp]) {
         return;
     }
     let session = ops[0].0;
-    assert!(ops.iter().all(|o| o.0 == session), "a batch is one session's");
+    assert!(
+        ops.iter().all(|o| o.0 == session),
+        "a batch is one session's"
+    );
     let batch: Vec<BatchEntry> = ops
         .iter()
         .map(|&(_, f, op, fl)| BatchEntry::flags(Pattern::exact(&e.code.funcs[f].mfa), op, fl))

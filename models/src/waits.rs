@@ -8,7 +8,7 @@
 //! Properties: those of [`crate::readers`] (R1 no read of a freed node or counter, R2 no read of
 //! a node before its initialisation, R3 conservation where it applies, I5 at rest).
 
-use crate::readers::{RScenario, RStep, ROp, TIME, TIME_MEM};
+use crate::readers::{ROp, RScenario, RStep, TIME, TIME_MEM};
 use bpspec_reference::{Mutant, PatternOp, WaitPlan};
 
 /// The plans the models run (the ERTS plan is the readers models themselves).

@@ -12,9 +12,7 @@ use bpspec_reference::{Mutant, Qsbr, WaitPlan};
 /// Explore; record the verdict (scenario `name@plan`); return the counterexample.
 fn explore(name: &str, plan: WaitPlan, mutant: Option<Mutant>, expected: &str) -> Option<String> {
     let scn = scenario_named(loom_scenarios(), name, |s| s.name);
-    let o = loom_run::explore(&builder(), move || {
-        run_planned::<Qsbr>(&scn, mutant, plan)
-    });
+    let o = loom_run::explore(&builder(), move || run_planned::<Qsbr>(&scn, mutant, plan));
     loom_run::record_outcome(
         "qsbr",
         &format!("{name}@{}", plan.name()),
@@ -56,7 +54,10 @@ fn waits_kill_matrix() {
             }
         }
     }
-    assert!(survivors.is_empty(), "wait-plan mutants loom should kill survived: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "wait-plan mutants loom should kill survived: {survivors:?}"
+    );
 }
 
 /// The elide-idle plan's claim seen from the other side: under the batch plan (all five waits),
@@ -64,7 +65,10 @@ fn waits_kill_matrix() {
 /// at this bound. Recorded as surviving; the proof is docs/fewer-waits.md, proof E.
 #[test]
 fn finding_w3_w4_idle_not_needed() {
-    for m in [Mutant::SkipWaitBeforeConsolidate, Mutant::SkipWaitBeforeFree] {
+    for m in [
+        Mutant::SkipWaitBeforeConsolidate,
+        Mutant::SkipWaitBeforeFree,
+    ] {
         let cx = explore("batch-restart-set", WaitPlan::Batch, Some(m), "survives");
         assert!(cx.is_none(), "{m} on an idle batch: {}", cx.unwrap());
     }

@@ -30,7 +30,10 @@ fn explore(
         &cx,
     );
     if let (None, Some(c)) = (mutant, &cx) {
-        panic!("shuttle: {} under {plan:?} (pct={pct}) violated a property: {c}", scn.name);
+        panic!(
+            "shuttle: {} under {plan:?} (pct={pct}) violated a property: {c}",
+            scn.name
+        );
     }
     cx.is_some()
 }
@@ -64,5 +67,8 @@ fn waits_kill_matrix() {
             }
         }
     }
-    assert!(survivors.is_empty(), "wait-plan mutants shuttle should kill survived: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "wait-plan mutants shuttle should kill survived: {survivors:?}"
+    );
 }

@@ -72,7 +72,13 @@ impl Drop for Busy {
 
 fn entries(n: usize, op: PatternOp) -> Vec<BatchEntry> {
     (0..n)
-        .map(|i| BatchEntry::flags(Pattern::exact(&Mfa::new("m", &format!("f{i}"), 0)), op, COUNT))
+        .map(|i| {
+            BatchEntry::flags(
+                Pattern::exact(&Mfa::new("m", &format!("f{i}"), 0)),
+                op,
+                COUNT,
+            )
+        })
         .collect()
 }
 
@@ -93,7 +99,8 @@ fn bench_single(c: &mut Criterion) {
             let e = Arc::new(Engine::new(EngineConfig::simple(10, busy)).with_wait_plan(plan));
             let running = Busy::start(&e, busy);
             for (name, timed, untimed) in [("true", &all, &off), ("false", &off, &all)] {
-                let id = BenchmarkId::new(format!("{name}/{}", plan.name()), format!("{busy}_busy"));
+                let id =
+                    BenchmarkId::new(format!("{name}/{}", plan.name()), format!("{busy}_busy"));
                 g.bench_function(id, |b| {
                     b.iter_custom(|iters| {
                         let mut total = Duration::ZERO;

@@ -220,7 +220,10 @@ impl<P: ThreadProgress> Engine<P> {
         for (a, m) in areas {
             consolidate::consolidate(self, st, a, m);
         }
-        assert!(!idle || st.free_list.is_empty(), "an idle consolidate unlinked a node");
+        assert!(
+            !idle || st.free_list.is_empty(),
+            "an idle consolidate unlinked a node"
+        );
         if !idle {
             self.wait_unless(Mutant::SkipWaitBeforeFree); // W4
         }

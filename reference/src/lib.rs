@@ -57,8 +57,8 @@ pub use progress::{EpochProgress, Qsbr, ThreadProgress};
 pub use session::SessionError;
 pub use term::{InfoKey, Term};
 pub use timem::Totals;
-pub use waitplan::{BatchEntry, WaitPlan};
 pub use tracer::{Enabled, Mailbox, ProcessTracer, TraceOpts, TraceTag, Tracer, TracerSpec};
+pub use waitplan::{BatchEntry, WaitPlan};
 
 /// Upper bound on a chain's length (one node per session; ERTS has no hard limit, we assert one).
 pub const MAX_CHAIN: usize = 64;

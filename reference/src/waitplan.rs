@@ -136,9 +136,7 @@ impl<P: ThreadProgress> Engine<P> {
         let mut all_exps: Vec<usize> = Vec::new();
         let mut installs = false;
         for e in entries {
-            let code: Vec<FuncId> = e
-                .pattern
-                .matching(self.code.funcs.iter().map(|h| &h.mfa));
+            let code: Vec<FuncId> = e.pattern.matching(self.code.funcs.iter().map(|h| &h.mfa));
             let on = e.op != PatternOp::False;
             installs |= on;
             let extra = stage::Extra {

@@ -188,7 +188,10 @@ fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
             .trace_pattern_batch(0, &[entry("m:f0/0", PatternOp::True, COUNT), global])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("batch entry 1") && err.contains("global"), "{err}");
+        assert!(
+            err.contains("batch entry 1") && err.contains("global"),
+            "{err}"
+        );
         assert_eq!(e.progress.completed_waits(), before, "{plan:?}");
         assert_eq!(
             e.trace_info(0, &Mfa::new("m", "f0", 0), InfoItem::CallCount),
