@@ -9,6 +9,10 @@
 //!   batch of the same 100 patterns (then an untimed batch `false` restores the engine), with
 //!   1 busy scheduler; plans `erts`, `batch`, `batch-elide-idle`.
 //!
+//! - `paired`: printed, not a criterion group: the ERTS engine and a variant engine served by
+//!   the same busy threads (1 and 2), timed alternately for 200 rounds (the 100-pattern case:
+//!   50 rounds, 1 busy only); prints each median and the median of the per-round ratios.
+//!
 //! Run with `cargo bench -p bpspec-reference --bench waits`.
 
 use bpspec_reference::*;
@@ -159,9 +163,136 @@ fn bench_hundred(c: &mut Criterion) {
     g.finish();
 }
 
+/// Busy schedulers that serve two engines at once: each thread holds scheduler `id` of both and
+/// loops over calls and a progress point on one, then on the other. A wait of either engine
+/// then sees the same thread activity, so the two plans can be timed alternately.
+struct BusyPair {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl BusyPair {
+    fn start(a: &Arc<Engine>, b: &Arc<Engine>, n: usize) -> BusyPair {
+        let stop = Arc::new(AtomicBool::new(false));
+        let ready = Arc::new(Barrier::new(n + 1));
+        let threads = (0..n)
+            .map(|id| {
+                let (a, b, stop, ready) = (a.clone(), b.clone(), stop.clone(), ready.clone());
+                std::thread::spawn(move || {
+                    let mut ss = [Scheduler::start(a, id), Scheduler::start(b, id)];
+                    let p = Process::new(id as u64);
+                    for s in ss.iter_mut() {
+                        s.record = false;
+                    }
+                    ready.wait();
+                    while !stop.load(Relaxed) {
+                        for s in ss.iter_mut() {
+                            for f in 0..BUSY_CALLS {
+                                black_box(s.call(f, &p));
+                            }
+                            s.progress();
+                        }
+                    }
+                    for s in ss.iter_mut() {
+                        s.sleep();
+                    }
+                })
+            })
+            .collect();
+        ready.wait();
+        BusyPair { stop, threads }
+    }
+}
+
+impl Drop for BusyPair {
+    fn drop(&mut self) {
+        self.stop.store(true, Relaxed);
+        for t in self.threads.drain(..) {
+            t.join().expect("busy scheduler panicked");
+        }
+    }
+}
+
+/// Paired rounds (printed, not a criterion group): the ERTS engine and the elide-idle engine,
+/// served by the same busy threads, timed alternately; prints the median of each and the median
+/// of the per-round ratios, which the machine's load drift affects least.
+fn paired_ratios() {
+    const ROUNDS: usize = 200;
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    let all = |op| {
+        vec![BatchEntry::flags(
+            Pattern::parse("{m,'_','_'}").unwrap(),
+            op,
+            COUNT,
+        )]
+    };
+    let (on, off) = (all(PatternOp::True), all(PatternOp::False));
+    let (on100, off100) = (
+        entries(100, PatternOp::True),
+        entries(100, PatternOp::False),
+    );
+    for busy in [1usize, 2] {
+        let cases: [(&str, usize, &[BatchEntry], &[BatchEntry], WaitPlan); 3] = [
+            ("true", 10, &on, &off, WaitPlan::BatchElideIdle),
+            ("false", 10, &off, &on, WaitPlan::BatchElideIdle),
+            (
+                "100 calls vs one batch of 100",
+                100,
+                &on100,
+                &off100,
+                WaitPlan::Batch,
+            ),
+        ];
+        for (what, n, timed, undo, variant) in cases {
+            let erts = Arc::new(Engine::new(EngineConfig::simple(n, busy)));
+            let var = Arc::new(Engine::new(EngineConfig::simple(n, busy)).with_wait_plan(variant));
+            let _busy = BusyPair::start(&erts, &var, busy);
+            // 100 ERTS calls with 2 busy schedulers on the 2-core machine take seconds (each
+            // wait lasts a time slice): that case is left to the 1-busy run.
+            if n == 100 && busy > 1 {
+                continue;
+            }
+            let rounds = if n == 100 { ROUNDS / 4 } else { ROUNDS };
+            let (mut te, mut tv, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                let mut one = |e: &Engine| {
+                    if what == "false" {
+                        e.trace_pattern_batch(0, undo).unwrap();
+                    }
+                    let t = Instant::now();
+                    e.trace_pattern_batch(0, timed).unwrap();
+                    let d = t.elapsed().as_secs_f64();
+                    if what != "false" {
+                        e.trace_pattern_batch(0, undo).unwrap();
+                    }
+                    d
+                };
+                let (a, b) = (one(&erts), one(&var));
+                te.push(a);
+                tv.push(b);
+                ratio.push(b / a);
+            }
+            println!(
+                "paired {what}, {busy} busy, {rounds} rounds: erts median {:.1} us, {} median {:.1} us, median ratio {:.3}",
+                median(&mut te) * 1e6,
+                variant.name(),
+                median(&mut tv) * 1e6,
+                median(&mut ratio)
+            );
+        }
+    }
+}
+
+fn bench_paired(_c: &mut Criterion) {
+    paired_ratios();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1));
-    targets = bench_single, bench_hundred
+    targets = bench_single, bench_hundred, bench_paired
 }
 criterion_main!(benches);
