@@ -258,7 +258,7 @@ fn paired_ratios() {
             let rounds = if n == 100 { ROUNDS / 4 } else { ROUNDS };
             let (mut te, mut tv, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..rounds {
-                let mut one = |e: &Engine| {
+                let one = |e: &Engine| {
                     if what == "false" {
                         e.trace_pattern_batch(0, undo).unwrap();
                     }
