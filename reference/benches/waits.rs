@@ -213,6 +213,9 @@ impl Drop for BusyPair {
     }
 }
 
+/// One paired case: name, functions, timed batch, untimed undo batch, variant plan.
+type PairedCase<'a> = (&'a str, usize, &'a [BatchEntry], &'a [BatchEntry], WaitPlan);
+
 /// Paired rounds (printed, not a criterion group): the ERTS engine and the elide-idle engine,
 /// served by the same busy threads, timed alternately; prints the median of each and the median
 /// of the per-round ratios, which the machine's load drift affects least.
@@ -235,7 +238,7 @@ fn paired_ratios() {
         entries(100, PatternOp::False),
     );
     for busy in [1usize, 2] {
-        let cases: [(&str, usize, &[BatchEntry], &[BatchEntry], WaitPlan); 3] = [
+        let cases: [PairedCase; 3] = [
             ("true", 10, &on, &off, WaitPlan::BatchElideIdle),
             ("false", 10, &off, &on, WaitPlan::BatchElideIdle),
             (
