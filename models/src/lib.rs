@@ -28,6 +28,7 @@ pub mod meta;
 pub mod readers;
 pub mod results;
 pub mod sessions;
+pub mod waits;
 
 /// What a scheduler thread does, step by step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -35,8 +35,8 @@
 use bpspec_reference::sync::{spawn, yield_now, Arc};
 use bpspec_reference::term::Term;
 use bpspec_reference::{
-    Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc, Process,
-    Scheduler, ThreadProgress,
+    BatchEntry, Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc,
+    Process, Scheduler, ThreadProgress, WaitPlan,
 };
 
 /// A scheduler step for the current process.
@@ -249,12 +249,35 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &ROp) {
     );
 }
 
-fn build<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>) -> Arc<Engine<P>> {
+/// The stager's ops: one call each, or one batch under a batching wait plan (models/src/waits.rs).
+fn apply_ops<P: ThreadProgress>(e: &Engine<P>, ops: &[ROp]) {
+    if !e.wait_plan().batches() || ops.is_empty() {
+        ops.iter().for_each(|o| apply(e, o));
+        return;
+    }
+    let session = ops[0].0;
+    assert!(
+        ops.iter().all(|o| o.0 == session),
+        "a batch is one session's"
+    );
+    let batch: Vec<BatchEntry> = ops
+        .iter()
+        .map(|&(_, f, op, fl)| BatchEntry::flags(Pattern::exact(&e.code.funcs[f].mfa), op, fl))
+        .collect();
+    let n = e.trace_pattern_batch(session, &batch).expect("valid batch");
+    assert!(n.iter().all(|&m| m == 1), "each entry matches one function");
+}
+
+fn build<P: ThreadProgress>(
+    s: &RScenario,
+    mutant: Option<Mutant>,
+    plan: WaitPlan,
+) -> Arc<Engine<P>> {
     let mut cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
     cfg.functions = (0..s.functions)
         .map(|i| Mfa::new("m", &format!("f{i}"), 0))
         .collect();
-    let e = Engine::<P>::new(cfg);
+    let e = Engine::<P>::new(cfg).with_wait_plan(plan);
     for sess in 1..s.sessions {
         assert_eq!(e.create_session(&format!("s{sess}")), Ok(sess));
     }
@@ -356,8 +379,9 @@ fn execute<P: ThreadProgress>(
     mutant: Option<Mutant>,
     stager: bool,
     threads: bool,
+    plan: WaitPlan,
 ) -> Arc<Engine<P>> {
-    let e = build::<P>(s, mutant);
+    let e = build::<P>(s, mutant, plan);
     let p0 = prelude(&e, s);
     for o in &s.after_prelude {
         apply(&*e, o);
@@ -398,9 +422,7 @@ fn execute<P: ThreadProgress>(
             })
         });
         if stager {
-            for o in &s.ops {
-                apply(&*e, o);
-            }
+            apply_ops(&*e, &s.ops);
         }
         if let Some(h) = rival {
             h.join().expect("second stager panicked");
@@ -418,10 +440,15 @@ fn execute<P: ThreadProgress>(
 
 /// Run one execution of `s`. Panics on any violation.
 pub fn run<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>) {
-    let e = execute::<P>(s, mutant, true, true);
+    run_planned::<P>(s, mutant, WaitPlan::Erts);
+}
+
+/// [`run`] under a wait plan: the stager's ops run as one batch when the plan batches.
+pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, plan: WaitPlan) {
+    let e = execute::<P>(s, mutant, true, true, plan);
     if let Some(session) = s.conserve {
         let got = figures(&*e, s, session);
-        let want = figures(&*execute::<P>(s, None, false, false), s, session);
+        let want = figures(&*execute::<P>(s, None, false, false, plan), s, session);
         assert_eq!(
             got, want,
             "R3 violated: session {session}'s figures differ from the run without the stager"

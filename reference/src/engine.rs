@@ -82,6 +82,8 @@ pub struct Engine<P: ThreadProgress = Qsbr> {
     /// Variant switch: an extra wait between reading the real tables and flipping back
     /// (docs/collection.md, finding F2).
     pub(crate) wait_before_flip_back: bool,
+    /// Which waits `trace_pattern` makes (`waitplan.rs`, docs/fewer-waits.md); ERTS's by default.
+    pub(crate) wait_plan: crate::waitplan::WaitPlan,
 }
 
 /// Configuration for [`Engine::new`].
@@ -148,6 +150,7 @@ impl<P: ThreadProgress> Engine<P> {
             paused_via_flip: false,
             meta: crate::meta::MetaState::new(),
             wait_before_flip_back: false,
+            wait_plan: Default::default(),
         }
     }
 

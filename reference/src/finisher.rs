@@ -210,12 +210,23 @@ impl<P: ThreadProgress> Engine<P> {
                 uninstall::uninstall(self, st, a, m, self.active_ix());
             }
         }
-        self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3
+        // W3 and W4 guard only what consolidate unlinks; when it will unlink nothing the
+        // elide-idle plan skips both (docs/fewer-waits.md, proof E).
+        let idle = self.wait_plan.elides_idle() && !crate::waitplan::will_unlink(self, st, &areas);
+        if !idle {
+            self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3
+        }
         self.history.record(|| Event::Consolidate);
         for (a, m) in areas {
             consolidate::consolidate(self, st, a, m);
         }
-        self.wait_unless(Mutant::SkipWaitBeforeFree); // W4
+        assert!(
+            !idle || st.free_list.is_empty(),
+            "an idle consolidate unlinked a node"
+        );
+        if !idle {
+            self.wait_unless(Mutant::SkipWaitBeforeFree); // W4
+        }
         self.history.record(|| Event::Free);
         free::free(st);
     }

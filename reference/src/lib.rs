@@ -39,6 +39,7 @@ pub mod timem;
 pub mod torture;
 pub mod tracer;
 mod uninstall;
+pub mod waitplan;
 
 pub use bp::{flags, SessionId};
 pub use calltrace::{MatchSpec, TraceSpec};
@@ -57,6 +58,7 @@ pub use session::SessionError;
 pub use term::{InfoKey, Term};
 pub use timem::Totals;
 pub use tracer::{Enabled, Mailbox, ProcessTracer, TraceOpts, TraceTag, Tracer, TracerSpec};
+pub use waitplan::{BatchEntry, WaitPlan};
 
 /// Upper bound on a chain's length (one node per session; ERTS has no hard limit, we assert one).
 pub const MAX_CHAIN: usize = 64;
