@@ -97,14 +97,27 @@ impl TortureConfig {
     }
 
     /// The churn minimums for the pace: a tenth of the churn operations the pace allows for
-    /// `hits` (each kind is at least a tenth of the operation mix), and one paused-counter check
-    /// per 200 thousand hits (none below that, nor without pacing: a mutant run is bounded by
-    /// time).
+    /// `hits` when every scheduler uses a whole allowance before it sees the next one (the
+    /// allowance is global, but each scheduler publishes its hits in batches and overshoots: on
+    /// a CI machine 8 schedulers made a quarter of the `trace_pattern` calls of 2 at the same
+    /// pace), so `hits / (pace * schedulers) / 10` of each kind (each kind is at least a tenth of
+    /// the operation mix); and paused-counter checks: one per 200 thousand hits at 2
+    /// schedulers, scaled down the same way, at least one (none without pacing: a mutant run is
+    /// bounded by time).
     pub fn with_churn_minimums(mut self) -> TortureConfig {
-        let ops = if self.pace == 0 { 0 } else { self.hits / self.pace };
+        let n = self.schedulers.max(1) as u64;
+        let ops = if self.pace == 0 {
+            0
+        } else {
+            self.hits / self.pace.saturating_mul(n)
+        };
         self.min_trace_patterns = ops / 10;
         self.min_collections = ops / 10;
-        self.min_paused_checks = if self.pace == 0 { 0 } else { self.hits / 200_000 };
+        self.min_paused_checks = if self.pace == 0 {
+            0
+        } else {
+            (self.hits / 100_000 / n).max(1)
+        };
         self
     }
 
