@@ -10,11 +10,11 @@
 //! Exit codes: 0 every property holds (and, with `--mutants`, every mutant breaks exactly the
 //! expected properties); 1 a violation (or an unexpected matrix entry); 2 bad usage.
 
+use bpspec_models::results::{record_in, Shard, Verdict};
 use bpspec_spec::model::matrix::{expected_unreached, kills};
 use bpspec_spec::model::props::{LIVENESS, SAFETY};
 use bpspec_spec::model::run::{default_plan, run, RunOptions, RunResult};
 use bpspec_spec::model::{model_config, named_models, SpecMutant};
-use bpspec_models::results::{record_in, Shard, Verdict};
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -256,14 +256,23 @@ pub fn main(a: &Args) -> ExitCode {
                         progress: "spec",
                         scenario: name,
                         variant: mutant.map_or("baseline", |m| m.name()),
-                        bound: format!("{} {} states={} unique={} depth={}", r.checker, r.params, r.states, r.unique, r.depth),
+                        bound: format!(
+                            "{} {} states={} unique={} depth={}",
+                            r.checker, r.params, r.states, r.unique, r.depth
+                        ),
                         expected,
                         observed,
                         seconds: r.secs,
                         detail: r
                             .violated
                             .first()
-                            .map(|v| format!("{}: {}", v.property, v.steps.first().cloned().unwrap_or_default()))
+                            .map(|v| {
+                                format!(
+                                    "{}: {}",
+                                    v.property,
+                                    v.steps.first().cloned().unwrap_or_default()
+                                )
+                            })
                             .unwrap_or_default(),
                     },
                 );

@@ -90,7 +90,10 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let sub = args.get(1).map(String::as_str).filter(|s| {
-                ["check", "explore", "oracle", "report", "part", "shard", "mutants"].contains(s)
+                [
+                    "check", "explore", "oracle", "report", "part", "shard", "mutants",
+                ]
+                .contains(s)
             });
             let who = sub.map_or("bpspec".to_string(), |s| format!("bpspec {s}"));
             let msg = e.render().to_string();

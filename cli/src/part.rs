@@ -62,7 +62,9 @@ pub fn main(a: &Args) -> ExitCode {
         .clone()
         .or_else(|| std::env::var_os("BPSPEC_RESULTS").map(PathBuf::from))
     else {
-        eprintln!("bpspec part: no results directory (--results DIR or BPSPEC_RESULTS)\nusage: {USAGE}");
+        eprintln!(
+            "bpspec part: no results directory (--results DIR or BPSPEC_RESULTS)\nusage: {USAGE}"
+        );
         return ExitCode::from(2);
     };
     if let Some(s) = a.shard {
@@ -115,7 +117,12 @@ pub fn main(a: &Args) -> ExitCode {
     {
         Ok(c) => c,
         Err(e) => {
-            row(&a.bound, "VIOLATED", 0.0, format!("cannot run {}: {e}", a.cmd[0]));
+            row(
+                &a.bound,
+                "VIOLATED",
+                0.0,
+                format!("cannot run {}: {e}", a.cmd[0]),
+            );
             eprintln!("bpspec part: {}: cannot run {}: {e}", a.name, a.cmd[0]);
             return ExitCode::SUCCESS;
         }
@@ -137,8 +144,13 @@ pub fn main(a: &Args) -> ExitCode {
         Box::new(child.stderr.take().expect("piped")),
     ];
     for stream in streams {
-        let (log, bar, last, tests, name) =
-            (log.clone(), bar.clone(), last.clone(), tests.clone(), a.name.clone());
+        let (log, bar, last, tests, name) = (
+            log.clone(),
+            bar.clone(),
+            last.clone(),
+            tests.clone(),
+            a.name.clone(),
+        );
         readers.push(std::thread::spawn(move || {
             for line in BufReader::new(stream).lines().map_while(Result::ok) {
                 if let Ok(mut f) = log.lock() {
@@ -173,7 +185,12 @@ pub fn main(a: &Args) -> ExitCode {
             if let Ok(mut l) = last.lock() {
                 *l = Instant::now();
             }
-            let msg = format!("{}: {} s, bound {}", a.name, t0.elapsed().as_secs(), a.bound);
+            let msg = format!(
+                "{}: {} s, bound {}",
+                a.name,
+                t0.elapsed().as_secs(),
+                a.bound
+            );
             match bar.as_ref() {
                 Some(b) => b.set_message(msg),
                 None => eprintln!("[progress] {msg}"),

@@ -177,8 +177,14 @@ pub fn main(a: &Args) -> ExitCode {
         } else {
             label.to_string()
         };
-        println!("2pc {:<13} {checker:<18} {nt:>9} {tt:>8.2} {rt:>10.0}  1", format!("rms={}", a.rms));
-        println!("s2f2x1            {checker:<18} {ns:>9} {ts:>8.2} {rs:>10.0}  {:.2}", rs / rt);
+        println!(
+            "2pc {:<13} {checker:<18} {nt:>9} {tt:>8.2} {rt:>10.0}  1",
+            format!("rms={}", a.rms)
+        );
+        println!(
+            "s2f2x1            {checker:<18} {ns:>9} {ts:>8.2} {rs:>10.0}  {:.2}",
+            rs / rt
+        );
     }
     ExitCode::SUCCESS
 }

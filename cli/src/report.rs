@@ -186,9 +186,18 @@ pub fn main(a: &Args) -> ExitCode {
         rows.iter().filter(|r| r.cols[3] == "baseline").count(),
         rows.iter().filter(|r| r.cols[6] == "killed").count(),
     );
-    let secs: f64 = rows.iter().filter_map(|r| r.cols[7].parse::<f64>().ok()).sum();
-    let json_path = a.json.clone().unwrap_or_else(|| a.dirs[0].join("report.json"));
-    let junit_path = a.junit.clone().unwrap_or_else(|| a.dirs[0].join("report.xml"));
+    let secs: f64 = rows
+        .iter()
+        .filter_map(|r| r.cols[7].parse::<f64>().ok())
+        .sum();
+    let json_path = a
+        .json
+        .clone()
+        .unwrap_or_else(|| a.dirs[0].join("report.json"));
+    let junit_path = a
+        .junit
+        .clone()
+        .unwrap_or_else(|| a.dirs[0].join("report.xml"));
     if let Err(e) = write_json(&json_path, &rows, &verdicts, bad.is_empty()) {
         eprintln!("bpspec report: cannot write {}: {e}", json_path.display());
         return ExitCode::from(2);
@@ -247,7 +256,12 @@ fn print_table(rows: &[Row]) {
     }
 }
 
-fn write_json(path: &Path, rows: &[Row], verdicts: &[Option<bool>], ok: bool) -> std::io::Result<()> {
+fn write_json(
+    path: &Path,
+    rows: &[Row],
+    verdicts: &[Option<bool>],
+    ok: bool,
+) -> std::io::Result<()> {
     let items: Vec<serde_json::Value> = rows
         .iter()
         .zip(verdicts)
@@ -276,7 +290,10 @@ fn write_json(path: &Path, rows: &[Row], verdicts: &[Option<bool>], ok: bool) ->
         "skipped": verdicts.iter().filter(|v| v.is_none()).count(),
         "rows": items,
     });
-    std::fs::write(path, serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)? + "\n")
+    std::fs::write(
+        path,
+        serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)? + "\n",
+    )
 }
 
 fn write_junit(path: &Path, rows: &[Row], verdicts: &[Option<bool>]) -> std::io::Result<()> {

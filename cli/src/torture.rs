@@ -33,18 +33,50 @@ pub const WAIT_MUTANTS: [(Mutant, bool, &str); 15] = [
     (Mutant::SkipWaitBeforeInstall, false, "loom add"),
     (Mutant::SkipWaitBeforeCommit, false, "loom add"),
     (Mutant::SkipWaitBeforeUninstall, false, "loom remove-2sched"),
-    (Mutant::SkipWaitBeforeConsolidate, false, "loom remove, shuttle remove-long"),
-    (Mutant::SkipWaitBeforeFree, false, "loom and shuttle remove-session"),
-    (Mutant::WaitWithoutNewPeriod, true, "loom and shuttle remove"),
+    (
+        Mutant::SkipWaitBeforeConsolidate,
+        false,
+        "loom remove, shuttle remove-long",
+    ),
+    (
+        Mutant::SkipWaitBeforeFree,
+        false,
+        "loom and shuttle remove-session",
+    ),
+    (
+        Mutant::WaitWithoutNewPeriod,
+        true,
+        "loom and shuttle remove",
+    ),
     (Mutant::ProgressWithoutBarrier, false, "loom remove-long"),
     (Mutant::WakeWithoutBarrier, false, "loom remove-nap"),
-    (Mutant::CollectSkipWaitBeforeFlip, false, "collection models"),
-    (Mutant::CollectSkipWaitBeforeRead, false, "collection models"),
-    (Mutant::CollectSkipWaitBeforeMerge, false, "collection models"),
-    (Mutant::CollectFreeBeforeLastWait, false, "collection models"),
+    (
+        Mutant::CollectSkipWaitBeforeFlip,
+        false,
+        "collection models",
+    ),
+    (
+        Mutant::CollectSkipWaitBeforeRead,
+        false,
+        "collection models",
+    ),
+    (
+        Mutant::CollectSkipWaitBeforeMerge,
+        false,
+        "collection models",
+    ),
+    (
+        Mutant::CollectFreeBeforeLastWait,
+        false,
+        "collection models",
+    ),
     (Mutant::FreeAtUnlink, false, "sessions models"),
     (Mutant::TracerFreeWithoutWait, false, "sessions models"),
-    (Mutant::MetaFreeWithoutWait, false, "reference/tests/meta.rs, meta models"),
+    (
+        Mutant::MetaFreeWithoutWait,
+        false,
+        "reference/tests/meta.rs, meta models",
+    ),
 ];
 
 /// Hits per churn operation in the mutant runs.
@@ -162,7 +194,14 @@ fn one_mutant(a: &Args, n: usize, m: Mutant) -> bool {
     cfg.max_time = Duration::from_secs(a.mutant_seconds);
     cfg.erts_collection = a.erts;
     cfg.mutant = Some(m);
-    one(&cfg, if expectation(m).0 { "killed" } else { "survives" })
+    one(
+        &cfg,
+        if expectation(m).0 {
+            "killed"
+        } else {
+            "survives"
+        },
+    )
 }
 
 /// One run: print, record, and say whether it went as expected.
@@ -251,7 +290,6 @@ pub struct OracleArgs {
     #[arg(long, default_value = "32", value_parser = number)]
     workers: u64,
 }
-
 
 /// `bpspec oracle torture`: the ERTS torture (oracle/erlang/bpspec_torture.erl) on a real node,
 /// once per scheduler count. Exit codes: 0 every run consistent; 1 an inconsistency or a crash

@@ -16,7 +16,8 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 
 const LOOM: &str =
     "loom\tqsbr\tadd\tbaseline\tpreemption=2 branches=20000 executions=1234\thold\thold\t0.5\t\n";
-const SPEC: &str = "stateright\tspec\ts2f2x1\tbaseline\tbfs states=99 unique=50 depth=9\thold\thold\t1.0\t\n";
+const SPEC: &str =
+    "stateright\tspec\ts2f2x1\tbaseline\tbfs states=99 unique=50 depth=9\thold\thold\t1.0\t\n";
 const SKIP: &str = "oracle\t-\tdifferential on OTP root\tbaseline\totp-root=\thold\tskipped\t0.000\tBPSPEC_OTP_ROOT is not set\n";
 
 #[test]
@@ -37,8 +38,14 @@ fn report_merges_shards_and_writes_json_and_junit() {
         junit.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("1234 executions") && out.contains("99 states"), "{out}");
-    assert!(out.trim_end().ends_with("2 passed, 0 failed, 1 skipped"), "{out}");
+    assert!(
+        out.contains("1234 executions") && out.contains("99 states"),
+        "{out}"
+    );
+    assert!(
+        out.trim_end().ends_with("2 passed, 0 failed, 1 skipped"),
+        "{out}"
+    );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["ok"], true);
@@ -73,7 +80,10 @@ fn a_failed_row_fails_the_junit_case() {
     let (code, _, _) = bpspec(&["report", d.to_str().unwrap()]);
     assert_eq!(code, 1);
     let xml = std::fs::read_to_string(d.join("report.xml")).unwrap();
-    assert!(xml.contains("<failure") && xml.contains("I3 violated"), "{xml}");
+    assert!(
+        xml.contains("<failure") && xml.contains("I3 violated"),
+        "{xml}"
+    );
 }
 
 #[test]
@@ -81,29 +91,67 @@ fn part_records_a_row_and_keeps_the_log() {
     let d = temp_dir("part");
     let dir = d.to_str().unwrap();
     let (code, out, err) = bpspec(&[
-        "part", "ok", "--checker", "demo", "--bound", "n=1", "--results", dir, "--", "echo",
+        "part",
+        "ok",
+        "--checker",
+        "demo",
+        "--bound",
+        "n=1",
+        "--results",
+        dir,
+        "--",
+        "echo",
         "test result: ok. 3 passed; 0 failed",
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let (code, _, _) = bpspec(&[
-        "part", "bad", "--checker", "demo", "--results", dir, "--", "false",
+        "part",
+        "bad",
+        "--checker",
+        "demo",
+        "--results",
+        dir,
+        "--",
+        "false",
     ]);
     assert_eq!(code, 0, "the table, not the part, gives the verdict");
     let (code, _, _) = bpspec(&[
-        "part", "quiet", "--checker", "demo", "--no-row", "--results", dir, "--", "true",
+        "part",
+        "quiet",
+        "--checker",
+        "demo",
+        "--no-row",
+        "--results",
+        dir,
+        "--",
+        "true",
     ]);
     assert_eq!(code, 0);
     let (code, _, _) = bpspec(&[
-        "part", "later", "--checker", "demo", "--skip", "no OTP root", "--results", dir, "--",
+        "part",
+        "later",
+        "--checker",
+        "demo",
+        "--skip",
+        "no OTP root",
+        "--results",
+        dir,
+        "--",
         "false",
     ]);
     assert_eq!(code, 0);
     let rows = std::fs::read_to_string(d.join("demo.tsv")).unwrap();
     let rows: Vec<Vec<&str>> = rows.lines().map(|l| l.split('\t').collect()).collect();
     assert_eq!(rows.len(), 3, "{rows:?}");
-    assert_eq!((rows[0][2], rows[0][4], rows[0][6]), ("ok", "n=1 tests=3", "hold"));
+    assert_eq!(
+        (rows[0][2], rows[0][4], rows[0][6]),
+        ("ok", "n=1 tests=3", "hold")
+    );
     assert_eq!((rows[1][2], rows[1][6]), ("bad", "VIOLATED"));
-    assert_eq!((rows[2][2], rows[2][6], rows[2][8]), ("later", "skipped", "no OTP root"));
+    assert_eq!(
+        (rows[2][2], rows[2][6], rows[2][8]),
+        ("later", "skipped", "no OTP root")
+    );
     let log = std::fs::read_to_string(d.join("logs/ok.log")).unwrap();
     assert!(log.contains("3 passed"), "{log}");
     let (code, out, _) = bpspec(&["report", dir]);
@@ -122,17 +170,29 @@ fn check_shards_partition_the_plan() {
     let (code, all, err) = bpspec(&["check", "--mutants", "--list"]);
     assert_eq!(code, 0, "{err}");
     let all = lines(&all);
-    assert!(all.len() > 6 && all.iter().any(|k| k.starts_with("spec-kill:")), "{all:?}");
+    assert!(
+        all.len() > 6 && all.iter().any(|k| k.starts_with("spec-kill:")),
+        "{all:?}"
+    );
     for n in [2, 3, 5] {
         let mut union = Vec::new();
         for i in 1..=n {
-            let (code, out, err) =
-                bpspec(&["check", "--mutants", "--list", "--shard", &format!("{i}/{n}")]);
+            let (code, out, err) = bpspec(&[
+                "check",
+                "--mutants",
+                "--list",
+                "--shard",
+                &format!("{i}/{n}"),
+            ]);
             assert_eq!(code, 0, "{err}");
             union.extend(lines(&out));
         }
         let set: BTreeSet<_> = union.iter().cloned().collect();
-        assert_eq!(set.len(), union.len(), "N={n}: a run is in two shards: {union:?}");
+        assert_eq!(
+            set.len(),
+            union.len(),
+            "N={n}: a run is in two shards: {union:?}"
+        );
         assert_eq!(set, all.iter().cloned().collect(), "N={n}");
     }
 }

@@ -60,7 +60,11 @@ fn timem_paused_inflight_fixed() {
     let o = loom_run::explore(&b, move || run::<Qsbr>(&scn2, None));
     loom_run::record_outcome("qsbr", scn.name, "baseline", "hold", &o);
     assert!(o.executions > 0);
-    assert!(o.cx.is_none(), "loom: paused-inflight violated: {}", o.cx.unwrap());
+    assert!(
+        o.cx.is_none(),
+        "loom: paused-inflight violated: {}",
+        o.cx.unwrap()
+    );
 }
 
 #[test]

@@ -10,8 +10,8 @@
 pub mod conformance;
 pub mod coverage;
 pub mod erlang;
-pub mod external;
 pub mod erts_torture;
+pub mod external;
 pub mod frames;
 pub mod gen;
 pub mod gen_sessions;

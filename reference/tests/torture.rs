@@ -57,6 +57,8 @@ fn torture_kills_wait_without_new_period() {
     println!("torture: {}", cfg.describe());
     let rep = run(&cfg).expect("valid parameters");
     println!("torture: {}", rep.describe());
-    let v = rep.violation.expect("wait-without-new-period survived the torture");
+    let v = rep
+        .violation
+        .expect("wait-without-new-period survived the torture");
     println!("torture: killed: {v}");
 }

@@ -310,7 +310,9 @@ impl Stager {
     /// other way round: docs/torture.md).
     fn allow(&self, h: u64) {
         if self.cfg.pace > 0 {
-            self.sh.allow.store(h.saturating_add(self.cfg.pace), Relaxed);
+            self.sh
+                .allow
+                .store(h.saturating_add(self.cfg.pace), Relaxed);
         }
     }
 
