@@ -37,7 +37,7 @@ CHECK_SHUTTLE_ITERS?= 50000
 ORACLE_CHECK_CASES ?= 4096
 ORACLE_CHECK_DIFF  ?= 3000
 
-.PHONY: test check bin report bench rate fmt clean-results test-parts check-parts \
+.PHONY: test check bin report bench rate fmt clean-results test-parts check-parts book \
 	test-std test-oracle test-oracle-root test-loom test-shuttle \
 	loom shuttle spec-check check-seqtrace oracle-check oracle-check-root \
 	torture-test torture-check erts-torture
@@ -134,6 +134,15 @@ rate:
 
 fmt:
 	$(CARGO) fmt --all
+
+# The book (docs/, table of contents docs/SUMMARY.md) as HTML in target/book; mdbook is installed
+# with cargo when it is not on PATH. Generated tables and timelines are checked by
+# cli/tests/docs.rs (BPSPEC_BLESS=1 cargo test -p bpspec --test docs regenerates them).
+MDBOOK ?= $(shell command -v mdbook 2>/dev/null || echo $(HOME)/.cargo/bin/mdbook)
+book:
+	@test -x "$(MDBOOK)" || $(CARGO) install mdbook --locked
+	$(MDBOOK) build
+	@echo "the book: target/book/index.html"
 
 clean-results:
 	rm -rf $(RESULTS)

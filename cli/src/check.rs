@@ -18,7 +18,7 @@ use bpspec_spec::model::{model_config, named_models, SpecMutant};
 use serde_json::json;
 use std::process::ExitCode;
 
-pub const USAGE: &str = "bpspec check [--model NAME]... [--mutant NAME]... [--mutants] [--json] [--threads N] [--shard i/N] [--list] [--results DIR]";
+pub const USAGE: &str = "bpspec check [--model NAME]... [--mutant NAME]... [--mutants] [--json] [--threads N] [--shard i/N] [--list] [--results DIR] [--traces DIR]";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,6 +46,10 @@ pub struct Args {
     /// Record one row per run in DIR (docs/results.md; default: $BPSPEC_RESULTS if set).
     #[arg(long, value_name = "DIR")]
     results: Option<std::path::PathBuf>,
+    /// With --mutants: write each kill row's counterexample to its designated property as a
+    /// trace file DIR/MODEL-MUTANT.trace (docs/traces/README.md; `bpspec report --timeline`).
+    #[arg(long, value_name = "DIR", requires = "matrix")]
+    traces: Option<std::path::PathBuf>,
 }
 
 fn known_models() -> String {
@@ -340,6 +344,38 @@ pub fn main(a: &Args) -> ExitCode {
                         },
                     },
                 );
+            }
+            if let (Some(dir), Some(cx)) = (
+                &a.traces,
+                r.violated.iter().find(|v| v.property == k.designated),
+            ) {
+                let path = dir.join(format!("{}-{}.trace", k.model, k.mutant.name()));
+                let text = crate::docgen::trace_file(
+                    &[
+                        ("checker", "stateright (BFS)".to_string()),
+                        ("model", k.model.to_string()),
+                        ("mutant", k.mutant.name().to_string()),
+                        ("property", k.designated.to_string()),
+                        (
+                            "bound",
+                            format!("{}, {} unique states, depth {}", r.params, r.unique, r.depth),
+                        ),
+                        (
+                            "command",
+                            format!(
+                                "bpspec check --model {} --mutant {} --threads {}",
+                                k.model,
+                                k.mutant.name(),
+                                a.threads
+                            ),
+                        ),
+                    ],
+                    &cx.steps,
+                );
+                if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, text)) {
+                    eprintln!("bpspec check: cannot write {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
             }
             let cells: String = columns
                 .iter()

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! bpspec report DIR...  merge the result files of DIR... (shards) into one table, JSON and JUnit
+//!                       (--markdown KIND FILE..., --timeline FILE: the book's generated blocks)
 //! bpspec mutants        list the mutants and what each one breaks
 //! bpspec check ...      run the spec's stateright models (cli/src/check.rs)
 //! bpspec explore NAME   serve stateright's Explorer for one model (cli/src/explore.rs)
@@ -20,6 +21,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod check;
+mod docgen;
 mod explore;
 mod oracle;
 mod part;

@@ -10,13 +10,21 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub const USAGE: &str = "bpspec report DIR... [--json FILE] [--junit FILE]";
+pub const USAGE: &str = "bpspec report DIR... [--json FILE] [--junit FILE] | bpspec report --markdown KIND FILE... | bpspec report --timeline FILE";
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Result directories (each holds *.tsv files); several are merged (shards).
+    /// Result directories (each holds *.tsv files); several are merged (shards). With
+    /// --markdown or --timeline: the result or trace files to render.
     #[arg(required = true, value_name = "DIR")]
     dirs: Vec<PathBuf>,
+    /// Print one generated Markdown block of KIND (timeline, trace-index, spec-kill-matrix,
+    /// kill-matrix, rows) from the files given (cli/src/docgen.rs; the book's tables).
+    #[arg(long, value_name = "KIND", conflicts_with = "timeline")]
+    markdown: Option<String>,
+    /// Print a counterexample trace file as a two-lane timeline (stager | scheduler) in Markdown.
+    #[arg(long)]
+    timeline: bool,
     /// Where to write the JSON results (default: DIR/report.json of the first DIR).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -138,6 +146,23 @@ fn read_rows(dirs: &[PathBuf]) -> Result<Vec<Row>, String> {
 }
 
 pub fn main(a: &Args) -> ExitCode {
+    let kind = if a.timeline {
+        Some("timeline")
+    } else {
+        a.markdown.as_deref()
+    };
+    if let Some(kind) = kind {
+        return match crate::docgen::render(kind, &a.dirs) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("bpspec report: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let mut rows = match read_rows(&a.dirs) {
         Ok(r) => r,
         Err(e) => {

@@ -1,0 +1,428 @@
+//! The book's generated parts (docs/, built with `make book`): tables rendered from committed
+//! result files and two-lane timelines rendered from counterexample trace files.
+//!
+//! ```text
+//! bpspec report --markdown KIND FILE...   one Markdown block of KIND from FILE... to stdout
+//! bpspec report --timeline FILE           the same as --markdown timeline FILE
+//! ```
+//!
+//! Kinds: `timeline` (one trace file, docs/traces/README.md has its format), `trace-index` (a
+//! table of trace files), `spec-kill-matrix` (the stateright kill matrix, rows written by
+//! `bpspec check --mutants --results DIR`), `kill-matrix` (loom/shuttle kill rows: mutant,
+//! scenario, checker, bound, verdict, first line of the counterexample) and `rows` (any result
+//! rows, as `bpspec report` prints them). A docs page holds the block between
+//! `<!-- generated: KIND FILE... -->` and `<!-- end generated -->` (FILE relative to the page);
+//! `cli/tests/docs.rs` fails when a block differs from what this module renders, and rewrites
+//! it with `BPSPEC_BLESS=1`.
+//!
+//! Errors (exit code 2 in `bpspec report`): an unknown kind, an unreadable file, or a malformed
+//! line; the message names the file and line.
+
+use bpspec_spec::model::props::{LIVENESS, SAFETY};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The kinds `--markdown` knows.
+pub const KINDS: [&str; 5] = [
+    "timeline",
+    "trace-index",
+    "spec-kill-matrix",
+    "kill-matrix",
+    "rows",
+];
+
+/// A result row (docs/results.md: nine tab-separated columns).
+struct Row {
+    checker: String,
+    progress: String,
+    scenario: String,
+    variant: String,
+    bound: String,
+    expected: String,
+    observed: String,
+    secs: String,
+    detail: String,
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+fn read_rows(files: &[PathBuf]) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    for f in files {
+        let text = read(f)?;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let c: Vec<&str> = line.split('\t').collect();
+            if c.len() != 9 {
+                return Err(format!(
+                    "{}:{}: expected 9 tab-separated columns, found {}",
+                    f.display(),
+                    i + 1,
+                    c.len()
+                ));
+            }
+            rows.push(Row {
+                checker: c[0].into(),
+                progress: c[1].into(),
+                scenario: c[2].into(),
+                variant: c[3].into(),
+                bound: c[4].into(),
+                expected: c[5].into(),
+                observed: c[6].into(),
+                secs: c[7].into(),
+                detail: c[8].into(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// A Markdown table cell: no pipes, no newlines.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn bound_value<'a>(bound: &'a str, key: &str) -> Option<&'a str> {
+    let pat = format!("{key}=");
+    bound
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix(pat.as_str()))
+}
+
+/// One counterexample trace file.
+pub struct Trace {
+    pub meta: BTreeMap<String, String>,
+    /// (step number, lane, text): lane is `stager`, `scheduler N` or `note`.
+    pub steps: Vec<(usize, String, String)>,
+    pub violated: Option<String>,
+}
+
+/// Parse a trace file: `key<TAB>value` header lines, then `step<TAB>LANE<TAB>TEXT` lines and at
+/// most one `violated<TAB>TEXT`; `#` starts a comment line.
+pub fn parse_trace(path: &Path) -> Result<Trace, String> {
+    let text = read(path)?;
+    let mut t = Trace {
+        meta: BTreeMap::new(),
+        steps: Vec::new(),
+        violated: None,
+    };
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{}:{}", path.display(), i + 1);
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut parts = line.splitn(3, '\t');
+        let key = parts.next().unwrap_or("");
+        match key {
+            "step" => {
+                let (Some(lane), Some(text)) = (parts.next(), parts.next()) else {
+                    return Err(format!("{}: a step needs a lane and a text", at()));
+                };
+                if !(lane == "stager" || lane == "note" || lane.starts_with("scheduler ")) {
+                    return Err(format!(
+                        "{}: unknown lane {lane:?} (stager, scheduler N or note)",
+                        at()
+                    ));
+                }
+                let n = t.steps.len() + 1;
+                t.steps.push((n, lane.to_string(), text.to_string()));
+            }
+            "violated" => {
+                let v: Vec<&str> = parts.collect();
+                if t.violated.is_some() {
+                    return Err(format!("{}: a second violated line", at()));
+                }
+                t.violated = Some(v.join("\t"));
+            }
+            k if !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '-') => {
+                let v: Vec<&str> = parts.collect();
+                if v.is_empty() {
+                    return Err(format!("{}: header line {k:?} has no value", at()));
+                }
+                t.meta.insert(k.to_string(), v.join("\t"));
+            }
+            _ => return Err(format!("{}: unknown line {line:?}", at())),
+        }
+    }
+    if t.steps.is_empty() {
+        return Err(format!("{}: no steps", path.display()));
+    }
+    Ok(t)
+}
+
+/// Split a stateright step ("12. scheduler 0 reads slot of f1 -> null") into (lane, text).
+pub fn lane_of(step: &str) -> (String, String) {
+    let s = step.trim();
+    let s = match s.split_once(". ") {
+        Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => rest,
+        _ => s,
+    };
+    if let Some(rest) = s.strip_prefix("stager: ") {
+        return ("stager".into(), rest.into());
+    }
+    if let Some(rest) = s.strip_prefix("scheduler ") {
+        if let Some((n, text)) = rest.split_once(' ') {
+            if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) {
+                return (format!("scheduler {n}"), text.into());
+            }
+        }
+    }
+    ("note".into(), s.into())
+}
+
+/// The lines of a trace file for a stateright counterexample (the steps as `check` prints them,
+/// the last one `violated: PROPERTY: why`).
+pub fn trace_file(meta: &[(&str, String)], steps: &[String]) -> String {
+    let mut out = String::from(
+        "# bpspec counterexample trace: header lines, then one step a line (docs/traces/README.md)\n",
+    );
+    for (k, v) in meta {
+        out.push_str(&format!("{k}\t{}\n", v.replace(['\t', '\n'], " ")));
+    }
+    for s in steps {
+        let body = s.trim();
+        let body = match body.split_once(". ") {
+            Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => rest,
+            _ => body,
+        };
+        if let Some(v) = body.strip_prefix("violated: ") {
+            out.push_str(&format!("violated\t{v}\n"));
+        } else {
+            let (lane, text) = lane_of(body);
+            out.push_str(&format!("step\t{lane}\t{}\n", text.replace('\t', " ")));
+        }
+    }
+    out
+}
+
+fn timeline(path: &Path) -> Result<String, String> {
+    let t = parse_trace(path)?;
+    let m = |k: &str| t.meta.get(k).cloned().unwrap_or_default();
+    let mut out = String::new();
+    out.push_str(&format!(
+        "Checker: {} on `{}`, mutant `{}`, {} steps; property broken: `{}`.\n",
+        m("checker"),
+        m("model"),
+        m("mutant"),
+        t.steps.len(),
+        m("property")
+    ));
+    if !m("bound").is_empty() {
+        out.push_str(&format!("Bound: {}.\n", m("bound")));
+    }
+    if !m("command").is_empty() {
+        out.push_str(&format!("Reproduce: `{}`.\n", m("command")));
+    }
+    out.push('\n');
+    out.push_str("| # | stager | scheduler |\n|---:|---|---|\n");
+    for (n, lane, text) in &t.steps {
+        let text = cell(text);
+        match lane.as_str() {
+            "stager" => out.push_str(&format!("| {n} | {text} | |\n")),
+            "note" => out.push_str(&format!("| {n} | *{text}* | *{text}* |\n")),
+            s => {
+                let who = s.trim_start_matches("scheduler ");
+                out.push_str(&format!("| {n} | | **{who}**: {text} |\n"));
+            }
+        }
+    }
+    if let Some(v) = &t.violated {
+        out.push_str(&format!("\n**Violated:** {}\n", cell(v)));
+    }
+    Ok(out)
+}
+
+fn trace_index(files: &[PathBuf]) -> Result<String, String> {
+    let mut out = String::from("| mutant | model | checker | property broken | steps | timeline |\n|---|---|---|---|---:|---|\n");
+    for f in files {
+        let t = parse_trace(f)?;
+        let m = |k: &str| t.meta.get(k).cloned().unwrap_or_default();
+        let page = f.with_extension("md");
+        let name = page
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} | `{}` | {} | [{name}]({name}) |\n",
+            m("mutant"),
+            m("model"),
+            m("checker"),
+            m("property"),
+            t.steps.len()
+        ));
+    }
+    Ok(out)
+}
+
+/// The stateright kill matrix: K = the designated property, x = also broken.
+fn spec_kill_matrix(files: &[PathBuf], trace_dir: Option<&Path>) -> Result<String, String> {
+    let rows: Vec<Row> = read_rows(files)?
+        .into_iter()
+        .filter(|r| r.checker == "stateright" && r.progress == "spec-kill-matrix")
+        .collect();
+    if rows.is_empty() {
+        return Err("no stateright spec-kill-matrix rows in the given files".into());
+    }
+    let mut columns: Vec<&str> = SAFETY.to_vec();
+    columns.push(LIVENESS);
+    let mut out = String::from("Columns: ");
+    out.push_str(
+        &columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let label = if i + 1 == columns.len() {
+                    "L".to_string()
+                } else {
+                    (i + 1).to_string()
+                };
+                format!("{label} `{c}`")
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    out.push_str(".\n\n| mutant | model | ");
+    for i in 1..columns.len() {
+        out.push_str(&format!("{i} | "));
+    }
+    out.push_str("L | depth | verdict | trace |\n|---|---|");
+    for _ in 0..columns.len() {
+        out.push_str("---|");
+    }
+    out.push_str("---:|---|---|\n");
+    for r in &rows {
+        let breaks: Vec<&str> = bound_value(&r.bound, "breaks")
+            .unwrap_or("")
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .collect();
+        let designated = r.detail.split(':').next().unwrap_or("").trim();
+        out.push_str(&format!("| `{}` | {} | ", r.variant, r.scenario));
+        for c in &columns {
+            let mark = if *c == designated && breaks.contains(c) {
+                "K"
+            } else if breaks.contains(c) {
+                "x"
+            } else {
+                ""
+            };
+            out.push_str(&format!("{mark} | "));
+        }
+        let depth = bound_value(&r.bound, "first-killed-at-depth").unwrap_or("");
+        let name = format!("{}-{}.md", r.scenario, r.variant);
+        let link = match trace_dir {
+            Some(d) if d.join(&name).exists() => format!("[timeline](traces/{name})"),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "{depth} | {} | {link} |\n",
+            if r.observed == r.expected {
+                r.observed.clone()
+            } else {
+                format!("{} (expected {})", r.observed, r.expected)
+            }
+        ));
+    }
+    let unique: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| bound_value(&r.bound, "unique"))
+        .collect();
+    let secs: f64 = rows.iter().filter_map(|r| r.secs.parse::<f64>().ok()).sum();
+    out.push_str(&format!(
+        "\n{} kill rows, BFS without symmetry, liveness on the explicit graph; {:.1} s of checking in all; depth = the length of the shortest counterexample to the designated property ({} to {} unique states per row).\n",
+        rows.len(),
+        secs,
+        unique.iter().filter_map(|u| u.parse::<u64>().ok()).min().unwrap_or(0),
+        unique.iter().filter_map(|u| u.parse::<u64>().ok()).max().unwrap_or(0),
+    ));
+    Ok(out)
+}
+
+/// Loom and shuttle kill rows (mutants only), one line per run.
+fn kill_matrix(files: &[PathBuf]) -> Result<String, String> {
+    let mut rows: Vec<Row> = read_rows(files)?
+        .into_iter()
+        .filter(|r| r.variant != "baseline")
+        .collect();
+    rows.sort_by(|a, b| {
+        (&a.variant, &a.checker, &a.scenario, &a.progress).cmp(&(
+            &b.variant,
+            &b.checker,
+            &b.scenario,
+            &b.progress,
+        ))
+    });
+    let mut out = String::from(
+        "| mutant | checker | scenario | bound | expected | observed | secs | counterexample (first line) |\n|---|---|---|---|---|---|---:|---|\n",
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "| `{}` | {} | `{}` | {} | {} | {} | {} | {} |\n",
+            r.variant,
+            r.checker,
+            r.scenario,
+            cell(&r.bound),
+            r.expected,
+            r.observed,
+            r.secs,
+            cell(&r.detail)
+        ));
+    }
+    Ok(out)
+}
+
+fn rows_table(files: &[PathBuf]) -> Result<String, String> {
+    let rows = read_rows(files)?;
+    let mut out = String::from(
+        "| checker | progress | scenario | variant | bound | expected | observed | secs | counterexample |\n|---|---|---|---|---|---|---|---:|---|\n",
+    );
+    for r in &rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            r.checker,
+            r.progress,
+            r.scenario,
+            r.variant,
+            cell(&r.bound),
+            r.expected,
+            r.observed,
+            r.secs,
+            cell(&r.detail)
+        ));
+    }
+    Ok(out)
+}
+
+/// Render the block of `kind` from `files`.
+pub fn render(kind: &str, files: &[PathBuf]) -> Result<String, String> {
+    if files.is_empty() {
+        return Err(format!("--markdown {kind} needs at least one FILE"));
+    }
+    match kind {
+        "timeline" => {
+            if files.len() != 1 {
+                return Err("--markdown timeline takes one trace FILE".into());
+            }
+            timeline(&files[0])
+        }
+        "trace-index" => trace_index(files),
+        "spec-kill-matrix" => {
+            // Timelines are linked when docs/traces/MODEL-MUTANT.md exists beside the results.
+            let traces = files[0]
+                .parent()
+                .and_then(Path::parent)
+                .map(|d| d.join("traces"));
+            spec_kill_matrix(files, traces.as_deref())
+        }
+        "kill-matrix" => kill_matrix(files),
+        "rows" => rows_table(files),
+        _ => Err(format!(
+            "unknown kind {kind:?} (known: {})",
+            KINDS.join(", ")
+        )),
+    }
+}
