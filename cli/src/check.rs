@@ -358,7 +358,10 @@ pub fn main(a: &Args) -> ExitCode {
                         ("property", k.designated.to_string()),
                         (
                             "bound",
-                            format!("{}, {} unique states, depth {}", r.params, r.unique, r.depth),
+                            format!(
+                                "{}, {} unique states, depth {}",
+                                r.params, r.unique, r.depth
+                            ),
                         ),
                         (
                             "command",
@@ -372,7 +375,9 @@ pub fn main(a: &Args) -> ExitCode {
                     ],
                     &cx.steps,
                 );
-                if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, text)) {
+                if let Err(e) =
+                    std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, text))
+                {
                     eprintln!("bpspec check: cannot write {}: {e}", path.display());
                     return ExitCode::from(2);
                 }

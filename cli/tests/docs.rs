@@ -1,0 +1,654 @@
+//! The book (docs/, built by `make book`) and README.md, checked as part of `make test`:
+//!
+//! - every page under docs/ is in docs/SUMMARY.md, and every SUMMARY entry exists;
+//! - every relative link (file and `#anchor`) resolves;
+//! - every `something.rs` path, `file.rs::name`, `fn name` and `Type::name` cited in backticks
+//!   exists in the tree;
+//! - no page or source file refers to work items by number ("issue" and a number);
+//! - every generated block (`<!-- generated: KIND FILE... -->` ... `<!-- end generated -->`,
+//!   rendered by `bpspec report --markdown KIND FILE...`, cli/src/docgen.rs) is what its files
+//!   give now, and every trace file under docs/traces/ has its timeline page.
+//!
+//! `BPSPEC_BLESS=1 cargo test -p bpspec --test docs` rewrites stale generated blocks and creates
+//! missing timeline pages.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn bless() -> bool {
+    std::env::var_os("BPSPEC_BLESS").is_some()
+}
+
+/// Files under `dir` (recursively) whose name ends with `ext`, skipping build and VCS folders.
+fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        if p.is_dir() {
+            let top = dir == root() && (name == "results" || name == "target");
+            if [".git", "node_modules"].contains(&name.as_str()) || top {
+                continue;
+            }
+            walk(&p, ext, out);
+        } else if name.ends_with(ext) {
+            out.push(p);
+        }
+    }
+}
+
+/// The pages of the book and README.md.
+fn pages() -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    walk(&root().join("docs"), ".md", &mut v);
+    v.push(root().join("README.md"));
+    v
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(root())
+        .unwrap_or(p)
+        .to_string_lossy()
+        .to_string()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
+}
+
+/// The text of a page with fenced code blocks blanked (line numbers kept).
+fn prose_lines(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fence = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fence = !fence;
+            continue;
+        }
+        if !fence {
+            out.push((i + 1, line.to_string()));
+        }
+    }
+    out
+}
+
+/// Split a line into (code spans, the rest with code spans removed).
+fn code_spans(line: &str) -> (Vec<String>, String) {
+    let mut spans = Vec::new();
+    let mut rest = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '`' {
+            let mut n = 1;
+            while chars.peek() == Some(&'`') {
+                chars.next();
+                n += 1;
+            }
+            let mut span = String::new();
+            let mut closed = false;
+            while let Some(d) = chars.next() {
+                if d == '`' {
+                    let mut m = 1;
+                    while chars.peek() == Some(&'`') {
+                        chars.next();
+                        m += 1;
+                    }
+                    if m == n {
+                        closed = true;
+                        break;
+                    }
+                    span.push_str(&"`".repeat(m));
+                } else {
+                    span.push(d);
+                }
+            }
+            if closed {
+                spans.push(span.trim().to_string());
+                rest.push_str("CODE");
+            } else {
+                rest.push_str(&"`".repeat(n));
+                rest.push_str(&span);
+            }
+        } else {
+            rest.push(c);
+        }
+    }
+    (spans, rest)
+}
+
+/// The anchor mdbook (and GitHub) gives a heading.
+fn anchor_of(heading: &str) -> String {
+    let text: String = heading.replace('`', "").replace("**", "").chars().collect();
+    // A link in a heading keeps only its text.
+    let mut plain = String::new();
+    let mut skip = 0usize;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ']' && chars.peek() == Some(&'(') {
+            skip = 1;
+            chars.next();
+            continue;
+        }
+        if skip > 0 {
+            if c == '(' {
+                skip += 1;
+            } else if c == ')' {
+                skip -= 1;
+            }
+            continue;
+        }
+        if c != '[' {
+            plain.push(c);
+        }
+    }
+    plain
+        .trim()
+        .chars()
+        .filter_map(|c| {
+            if c.is_alphanumeric() || c == '_' || c == '-' {
+                Some(c.to_lowercase().next().unwrap_or(c))
+            } else if c.is_whitespace() {
+                Some('-')
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+fn anchors(page: &Path) -> BTreeSet<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = BTreeSet::new();
+    for (_, line) in prose_lines(&read(page)) {
+        let t = line.trim_start();
+        if t.starts_with('#') {
+            let h = t.trim_start_matches('#').trim();
+            if h.is_empty() {
+                continue;
+            }
+            let a = anchor_of(h);
+            let n = seen.entry(a.clone()).or_insert(0);
+            out.insert(if *n == 0 {
+                a.clone()
+            } else {
+                format!("{a}-{n}")
+            });
+            *n += 1;
+        }
+        // Explicit anchors: <a name="x"> or id="x".
+        for key in ["name=\"", "id=\""] {
+            let mut s = t;
+            while let Some(i) = s.find(key) {
+                let after = &s[i + key.len()..];
+                if let Some(j) = after.find('"') {
+                    out.insert(after[..j].to_string());
+                }
+                s = &s[i + key.len()..];
+            }
+        }
+    }
+    out
+}
+
+/// Inline link targets `[text](target)` of a line (code spans removed).
+fn link_targets(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] == b']' && b[i + 1] == b'(' {
+            let start = i + 2;
+            let mut depth = 1;
+            let mut j = start;
+            while j < b.len() {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            if j < b.len() {
+                let t = line[start..j].split_whitespace().next().unwrap_or("");
+                out.push(t.trim_matches(|c| c == '<' || c == '>').to_string());
+            }
+            i = j;
+        }
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn every_page_is_in_the_summary_and_every_entry_exists() {
+    let docs = root().join("docs");
+    let summary = read(&docs.join("SUMMARY.md"));
+    let mut listed = BTreeSet::new();
+    let mut bad = Vec::new();
+    for (n, line) in prose_lines(&summary) {
+        for t in link_targets(&code_spans(&line).1) {
+            if t.is_empty() {
+                continue; // a draft chapter: mdbook shows it without a page
+            }
+            if !docs.join(&t).is_file() {
+                bad.push(format!("docs/SUMMARY.md:{n}: {t} does not exist"));
+            }
+            listed.insert(t);
+        }
+    }
+    let mut all = Vec::new();
+    walk(&docs, ".md", &mut all);
+    for p in all {
+        let r = p
+            .strip_prefix(&docs)
+            .expect("under docs")
+            .to_string_lossy()
+            .to_string();
+        if r != "SUMMARY.md" && !listed.contains(&r) {
+            bad.push(format!("docs/{r} is not in docs/SUMMARY.md"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn every_relative_link_and_anchor_resolves() {
+    let mut bad = Vec::new();
+    for page in pages() {
+        let dir = page.parent().expect("a page has a folder").to_path_buf();
+        for (n, line) in prose_lines(&read(&page)) {
+            let (_, rest) = code_spans(&line);
+            let mut targets = link_targets(&rest);
+            // Reference definitions: [label]: target
+            let t = rest.trim_start();
+            if t.starts_with('[') {
+                if let Some(i) = t.find("]: ") {
+                    targets.push(t[i + 3..].split_whitespace().next().unwrap_or("").into());
+                }
+            }
+            for target in targets {
+                if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (file, anchor) = match target.split_once('#') {
+                    Some((f, a)) => (f, Some(a)),
+                    None => (target.as_str(), None),
+                };
+                let path = if file.is_empty() {
+                    page.clone()
+                } else {
+                    dir.join(file)
+                };
+                if !path.exists() {
+                    bad.push(format!("{}:{n}: {target}: no such file", rel(&page)));
+                    continue;
+                }
+                if let Some(a) = anchor {
+                    if path.extension().is_some_and(|e| e == "md") && !anchors(&path).contains(a) {
+                        bad.push(format!(
+                            "{}:{n}: {target}: no heading with anchor #{a} in {}",
+                            rel(&page),
+                            rel(&path)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} broken links:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+/// What the Rust sources of the tree define and mention.
+struct Tree {
+    files: Vec<String>,
+    fns: HashSet<String>,
+    types: HashSet<String>,
+    words: HashSet<String>,
+    text: BTreeMap<String, String>,
+}
+
+fn tree() -> Tree {
+    let mut rs = Vec::new();
+    walk(&root(), ".rs", &mut rs);
+    let mut all = Vec::new();
+    walk(&root(), "", &mut all);
+    let mut t = Tree {
+        files: all.iter().map(|p| rel(p)).collect(),
+        fns: HashSet::new(),
+        types: HashSet::new(),
+        words: HashSet::new(),
+        text: BTreeMap::new(),
+    };
+    for p in rs {
+        let text = read(&p);
+        let words: Vec<&str> = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for w in words.windows(2) {
+            match w[0] {
+                "fn" => {
+                    t.fns.insert(w[1].to_string());
+                }
+                "struct" | "enum" | "trait" | "type" | "mod" | "union" => {
+                    t.types.insert(w[1].to_string());
+                }
+                _ => {}
+            }
+        }
+        t.words.extend(words.iter().map(|w| w.to_string()));
+        t.text.insert(rel(&p), text);
+    }
+    t
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Path roots that are not in this tree (other crates), whose items are not checked.
+const EXTERNAL: [&str; 22] = [
+    "std",
+    "core",
+    "alloc",
+    "loom",
+    "shuttle",
+    "crossbeam",
+    "crossbeam_epoch",
+    "stateright",
+    "serde",
+    "serde_json",
+    "proptest",
+    "criterion",
+    "clap",
+    "Ordering",
+    "Guard",
+    "Arc",
+    "AtomicUsize",
+    "AtomicU64",
+    "AtomicPtr",
+    "UnsafeCell",
+    "Vec",
+    "Option",
+];
+
+fn check_name(span: &str, t: &Tree) -> Result<(), String> {
+    let s = span.trim_end_matches("()").trim_end_matches(',');
+    if s.contains(['{', '*', ' ', '<']) && !s.starts_with("fn ") {
+        return Ok(());
+    }
+    if let Some(name) = s.strip_prefix("fn ") {
+        let name = name.split(['(', '<', ' ']).next().unwrap_or("");
+        return if t.fns.contains(name) {
+            Ok(())
+        } else {
+            Err(format!("no `fn {name}` in the tree"))
+        };
+    }
+    if let Some(i) = s.find(".rs") {
+        let (path, item) = (&s[..i + 3], s[i + 3..].strip_prefix("::"));
+        if s.len() > i + 3 && item.is_none() {
+            return Ok(()); // e.g. `foo.rs:12` or prose
+        }
+        if path.starts_with('/') || path.contains("..") || path.contains(':') {
+            return Ok(());
+        }
+        let hits: Vec<&String> = t
+            .files
+            .iter()
+            .filter(|f| {
+                *f == path
+                    || f.ends_with(&format!("/{path}"))
+                    || (!path.contains('/') && f.rsplit('/').next() == Some(path))
+            })
+            .collect();
+        if hits.is_empty() {
+            return Err(format!("no file {path} in the tree"));
+        }
+        if let Some(item) = item {
+            let item = item.split("::").last().unwrap_or(item);
+            let found = hits.iter().any(|h| {
+                t.text.get(*h).is_some_and(|text| {
+                    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .any(|w| w == item)
+                })
+            });
+            if !found {
+                return Err(format!("{path} has no `{item}`"));
+            }
+        }
+        return Ok(());
+    }
+    if s.contains("::") {
+        let segs: Vec<&str> = s.split("::").collect();
+        if !segs.iter().all(|x| is_ident(x)) {
+            return Ok(());
+        }
+        // A placeholder such as `TARGET::NAME`.
+        if segs
+            .iter()
+            .all(|x| x.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        {
+            return Ok(());
+        }
+        let first = segs[0];
+        if EXTERNAL.contains(&first) {
+            return Ok(());
+        }
+        let ours = first.starts_with("bpspec") || t.types.contains(first) || first == "crate";
+        if !ours {
+            return Err(format!("no type or module `{first}` in the tree"));
+        }
+        let last = segs[segs.len() - 1];
+        if !t.words.contains(last) {
+            return Err(format!("no `{last}` in the tree"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn cited_files_functions_and_items_exist() {
+    let t = tree();
+    let mut bad = Vec::new();
+    for page in pages() {
+        for (n, line) in prose_lines(&read(&page)) {
+            for span in code_spans(&line).0 {
+                if let Err(e) = check_name(&span, &t) {
+                    bad.push(format!("{}:{n}: `{span}`: {e}", rel(&page)));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} stale names:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn no_references_to_work_items_by_number() {
+    let word = ["is", "sue"].concat();
+    let mut files = pages();
+    for ext in [".rs", ".toml", ".sh", ".erl", ".json", "Makefile"] {
+        walk(&root(), ext, &mut files);
+    }
+    let mut bad = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            let mut s = lower.as_str();
+            while let Some(i) = s.find(&word) {
+                let after = s[i + word.len()..].trim_start_matches('s');
+                let after = after.trim_start_matches([' ', '#', '-', '_']);
+                if after.starts_with(|c: char| c.is_ascii_digit()) {
+                    bad.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
+                    break;
+                }
+                s = &s[i + word.len()..];
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "name the feature or the file, not a work item's number:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Expand the file arguments of a marker (relative to the page; `DIR/*.EXT` globs).
+fn marker_files(dir: &Path, args: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for a in args {
+        if let Some((d, ext)) = a.split_once("/*") {
+            let mut v = Vec::new();
+            walk(&dir.join(d), ext, &mut v);
+            out.extend(v);
+        } else {
+            out.push(dir.join(a));
+        }
+    }
+    out
+}
+
+fn render(kind: &str, files: &[PathBuf]) -> Result<String, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_bpspec"))
+        .arg("report")
+        .arg("--markdown")
+        .arg(kind)
+        .args(files)
+        .output()
+        .expect("run bpspec");
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into())
+    }
+}
+
+const BEGIN: &str = "<!-- generated: ";
+const END: &str = "<!-- end generated -->";
+
+/// Regenerate every block of a page; returns the new text, or an error naming the line.
+fn regenerate(page: &Path, text: &str) -> Result<String, String> {
+    let dir = page.parent().expect("folder");
+    let mut out = String::new();
+    let mut lines = text.split_inclusive('\n').enumerate();
+    while let Some((n, line)) = lines.next() {
+        out.push_str(line);
+        let Some(spec) = line
+            .trim()
+            .strip_prefix(BEGIN)
+            .and_then(|s| s.strip_suffix("-->"))
+        else {
+            continue;
+        };
+        let words: Vec<&str> = spec.split_whitespace().collect();
+        let Some((kind, args)) = words.split_first() else {
+            return Err(format!("{}:{}: a marker without a kind", rel(page), n + 1));
+        };
+        let files = marker_files(dir, args);
+        let body = render(kind, &files).map_err(|e| {
+            format!(
+                "{}:{}: bpspec report --markdown {kind}: {e}",
+                rel(page),
+                n + 1
+            )
+        })?;
+        out.push_str(&body);
+        let mut closed = false;
+        for (_, l) in lines.by_ref() {
+            if l.trim() == END {
+                out.push_str(l);
+                closed = true;
+                break;
+            }
+        }
+        if !closed {
+            return Err(format!(
+                "{}:{}: no {END} after the marker",
+                rel(page),
+                n + 1
+            ));
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn generated_blocks_and_timelines_are_fresh() {
+    let traces = root().join("docs/traces");
+    let mut bad = Vec::new();
+    // Every trace file has its page.
+    let mut tfiles = Vec::new();
+    walk(&traces, ".trace", &mut tfiles);
+    for tf in &tfiles {
+        let page = tf.with_extension("md");
+        if !page.exists() {
+            let name = tf.file_name().expect("name").to_string_lossy().to_string();
+            let stem = name.trim_end_matches(".trace");
+            let (model, mutant) = stem.split_once('-').unwrap_or((stem, ""));
+            let text = format!(
+                "# `{mutant}` on `{model}`\n\n{BEGIN}timeline {name} -->\n{END}\n\nAll traces: [the index](README.md).\n"
+            );
+            if bless() {
+                std::fs::write(&page, text).expect("write a timeline page");
+            } else {
+                bad.push(format!("{} has no page {}", rel(tf), rel(&page)));
+            }
+        }
+    }
+    for page in pages() {
+        let text = read(&page);
+        if !text.contains(BEGIN) {
+            continue;
+        }
+        match regenerate(&page, &text) {
+            Ok(new) if new == text => {}
+            Ok(new) => {
+                if bless() {
+                    std::fs::write(&page, new).expect("write the page");
+                } else {
+                    bad.push(format!("{} has a stale generated block", rel(&page)));
+                }
+            }
+            Err(e) => bad.push(e),
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{}\nregenerate with BPSPEC_BLESS=1 cargo test -p bpspec --test docs",
+        bad.join("\n")
+    );
+}
