@@ -165,10 +165,11 @@ pub fn lane_of(step: &str) -> (String, String) {
         return ("stager".into(), rest.into());
     }
     if let Some(rest) = s.strip_prefix("scheduler ") {
-        if let Some((n, text)) = rest.split_once(' ') {
-            if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) {
-                return (format!("scheduler {n}"), text.into());
-            }
+        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if !n.is_empty() {
+            // "scheduler 0 reads ..." or "scheduler 0's call_time reader reads ..."
+            let text = rest[n.len()..].trim_start_matches("'s").trim_start();
+            return (format!("scheduler {n}"), text.into());
         }
     }
     ("note".into(), s.into())

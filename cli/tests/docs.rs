@@ -617,8 +617,13 @@ fn generated_blocks_and_timelines_are_fresh() {
         let page = tf.with_extension("md");
         if !page.exists() {
             let name = tf.file_name().expect("name").to_string_lossy().to_string();
-            let stem = name.trim_end_matches(".trace");
-            let (model, mutant) = stem.split_once('-').unwrap_or((stem, ""));
+            let header = |key: &str| {
+                read(tf)
+                    .lines()
+                    .find_map(|l| l.strip_prefix(&format!("{key}\t")).map(str::to_string))
+                    .unwrap_or_default()
+            };
+            let (model, mutant) = (header("model"), header("mutant"));
             let text = format!(
                 "# `{mutant}` on `{model}`\n\n{BEGIN}timeline {name} -->\n{END}\n\nAll traces: [the index](README.md).\n"
             );

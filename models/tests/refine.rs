@@ -224,3 +224,73 @@ fn stale_progress_point_is_rejected_in_some_runs() {
     eprintln!("refinement: wait-without-new-period: {r} of {n} runs rejected, {a} accepted");
     assert!(r > 0 && a > 0, "rejected {r}, accepted {a}");
 }
+
+/// Split a described step into its lane (`stager` or `scheduler N`) and text, as the trace files
+/// of docs/traces/README.md have them.
+fn lane(step: &str) -> (String, String) {
+    if let Some(t) = step.strip_prefix("stager: ") {
+        return ("stager".into(), t.into());
+    }
+    if let Some(rest) = step.strip_prefix("scheduler ") {
+        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if !n.is_empty() {
+            let t = rest[n.len()..].trim_start_matches("'s").trim_start();
+            return (format!("scheduler {n}"), t.into());
+        }
+    }
+    ("note".into(), step.into())
+}
+
+/// A shuttle counterexample as a trace file: one run of the engine with `uninstall-before-commit`
+/// (random scheduler, seed SEED, its first iteration), its history up to the step the spec's
+/// refinement checker rejects. With `BPSPEC_TRACES=DIR` the test writes
+/// `DIR/refine-uninstall-before-commit.trace` (docs/traces/ holds the recorded one and its
+/// timeline). The trace depends on the shuttle version and on the engine's scheduling points.
+#[test]
+fn rejected_history_as_a_trace_file() {
+    let scn = scenarios().remove(0);
+    let out = Arc::new(std::sync::Mutex::new(None));
+    let o2 = out.clone();
+    run(&scn, false, 1, move |scn| {
+        let h = execute(scn, Some(Mutant::UninstallBeforeCommit));
+        let r = check(&h, scn.schedulers as u8, scn.functions as u8)
+            .expect_err("the reordered engine must be rejected");
+        *o2.lock().expect("not poisoned") = Some((h[..=r.index].to_vec(), r));
+    });
+    let (h, r) = out
+        .lock()
+        .expect("not poisoned")
+        .take()
+        .expect("one execution ran");
+    assert!(
+        r.reason
+            .contains("uninstall, but the spec's stager is at Commit"),
+        "{r}"
+    );
+    let mut text = String::from(
+        "# bpspec counterexample trace: header lines, then one step a line (docs/traces/README.md)\n",
+    );
+    text.push_str("checker\tshuttle (random scheduler) + refinement against the spec\n");
+    text.push_str(&format!("model\trefine {}\n", scn.name));
+    text.push_str("mutant\tuninstall-before-commit\n");
+    text.push_str("property\trefinement (the history is a behaviour of the spec)\n");
+    text.push_str(&format!(
+        "bound\tfirst iteration, seed {SEED:#x}, {} schedulers x {} functions, {} stager ops\n",
+        scn.schedulers,
+        scn.functions,
+        scn.ops.len()
+    ));
+    text.push_str(
+        "command\tBPSPEC_TRACES=DIR cargo test -p bpspec-models --release --target-dir target/shuttle --test refine rejected_history_as_a_trace_file (RUSTFLAGS=\"--cfg shuttle -C debug-assertions\")\n",
+    );
+    for e in &h {
+        let (l, t) = lane(&bpspec_spec::model::refine::describe(e));
+        text.push_str(&format!("step\t{l}\t{t}\n"));
+    }
+    text.push_str(&format!("violated\trefinement: {r}\n"));
+    if let Some(dir) = std::env::var_os("BPSPEC_TRACES") {
+        let path = std::path::Path::new(&dir).join("refine-uninstall-before-commit.trace");
+        std::fs::create_dir_all(&dir).expect("create the trace directory");
+        std::fs::write(&path, text).expect("write the trace file");
+    }
+}
