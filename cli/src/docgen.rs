@@ -8,8 +8,8 @@
 //!
 //! Kinds: `timeline` (one trace file, docs/traces/README.md has its format), `trace-index` (a
 //! table of trace files), `spec-kill-matrix` (the stateright kill matrix, rows written by
-//! `bpspec check --mutants --results DIR`), `kill-matrix` (loom/shuttle kill rows: mutant,
-//! scenario, checker, bound, verdict, first line of the counterexample) and `rows` (any result
+//! `bpspec check --mutants --results DIR`), `kill-matrix` (loom/shuttle kill rows, one line per
+//! mutant: where loom, shuttle PCT and shuttle random killed it, and the counterexample) and `rows` (any result
 //! rows, as `bpspec report` prints them). A docs page holds the block between
 //! `<!-- generated: KIND FILE... -->` and `<!-- end generated -->` (FILE relative to the page);
 //! `cli/tests/docs.rs` fails when a block differs from what this module renders, and rewrites
@@ -343,36 +343,111 @@ fn spec_kill_matrix(files: &[PathBuf], trace_dir: Option<&Path>) -> Result<Strin
     Ok(out)
 }
 
-/// Loom and shuttle kill rows (mutants only), one line per run.
+/// One cell of a kill matrix: where each run of one mutant under one checker ended.
+fn kill_cell(rows: &[&Row]) -> String {
+    if rows.is_empty() {
+        return "not run".into();
+    }
+    rows.iter()
+        .map(|r| {
+            let at = if let Some(k) = bound_value(&r.bound, "first-killed-at") {
+                format!(" at iteration {k}")
+            } else if let (Some(e), "loom") =
+                (bound_value(&r.bound, "executions"), r.checker.as_str())
+            {
+                if r.observed == "killed" && e == "1" {
+                    " at the first execution".to_string()
+                } else if r.observed == "killed" {
+                    format!(" after {e} executions")
+                } else {
+                    format!(" ({e} executions)")
+                }
+            } else {
+                String::new()
+            };
+            let progress = if r.progress == "qsbr" {
+                String::new()
+            } else {
+                format!(" ({})", r.progress)
+            };
+            let note = match (r.expected.as_str(), r.observed.as_str()) {
+                (e, o) if e == o => String::new(),
+                ("survives", "killed") => " (a miss was allowed)".into(),
+                (e, _) => format!(" (EXPECTED {e})"),
+            };
+            format!("{}{note} on `{}`{progress}{at}", r.observed, r.scenario)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Loom and shuttle kill rows, one line per mutant: loom, shuttle PCT, shuttle random, and the
+/// first line of the first counterexample (loom's if there is one).
 fn kill_matrix(files: &[PathBuf]) -> Result<String, String> {
-    let mut rows: Vec<Row> = read_rows(files)?
+    let rows: Vec<Row> = read_rows(files)?
         .into_iter()
         .filter(|r| r.variant != "baseline")
         .collect();
-    rows.sort_by(|a, b| {
-        (&a.variant, &a.checker, &a.scenario, &a.progress).cmp(&(
-            &b.variant,
-            &b.checker,
-            &b.scenario,
-            &b.progress,
-        ))
-    });
-    let mut out = String::from(
-        "| mutant | checker | scenario | bound | expected | observed | secs | counterexample (first line) |\n|---|---|---|---|---|---|---:|---|\n",
-    );
+    let mut mutants: Vec<&str> = Vec::new();
     for r in &rows {
+        if !mutants.contains(&r.variant.as_str()) {
+            mutants.push(&r.variant);
+        }
+    }
+    let bounds = |pick: &dyn Fn(&Row) -> bool| -> String {
+        let mut b: Vec<String> = Vec::new();
+        for r in rows.iter().filter(|r| pick(r)) {
+            let words: Vec<&str> = r
+                .bound
+                .split_whitespace()
+                .filter(|w| {
+                    !w.starts_with("executions=")
+                        && !w.starts_with("first-killed-at=")
+                        && !w.starts_with("margin=")
+                })
+                .collect();
+            let w = words.join(" ");
+            if !b.contains(&w) {
+                b.push(w);
+            }
+        }
+        b.join("; ")
+    };
+    let is_loom = |r: &Row| r.checker == "loom";
+    let is_pct = |r: &Row| r.checker == "shuttle" && r.bound.starts_with("pct");
+    let is_random = |r: &Row| r.checker == "shuttle" && r.bound.starts_with("random");
+    let mut out = format!(
+        "Bounds: loom {}; shuttle {}, {}.\n\n",
+        bounds(&is_loom),
+        bounds(&is_pct),
+        bounds(&is_random)
+    );
+    out.push_str("| mutant | loom | shuttle PCT | shuttle random | counterexample (first line) |\n|---|---|---|---|---|\n");
+    for m in mutants {
+        let of = |pick: &dyn Fn(&Row) -> bool| -> Vec<&Row> {
+            rows.iter().filter(|r| r.variant == m && pick(r)).collect()
+        };
+        let (l, p, q) = (of(&is_loom), of(&is_pct), of(&is_random));
+        let cx = l
+            .iter()
+            .chain(p.iter())
+            .chain(q.iter())
+            .find(|r| !r.detail.is_empty())
+            .map(|r| r.detail.clone())
+            .unwrap_or_default();
         out.push_str(&format!(
-            "| `{}` | {} | `{}` | {} | {} | {} | {} | {} |\n",
-            r.variant,
-            r.checker,
-            r.scenario,
-            cell(&r.bound),
-            r.expected,
-            r.observed,
-            r.secs,
-            cell(&r.detail)
+            "| `{m}` | {} | {} | {} | {} |\n",
+            kill_cell(&l),
+            kill_cell(&p),
+            kill_cell(&q),
+            cell(&cx)
         ));
     }
+    let secs: f64 = rows.iter().filter_map(|r| r.secs.parse::<f64>().ok()).sum();
+    out.push_str(&format!(
+        "\n{} mutant runs, {secs:.1} s of checking in all; a loom run stops at its first counterexample, a shuttle run at its first failing iteration.\n",
+        rows.len()
+    ));
     Ok(out)
 }
 
