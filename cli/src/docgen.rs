@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Kinds: `timeline` (one trace file, docs/traces/README.md has its format), `trace-index` (a
-//! table of trace files), `spec-kill-matrix` (the stateright kill matrix, rows written by
+//! table of trace files), `spec-figures` (the stateright baselines' state counts), `spec-kill-matrix` (the stateright kill matrix, rows written by
 //! `bpspec check --mutants --results DIR`), `kill-matrix` (loom/shuttle kill rows, one line per
 //! mutant: where loom, shuttle PCT and shuttle random killed it, and the counterexample) and `rows` (any result
 //! rows, as `bpspec report` prints them). A docs page holds the block between
@@ -23,8 +23,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The kinds `--markdown` knows.
-pub const KINDS: [&str; 5] = [
+pub const KINDS: [&str; 6] = [
     "timeline",
+    "spec-figures",
     "trace-index",
     "spec-kill-matrix",
     "kill-matrix",
@@ -451,6 +452,55 @@ fn kill_matrix(files: &[PathBuf]) -> Result<String, String> {
     Ok(out)
 }
 
+/// The stateright baselines (`bpspec check --results DIR`, progress `spec`): model, parameters,
+/// checker, states, unique states, depth, seconds, verdict.
+fn spec_figures(files: &[PathBuf]) -> Result<String, String> {
+    let rows: Vec<Row> = read_rows(files)?
+        .into_iter()
+        .filter(|r| r.checker == "stateright" && r.progress == "spec" && r.variant == "baseline")
+        .collect();
+    if rows.is_empty() {
+        return Err("no stateright baseline rows (progress spec) in the given files".into());
+    }
+    let mut out = String::from(
+        "| model | parameters | checker | states | unique | depth | time | verdict |\n|---|---|---|---:|---:|---:|---:|---|\n",
+    );
+    let group = |n: &str| -> String {
+        let digits: Vec<char> = n.chars().collect();
+        let mut g = String::new();
+        for (i, c) in digits.iter().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                g.push(',');
+            }
+            g.push(*c);
+        }
+        g
+    };
+    for r in &rows {
+        let head = r.bound.split(" states=").next().unwrap_or("");
+        let words: Vec<&str> = head.split_whitespace().collect();
+        let split = words
+            .iter()
+            .position(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+            .unwrap_or(words.len());
+        let checker = words[..split].join(" ");
+        let params = words[split..].join(" ");
+        let v = |k: &str| group(bound_value(&r.bound, k).unwrap_or(""));
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} | {} s | {} |\n",
+            r.scenario,
+            cell(&params),
+            cell(checker.trim_start_matches("stateright ")),
+            v("states"),
+            v("unique"),
+            v("depth"),
+            r.secs,
+            r.observed
+        ));
+    }
+    Ok(out)
+}
+
 fn rows_table(files: &[PathBuf]) -> Result<String, String> {
     let rows = read_rows(files)?;
     let mut out = String::from(
@@ -495,6 +545,7 @@ pub fn render(kind: &str, files: &[PathBuf]) -> Result<String, String> {
             spec_kill_matrix(files, traces.as_deref())
         }
         "kill-matrix" => kill_matrix(files),
+        "spec-figures" => spec_figures(files),
         "rows" => rows_table(files),
         _ => Err(format!(
             "unknown kind {kind:?} (known: {})",
