@@ -6,7 +6,8 @@
 //! bpspec report --timeline FILE           the same as --markdown timeline FILE
 //! ```
 //!
-//! Kinds: `timeline` (one trace file, docs/traces/README.md has its format), `trace-index` (a
+//! Kinds: `table` (a measured table kept as a TSV file with a header line), `timeline` (one
+//! trace file, docs/traces/README.md has its format), `trace-index` (a
 //! table of trace files), `spec-figures` (the stateright baselines' state counts), `spec-kill-matrix` (the stateright kill matrix, rows written by
 //! `bpspec check --mutants --results DIR`), `kill-matrix` (loom/shuttle kill rows, one line per
 //! mutant: where loom, shuttle PCT and shuttle random killed it, and the counterexample) and `rows` (any result
@@ -23,8 +24,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The kinds `--markdown` knows.
-pub const KINDS: [&str; 6] = [
+pub const KINDS: [&str; 7] = [
     "timeline",
+    "table",
     "spec-figures",
     "trace-index",
     "spec-kill-matrix",
@@ -501,6 +503,56 @@ fn spec_figures(files: &[PathBuf]) -> Result<String, String> {
     Ok(out)
 }
 
+/// A measured table kept as a TSV file: `#` comment lines, then a header line, then one line
+/// per row, all with the same number of tab-separated columns. A header cell ending in `>` is
+/// right-aligned (numbers); the `>` is not shown.
+fn plain_table(files: &[PathBuf]) -> Result<String, String> {
+    let mut out = String::new();
+    let mut width = None;
+    for f in files {
+        let text = read(f)?;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let cols: Vec<&str> = line.split('\t').collect();
+            match width {
+                None => {
+                    width = Some(cols.len());
+                    let head: Vec<String> =
+                        cols.iter().map(|c| cell(c.trim_end_matches('>'))).collect();
+                    let align: Vec<&str> = cols
+                        .iter()
+                        .map(|c| if c.ends_with('>') { "---:" } else { "---" })
+                        .collect();
+                    out.push_str(&format!(
+                        "| {} |\n|{}|\n",
+                        head.join(" | "),
+                        align.join("|")
+                    ));
+                }
+                Some(w) if w != cols.len() => {
+                    return Err(format!(
+                        "{}:{}: {} columns, the header has {w}",
+                        f.display(),
+                        i + 1,
+                        cols.len()
+                    ));
+                }
+                Some(_) => {
+                    let row: Vec<String> = cols.iter().map(|c| cell(c)).collect();
+                    out.push_str(&format!("| {} |\n", row.join(" | ")));
+                }
+            }
+        }
+        // Every file of one block continues the first file's header.
+    }
+    if width.is_none() {
+        return Err("no header line in the given files".into());
+    }
+    Ok(out)
+}
+
 fn rows_table(files: &[PathBuf]) -> Result<String, String> {
     let rows = read_rows(files)?;
     let mut out = String::from(
@@ -546,6 +598,7 @@ pub fn render(kind: &str, files: &[PathBuf]) -> Result<String, String> {
         }
         "kill-matrix" => kill_matrix(files),
         "spec-figures" => spec_figures(files),
+        "table" => plain_table(files),
         "rows" => rows_table(files),
         _ => Err(format!(
             "unknown kind {kind:?} (known: {})",
