@@ -8,7 +8,7 @@
 //!
 //! Kinds: `table` (a measured table kept as a TSV file with a header line), `timeline` (one
 //! trace file, docs/traces/README.md has its format), `trace-index` (a
-//! table of trace files), `spec-figures` (the stateright baselines' state counts), `spec-kill-matrix` (the stateright kill matrix, rows written by
+//! table of trace files), `baselines` (the baseline rows of result files), `spec-figures` (the stateright baselines' state counts), `spec-kill-matrix` (the stateright kill matrix, rows written by
 //! `bpspec check --mutants --results DIR`), `kill-matrix` (loom/shuttle kill rows, one line per
 //! mutant: where loom, shuttle PCT and shuttle random killed it, and the counterexample) and `rows` (any result
 //! rows, as `bpspec report` prints them). A docs page holds the block between
@@ -24,8 +24,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The kinds `--markdown` knows.
-pub const KINDS: [&str; 7] = [
+pub const KINDS: [&str; 8] = [
     "timeline",
+    "baselines",
     "table",
     "spec-figures",
     "trace-index",
@@ -553,6 +554,44 @@ fn plain_table(files: &[PathBuf]) -> Result<String, String> {
     Ok(out)
 }
 
+/// The baseline rows of loom/shuttle/other runs: checker, progress, scenario, bound, work,
+/// verdict, seconds (one line per run).
+fn baselines(files: &[PathBuf]) -> Result<String, String> {
+    let rows: Vec<Row> = read_rows(files)?
+        .into_iter()
+        .filter(|r| r.variant == "baseline")
+        .collect();
+    if rows.is_empty() {
+        return Err("no baseline rows in the given files".into());
+    }
+    let mut out = String::from(
+        "| checker | progress | scenario | bound | work | verdict | secs |\n|---|---|---|---|---:|---|---:|\n",
+    );
+    for r in &rows {
+        let bound: Vec<&str> = r
+            .bound
+            .split_whitespace()
+            .filter(|w| !w.starts_with("executions=") && !w.starts_with("iterations="))
+            .collect();
+        let work = crate::report::work_of(&r.bound);
+        let verdict = if r.expected == r.observed {
+            r.observed.clone()
+        } else {
+            format!("{} (expected {})", r.observed, r.expected)
+        };
+        out.push_str(&format!(
+            "| {} | {} | `{}` | {} | {} | {verdict} | {} |\n",
+            r.checker,
+            r.progress,
+            r.scenario,
+            cell(&bound.join(" ")),
+            work,
+            r.secs
+        ));
+    }
+    Ok(out)
+}
+
 fn rows_table(files: &[PathBuf]) -> Result<String, String> {
     let rows = read_rows(files)?;
     let mut out = String::from(
@@ -599,6 +638,7 @@ pub fn render(kind: &str, files: &[PathBuf]) -> Result<String, String> {
         "kill-matrix" => kill_matrix(files),
         "spec-figures" => spec_figures(files),
         "table" => plain_table(files),
+        "baselines" => baselines(files),
         "rows" => rows_table(files),
         _ => Err(format!(
             "unknown kind {kind:?} (known: {})",
