@@ -283,3 +283,76 @@ fn meta_free_without_wait_uses_a_freed_cell() {
     assert!(text.contains("stager: free tracer cell #1"), "{text}");
     assert!(text.contains("which the stager has freed"), "{text}");
 }
+
+/// The batch (`StagerOp::Batch`, docs/fewer-waits.md): several patterns staged in one step and
+/// finished by one sequence, under `batch-elide-idle` (W3 and W4 left out when consolidate
+/// unlinks nothing) and `batch`, with every reader class of the model: the hit path (`b2f2`,
+/// `b2f2b`, two sessions `b2f1x2`), the call_time readers walking the slot (`bt2f1`), the
+/// collection (`bc2f1`) and the meta tracer (`bm2f1`). All hold exhaustively, liveness too.
+#[test]
+fn batch_models_hold() {
+    for name in ["b2f2", "b2f2b", "bt2f1", "bc2f1", "b2f1x2", "bm2f1"] {
+        baseline(name, RunOptions::small());
+    }
+}
+
+/// Under batch-elide-idle the idle batches really leave W3 and W4 out, and the unlinking one
+/// keeps them (a removal has no W0): the narration of a run of b2f2 to the end names the waits
+/// of each batch; under batch every batch keeps them.
+fn batch_waits(name: &str) -> Vec<Vec<String>> {
+    let cfg = model_config(name).unwrap();
+    let m = BpModel::new(cfg.clone());
+    let mut s = State::initial(&cfg);
+    let mut waits: Vec<Vec<String>> = vec![Vec::new()];
+    let mut steps = 0;
+    while !s.done(&cfg) {
+        steps += 1;
+        assert!(steps < 1000, "the stager finishes alone");
+        // Only the stager moves: every scheduler counts for a wait once it slept.
+        let a = if cfg.is_enabled(&s, Action::Stager) {
+            Action::Stager
+        } else {
+            let i = s
+                .scheds
+                .iter()
+                .position(|x| x.mode != state::Mode::Asleep)
+                .expect("someone holds the wait");
+            Action::Sleep(i as u8)
+        };
+        let (next, lines) = m.narrate(&s, a);
+        for l in lines {
+            if let Some(w) = l
+                .strip_prefix("stager: ")
+                .and_then(|r| r.strip_suffix(" begins (wait for thread progress)"))
+            {
+                waits.last_mut().unwrap().push(w.to_string());
+            }
+            if l.ends_with(" returns") {
+                waits.push(Vec::new());
+            }
+        }
+        s = next;
+    }
+    waits.pop();
+    waits
+}
+
+#[test]
+fn batch_elide_idle_leaves_out_w3_w4_only_when_idle() {
+    assert_eq!(
+        batch_waits("b2f2b"),
+        vec![
+            vec!["W0", "W1", "W2", "W3", "W4"],
+            vec!["W0", "W1", "W2", "W3", "W4"],
+            vec!["W1", "W2", "W3", "W4"],
+        ]
+    );
+    assert_eq!(
+        batch_waits("b2f2"),
+        vec![
+            vec!["W0", "W1", "W2"],
+            vec!["W0", "W1", "W2"],
+            vec!["W1", "W2", "W3", "W4"],
+        ]
+    );
+}
