@@ -356,3 +356,28 @@ fn batch_elide_idle_leaves_out_w3_w4_only_when_idle() {
         ]
     );
 }
+
+/// Pipelining (`Config::pipeline`, docs/fewer-waits.md §6): no W4, the unlinked nodes freed
+/// after the next wait. The models hold (with `returns-settled` in its weak form for slots and
+/// links, proof P7); freeing at return instead (skip-w4-before-free) is a use after free for a
+/// call_time reader walking the slot (`pt2f1`) and for a hit standing on an unlinked head
+/// (`p2f1x2h`), and, as in ERTS's `s2f2x1`, harmless for the hit path alone with one session
+/// (`p2f2`), where W3 keeps every hit off the unlinked node.
+#[test]
+fn pipeline_models_hold_and_need_the_next_wait() {
+    for name in ["p2f2", "pt2f1", "p2f1x2h"] {
+        baseline(name, RunOptions::small());
+    }
+    let m = Some(SpecMutant::Engine(Mutant::SkipWaitBeforeFree));
+    let opts = RunOptions {
+        liveness: false,
+        ..RunOptions::small()
+    };
+    let hits = run("p2f2", model_config("p2f2").unwrap().with_mutant(m), opts);
+    assert!(hits.violated.is_empty(), "{:?}", hits.violated_names());
+    let v = run("pt2f1", model_config("pt2f1").unwrap().with_mutant(m), opts);
+    let text = v.violated[0].steps.join("\n");
+    assert_eq!(v.violated_names(), vec!["no-use-after-free"]);
+    assert!(text.contains("stager: free GenericBp#1"), "{text}");
+    assert!(!text.contains("(pipelined)"), "{text}");
+}

@@ -394,6 +394,11 @@ pub struct Config {
     /// their charges stand for the hits' step 7, returns and schedule-outs, and the hit path is
     /// checked by the other models.
     pub calls: bool,
+    /// The engine's `WaitPlan::Pipeline` (docs/fewer-waits.md §6): a `trace_pattern` (or batch)
+    /// makes no W4 and leaves its unlinked nodes on the free list; the next wait to complete,
+    /// whoever makes it (the next call's W0 or W1, a collection's TW1, a tracer op's wait),
+    /// began after that consolidate and frees them.
+    pub pipeline: bool,
 }
 
 impl Config {
@@ -408,6 +413,7 @@ impl Config {
             charges: 0,
             dirty: 0,
             calls: true,
+            pipeline: false,
         }
     }
 

@@ -22,7 +22,7 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
         // With one session a node is unlinked exactly when its function's instruction was
         // restored, and W3 keeps every scheduler off it: nobody stands on an unlinked node.
         // Models without call_time make no charges.
-        "s2f2x1" | "tiny" | "b2f2" | "b2f2b" => &[
+        "s2f2x1" | "tiny" | "b2f2" | "b2f2b" | "p2f2" => &[
             "stands-on-unlinked-node",
             "charge-lands-in-temp",
             "charges-old-table-after-flip",
@@ -38,7 +38,7 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
         ],
         // The call_time reader models with one session: no collection (no temporaries), and
         // the single-session reason above for unlinked nodes.
-        "t2f1" | "t2f1p" | "t2f1pc2" | "bt2f1" => &[
+        "t2f1" | "t2f1p" | "t2f1pc2" | "bt2f1" | "pt2f1" => &[
             "stands-on-unlinked-node",
             "charge-lands-in-temp",
             "tracer-replaced-while-held",
@@ -330,6 +330,10 @@ pub fn kills() -> Vec<Kill> {
             "no-use-after-free",
             &["no-use-after-free", "returns-settled"],
         ),
+        // Pipelining (`Config::pipeline`, docs/fewer-waits.md §6): skip-w4-before-free there
+        // frees a call's unlinked nodes when it returns instead of after the next wait.
+        only(e(SkipWaitBeforeFree), "pt2f1", &["no-use-after-free"]),
+        only(e(SkipWaitBeforeFree), "p2f1x2h", &["no-use-after-free"]),
     ]
 }
 
@@ -348,6 +352,13 @@ pub fn survivals() -> Vec<(SpecMutant, &'static str, &'static str)> {
             "s2f2x1 has only the hit path, which W3 keeps off an unlinked node with one session \
              (only returns-settled breaks); it has no call_time reader walking the slot, and \
              with one (t2f1) the same mutant is a use after free: W4 is needed with one session",
+        ),
+        (
+            SpecMutant::Engine(Mutant::SkipWaitBeforeFree),
+            "p2f2",
+            "the pipelined s2f2x1: as there, W3 keeps the hit path off an unlinked node with one \
+             session, and returns-settled is weak for slots and links under pipelining (pt2f1 \
+             and p2f1x2h kill it)",
         ),
         (
             SpecMutant::BatchIdleSkipW2,

@@ -380,6 +380,51 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
                 ],
             ),
         ),
+        (
+            "p2f2",
+            "s2f2x1 under the pipeline plan: no W4, the unlinked nodes freed after the next \
+             call's first wait",
+            Config {
+                pipeline: true,
+                ..hits(
+                    (2, 2, 1),
+                    vec![
+                        StagerOp::tp(0, 0b11, True, L),
+                        StagerOp::tp(0, 0b01, True, C),
+                        StagerOp::tp(0, 0b01, Pause, C),
+                        StagerOp::tp(0, 0b01, Restart, C),
+                        StagerOp::tp(0, 0b11, False, L | C),
+                    ],
+                )
+            },
+        ),
+        (
+            "pt2f1",
+            "t2f1 under the pipeline plan (call_time on, remove, on again: the removed node \
+             is freed after the third call's W0 while a charge may walk the slot)",
+            Config {
+                pipeline: true,
+                ..reader_model(2, 1, 1, reader_script_one_session(false))
+            },
+        ),
+        (
+            "p2f1x2h",
+            "s2f1x2h under the pipeline plan, with session 0 removing its node after \
+             (the head unlinked by one call is freed after the next call's W1 while \
+             schedulers may stand on it)",
+            Config {
+                pipeline: true,
+                ..hits(
+                    (2, 1, 2),
+                    vec![
+                        StagerOp::tp(0, 0b1, True, L),
+                        StagerOp::tp(1, 0b1, True, L),
+                        StagerOp::tp(1, 0b1, False, L),
+                        StagerOp::tp(0, 0b1, False, L),
+                    ],
+                )
+            },
+        ),
     ]
 }
 
@@ -523,6 +568,7 @@ fn collection_model(schedulers: u8) -> Config {
         charges: schedulers,
         dirty: 1 << (schedulers - 1),
         calls: false,
+        pipeline: false,
     }
 }
 

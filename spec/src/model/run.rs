@@ -361,5 +361,8 @@ pub fn default_plan() -> Vec<(&'static str, bool, bool)> {
         ("bc2f1", false, true),
         ("b2f1x2", false, true),
         ("bm2f1", false, true),
+        ("p2f2", false, true),
+        ("pt2f1", false, true),
+        ("p2f1x2h", false, true),
     ]
 }

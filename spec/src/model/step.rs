@@ -375,8 +375,12 @@ impl Config {
                     _ => false,
                 }
         };
+        // Pipeline: no W4; the next wait to complete frees the list (`stager_step`).
         let left_out = |q: Phase| {
-            self.skips(q) || (removal && matches!(q, Phase::W0 | Phase::Install)) || elided(q)
+            self.skips(q)
+                || (removal && matches!(q, Phase::W0 | Phase::Install))
+                || elided(q)
+                || (self.pipeline && q == Phase::W4)
         };
         SEQ[pos + 1..].iter().copied().find(|&q| !left_out(q))
     }
@@ -473,6 +477,14 @@ impl Config {
                     x.counted = false;
                 }
                 say(log, || format!("stager: {w} completes"));
+                if self.pipeline && !s.stager.free_list.is_empty() {
+                    // No wait is under way when consolidate runs (a stager step), so this one
+                    // began after the consolidate that unlinked these nodes: it is their W4.
+                    for g in std::mem::take(&mut s.stager.free_list) {
+                        s.nodes[g as usize].freed = true;
+                        say(log, || format!("stager: free {} (pipelined)", bp_name(g)));
+                    }
+                }
                 self.advance(s);
             }
             return;
@@ -613,6 +625,15 @@ impl Config {
                 }
                 say(log, || {
                     "stager: consolidate: staging half := active half".into()
+                });
+            }
+            Phase::Free if self.pipeline && !self.is(Mutant::SkipWaitBeforeFree) => {
+                // The list waits for the next wait (skip-w4-before-free frees it now).
+                say(log, || {
+                    format!(
+                        "stager: {} returns; its unlinked nodes wait for the next wait",
+                        self.op_text(s)
+                    )
                 });
             }
             Phase::Free => {
