@@ -86,12 +86,13 @@ test-shuttle:
 	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(PART) shuttle --checker shuttle --no-row -- \
 	$(TESTSHARD) -p bpspec-models --release --target-dir target/shuttle
 
-# The batch in the stateright model (docs/spec.md §12): the hit-path batch models under both
-# batch plans and their kill-matrix rows, one row each (debug binary; make check's spec-check runs
-# every batch model and row at release speed).
+# The wait plans in the stateright model (docs/spec.md §12): the hit-path batch models under both
+# batch plans, the pipelined call_time reader model, and their kill-matrix rows, one row each
+# (debug binary; make check's spec-check runs every such model and row at release speed).
 test-spec-batch:
 	$(PART) spec-batch --checker stateright --no-row -- \
-	$(BPSPEC) check --mutants --threads 1 --model b2f2 --model b2f2b --results $(RESULTS) $(WHOLE)
+	$(BPSPEC) check --mutants --threads 1 --model b2f2 --model b2f2b --model pt2f1 \
+	  --results $(RESULTS) $(WHOLE)
 
 # make check ----------------------------------------------------------------------------------
 
