@@ -5,6 +5,9 @@
 //! stage ─W0→ install ─W1→ commit ─W2→ uninstall ─W3→ consolidate ─W4→ free     (5 waits)
 //! stage ──────────────W1→ commit ─W2→ uninstall ─W3→ consolidate ─W4→ free     (false: 4 waits)
 //! ```
+//!
+//! Under `WaitPlan::Pipeline` a call stops after consolidate (4 waits, 3 for false) and the
+//! next call frees what it unlinked after its own first wait (docs/fewer-waits.md §6).
 
 use crate::bp::SessionId;
 use crate::calltrace::TraceSpec;

@@ -60,6 +60,11 @@
 //! | `m2f1` | 2 x 1 x 1; meta on, replace the meta tracer twice (hits may answer remove) | BFS, 1 thread | 726,802 | 219,645 | 78 | 1.59 s |
 //! | `st2f1` | 2 x 1 x 1; local on, set, replace, remove the session tracer | BFS, 1 thread | 202,250 | 62,866 | 72 | 0.56 s |
 //!
+//! The wait plans (docs/spec.md §12, docs/fewer-waits.md): the batch models `b2f2`, `b2f2b`,
+//! `bt2f1`, `bc2f1`, `b2f1x2`, `bm2f1` (`StagerOp::Batch`; 98,605 to 364,258 unique states) and
+//! the pipelined `p2f2`, `pt2f1`, `p2f1x2h` (`Config::pipeline`; 120,410 to 221,100), all BFS
+//! with liveness, all hold.
+//!
 //! Liveness (explicit graph, no symmetry): `s2f2x1` 264,670 states / 861,125 edges, `s2f1x2`
 //! 108,157 / 341,310, `s2f1x2h` 112,110 / 353,948, `c2f1` 113,354 / 383,998 (`c3f1`: 6,498,993 /
 //! 29,894,755 in a one-off run; `bpspec check` runs it without). The figures of the two-session
