@@ -296,9 +296,8 @@ fn batch_models_hold() {
     }
 }
 
-/// Under batch-elide-idle the idle batches really leave W3 and W4 out, and the unlinking one
-/// keeps them (a removal has no W0): the narration of a run of b2f2 to the end names the waits
-/// of each batch; under batch every batch keeps them.
+/// The waits of each stager op of the named model, read from the narration of a run in which
+/// only the stager moves (schedulers fall asleep so that every wait completes).
 fn batch_waits(name: &str) -> Vec<Vec<String>> {
     let cfg = model_config(name).unwrap();
     let m = BpModel::new(cfg.clone());
@@ -337,6 +336,8 @@ fn batch_waits(name: &str) -> Vec<Vec<String>> {
     waits
 }
 
+/// Under batch-elide-idle the idle batches of b2f2 leave W3 and W4 out and the unlinking one
+/// keeps them (a removal has no W0); under batch (b2f2b) every batch keeps them.
 #[test]
 fn batch_elide_idle_leaves_out_w3_w4_only_when_idle() {
     assert_eq!(
