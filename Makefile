@@ -38,7 +38,7 @@ ORACLE_CHECK_CASES ?= 4096
 ORACLE_CHECK_DIFF  ?= 3000
 
 .PHONY: test check bin report bench rate fmt clean-results test-parts check-parts book \
-	test-std test-oracle test-oracle-root test-loom test-shuttle \
+	test-std test-oracle test-oracle-root test-loom test-shuttle test-spec-batch \
 	loom shuttle spec-check check-seqtrace oracle-check oracle-check-root \
 	torture-test torture-check erts-torture
 
@@ -56,7 +56,7 @@ bin:
 report:
 	$(BPSPEC) report $(RESULTS)
 
-test-parts: test-std test-oracle test-oracle-root test-loom test-shuttle torture-test
+test-parts: test-std test-oracle test-oracle-root test-loom test-shuttle test-spec-batch torture-test
 
 check-parts: loom shuttle spec-check check-seqtrace oracle-check oracle-check-root torture-check erts-torture
 
@@ -85,6 +85,14 @@ test-shuttle:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test BPSPEC_SHUTTLE_ITERS=$(TEST_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
 	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(PART) shuttle --checker shuttle --no-row -- \
 	$(TESTSHARD) -p bpspec-models --release --target-dir target/shuttle
+
+# The wait plans in the stateright model (docs/spec.md §12): the hit-path batch models under both
+# batch plans, the pipelined call_time reader model, and their kill-matrix rows, one row each
+# (debug binary; make check's spec-check runs every such model and row at release speed).
+test-spec-batch:
+	$(PART) spec-batch --checker stateright --no-row -- \
+	$(BPSPEC) check --mutants --threads 1 --model b2f2 --model b2f2b --model pt2f1 \
+	  --results $(RESULTS) $(WHOLE)
 
 # make check ----------------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 //! Models of the wait plans (docs/fewer-waits.md): the timem reader scenarios of
 //! [`crate::readers`], with the stager's ops run as one batch under [`WaitPlan::Batch`] and
-//! [`WaitPlan::BatchElideIdle`]. The schedulers' scripts exercise every reader class the readers
+//! [`WaitPlan::BatchElideIdle`], and as consecutive calls under [`WaitPlan::Pipeline`] (each
+//! call without W4, its unlinked nodes freed after the next call's first wait). The schedulers' scripts exercise every reader class the readers
 //! models do: the hit path (calls), the call_time/call_memory charges on return, raise and
 //! schedule-out (the slot-walking readers), and sleeping through the waits. Shared by
 //! `tests/waits_loom.rs` and `tests/waits_shuttle.rs`.
@@ -12,7 +13,11 @@ use crate::readers::{ROp, RScenario, RStep, TIME, TIME_MEM};
 use bpspec_reference::{Mutant, PatternOp, WaitPlan};
 
 /// The plans the models run (the ERTS plan is the readers models themselves).
-pub const PLANS: [WaitPlan; 2] = [WaitPlan::Batch, WaitPlan::BatchElideIdle];
+pub const PLANS: [WaitPlan; 3] = [
+    WaitPlan::Batch,
+    WaitPlan::BatchElideIdle,
+    WaitPlan::Pipeline,
+];
 
 fn set(s: u32, f: usize, op: PatternOp, fl: bpspec_reference::FlagSet) -> ROp {
     (s, f, op, fl)
@@ -132,7 +137,9 @@ pub fn shuttle_scenarios() -> Vec<RScenario> {
 }
 
 /// The mutants each checker must kill on each scenario under `plan`: the wait the plan still
-/// makes there, removed. Under the batch plan W2 on `batch-restart-set` is covered by W3 (the
+/// makes there, removed. Under the pipeline plan `skip-w4-before-free` stands for removing the
+/// wait that serves as W4 (the next call's first one): the call frees its unlinked nodes at
+/// once. Under the batch plan W2 on `batch-restart-set` is covered by W3 (the
 /// old call_time object is released at consolidate, after W3), so only the elide-idle plan,
 /// which makes no W3 there, claims it.
 pub fn expected_kills(checker: &str, plan: WaitPlan) -> Vec<(Mutant, &'static str)> {

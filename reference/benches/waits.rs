@@ -9,9 +9,13 @@
 //!   batch of the same 100 patterns (then an untimed batch `false` restores the engine), with
 //!   1 busy scheduler; plans `erts`, `batch`, `batch-elide-idle`.
 //!
+//!   Under `pipeline` the 100 patterns run as 100 consecutive calls, each without W4.
 //! - `paired`: printed, not a criterion group: the ERTS engine and a variant engine served by
-//!   the same busy threads (1 and 2), timed alternately for 200 rounds (the 100-pattern case:
-//!   50 rounds, 1 busy only); prints each median and the median of the per-round ratios.
+//!   the same busy threads (1 and 2), timed alternately for 200 rounds (the 100-pattern cases:
+//!   50 rounds, 1 busy only); prints each median and the median of the per-round ratios. The
+//!   pipeline cases: 100 consecutive `true` calls on fresh functions (500 waits under ERTS, 400
+//!   pipelined), and 100 consecutive calls alternating `true` and `false` on 10 functions (each
+//!   `false` unlinks 10 nodes: 450 waits against 350).
 //!
 //! Run with `cargo bench -p bpspec-reference --bench waits`.
 
@@ -237,8 +241,20 @@ fn paired_ratios() {
         entries(100, PatternOp::True),
         entries(100, PatternOp::False),
     );
+    // 100 calls alternating true and false over all 10 functions; ends where it began (the
+    // last `false`'s nodes pending under pipeline, freed by the next round's first call).
+    let alternating: Vec<BatchEntry> = (0..100)
+        .map(|i| {
+            let op = if i % 2 == 0 {
+                PatternOp::True
+            } else {
+                PatternOp::False
+            };
+            BatchEntry::flags(Pattern::parse("{m,'_','_'}").unwrap(), op, COUNT)
+        })
+        .collect();
     for busy in [1usize, 2] {
-        let cases: [PairedCase; 3] = [
+        let cases: [PairedCase; 5] = [
             ("true", 10, &on, &off, WaitPlan::BatchElideIdle),
             ("false", 10, &off, &on, WaitPlan::BatchElideIdle),
             (
@@ -248,6 +264,20 @@ fn paired_ratios() {
                 &off100,
                 WaitPlan::Batch,
             ),
+            (
+                "100 consecutive true calls, pipelined",
+                100,
+                &on100,
+                &off100,
+                WaitPlan::Pipeline,
+            ),
+            (
+                "100 consecutive calls alternating true/false, pipelined",
+                10,
+                &alternating,
+                &[],
+                WaitPlan::Pipeline,
+            ),
         ];
         for (what, n, timed, undo, variant) in cases {
             let erts = Arc::new(Engine::new(EngineConfig::simple(n, busy)));
@@ -255,10 +285,11 @@ fn paired_ratios() {
             let _busy = BusyPair::start(&erts, &var, busy);
             // 100 ERTS calls with 2 busy schedulers on the 2-core machine take seconds (each
             // wait lasts a time slice): that case is left to the 1-busy run.
-            if n == 100 && busy > 1 {
+            let long = timed.len() == 100;
+            if long && busy > 1 {
                 continue;
             }
-            let rounds = if n == 100 { ROUNDS / 4 } else { ROUNDS };
+            let rounds = if long { ROUNDS / 4 } else { ROUNDS };
             let (mut te, mut tv, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..rounds {
                 let one = |e: &Engine| {

@@ -5,6 +5,9 @@
 //! stage ─W0→ install ─W1→ commit ─W2→ uninstall ─W3→ consolidate ─W4→ free     (5 waits)
 //! stage ──────────────W1→ commit ─W2→ uninstall ─W3→ consolidate ─W4→ free     (false: 4 waits)
 //! ```
+//!
+//! Under `WaitPlan::Pipeline` a call stops after consolidate (4 waits, 3 for false) and the
+//! next call frees what it unlinked after its own first wait (docs/fewer-waits.md §6).
 
 use crate::bp::SessionId;
 use crate::calltrace::TraceSpec;
@@ -187,13 +190,34 @@ impl<P: ThreadProgress> Engine<P> {
     ) {
         let staging = self.staging_ix();
         let areas = [(Area::Code, code), (Area::Export, exps)];
+        let pipeline = self.wait_plan.pipelines();
+        // Pipeline: what the previous call unlinked is on the free list (and nothing else:
+        // this call's consolidate has not run). The first wait of this call began after that
+        // consolidate ([lock]: it released the permission this call holds), so it is the
+        // previous call's W4: free after it (docs/fewer-waits.md, proof P).
+        let deferred = st.free_list.len();
+        assert!(
+            pipeline || deferred == 0,
+            "free list not empty before consolidate"
+        );
+        let free_deferred = |st: &mut crate::engine::Permission<'_>| {
+            if deferred > 0 {
+                assert_eq!(st.free_list.len(), deferred, "only the deferred nodes");
+                self.history.record(|| Event::Free);
+                free::free(st);
+            }
+        };
         if let (true, Some(a)) = (op != PatternOp::False, install_area) {
             self.wait_unless(Mutant::SkipWaitBeforeInstall); // W0
+            free_deferred(st);
             let matched = if a == Area::Code { code } else { exps };
             self.history.record(|| Event::Install);
             install::install(self, st, a, matched);
         }
         self.wait_unless(Mutant::SkipWaitBeforeCommit); // W1
+        if op == PatternOp::False || install_area.is_none() {
+            free_deferred(st);
+        }
         let reorder = mutant::is(self.mutant, Mutant::UninstallBeforeCommit);
         if reorder {
             self.history.record(|| Event::Uninstall);
@@ -224,11 +248,41 @@ impl<P: ThreadProgress> Engine<P> {
             !idle || st.free_list.is_empty(),
             "an idle consolidate unlinked a node"
         );
+        if pipeline {
+            // No W4: the list waits for the next call's first wait (or `settle`). The
+            // skip-w4-before-free mutant removes that wait's role: it frees now.
+            if mutant::is(self.mutant, Mutant::SkipWaitBeforeFree) {
+                self.history.record(|| Event::Free);
+                free::free(st);
+            }
+            return;
+        }
         if !idle {
             self.wait_unless(Mutant::SkipWaitBeforeFree); // W4
         }
         self.history.record(|| Event::Free);
         free::free(st);
+    }
+
+    /// Nodes unlinked and not yet freed (under Pipeline, what the last call left for the next
+    /// call's first wait; otherwise 0 between calls).
+    pub fn pending_free(&self) -> usize {
+        self.seize().free_list.len()
+    }
+
+    /// Pipeline: free what the last call left on the free list, after a wait that begins now
+    /// (after its consolidate). Nothing to do under the other plans, or when the list is empty.
+    /// Returns the number of waits made (0 or 1).
+    pub fn settle(&self) -> u64 {
+        let mut st = self.seize();
+        if st.free_list.is_empty() {
+            return 0;
+        }
+        assert!(self.wait_plan.pipelines(), "free list not empty at rest");
+        self.wait_unless(Mutant::SkipWaitBeforeFree);
+        self.history.record(|| Event::Free);
+        free::free(&mut st);
+        1
     }
 
     /// How many waits one `trace_pattern` makes in ERTS: 5 when it installs, 4 for `false`.

@@ -6,6 +6,8 @@
 //! Erts            every pattern its own sequence: 5 waits (4 for false) per pattern
 //! Batch           one sequence per batch: 5 waits (4 if no entry installs), any number of patterns
 //! BatchElideIdle  Batch, and W3 and W4 skipped when consolidate will unlink no node
+//! Pipeline        every pattern its own sequence without W4: the nodes its consolidate
+//!                 unlinks are freed after the next call's first wait (4 waits, 3 for false)
 //! ```
 
 use crate::bp::SessionId;
@@ -28,10 +30,22 @@ pub enum WaitPlan {
     /// [`WaitPlan::Batch`], and W3 and W4 are skipped when consolidate will unlink no node (no
     /// node on a matched function has its active flags all off after the commit).
     BatchElideIdle,
+    /// Pipelining (docs/fewer-waits.md §6): each call runs ERTS's sequence up to consolidate
+    /// and returns without W4; the nodes it unlinked stay on the free list and are freed after
+    /// the first wait of the next call (W0, or W1 for `false`), which began after that
+    /// consolidate: one wait serves as this call's W4 and the next call's W0. Batches run as
+    /// consecutive calls, as under [`WaitPlan::Erts`]. [`Engine::settle`] frees what the last
+    /// call left after a wait of its own.
+    Pipeline,
 }
 
 impl WaitPlan {
-    pub const ALL: [WaitPlan; 3] = [WaitPlan::Erts, WaitPlan::Batch, WaitPlan::BatchElideIdle];
+    pub const ALL: [WaitPlan; 4] = [
+        WaitPlan::Erts,
+        WaitPlan::Batch,
+        WaitPlan::BatchElideIdle,
+        WaitPlan::Pipeline,
+    ];
 
     /// Short name for tables.
     pub fn name(self) -> &'static str {
@@ -39,12 +53,18 @@ impl WaitPlan {
             WaitPlan::Erts => "erts",
             WaitPlan::Batch => "batch",
             WaitPlan::BatchElideIdle => "batch-elide-idle",
+            WaitPlan::Pipeline => "pipeline",
         }
     }
 
     /// Whether a batch runs one sequence.
     pub fn batches(self) -> bool {
-        self != WaitPlan::Erts
+        matches!(self, WaitPlan::Batch | WaitPlan::BatchElideIdle)
+    }
+
+    /// Whether a call leaves its unlinked nodes to be freed after the next call's first wait.
+    pub fn pipelines(self) -> bool {
+        self == WaitPlan::Pipeline
     }
 
     /// Whether W3 and W4 are skipped when consolidate will unlink nothing.
@@ -204,6 +224,8 @@ impl<P: ThreadProgress> Engine<P> {
         let w34 = |unl: bool| 2 * u64::from(!plan.elides_idle() || unl);
         match plan {
             WaitPlan::Erts => ops.iter().map(|&op| Self::erts_waits(op)).sum(),
+            // No W4 in any call (the next call's first wait stands for it).
+            WaitPlan::Pipeline => ops.iter().map(|&op| Self::erts_waits(op) - 1).sum(),
             _ if ops.is_empty() => 0,
             _ => {
                 let w0 = u64::from(ops.iter().any(|&op| op != PatternOp::False));

@@ -283,3 +283,102 @@ fn meta_free_without_wait_uses_a_freed_cell() {
     assert!(text.contains("stager: free tracer cell #1"), "{text}");
     assert!(text.contains("which the stager has freed"), "{text}");
 }
+
+/// The batch (`StagerOp::Batch`, docs/fewer-waits.md): several patterns staged in one step and
+/// finished by one sequence, under `batch-elide-idle` (W3 and W4 left out when consolidate
+/// unlinks nothing) and `batch`, with every reader class of the model: the hit path (`b2f2`,
+/// `b2f2b`, two sessions `b2f1x2`), the call_time readers walking the slot (`bt2f1`), the
+/// collection (`bc2f1`) and the meta tracer (`bm2f1`). All hold exhaustively, liveness too.
+#[test]
+fn batch_models_hold() {
+    for name in ["b2f2", "b2f2b", "bt2f1", "bc2f1", "b2f1x2", "bm2f1"] {
+        baseline(name, RunOptions::small());
+    }
+}
+
+/// The waits of each stager op of the named model, read from the narration of a run in which
+/// only the stager moves (schedulers fall asleep so that every wait completes).
+fn batch_waits(name: &str) -> Vec<Vec<String>> {
+    let cfg = model_config(name).unwrap();
+    let m = BpModel::new(cfg.clone());
+    let mut s = State::initial(&cfg);
+    let mut waits: Vec<Vec<String>> = vec![Vec::new()];
+    let mut steps = 0;
+    while !s.done(&cfg) {
+        steps += 1;
+        assert!(steps < 1000, "the stager finishes alone");
+        // Only the stager moves: every scheduler counts for a wait once it slept.
+        let a = if cfg.is_enabled(&s, Action::Stager) {
+            Action::Stager
+        } else {
+            let i = s
+                .scheds
+                .iter()
+                .position(|x| x.mode != state::Mode::Asleep)
+                .expect("someone holds the wait");
+            Action::Sleep(i as u8)
+        };
+        let (next, lines) = m.narrate(&s, a);
+        for l in lines {
+            if let Some(w) = l
+                .strip_prefix("stager: ")
+                .and_then(|r| r.strip_suffix(" begins (wait for thread progress)"))
+            {
+                waits.last_mut().unwrap().push(w.to_string());
+            }
+            if l.ends_with(" returns") {
+                waits.push(Vec::new());
+            }
+        }
+        s = next;
+    }
+    waits.pop();
+    waits
+}
+
+/// Under batch-elide-idle the idle batches of b2f2 leave W3 and W4 out and the unlinking one
+/// keeps them (a removal has no W0); under batch (b2f2b) every batch keeps them.
+#[test]
+fn batch_elide_idle_leaves_out_w3_w4_only_when_idle() {
+    assert_eq!(
+        batch_waits("b2f2b"),
+        vec![
+            vec!["W0", "W1", "W2", "W3", "W4"],
+            vec!["W0", "W1", "W2", "W3", "W4"],
+            vec!["W1", "W2", "W3", "W4"],
+        ]
+    );
+    assert_eq!(
+        batch_waits("b2f2"),
+        vec![
+            vec!["W0", "W1", "W2"],
+            vec!["W0", "W1", "W2"],
+            vec!["W1", "W2", "W3", "W4"],
+        ]
+    );
+}
+
+/// Pipelining (`Config::pipeline`, docs/fewer-waits.md §6): no W4, the unlinked nodes freed
+/// after the next wait. The models hold (with `returns-settled` in its weak form for slots and
+/// links, proof P7); freeing at return instead (skip-w4-before-free) is a use after free for a
+/// call_time reader walking the slot (`pt2f1`) and for a hit standing on an unlinked head
+/// (`p2f1x2h`), and, as in ERTS's `s2f2x1`, harmless for the hit path alone with one session
+/// (`p2f2`), where W3 keeps every hit off the unlinked node.
+#[test]
+fn pipeline_models_hold_and_need_the_next_wait() {
+    for name in ["p2f2", "pt2f1", "p2f1x2h"] {
+        baseline(name, RunOptions::small());
+    }
+    let m = Some(SpecMutant::Engine(Mutant::SkipWaitBeforeFree));
+    let opts = RunOptions {
+        liveness: false,
+        ..RunOptions::small()
+    };
+    let hits = run("p2f2", model_config("p2f2").unwrap().with_mutant(m), opts);
+    assert!(hits.violated.is_empty(), "{:?}", hits.violated_names());
+    let v = run("pt2f1", model_config("pt2f1").unwrap().with_mutant(m), opts);
+    let text = v.violated[0].steps.join("\n");
+    assert_eq!(v.violated_names(), vec!["no-use-after-free"]);
+    assert!(text.contains("stager: free GenericBp#1"), "{text}");
+    assert!(!text.contains("(pipelined)"), "{text}");
+}

@@ -42,13 +42,15 @@ fn grace_periods_per_batch_for_each_plan_whatever_the_number_of_functions_and_pa
             for k in [1usize, 2, 10] {
                 let e = engine(n, plan);
                 let all = |op| vec![entry("{m,'_','_'}", op, COUNT); k];
-                // (batch, consolidate unlinks a node, waits under Erts, Batch, BatchElideIdle)
-                let cases: [(Vec<BatchEntry>, bool, [u64; 3]); 5] = [
-                    (all(True), false, [5 * k as u64, 5, 3]),
-                    (all(Restart), false, [5 * k as u64, 5, 3]),
-                    (all(Pause), false, [5 * k as u64, 5, 3]),
-                    (all(False), true, [4 * k as u64, 4, 4]),
-                    (all(False), false, [4 * k as u64, 4, 2]),
+                let k64 = k as u64;
+                // (batch, consolidate unlinks a node, waits under Erts, Batch, BatchElideIdle,
+                // Pipeline)
+                let cases: [(Vec<BatchEntry>, bool, [u64; 4]); 5] = [
+                    (all(True), false, [5 * k64, 5, 3, 4 * k64]),
+                    (all(Restart), false, [5 * k64, 5, 3, 4 * k64]),
+                    (all(Pause), false, [5 * k64, 5, 3, 4 * k64]),
+                    (all(False), true, [4 * k64, 4, 4, 3 * k64]),
+                    (all(False), false, [4 * k64, 4, 2, 3 * k64]),
                 ];
                 for (batch, unlinks, want) in cases {
                     let ops: Vec<PatternOp> = batch.iter().map(|b| b.op).collect();
@@ -79,6 +81,8 @@ fn a_mixed_batch_costs_one_sequence() {
             WaitPlan::Batch => 5,
             // f2's node is created and disabled within the batch: consolidate unlinks it.
             WaitPlan::BatchElideIdle => 5,
+            // Consecutive calls without W4.
+            WaitPlan::Pipeline => 4 + 4 + 4 + 3,
         };
         assert_eq!(waits_of(&e, &batch), want, "{plan:?}");
         assert_eq!(Engine::<Qsbr>::planned_waits(plan, &ops, true), want);
@@ -199,5 +203,80 @@ fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
         );
         assert_eq!(e.trace_pattern_batch(0, &[]), Ok(vec![]));
         assert_eq!(e.progress.completed_waits(), before, "{plan:?}");
+    }
+}
+
+/// Pipelining (docs/fewer-waits.md §6): a sequence of N calls costs 4 waits per installing call
+/// and 3 per `false`, against ERTS's 5 and 4; what a call unlinks is freed after the next
+/// call's first wait, so at most one call's nodes wait on the free list, and `settle` frees
+/// them after one wait of its own.
+#[test]
+fn pipeline_waits_per_call_in_a_sequence_of_n_calls() {
+    use PatternOp::*;
+    for n in [1usize, 10, 100] {
+        for plan in [WaitPlan::Erts, WaitPlan::Pipeline] {
+            let e = engine(4, plan);
+            let mut per_call = Vec::new();
+            for i in 0..n {
+                // Alternate: set call_count on f0..f3, remove it (unlinks all four nodes).
+                let op = if i % 2 == 0 { True } else { False };
+                let before = e.progress.completed_waits();
+                e.trace_pattern_flags(0, &Pattern::parse("{m,'_','_'}").unwrap(), op, COUNT)
+                    .unwrap();
+                per_call.push(e.progress.completed_waits() - before);
+                // At rest between calls, with the last call's nodes pending under Pipeline.
+                e.check_at_rest().unwrap();
+            }
+            let want: Vec<u64> = (0..n)
+                .map(|i| match (plan, i % 2 == 0) {
+                    (WaitPlan::Erts, true) => 5,
+                    (WaitPlan::Erts, false) => 4,
+                    (_, true) => 4,
+                    (_, false) => 3,
+                })
+                .collect();
+            assert_eq!(per_call, want, "{plan:?}, {n} calls");
+            let settle = e.settle();
+            // The last call unlinked when it was a `false` (n even).
+            let pending = plan == WaitPlan::Pipeline && n % 2 == 0;
+            assert_eq!(settle, u64::from(pending), "{plan:?}, {n} calls");
+            assert_eq!(e.settle(), 0, "settled");
+            e.check_at_rest().unwrap();
+            let total: u64 = per_call.iter().sum::<u64>() + settle;
+            let ops: Vec<PatternOp> = (0..n)
+                .map(|i| if i % 2 == 0 { True } else { False })
+                .collect();
+            assert_eq!(
+                total - settle,
+                Engine::<Qsbr>::planned_waits(plan, &ops, true)
+            );
+        }
+    }
+}
+
+/// Under Pipeline the deferred nodes are really freed by the next call (after its first wait),
+/// not at the end of the call that unlinked them, and the skip-w4-before-free mutant frees them
+/// at once.
+#[test]
+fn pipeline_frees_the_previous_calls_nodes_after_the_next_calls_first_wait() {
+    use PatternOp::*;
+    for mutant in [None, Some(Mutant::SkipWaitBeforeFree)] {
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(2, 1).with_mutant(mutant))
+                .with_wait_plan(WaitPlan::Pipeline),
+        );
+        let f0 = Pattern::parse("m:f0/0").unwrap();
+        let f1 = Pattern::parse("m:f1/0").unwrap();
+        e.trace_pattern_flags(0, &f0, True, COUNT).unwrap();
+        assert_eq!(e.pending_free(), 0);
+        e.trace_pattern_flags(0, &f0, False, COUNT).unwrap();
+        // Unlinked; freed only after the next wait (or at once by the mutant).
+        assert_eq!(e.pending_free(), if mutant.is_some() { 0 } else { 1 });
+        e.check_at_rest().unwrap();
+        let before = e.progress.completed_waits();
+        e.trace_pattern_flags(0, &f1, True, COUNT).unwrap();
+        assert_eq!(e.progress.completed_waits() - before, 4);
+        assert_eq!(e.pending_free(), 0, "f0's node freed by the next call");
+        e.check_at_rest().unwrap();
     }
 }

@@ -82,6 +82,13 @@ pub enum StagerOp {
     /// freed after a wait that began after the swap (docs/spec.md §11): steps Stage (swap,
     /// take the retire list), W4, Free.
     SetTracer { meta: bool, on: bool },
+    /// A batch (docs/fewer-waits.md, the engine's `WaitPlan::Batch` and `BatchElideIdle`): the
+    /// next `len` script ops, all `TracePattern` in one session with no global or meta flag (the
+    /// engine refuses those in a batch), are staged one after another in one `Stage` step (T1
+    /// of entry 1, …, T1 of entry `len`), then one sequence W0…W4 finishes them over the union
+    /// of their functions (W0 and install left out if every entry is `false`). `elide_idle`: W3
+    /// and W4 are left out when consolidate will unlink no node (Proof E).
+    Batch { len: u8, elide_idle: bool },
 }
 
 impl StagerOp {
@@ -145,6 +152,15 @@ impl fmt::Display for StagerOp {
                 let to = if on { "a fresh cell" } else { "none" };
                 write!(f, "replace the {what} with {to}")
             }
+            StagerOp::Batch { len, elide_idle } => write!(
+                f,
+                "batch of {len} (plan {})",
+                if elide_idle {
+                    "batch-elide-idle"
+                } else {
+                    "batch"
+                }
+            ),
         }
     }
 }
@@ -170,6 +186,12 @@ pub enum SpecMutant {
     /// may load the pointer without seeing the node's initialisation. The baseline makes it a
     /// release store read by acquire loads.
     FreshSlotStoreRelaxed,
+    /// A batch under `batch-elide-idle` that will unlink no node also leaves out W2 (one wait
+    /// more than the plan elides; the idle test is the same, made right after the commit).
+    BatchIdleSkipW2,
+    /// The idle test of `batch-elide-idle` always answers "idle": W3 and W4 are left out even
+    /// when consolidate unlinks a node.
+    BatchElideUnlinking,
 }
 
 /// The collection's mutants, plus ERTS's own behaviour where the checkers found it wrong
@@ -321,6 +343,9 @@ impl SpecMutant {
         // The tracer cells' mutants (`StagerOp::SetTracer`): the engine's, same names.
         v.push(SpecMutant::Engine(Mutant::TracerFreeWithoutWait));
         v.push(SpecMutant::Engine(Mutant::MetaFreeWithoutWait));
+        // The batch's (`StagerOp::Batch`): spec only.
+        v.push(SpecMutant::BatchIdleSkipW2);
+        v.push(SpecMutant::BatchElideUnlinking);
         v
     }
 
@@ -332,6 +357,8 @@ impl SpecMutant {
             SpecMutant::Collect(m) => m.name(),
             SpecMutant::Chain(m) => m.name(),
             SpecMutant::FreshSlotStoreRelaxed => "fresh-slot-store-relaxed",
+            SpecMutant::BatchIdleSkipW2 => "batch-idle-skip-w2",
+            SpecMutant::BatchElideUnlinking => "batch-elide-unlinking",
         }
     }
 
@@ -367,6 +394,11 @@ pub struct Config {
     /// their charges stand for the hits' step 7, returns and schedule-outs, and the hit path is
     /// checked by the other models.
     pub calls: bool,
+    /// The engine's `WaitPlan::Pipeline` (docs/fewer-waits.md §6): a `trace_pattern` (or batch)
+    /// makes no W4 and leaves its unlinked nodes on the free list; the next wait to complete,
+    /// whoever makes it (the next call's W0 or W1, a collection's TW1, a tracer op's wait),
+    /// began after that consolidate and frees them.
+    pub pipeline: bool,
 }
 
 impl Config {
@@ -381,6 +413,7 @@ impl Config {
             charges: 0,
             dirty: 0,
             calls: true,
+            pipeline: false,
         }
     }
 
@@ -411,7 +444,7 @@ impl Config {
                         funcs.count_ones() as usize
                     }
                 }
-                StagerOp::Collect { .. } | StagerOp::SetTracer { .. } => 0,
+                StagerOp::Collect { .. } | StagerOp::SetTracer { .. } | StagerOp::Batch { .. } => 0,
             })
             .sum()
     }
@@ -492,6 +525,30 @@ impl Config {
                 }
                 StagerOp::Collect { session, func } => {
                     (session, 1u8.checked_shl(func as u32).unwrap_or(0))
+                }
+                StagerOp::Batch { len, .. } => {
+                    let entries = self.script.get(i + 1..i + 1 + len as usize);
+                    let Some(entries) = entries.filter(|_| len >= 1) else {
+                        return Err(format!(
+                            "script op {i} ({op}): a batch needs {len} >= 1 entries after it"
+                        ));
+                    };
+                    let mut sessions = entries.iter().map(|e| match *e {
+                        StagerOp::TracePattern { session, flags, .. }
+                            if flags & (bits::GLOBAL | bits::META) == 0 =>
+                        {
+                            Some(session)
+                        }
+                        _ => None,
+                    });
+                    let first = sessions.next().flatten();
+                    if first.is_none() || sessions.any(|x| x != first) {
+                        return Err(format!(
+                            "script op {i} ({op}): a batch's entries are trace_pattern calls in \
+                             one session without global or meta flags"
+                        ));
+                    }
+                    continue;
                 }
                 StagerOp::SetTracer { meta, .. } => {
                     if tracer.replace(meta).is_some_and(|m| m != meta) {

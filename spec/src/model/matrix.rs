@@ -22,7 +22,7 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
         // With one session a node is unlinked exactly when its function's instruction was
         // restored, and W3 keeps every scheduler off it: nobody stands on an unlinked node.
         // Models without call_time make no charges.
-        "s2f2x1" | "tiny" => &[
+        "s2f2x1" | "tiny" | "b2f2" | "b2f2b" | "p2f2" => &[
             "stands-on-unlinked-node",
             "charge-lands-in-temp",
             "charges-old-table-after-flip",
@@ -30,7 +30,7 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
             "tracer-replaced-while-held",
         ],
         // The tracer models: one session, no node is ever unlinked, no call_time.
-        "m2f1" | "st2f1" => &[
+        "m2f1" | "st2f1" | "bm2f1" => &[
             "stands-on-unlinked-node",
             "charge-lands-in-temp",
             "charges-old-table-after-flip",
@@ -38,7 +38,7 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
         ],
         // The call_time reader models with one session: no collection (no temporaries), and
         // the single-session reason above for unlinked nodes.
-        "t2f1" | "t2f1p" | "t2f1pc2" => &[
+        "t2f1" | "t2f1p" | "t2f1pc2" | "bt2f1" | "pt2f1" => &[
             "stands-on-unlinked-node",
             "charge-lands-in-temp",
             "tracer-replaced-while-held",
@@ -51,7 +51,7 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
         ],
         // The collection models: one session and no removal (no node is unlinked), and no
         // calls (the charges stand for them), so no hit reads a half or spans a flip.
-        "c2f1" | "c3f1" => &[
+        "c2f1" | "c3f1" | "bc2f1" => &[
             "old-half-after-flip",
             "stands-on-unlinked-node",
             "hit-spans-flip",
@@ -266,6 +266,74 @@ pub fn kills() -> Vec<Kill> {
             "no-freed-tracer-use",
             &["returns-settled", "no-freed-tracer-use"],
         ),
+        // The batch (`StagerOp::Batch`, docs/fewer-waits.md): one more wait left out of an idle
+        // batch under batch-elide-idle. Without W2, consolidate writes the old active half while
+        // a hit that read the old index may still act on it (b2f2), and the counter a restart
+        // replaced is freed at consolidate while a charge that read the old index still holds
+        // it (bt2f1; the property is named for temporaries but catches any freed object).
+        k(
+            SpecMutant::BatchIdleSkipW2,
+            "b2f2",
+            "no-torn-half",
+            &["no-torn-half", "returns-settled"],
+        ),
+        k(
+            SpecMutant::BatchIdleSkipW2,
+            "bt2f1",
+            "no-temp-use-after-free",
+            &["no-torn-half", "returns-settled", "no-temp-use-after-free"],
+        ),
+        // The idle test answering "idle" when consolidate unlinks: W3 and W4 are gone from a
+        // batch that restores an instruction and frees nodes.
+        k(
+            SpecMutant::BatchElideUnlinking,
+            "b2f2",
+            "slot-set-behind-breakpoint",
+            &[
+                "no-use-after-free",
+                "slot-set-behind-breakpoint",
+                "returns-settled",
+            ],
+        ),
+        k(
+            SpecMutant::BatchElideUnlinking,
+            "b2f1x2",
+            "no-use-after-free",
+            &["no-use-after-free", "returns-settled"],
+        ),
+        // The waits a batch keeps, each removed from the batch models: W2 under
+        // batch-elide-idle guards the half consolidate writes (no W3 behind it), under batch
+        // only I3; W3 the restored instruction; W4 the freed node under a call_time reader.
+        k(
+            e(SkipWaitBeforeUninstall),
+            "b2f2",
+            "no-torn-half",
+            &[
+                "no-torn-half",
+                "activation-atomic-per-scheduler",
+                "returns-settled",
+            ],
+        ),
+        only(
+            e(SkipWaitBeforeUninstall),
+            "b2f2b",
+            &["activation-atomic-per-scheduler"],
+        ),
+        only(
+            e(SkipWaitBeforeConsolidate),
+            "b2f2",
+            &["slot-set-behind-breakpoint"],
+        ),
+        k(
+            e(SkipWaitBeforeFree),
+            "bt2f1",
+            "no-use-after-free",
+            &["no-use-after-free", "returns-settled"],
+        ),
+        // Pipelining (`Config::pipeline`, docs/fewer-waits.md §6): skip-w4-before-free there
+        // frees a call's unlinked nodes when it returns instead of after the next wait.
+        only(e(SkipWaitBeforeFree), "pt2f1", &["no-use-after-free"]),
+        only(e(SkipWaitBeforeFree), "p2f1x2h", &["no-use-after-free"]),
     ]
 }
 
@@ -284,6 +352,30 @@ pub fn survivals() -> Vec<(SpecMutant, &'static str, &'static str)> {
             "s2f2x1 has only the hit path, which W3 keeps off an unlinked node with one session \
              (only returns-settled breaks); it has no call_time reader walking the slot, and \
              with one (t2f1) the same mutant is a use after free: W4 is needed with one session",
+        ),
+        (
+            SpecMutant::Engine(Mutant::SkipWaitBeforeFree),
+            "p2f2",
+            "the pipelined s2f2x1: as there, W3 keeps the hit path off an unlinked node with one \
+             session, and returns-settled is weak for slots and links under pipelining (pt2f1 \
+             and p2f1x2h kill it)",
+        ),
+        (
+            SpecMutant::BatchIdleSkipW2,
+            "b2f2b",
+            "the batch plan makes no idle test: the mutant changes nothing there",
+        ),
+        (
+            SpecMutant::BatchElideUnlinking,
+            "bc2f1",
+            "no batch of bc2f1 unlinks a node (call_time on, pause): the idle test answers idle \
+             anyway",
+        ),
+        (
+            SpecMutant::Engine(Mutant::SkipWaitBeforeConsolidate),
+            "b2f1x2",
+            "session 0's local trace keeps f0 patched: no instruction is restored, and W3 \
+             guards only a restored one (the chain mutants' s2f1x2h shows the same)",
         ),
     ]
 }

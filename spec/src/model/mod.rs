@@ -60,6 +60,11 @@
 //! | `m2f1` | 2 x 1 x 1; meta on, replace the meta tracer twice (hits may answer remove) | BFS, 1 thread | 726,802 | 219,645 | 78 | 1.59 s |
 //! | `st2f1` | 2 x 1 x 1; local on, set, replace, remove the session tracer | BFS, 1 thread | 202,250 | 62,866 | 72 | 0.56 s |
 //!
+//! The wait plans (docs/spec.md §12, docs/fewer-waits.md): the batch models `b2f2`, `b2f2b`,
+//! `bt2f1`, `bc2f1`, `b2f1x2`, `bm2f1` (`StagerOp::Batch`; 98,605 to 364,258 unique states) and
+//! the pipelined `p2f2`, `pt2f1`, `p2f1x2h` (`Config::pipeline`; 120,410 to 221,100), all BFS
+//! with liveness, all hold.
+//!
 //! Liveness (explicit graph, no symmetry): `s2f2x1` 264,670 states / 861,125 edges, `s2f1x2`
 //! 108,157 / 341,310, `s2f1x2h` 112,110 / 353,948, `c2f1` 113,354 / 383,998 (`c3f1`: 6,498,993 /
 //! 29,894,755 in a one-off run; `bpspec check` runs it without). The figures of the two-session
@@ -304,6 +309,200 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
                 ],
             ),
         ),
+        (
+            "b2f2",
+            "2 schedulers, 2 functions, 1 session, batches under batch-elide-idle: [local on f0, \
+             call_count on f1] (fresh nodes, idle: 3 waits), [call_count on f0, pause f1, local \
+             on f1 set and cleared again in the same batch] (idle: 3 waits), [remove local \
+             from f0, remove call_count from both] (unlinks: 4 waits)",
+            hits((2, 2, 1), batch_script_hits(true)),
+        ),
+        (
+            "b2f2b",
+            "b2f2 under the batch plan (every batch 5 waits, 4 for the removal)",
+            hits((2, 2, 1), batch_script_hits(false)),
+        ),
+        (
+            "bt2f1",
+            "2 schedulers, 1 function, 1 session, 1 call_time charge walking the slot, batches \
+             under batch-elide-idle: [call_time on, local on], [pause], [restart] (each idle: \
+             the restarted counter is dropped at consolidate behind W2 alone), [remove \
+             call_time, remove local] (unlinks), [call_time on again]",
+            reader_model(2, 1, 1, batch_script_timem()),
+        ),
+        (
+            "bc2f1",
+            "c2f1 with its trace_pattern calls as batches under batch-elide-idle: [call_time \
+             on], trace_info(call_time), [pause] (idle: 3 waits), trace_info(call_time)",
+            Config {
+                script: batch_script_collect(),
+                ..collection_model(2)
+            },
+        ),
+        (
+            "b2f1x2",
+            "2 schedulers, 1 function, 2 sessions, batches under batch-elide-idle: session 0 \
+             local on, session 1 [local on, call_count on] (pending to_insert, idle), session \
+             1 [remove both] (the head is unlinked while schedulers stand on it)",
+            hits(
+                (2, 1, 2),
+                vec![
+                    StagerOp::tp(0, 0b1, True, L),
+                    StagerOp::Batch {
+                        len: 2,
+                        elide_idle: true,
+                    },
+                    StagerOp::tp(1, 0b1, True, L),
+                    StagerOp::tp(1, 0b1, True, C),
+                    StagerOp::Batch {
+                        len: 2,
+                        elide_idle: true,
+                    },
+                    StagerOp::tp(1, 0b1, False, L),
+                    StagerOp::tp(1, 0b1, False, C),
+                ],
+            ),
+        ),
+        (
+            "bm2f1",
+            "2 schedulers, 1 function, 1 session: meta trace on (with a tracer cell), then a \
+             batch under batch-elide-idle [call_count on] updates the meta node (idle: 3 waits) \
+             while hits send through the meta tracer and may answer remove, then the meta \
+             tracer is replaced",
+            hits(
+                (2, 1, 1),
+                vec![
+                    StagerOp::tp(0, 0b1, True, M),
+                    StagerOp::Batch {
+                        len: 1,
+                        elide_idle: true,
+                    },
+                    StagerOp::tp(0, 0b1, True, C),
+                    StagerOp::SetTracer {
+                        meta: true,
+                        on: true,
+                    },
+                ],
+            ),
+        ),
+        (
+            "p2f2",
+            "s2f2x1 under the pipeline plan: no W4, the unlinked nodes freed after the next \
+             call's first wait",
+            Config {
+                pipeline: true,
+                ..hits(
+                    (2, 2, 1),
+                    vec![
+                        StagerOp::tp(0, 0b11, True, L),
+                        StagerOp::tp(0, 0b01, True, C),
+                        StagerOp::tp(0, 0b01, Pause, C),
+                        StagerOp::tp(0, 0b01, Restart, C),
+                        StagerOp::tp(0, 0b11, False, L | C),
+                    ],
+                )
+            },
+        ),
+        (
+            "pt2f1",
+            "t2f1 under the pipeline plan (call_time on, remove, on again: the removed node \
+             is freed after the third call's W0 while a charge may walk the slot)",
+            Config {
+                pipeline: true,
+                ..reader_model(2, 1, 1, reader_script_one_session(false))
+            },
+        ),
+        (
+            "p2f1x2h",
+            "s2f1x2h under the pipeline plan, with session 0 removing its node after \
+             (the head unlinked by one call is freed after the next call's W1 while \
+             schedulers may stand on it)",
+            Config {
+                pipeline: true,
+                ..hits(
+                    (2, 1, 2),
+                    vec![
+                        StagerOp::tp(0, 0b1, True, L),
+                        StagerOp::tp(1, 0b1, True, L),
+                        StagerOp::tp(1, 0b1, False, L),
+                        StagerOp::tp(0, 0b1, False, L),
+                    ],
+                )
+            },
+        ),
+    ]
+}
+
+/// The hit-path batch script (`b2f2`, `b2f2b`): batches under `batch-elide-idle` (`elide`) or
+/// `batch`.
+fn batch_script_hits(elide: bool) -> Vec<StagerOp> {
+    use PatternKind::*;
+    const L: u8 = bits::LOCAL;
+    const C: u8 = bits::COUNT;
+    let b = |len| StagerOp::Batch {
+        len,
+        elide_idle: elide,
+    };
+    vec![
+        b(2),
+        StagerOp::tp(0, 0b01, True, L),
+        StagerOp::tp(0, 0b10, True, C),
+        b(4),
+        StagerOp::tp(0, 0b01, True, C),
+        StagerOp::tp(0, 0b10, Pause, C),
+        StagerOp::tp(0, 0b10, True, L),
+        StagerOp::tp(0, 0b10, False, L),
+        b(2),
+        StagerOp::tp(0, 0b01, False, L),
+        StagerOp::tp(0, 0b11, False, C),
+    ]
+}
+
+/// The call_time reader batch script (`bt2f1`), every batch under `batch-elide-idle`.
+fn batch_script_timem() -> Vec<StagerOp> {
+    use PatternKind::*;
+    const T: u8 = bits::TIME;
+    const L: u8 = bits::LOCAL;
+    let b = |len| StagerOp::Batch {
+        len,
+        elide_idle: true,
+    };
+    vec![
+        b(2),
+        StagerOp::tp(0, 0b1, True, T),
+        StagerOp::tp(0, 0b1, True, L),
+        b(1),
+        StagerOp::tp(0, 0b1, Pause, T),
+        b(1),
+        StagerOp::tp(0, 0b1, Restart, T),
+        b(2),
+        StagerOp::tp(0, 0b1, False, T),
+        StagerOp::tp(0, 0b1, False, L),
+        b(1),
+        StagerOp::tp(0, 0b1, True, T),
+    ]
+}
+
+/// The collection batch script (`bc2f1`): `collection_model`'s with its trace_pattern calls as
+/// batches of one under `batch-elide-idle`.
+fn batch_script_collect() -> Vec<StagerOp> {
+    use PatternKind::*;
+    const T: u8 = bits::TIME;
+    let b = StagerOp::Batch {
+        len: 1,
+        elide_idle: true,
+    };
+    let collect = StagerOp::Collect {
+        session: 0,
+        func: 0,
+    };
+    vec![
+        b,
+        StagerOp::tp(0, 0b1, True, T),
+        collect,
+        b,
+        StagerOp::tp(0, 0b1, Pause, T),
+        collect,
     ]
 }
 
@@ -374,6 +573,7 @@ fn collection_model(schedulers: u8) -> Config {
         charges: schedulers,
         dirty: 1 << (schedulers - 1),
         calls: false,
+        pipeline: false,
     }
 }
 

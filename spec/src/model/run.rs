@@ -355,5 +355,14 @@ pub fn default_plan() -> Vec<(&'static str, bool, bool)> {
         ("g2f1", false, true),
         ("m2f1", false, true),
         ("st2f1", false, true),
+        ("b2f2", false, true),
+        ("b2f2b", false, true),
+        ("bt2f1", false, true),
+        ("bc2f1", false, true),
+        ("b2f1x2", false, true),
+        ("bm2f1", false, true),
+        ("p2f2", false, true),
+        ("pt2f1", false, true),
+        ("p2f1x2h", false, true),
     ]
 }

@@ -261,17 +261,64 @@ impl Config {
 
     // ----- the stager -----
 
-    fn op(&self, s: &State) -> (u8, u8, PatternKind, u8) {
-        match self.script[s.stager.op as usize] {
-            StagerOp::TracePattern {
-                session,
-                funcs,
-                kind,
-                flags,
-            } => (session, funcs, kind, flags),
+    /// The `trace_pattern` entries of the current op: the op itself, or a batch's entries.
+    fn entries(&self, s: &State) -> &[StagerOp] {
+        let i = s.stager.op as usize;
+        match self.script[i] {
+            StagerOp::TracePattern { .. } => &self.script[i..=i],
+            StagerOp::Batch { len, .. } => &self.script[i + 1..=i + len as usize],
             StagerOp::Collect { .. } | StagerOp::SetTracer { .. } => {
                 unreachable!("trace_pattern phases only")
             }
+        }
+    }
+
+    /// The current op's matched functions (a batch: the union over its entries, Proof B5) and
+    /// whether it only removes (every entry `false`: no W0, no install, Proof B6).
+    fn op(&self, s: &State) -> (u8, bool) {
+        self.entries(s)
+            .iter()
+            .fold((0, true), |(u, rm), e| match *e {
+                StagerOp::TracePattern { funcs, kind, .. } => {
+                    (u | funcs, rm && kind == PatternKind::False)
+                }
+                _ => unreachable!("validated: a batch holds trace_pattern entries"),
+            })
+    }
+
+    /// Is the current op a batch under `batch-elide-idle`?
+    fn elides_idle(&self, s: &State) -> bool {
+        matches!(
+            self.script[s.stager.op as usize],
+            StagerOp::Batch {
+                elide_idle: true,
+                ..
+            }
+        )
+    }
+
+    /// The engine's `will_unlink` (waitplan.rs): after the commit, some node on a chain of a
+    /// matched function has its active flags all off, so consolidate will unlink it.
+    fn will_unlink(&self, s: &State, funcs: u8) -> bool {
+        let active = s.active_ix(self) as usize;
+        (0..self.functions)
+            .filter(|f| funcs & (1 << f) != 0)
+            .any(|f| {
+                s.chain(self, f)
+                    .iter()
+                    .any(|&g| s.nodes[g as usize].half[active] == 0)
+            })
+    }
+
+    /// The narration of the current op: a batch names its entries.
+    fn op_text(&self, s: &State) -> String {
+        let i = s.stager.op as usize;
+        match self.script[i] {
+            StagerOp::Batch { .. } => {
+                let v: Vec<String> = self.entries(s).iter().map(|e| e.to_string()).collect();
+                format!("{} [{}]", self.script[i], v.join("; "))
+            }
+            op => op.to_string(),
         }
     }
 
@@ -289,7 +336,7 @@ impl Config {
                 _ => None,
             };
         }
-        let (_, _, kind, _) = self.op(s);
+        let (funcs, removal) = self.op(s);
         const SEQ: [Phase; 11] = [
             Phase::Stage,
             Phase::W0,
@@ -304,15 +351,37 @@ impl Config {
             Phase::Free,
         ];
         // A removal (`false`) installs nothing: it has neither W0 nor Install.
-        let removal = kind == PatternKind::False;
         let pos = SEQ.iter().position(|&q| q == p).expect("phase in sequence");
         assert!(
             !(removal && matches!(p, Phase::W0 | Phase::Install)),
             "removal in phase {p:?}"
         );
         // A phase is left out if a mutant removes it or the op has none.
-        let left_out =
-            |q: Phase| self.skips(q) || (removal && matches!(q, Phase::W0 | Phase::Install));
+        // Under `batch-elide-idle` (Proof E) W3 is left out when, after uninstall, consolidate
+        // will unlink nothing, and W4 when consolidate unlinked nothing (the free list is
+        // empty). The batch mutants: W2 too when idle (decided right after the commit, which is
+        // where the stager is when W2 comes next), or W3 and W4 whatever the test says.
+        let elide = self.elides_idle(s);
+        let always = self.mutant == Some(super::SpecMutant::BatchElideUnlinking);
+        let elided = |q: Phase| {
+            elide
+                && match q {
+                    Phase::W2 => {
+                        self.mutant == Some(super::SpecMutant::BatchIdleSkipW2)
+                            && !self.will_unlink(s, funcs)
+                    }
+                    Phase::W3 => always || !self.will_unlink(s, funcs),
+                    Phase::W4 => always || s.stager.free_list.is_empty(),
+                    _ => false,
+                }
+        };
+        // Pipeline: no W4; the next wait to complete frees the list (`stager_step`).
+        let left_out = |q: Phase| {
+            self.skips(q)
+                || (removal && matches!(q, Phase::W0 | Phase::Install))
+                || elided(q)
+                || (self.pipeline && q == Phase::W4)
+        };
         SEQ[pos + 1..].iter().copied().find(|&q| !left_out(q))
     }
 
@@ -331,7 +400,12 @@ impl Config {
         match self.next_phase(s, s.stager.phase) {
             Some(p) => s.stager.phase = p,
             None => {
-                s.stager.op += 1;
+                // A batch's entries are its own: the next op follows them.
+                let skip = match self.script[s.stager.op as usize] {
+                    StagerOp::Batch { len, .. } => len,
+                    _ => 0,
+                };
+                s.stager.op += 1 + skip;
                 s.stager.phase = Phase::Stage;
             }
         }
@@ -403,6 +477,14 @@ impl Config {
                     x.counted = false;
                 }
                 say(log, || format!("stager: {w} completes"));
+                if self.pipeline && !s.stager.free_list.is_empty() {
+                    // No wait is under way when consolidate runs (a stager step), so this one
+                    // began after the consolidate that unlinked these nodes: it is their W4.
+                    for g in std::mem::take(&mut s.stager.free_list) {
+                        s.nodes[g as usize].freed = true;
+                        say(log, || format!("stager: free {} (pipelined)", bp_name(g)));
+                    }
+                }
                 self.advance(s);
             }
             return;
@@ -417,14 +499,14 @@ impl Config {
             self.advance(s);
             return;
         }
-        let (session, funcs, kind, fl) = self.op(s);
+        let (funcs, _) = self.op(s);
         let staging = s.active_ix(self) ^ 1;
         match phase {
             Phase::Stage => {
                 say(log, || {
                     format!(
                         "stager: {} begins; stage into half {staging}",
-                        self.script[s.stager.op as usize]
+                        self.op_text(s)
                     )
                 });
                 s.stager.patched = 0;
@@ -433,9 +515,21 @@ impl Config {
                 for x in &mut s.scheds {
                     x.saw_new = false;
                 }
-                for f in 0..self.functions {
-                    if funcs & (1 << f) != 0 {
-                        self.stage(s, f, session, kind, fl, staging, log);
+                // A batch: each entry's T1 in order, each seeing the earlier ones' (Proof B1-B3).
+                for e in self.entries(s).to_vec() {
+                    let StagerOp::TracePattern {
+                        session,
+                        funcs,
+                        kind,
+                        flags,
+                    } = e
+                    else {
+                        unreachable!("validated: a batch holds trace_pattern entries")
+                    };
+                    for f in 0..self.functions {
+                        if funcs & (1 << f) != 0 {
+                            self.stage(s, f, session, kind, flags, staging, log);
+                        }
                     }
                 }
             }
@@ -533,14 +627,22 @@ impl Config {
                     "stager: consolidate: staging half := active half".into()
                 });
             }
+            Phase::Free if self.pipeline && !self.is(Mutant::SkipWaitBeforeFree) => {
+                // The list waits for the next wait (skip-w4-before-free frees it now).
+                say(log, || {
+                    format!(
+                        "stager: {} returns; its unlinked nodes wait for the next wait",
+                        self.op_text(s)
+                    )
+                });
+            }
             Phase::Free => {
                 let list = std::mem::take(&mut s.stager.free_list);
                 for &g in &list {
                     s.nodes[g as usize].freed = true;
                     say(log, || format!("stager: free {}", bp_name(g)));
                 }
-                let op = self.script[s.stager.op as usize];
-                say(log, || format!("stager: {op} returns"));
+                say(log, || format!("stager: {} returns", self.op_text(s)));
             }
             _ => unreachable!("waits handled above"),
         }
