@@ -71,3 +71,22 @@ fn load_kill_matrix() {
         "load mutants loom should kill survived: {survivors:?}"
     );
 }
+
+/// The code index's orderings (reference/src/ordering.rs rows code-ix-commit, code-ix-load):
+/// each weakened to Relaxed is killed on load-under-hits (the sweep over every site is
+/// models/tests/orderings_loom.rs; this is the quick check of the two that load.rs adds).
+#[test]
+fn load_code_ix_orderings() {
+    for site in [
+        bpspec_reference::Site::CodeIxCommit,
+        bpspec_reference::Site::CodeIxLoad,
+    ] {
+        for proto in LoadProtocol::ALL {
+            let exp = if proto == LoadProtocol::NonBlocking { "killed" } else { "survives" };
+            let cx = explore("load-under-hits", proto, Some(Mutant::Weaken(site)), exp);
+            if proto == LoadProtocol::NonBlocking {
+                assert!(cx.is_some(), "{} survived on load-under-hits", site.mutant_name());
+            }
+        }
+    }
+}
