@@ -18,6 +18,8 @@ pub mod frames;
 /// Global call trace: export entries, remote calls, the local/global exclusion.
 pub mod global;
 pub mod meta;
+/// Loading a traced module: the code index and the two load protocols (docs/nonblocking-load.md).
+pub mod load;
 
 /// One session's breakpoint on one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
