@@ -26,6 +26,7 @@ const BUSY: usize = 2;
 const BUSY_CALLS: usize = 4;
 const ROUNDS: usize = 21;
 const WINDOW: Duration = Duration::from_millis(100);
+const PACED: u64 = 2;
 
 struct Busy {
     stop: Arc<AtomicBool>,
@@ -95,14 +96,16 @@ fn bench_load_purge(c: &mut Criterion) {
     g.finish();
 }
 
-/// Hits/s of the busy schedulers over one window, with the loader churning or idle.
-fn window(p: LoadProtocol, churn: bool) -> (f64, u64) {
+/// Hits/s of the busy schedulers over one window: loader idle (mode 0), `PACED` loads + purges
+/// at the start of the window (mode 1, the same work for both protocols), or loads + purges back
+/// to back for the whole window (mode 2).
+fn window(p: LoadProtocol, mode: usize) -> (f64, u64) {
     let e = engine(p);
     let busy = Busy::start(&e);
     let t = Instant::now();
     let mut loads = 0;
     while t.elapsed() < WINDOW {
-        if churn {
+        if mode == 2 || (mode == 1 && loads < PACED) {
             e.load().expect("load");
             e.purge();
             loads += 1;
@@ -119,45 +122,52 @@ fn paired() {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         v[v.len() / 2]
     };
-    let mut rate: [[Vec<f64>; 2]; 2] = Default::default(); // [protocol][churn]
-    let mut loads: [Vec<f64>; 2] = Default::default();
-    let mut ratio_churn = Vec::new();
-    let mut ratio_idle = Vec::new();
+    const MODES: [&str; 3] = ["idle", "paced", "churn"];
+    let mut rate: [[Vec<f64>; 3]; 2] = Default::default(); // [protocol][mode]
+    let mut loads: [[Vec<f64>; 3]; 2] = Default::default();
+    let mut ratio: [Vec<f64>; 3] = Default::default(); // nonblocking / blocking per mode
+    let mut own: [[Vec<f64>; 3]; 2] = Default::default(); // mode / idle, per protocol
     for _ in 0..ROUNDS {
-        let mut r = [[0.0; 2]; 2];
+        let mut r = [[0.0; 3]; 2];
         for (i, p) in LoadProtocol::ALL.into_iter().enumerate() {
-            for (j, churn) in [false, true].into_iter().enumerate() {
-                let (hps, n) = window(p, churn);
+            for (j, _) in MODES.iter().enumerate() {
+                let (hps, n) = window(p, j);
                 r[i][j] = hps;
                 rate[i][j].push(hps);
-                if churn {
-                    loads[i].push(n as f64 / WINDOW.as_secs_f64());
-                }
+                loads[i][j].push(n as f64);
+            }
+            for j in 0..3 {
+                own[i][j].push(r[i][j] / r[i][0]);
             }
         }
-        ratio_idle.push(r[1][0] / r[0][0]);
-        ratio_churn.push(r[1][1] / r[0][1]);
+        for j in 0..3 {
+            ratio[j].push(r[1][j] / r[0][j]);
+        }
     }
     println!(
         "load paired: {ROUNDS} rounds, {BUSY} busy schedulers, {FUNCS} functions traced, \
-         window {} ms",
+         window {} ms, paced = {PACED} loads+purges per window",
         WINDOW.as_millis()
     );
     for (i, p) in LoadProtocol::ALL.into_iter().enumerate() {
+        for (j, m) in MODES.iter().enumerate() {
+            println!(
+                "load paired: {:<12} {:<6} {:>12.0} hits/s, {:>8.0} loads+purges per window, \
+                 median per-round {m}/idle {:.3}",
+                p.name(),
+                m,
+                median(&mut rate[i][j]),
+                median(&mut loads[i][j]),
+                median(&mut own[i][j]),
+            );
+        }
+    }
+    for (j, m) in MODES.iter().enumerate() {
         println!(
-            "load paired: {:<12} idle {:>12.0} hits/s, churn {:>12.0} hits/s ({:.0} loads+purges/s), churn/idle {:.3}",
-            p.name(),
-            median(&mut rate[i][0]),
-            median(&mut rate[i][1]),
-            median(&mut loads[i]),
-            median(&mut rate[i][1]) / median(&mut rate[i][0]),
+            "load paired: median per-round ratio nonblocking/blocking, {m}: {:.3}",
+            median(&mut ratio[j])
         );
     }
-    println!(
-        "load paired: median per-round ratio nonblocking/blocking: idle {:.3}, churn {:.3}",
-        median(&mut ratio_idle),
-        median(&mut ratio_churn)
-    );
 }
 
 fn bench_paired(_c: &mut Criterion) {

@@ -37,7 +37,7 @@ use crate::progress::ThreadProgress;
 use crate::sync::Ordering::Relaxed;
 use crate::sync::{
     lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex,
-    RwLock, UnsafeCell, CHECKED,
+    RwLock, RwLockReadGuard, UnsafeCell, CHECKED,
 };
 
 /// Which load protocol the engine runs.
@@ -108,9 +108,9 @@ pub struct LoadEngine<P: ThreadProgress> {
     pub active_bp_index: AtomicU32,
     pub progress: P,
     permission: Mutex<LoadStager>,
-    /// The stop-the-world of the blocking protocol: schedulers hold the shared side for the span
-    /// of a call (from reading the code index to leaving the breakpoint); the loader the
-    /// exclusive side.
+    /// The stop-the-world of the blocking protocol (`erts_thr_progress_block`): an awake
+    /// scheduler holds the shared side from one progress point (or wake-up) to the next, so the
+    /// loader's exclusive side is granted once every scheduler is at a progress point or asleep.
     world: RwLock<()>,
     pub protocol: LoadProtocol,
     pub mutant: Option<Mutant>,
@@ -585,8 +585,17 @@ impl<P: ThreadProgress> Drop for LoadEngine<P> {
     }
 }
 
+impl<P: ThreadProgress> Drop for LoadScheduler<P> {
+    fn drop(&mut self) {
+        self.leave(); // before `engine` (the guard borrows it)
+    }
+}
+
 /// A scheduler of the load engine.
 pub struct LoadScheduler<P: ThreadProgress> {
+    /// Blocking protocol: the shared side of the world lock while awake (see `LoadEngine::world`).
+    /// Declared before `engine` and released in `Drop` before it: it borrows `engine.world`.
+    inside: Option<RwLockReadGuard<'static, ()>>,
     engine: Arc<LoadEngine<P>>,
     pub id: usize,
     handle: P::Handle,
@@ -599,36 +608,68 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     pub fn start(engine: Arc<LoadEngine<P>>, id: usize) -> LoadScheduler<P> {
         let mut handle = engine.progress.register(id);
         engine.progress.wake(&mut handle);
-        LoadScheduler {
+        let mut s = LoadScheduler {
+            inside: None,
             engine,
             id,
             handle,
             calls: 0,
             counted: 0,
+        };
+        s.enter();
+        s
+    }
+
+    /// Blocking protocol: take the shared side of the world lock (wait here while a loader
+    /// holds the world stopped).
+    fn enter(&mut self) {
+        assert!(self.inside.is_none(), "scheduler {} entered twice", self.id);
+        if self.engine.protocol == LoadProtocol::Blocking {
+            let g = read(&self.engine.world);
+            // SAFETY: the guard borrows `self.engine.world`, which lives as long as the Arc in
+            // `self.engine`; the guard is dropped by `leave` or by `Drop for LoadScheduler`,
+            // always before that Arc (checked: `Drop` takes it first, and `inside` is declared
+            // before `engine`). Only the lifetime changes, not the type.
+            let g: RwLockReadGuard<'static, ()> = unsafe { std::mem::transmute(g) };
+            self.inside = Some(g);
         }
+    }
+
+    /// Release the shared side (at a progress point, or going to sleep).
+    fn leave(&mut self) {
+        self.inside = None;
     }
 
     pub fn engine(&self) -> &LoadEngine<P> {
         &self.engine
     }
 
+    /// A progress point; under `Blocking` also the point where a stopped world holds it.
     pub fn progress(&mut self) {
         self.engine.progress.progress(&mut self.handle);
+        self.leave();
+        self.enter();
     }
 
     pub fn sleep(&mut self) {
+        self.leave();
         self.engine.progress.sleep(&mut self.handle);
     }
 
     pub fn wake(&mut self) {
         self.engine.progress.wake(&mut self.handle);
+        self.enter();
     }
 
     /// A remote call `m:f()`: the active code index, the export entry's address for it, the
     /// version's code, its first instruction and, if patched, its breakpoint.
     pub fn call(&mut self, f: usize) -> CallSeen {
         let e = &*self.engine;
-        let _inside = (e.protocol == LoadProtocol::Blocking).then(|| read(&e.world));
+        assert!(
+            e.protocol != LoadProtocol::Blocking || self.inside.is_some(),
+            "scheduler {} called while asleep",
+            self.id
+        );
         let ix = e.code_ix.erts_active_code_ix(e.mutant);
         assert!(ix < ERTS_NUM_CODE_IX);
         let v = e.exports[f].addresses[ix].load(Relaxed);
