@@ -204,7 +204,11 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
             }
         }
     }
-    assert_eq!(e.total_count(), counted, "L1 violated: a counted call was lost");
+    assert_eq!(
+        e.total_count(),
+        counted,
+        "L1 violated: a counted call was lost"
+    );
     if let Err(m) = e.check_at_rest() {
         panic!("at rest: {m}");
     }

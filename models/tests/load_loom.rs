@@ -82,10 +82,18 @@ fn load_code_ix_orderings() {
         bpspec_reference::Site::CodeIxLoad,
     ] {
         for proto in LoadProtocol::ALL {
-            let exp = if proto == LoadProtocol::NonBlocking { "killed" } else { "survives" };
+            let exp = if proto == LoadProtocol::NonBlocking {
+                "killed"
+            } else {
+                "survives"
+            };
             let cx = explore("load-under-hits", proto, Some(Mutant::Weaken(site)), exp);
             if proto == LoadProtocol::NonBlocking {
-                assert!(cx.is_some(), "{} survived on load-under-hits", site.mutant_name());
+                assert!(
+                    cx.is_some(),
+                    "{} survived on load-under-hits",
+                    site.mutant_name()
+                );
             }
         }
     }
