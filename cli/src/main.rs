@@ -127,6 +127,9 @@ fn main() -> ExitCode {
             for m in bpspec_reference::Mutant::READERS {
                 println!("{m}");
             }
+            for m in bpspec_reference::Mutant::LOAD {
+                println!("{m}");
+            }
             ExitCode::SUCCESS
         }
         Cmd::Check(a) => check::main(&a),

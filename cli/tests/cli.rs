@@ -88,6 +88,7 @@ fn mutants_lists_every_mutant() {
             + bpspec_reference::Mutant::COLLECTION.len()
             + bpspec_reference::Mutant::SESSIONS.len()
             + bpspec_reference::Mutant::READERS.len()
+            + bpspec_reference::Mutant::LOAD.len()
     );
     assert!(out.contains("fresh-node-relaxed-store"));
     assert!(out.contains("clear-next-on-unlink"));

@@ -24,6 +24,7 @@ use bpspec_reference::{
 pub mod collection;
 pub mod exports;
 pub mod harness;
+pub mod load;
 pub mod meta;
 pub mod readers;
 pub mod results;

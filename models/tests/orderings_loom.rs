@@ -11,7 +11,7 @@
 
 use bpspec_models::harness::loom_run::{self, builder};
 use bpspec_models::harness::scenario_named;
-use bpspec_models::{collection, loom_scenarios, meta, readers, run, sessions};
+use bpspec_models::{collection, load, loom_scenarios, meta, readers, run, sessions};
 use bpspec_reference::ordering::{Verdict as Row, SITES};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, Site};
 
@@ -54,6 +54,10 @@ fn weakened(
         ("meta", "qsbr") => {
             assert_eq!(name, "meta-replace", "the meta family has one scenario");
             Box::new(move || meta::run_meta_replace::<Qsbr>(m))
+        }
+        ("load", "qsbr") => {
+            let s = scenario_named(load::loom_scenarios(), name, |s| s.name);
+            Box::new(move || load::run::<Qsbr>(&s, bpspec_reference::LoadProtocol::NonBlocking, m))
         }
         other => panic!("{site}: no loom family {other:?}"),
     };

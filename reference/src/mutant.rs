@@ -78,6 +78,14 @@ pub enum Mutant {
     /// Thread progress ([`crate::EpochProgress`]): a progress point by `Guard::repin`, a Release
     /// store of the local epoch without the full fence.
     EpochRepinWithoutFence,
+    /// Non-blocking load (`load.rs`): the new version is published (code index committed) before
+    /// its breakpoints are set; they are set after the commit, as a later trace_pattern would.
+    LoadCommitBeforeBreakpoints,
+    /// Non-blocking load, delete: LW1 removed; the old version's breakpoints are cleared (and a
+    /// purge may free it) right after the code index commit.
+    LoadSkipWaitAfterCommit,
+    /// Blocking load, delete, purge: the loader does not stop the schedulers.
+    LoadBlockingWithoutBlock,
 }
 
 impl Mutant {
@@ -128,6 +136,13 @@ impl Mutant {
         Mutant::EpochRepinWithoutFence,
     ];
 
+    /// The load protocols' mutants, killed by `bpspec_models::load`.
+    pub const LOAD: [Mutant; 3] = [
+        Mutant::LoadCommitBeforeBreakpoints,
+        Mutant::LoadSkipWaitAfterCommit,
+        Mutant::LoadBlockingWithoutBlock,
+    ];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -159,6 +174,9 @@ impl Mutant {
             Mutant::Weaken(s) => s.mutant_name(),
             Mutant::FreshNodeRelaxedStore => "fresh-node-relaxed-store",
             Mutant::EpochRepinWithoutFence => "epoch-repin-without-fence",
+            Mutant::LoadCommitBeforeBreakpoints => "load-commit-before-breakpoints",
+            Mutant::LoadSkipWaitAfterCommit => "load-skip-lw1-after-commit",
+            Mutant::LoadBlockingWithoutBlock => "load-blocking-without-block",
         }
     }
 
@@ -170,6 +188,7 @@ impl Mutant {
             .chain(Mutant::SESSIONS)
             .chain(Mutant::META)
             .chain(Mutant::READERS)
+            .chain(Mutant::LOAD)
             .find(|m| m.name() == name)
             .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
     }

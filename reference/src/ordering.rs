@@ -113,6 +113,10 @@ sites! {
     FreshNodeStore = "fresh-node-store",
     /// calltime.rs: a timem reader's Acquire load of the slot (`get_timem_break`, F3).
     TimemSlotLoad = "timem-slot-load",
+    /// code_ix.rs: the loader's Release store that commits the staging code index.
+    CodeIxCommit = "code-ix-commit",
+    /// code_ix.rs: a call's Acquire load of the active code index.
+    CodeIxLoad = "code-ix-load",
 }
 
 impl Site {
@@ -140,6 +144,7 @@ const TP: &str = "trace_pattern";
 const QSBR: &str = "qsbr";
 const EPOCH: &str = "epoch";
 const READERS: &str = "readers";
+const LOAD: &str = "load";
 
 /// The table. The order is the table's order; every [`Site`] has exactly one row.
 pub const SITES: &[SiteRow] = &[
@@ -435,6 +440,33 @@ pub const SITES: &[SiteRow] = &[
             family: READERS,
             progress: QSBR,
             scenario: "timem-fresh-node",
+        },
+    },
+    SiteRow {
+        site: Site::CodeIxCommit,
+        file: "code_ix.rs",
+        ordering: "store Release",
+        partner: "code-ix-load",
+        protects: "a call that reads the new code index sees the new version fully written \
+                   (code, slots, breakpoints in both halves) and the staging export addresses",
+        tried: &[(LOAD, QSBR, "load-under-hits")],
+        verdict: Verdict::Killed {
+            family: LOAD,
+            progress: QSBR,
+            scenario: "load-under-hits",
+        },
+    },
+    SiteRow {
+        site: Site::CodeIxLoad,
+        file: "code_ix.rs",
+        ordering: "load Acquire",
+        partner: "code-ix-commit",
+        protects: "as code-ix-commit, on the reader's side",
+        tried: &[(LOAD, QSBR, "load-under-hits")],
+        verdict: Verdict::Killed {
+            family: LOAD,
+            progress: QSBR,
+            scenario: "load-under-hits",
         },
     },
 ];

@@ -17,7 +17,7 @@ pub const CHECKED: bool = cfg!(any(loom, shuttle, debug_assertions));
 #[cfg(loom)]
 mod imp {
     pub use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
-    pub use loom::sync::{Arc, Mutex, MutexGuard};
+    pub use loom::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use loom::thread::{spawn, yield_now, JoinHandle};
 
     /// loom's cell: every access is checked for causality against every other access.
@@ -48,7 +48,7 @@ mod imp {
     pub use shuttle::sync::atomic::{
         fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
     };
-    pub use shuttle::sync::{Arc, Mutex, MutexGuard};
+    pub use shuttle::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use shuttle::thread::{spawn, yield_now, JoinHandle};
     pub use std_cell::UnsafeCell;
 
@@ -65,7 +65,7 @@ mod imp {
 mod imp {
     pub use super::std_unsafe_cell::UnsafeCell;
     pub use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
-    pub use std::sync::{Arc, Mutex, MutexGuard};
+    pub use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use std::thread::{spawn, yield_now, JoinHandle};
 
     pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -93,6 +93,17 @@ mod std_unsafe_cell {
 
 pub use imp::*;
 pub use std::sync::atomic::Ordering;
+
+/// Shared side of an [`RwLock`] (a scheduler inside a call, `load.rs`'s stop-the-world model).
+pub fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Exclusive side of an [`RwLock`]: granted once no reader is inside (the blocking loader's
+/// `erts_thr_progress_block`, `load.rs`).
+pub fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
 
 use crate::mutant::Mutant;
 use crate::ordering::Site;

@@ -17,6 +17,8 @@ pub mod timem;
 pub mod frames;
 /// Global call trace: export entries, remote calls, the local/global exclusion.
 pub mod global;
+/// Loading a traced module: the code index and the two load protocols (docs/nonblocking-load.md).
+pub mod load;
 pub mod meta;
 
 /// One session's breakpoint on one function.

@@ -1,0 +1,233 @@
+//! Models of loading, deleting and purging a traced module (`bpspec_reference::load`,
+//! docs/nonblocking-load.md), under both protocols: stager threads run scripts of loads,
+//! deletes, purges and `trace_pattern`s (a second stager thread is the concurrent
+//! `trace_pattern`), schedulers call `m:f()` through the export entries between progress points.
+//!
+//! During a run the engine asserts the promise (no mix, no read after free, the version's code
+//! fully loaded) and loom checks every liveness word and code body for causality. After it:
+//! - L1 no lost event: the counted calls equal the counters (live and retired);
+//! - L2 per scheduler, the versions its calls ran never go back (the code index is read
+//!   coherently; `undef` after a delete is skipped);
+//! - L3 in scenarios where the module stays traced, every call that reached code counted;
+//! - at rest: halves equal, patched iff traced, promise as pattern, nothing leaked.
+
+use bpspec_reference::sync::{spawn, yield_now, Arc};
+use bpspec_reference::{LoadEngine, LoadProtocol, LoadScheduler, Mutant, ThreadProgress};
+
+/// A stager op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LOp {
+    Load,
+    Delete,
+    Purge,
+    /// `trace_pattern({m,'_','_'}, true | false, [call_count])`.
+    TracePattern(bool),
+}
+
+/// A scheduler step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LStep {
+    Call(usize),
+    Progress,
+    Nap,
+}
+
+#[derive(Clone, Debug)]
+pub struct LScenario {
+    pub name: &'static str,
+    pub functions: usize,
+    /// Version 1 loaded with call_count set.
+    pub traced: bool,
+    /// One script per stager thread (the second is the concurrent trace_pattern).
+    pub stagers: Vec<Vec<LOp>>,
+    pub schedulers: Vec<Vec<LStep>>,
+    /// L3 applies (no trace_pattern false, traced from the start).
+    pub always_traced: bool,
+}
+
+pub fn loom_scenarios() -> Vec<LScenario> {
+    use LOp::*;
+    use LStep::*;
+    vec![
+        LScenario {
+            name: "load-under-hits",
+            functions: 1,
+            traced: true,
+            stagers: vec![vec![Load, Purge]],
+            schedulers: vec![vec![Call(0), Progress, Call(0)]],
+            always_traced: true,
+        },
+        LScenario {
+            name: "delete-purge-under-hits",
+            functions: 1,
+            traced: true,
+            stagers: vec![vec![Delete, Purge]],
+            schedulers: vec![vec![Call(0), Progress, Call(0)]],
+            always_traced: true,
+        },
+        LScenario {
+            name: "load-vs-trace-pattern",
+            functions: 1,
+            traced: true,
+            stagers: vec![vec![Load, Purge], vec![TracePattern(false)]],
+            schedulers: vec![vec![Call(0), Progress, Call(0)]],
+            always_traced: false,
+        },
+        LScenario {
+            name: "trace-pattern-then-load",
+            functions: 1,
+            traced: false,
+            stagers: vec![vec![TracePattern(true), Load, Purge]],
+            schedulers: vec![vec![Call(0), Nap, Call(0)]],
+            always_traced: false,
+        },
+    ]
+}
+
+/// The loom scenarios with a second scheduler, plus a churn of every op on three functions.
+pub fn shuttle_scenarios() -> Vec<LScenario> {
+    use LOp::*;
+    use LStep::*;
+    let script = |fs: usize, rounds: usize| -> Vec<LStep> {
+        let mut v = Vec::new();
+        for r in 0..rounds {
+            for f in 0..fs {
+                v.push(Call((f + r) % fs));
+            }
+            v.push(if r % 3 == 2 { Nap } else { Progress });
+        }
+        v
+    };
+    let mut out = loom_scenarios();
+    for s in out.iter_mut() {
+        s.schedulers.push(script(s.functions, 3));
+    }
+    out.push(LScenario {
+        name: "load-churn",
+        functions: 3,
+        traced: true,
+        stagers: vec![
+            vec![Load, Purge, Load, Purge, Delete, Purge, Load, Purge],
+            vec![TracePattern(false), TracePattern(true)],
+        ],
+        schedulers: (0..3).map(|_| script(3, 5)).collect(),
+        always_traced: false,
+    });
+    out
+}
+
+/// Run one execution. Panics on any violation.
+pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Option<Mutant>) {
+    let e = Arc::new(LoadEngine::<P>::new(
+        scn.functions,
+        scn.schedulers.len(),
+        proto,
+        scn.traced,
+        mutant,
+    ));
+    let stagers: Vec<_> = scn
+        .stagers
+        .iter()
+        .map(|ops| {
+            let (e, ops) = (e.clone(), ops.clone());
+            spawn(move || {
+                for o in ops {
+                    match o {
+                        LOp::Load => {
+                            let _ = e.load();
+                        }
+                        LOp::Delete => {
+                            let _ = e.delete();
+                        }
+                        LOp::Purge => {
+                            e.purge();
+                        }
+                        LOp::TracePattern(on) => {
+                            e.trace_pattern(on);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    let scheds: Vec<_> = scn
+        .schedulers
+        .iter()
+        .enumerate()
+        .map(|(id, script)| {
+            let (e, script) = (e.clone(), script.clone());
+            spawn(move || {
+                let mut s = LoadScheduler::start(e, id);
+                let mut seen = Vec::new();
+                for st in script {
+                    match st {
+                        LStep::Call(f) => seen.push(s.call(f)),
+                        LStep::Progress => {
+                            s.progress();
+                            yield_now();
+                        }
+                        LStep::Nap => {
+                            s.sleep();
+                            s.wake();
+                        }
+                    }
+                }
+                s.sleep();
+                (seen, s.counted)
+            })
+        })
+        .collect();
+    for h in stagers {
+        h.join().expect("stager panicked");
+    }
+    let mut counted = 0;
+    for (id, h) in scheds.into_iter().enumerate() {
+        let (seen, c) = h.join().expect("scheduler panicked");
+        counted += c;
+        let mut last = 0;
+        for (n, call) in seen.iter().enumerate() {
+            if call.version == 0 {
+                continue;
+            }
+            assert!(
+                call.version >= last,
+                "L2 violated: scheduler {id} call {n} ran version {} after version {last}",
+                call.version
+            );
+            last = call.version;
+            if scn.always_traced {
+                assert!(
+                    call.counted,
+                    "L3 violated: scheduler {id} call {n} ran version {} uncounted",
+                    call.version
+                );
+            }
+        }
+    }
+    assert_eq!(
+        e.total_count(),
+        counted,
+        "L1 violated: a counted call was lost"
+    );
+    if let Err(m) = e.check_at_rest() {
+        panic!("at rest: {m}");
+    }
+}
+
+/// Which mutant each checker kills on which scenario, per protocol (a mutant of the other
+/// protocol changes nothing there).
+pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    match (checker, proto) {
+        ("loom" | "shuttle", LoadProtocol::NonBlocking) => vec![
+            (LoadCommitBeforeBreakpoints, "load-under-hits"),
+            (LoadSkipWaitAfterCommit, "load-under-hits"),
+            (LoadSkipWaitAfterCommit, "delete-purge-under-hits"),
+        ],
+        ("loom" | "shuttle", LoadProtocol::Blocking) => vec![
+            (LoadBlockingWithoutBlock, "load-under-hits"),
+            (LoadBlockingWithoutBlock, "delete-purge-under-hits"),
+        ],
+        (other, _) => panic!("unknown checker {other}"),
+    }
+}

@@ -1,0 +1,100 @@
+//! loom models of loading a traced module (`bpspec_models::load`, docs/nonblocking-load.md):
+//! load, delete and purge under hits and under a concurrent trace_pattern, both protocols. Bound
+//! from `LOOM_MAX_PREEMPTIONS` (make test: 2, make check: 3).
+#![cfg(loom)]
+
+use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::harness::scenario_named;
+use bpspec_models::load::{expected_kills, loom_scenarios, run};
+use bpspec_reference::{LoadProtocol, Mutant, Qsbr};
+
+/// Explore; record the verdict (scenario `name@protocol`); return the counterexample.
+fn explore(
+    name: &str,
+    proto: LoadProtocol,
+    mutant: Option<Mutant>,
+    expected: &str,
+) -> Option<String> {
+    let scn = scenario_named(loom_scenarios(), name, |s| s.name);
+    let mut b = builder();
+    b.max_branches = b.max_branches.max(20_000);
+    let o = loom_run::explore(&b, move || run::<Qsbr>(&scn, proto, mutant));
+    loom_run::record_outcome(
+        "qsbr",
+        &format!("{name}@{}", proto.name()),
+        mutant.map_or("baseline", |m| m.name()),
+        expected,
+        &o,
+    );
+    assert!(o.executions > 0);
+    if let Some(cx) = &o.cx {
+        assert!(
+            !cx.starts_with("Model exceeded maximum number of branches"),
+            "{name}: inconclusive, loom's branch limit: {cx}"
+        );
+    }
+    o.cx
+}
+
+macro_rules! baselines {
+    ($($test:ident => $scn:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            for proto in LoadProtocol::ALL {
+                let cx = explore($scn, proto, None, "hold");
+                assert!(cx.is_none(), "loom: {} under {proto:?} violated: {}", $scn, cx.unwrap());
+            }
+        }
+    )*};
+}
+
+baselines! {
+    load_under_hits => "load-under-hits",
+    load_delete_purge_under_hits => "delete-purge-under-hits",
+    load_vs_trace_pattern => "load-vs-trace-pattern",
+    load_trace_pattern_then_load => "trace-pattern-then-load",
+}
+
+/// Every load mutant is killed on its scenario under its protocol.
+#[test]
+fn load_kill_matrix() {
+    let mut survivors = Vec::new();
+    for proto in LoadProtocol::ALL {
+        for (m, name) in expected_kills("loom", proto) {
+            if explore(name, proto, Some(m), "killed").is_none() {
+                survivors.push(format!("{m} on {name} under {proto:?}"));
+            }
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "load mutants loom should kill survived: {survivors:?}"
+    );
+}
+
+/// The code index's orderings (reference/src/ordering.rs rows code-ix-commit, code-ix-load):
+/// each weakened to Relaxed is killed on load-under-hits (the sweep over every site is
+/// models/tests/orderings_loom.rs; this is the quick check of the two that load.rs adds).
+#[test]
+fn load_code_ix_orderings() {
+    for site in [
+        bpspec_reference::Site::CodeIxCommit,
+        bpspec_reference::Site::CodeIxLoad,
+    ] {
+        for proto in LoadProtocol::ALL {
+            let exp = if proto == LoadProtocol::NonBlocking {
+                "killed"
+            } else {
+                "survives"
+            };
+            let cx = explore("load-under-hits", proto, Some(Mutant::Weaken(site)), exp);
+            if proto == LoadProtocol::NonBlocking {
+                assert!(
+                    cx.is_some(),
+                    "{} survived on load-under-hits",
+                    site.mutant_name()
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The code side of loading (ERTS `code_ix.c`, `export.c`, `module.c`): a staging and an active
+//! code index, modules with a current and an old version, each version its own code area of
+//! functions with breakpoint slots, and export entries with one address per code index.
+//! Schedulers call through the export entry of the active code index.
+//!
+//! The load protocols that change this state are in `load.rs` (docs/nonblocking-load.md). This
+//! is a model of its own, beside the breakpoint engine of `engine.rs`: one module `m` with a
+//! fixed set of functions, one trace session, and the call_count flag only, so that a load can
+//! be checked against hits and a concurrent `trace_pattern` in loom and shuttle.
+//!
+//! ERTS has three code indices (`ERTS_NUM_CODE_IX`) so that the next staging can start before
+//! the previous commit has been seen by every scheduler; we keep two and wait for thread progress
+//! after each commit (LW1 in `load.rs`) before the old active slot is written again. The
+//! difference is only in when the next load may start, not in what a call sees.
+
+use crate::bp::Liveness;
+use crate::mutant::Mutant;
+use crate::ordering::Site;
+use crate::sync::Ordering::{Acquire, Release};
+use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, UnsafeCell};
+
+/// Code indices (ERTS keeps three; see the module comment).
+pub const ERTS_NUM_CODE_IX: usize = 2;
+
+/// The call_count flag of a breakpoint half (as `flags::COUNT_ACTIVE` in `bp.rs`).
+pub const COUNT: u32 = 1;
+
+/// The instruction word of a patched function (as `code::OP_I_GENERIC_BREAKPOINT`).
+pub use crate::code::OP_I_GENERIC_BREAKPOINT;
+
+/// Base of the original first instructions of version `v`: function `i` of version `v` starts
+/// with `VERSION_INSTR_BASE + (v << 8) + i`, so a call can check it runs the code of the version
+/// its export entry gave it.
+pub const VERSION_INSTR_BASE: usize = 0x2000_0000;
+
+/// The global active and staging code index (`erts_active_code_ix`, `erts_staging_code_ix`).
+pub struct CodeIndex {
+    active: AtomicU32,
+}
+
+impl CodeIndex {
+    pub fn new() -> CodeIndex {
+        CodeIndex {
+            active: AtomicU32::new(0),
+        }
+    }
+
+    /// `erts_active_code_ix()`, as a scheduler reads it at the start of a call.
+    pub fn erts_active_code_ix(&self, m: Option<Mutant>) -> usize {
+        // Acquire: pairs with the Release store of `erts_commit_staging_code_ix` (code-ix-commit),
+        // so a call that reads the new index sees the new version fully written (its code, its
+        // slots, its breakpoints) and the staging export addresses.
+        self.active.load(ord(m, Site::CodeIxLoad, Acquire)) as usize
+    }
+
+    /// `erts_staging_code_ix()`: the stager's view (it is the only writer).
+    pub fn erts_staging_code_ix(&self) -> usize {
+        (self.active.load(crate::sync::Ordering::Relaxed) as usize + 1) % ERTS_NUM_CODE_IX
+    }
+
+    /// The stager's view of the active index.
+    pub fn stager_active_ix(&self) -> usize {
+        self.active.load(crate::sync::Ordering::Relaxed) as usize
+    }
+
+    /// `erts_commit_staging_code_ix()`: the staging index becomes the active one.
+    pub fn erts_commit_staging_code_ix(&self, m: Option<Mutant>) {
+        let next = self.erts_staging_code_ix() as u32;
+        // Release: pairs with the Acquire load of `erts_active_code_ix` (code-ix-load): every
+        // write of the staged version and of the staging export addresses happens before a call
+        // that reads the new index.
+        self.active.store(next, ord(m, Site::CodeIxCommit, Release));
+    }
+}
+
+impl Default for CodeIndex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The breakpoint of one function of one version (a one-session `GenericBp` with call_count):
+/// two halves of flags selected by the load engine's `active_bp_index`, and the counter, shared
+/// by both halves as ERTS shares `BpCount`.
+pub struct VersionBp {
+    pub id: u64,
+    /// `data[0]`, `data[1]`: the flags of each half (relaxed; written only by the stager while
+    /// no scheduler can read that half, as in `bp.rs`).
+    pub halves: [AtomicU32; 2],
+    /// `BpCount.acount` (relaxed increments, `erts_atomic_inc_nob`).
+    pub count: AtomicU64,
+    /// The original first instruction saved at install (`orig_instr`).
+    pub orig_instr: usize,
+    pub live: Liveness,
+}
+
+/// One function of a version: first instruction word and breakpoint slot (`ErtsCodeInfo`).
+pub struct VersionFunc {
+    pub instr: AtomicUsize,
+    pub gen_bp: AtomicPtr<VersionBp>,
+    pub original: usize,
+}
+
+/// One loaded version of a module (`struct erl_module_instance`): its code area.
+pub struct CodeVersion {
+    /// 1, 2, ... per load.
+    pub number: u32,
+    pub funcs: Vec<VersionFunc>,
+    /// The loaded code proper: written once by the loader before the version is published,
+    /// read by every call into it (a loom cell: a call not ordered after the loader's write is a
+    /// causality violation).
+    pub body: UnsafeCell<u64>,
+    /// The promise made for this version's calls: while set, a call into it runs its
+    /// breakpoints (the call is counted). Set before publication when the version is loaded
+    /// with patterns, or by `trace_pattern` after its commit and W2; cleared by `trace_pattern`
+    /// at staging and by the loader before it removes the breakpoints.
+    pub promised: AtomicBool,
+    pub live: Liveness,
+}
+
+impl CodeVersion {
+    pub fn body_of(number: u32) -> u64 {
+        0xC0DE_0000 + number as u64
+    }
+    pub fn instr_of(number: u32, f: usize) -> usize {
+        VERSION_INSTR_BASE + ((number as usize) << 8) + f
+    }
+}
+
+/// An export entry (`Export`): one address per code index; null is the `undef` stub of a
+/// deleted or never-loaded module.
+pub struct ExportEntry {
+    pub addresses: [AtomicPtr<CodeVersion>; ERTS_NUM_CODE_IX],
+}
+
+impl ExportEntry {
+    pub fn new() -> ExportEntry {
+        ExportEntry {
+            addresses: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+        }
+    }
+}
+
+impl Default for ExportEntry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The module table entry (stager-owned: read and written only under the permission).
+pub struct Module {
+    pub curr: *mut CodeVersion,
+    pub old: *mut CodeVersion,
+    /// The module's call_count pattern: what a `trace_pattern` on the module set last. A load
+    /// gives the new version this pattern (it stands for ERTS's on_load/default pattern).
+    pub pattern: bool,
+}

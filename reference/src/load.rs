@@ -1,0 +1,756 @@
+//! Loading, deleting and purging a traced module: the ERTS protocol (thread progress blocked)
+//! and a non-blocking one, behind one switch ([`LoadProtocol`]). docs/nonblocking-load.md has
+//! the design, the promise and its proof.
+//!
+//! The promise (P-load), for every call through an export entry:
+//! - **no mix**: a call runs one version, the one whose address it read from the export entry
+//!   of the active code index, and runs it with that version's breakpoints as the stager set
+//!   them for it: while the version's `promised` flag is set, the call executes the breakpoint
+//!   and counts (asserted in [`LoadScheduler::call`]);
+//! - **no lost event**: every counted call is in a counter that is either live or was folded
+//!   into the module's retired total after the last call that could increment it
+//!   ([`LoadEngine::total_count`]);
+//! - **nothing freed while reachable**: no version, breakpoint or counter is freed while a
+//!   scheduler can still reach it (liveness words, asserted by every read; loom checks the
+//!   order).
+//!
+//! `Blocking` (ERTS `beam_bif_load.c` with `erts_clear_module_break` and the on_load patterns
+//! run with `erts_thr_progress_block`): the loader waits until no scheduler is inside a call
+//! (an `RwLock` of the shim: a scheduler holds the shared side for the span of a call), clears
+//! the old version's breakpoints, builds the new one with its patterns, swaps the export entries,
+//! commits the code index, and lets the schedulers go.
+//!
+//! `NonBlocking`: the loader builds the new version with its breakpoints already set in both
+//! halves (no scheduler can reach it, so there is nothing to stage in steps), points the staging
+//! export addresses at it, commits the code index (Release), waits for thread progress (LW1), and
+//! only then clears the old version's breakpoints: after LW1 no call is inside the old version,
+//! and no later call can reach it. Purge frees the old version, whose last grace period was the
+//! LW1 of the operation that made it old. Delete is a load of "no version" (the `undef` stub).
+
+use crate::bp::Liveness;
+use crate::code_ix::{
+    CodeIndex, CodeVersion, ExportEntry, Module, VersionBp, VersionFunc, COUNT, ERTS_NUM_CODE_IX,
+    OP_I_GENERIC_BREAKPOINT,
+};
+use crate::mutant::{self, Mutant};
+use crate::progress::ThreadProgress;
+use crate::sync::Ordering::Relaxed;
+use crate::sync::{
+    lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex,
+    RwLock, RwLockReadGuard, UnsafeCell, CHECKED,
+};
+
+/// Which load protocol the engine runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LoadProtocol {
+    /// ERTS: thread progress blocked during load, delete and purge of a traced module.
+    Blocking,
+    /// The variant: commit the code index, wait for thread progress, then clear the old
+    /// version's breakpoints; no scheduler ever stops.
+    NonBlocking,
+}
+
+impl LoadProtocol {
+    pub const ALL: [LoadProtocol; 2] = [LoadProtocol::Blocking, LoadProtocol::NonBlocking];
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadProtocol::Blocking => "blocking",
+            LoadProtocol::NonBlocking => "nonblocking",
+        }
+    }
+}
+
+/// Why a load, delete or purge was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadError {
+    /// ERTS `not_purged`: the module has old code; purge it first.
+    NotPurged,
+    /// Delete of a module with no current code.
+    NotLoaded,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::NotPurged => {
+                f.write_str("module m has old code: purge it first (not_purged)")
+            }
+            LoadError::NotLoaded => f.write_str("module m has no current code to delete"),
+        }
+    }
+}
+
+/// Stager-owned state (under the code modification permission).
+pub struct LoadStager {
+    pub module: Module,
+    next_version: u32,
+    next_bp_id: u64,
+    /// Counts of freed breakpoints, folded in when they are freed.
+    pub retired_count: u64,
+    /// Checked builds: freed versions and breakpoints, poisoned, never returned to the allocator.
+    graveyard_versions: Vec<*mut CodeVersion>,
+    graveyard_bps: Vec<*mut VersionBp>,
+    /// Versions and breakpoints allocated minus freed.
+    pub live_versions: u64,
+    pub live_bps: u64,
+}
+
+// SAFETY: the raw pointers are owned by the stager state and dereferenced for writing only by the
+// permission holder; schedulers read through them under the rules of docs/nonblocking-load.md
+// (checked by the liveness words, loom and shuttle: models/tests/load_*.rs).
+unsafe impl Send for LoadStager {}
+
+/// The load engine: one module `m` of `functions` functions, exported.
+pub struct LoadEngine<P: ThreadProgress> {
+    pub code_ix: CodeIndex,
+    pub exports: Vec<ExportEntry>,
+    /// `erts_active_bp_index` of this engine's breakpoints (relaxed, as in `engine.rs`).
+    pub active_bp_index: AtomicU32,
+    pub progress: P,
+    permission: Mutex<LoadStager>,
+    /// The stop-the-world of the blocking protocol (`erts_thr_progress_block`): an awake
+    /// scheduler holds the shared side from one progress point (or wake-up) to the next, so the
+    /// loader's exclusive side is granted once every scheduler is at a progress point or asleep.
+    world: RwLock<()>,
+    pub protocol: LoadProtocol,
+    pub mutant: Option<Mutant>,
+    pub functions: usize,
+    pub schedulers: usize,
+}
+
+/// What one call saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallSeen {
+    /// 0 = `undef` (no code: deleted or not loaded).
+    pub version: u32,
+    pub counted: bool,
+}
+
+fn alloc_version(number: u32, functions: usize) -> *mut CodeVersion {
+    Box::into_raw(Box::new(CodeVersion {
+        number,
+        funcs: (0..functions)
+            .map(|f| VersionFunc {
+                instr: AtomicUsize::new(CodeVersion::instr_of(number, f)),
+                gen_bp: AtomicPtr::new(std::ptr::null_mut()),
+                original: CodeVersion::instr_of(number, f),
+            })
+            .collect(),
+        body: UnsafeCell::new(CodeVersion::body_of(number)),
+        promised: AtomicBool::new(false),
+        live: Liveness::new(),
+    }))
+}
+
+impl<P: ThreadProgress> LoadEngine<P> {
+    /// An engine with version 1 of `m` loaded, traced with call_count if `traced`.
+    pub fn new(
+        functions: usize,
+        schedulers: usize,
+        protocol: LoadProtocol,
+        traced: bool,
+        mutant: Option<Mutant>,
+    ) -> LoadEngine<P> {
+        assert!(functions > 0 && functions < 256, "1..255 functions");
+        assert!(schedulers > 0, "a load engine needs a scheduler");
+        assert!(
+            mutant.is_none() || CHECKED,
+            "mutants exist only in checked builds"
+        );
+        let e = LoadEngine {
+            code_ix: CodeIndex::new(),
+            exports: (0..functions).map(|_| ExportEntry::new()).collect(),
+            active_bp_index: AtomicU32::new(0),
+            progress: P::new(schedulers, mutant),
+            permission: Mutex::new(LoadStager {
+                module: Module {
+                    curr: std::ptr::null_mut(),
+                    old: std::ptr::null_mut(),
+                    pattern: traced,
+                },
+                next_version: 1,
+                next_bp_id: 1,
+                retired_count: 0,
+                graveyard_versions: Vec::new(),
+                graveyard_bps: Vec::new(),
+                live_versions: 0,
+                live_bps: 0,
+            }),
+            world: RwLock::new(()),
+            protocol,
+            mutant,
+            functions,
+            schedulers,
+        };
+        e.load().expect("first load");
+        e
+    }
+
+    /// Build a version with the module's pattern set in both halves of every breakpoint (the
+    /// version is unreachable: nothing to stage in steps). With `patterns == false` the
+    /// breakpoints are left for later (the commit-before-breakpoints mutant).
+    fn build_version(&self, st: &mut LoadStager, patterns: bool) -> *mut CodeVersion {
+        let number = st.next_version;
+        st.next_version += 1;
+        let v = alloc_version(number, self.functions);
+        st.live_versions += 1;
+        // SAFETY: just allocated; not yet published.
+        let ver = unsafe { &*v };
+        if st.module.pattern {
+            if patterns {
+                self.set_version_breakpoints(st, ver);
+            }
+            ver.promised.store(true, Relaxed);
+        }
+        v
+    }
+
+    /// Set call_count on every function of `ver`, both halves, and patch the instructions.
+    fn set_version_breakpoints(&self, st: &mut LoadStager, ver: &CodeVersion) {
+        for (f, vf) in ver.funcs.iter().enumerate() {
+            assert!(
+                vf.gen_bp.load(Relaxed).is_null(),
+                "version {} f{f} already has a breakpoint",
+                ver.number
+            );
+            let g = Box::into_raw(Box::new(VersionBp {
+                id: st.next_bp_id,
+                halves: [AtomicU32::new(COUNT), AtomicU32::new(COUNT)],
+                count: AtomicU64::new(0),
+                orig_instr: vf.original,
+                live: Liveness::new(),
+            }));
+            st.next_bp_id += 1;
+            st.live_bps += 1;
+            vf.gen_bp.store(g, Relaxed);
+            vf.instr.store(OP_I_GENERIC_BREAKPOINT, Relaxed);
+        }
+    }
+
+    /// `erts_clear_module_break` on a version no scheduler can reach: promise withdrawn, original
+    /// instructions back, breakpoints unlinked and freed (their counts folded in first).
+    fn clear_version_breakpoints(&self, st: &mut LoadStager, v: *mut CodeVersion) {
+        if v.is_null() {
+            return;
+        }
+        // SAFETY: v is a live version owned by the module table; the permission is held.
+        let ver = unsafe { &*v };
+        ver.promised.store(false, Relaxed);
+        for vf in &ver.funcs {
+            vf.instr.store(vf.original, Relaxed);
+            let g = vf.gen_bp.swap(std::ptr::null_mut(), Relaxed);
+            if !g.is_null() {
+                self.free_bp(st, g);
+            }
+        }
+    }
+
+    fn free_bp(&self, st: &mut LoadStager, g: *mut VersionBp) {
+        // SAFETY: g is a breakpoint unlinked from its slot; by the caller's protocol no scheduler
+        // can still reach it (LW1, the block, or W4 of trace_pattern).
+        let node = unsafe { &*g };
+        st.retired_count += node.count.load(Relaxed);
+        st.live_bps -= 1;
+        if CHECKED {
+            // SAFETY: as above (I1 of docs/protocol.md for this engine; loom checks the order).
+            unsafe { node.live.kill() };
+            st.graveyard_bps.push(g);
+        } else {
+            // SAFETY: from Box::into_raw, freed once (it was unlinked from its only slot).
+            drop(unsafe { Box::from_raw(g) });
+        }
+    }
+
+    fn free_version(&self, st: &mut LoadStager, v: *mut CodeVersion) {
+        self.clear_version_breakpoints(st, v);
+        st.live_versions -= 1;
+        if CHECKED {
+            // SAFETY: v is unreachable from every export entry since the LW1 (or the block) of
+            // the operation that made it old; no scheduler holds it across a progress point.
+            unsafe { (*v).live.kill() };
+            st.graveyard_versions.push(v);
+        } else {
+            // SAFETY: from Box::into_raw; the module table held the only reference.
+            drop(unsafe { Box::from_raw(v) });
+        }
+    }
+
+    /// `erts_start_staging_code_ix`: the staging export addresses start as copies of the active
+    /// ones. No scheduler reads the staging slots: the previous commit was followed by LW1 (or
+    /// ran under the block).
+    fn start_staging(&self) -> usize {
+        let (a, s) = (
+            self.code_ix.stager_active_ix(),
+            self.code_ix.erts_staging_code_ix(),
+        );
+        assert_ne!(a, s);
+        for x in &self.exports {
+            x.addresses[s].store(x.addresses[a].load(Relaxed), Relaxed);
+        }
+        s
+    }
+
+    /// Load a new version of `m` (`erlang:load_module/2` + `finish_loading`).
+    pub fn load(&self) -> Result<u32, LoadError> {
+        let mut st = lock(&self.permission);
+        if !st.module.old.is_null() {
+            return Err(LoadError::NotPurged);
+        }
+        let blocking = self.protocol == LoadProtocol::Blocking;
+        let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
+            .then(|| write(&self.world));
+        let late_bps = !blocking && mutant::is(self.mutant, Mutant::LoadCommitBeforeBreakpoints);
+        if blocking {
+            // ERTS: the old code's breakpoints are cleared while thread progress is blocked.
+            let curr = st.module.curr;
+            self.clear_version_breakpoints(&mut st, curr);
+        }
+        let v = self.build_version(&mut st, !late_bps);
+        let s = self.start_staging();
+        for x in &self.exports {
+            x.addresses[s].store(v, Relaxed);
+        }
+        self.code_ix.erts_commit_staging_code_ix(self.mutant);
+        if late_bps {
+            // The mutant: the on_load patterns set after the commit, as a later trace_pattern.
+            // SAFETY: v is live (the module table is about to own it; permission held).
+            self.set_version_breakpoints(&mut st, unsafe { &*v });
+        }
+        if !blocking {
+            self.wait_unless(Mutant::LoadSkipWaitAfterCommit);
+            let curr = st.module.curr;
+            self.clear_version_breakpoints(&mut st, curr);
+        }
+        st.module.old = st.module.curr;
+        st.module.curr = v;
+        // SAFETY: v is live and owned by the module table.
+        Ok(unsafe { (*v).number })
+    }
+
+    /// `erlang:delete_module/1`: current code becomes old; calls reach `undef`.
+    pub fn delete(&self) -> Result<(), LoadError> {
+        let mut st = lock(&self.permission);
+        if st.module.curr.is_null() {
+            return Err(LoadError::NotLoaded);
+        }
+        if !st.module.old.is_null() {
+            return Err(LoadError::NotPurged);
+        }
+        let blocking = self.protocol == LoadProtocol::Blocking;
+        let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
+            .then(|| write(&self.world));
+        if blocking {
+            let curr = st.module.curr;
+            self.clear_version_breakpoints(&mut st, curr);
+        }
+        let s = self.start_staging();
+        for x in &self.exports {
+            x.addresses[s].store(std::ptr::null_mut(), Relaxed);
+        }
+        self.code_ix.erts_commit_staging_code_ix(self.mutant);
+        if !blocking {
+            self.wait_unless(Mutant::LoadSkipWaitAfterCommit);
+            let curr = st.module.curr;
+            self.clear_version_breakpoints(&mut st, curr);
+        }
+        st.module.old = st.module.curr;
+        st.module.curr = std::ptr::null_mut();
+        Ok(())
+    }
+
+    /// `erts_internal:purge_module/2`: free the old version. Returns whether there was one.
+    pub fn purge(&self) -> bool {
+        let mut st = lock(&self.permission);
+        let old = std::mem::replace(&mut st.module.old, std::ptr::null_mut());
+        if old.is_null() {
+            return false;
+        }
+        let blocking = self.protocol == LoadProtocol::Blocking;
+        let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
+            .then(|| write(&self.world));
+        self.free_version(&mut st, old);
+        true
+    }
+
+    /// `trace_pattern({m, '_', '_'}, true | false, [call_count])` on the current version, with
+    /// the ERTS sequence of `finisher.rs` (stage, W0, install, W1, commit, W2, uninstall, W3,
+    /// consolidate, W4, free) on this engine's breakpoints. The waits are those of protocol.md
+    /// and take its mutants. Returns the number of functions matched.
+    pub fn trace_pattern(&self, on: bool) -> usize {
+        let mut st = lock(&self.permission);
+        st.module.pattern = on;
+        let v = st.module.curr;
+        if v.is_null() {
+            return 0;
+        }
+        // SAFETY: the current version is live while the permission is held.
+        let ver = unsafe { &*v };
+        let six = self.active_bp_index.load(Relaxed) as usize ^ 1;
+        let want = if on { COUNT } else { 0 };
+        // T1: stage.
+        if !on {
+            ver.promised.store(false, Relaxed);
+        }
+        for vf in &ver.funcs {
+            let g = vf.gen_bp.load(Relaxed);
+            if g.is_null() {
+                if on {
+                    let g = Box::into_raw(Box::new(VersionBp {
+                        id: st.next_bp_id,
+                        halves: [AtomicU32::new(0), AtomicU32::new(0)],
+                        count: AtomicU64::new(0),
+                        orig_instr: vf.original,
+                        live: Liveness::new(),
+                    }));
+                    st.next_bp_id += 1;
+                    st.live_bps += 1;
+                    // SAFETY: just allocated.
+                    unsafe { &*g }.halves[six].store(COUNT, Relaxed);
+                    // The function is not patched: no hit reads the slot until install (W0).
+                    vf.gen_bp.store(g, Relaxed);
+                }
+            } else {
+                // SAFETY: a live node in the slot; permission held.
+                unsafe { &*g }.halves[six].store(want, Relaxed);
+            }
+        }
+        if on {
+            self.wait_unless(Mutant::SkipWaitBeforeInstall);
+            for vf in &ver.funcs {
+                vf.instr.store(OP_I_GENERIC_BREAKPOINT, Relaxed);
+            }
+        }
+        self.wait_unless(Mutant::SkipWaitBeforeCommit);
+        self.active_bp_index.store(six as u32, Relaxed);
+        self.wait_unless(Mutant::SkipWaitBeforeUninstall);
+        if on {
+            // Every hit from here on runs the new half (G of W2): the promise can be made.
+            ver.promised.store(true, Relaxed);
+        } else {
+            for vf in &ver.funcs {
+                vf.instr.store(vf.original, Relaxed);
+            }
+        }
+        self.wait_unless(Mutant::SkipWaitBeforeConsolidate);
+        let aix = six;
+        let mut unlinked = Vec::new();
+        for vf in &ver.funcs {
+            let g = vf.gen_bp.load(Relaxed);
+            if g.is_null() {
+                continue;
+            }
+            // SAFETY: live node, permission held.
+            let node = unsafe { &*g };
+            let a = node.halves[aix].load(Relaxed);
+            node.halves[aix ^ 1].store(a, Relaxed);
+            if a == 0 {
+                vf.gen_bp.store(std::ptr::null_mut(), Relaxed);
+                unlinked.push(g);
+            }
+        }
+        if !unlinked.is_empty() {
+            self.wait_unless(Mutant::SkipWaitBeforeFree);
+            for g in unlinked {
+                self.free_bp(&mut st, g);
+            }
+        }
+        self.functions
+    }
+
+    fn wait_unless(&self, skip: Mutant) {
+        if !mutant::is(self.mutant, skip) {
+            self.progress.wait();
+        }
+    }
+
+    /// Calls counted so far: the live counters of every version plus the retired total. At
+    /// rest (no call running), this is the number of counted calls (no lost event).
+    pub fn total_count(&self) -> u64 {
+        let st = lock(&self.permission);
+        let mut n = st.retired_count;
+        for v in [st.module.curr, st.module.old] {
+            if v.is_null() {
+                continue;
+            }
+            // SAFETY: live versions of the module table; permission held.
+            for vf in unsafe { &*v }.funcs.iter() {
+                let g = vf.gen_bp.load(Relaxed);
+                if !g.is_null() {
+                    // SAFETY: live node in a slot; permission held.
+                    n += unsafe { &*g }.count.load(Relaxed);
+                }
+            }
+        }
+        n
+    }
+
+    /// The current version's number (0 if deleted).
+    pub fn current_version(&self) -> u32 {
+        let st = lock(&self.permission);
+        // SAFETY: live version of the module table; permission held.
+        (!st.module.curr.is_null())
+            .then(|| unsafe { (*st.module.curr).number })
+            .unwrap_or(0)
+    }
+
+    /// At rest: halves equal, instruction patched iff the pattern is set, promise as pattern,
+    /// nothing leaked, every export entry on the current version in both code indices' use.
+    pub fn check_at_rest(&self) -> Result<(), String> {
+        let st = lock(&self.permission);
+        let a = self.code_ix.stager_active_ix();
+        for (f, x) in self.exports.iter().enumerate() {
+            let p = x.addresses[a].load(Relaxed);
+            if p != st.module.curr {
+                return Err(format!(
+                    "export m:f{f}/0 at code index {a} is not the current version"
+                ));
+            }
+        }
+        let mut bps = 0;
+        for v in [st.module.curr, st.module.old] {
+            if v.is_null() {
+                continue;
+            }
+            // SAFETY: live versions; permission held.
+            let ver = unsafe { &*v };
+            let is_curr = v == st.module.curr;
+            let traced = is_curr && st.module.pattern;
+            if ver.promised.load(Relaxed) != traced {
+                return Err(format!("version {}: promise is not {traced}", ver.number));
+            }
+            for (f, vf) in ver.funcs.iter().enumerate() {
+                let g = vf.gen_bp.load(Relaxed);
+                let patched = vf.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
+                if patched != traced || g.is_null() == traced {
+                    return Err(format!(
+                        "version {} f{f}: patched {patched}, slot {g:?}, pattern {traced}",
+                        ver.number
+                    ));
+                }
+                if !g.is_null() {
+                    bps += 1;
+                    // SAFETY: live node; permission held.
+                    let n = unsafe { &*g };
+                    if n.halves[0].load(Relaxed) != n.halves[1].load(Relaxed) {
+                        return Err(format!(
+                            "version {} f{f}: halves differ at rest",
+                            ver.number
+                        ));
+                    }
+                }
+            }
+        }
+        let versions = [st.module.curr, st.module.old]
+            .iter()
+            .filter(|v| !v.is_null())
+            .count() as u64;
+        if st.live_versions != versions || st.live_bps != bps {
+            return Err(format!(
+                "leak: {} versions and {} breakpoints live, {versions} and {bps} reachable",
+                st.live_versions, st.live_bps
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<P: ThreadProgress> Drop for LoadEngine<P> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return; // a failed model run: leak (as `engine.rs`)
+        }
+        let st = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut bps: Vec<*mut VersionBp> = std::mem::take(&mut st.graveyard_bps);
+        let mut vs: Vec<*mut CodeVersion> = std::mem::take(&mut st.graveyard_versions);
+        for v in [st.module.curr, st.module.old] {
+            if !v.is_null() {
+                vs.push(v);
+                // SAFETY: drop has exclusive access; v is live.
+                for vf in unsafe { &*v }.funcs.iter() {
+                    let g = vf.gen_bp.load(Relaxed);
+                    if !g.is_null() {
+                        bps.push(g);
+                    }
+                }
+            }
+        }
+        for g in bps {
+            // SAFETY: each from Box::into_raw, in exactly one of the lists.
+            drop(unsafe { Box::from_raw(g) });
+        }
+        for v in vs {
+            // SAFETY: as above.
+            drop(unsafe { Box::from_raw(v) });
+        }
+    }
+}
+
+impl<P: ThreadProgress> Drop for LoadScheduler<P> {
+    fn drop(&mut self) {
+        self.leave(); // before `engine` (the guard borrows it)
+    }
+}
+
+/// A scheduler of the load engine.
+pub struct LoadScheduler<P: ThreadProgress> {
+    /// Blocking protocol: the shared side of the world lock while awake (see `LoadEngine::world`).
+    /// Declared before `engine` and released in `Drop` before it: it borrows `engine.world`.
+    inside: Option<RwLockReadGuard<'static, ()>>,
+    engine: Arc<LoadEngine<P>>,
+    pub id: usize,
+    handle: P::Handle,
+    pub calls: u64,
+    pub counted: u64,
+}
+
+impl<P: ThreadProgress> LoadScheduler<P> {
+    /// Register and wake (on its own thread).
+    pub fn start(engine: Arc<LoadEngine<P>>, id: usize) -> LoadScheduler<P> {
+        let mut handle = engine.progress.register(id);
+        engine.progress.wake(&mut handle);
+        let mut s = LoadScheduler {
+            inside: None,
+            engine,
+            id,
+            handle,
+            calls: 0,
+            counted: 0,
+        };
+        s.enter();
+        s
+    }
+
+    /// Blocking protocol: take the shared side of the world lock (wait here while a loader
+    /// holds the world stopped).
+    fn enter(&mut self) {
+        assert!(self.inside.is_none(), "scheduler {} entered twice", self.id);
+        if self.engine.protocol == LoadProtocol::Blocking {
+            let g = read(&self.engine.world);
+            // SAFETY: the guard borrows `self.engine.world`, which lives as long as the Arc in
+            // `self.engine`; the guard is dropped by `leave` or by `Drop for LoadScheduler`,
+            // always before that Arc (checked: `Drop` takes it first, and `inside` is declared
+            // before `engine`). Only the lifetime changes, not the type.
+            let g: RwLockReadGuard<'static, ()> = unsafe { std::mem::transmute(g) };
+            self.inside = Some(g);
+        }
+    }
+
+    /// Release the shared side (at a progress point, or going to sleep).
+    fn leave(&mut self) {
+        self.inside = None;
+    }
+
+    pub fn engine(&self) -> &LoadEngine<P> {
+        &self.engine
+    }
+
+    /// A progress point; under `Blocking` also the point where a stopped world holds it.
+    pub fn progress(&mut self) {
+        self.engine.progress.progress(&mut self.handle);
+        self.leave();
+        self.enter();
+    }
+
+    pub fn sleep(&mut self) {
+        self.leave();
+        self.engine.progress.sleep(&mut self.handle);
+    }
+
+    pub fn wake(&mut self) {
+        self.engine.progress.wake(&mut self.handle);
+        self.enter();
+    }
+
+    /// A remote call `m:f()`: the active code index, the export entry's address for it, the
+    /// version's code, its first instruction and, if patched, its breakpoint.
+    pub fn call(&mut self, f: usize) -> CallSeen {
+        let e = &*self.engine;
+        assert!(
+            e.protocol != LoadProtocol::Blocking || self.inside.is_some(),
+            "scheduler {} called while asleep",
+            self.id
+        );
+        let ix = e.code_ix.erts_active_code_ix(e.mutant);
+        assert!(ix < ERTS_NUM_CODE_IX);
+        let v = e.exports[f].addresses[ix].load(Relaxed);
+        self.calls += 1;
+        if v.is_null() {
+            return CallSeen {
+                version: 0,
+                counted: false,
+            };
+        }
+        // SAFETY: read from the export entry of the active code index: a version is freed only
+        // after it left both indices and a grace period passed (LW1), or under the block, and
+        // this call began after this scheduler's last progress point (docs/nonblocking-load.md).
+        let ver = unsafe { &*v };
+        ver.live
+            .assert_live(&|| format!("version {} of m (code)", ver.number));
+        // SAFETY: the body is written once, before publication (ordered by code-ix-commit /
+        // code-ix-load); loom checks it.
+        let body = ver.body.with(|p| unsafe { *p });
+        assert_eq!(
+            body,
+            CodeVersion::body_of(ver.number),
+            "m:f{f}/0: version {} not fully loaded",
+            ver.number
+        );
+        let vf = &ver.funcs[f];
+        let instr = vf.instr.load(Relaxed);
+        let mut counted = false;
+        if instr == OP_I_GENERIC_BREAKPOINT {
+            let g = vf.gen_bp.load(Relaxed);
+            assert!(
+                !g.is_null(),
+                "scheduler {}: version {} of m:f{f}/0 is patched but its slot is empty",
+                self.id,
+                ver.number
+            );
+            // SAFETY: a node in the slot of a patched function: freed only after it was unlinked
+            // and W4 (trace_pattern) or, for a whole version, LW1 / the block passed.
+            let node = unsafe { &*g };
+            node.live.assert_live(&|| {
+                format!("breakpoint #{} of version {} m:f{f}/0", node.id, ver.number)
+            });
+            let bix = e.active_bp_index.load(Relaxed) as usize;
+            if node.halves[bix].load(Relaxed) & COUNT != 0 {
+                node.count.fetch_add(1, Relaxed);
+                counted = true;
+            }
+            node.live.assert_live(&|| {
+                format!(
+                    "breakpoint #{} of version {} m:f{f}/0 (after count)",
+                    node.id, ver.number
+                )
+            });
+            assert_eq!(
+                node.orig_instr, vf.original,
+                "breakpoint of another function"
+            );
+        } else {
+            assert_eq!(
+                instr, vf.original,
+                "m:f{f}/0: a foreign instruction word in version {}",
+                ver.number
+            );
+        }
+        // Read last: a withdrawn promise is stored before anything a call could see of the
+        // withdrawal (trace_pattern T1 / the loader before its clear), a made one after every
+        // hit can see the breakpoint (after W2 / before publication).
+        if ver.promised.load(Relaxed) && !counted {
+            panic!(
+                "a mix: scheduler {} ran version {} of m:f{f}/0 without its breakpoints",
+                self.id, ver.number
+            );
+        }
+        ver.live
+            .assert_live(&|| format!("version {} of m (after the call)", ver.number));
+        if counted {
+            self.counted += 1;
+        }
+        CallSeen {
+            version: ver.number,
+            counted,
+        }
+    }
+}

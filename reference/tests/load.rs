@@ -1,0 +1,89 @@
+//! The load engine (`load.rs`) on real threads, sequentially and under busy schedulers: load,
+//! delete and purge keep the promise of docs/nonblocking-load.md under both protocols.
+#![cfg(not(any(loom, shuttle)))]
+
+use bpspec_reference::{LoadEngine, LoadError, LoadProtocol, LoadScheduler, Qsbr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A stager op on the scheduler's own thread: the scheduler sleeps through it.
+macro_rules! op {
+    ($s:ident, $e:expr) => {{
+        $s.sleep();
+        let r = $e;
+        $s.wake();
+        r
+    }};
+}
+
+#[test]
+fn load_delete_purge_sequence_under_both_protocols() {
+    for proto in LoadProtocol::ALL {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
+        let mut s = LoadScheduler::start(e.clone(), 0);
+        assert_eq!(s.call(0).version, 1);
+        assert!(s.call(1).counted);
+        s.progress();
+        assert_eq!(op!(s, e.load()), Ok(2));
+        assert_eq!(op!(s, e.load()), Err(LoadError::NotPurged), "{proto:?}");
+        let c = s.call(0);
+        assert_eq!((c.version, c.counted), (2, true));
+        assert!(op!(s, e.purge()));
+        assert!(!op!(s, e.purge()));
+        e.check_at_rest().unwrap();
+        assert_eq!(op!(s, e.trace_pattern(false)), 2);
+        s.progress();
+        let c = s.call(1);
+        assert_eq!((c.version, c.counted), (2, false));
+        assert_eq!(op!(s, e.load()), Ok(3));
+        assert!(
+            !s.call(1).counted,
+            "the module's pattern is off: the new version is untraced"
+        );
+        assert_eq!(op!(s, e.trace_pattern(true)), 2);
+        assert!(s.call(1).counted);
+        assert!(op!(s, e.purge()));
+        assert_eq!(op!(s, e.delete()), Ok(()));
+        assert_eq!(op!(s, e.delete()), Err(LoadError::NotLoaded));
+        assert_eq!(s.call(0).version, 0, "undef after delete");
+        assert!(op!(s, e.purge()));
+        e.check_at_rest().unwrap();
+        assert_eq!(e.total_count(), s.counted, "{proto:?}: no lost count");
+        s.sleep();
+    }
+}
+
+#[test]
+fn loads_under_busy_schedulers_lose_no_count() {
+    for proto in LoadProtocol::ALL {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(4, 2, proto, true, None));
+        let stop = Arc::new(AtomicBool::new(false));
+        let hs: Vec<_> = (0..2)
+            .map(|id| {
+                let (e, stop) = (e.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut s = LoadScheduler::start(e, id);
+                    let mut i = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        let c = s.call(i % 4);
+                        assert!(c.version > 0 && c.counted);
+                        i += 1;
+                        if i % 8 == 0 {
+                            s.progress();
+                        }
+                    }
+                    s.sleep();
+                    s.counted
+                })
+            })
+            .collect();
+        for _ in 0..50 {
+            e.load().unwrap();
+            e.purge();
+        }
+        stop.store(true, Ordering::Relaxed);
+        let counted: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+        e.check_at_rest().unwrap();
+        assert_eq!(e.total_count(), counted, "{proto:?}");
+    }
+}
