@@ -11,6 +11,8 @@
 //! expected properties); 1 a violation (or an unexpected matrix entry); 2 bad usage.
 
 use bpspec_models::results::{record_in, Shard, Verdict};
+use bpspec_reference::LoadProtocol;
+use bpspec_spec::load::{LoadModel, LoadSpecMutant};
 use bpspec_spec::model::matrix::{expected_unreached, kills};
 use bpspec_spec::model::props::{LIVENESS, SAFETY};
 use bpspec_spec::model::run::{default_plan, run, RunOptions, RunResult};
@@ -52,16 +54,113 @@ pub struct Args {
     traces: Option<std::path::PathBuf>,
 }
 
+/// The name that selects the code-loading models (`bpspec_spec::load`, docs/nonblocking-load.md):
+/// `load-blocking` and `load-nonblocking`, and with `--mutants` each load mutant on its protocol.
+const LOAD_MODEL: &str = "load";
+
 fn known_models() -> String {
     named_models()
         .iter()
         .map(|(n, _, _)| *n)
+        .chain([LOAD_MODEL])
         .collect::<Vec<_>>()
         .join(", ")
 }
 
+/// The load runs this invocation makes, as (shard key, model, expected verdict): each protocol's
+/// baseline, and with `--mutants` each load mutant on the protocol it breaks.
+fn load_runs(matrix: bool) -> Vec<(String, LoadModel, &'static str)> {
+    let mut v: Vec<(String, LoadModel, &'static str)> = LoadProtocol::ALL
+        .into_iter()
+        .map(|protocol| {
+            let m = LoadModel {
+                protocol,
+                mutant: None,
+                calls: LOAD_CALLS,
+            };
+            (format!("spec:{}", m.name()), m, "hold")
+        })
+        .collect();
+    if matrix {
+        for mutant in LoadSpecMutant::ALL {
+            let m = LoadModel {
+                protocol: mutant.protocol(),
+                mutant: Some(mutant),
+                calls: LOAD_CALLS,
+            };
+            v.push((
+                format!("spec-kill:{}@{}", mutant.name(), m.name()),
+                m,
+                "killed",
+            ));
+        }
+    }
+    v
+}
+
+/// Calls the scheduler makes in the load models (spec/tests/spec_load.rs uses the same).
+const LOAD_CALLS: u8 = 3;
+
+/// Run the load models of this shard; print a line each, record a row each; false when one
+/// is not as expected.
+fn run_load(a: &Args, shard: Shard, results: Option<&std::path::Path>) -> bool {
+    let mut ok = true;
+    for (key, m, expected) in load_runs(a.matrix) {
+        if !shard.contains(&key) {
+            continue;
+        }
+        let r = m.check_all();
+        let observed = match (m.mutant, r.violated.is_empty()) {
+            (None, true) if r.reached => "hold",
+            (None, true) => "vacuous",
+            (None, false) => "VIOLATED",
+            (Some(mu), false) if r.violated.contains(&mu.killed_by()) => "killed",
+            (Some(_), _) => "survives",
+        };
+        ok &= observed == expected;
+        let variant = m.mutant.map_or("baseline", |mu| mu.name());
+        if !a.json {
+            println!(
+                "{:<7} {:<26} {:<31} {:>10} {:>10} {:>6} {:>9.2}s {:>10}  {observed}",
+                m.name(),
+                variant,
+                "bfs",
+                r.states,
+                r.unique,
+                r.depth,
+                r.secs,
+                ""
+            );
+        }
+        if let Some(dir) = results {
+            record_in(
+                dir,
+                &Verdict {
+                    checker: "stateright",
+                    progress: "spec",
+                    scenario: &m.name(),
+                    variant,
+                    bound: format!(
+                        "bfs calls={} states={} unique={} depth={}",
+                        m.calls, r.states, r.unique, r.depth
+                    ),
+                    expected,
+                    observed,
+                    seconds: r.secs,
+                    detail: if r.violated.is_empty() {
+                        String::new()
+                    } else {
+                        format!("violated: {}", r.violated.join(", "))
+                    },
+                },
+            );
+        }
+    }
+    ok
+}
+
 fn parse_model(n: &str) -> Result<String, String> {
-    if model_config(n).is_none() {
+    if n != LOAD_MODEL && model_config(n).is_none() {
         return Err(format!(
             "unknown model name {n:?} (known models: {})",
             known_models()
@@ -176,8 +275,16 @@ pub fn main(a: &Args) -> ExitCode {
     let models: Vec<String> = if a.models.is_empty() {
         default_plan().iter().map(|p| p.0.to_string()).collect()
     } else {
-        a.models.clone()
+        a.models
+            .iter()
+            .filter(|m| *m != LOAD_MODEL)
+            .cloned()
+            .collect()
     };
+    // The load models run with the default plan and with `--model load`, not with a mutant of
+    // the protocol models (`--mutant`).
+    let with_load =
+        a.mutants.is_empty() && (a.models.is_empty() || a.models.iter().any(|m| m == LOAD_MODEL));
     let mut failed = false;
     let mut out_json = Vec::new();
     let mut kill_matrix: Option<Vec<serde_json::Value>> = None;
@@ -206,6 +313,13 @@ pub fn main(a: &Args) -> ExitCode {
         }
         for k in &kill_rows {
             println!("{}", kill_key(k.model, k.mutant));
+        }
+        if with_load {
+            for (key, _, _) in load_runs(a.matrix) {
+                if shard.contains(&key) {
+                    println!("{key}");
+                }
+            }
         }
         return ExitCode::SUCCESS;
     }
@@ -287,6 +401,9 @@ pub fn main(a: &Args) -> ExitCode {
                 print_result(&r, verdict);
             }
         }
+    }
+    if with_load {
+        failed |= !run_load(a, shard, results.as_deref());
     }
     if a.matrix {
         let rows = kill_rows;

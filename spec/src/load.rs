@@ -283,3 +283,41 @@ impl Model for LoadModel {
         ]
     }
 }
+
+/// The outcome of one exhaustive run of a [`LoadModel`].
+#[derive(Clone, Debug)]
+pub struct LoadRun {
+    /// The safety properties violated (in the order of [`LoadModel::properties`]).
+    pub violated: Vec<&'static str>,
+    /// Whether a call reached the new version (`calls-new-version`).
+    pub reached: bool,
+    pub states: usize,
+    pub unique: usize,
+    pub depth: usize,
+    pub secs: f64,
+}
+
+impl LoadModel {
+    /// The model's name in results rows and shard keys: `load-blocking` / `load-nonblocking`.
+    pub fn name(&self) -> String {
+        format!("load-{}", self.protocol.name())
+    }
+
+    /// Check the model exhaustively (BFS, one thread).
+    pub fn check_all(&self) -> LoadRun {
+        use stateright::Checker;
+        let t = std::time::Instant::now();
+        let c = self.clone().checker().spawn_bfs().join();
+        LoadRun {
+            violated: ["no-mix", "no-use-after-free"]
+                .into_iter()
+                .filter(|p| c.discovery(p).is_some())
+                .collect(),
+            reached: c.discovery("calls-new-version").is_some(),
+            states: c.state_count(),
+            unique: c.unique_state_count(),
+            depth: c.max_depth(),
+            secs: t.elapsed().as_secs_f64(),
+        }
+    }
+}

@@ -3,18 +3,12 @@
 
 use bpspec_reference::LoadProtocol;
 use bpspec_spec::load::{LoadModel, LoadSpecMutant};
-use stateright::{Checker, Model};
 
 const CALLS: u8 = 3;
 
 fn check(m: LoadModel) -> (Vec<&'static str>, usize, bool) {
-    let c = m.checker().spawn_bfs().join();
-    let found: Vec<&'static str> = ["no-mix", "no-use-after-free"]
-        .into_iter()
-        .filter(|p| c.discovery(p).is_some())
-        .collect();
-    let reached = c.discovery("calls-new-version").is_some();
-    (found, c.unique_state_count(), reached)
+    let r = m.check_all();
+    (r.violated, r.unique, r.reached)
 }
 
 #[test]

@@ -102,7 +102,7 @@ impl TortureConfig {
     /// a CI machine 8 schedulers made a quarter of the `trace_pattern` calls of 2 at the same
     /// pace), so `hits / (pace * schedulers) / 10` of each kind (each kind is at least a tenth of
     /// the operation mix); and paused-counter checks: one per 200 thousand hits at 2
-    /// schedulers, scaled down the same way, at least one (none without pacing: a mutant run is
+    /// schedulers, scaled down the same way (none without pacing: a mutant run is
     /// bounded by time).
     pub fn with_churn_minimums(mut self) -> TortureConfig {
         let n = self.schedulers.max(1) as u64;
@@ -116,7 +116,7 @@ impl TortureConfig {
         self.min_paused_checks = if self.pace == 0 {
             0
         } else {
-            (self.hits / 100_000 / n).max(1)
+            self.hits / 100_000 / n
         };
         self
     }
