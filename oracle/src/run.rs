@@ -72,7 +72,8 @@ pub fn runner_supports(feature: &Feature) -> bool {
                 | Feature::GlobalMatchSpec
                 | Feature::MetaTrace
         )
-        || matches!(feature, Feature::ProcessFlag(f) if f == "arity")
+        || matches!(feature, Feature::ProcessFlag(f) if f == "arity" || f == "return_to")
+        || *feature == Feature::Caller
         || crate::sessions::sessions_feature(feature)
 }
 
@@ -100,6 +101,9 @@ struct Exec<'a> {
     /// Per process, the bit set of sessions in which it has the `arity` flag: its call
     /// messages carry `{M, F, Arity}` instead of `{M, F, Args}`.
     arity: Vec<u64>,
+    /// Per process, the bit set of sessions in which it has the `return_to` flag (passed to
+    /// the engine by `set_return_to` whenever it changes).
+    return_to: Vec<u64>,
     /// Per process: waiting for its next call, scheduled out (see [`Exec::rest`]).
     idle: Vec<bool>,
     /// The call depth of the last `raise` step (the exception unwinds depth + 1 body calls).
@@ -131,11 +135,16 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
             })
             .collect()
     };
-    let (traced, arity) = (initial("call"), initial("arity"));
+    let (traced, arity, return_to) = (initial("call"), initial("arity"), initial("return_to"));
     let exported: Vec<usize> = (0..sc.code.len())
         .filter(|&f| sc.code[f].exported)
         .collect();
     engine.set_exports(&exported);
+    for (p, &rt) in return_to.iter().enumerate() {
+        if rt != 0 {
+            engine.set_return_to(p as u64 + 1, traced[p], rt);
+        }
+    }
     let mut ex = Exec {
         sc,
         engine,
@@ -144,6 +153,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         op: 0,
         traced,
         arity,
+        return_to,
         idle: vec![false; sc.processes.len()],
         raised_at: 0,
         sessions: crate::sessions::SessionMap::new(sc),
@@ -392,7 +402,12 @@ impl Exec<'_> {
                 flags,
             } => {
                 let session = &self.sessions.id(*session);
-                for (flag, bits) in [("call", &mut self.traced), ("arity", &mut self.arity)] {
+                let before = self.return_to[*process];
+                for (flag, bits) in [
+                    ("call", &mut self.traced),
+                    ("arity", &mut self.arity),
+                    ("return_to", &mut self.return_to),
+                ] {
                     if flags.iter().any(|f| f == flag) {
                         if *on {
                             bits[*process] |= 1 << session;
@@ -400,6 +415,11 @@ impl Exec<'_> {
                             bits[*process] &= !(1 << session);
                         }
                     }
+                }
+                if self.return_to[*process] != before {
+                    let p = *process;
+                    self.engine
+                        .set_return_to(p as u64 + 1, self.traced[p], self.return_to[p]);
                 }
                 self.push(What::TraceFlags(Value::from(1)));
             }
@@ -421,6 +441,7 @@ impl Exec<'_> {
             LOp::SessionDestroy(s) => {
                 let id = self.sessions.id(*s);
                 self.arity.iter_mut().for_each(|a| *a &= !(1 << id));
+                self.return_to.iter_mut().for_each(|a| *a &= !(1 << id));
                 self.sessions.destroy(self.engine, *s, &mut self.traced);
                 if let Err(m) = self.engine.check_at_rest() {
                     return Err(RunError::Fault {
@@ -494,7 +515,14 @@ impl Exec<'_> {
                     value: None,
                 });
             }
-            for s in sessions {
+            let callers = self.engine.callers(f, pid, &sessions);
+            assert_eq!(
+                callers.len(),
+                sessions.len(),
+                "{}: one caller entry per call message",
+                self.engine.name()
+            );
+            for (s, caller) in sessions.into_iter().zip(callers) {
                 assert!(
                     self.traced[p] & (1 << s) != 0,
                     "{}: trace message in session {s} for a process not traced there",
@@ -513,7 +541,8 @@ impl Exec<'_> {
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
                     args,
-                    value: None,
+                    // `{message, {caller}}`: the fifth element, where the call returns to.
+                    value: caller.map(|c| Value::from(crate::frames::mfa_name(&self.sc.funcs, c))),
                 }));
             }
             let code = &self.sc.code[f];
@@ -643,7 +672,7 @@ impl Exec<'_> {
             let t = crate::frames::trace_msg(
                 &self.sc.sessions[m.session as usize],
                 &self.sc.processes[p],
-                &self.sc.funcs[m.f],
+                &self.sc.funcs,
                 &m,
             );
             self.push(What::Trace(t));

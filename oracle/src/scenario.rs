@@ -198,6 +198,8 @@ pub enum Feature {
     GlobalMatchSpec,
     /// A match spec on a meta breakpoint (meta match specs: not implemented anywhere).
     MetaMatchSpec,
+    /// The match-spec action `{message, {caller}}`: call messages carry the caller.
+    Caller,
 }
 
 impl Feature {
@@ -225,6 +227,7 @@ impl fmt::Display for Feature {
             Feature::ProcessFlag(p) => write!(f, "process trace flag {p}"),
             Feature::GlobalMatchSpec => write!(f, "match specs on global breakpoints"),
             Feature::MetaMatchSpec => write!(f, "match specs on meta breakpoints"),
+            Feature::Caller => write!(f, "the match-spec action {{message, {{caller}}}}"),
         }
     }
 }
@@ -907,6 +910,16 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 |s| matches!(s, LStep::Call { f, remote: false, catch: false, .. } if !returns[*f]),
             ) {
                 clause.truncate(k + 1);
+                // ... and, the call being last now, makes it a tail call (`call_only` /
+                // `call_last`): the caller's frame is gone, so `{caller}` and `return_to` name
+                // the function below it (seen on OTP 25 and 29, `caller_message.json`).
+                if let Some(LStep::Call { f, args, .. }) = clause.pop() {
+                    clause.push(LStep::TailCall {
+                        f,
+                        remote: false,
+                        args,
+                    });
+                }
             }
         }
     }
@@ -1046,28 +1059,30 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                             return v.err(format!("{p}.spec.actions"), "a list of action names");
                         };
                         let mut names: Vec<String> = Vec::new();
+                        // Each action once, in the order ERTS's trace_info shows them as
+                        // bpspec's engines write them: return_trace, exception_trace, caller
+                        // (`{message, {caller}}`).
+                        const ORDER: [&str; 3] = ["return_trace", "exception_trace", "caller"];
                         for (ai, a) in acts.iter().enumerate() {
-                            match a.as_str() {
-                                // Each action once, return_trace first: the order ERTS's
-                                // trace_info shows and bpspec's engines report.
-                                Some(n @ ("return_trace" | "exception_trace"))
-                                    if names.iter().any(|x| x == n || x == "exception_trace") =>
-                                {
+                            let Some(k) = a.as_str().and_then(|n| ORDER.iter().position(|o| *o == n)) else {
+                                return v.err(
+                                    format!("{p}.spec.actions[{ai}]"),
+                                    "an action is \"return_trace\", \"exception_trace\" or \"caller\"",
+                                );
+                            };
+                            if let Some(last) = names.last() {
+                                let lk = ORDER.iter().position(|o| o == last).expect("known");
+                                if lk >= k {
                                     return v.err(
                                         format!("{p}.spec.actions[{ai}]"),
-                                        format!("{n:?} after {:?}: each action at most once, return_trace before exception_trace", names.last().expect("non-empty")),
-                                    )
-                                }
-                                Some(n @ ("return_trace" | "exception_trace")) => {
-                                    names.push(n.to_string())
-                                }
-                                _ => {
-                                    return v.err(
-                                        format!("{p}.spec.actions[{ai}]"),
-                                        "an action is \"return_trace\" or \"exception_trace\"",
-                                    )
+                                        format!("{:?} after {last:?}: each action at most once, in the order return_trace, exception_trace, caller", ORDER[k]),
+                                    );
                                 }
                             }
+                            if k == 2 {
+                                feature(Feature::Caller, format!("{p}.spec.actions[{ai}]"));
+                            }
+                            names.push(ORDER[k].to_string());
                         }
                         feature(Feature::MatchSpec, format!("{p}.spec"));
                         Spec::MatchSpec(names)

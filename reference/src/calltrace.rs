@@ -159,7 +159,10 @@ pub(crate) fn emit<P: ThreadProgress>(
     }
 }
 
-/// `do_call_trace` for one session's LOCAL or GLOBAL breakpoint on `f`.
+/// `do_call_trace` for one session's LOCAL or GLOBAL breakpoint on `f`. Only a `local` hit
+/// pushes a return_to frame: a global (export entry) hit sends its call message and nothing
+/// returns to it (ERTS documents return_to for local trace only; OTP 25 and 29 send no
+/// `return_to` for a globally traced call, `oracle/corpus/return_to_global_sends_none.json`).
 pub(crate) fn do_call_trace<P: ThreadProgress>(
     e: &Engine<P>,
     sched: usize,
@@ -167,6 +170,7 @@ pub(crate) fn do_call_trace<P: ThreadProgress>(
     f: FuncId,
     ms: Option<&MatchSpec>,
     proc: &mut Proc,
+    local: bool,
 ) {
     let mfa = Term::mfa(&e.code.funcs[f].mfa);
     let mut opts = TraceOpts::default();
@@ -181,7 +185,7 @@ pub(crate) fn do_call_trace<P: ThreadProgress>(
     if !emit(e, sched, session, proc, TraceTag::Call, mfa, opts) {
         return; // not enabled / discarded / removed: no frames either
     }
-    let return_to = proc.tref(session).is_some_and(|r| r.flags.return_to);
+    let return_to = local && proc.tref(session).is_some_and(|r| r.flags.return_to);
     if return_to {
         let already = proc
             .stack
