@@ -786,6 +786,12 @@ pub enum Wrong {
     DestroyClearsOthers,
     /// Meta trace messages only for call-traced processes (ERTS sends them for every process).
     MetaOnlyCallTraced,
+    /// No `return_to` messages (the return_to frames are pushed but send nothing); not in
+    /// [`Wrong::ALL`]: caught by the return_to corpus (oracle/tests/corpus.rs).
+    ReturnToLost,
+    /// `{message, {caller}}` always names the harness ("top"), not the function the call
+    /// returns to; not in [`Wrong::ALL`]: caught by `caller_message.json`.
+    CallerAlwaysTop,
 }
 
 impl Wrong {
@@ -806,6 +812,8 @@ impl Wrong {
     pub const CALL_TIME: [Wrong; 2] = [Wrong::TimeRestartIgnored, Wrong::ScheduleOutUncharged];
     /// The call_memory mutants (caught by the call_memory corpus and by OTP 26+).
     pub const CALL_MEMORY: [Wrong; 1] = [Wrong::MemoryRestartIgnored];
+    /// The return_to / `{caller}` mutants (caught by the corpus: oracle/tests/corpus.rs).
+    pub const RETURN_TO: [Wrong; 2] = [Wrong::ReturnToLost, Wrong::CallerAlwaysTop];
     /// The global-trace mutants (need global patterns and remote calls to be caught).
     pub const GLOBAL: [Wrong; 2] = [Wrong::GlobalOnLocalCalls, Wrong::LocalKeepsGlobal];
     /// The session mutants: caught at scenario level, by scenarios with
@@ -936,7 +944,13 @@ impl BreakpointEngine for WrongOracle {
         self.inner.set_return_to(pid, call_traced, sessions)
     }
     fn callers(&mut self, f: FuncId, pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
-        self.inner.callers(f, pid, sessions)
+        let mut v = self.inner.callers(f, pid, sessions);
+        if self.wrong == Wrong::CallerAlwaysTop {
+            v.iter_mut()
+                .flatten()
+                .for_each(|c| *c = crate::frames::TOP);
+        }
+        v
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         self.inner.set_exports(exported)
@@ -991,7 +1005,11 @@ impl BreakpointEngine for WrongOracle {
             .trace_pattern_ms(session, pattern, op, flags, global, ms)
     }
     fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
-        self.inner.ret_value(pid, call_traced, value)
+        let mut v = self.inner.ret_value(pid, call_traced, value);
+        if self.wrong == Wrong::ReturnToLost {
+            v.retain(|m| m.event != crate::frames::FrameEvent::ReturnTo);
+        }
+        v
     }
     fn raise(
         &mut self,
@@ -1003,7 +1021,10 @@ impl BreakpointEngine for WrongOracle {
     ) -> Vec<FrameMsg> {
         let mut v = self.inner.raise(pid, call_traced, class, reason, through);
         if self.wrong == Wrong::ExceptionFromLost {
-            v.clear(); // only exception_from messages come from a raise
+            v.retain(|m| m.event != crate::frames::FrameEvent::ExceptionFrom);
+        }
+        if self.wrong == Wrong::ReturnToLost {
+            v.retain(|m| m.event != crate::frames::FrameEvent::ReturnTo);
         }
         v
     }
