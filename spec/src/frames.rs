@@ -142,7 +142,10 @@ impl Oracle {
     /// FR7: the caller a call message of `f` in `session` carries, if its match spec asks for
     /// it: `Some(TOP)` for the harness. Asked right after the hit.
     pub fn caller(&self, f: usize, session: u32, pid: u64) -> Option<usize> {
-        if !self.frames.caller(f, session) {
+        // Only a local breakpoint's match spec (global trace clears local trace; the stale
+        // match spec stays in `frames` until a local pattern replaces or drops it).
+        let local = self.nodes.get(&(f, session)).is_some_and(|n| n.local);
+        if !local || !self.frames.caller(f, session) {
             return None;
         }
         let p = self.procs.get(&pid).expect("entered first");
