@@ -61,6 +61,24 @@ fn pairs_scenarios_conform() {
     }
 }
 
+/// The extras (catch, arity, return_to, expressions in returns, badarg causes, `{caller}`) with
+/// terms draw valid scenarios on which the engine and the sequential oracle agree (256 cases,
+/// seed 9).
+#[test]
+fn extras_scenarios_conform() {
+    use bpspec_oracle::conformance::check_scenarios;
+    use bpspec_oracle::target::{RefEngine, SpecOracle};
+    let cfg = GenConfig {
+        terms: true,
+        extras: true,
+        call_memory: true,
+        ..GenConfig::default()
+    };
+    if let Err(f) = check_scenarios(&RefEngine::boxed, &SpecOracle::boxed, cfg, 256, 9) {
+        panic!("{}\nminimal scenario:\n{}", f.message, f.minimal);
+    }
+}
+
 fn pairs_on_erts(erl: &bpspec_oracle::erlang::Erl) {
     use bpspec_oracle::erlang::{differential, Summary};
     let cfg = GenConfig {

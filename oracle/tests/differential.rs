@@ -80,6 +80,53 @@ fn random_scenarios_with_terms_agree_with_erts() {
     }
 }
 
+/// The same draws with terms and the generator's `extras`: catch steps, the arity and return_to
+/// flags, expressions in returns, badarg causes and `{caller}` (oracle/src/gen.rs), against the
+/// OTP on PATH; `extras_on_otp_root` runs them on the OTP root.
+#[test]
+fn random_scenarios_with_extras_agree_with_erts() {
+    extras_on(&erl());
+}
+
+/// [`random_scenarios_with_extras_agree_with_erts`] on the OTP root (`BPSPEC_OTP_ROOT`, with
+/// call_memory when it has it). Skipped, and says so, when the variable is unset.
+#[test]
+fn extras_on_otp_root() {
+    let Some(root) = Erl::env_root() else {
+        eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
+        return;
+    };
+    extras_on(&Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}")));
+}
+
+fn extras_on(erl: &Erl) {
+    use bpspec_oracle::scenario::Feature;
+    let cfg = GenConfig {
+        terms: true,
+        extras: true,
+        call_memory: erl.otp >= 26,
+        ..GenConfig::default()
+    };
+    let s = random_on(erl, cfg);
+    assert!(s.ok(), "{s}");
+    // The new features are drawn (counted on the same sample).
+    let n = 300;
+    let scs = sample(cfg, n, 25);
+    let loaded: Vec<Loaded> = scs
+        .iter()
+        .map(|s| load(&s.name, &serde_json::to_string(s).unwrap()).unwrap())
+        .collect();
+    let with = |f: Feature| loaded.iter().filter(|l| l.features.contains_key(&f)).count();
+    let caller = with(Feature::Caller);
+    let ret_to = with(Feature::ProcessFlag("return_to".into()));
+    let arity = with(Feature::ProcessFlag("arity".into()));
+    eprintln!("extras sample (seed 25): {caller} with caller, {ret_to} with return_to, {arity} with arity, of {n}");
+    assert!(
+        caller * 10 >= n && ret_to * 10 >= n && arity * 10 >= n,
+        "too few scenarios with the extras: {caller} caller, {ret_to} return_to, {arity} arity"
+    );
+}
+
 /// The random scenarios, `BPSPEC_DIFF_CASES` (default 300) from `BPSPEC_DIFF_SEED` (default 25),
 /// on `erl`; every one must agree. `cfg.call_memory` adds call_memory (OTP 26+).
 fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
