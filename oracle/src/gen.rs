@@ -247,17 +247,6 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 }
             }
             let base = d.base && d.arity > 0;
-            // extras: a body ending in a local call returns 1, not `ok`. With `_ = g(), ok`
-            // where the compiler's type analysis knows g returns `ok`, it makes the call a tail
-            // call, which `{caller}` and `return_to` show and the loader does not model
-            // (docs/scenario.md, "Modules and functions").
-            if cfg.extras && !base && !terminal && body.last().is_some_and(|s| s.call.is_some()) {
-                body.push(Step {
-                    r#return: Some(Value::from(1)),
-                    ..Step::default()
-                });
-                terminal = true;
-            }
             if base && !terminal {
                 // Count n down to the base clause.
                 let mut args = vec![Value::from("n-1")];

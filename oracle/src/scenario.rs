@@ -923,6 +923,77 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             }
         }
     }
+    // The compiler's type analysis also knows a local function's return value when it is
+    // always the same literal (an atom, an integer, `[]`, or a tuple of those; not a
+    // non-empty list): `_ = g(...), L` where g always returns L becomes the tail call
+    // `g(...)` (`call_only`/`call_last`; seen on OTP 25 and 29 with exported and local g,
+    // self-recursive g, `ok` as the implicit return, `caller_message.json`). `{caller}` and
+    // `return_to` show it. Least fixpoint from "returns nothing" (a clause that raises).
+    let mut ret = vec![Ret::None; declared.len()];
+    for _ in 0..=declared.len() {
+        let next: Vec<Ret> = dcode
+            .iter()
+            .map(|c| {
+                let b = c.base.as_deref().map_or(Ret::None, |b| clause_ret(b, &ret));
+                b.join(clause_ret(&c.body, &ret))
+            })
+            .collect();
+        if next == ret {
+            break;
+        }
+        ret = next;
+    }
+    for c in &mut dcode {
+        for clause in c.base.iter_mut().chain(std::iter::once(&mut c.body)) {
+            // The literal the clause returns after its last call: a final `return` of a
+            // literal, or the implicit `ok`. `allocate`/`advance` steps have no Erlang code:
+            // between the call and the return they move before the call.
+            let (lit, end) = match clause.last() {
+                Some(LStep::Return(a)) => match folded(a) {
+                    Some(v) => (v, clause.len() - 1),
+                    None => continue,
+                },
+                _ => (Val::Atom("ok".into()), clause.len()),
+            };
+            let Some(k) = clause[..end]
+                .iter()
+                .rposition(|s| !matches!(s, LStep::Allocate(_) | LStep::Advance(_)))
+            else {
+                continue;
+            };
+            let LStep::Call {
+                f,
+                remote: false,
+                catch: false,
+                times,
+                args,
+            } = &clause[k]
+            else {
+                continue;
+            };
+            if ret[*f] != Ret::Lit(lit) {
+                continue;
+            }
+            let (f, times, args) = (*f, *times, args.clone());
+            let logical: Vec<LStep> = clause[k + 1..end].to_vec();
+            clause.truncate(k);
+            if times > 1 {
+                clause.push(LStep::Call {
+                    f,
+                    remote: false,
+                    args: args.clone(),
+                    times: times - 1,
+                    catch: false,
+                });
+            }
+            clause.extend(logical);
+            clause.push(LStep::TailCall {
+                f,
+                remote: false,
+                args,
+            });
+        }
+    }
     // Reachability: the compiler drops local functions nothing reaches.
     let mut keep = vec![false; declared.len()];
     let mut stack: Vec<usize> = (0..declared.len()).filter(|i| dcode[*i].exported).collect();
@@ -1441,6 +1512,63 @@ fn expr(
             "a term is an integer, an atom (string), a list (array) or {\"tuple\": [...]}",
         ),
     }
+}
+
+/// What the compiler's type analysis knows a function returns (see `validate`): nothing (it
+/// never returns), always the same literal, or anything.
+#[derive(Clone, Debug, PartialEq)]
+enum Ret {
+    None,
+    Lit(Val),
+    Any,
+}
+
+impl Ret {
+    fn join(self, o: Ret) -> Ret {
+        match (self, o) {
+            (Ret::None, x) | (x, Ret::None) => x,
+            (Ret::Lit(a), Ret::Lit(b)) if a == b => Ret::Lit(a),
+            _ => Ret::Any,
+        }
+    }
+}
+
+/// The literal an expression always is, as the compiler folds it: integers (sums of integers
+/// too), atoms, `[]`, tuples of those. `None` for anything else (arguments, non-empty lists).
+fn folded(a: &Arg) -> Option<Val> {
+    match a {
+        Arg::Lit(i) => Some(Val::Int(*i)),
+        Arg::Atom(x) => Some(Val::Atom(x.clone())),
+        Arg::List(x) if x.is_empty() => Some(Val::List(vec![])),
+        Arg::Tuple(x) => x.iter().map(folded).collect::<Option<Vec<_>>>().map(Val::Tuple),
+        Arg::Add(x, y) => match (folded(x)?, folded(y)?) {
+            (Val::Int(x), Val::Int(y)) => x.checked_add(y).map(Val::Int),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// What one clause returns, given what each function returns (`ret`).
+fn clause_ret(steps: &[LStep], ret: &[Ret]) -> Ret {
+    for s in steps {
+        match s {
+            LStep::Raise(_) => return Ret::None,
+            LStep::Call {
+                f,
+                remote: false,
+                catch: false,
+                ..
+            } if ret[*f] == Ret::None => return Ret::None,
+            LStep::TailCall {
+                f, remote: false, ..
+            } => return ret[*f].clone(),
+            LStep::TailCall { .. } => return Ret::Any,
+            LStep::Return(a) => return folded(a).map_or(Ret::Any, Ret::Lit),
+            _ => {}
+        }
+    }
+    Ret::Lit(Val::Atom("ok".into()))
 }
 
 /// Process trace flags: `call` is implemented; the other real flags are features; anything else
