@@ -270,7 +270,11 @@ impl Coverage {
         let _ = write!(s, "{:<12}", "scenarios");
         for f in FEATURES {
             let n = self.features.get(f).copied().unwrap_or(0);
-            let cell = if n == 0 { "-".to_string() } else { n.to_string() };
+            let cell = if n == 0 {
+                "-".to_string()
+            } else {
+                n.to_string()
+            };
             let _ = write!(s, " {cell:>w$}", w = f.len());
         }
         s.push('\n');

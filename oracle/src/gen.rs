@@ -47,6 +47,11 @@ pub struct GenConfig {
     /// `arity` and (with frames, not call_time) `return_to`, initially and in `trace_flags`
     /// ops. Off by default.
     pub extras: bool,
+    /// With `extras`: `return_to` also in scenarios that can raise (a `raise` step, or
+    /// `terms`, whose tuples make `n-1` raise). Off for OTP releases before 29, whose
+    /// `next_catch` sends return_to after an exception in fewer cases (docs/deviations.md,
+    /// "return_to after an exception (OTP 25)"). On by default.
+    pub return_to_with_raises: bool,
 }
 
 impl Default for GenConfig {
@@ -61,6 +66,7 @@ impl Default for GenConfig {
             pairs: false,
             terms: false,
             extras: false,
+            return_to_with_raises: true,
         }
     }
 }
@@ -282,6 +288,14 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
             functions,
         });
     }
+    // `return_to` drawn at all (see `GenConfig::return_to_with_raises`).
+    let can_raise = cfg.terms
+        || modules
+            .iter()
+            .flat_map(|m: &Module| m.functions.iter())
+            .any(|f| f.body.iter().any(|s| s.raise.is_some()));
+    let return_to =
+        cfg.extras && cfg.frames && !cfg.call_time && (cfg.return_to_with_raises || !can_raise);
     let processes: Vec<ProcessDecl> = procs
         .iter()
         .enumerate()
@@ -290,7 +304,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
             trace: if *traced {
                 let mut fl = vec!["call".to_string()];
                 // extras: p1 with return_to (frames only), p2 with arity.
-                if cfg.extras && i == 0 && cfg.frames && !cfg.call_time {
+                if return_to && i == 0 {
                     fl.push("return_to".into());
                 }
                 if cfg.extras && i == 1 {
@@ -376,9 +390,9 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
             }
             ODraw::Flags { p, on } => {
                 let flags = match (p / 64) % 4 {
-                    1 if cfg.extras && cfg.frames && !cfg.call_time => vec!["call", "return_to"],
+                    1 if return_to => vec!["call", "return_to"],
                     2 if cfg.extras => vec!["call", "arity"],
-                    3 if cfg.extras && cfg.frames && !cfg.call_time => vec!["return_to"],
+                    3 if return_to => vec!["return_to"],
                     _ => vec!["call"],
                 };
                 vec![Op::TraceFlags(TraceFlagsOp {

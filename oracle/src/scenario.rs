@@ -1135,7 +1135,9 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                         // (`{message, {caller}}`).
                         const ORDER: [&str; 3] = ["return_trace", "exception_trace", "caller"];
                         for (ai, a) in acts.iter().enumerate() {
-                            let Some(k) = a.as_str().and_then(|n| ORDER.iter().position(|o| *o == n)) else {
+                            let Some(k) =
+                                a.as_str().and_then(|n| ORDER.iter().position(|o| *o == n))
+                            else {
                                 return v.err(
                                     format!("{p}.spec.actions[{ai}]"),
                                     "an action is \"return_trace\", \"exception_trace\" or \"caller\"",
@@ -1540,7 +1542,11 @@ fn folded(a: &Arg) -> Option<Val> {
         Arg::Lit(i) => Some(Val::Int(*i)),
         Arg::Atom(x) => Some(Val::Atom(x.clone())),
         Arg::List(x) if x.is_empty() => Some(Val::List(vec![])),
-        Arg::Tuple(x) => x.iter().map(folded).collect::<Option<Vec<_>>>().map(Val::Tuple),
+        Arg::Tuple(x) => x
+            .iter()
+            .map(folded)
+            .collect::<Option<Vec<_>>>()
+            .map(Val::Tuple),
         Arg::Add(x, y) => match (folded(x)?, folded(y)?) {
             (Val::Int(x), Val::Int(y)) => x.checked_add(y).map(Val::Int),
             _ => None,

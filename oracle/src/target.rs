@@ -375,7 +375,11 @@ impl BreakpointEngine for RefEngine {
         self.return_to.insert(pid, sessions);
     }
     fn callers(&mut self, _f: FuncId, _pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
-        assert_eq!(self.last_callers.len(), sessions.len(), "callers of the last hit");
+        assert_eq!(
+            self.last_callers.len(),
+            sessions.len(),
+            "callers of the last hit"
+        );
         std::mem::take(&mut self.last_callers)
     }
     fn name(&self) -> String {
@@ -946,9 +950,7 @@ impl BreakpointEngine for WrongOracle {
     fn callers(&mut self, f: FuncId, pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
         let mut v = self.inner.callers(f, pid, sessions);
         if self.wrong == Wrong::CallerAlwaysTop {
-            v.iter_mut()
-                .flatten()
-                .for_each(|c| *c = crate::frames::TOP);
+            v.iter_mut().flatten().for_each(|c| *c = crate::frames::TOP);
         }
         v
     }

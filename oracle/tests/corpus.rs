@@ -58,9 +58,10 @@ fn corpus_expectations_hold_on_engine_and_oracle() {
         }
     }
     assert!(
-        // No known deviation left (frames_time_between_ops.json agrees since the runner
-        // schedules processes out after each call op); meta trace runs since meta6.
-        checked >= 50 && deviations == 0 && unsupported >= 1,
+        // One known deviation, on the engine and the oracle: OTP 25's return_to after an
+        // exception (docs/deviations.md); frames_time_between_ops.json agrees since the runner
+        // schedules processes out after each call op; meta trace runs since meta6.
+        checked >= 50 && deviations == 2 && unsupported >= 1,
         "{checked} checked, {deviations} deviations, {unsupported} unsupported"
     );
 }
@@ -79,7 +80,8 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
         assert!(
-            r.agree >= 20 && r.known_deviation == 0 && r.unsupported == unsup,
+            // One known deviation: OTP 25's return_to after an exception (docs/deviations.md).
+            r.agree >= 20 && r.known_deviation == 1 && r.unsupported == unsup,
             "{r:?}"
         );
     }

@@ -43,7 +43,10 @@ fn a_missing_feature_shows_as_gaps() {
         .table(&["call_memory"])
         .contains("never drawn: call_memory pause then restart"));
     // Without extras, none of the newer features is drawn, and the features row shows it.
-    assert_eq!(c.feature_gaps().len(), bpspec_oracle::coverage::FEATURES.len());
+    assert_eq!(
+        c.feature_gaps().len(),
+        bpspec_oracle::coverage::FEATURES.len()
+    );
 }
 
 /// The pairs mode draws valid scenarios on which the engine and the sequential oracle agree

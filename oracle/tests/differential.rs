@@ -50,10 +50,12 @@ fn corpus_agrees_with_erts() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert!(s.agree >= 10, "too few corpus scenarios ran on ERTS: {s}");
     // call_time scenarios run on both now (counts against ERTS); pause/restart with local
-    // agrees since the fix; no known deviation left (frames_time_between_ops.json agrees since
-    // the runner schedules processes out after each call op).
+    // agrees since the fix; frames_time_between_ops.json agrees since the runner schedules
+    // processes out after each call op. One known deviation on OTP 25 (and none after it):
+    // return_to after an exception (docs/deviations.md).
+    let deviations = usize::from(erl.otp <= 25);
     assert!(
-        s.known_deviation == 0 && s.agree >= 20,
+        s.known_deviation == deviations && s.agree >= 20,
         "call_time / pause-with-local scenarios did not agree: {s}"
     );
 }
@@ -80,7 +82,7 @@ fn random_scenarios_with_terms_agree_with_erts() {
     }
 }
 
-/// The same draws with terms and the generator's `extras`: catch steps, the arity and return_to
+/// The same draws with the generator's `extras` (and terms on OTP 29+): catch steps, the arity and return_to
 /// flags, expressions in returns, badarg causes and `{caller}` (oracle/src/gen.rs), against the
 /// OTP on PATH; `extras_on_otp_root` runs them on the OTP root.
 #[test]
@@ -102,9 +104,14 @@ fn extras_on_otp_root() {
 fn extras_on(erl: &Erl) {
     use bpspec_oracle::scenario::Feature;
     let cfg = GenConfig {
-        terms: true,
+        // (terms make every scenario able to raise: off where return_to needs scenarios that
+        // cannot.)
+        terms: erl.otp >= 29,
         extras: true,
         call_memory: erl.otp >= 26,
+        // Before OTP 29, return_to after an exception differs in a case bpspec follows OTP 29
+        // in (docs/deviations.md, "return_to after an exception (OTP 25)").
+        return_to_with_raises: erl.otp >= 29,
         ..GenConfig::default()
     };
     let s = random_on(erl, cfg);
@@ -116,13 +123,20 @@ fn extras_on(erl: &Erl) {
         .iter()
         .map(|s| load(&s.name, &serde_json::to_string(s).unwrap()).unwrap())
         .collect();
-    let with = |f: Feature| loaded.iter().filter(|l| l.features.contains_key(&f)).count();
+    let with = |f: Feature| {
+        loaded
+            .iter()
+            .filter(|l| l.features.contains_key(&f))
+            .count()
+    };
     let caller = with(Feature::Caller);
     let ret_to = with(Feature::ProcessFlag("return_to".into()));
     let arity = with(Feature::ProcessFlag("arity".into()));
     eprintln!("extras sample (seed 25): {caller} with caller, {ret_to} with return_to, {arity} with arity, of {n}");
+    // Without raises there are few scenarios left for return_to before OTP 29.
+    let rt_min = if cfg.return_to_with_raises { n / 10 } else { 1 };
     assert!(
-        caller * 10 >= n && ret_to * 10 >= n && arity * 10 >= n,
+        caller * 10 >= n && ret_to >= rt_min && arity * 10 >= n,
         "too few scenarios with the extras: {caller} caller, {ret_to} return_to, {arity} arity"
     );
 }

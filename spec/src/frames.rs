@@ -31,7 +31,10 @@
 //!   `return_to`). A return through it sends `return_to` with the function the return lands in
 //!   (`TOP` when it is the harness). An exception that passes one sends, once caught, one
 //!   `return_to` per session with the catching function, after the `exception_from`s
-//!   (`next_catch`). Global (export entry) hits push none. Checked on OTP 25 and 29 by
+//!   (`next_catch` as of OTP 29; OTP 25 sent it only for a return_to frame of the outermost
+//!   unwound call, the one the catching function made: docs/deviations.md, "return_to after
+//!   an exception").
+//!   Global (export entry) hits push none. Checked on OTP 25 and 29 by
 //!   `oracle/corpus/return_to_*.json`.
 //! - FR7. `{message, {caller}}` in the match spec: the call message carries where the call
 //!   returns to, the function of the topmost continuation (`TOP` for the harness); after a tail
