@@ -994,6 +994,21 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
     }
     for c in &mut dcode {
         for clause in c.base.iter_mut().chain(std::iter::once(&mut c.body)) {
+            // A call that never returns with the narrowed clauses either (every reachable
+            // clause raises) ends the clause as a tail call, as above (seed 25 #2021 on OTP 29).
+            if let Some(k) = clause.iter().position(|s| {
+                matches!(s, LStep::Call { f, remote: false, catch: false, .. } if ret[*f] == Ret::None)
+            }) {
+                clause.truncate(k + 1);
+                if let Some(LStep::Call { f, args, .. }) = clause.pop() {
+                    clause.push(LStep::TailCall {
+                        f,
+                        remote: false,
+                        args,
+                    });
+                }
+                continue;
+            }
             // The literal the clause returns after its last call: a final `return` of a
             // literal, or the implicit `ok`. `allocate`/`advance` steps have no Erlang code:
             // between the call and the return they move before the call.
