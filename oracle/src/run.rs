@@ -14,6 +14,12 @@ use std::fmt;
 /// Bounds on one run: calls made in total, and nesting depth of non-tail calls.
 pub const MAX_CALLS: u64 = 1_000_000;
 pub const MAX_DEPTH: usize = 500;
+/// In a scenario with match specs: at most this many function entries on a process's stack at
+/// once (body calls and the tail calls of each, since every entry of a return-traced function
+/// pushes a frame that stays until the chain returns). With up to 32 sessions' frames per
+/// entry and a return_to frame per session and body call, it keeps the engines' stacks under
+/// their bound (`MAX_STACK`, 65,536 frames). ERTS has no such bound (the stack grows).
+pub const MAX_FRAMED_ENTRIES: usize = 1_500;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunError {
@@ -112,6 +118,10 @@ struct Exec<'a> {
     sessions: crate::sessions::SessionMap,
     /// Meta trace messages of the current call op, observed at its end.
     meta_pending: Vec<TraceMsg>,
+    /// Function entries on the current call path (see [`MAX_FRAMED_ENTRIES`]).
+    entries: usize,
+    /// Does the scenario have match specs (so that entries push frames)?
+    framed: bool,
 }
 
 enum Outcome {
@@ -156,6 +166,12 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         return_to,
         idle: vec![false; sc.processes.len()],
         raised_at: 0,
+        entries: 0,
+        framed: sc.features.contains_key(&Feature::MatchSpec)
+            || sc.features.contains_key(&Feature::GlobalMatchSpec)
+            || sc
+                .features
+                .contains_key(&Feature::ProcessFlag("return_to".into())),
         sessions: crate::sessions::SessionMap::new(sc),
         meta_pending: Vec::new(),
     };
@@ -479,6 +495,21 @@ impl Exec<'_> {
     fn exec(
         &mut self,
         p: usize,
+        f: usize,
+        args: Vec<Val>,
+        depth: usize,
+        remote: bool,
+    ) -> Result<Outcome, RunError> {
+        // The entries of this call (and its tail calls) leave the stack with it.
+        let before = self.entries;
+        let r = self.exec_entries(p, f, args, depth, remote);
+        self.entries = before;
+        r
+    }
+
+    fn exec_entries(
+        &mut self,
+        p: usize,
         mut f: usize,
         mut args: Vec<Val>,
         depth: usize,
@@ -494,6 +525,12 @@ impl Exec<'_> {
             if self.calls > MAX_CALLS {
                 return Err(self.limit(format!(
                     "more than {MAX_CALLS} calls (does the scenario terminate?)"
+                )));
+            }
+            self.entries += 1;
+            if self.framed && self.entries > MAX_FRAMED_ENTRIES {
+                return Err(self.limit(format!(
+                    "more than {MAX_FRAMED_ENTRIES} function entries on the stack with match specs or return_to (each keeps its trace frames until it returns)"
                 )));
             }
             let sessions = if remote && self.sc.code[f].exported {
