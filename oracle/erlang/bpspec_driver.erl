@@ -70,7 +70,7 @@ load({M, Src}) ->
 
 spawn_proc(Self, Flags) ->
     P = spawn(fun ?MODULE:proc_loop/0),
-    Extra = [arity || lists:member(arity, Flags)],
+    Extra = [F || F <- [arity, return_to], lists:member(F, Flags)],
     case lists:member(call, Flags) of
         true -> 1 = erlang:trace(P, true, [call, {tracer, Self}] ++ Extra ++ ts_flag(true));
         false when Extra =/= [] -> 1 = erlang:trace(P, true, Extra);
@@ -173,6 +173,12 @@ traces(Id, I, Pids) ->
         {trace, P, call, {M, F, Args}} ->
             trace_obs(Id, I, P, Pids, "call", M, F, arity(Args), Args, none),
             traces(Id, I, Pids);
+        {trace, P, call, {M, F, Args}, Caller} ->
+            trace_obs(Id, I, P, Pids, "call", M, F, arity(Args), Args, str(fname(Caller))),
+            traces(Id, I, Pids);
+        {trace, P, return_to, To} ->
+            trace_line(Id, I, "legacy", P, Pids, "return_to", fname(To), [], none),
+            traces(Id, I, Pids);
         {trace, P, return_from, {M, F, A}, V} ->
             trace_obs(Id, I, P, Pids, "return_from", M, F, A, [], term_json(V)),
             traces(Id, I, Pids);
@@ -189,12 +195,20 @@ traces(Id, I, Pids) ->
     end.
 
 trace_obs(Id, I, P, Pids, Event, M, F, A, Args, Value) ->
+    trace_line(Id, I, "legacy", P, Pids, Event, fname({M, F, A}), Args, Value).
+
+trace_line(Id, I, S, P, Pids, Event, Mfa, Args, Value) ->
     ValueJson = case Value of none -> ""; _ -> [",\"value\":", Value] end,
-    obs(Id, I, ["\"trace\":{\"session\":\"legacy\",\"process\":", str(name(P, Pids)),
-                ",\"event\":\"", Event, "\",\"mfa\":",
-                str(io_lib:format("~s:~s/~p", [M, F, A])),
+    obs(Id, I, ["\"trace\":{\"session\":", str(S), ",\"process\":", str(name(P, Pids)),
+                ",\"event\":\"", Event, "\",\"mfa\":", str(Mfa),
                 ",\"args\":", term_json(Args),
                 ValueJson, "}"]).
+
+%% A function in a `{caller}` or a `return_to` message, as bpspec names it: "M:F/A", or "top"
+%% for this module's function that makes the scenario's calls (`calls/5`: the harness).
+fname({?MODULE, calls, 5}) -> "top";
+fname({M, F, A}) -> io_lib:format("~s:~s/~p", [M, F, A]);
+fname(undefined) -> "undefined".
 
 name(P, Pids) ->
     case lists:keyfind(P, 2, Pids) of {N, _} -> N; false -> error({unknown_pid, P}) end.
@@ -235,6 +249,10 @@ arity(Arity) when is_integer(Arity) -> Arity.
 class_reason(Class, R) when is_atom(R) -> io_lib:format("~s:~s", [Class, R]);
 class_reason(Class, R) -> io_lib:format("~s:~w", [Class, R]).
 
+%% A match-spec body action as the scenario names it.
+action({message, {caller}}) -> caller;
+action({A}) when is_atom(A) -> A.
+
 %% trace_info values, per item (docs/scenario.md, "Observations").
 info_value(_, undefined, _) -> str(undefined);
 info_value(_, false, _) -> "false";
@@ -243,7 +261,7 @@ info_value(all, L, Pids) when is_list(L) ->
 info_value(Item, MS, _) when Item =:= match_spec; Item =:= meta_match_spec ->
     case MS of
         [] -> "[]";
-        [{'_', [], Actions}] -> ["{\"actions\":[", lists:join(",", [str(A) || {A} <- Actions]), "]}"];
+        [{'_', [], Actions}] -> ["{\"actions\":[", lists:join(",", [str(action(A)) || A <- Actions]), "]}"];
         Other -> str(io_lib:format("~0p", [Other]))
     end;
 info_value(meta, [], _) -> "[]";
@@ -348,6 +366,10 @@ untimestamp(Name, M) ->
 
 emit_trace(Id, I, Pids, S, {trace, P, call, {M, F, Args}}) ->
     session_trace_obs(Id, I, P, Pids, S, "call", M, F, arity(Args), Args, none);
+emit_trace(Id, I, Pids, S, {trace, P, call, {M, F, Args}, Caller}) ->
+    session_trace_obs(Id, I, P, Pids, S, "call", M, F, arity(Args), Args, str(fname(Caller)));
+emit_trace(Id, I, Pids, S, {trace, P, return_to, To}) ->
+    trace_line(Id, I, S, P, Pids, "return_to", fname(To), [], none);
 emit_trace(Id, I, Pids, S, {trace, P, return_from, {M, F, A}, V}) ->
     session_trace_obs(Id, I, P, Pids, S, "return_from", M, F, A, [], term_json(V));
 emit_trace(Id, I, Pids, S, {trace, P, exception_from, {M, F, A}, {Class, R}}) ->
@@ -357,12 +379,7 @@ emit_trace(_Id, _I, _Pids, S, Other) ->
     error({unexpected_trace_message, S, Other}).
 
 session_trace_obs(Id, I, P, Pids, S, Event, M, F, A, Args, Value) ->
-    ValueJson = case Value of none -> ""; _ -> [",\"value\":", Value] end,
-    obs(Id, I, ["\"trace\":{\"session\":", str(S), ",\"process\":", str(name(P, Pids)),
-                ",\"event\":\"", Event, "\",\"mfa\":",
-                str(io_lib:format("~s:~s/~p", [M, F, A])),
-                ",\"args\":", term_json(Args),
-                ValueJson, "}"]).
+    trace_line(Id, I, S, P, Pids, Event, fname({M, F, A}), Args, Value).
 
 %% Destroy what the scenario left alive (its patterns go with it) and stop the collectors.
 sessions_cleanup() ->

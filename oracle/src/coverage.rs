@@ -13,6 +13,90 @@ use std::fmt::Write as _;
 pub const SPECS: [&str; 4] = ["true", "false", "pause", "restart"];
 pub const KINDS: [&str; 5] = ["local", "global", "call_count", "call_time", "call_memory"];
 
+/// The scenario features counted besides the sequences (one row of the table): a `catch` call
+/// step, the `arity` process flag, a `return` of an expression (not a plain term), a
+/// `trace_pattern` that is badarg with a cause (a match spec with counters only; `global` with
+/// another flag), the match-spec action `caller`, the `return_to` process flag.
+pub const FEATURES: [&str; 6] = [
+    "catch",
+    "arity",
+    "return_expr",
+    "badarg_cause",
+    "caller",
+    "return_to",
+];
+
+/// The [`FEATURES`] one scenario uses (each once), read from its JSON form.
+pub fn features(sc: &Scenario) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    let mut add = |f: &'static str| {
+        if !found.contains(&f) {
+            found.push(f);
+        }
+    };
+    fn is_expr(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Object(o) => {
+                o.contains_key("arg")
+                    || o.contains_key("add")
+                    || o.contains_key("cons")
+                    || o.values().any(is_expr)
+            }
+            serde_json::Value::Array(a) => a.iter().any(is_expr),
+            _ => false,
+        }
+    }
+    for m in &sc.modules {
+        for f in &m.functions {
+            for st in f.body.iter().chain(f.base.iter().flatten()) {
+                if st.catch {
+                    add("catch");
+                }
+                if st.r#return.as_ref().is_some_and(is_expr) {
+                    add("return_expr");
+                }
+            }
+        }
+    }
+    let mut flag = |fl: &[String]| {
+        for (name, key) in [("arity", "arity"), ("return_to", "return_to")] {
+            if fl.iter().any(|f| f == name) {
+                add(key);
+            }
+        }
+    };
+    for p in &sc.processes {
+        for fl in p.trace.values() {
+            flag(fl);
+        }
+    }
+    let mut pattern_feats = Vec::new();
+    for op in &sc.ops {
+        match op {
+            Op::TraceFlags(t) if t.on => flag(&t.flags),
+            Op::TracePattern(t) => {
+                let ms = t.spec.get("actions");
+                if ms
+                    .and_then(|a| a.as_array())
+                    .is_some_and(|a| a.iter().any(|x| x == "caller"))
+                {
+                    pattern_feats.push("caller");
+                }
+                let has = |n: &str| t.flags.iter().any(|f| f == n);
+                let counters = has("call_count") || has("call_time") || has("call_memory");
+                let ms_counters_only = ms.is_some() && !has("local") && !has("global") && counters;
+                let badopt = has("global") && t.flags.len() > 1;
+                if ms_counters_only || badopt {
+                    pattern_feats.push("badarg_cause");
+                }
+            }
+            _ => {}
+        }
+    }
+    pattern_feats.into_iter().for_each(&mut add);
+    found
+}
+
 /// One sequence: (flag kind, first spec, second spec).
 pub type Seq = (&'static str, &'static str, &'static str);
 
@@ -108,6 +192,8 @@ pub struct Coverage {
     pub counts: BTreeMap<Seq, usize>,
     /// For each sequence, the index of the first scenario that has it.
     pub first: BTreeMap<Seq, usize>,
+    /// Per [`FEATURES`] entry, the number of scenarios using it.
+    pub features: BTreeMap<&'static str, usize>,
 }
 
 impl Coverage {
@@ -120,6 +206,9 @@ impl Coverage {
             for s in sequences(sc) {
                 *c.counts.entry(s).or_default() += 1;
                 c.first.entry(s).or_insert(i);
+            }
+            for f in features(sc) {
+                *c.features.entry(f).or_default() += 1;
             }
         }
         c
@@ -173,6 +262,30 @@ impl Coverage {
         for (k, a, b) in &gaps {
             let _ = writeln!(s, "never drawn: {k} {a} then {b}");
         }
+        let _ = write!(s, "{:<12}", "features");
+        for f in FEATURES {
+            let _ = write!(s, " {f}");
+        }
+        s.push('\n');
+        let _ = write!(s, "{:<12}", "scenarios");
+        for f in FEATURES {
+            let n = self.features.get(f).copied().unwrap_or(0);
+            let cell = if n == 0 {
+                "-".to_string()
+            } else {
+                n.to_string()
+            };
+            let _ = write!(s, " {cell:>w$}", w = f.len());
+        }
+        s.push('\n');
         s
+    }
+
+    /// The [`FEATURES`] never drawn.
+    pub fn feature_gaps(&self) -> Vec<&'static str> {
+        FEATURES
+            .into_iter()
+            .filter(|f| !self.features.contains_key(f))
+            .collect()
     }
 }

@@ -384,8 +384,10 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             Feature::GlobalMatchSpec => false,
             // OTP 27+ (the run skips older nodes by `requires_otp`): the trace module.
             Feature::Sessions => false,
-            // `arity` is passed to erlang:trace/3; call messages with an integer are read.
-            Feature::ProcessFlag(p) if p == "arity" => false,
+            // `arity` and `return_to` are passed to erlang:trace/3; call messages with an
+            // integer, with a caller, and return_to messages are read.
+            Feature::ProcessFlag(p) if p == "arity" || p == "return_to" => false,
+            Feature::Caller => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"
@@ -526,7 +528,13 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
                 Spec::Pause => "pause".into(),
                 Spec::Restart => "restart".into(),
                 Spec::MatchSpec(acts) => {
-                    let a: Vec<String> = acts.iter().map(|a| format!("{{{a}}}")).collect();
+                    let a: Vec<String> = acts
+                        .iter()
+                        .map(|a| match a.as_str() {
+                            "caller" => "{message, {caller}}".to_string(),
+                            a => format!("{{{a}}}"),
+                        })
+                        .collect();
                     format!("[{{'_', [], [{}]}}]", a.join(", "))
                 }
             };

@@ -11,18 +11,41 @@ use bpspec_reference::{
     Enabled, Engine, FuncId, Mfa, Proc, ProcFlags, Qsbr, SessionId, Term, TraceOpts, TraceTag,
     Tracer, TracerSpec,
 };
-pub use bpspec_spec::frames::{FrameEvent, FrameMsg};
+pub use bpspec_spec::frames::{FrameEvent, FrameMsg, TOP};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 
 /// `[{'_', [], Actions}]` from the scenario's action names (validated by the loader:
-/// `return_trace`, `exception_trace`, each at most once, in that order).
+/// `return_trace`, `exception_trace`, `caller` (`{message, {caller}}`), each at most once, in
+/// that order).
 pub fn match_spec(actions: &[String]) -> MatchSpec {
     MatchSpec {
         return_trace: actions.iter().any(|a| a == "return_trace"),
         exception_trace: actions.iter().any(|a| a == "exception_trace"),
-        caller: false,
+        caller: actions.iter().any(|a| a == "caller"),
     }
+}
+
+/// A function as an observation names it: `"M:F/A"`, or `"top"` for [`TOP`] (the harness that
+/// makes the scenario's calls: a `return_to` into it, or a `{caller}` that is it).
+pub fn mfa_name(funcs: &[Mfa], f: usize) -> String {
+    if f == TOP {
+        return "top".into();
+    }
+    let m = &funcs[f];
+    format!("{}:{}/{}", m.module, m.name, m.arity)
+}
+
+/// The function a `return_to` message or a `{caller}` names: `{M,F,A}` of the universe, or
+/// `undefined` (no function: [`TOP`]).
+pub fn func_of_term(funcs: &[Mfa], t: &Term) -> usize {
+    if *t == Term::Atom("undefined") {
+        return TOP;
+    }
+    funcs
+        .iter()
+        .position(|m| Term::mfa(m) == *t)
+        .unwrap_or_else(|| panic!("{t} is not a function of the universe"))
 }
 
 /// `trace_info(_, match_spec)`'s term as an observation value: `[]`, or `{"actions": [...]}` for
@@ -33,9 +56,14 @@ pub fn ms_json(t: &Term) -> Option<Value> {
         [] => Some(Value::Array(vec![])),
         [Term::Tuple(c)] if c.len() == 3 && c[1] == Term::List(vec![]) => {
             let Term::List(body) = &c[2] else { return None };
+            let caller = Term::Tuple(vec![
+                Term::Atom("message"),
+                Term::Tuple(vec![Term::Atom("caller")]),
+            ]);
             let acts: Option<Vec<Value>> = body
                 .iter()
                 .map(|a| match a {
+                    a if *a == caller => Some(Value::from("caller")),
                     Term::Tuple(x) if x.len() == 1 => match &x[0] {
                         Term::Atom(n) => Some(Value::from(*n)),
                         Term::Name(n) => Some(Value::from(n.clone())),
@@ -73,22 +101,24 @@ fn raw(t: &Term) -> String {
     }
 }
 
-/// A frame's message as the runner's trace observation.
-pub fn trace_msg(session: &str, process: &str, mfa: &Mfa, m: &FrameMsg) -> TraceMsg {
+/// A frame's message as the runner's trace observation (`funcs`: the scenario's functions).
+pub fn trace_msg(session: &str, process: &str, funcs: &[Mfa], m: &FrameMsg) -> TraceMsg {
     TraceMsg {
         session: session.into(),
         process: process.into(),
         event: match m.event {
             FrameEvent::ReturnFrom => "return_from",
             FrameEvent::ExceptionFrom => "exception_from",
+            FrameEvent::ReturnTo => "return_to",
         }
         .into(),
-        mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
+        mfa: mfa_name(funcs, m.f),
         args: Value::Array(vec![]),
-        value: Some(match m.event {
-            FrameEvent::ReturnFrom => term_value(&m.value),
-            FrameEvent::ExceptionFrom => value_json(&m.value),
-        }),
+        value: match m.event {
+            FrameEvent::ReturnFrom => Some(term_value(&m.value)),
+            FrameEvent::ExceptionFrom => Some(value_json(&m.value)),
+            FrameEvent::ReturnTo => None,
+        },
     }
 }
 
@@ -136,15 +166,20 @@ impl Tracers {
         )
     }
 
-    /// Give `proc` the call flag and a tracer in each session of `call_traced`, and take them
-    /// away elsewhere (`erlang:trace/3` with `{tracer, ...}`), so the engine's frames send.
-    pub fn sync(&self, e: &Engine<Qsbr>, proc: &mut Proc, call_traced: u64) {
+    /// Give `proc` the call flag (and `return_to` where `return_to` says) and a tracer in each
+    /// session of `call_traced`, and take them away elsewhere (`erlang:trace/3` with
+    /// `{tracer, ...}`), so the engine's frames send.
+    pub fn sync(&self, e: &Engine<Qsbr>, proc: &mut Proc, call_traced: u64, return_to: u64) {
         for s in 0..64u32 {
             let want = call_traced & (1u64 << s) != 0;
-            let has = proc.tref(s).is_some_and(|r| r.flags.call);
+            let rt = return_to & (1u64 << s) != 0;
+            let has = proc
+                .tref(s)
+                .is_some_and(|r| r.flags.call && r.flags.return_to == rt);
             if want && !has {
                 let fl = ProcFlags {
                     call: true,
+                    return_to: rt,
                     ..ProcFlags::default()
                 };
                 let ok = e
@@ -179,17 +214,19 @@ impl Tracers {
                 let event = match tag {
                     TraceTag::ReturnFrom => FrameEvent::ReturnFrom,
                     TraceTag::ExceptionFrom => FrameEvent::ExceptionFrom,
+                    TraceTag::ReturnTo => FrameEvent::ReturnTo,
                     other => panic!("unexpected trace message {} {term}", other.atom()),
                 };
-                let f: FuncId = funcs
-                    .iter()
-                    .position(|m| Term::mfa(m) == term)
-                    .unwrap_or_else(|| panic!("{term} is not a function of the universe"));
+                let f: FuncId = func_of_term(funcs, &term);
+                let value = match event {
+                    FrameEvent::ReturnTo => Term::List(vec![]),
+                    _ => extra.expect("return_from/exception_from carry a value"),
+                };
                 FrameMsg {
                     session,
                     event,
                     f,
-                    value: extra.expect("return_from/exception_from carry a value"),
+                    value,
                 }
             })
             .collect()

@@ -40,6 +40,18 @@ pub struct GenConfig {
     /// `n-1` on them raises badarith) and base clauses return `{base, A1}`. They reuse the
     /// existing draws, so the other runs keep theirs. Off by default.
     pub terms: bool,
+    /// Also the newer scenario features, on existing draws (so the other runs keep theirs):
+    /// `catch` on some body calls, returns of expressions (`[A1]`, `A1 + 1`), trace_pattern
+    /// draws that are badarg with a cause (`call_count`: a match spec with counters only;
+    /// `badopt`: global with local), the match-spec action `caller`, and the process flags
+    /// `arity` and (with frames, not call_time) `return_to`, initially and in `trace_flags`
+    /// ops. Off by default.
+    pub extras: bool,
+    /// With `extras`: `return_to` also in scenarios that can raise (a `raise` step, or
+    /// `terms`, whose tuples make `n-1` raise). Off for OTP releases before 29, whose
+    /// `next_catch` sends return_to after an exception in fewer cases (docs/deviations.md,
+    /// "return_to after an exception (OTP 25)"). On by default.
+    pub return_to_with_raises: bool,
 }
 
 impl Default for GenConfig {
@@ -53,6 +65,8 @@ impl Default for GenConfig {
             call_count_only: false,
             pairs: false,
             terms: false,
+            extras: false,
+            return_to_with_raises: true,
         }
     }
 }
@@ -200,17 +214,23 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                             tail_call: tail.then_some(call),
                             args,
                             times: (!tail && times == 3).then_some(2),
+                            catch: cfg.extras && !tail && times == 1,
                             ..Step::default()
                         });
                         terminal = tail;
                     }
                     3 => {
+                        let v = if cfg.extras && d.arity > 0 && arg % 8 == 5 {
+                            serde_json::json!({"cons": [{"arg": 1}, []]})
+                        } else if cfg.extras && d.arity > 0 && arg % 8 == 7 {
+                            serde_json::json!({"add": [{"arg": 1}, 1]})
+                        } else if arg % 2 == 0 {
+                            Value::from("r")
+                        } else {
+                            Value::from(format!("v{}", arg % 4))
+                        };
                         body.push(Step {
-                            r#return: Some(Value::from(if arg % 2 == 0 {
-                                "r".to_string()
-                            } else {
-                                format!("v{}", arg % 4)
-                            })),
+                            r#return: Some(v),
                             ..Step::default()
                         });
                         terminal = true;
@@ -268,13 +288,29 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
             functions,
         });
     }
+    // `return_to` drawn at all (see `GenConfig::return_to_with_raises`).
+    let can_raise = cfg.terms
+        || modules
+            .iter()
+            .flat_map(|m: &Module| m.functions.iter())
+            .any(|f| f.body.iter().any(|s| s.raise.is_some()));
+    let return_to =
+        cfg.extras && cfg.frames && !cfg.call_time && (cfg.return_to_with_raises || !can_raise);
     let processes: Vec<ProcessDecl> = procs
         .iter()
         .enumerate()
         .map(|(i, traced)| ProcessDecl {
             name: format!("p{}", i + 1),
             trace: if *traced {
-                BTreeMap::from([("legacy".to_string(), vec!["call".to_string()])])
+                let mut fl = vec!["call".to_string()];
+                // extras: p1 with return_to (frames only), p2 with arity.
+                if return_to && i == 0 {
+                    fl.push("return_to".into());
+                }
+                if cfg.extras && i == 1 {
+                    fl.push("arity".into());
+                }
+                BTreeMap::from([("legacy".to_string(), fl)])
             } else {
                 BTreeMap::new()
             },
@@ -352,12 +388,20 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                         .into(),
                 })]
             }
-            ODraw::Flags { p, on } => vec![Op::TraceFlags(TraceFlagsOp {
-                process: format!("p{}", p as usize % processes.len() + 1),
-                session: "legacy".into(),
-                on,
-                flags: vec!["call".into()],
-            })],
+            ODraw::Flags { p, on } => {
+                let flags = match (p / 64) % 4 {
+                    1 if return_to => vec!["call", "return_to"],
+                    2 if cfg.extras => vec!["call", "arity"],
+                    3 if return_to => vec!["return_to"],
+                    _ => vec!["call"],
+                };
+                vec![Op::TraceFlags(TraceFlagsOp {
+                    process: format!("p{}", p as usize % processes.len() + 1),
+                    session: "legacy".into(),
+                    on,
+                    flags: flags.into_iter().map(String::from).collect(),
+                })]
+            }
             ODraw::Pattern {
                 target,
                 f,
@@ -380,8 +424,13 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     2 => Value::Bool(false),
                     3 => Value::from("pause"),
                     4 => Value::from("restart"),
+                    5 if cfg.extras && f % 4 == 1 => actions(&["caller"]),
                     5 => actions(&["return_trace"]),
+                    6 if cfg.extras && f % 4 == 1 => actions(&["exception_trace", "caller"]),
                     6 => actions(&["exception_trace"]),
+                    _ if cfg.extras && f % 4 == 1 => {
+                        actions(&["return_trace", "exception_trace", "caller"])
+                    }
                     _ => actions(&["return_trace", "exception_trace"]),
                 };
                 let flags = match flags {
@@ -416,6 +465,14 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     // Global trace: an empty flag list or `global` (any spec; pause and
                     // restart set it as true does).
                     fl = if f % 4 == 0 { vec![] } else { vec!["global"] };
+                }
+                // extras: badarg with a cause, on draws the pairs mode does not use.
+                if cfg.extras && f % 16 == 15 {
+                    if spec >= 5 {
+                        fl = vec!["call_count"]; // a match spec with counters only
+                    } else if target > 2 {
+                        fl = vec!["global", "local"]; // badopt
+                    }
                 }
                 if cfg.call_count_only {
                     fl = vec!["call_count"];

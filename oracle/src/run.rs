@@ -14,6 +14,12 @@ use std::fmt;
 /// Bounds on one run: calls made in total, and nesting depth of non-tail calls.
 pub const MAX_CALLS: u64 = 1_000_000;
 pub const MAX_DEPTH: usize = 500;
+/// In a scenario with match specs: at most this many function entries on a process's stack at
+/// once (body calls and the tail calls of each, since every entry of a return-traced function
+/// pushes a frame that stays until the chain returns). With up to 32 sessions' frames per
+/// entry and a return_to frame per session and body call, it keeps the engines' stacks under
+/// their bound (`MAX_STACK`, 65,536 frames). ERTS has no such bound (the stack grows).
+pub const MAX_FRAMED_ENTRIES: usize = 1_500;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunError {
@@ -72,7 +78,8 @@ pub fn runner_supports(feature: &Feature) -> bool {
                 | Feature::GlobalMatchSpec
                 | Feature::MetaTrace
         )
-        || matches!(feature, Feature::ProcessFlag(f) if f == "arity")
+        || matches!(feature, Feature::ProcessFlag(f) if f == "arity" || f == "return_to")
+        || *feature == Feature::Caller
         || crate::sessions::sessions_feature(feature)
 }
 
@@ -100,6 +107,9 @@ struct Exec<'a> {
     /// Per process, the bit set of sessions in which it has the `arity` flag: its call
     /// messages carry `{M, F, Arity}` instead of `{M, F, Args}`.
     arity: Vec<u64>,
+    /// Per process, the bit set of sessions in which it has the `return_to` flag (passed to
+    /// the engine by `set_return_to` whenever it changes).
+    return_to: Vec<u64>,
     /// Per process: waiting for its next call, scheduled out (see [`Exec::rest`]).
     idle: Vec<bool>,
     /// The call depth of the last `raise` step (the exception unwinds depth + 1 body calls).
@@ -108,6 +118,10 @@ struct Exec<'a> {
     sessions: crate::sessions::SessionMap,
     /// Meta trace messages of the current call op, observed at its end.
     meta_pending: Vec<TraceMsg>,
+    /// Function entries on the current call path (see [`MAX_FRAMED_ENTRIES`]).
+    entries: usize,
+    /// Does the scenario have match specs (so that entries push frames)?
+    framed: bool,
 }
 
 enum Outcome {
@@ -131,11 +145,16 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
             })
             .collect()
     };
-    let (traced, arity) = (initial("call"), initial("arity"));
+    let (traced, arity, return_to) = (initial("call"), initial("arity"), initial("return_to"));
     let exported: Vec<usize> = (0..sc.code.len())
         .filter(|&f| sc.code[f].exported)
         .collect();
     engine.set_exports(&exported);
+    for (p, &rt) in return_to.iter().enumerate() {
+        if rt != 0 {
+            engine.set_return_to(p as u64 + 1, traced[p], rt);
+        }
+    }
     let mut ex = Exec {
         sc,
         engine,
@@ -144,8 +163,15 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
         op: 0,
         traced,
         arity,
+        return_to,
         idle: vec![false; sc.processes.len()],
         raised_at: 0,
+        entries: 0,
+        framed: sc.features.contains_key(&Feature::MatchSpec)
+            || sc.features.contains_key(&Feature::GlobalMatchSpec)
+            || sc
+                .features
+                .contains_key(&Feature::ProcessFlag("return_to".into())),
         sessions: crate::sessions::SessionMap::new(sc),
         meta_pending: Vec::new(),
     };
@@ -392,7 +418,12 @@ impl Exec<'_> {
                 flags,
             } => {
                 let session = &self.sessions.id(*session);
-                for (flag, bits) in [("call", &mut self.traced), ("arity", &mut self.arity)] {
+                let before = self.return_to[*process];
+                for (flag, bits) in [
+                    ("call", &mut self.traced),
+                    ("arity", &mut self.arity),
+                    ("return_to", &mut self.return_to),
+                ] {
                     if flags.iter().any(|f| f == flag) {
                         if *on {
                             bits[*process] |= 1 << session;
@@ -400,6 +431,11 @@ impl Exec<'_> {
                             bits[*process] &= !(1 << session);
                         }
                     }
+                }
+                if self.return_to[*process] != before {
+                    let p = *process;
+                    self.engine
+                        .set_return_to(p as u64 + 1, self.traced[p], self.return_to[p]);
                 }
                 self.push(What::TraceFlags(Value::from(1)));
             }
@@ -421,6 +457,7 @@ impl Exec<'_> {
             LOp::SessionDestroy(s) => {
                 let id = self.sessions.id(*s);
                 self.arity.iter_mut().for_each(|a| *a &= !(1 << id));
+                self.return_to.iter_mut().for_each(|a| *a &= !(1 << id));
                 self.sessions.destroy(self.engine, *s, &mut self.traced);
                 if let Err(m) = self.engine.check_at_rest() {
                     return Err(RunError::Fault {
@@ -458,6 +495,21 @@ impl Exec<'_> {
     fn exec(
         &mut self,
         p: usize,
+        f: usize,
+        args: Vec<Val>,
+        depth: usize,
+        remote: bool,
+    ) -> Result<Outcome, RunError> {
+        // The entries of this call (and its tail calls) leave the stack with it.
+        let before = self.entries;
+        let r = self.exec_entries(p, f, args, depth, remote);
+        self.entries = before;
+        r
+    }
+
+    fn exec_entries(
+        &mut self,
+        p: usize,
         mut f: usize,
         mut args: Vec<Val>,
         depth: usize,
@@ -473,6 +525,12 @@ impl Exec<'_> {
             if self.calls > MAX_CALLS {
                 return Err(self.limit(format!(
                     "more than {MAX_CALLS} calls (does the scenario terminate?)"
+                )));
+            }
+            self.entries += 1;
+            if self.framed && self.entries > MAX_FRAMED_ENTRIES {
+                return Err(self.limit(format!(
+                    "more than {MAX_FRAMED_ENTRIES} function entries on the stack with match specs or return_to (each keeps its trace frames until it returns)"
                 )));
             }
             let sessions = if remote && self.sc.code[f].exported {
@@ -494,7 +552,14 @@ impl Exec<'_> {
                     value: None,
                 });
             }
-            for s in sessions {
+            let callers = self.engine.callers(f, pid, &sessions);
+            assert_eq!(
+                callers.len(),
+                sessions.len(),
+                "{}: one caller entry per call message",
+                self.engine.name()
+            );
+            for (s, caller) in sessions.into_iter().zip(callers) {
                 assert!(
                     self.traced[p] & (1 << s) != 0,
                     "{}: trace message in session {s} for a process not traced there",
@@ -513,7 +578,8 @@ impl Exec<'_> {
                     event: "call".into(),
                     mfa: format!("{}:{}/{}", mfa.module, mfa.name, mfa.arity),
                     args,
-                    value: None,
+                    // `{message, {caller}}`: the fifth element, where the call returns to.
+                    value: caller.map(|c| Value::from(crate::frames::mfa_name(&self.sc.funcs, c))),
                 }));
             }
             let code = &self.sc.code[f];
@@ -643,7 +709,7 @@ impl Exec<'_> {
             let t = crate::frames::trace_msg(
                 &self.sc.sessions[m.session as usize],
                 &self.sc.processes[p],
-                &self.sc.funcs[m.f],
+                &self.sc.funcs,
                 &m,
             );
             self.push(What::Trace(t));

@@ -198,6 +198,8 @@ pub enum Feature {
     GlobalMatchSpec,
     /// A match spec on a meta breakpoint (meta match specs: not implemented anywhere).
     MetaMatchSpec,
+    /// The match-spec action `{message, {caller}}`: call messages carry the caller.
+    Caller,
 }
 
 impl Feature {
@@ -225,6 +227,7 @@ impl fmt::Display for Feature {
             Feature::ProcessFlag(p) => write!(f, "process trace flag {p}"),
             Feature::GlobalMatchSpec => write!(f, "match specs on global breakpoints"),
             Feature::MetaMatchSpec => write!(f, "match specs on meta breakpoints"),
+            Feature::Caller => write!(f, "the match-spec action {{message, {{caller}}}}"),
         }
     }
 }
@@ -907,7 +910,152 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 |s| matches!(s, LStep::Call { f, remote: false, catch: false, .. } if !returns[*f]),
             ) {
                 clause.truncate(k + 1);
+                // ... and, the call being last now, makes it a tail call (`call_only` /
+                // `call_last`): the caller's frame is gone, so `{caller}` and `return_to` name
+                // the function below it (seen on OTP 25 and 29, `caller_message.json`).
+                if let Some(LStep::Call { f, args, .. }) = clause.pop() {
+                    clause.push(LStep::TailCall {
+                        f,
+                        remote: false,
+                        args,
+                    });
+                }
             }
+        }
+    }
+    // The compiler's type analysis also knows a local function's return value when it is
+    // always the same literal (an atom, an integer, `[]`, or a tuple of those; not a
+    // non-empty list): `_ = g(...), L` where g always returns L becomes the tail call
+    // `g(...)` (`call_only`/`call_last`; seen on OTP 25 and 29 with exported and local g,
+    // self-recursive g, `ok` as the implicit return, `caller_message.json`). `{caller}` and
+    // `return_to` show it. Least fixpoint from "returns nothing" (a clause that raises).
+    // The analysis also knows the arguments of a local function only called locally: with
+    // every call passing a literal as the base argument, the clauses those literals cannot
+    // match are dead (`f(0, _) -> {base, A1}; f(A1, A2) -> ok` called only as `f(1, 2)`
+    // always returns `ok`; seen on OTP 25 and 29, found by the differential run, seed 25
+    // #2021), and in the base clause the base argument is the literal it matched.
+    let reach: Vec<(bool, bool)> = (0..dcode.len())
+        .map(|g| {
+            let c = &dcode[g];
+            if c.exported || c.base.is_none() {
+                return (c.base.is_some(), true);
+            }
+            let (mut base, mut body) = (false, false);
+            let clauses = dcode
+                .iter()
+                .flat_map(|h| h.base.iter().chain(std::iter::once(&h.body)));
+            for st in clauses.flatten() {
+                let args = match st {
+                    LStep::Call {
+                        f,
+                        remote: false,
+                        args,
+                        ..
+                    }
+                    | LStep::TailCall {
+                        f,
+                        remote: false,
+                        args,
+                    } if *f == g => args,
+                    _ => continue,
+                };
+                match folded(&args[c.base_arg as usize - 1], None) {
+                    Some(v) if v == c.base_match => base = true,
+                    Some(_) => body = true,
+                    None => (base, body) = (true, true),
+                }
+            }
+            (base, body)
+        })
+        .collect();
+    let mut ret = vec![Ret::None; declared.len()];
+    for _ in 0..=declared.len() {
+        let next: Vec<Ret> = dcode
+            .iter()
+            .zip(&reach)
+            .map(|(c, &(rb, rbody))| {
+                let bind = Some((c.base_arg, &c.base_match));
+                let b = match c.base.as_deref() {
+                    Some(b) if rb => clause_ret(b, &ret, bind),
+                    _ => Ret::None,
+                };
+                let body = if rbody {
+                    clause_ret(&c.body, &ret, None)
+                } else {
+                    Ret::None
+                };
+                b.join(body)
+            })
+            .collect();
+        if next == ret {
+            break;
+        }
+        ret = next;
+    }
+    for c in &mut dcode {
+        for clause in c.base.iter_mut().chain(std::iter::once(&mut c.body)) {
+            // A call that never returns with the narrowed clauses either (every reachable
+            // clause raises) ends the clause as a tail call, as above (seed 25 #2021 on OTP 29).
+            if let Some(k) = clause.iter().position(|s| {
+                matches!(s, LStep::Call { f, remote: false, catch: false, .. } if ret[*f] == Ret::None)
+            }) {
+                clause.truncate(k + 1);
+                if let Some(LStep::Call { f, args, .. }) = clause.pop() {
+                    clause.push(LStep::TailCall {
+                        f,
+                        remote: false,
+                        args,
+                    });
+                }
+                continue;
+            }
+            // The literal the clause returns after its last call: a final `return` of a
+            // literal, or the implicit `ok`. `allocate`/`advance` steps have no Erlang code:
+            // between the call and the return they move before the call.
+            let (lit, end) = match clause.last() {
+                Some(LStep::Return(a)) => match folded(a, None) {
+                    Some(v) => (v, clause.len() - 1),
+                    None => continue,
+                },
+                _ => (Val::Atom("ok".into()), clause.len()),
+            };
+            let Some(k) = clause[..end]
+                .iter()
+                .rposition(|s| !matches!(s, LStep::Allocate(_) | LStep::Advance(_)))
+            else {
+                continue;
+            };
+            let LStep::Call {
+                f,
+                remote: false,
+                catch: false,
+                times,
+                args,
+            } = &clause[k]
+            else {
+                continue;
+            };
+            if ret[*f] != Ret::Lit(lit) {
+                continue;
+            }
+            let (f, times, args) = (*f, *times, args.clone());
+            let logical: Vec<LStep> = clause[k + 1..end].to_vec();
+            clause.truncate(k);
+            if times > 1 {
+                clause.push(LStep::Call {
+                    f,
+                    remote: false,
+                    args: args.clone(),
+                    times: times - 1,
+                    catch: false,
+                });
+            }
+            clause.extend(logical);
+            clause.push(LStep::TailCall {
+                f,
+                remote: false,
+                args,
+            });
         }
     }
     // Reachability: the compiler drops local functions nothing reaches.
@@ -1046,28 +1194,32 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                             return v.err(format!("{p}.spec.actions"), "a list of action names");
                         };
                         let mut names: Vec<String> = Vec::new();
+                        // Each action once, in the order ERTS's trace_info shows them as
+                        // bpspec's engines write them: return_trace, exception_trace, caller
+                        // (`{message, {caller}}`).
+                        const ORDER: [&str; 3] = ["return_trace", "exception_trace", "caller"];
                         for (ai, a) in acts.iter().enumerate() {
-                            match a.as_str() {
-                                // Each action once, return_trace first: the order ERTS's
-                                // trace_info shows and bpspec's engines report.
-                                Some(n @ ("return_trace" | "exception_trace"))
-                                    if names.iter().any(|x| x == n || x == "exception_trace") =>
-                                {
+                            let Some(k) =
+                                a.as_str().and_then(|n| ORDER.iter().position(|o| *o == n))
+                            else {
+                                return v.err(
+                                    format!("{p}.spec.actions[{ai}]"),
+                                    "an action is \"return_trace\", \"exception_trace\" or \"caller\"",
+                                );
+                            };
+                            if let Some(last) = names.last() {
+                                let lk = ORDER.iter().position(|o| o == last).expect("known");
+                                if lk >= k {
                                     return v.err(
                                         format!("{p}.spec.actions[{ai}]"),
-                                        format!("{n:?} after {:?}: each action at most once, return_trace before exception_trace", names.last().expect("non-empty")),
-                                    )
-                                }
-                                Some(n @ ("return_trace" | "exception_trace")) => {
-                                    names.push(n.to_string())
-                                }
-                                _ => {
-                                    return v.err(
-                                        format!("{p}.spec.actions[{ai}]"),
-                                        "an action is \"return_trace\" or \"exception_trace\"",
-                                    )
+                                        format!("{:?} after {last:?}: each action at most once, in the order return_trace, exception_trace, caller", ORDER[k]),
+                                    );
                                 }
                             }
+                            if k == 2 {
+                                feature(Feature::Caller, format!("{p}.spec.actions[{ai}]"));
+                            }
+                            names.push(ORDER[k].to_string());
                         }
                         feature(Feature::MatchSpec, format!("{p}.spec"));
                         Spec::MatchSpec(names)
@@ -1426,6 +1578,81 @@ fn expr(
             "a term is an integer, an atom (string), a list (array) or {\"tuple\": [...]}",
         ),
     }
+}
+
+/// What the compiler's type analysis knows a function returns (see `validate`): nothing (it
+/// never returns), always the same literal, or anything.
+#[derive(Clone, Debug, PartialEq)]
+enum Ret {
+    None,
+    Lit(Val),
+    Any,
+}
+
+impl Ret {
+    fn join(self, o: Ret) -> Ret {
+        match (self, o) {
+            (Ret::None, x) | (x, Ret::None) => x,
+            (Ret::Lit(a), Ret::Lit(b)) if a == b => Ret::Lit(a),
+            _ => Ret::Any,
+        }
+    }
+}
+
+/// The literal an expression always is, as the compiler folds it: integers (sums of integers
+/// too), atoms, `[]`, tuples of those, and argument `I` when `bind` is `(I, literal)` (the base
+/// clause's matched argument). `None` for anything else (other arguments, non-empty lists).
+fn folded(a: &Arg, bind: Option<(u32, &Val)>) -> Option<Val> {
+    match a {
+        Arg::Lit(i) => Some(Val::Int(*i)),
+        Arg::Atom(x) => Some(Val::Atom(x.clone())),
+        Arg::Param(i) => bind
+            .filter(|(b, v)| b == i && !has_list(v))
+            .map(|(_, v)| v.clone()),
+        Arg::List(x) if x.is_empty() => Some(Val::List(vec![])),
+        Arg::Tuple(x) => x
+            .iter()
+            .map(|e| folded(e, bind))
+            .collect::<Option<Vec<_>>>()
+            .map(Val::Tuple),
+        Arg::Add(x, y) => match (folded(x, bind)?, folded(y, bind)?) {
+            (Val::Int(x), Val::Int(y)) => x.checked_add(y).map(Val::Int),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Does the term hold a non-empty list (which the type analysis does not know as a literal)?
+fn has_list(v: &Val) -> bool {
+    match v {
+        Val::List(x) => !x.is_empty(),
+        Val::Tuple(x) => x.iter().any(has_list),
+        _ => false,
+    }
+}
+
+/// What one clause returns, given what each function returns (`ret`); `bind` as in
+/// [`folded`].
+fn clause_ret(steps: &[LStep], ret: &[Ret], bind: Option<(u32, &Val)>) -> Ret {
+    for s in steps {
+        match s {
+            LStep::Raise(_) => return Ret::None,
+            LStep::Call {
+                f,
+                remote: false,
+                catch: false,
+                ..
+            } if ret[*f] == Ret::None => return Ret::None,
+            LStep::TailCall {
+                f, remote: false, ..
+            } => return ret[*f].clone(),
+            LStep::TailCall { .. } => return Ret::Any,
+            LStep::Return(a) => return folded(a, bind).map_or(Ret::Any, Ret::Lit),
+            _ => {}
+        }
+    }
+    Ret::Lit(Val::Atom("ok".into()))
 }
 
 /// Process trace flags: `call` is implemented; the other real flags are features; anything else

@@ -212,6 +212,22 @@ pub trait BreakpointEngine {
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
         Vec::new()
     }
+
+    // ---- return_to and {message, {caller}} (`Feature::ProcessFlag("return_to")`,
+    // `Feature::Caller`; frames.rs). Used only if `supports` says yes.
+
+    /// `erlang:trace/3` turned `return_to` on or off for `pid`: `sessions` is the bit set of
+    /// sessions in which it has the flag now (it sends only where the process is also
+    /// call-traced). The return_to frames and messages then come from `ret_value` / `raise`
+    /// as [`FrameMsg`]s with `FrameEvent::ReturnTo` (`f` the function returned into,
+    /// [`crate::frames::TOP`] for the harness).
+    fn set_return_to(&mut self, _pid: u64, _call_traced: u64, _sessions: u64) {}
+    /// Right after `enter`/`enter_remote` of `f` returned `sessions`: for each of them, in
+    /// order, the caller its call message carries when the match spec has `{message, {caller}}`
+    /// (`Some(TOP)` for the harness), else `None`.
+    fn callers(&mut self, _f: FuncId, _pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
+        vec![None; sessions.len()]
+    }
 }
 
 mod meta;
@@ -231,6 +247,10 @@ pub struct RefEngine {
     tracers: Tracers,
     /// The meta tracer's mailbox (`target/meta.rs`).
     meta_mb: Arc<bpspec_reference::Mailbox>,
+    /// Per pid, the sessions where it has the `return_to` flag.
+    return_to: BTreeMap<u64, u64>,
+    /// The `{caller}` of each call message of the last hit (see `callers`).
+    last_callers: Vec<Option<FuncId>>,
 }
 
 impl RefEngine {
@@ -249,6 +269,8 @@ impl RefEngine {
             procs: BTreeMap::new(),
             tracers: Tracers::default(),
             meta_mb: bpspec_reference::Mailbox::new(meta::META_PID),
+            return_to: BTreeMap::new(),
+            last_callers: Vec::new(),
         }
     }
 
@@ -271,7 +293,8 @@ impl RefEngine {
         });
         // The call flag and a tracer in each traced session (erlang:trace/3), so that trace
         // frames have a tracer to send to.
-        self.tracers.sync(&self.engine, p, call_traced);
+        let rt = self.return_to.get(&pid).copied().unwrap_or(0);
+        self.tracers.sync(&self.engine, p, call_traced, rt);
         let r = op(sched, p);
         self.sched.sleep();
         r
@@ -302,20 +325,23 @@ impl RefEngine {
             })
             .collect();
         let mfa = Term::mfa(&self.engine.code.funcs[f].mfa);
-        let sent: Vec<SessionId> = self
+        let funcs = self.funcs();
+        let (sent, callers): (Vec<SessionId>, Vec<Option<FuncId>>) = self
             .tracers
             .take()
             .into_iter()
-            .map(|(s, tag, who, term, _)| {
+            .map(|(s, tag, who, term, extra)| {
                 assert!(
                     tag == bpspec_reference::TraceTag::Call && who == Term::Pid(pid) && term == mfa,
                     "entering {mfa}: unexpected message {} {term} in session {s}",
                     tag.atom()
                 );
-                s
+                // `{message, {caller}}`: the fifth element.
+                (s, extra.map(|c| crate::frames::func_of_term(&funcs, &c)))
             })
-            .collect();
+            .unzip();
         assert_eq!(sent, sessions, "{mfa}: call messages vs breakpoint events");
+        self.last_callers = callers;
         sessions
     }
 
@@ -338,11 +364,24 @@ impl RefEngine {
             procs: BTreeMap::new(),
             tracers: Tracers::default(),
             meta_mb: bpspec_reference::Mailbox::new(meta::META_PID),
+            return_to: BTreeMap::new(),
+            last_callers: Vec::new(),
         }
     }
 }
 
 impl BreakpointEngine for RefEngine {
+    fn set_return_to(&mut self, pid: u64, _call_traced: u64, sessions: u64) {
+        self.return_to.insert(pid, sessions);
+    }
+    fn callers(&mut self, _f: FuncId, _pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
+        assert_eq!(
+            self.last_callers.len(),
+            sessions.len(),
+            "callers of the last hit"
+        );
+        std::mem::take(&mut self.last_callers)
+    }
     fn name(&self) -> String {
         "reference engine".into()
     }
@@ -578,8 +617,15 @@ impl BreakpointEngine for SpecOracle {
             || *feature == Feature::GlobalTrace
             || *feature == Feature::MatchSpec
             || *feature == Feature::MetaTrace
-            || matches!(feature, Feature::ProcessFlag(f) if f == "arity")
+            || matches!(feature, Feature::ProcessFlag(f) if f == "arity" || f == "return_to")
+            || *feature == Feature::Caller
             || crate::sessions::sessions_feature(feature)
+    }
+    fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
+        self.0.set_return_to(pid, call_traced, sessions)
+    }
+    fn callers(&mut self, f: FuncId, pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
+        sessions.iter().map(|&s| self.0.caller(f, s, pid)).collect()
     }
     fn trace_pattern_meta(
         &mut self,
@@ -744,6 +790,12 @@ pub enum Wrong {
     DestroyClearsOthers,
     /// Meta trace messages only for call-traced processes (ERTS sends them for every process).
     MetaOnlyCallTraced,
+    /// No `return_to` messages (the return_to frames are pushed but send nothing); not in
+    /// [`Wrong::ALL`]: caught by the return_to corpus (oracle/tests/corpus.rs).
+    ReturnToLost,
+    /// `{message, {caller}}` always names the harness ("top"), not the function the call
+    /// returns to; not in [`Wrong::ALL`]: caught by `caller_message.json`.
+    CallerAlwaysTop,
 }
 
 impl Wrong {
@@ -764,6 +816,8 @@ impl Wrong {
     pub const CALL_TIME: [Wrong; 2] = [Wrong::TimeRestartIgnored, Wrong::ScheduleOutUncharged];
     /// The call_memory mutants (caught by the call_memory corpus and by OTP 26+).
     pub const CALL_MEMORY: [Wrong; 1] = [Wrong::MemoryRestartIgnored];
+    /// The return_to / `{caller}` mutants (caught by the corpus: oracle/tests/corpus.rs).
+    pub const RETURN_TO: [Wrong; 2] = [Wrong::ReturnToLost, Wrong::CallerAlwaysTop];
     /// The global-trace mutants (need global patterns and remote calls to be caught).
     pub const GLOBAL: [Wrong; 2] = [Wrong::GlobalOnLocalCalls, Wrong::LocalKeepsGlobal];
     /// The session mutants: caught at scenario level, by scenarios with
@@ -890,6 +944,16 @@ impl BreakpointEngine for WrongOracle {
     fn supports(&self, feature: &Feature) -> bool {
         self.inner.supports(feature)
     }
+    fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
+        self.inner.set_return_to(pid, call_traced, sessions)
+    }
+    fn callers(&mut self, f: FuncId, pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
+        let mut v = self.inner.callers(f, pid, sessions);
+        if self.wrong == Wrong::CallerAlwaysTop {
+            v.iter_mut().flatten().for_each(|c| *c = crate::frames::TOP);
+        }
+        v
+    }
     fn set_exports(&mut self, exported: &[FuncId]) {
         self.inner.set_exports(exported)
     }
@@ -943,7 +1007,11 @@ impl BreakpointEngine for WrongOracle {
             .trace_pattern_ms(session, pattern, op, flags, global, ms)
     }
     fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
-        self.inner.ret_value(pid, call_traced, value)
+        let mut v = self.inner.ret_value(pid, call_traced, value);
+        if self.wrong == Wrong::ReturnToLost {
+            v.retain(|m| m.event != crate::frames::FrameEvent::ReturnTo);
+        }
+        v
     }
     fn raise(
         &mut self,
@@ -955,7 +1023,10 @@ impl BreakpointEngine for WrongOracle {
     ) -> Vec<FrameMsg> {
         let mut v = self.inner.raise(pid, call_traced, class, reason, through);
         if self.wrong == Wrong::ExceptionFromLost {
-            v.clear(); // only exception_from messages come from a raise
+            v.retain(|m| m.event != crate::frames::FrameEvent::ExceptionFrom);
+        }
+        if self.wrong == Wrong::ReturnToLost {
+            v.retain(|m| m.event != crate::frames::FrameEvent::ReturnTo);
         }
         v
     }

@@ -58,9 +58,10 @@ fn corpus_expectations_hold_on_engine_and_oracle() {
         }
     }
     assert!(
-        // No known deviation left (frames_time_between_ops.json agrees since the runner
-        // schedules processes out after each call op); meta trace runs since meta6.
-        checked >= 50 && deviations == 0 && unsupported >= 1,
+        // One known deviation, on the engine and the oracle: OTP 25's return_to after an
+        // exception (docs/deviations.md); frames_time_between_ops.json agrees since the runner
+        // schedules processes out after each call op; meta trace runs since meta6.
+        checked >= 50 && deviations == 2 && unsupported >= 1,
         "{checked} checked, {deviations} deviations, {unsupported} unsupported"
     );
 }
@@ -70,15 +71,17 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     use bpspec_oracle::conformance::check_corpus;
     use bpspec_oracle::target::{Wrong, WrongOracle};
     // Both run global trace (global_vs_local; the sequential oracle since spec/src/global.rs),
-    // the local return/exception trace scenarios and sessions; global_match_spec needs
-    // global match specs, which only the engine has.
+    // the local return/exception trace scenarios, return_to, {caller} and sessions;
+    // global_match_spec and return_to_global_sends_none need global match specs, which only
+    // the engine has.
     for (f, unsup) in [
         (&RefEngine::boxed as &dyn Fn(_) -> _, 0),
-        (&SpecOracle::boxed, 1),
+        (&SpecOracle::boxed, 2),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
         assert!(
-            r.agree >= 20 && r.known_deviation == 0 && r.unsupported == unsup,
+            // One known deviation: OTP 25's return_to after an exception (docs/deviations.md).
+            r.agree >= 20 && r.known_deviation == 1 && r.unsupported == unsup,
             "{r:?}"
         );
     }
@@ -91,6 +94,8 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         Wrong::LocalKeepsGlobal,
         Wrong::TailCallReusesReturnFrame,
         Wrong::ExceptionFromLost,
+        Wrong::ReturnToLost,
+        Wrong::CallerAlwaysTop,
     ] {
         let f = move |funcs| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(funcs, w)) };
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong oracle");
@@ -262,5 +267,47 @@ fn trace_frames_run_on_engine_and_oracle_and_catch_the_frame_mutants() {
                 .any(|l| l.starts_with("- ") && l.contains(missing)),
             "{wrong:?} on {file}: expected a lost {missing}:\n{d}"
         );
+    }
+}
+
+/// The return_to and `{caller}` scenarios (recorded on OTP 25, the same on OTP 29) run on the
+/// engine and on the sequential oracle and agree with the recording; each mutant disagrees on
+/// the messages it gets wrong.
+#[test]
+fn return_to_and_caller_run_on_engine_and_oracle_and_catch_their_mutants() {
+    use bpspec_oracle::target::{Wrong, WrongOracle};
+    for (file, wrong, missing) in [
+        (
+            "return_to_returns_and_tail_calls.json",
+            Wrong::ReturnToLost,
+            r#""event":"return_to","mfa":"rt:a/0""#,
+        ),
+        (
+            "return_to_caught_exception.json",
+            Wrong::ReturnToLost,
+            r#""event":"return_to","mfa":"rx:d/1""#,
+        ),
+        (
+            "caller_message.json",
+            Wrong::CallerAlwaysTop,
+            r#""value":"cl:a/0""#,
+        ),
+    ] {
+        let sc = corpus()
+            .into_iter()
+            .find(|s| s.source.ends_with(file))
+            .unwrap_or_else(|| panic!("{file} in the corpus"));
+        let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
+        for mut e in [
+            RefEngine::boxed(sc.funcs.clone()),
+            SpecOracle::boxed(sc.funcs.clone()),
+        ] {
+            let obs = run(&sc, e.as_mut()).unwrap_or_else(|err| panic!("{file}: {err}"));
+            assert_eq!(diff(exp, &obs), None, "{file} on the {}", e.name());
+        }
+        let mut m = WrongOracle::new(sc.funcs.clone(), wrong);
+        let obs = run(&sc, &mut m).unwrap_or_else(|err| panic!("{file}: {err}"));
+        let d = diff(exp, &obs).unwrap_or_else(|| panic!("{wrong:?} agrees on {file}"));
+        assert!(d.contains(missing), "{wrong:?} on {file}: {d}");
     }
 }

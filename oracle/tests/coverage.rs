@@ -14,6 +14,7 @@ fn generator_draws_every_two_pattern_sequence() {
     let cfg = GenConfig {
         call_memory: true,
         pairs: true,
+        extras: true,
         ..GenConfig::default()
     };
     let scs = sample(cfg, DRAWS, SEED);
@@ -22,6 +23,8 @@ fn generator_draws_every_two_pattern_sequence() {
     let last = c.first.values().max().copied().unwrap_or(0);
     println!("every drawn sequence appeared by scenario #{last}");
     assert!(c.gaps(&KINDS).is_empty(), "{}", c.table(&KINDS));
+    // With extras, every newer feature is drawn too (the table's features row).
+    assert!(c.feature_gaps().is_empty(), "{}", c.table(&KINDS));
 }
 
 /// The coverage check can fail: without call_memory, no call_memory sequence is drawn, and the
@@ -39,6 +42,11 @@ fn a_missing_feature_shows_as_gaps() {
     assert!(c
         .table(&["call_memory"])
         .contains("never drawn: call_memory pause then restart"));
+    // Without extras, none of the newer features is drawn, and the features row shows it.
+    assert_eq!(
+        c.feature_gaps().len(),
+        bpspec_oracle::coverage::FEATURES.len()
+    );
 }
 
 /// The pairs mode draws valid scenarios on which the engine and the sequential oracle agree
@@ -49,6 +57,24 @@ fn pairs_scenarios_conform() {
     use bpspec_oracle::target::{RefEngine, SpecOracle};
     let cfg = GenConfig {
         pairs: true,
+        ..GenConfig::default()
+    };
+    if let Err(f) = check_scenarios(&RefEngine::boxed, &SpecOracle::boxed, cfg, 256, 9) {
+        panic!("{}\nminimal scenario:\n{}", f.message, f.minimal);
+    }
+}
+
+/// The extras (catch, arity, return_to, expressions in returns, badarg causes, `{caller}`) with
+/// terms draw valid scenarios on which the engine and the sequential oracle agree (256 cases,
+/// seed 9).
+#[test]
+fn extras_scenarios_conform() {
+    use bpspec_oracle::conformance::check_scenarios;
+    use bpspec_oracle::target::{RefEngine, SpecOracle};
+    let cfg = GenConfig {
+        terms: true,
+        extras: true,
+        call_memory: true,
         ..GenConfig::default()
     };
     if let Err(f) = check_scenarios(&RefEngine::boxed, &SpecOracle::boxed, cfg, 256, 9) {

@@ -333,6 +333,29 @@ fn non_terminating_scenarios_stop_at_the_bound() {
     );
 }
 
+/// A tail loop of a return-traced function piles up one trace frame per entry: the run stops at
+/// the entries bound (exit 2) on both engines instead of overflowing their stacks (found by
+/// `corpus_with_a_node_replaced_never_panics_and_often_still_runs`).
+#[test]
+fn return_traced_tail_loops_stop_at_the_entries_bound() {
+    let t = r#"{"name": "loop", "modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "exported": true, "base": [], "body": [{"tail_call": "f/1", "args": [1]}]}]}],
+               "processes": [{"name": "p", "trace": {"legacy": ["call"]}}],
+               "ops": [{"trace_pattern": {"pattern": "m:f/1", "spec": {"actions": ["return_trace"]}, "flags": ["local"]}},
+                       {"call": {"process": "p", "mfa": "m:f/1", "args": [1]}}]}"#;
+    let l = load("loop.json", t).unwrap();
+    for mut e in [
+        RefEngine::boxed(l.funcs.clone()),
+        SpecOracle::boxed(l.funcs.clone()),
+    ] {
+        let err = run(&l, e.as_mut()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("at $.ops[1]: more than 1500 function entries"),
+            "{err}"
+        );
+    }
+}
+
 /// Generated scenarios round-trip through JSON and load (the generator's output is valid input).
 #[test]
 fn generated_scenarios_load_and_agree() {

@@ -159,7 +159,10 @@ pub(crate) fn emit<P: ThreadProgress>(
     }
 }
 
-/// `do_call_trace` for one session's LOCAL or GLOBAL breakpoint on `f`.
+/// `do_call_trace` for one session's LOCAL or GLOBAL breakpoint on `f`. Only a `local` hit
+/// pushes a return_to frame: a global (export entry) hit sends its call message and nothing
+/// returns to it (ERTS documents return_to for local trace only; OTP 25 and 29 send no
+/// `return_to` for a globally traced call, `oracle/corpus/return_to_global_sends_none.json`).
 pub(crate) fn do_call_trace<P: ThreadProgress>(
     e: &Engine<P>,
     sched: usize,
@@ -167,6 +170,7 @@ pub(crate) fn do_call_trace<P: ThreadProgress>(
     f: FuncId,
     ms: Option<&MatchSpec>,
     proc: &mut Proc,
+    local: bool,
 ) {
     let mfa = Term::mfa(&e.code.funcs[f].mfa);
     let mut opts = TraceOpts::default();
@@ -181,7 +185,7 @@ pub(crate) fn do_call_trace<P: ThreadProgress>(
     if !emit(e, sched, session, proc, TraceTag::Call, mfa, opts) {
         return; // not enabled / discarded / removed: no frames either
     }
-    let return_to = proc.tref(session).is_some_and(|r| r.flags.return_to);
+    let return_to = local && proc.tref(session).is_some_and(|r| r.flags.return_to);
     if return_to {
         let already = proc
             .stack
@@ -255,16 +259,21 @@ impl<P: ThreadProgress> Scheduler<P> {
     /// Raise `{Class, Reason}` in the current function; it unwinds `through` functions and is
     /// caught in the function the last of them returns into. `exception_from` is sent by every
     /// exception_trace frame on the way; return_trace frames and call_time/call_memory return
-    /// frames are dropped (not charged). If a return_to frame
-    /// of a session was passed, that session gets one `return_to` for the catching function
-    /// once the exception is caught (ERTS `next_catch`; checked against OTP 25 by
-    /// `tests/tests/otp_frames.rs`).
+    /// frames are dropped (not charged). If a return_to frame of a session was passed, that
+    /// session gets one `return_to` for the catching function once the exception is caught
+    /// (ERTS `next_catch` as of OTP 29; OTP 25 only for the outermost unwound call's frames,
+    /// docs/deviations.md; checked against OTP 25 by `tests/tests/otp_frames.rs`, on OTP 25
+    /// and 29 by the oracle's corpus).
     pub fn raise(&mut self, proc: &mut Proc, class: &'static str, reason: Term, through: usize) {
         assert!(
             through >= 1,
             "an exception unwinds at least the raising function"
         );
         let v = Term::Tuple(vec![Term::Atom(class), reason]);
+        // Every return_to frame passed counts, also one passed before an untraced
+        // continuation, as OTP 29 does; OTP 25's `next_catch` counted only the outermost
+        // unwound call's (docs/deviations.md, "return_to after an exception";
+        // `oracle/corpus/return_to_exception_through_untraced_caller*.json`).
         let mut passed: Vec<SessionId> = Vec::new();
         for _ in 0..through {
             for s in self.unwind(proc, Unwind::Exception(v.clone())) {

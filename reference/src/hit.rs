@@ -389,7 +389,16 @@ fn do_session_breakpoint<P: ThreadProgress>(
         });
         if acted & (flags::LOCAL_TRACE | flags::GLOBAL_TRACE) != 0 {
             if let Some(proc) = proc.as_deref_mut() {
-                crate::calltrace::do_call_trace(engine, sched, g.session, f, ms.as_ref(), proc);
+                let local = acted & flags::LOCAL_TRACE != 0;
+                crate::calltrace::do_call_trace(
+                    engine,
+                    sched,
+                    g.session,
+                    f,
+                    ms.as_ref(),
+                    proc,
+                    local,
+                );
             }
         }
         if let Some(proc) = proc {

@@ -24,6 +24,21 @@
 //! - FR5. A `trace_pattern` with `local` and no match spec (`true`, `pause`, `restart`) drops the
 //!   function's match spec; one with a match spec replaces it. A match spec needs `local` (or
 //!   `global`, not modelled here): with only counter flags it is `badarg`.
+//! - FR6. `return_to` (process flag, ERTS `beam_return_to_trace`): a hit of a local breakpoint
+//!   that sends `call` in a session where the process also has `return_to` pushes a return_to
+//!   frame for that session first (below the same hit's return_trace frame), unless the trace
+//!   frames on top already hold one of that session (a chain of tail calls sends one
+//!   `return_to`). A return through it sends `return_to` with the function the return lands in
+//!   (`TOP` when it is the harness). An exception that passes one sends, once caught, one
+//!   `return_to` per session with the catching function, after the `exception_from`s
+//!   (`next_catch` as of OTP 29; OTP 25 sent it only for a return_to frame of the outermost
+//!   unwound call, the one the catching function made: docs/deviations.md, "return_to after
+//!   an exception").
+//!   Global (export entry) hits push none. Checked on OTP 25 and 29 by
+//!   `oracle/corpus/return_to_*.json`.
+//! - FR7. `{message, {caller}}` in the match spec: the call message carries where the call
+//!   returns to, the function of the topmost continuation (`TOP` for the harness); after a tail
+//!   call that is the function that made the last body call, not the tail caller.
 
 use crate::timem::{Frame, MAX_STACK};
 use crate::Oracle;
@@ -43,7 +58,15 @@ pub struct Rx {
 pub enum FrameEvent {
     ReturnFrom,
     ExceptionFrom,
+    /// `{trace, Pid, return_to, {M,F,A}}`: `f` is the function returned into ([`TOP`] for the
+    /// harness); `value` is `[]`.
+    ReturnTo,
 }
+
+/// The function "returned into" (or "caller") when it is no scenario function: the harness that
+/// makes the scenario's calls (the Erlang driver's `bpspec_driver:calls/5`; ERTS's
+/// `undefined` if there were none).
+pub const TOP: usize = usize::MAX;
 
 /// A message a frame sent: `{trace, Pid, return_from, {M,F,A}, Value}` or
 /// `{trace, Pid, exception_from, {M,F,A}, {Class, Reason}}` (`value` holds the fifth element).
@@ -80,6 +103,11 @@ impl Frames {
         })
     }
 
+    /// FR7: does a call message of `f`'s local breakpoint in `session` carry the caller?
+    pub(crate) fn caller(&self, f: usize, session: u32) -> bool {
+        self.ms.get(&(f, session)).is_some_and(|m| m.caller)
+    }
+
     /// `trace_info(_, match_spec)` of a locally traced function.
     pub(crate) fn ms_term(&self, f: usize, session: u32) -> Term {
         self.ms
@@ -98,7 +126,35 @@ pub(crate) fn on_return(rx: Rx, call_traced: u64, value: &Term) -> Option<FrameM
     })
 }
 
+/// FR6: what a return_to frame of `session` sends on a return into `to`.
+pub(crate) fn on_return_to(session: u32, call_traced: u64, to: Option<usize>) -> Option<FrameMsg> {
+    (call_traced & (1 << session) != 0).then(|| FrameMsg {
+        session,
+        event: FrameEvent::ReturnTo,
+        f: to.unwrap_or(TOP),
+        value: Term::List(vec![]),
+    })
+}
+
 impl Oracle {
+    /// `erlang:trace/3` with `return_to` on or off: the sessions of `pid` that have it (FR6).
+    pub fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
+        self.proc(pid, call_traced).return_to = sessions;
+    }
+
+    /// FR7: the caller a call message of `f` in `session` carries, if its match spec asks for
+    /// it: `Some(TOP)` for the harness. Asked right after the hit.
+    pub fn caller(&self, f: usize, session: u32, pid: u64) -> Option<usize> {
+        // Only a local breakpoint's match spec (global trace clears local trace; the stale
+        // match spec stays in `frames` until a local pattern replaces or drops it).
+        let local = self.nodes.get(&(f, session)).is_some_and(|n| n.local);
+        if !local || !self.frames.caller(f, session) {
+            return None;
+        }
+        let p = self.procs.get(&pid).expect("entered first");
+        Some(p.conts.last().copied().flatten().unwrap_or(TOP))
+    }
+
     /// `trace_pattern` with a match spec (op `true`): the flags as `trace_pattern_flags`, then
     /// the match spec on every matched function that has local trace now (FR5).
     pub fn trace_pattern_ms(
@@ -109,10 +165,6 @@ impl Oracle {
         fl: FlagSet,
         ms: &MatchSpec,
     ) -> Result<usize, PatternError> {
-        assert!(
-            !ms.caller,
-            "{{message, {{caller}}}} is not modelled by the oracle"
-        );
         fl.check(op)?;
         if !fl.local {
             return Err(PatternError::BadArg(
@@ -151,13 +203,25 @@ impl Oracle {
         assert!(p.running, "pid {pid} raises while scheduled out");
         let mut left = through;
         let mut msgs = Vec::new();
+        let mut passed: Vec<u32> = Vec::new();
         for _ in 0..=MAX_STACK {
             match p.stack.pop() {
                 None => panic!("pid {pid}: exception unwound past the bottom of the stack"),
                 Some(Frame::Code) => {
+                    p.current = p.conts.pop().expect("a continuation has its function");
                     left -= 1;
                     if left == 0 {
+                        // FR6: once caught, one return_to per session whose frame it passed.
+                        let to = p.current;
+                        for s in passed {
+                            msgs.extend(on_return_to(s, call_traced, to));
+                        }
                         return msgs;
+                    }
+                }
+                Some(Frame::RetTo(s)) => {
+                    if !passed.contains(&s) {
+                        passed.push(s);
                     }
                 }
                 // `next_catch`: call_time/call_memory frames are skipped, not charged.
@@ -177,11 +241,31 @@ impl Oracle {
         panic!("pid {pid}: exception unwound more than {MAX_STACK} frames");
     }
 
+    /// FR6: push a return_to frame of `session` unless the trace frames on top hold one.
+    pub(crate) fn push_ret_to(&mut self, pid: u64, session: u32) {
+        let p = self.procs.get_mut(&pid).expect("entered first");
+        let already = p
+            .stack
+            .iter()
+            .rev()
+            .take_while(|fr| !matches!(fr, Frame::Code))
+            .any(|fr| *fr == Frame::RetTo(session));
+        if !already {
+            assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");
+            p.stack.push(Frame::RetTo(session));
+        }
+    }
+
     /// FR1: push `rx` on `pid`'s stack (the process exists: it is entering).
     pub(crate) fn push_rx(&mut self, pid: u64, rx: Rx) {
         let reuse = self.frames.reuse;
         let p = self.procs.get_mut(&pid).expect("entered first");
-        if reuse && matches!(p.stack.last(), Some(Frame::Rx(_) | Frame::Trace { .. })) {
+        if reuse
+            && matches!(
+                p.stack.last(),
+                Some(Frame::Rx(_) | Frame::Trace { .. } | Frame::RetTo(_))
+            )
+        {
             return; // the mutant: a tail call "reuses" the frame below
         }
         assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");

@@ -178,11 +178,22 @@ impl Oracle {
             let rx = (timem && traced && n.local)
                 .then(|| self.frames.rx(f, *s))
                 .flatten();
-            if timem && (rx.is_some() || run(&n.time) || run(&n.memory)) {
-                acts.push((*s, rx, run(&n.time), run(&n.memory)));
+            // FR6: a local hit that sends `call` pushes the return_to frame first.
+            let ret_to = timem
+                && traced
+                && n.local
+                && self
+                    .procs
+                    .get(&pid)
+                    .is_some_and(|p| p.return_to & (1 << s) != 0);
+            if timem && (ret_to || rx.is_some() || run(&n.time) || run(&n.memory)) {
+                acts.push((*s, ret_to, rx, run(&n.time), run(&n.memory)));
             }
         }
-        for (s, rx, t, m) in acts {
+        for (s, ret_to, rx, t, m) in acts {
+            if ret_to {
+                self.push_ret_to(pid, s);
+            }
             if let Some(rx) = rx {
                 self.push_rx(pid, rx);
             }

@@ -63,6 +63,8 @@ pub(crate) enum Frame {
     },
     /// A return_trace / exception_trace frame (frames.rs).
     Rx(crate::frames::Rx),
+    /// A return_to frame of a session (frames.rs FR6).
+    RetTo(u32),
 }
 
 /// A process as call_time/call_memory see it.
@@ -74,6 +76,12 @@ pub struct OProc {
     memory: Vec<Pbt>,
     pub(crate) stack: Vec<Frame>,
     allocated: i64,
+    /// The function executing now (`None` at the top: the harness that makes the calls).
+    pub(crate) current: Option<usize>,
+    /// For each `Frame::Code` on the stack, bottom to top: the function it returns into.
+    pub(crate) conts: Vec<Option<usize>>,
+    /// The sessions in which the process has the `return_to` flag (frames.rs FR6).
+    pub(crate) return_to: u64,
 }
 
 /// Bound on the simulated stack.
@@ -122,6 +130,9 @@ impl Oracle {
             memory: Vec::new(),
             stack: Vec::new(),
             allocated: 0,
+            current: None,
+            conts: Vec::new(),
+            return_to: 0,
         });
         p.call_traced = call_traced;
         p
@@ -141,7 +152,10 @@ impl Oracle {
         if !tail {
             assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");
             p.stack.push(Frame::Code);
+            let cur = p.current;
+            p.conts.push(cur);
         }
+        p.current = Some(f);
         self.hit(f, pid, call_traced, true)
     }
 
@@ -182,8 +196,12 @@ impl Oracle {
             b.acc = accum;
             prev = last;
         }
-        // Any trace frame on top (also a return_trace frame this hit just pushed, frames.rs FR2).
-        if !matches!(p.stack.last(), Some(Frame::Trace { .. } | Frame::Rx(_))) {
+        // Any trace frame on top (also a return_trace or return_to frame this hit just pushed,
+        // frames.rs FR2).
+        if !matches!(
+            p.stack.last(),
+            Some(Frame::Trace { .. } | Frame::Rx(_) | Frame::RetTo(_))
+        ) {
             assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");
             p.stack.push(Frame::Trace {
                 prev,
@@ -216,9 +234,16 @@ impl Oracle {
             let p = self.procs.get_mut(&pid).expect("exists");
             match p.stack.pop() {
                 None => panic!("pid {pid} returned with an empty stack"),
-                Some(Frame::Code) => return msgs,
+                Some(Frame::Code) => {
+                    p.current = p.conts.pop().expect("a continuation has its function");
+                    return msgs;
+                }
                 Some(Frame::Rx(rx)) => {
                     msgs.extend(crate::frames::on_return(rx, call_traced, value));
+                }
+                Some(Frame::RetTo(s)) => {
+                    let to = p.conts.last().copied().flatten();
+                    msgs.extend(crate::frames::on_return_to(s, call_traced, to));
                 }
                 Some(Frame::Trace {
                     prev,
@@ -249,7 +274,10 @@ impl Oracle {
 
     /// An exception caught at the top: trace frames are skipped without charging (`next_catch`).
     pub fn unwind(&mut self, pid: u64, call_traced: u64) {
-        self.proc(pid, call_traced).stack.clear();
+        let p = self.proc(pid, call_traced);
+        p.stack.clear();
+        p.conts.clear();
+        p.current = None;
     }
 
     pub fn schedule_out(&mut self, pid: u64, call_traced: u64) {

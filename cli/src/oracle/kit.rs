@@ -134,10 +134,11 @@ pub fn gen_config(features: &str) -> Result<GenConfig, String> {
             "frames",
             "pairs",
             "terms",
+            "extras",
         ]
         .contains(n)
         {
-            return Err(format!("unknown generator feature {n:?} (call_count, local, global, call_time, call_memory, frames, pairs, terms)"));
+            return Err(format!("unknown generator feature {n:?} (call_count, local, global, call_time, call_memory, frames, pairs, terms, extras)"));
         }
     }
     let has = |n: &str| names.contains(&n);
@@ -148,6 +149,7 @@ pub fn gen_config(features: &str) -> Result<GenConfig, String> {
         global: has("global"),
         pairs: has("pairs"),
         terms: has("terms"),
+        extras: has("extras"),
         call_count_only: !has("local"),
         ..GenConfig::default()
     };
