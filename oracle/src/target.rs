@@ -214,6 +214,21 @@ pub trait BreakpointEngine {
     }
 }
 
+/// Writes [`BreakpointEngine`] methods that only pass their arguments on to the method of the
+/// same name (or the one named after `=>`) of `self.$to`: the sequential oracle for
+/// [`SpecOracle`], the [`SpecOracle`] for [`WrongOracle`]. Methods that do more are written out.
+macro_rules! delegate {
+    ($to:tt { $( fn $name:ident(&mut self $(, $arg:ident: $ty:ty)* $(,)?) $(-> $ret:ty)? $(=> $target:ident)?; )* }) => {
+        $(
+            fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? {
+                delegate!(@call (self.$to) $name $($target)? ($($arg),*))
+            }
+        )*
+    };
+    (@call ($($recv:tt)*) $name:ident $target:ident ($($a:expr),*)) => { $($recv)*.$target($($a),*) };
+    (@call ($($recv:tt)*) $name:ident ($($a:expr),*)) => { $($recv)*.$name($($a),*) };
+}
+
 mod meta;
 pub use meta::META_PID;
 
@@ -549,17 +564,21 @@ impl SpecOracle {
 }
 
 impl BreakpointEngine for SpecOracle {
+    delegate!(0 {
+        fn trace_pattern(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: TraceFlags) -> Result<usize, PatternError>;
+        fn trace_pattern_flags(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern_global(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
+        fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue;
+        fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term => trace_info_meta;
+        fn take_meta(&mut self) -> Vec<(u64, FuncId)>;
+        fn set_exports(&mut self, exported: &[FuncId]);
+        fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg>;
+        fn raise(&mut self, pid: u64, call_traced: u64, class: &'static str, reason: &Term, through: usize) -> Vec<FrameMsg>;
+        fn ret(&mut self, pid: u64, call_traced: u64);
+        fn unwind(&mut self, pid: u64, call_traced: u64);
+    });
     fn name(&self) -> String {
         "sequential oracle".into()
-    }
-    fn trace_pattern(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: TraceFlags,
-    ) -> Result<usize, PatternError> {
-        self.0.trace_pattern(session, pattern, op, flags)
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         self.0
@@ -567,9 +586,6 @@ impl BreakpointEngine for SpecOracle {
             .into_iter()
             .map(|(s, _, _)| s)
             .collect()
-    }
-    fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
-        self.0.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
         // Global trace (`spec/src/global.rs`); match specs (frames.rs); sessions
@@ -590,30 +606,6 @@ impl BreakpointEngine for SpecOracle {
     ) -> Result<usize, PatternError> {
         self.0
             .trace_pattern_meta(session, pattern, op, flags, meta::META_PID)
-    }
-    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
-        self.0.take_meta()
-    }
-    fn trace_pattern_flags(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.0.trace_pattern_flags(session, pattern, op, flags)
-    }
-    fn set_exports(&mut self, exported: &[FuncId]) {
-        self.0.set_exports(exported)
-    }
-    fn trace_pattern_global(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.0.trace_pattern_global(session, pattern, op, flags)
     }
     fn enter_remote(
         &mut self,
@@ -645,19 +637,6 @@ impl BreakpointEngine for SpecOracle {
         assert!(!global, "the sequential oracle has no global match specs");
         self.0.trace_pattern_ms(session, pattern, op, flags, ms)
     }
-    fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
-        self.0.ret_value(pid, call_traced, value)
-    }
-    fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
-        self.0.raise(pid, call_traced, class, reason, through)
-    }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
         self.0.meta_hit(f, pid);
         self.0
@@ -665,12 +644,6 @@ impl BreakpointEngine for SpecOracle {
             .into_iter()
             .map(|(s, _, _)| s)
             .collect()
-    }
-    fn ret(&mut self, pid: u64, call_traced: u64) {
-        self.0.ret(pid, call_traced)
-    }
-    fn unwind(&mut self, pid: u64, call_traced: u64) {
-        self.0.unwind(pid, call_traced)
     }
     fn schedule(&mut self, pid: u64, call_traced: u64, into: bool) {
         if into {
@@ -684,9 +657,6 @@ impl BreakpointEngine for SpecOracle {
     }
     fn alloc(&mut self, pid: u64, call_traced: u64, words: u64) {
         self.0.alloc(pid, call_traced, words as i64)
-    }
-    fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        self.0.trace_info_meta(session, mfa, key)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.0.is_patched(f))
@@ -798,6 +768,24 @@ impl WrongOracle {
 }
 
 impl BreakpointEngine for WrongOracle {
+    delegate!(inner {
+        fn trace_pattern_global(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern_meta(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern_ms(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet, global: bool, ms: &MatchSpec) -> Result<usize, PatternError>;
+        fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term;
+        fn set_exports(&mut self, exported: &[FuncId]);
+        fn is_patched(&mut self, f: FuncId) -> Option<bool>;
+        fn is_export_patched(&mut self, f: FuncId) -> Option<bool>;
+        fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg>;
+        fn ret(&mut self, pid: u64, call_traced: u64);
+        fn unwind(&mut self, pid: u64, call_traced: u64);
+        fn advance(&mut self, dt: u64);
+        fn alloc(&mut self, pid: u64, call_traced: u64, words: u64);
+        fn session_create(&mut self, name: &str) -> SessionId;
+    });
+    fn supports(&self, feature: &Feature) -> bool {
+        self.inner.supports(feature)
+    }
     fn name(&self) -> String {
         format!("wrong oracle ({:?})", self.wrong)
     }
@@ -887,21 +875,6 @@ impl BreakpointEngine for WrongOracle {
             _ => self.inner.trace_pattern_flags(session, pattern, op, flags),
         }
     }
-    fn supports(&self, feature: &Feature) -> bool {
-        self.inner.supports(feature)
-    }
-    fn set_exports(&mut self, exported: &[FuncId]) {
-        self.inner.set_exports(exported)
-    }
-    fn trace_pattern_global(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.inner.trace_pattern_global(session, pattern, op, flags)
-    }
     fn enter_remote(
         &mut self,
         f: FuncId,
@@ -914,36 +887,9 @@ impl BreakpointEngine for WrongOracle {
         self.meta_after(call_traced);
         v
     }
-    fn trace_pattern_meta(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.inner.trace_pattern_meta(session, pattern, op, flags)
-    }
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
         self.meta_before();
         std::mem::take(&mut self.meta_keep)
-    }
-    fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
-        self.inner.is_export_patched(f)
-    }
-    fn trace_pattern_ms(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-        global: bool,
-        ms: &MatchSpec,
-    ) -> Result<usize, PatternError> {
-        self.inner
-            .trace_pattern_ms(session, pattern, op, flags, global, ms)
-    }
-    fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
-        self.inner.ret_value(pid, call_traced, value)
     }
     fn raise(
         &mut self,
@@ -971,12 +917,6 @@ impl BreakpointEngine for WrongOracle {
         }
         v
     }
-    fn ret(&mut self, pid: u64, call_traced: u64) {
-        self.inner.ret(pid, call_traced)
-    }
-    fn unwind(&mut self, pid: u64, call_traced: u64) {
-        self.inner.unwind(pid, call_traced)
-    }
     fn schedule(&mut self, pid: u64, call_traced: u64, into: bool) {
         // The oracle charges on schedule-out only for a call-traced process: hide the flag.
         let ct = if self.wrong == Wrong::ScheduleOutUncharged && !into {
@@ -985,15 +925,6 @@ impl BreakpointEngine for WrongOracle {
             call_traced
         };
         self.inner.schedule(pid, ct, into)
-    }
-    fn advance(&mut self, dt: u64) {
-        self.inner.advance(dt)
-    }
-    fn alloc(&mut self, pid: u64, call_traced: u64, words: u64) {
-        self.inner.alloc(pid, call_traced, words)
-    }
-    fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        self.inner.trace_info_term(session, mfa, key)
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {
@@ -1019,12 +950,6 @@ impl BreakpointEngine for WrongOracle {
             return self.inner.trace_info(0, mfa, item);
         }
         self.inner.trace_info(session, mfa, item)
-    }
-    fn is_patched(&mut self, f: FuncId) -> Option<bool> {
-        self.inner.is_patched(f)
-    }
-    fn session_create(&mut self, name: &str) -> SessionId {
-        self.inner.session_create(name)
     }
     fn session_destroy(&mut self, session: SessionId) {
         let had: Vec<Mfa> = self
