@@ -159,7 +159,7 @@ const ACTED: u32 = flags::LOCAL_TRACE | flags::GLOBAL_TRACE;
 
 fn apply<P: ThreadProgress>(e: &Engine<P>, o: &XOp) {
     let (session, op, spec) = match *o {
-        XOp::Global(s, op) => (s, op, TraceSpec::global(None)),
+        XOp::Global(s, op) => (s, op, TraceSpec::global()),
         XOp::Local(s, op) => (
             s,
             op,
@@ -170,7 +170,7 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &XOp) {
         ),
     };
     let n = e
-        .trace_pattern_spec(session, &Pattern::all(), op, &spec)
+        .trace_pattern(&Pattern::all(), op, &spec.clone().session(session))
         .expect("valid trace_pattern");
     assert_eq!(
         n,

@@ -368,7 +368,8 @@ impl BreakpointEngine for RefEngine {
         op: PatternOp,
         flags: TraceFlags,
     ) -> Result<usize, PatternError> {
-        self.engine.trace_pattern(session, pattern, op, flags)
+        self.engine
+            .trace_pattern(pattern, op, &TraceSpec::from(flags).session(session))
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         assert!(f < self.engine.code.len(), "function {f} out of range");
@@ -410,7 +411,8 @@ impl BreakpointEngine for RefEngine {
         op: PatternOp,
         flags: FlagSet,
     ) -> Result<usize, PatternError> {
-        self.engine.trace_pattern_flags(session, pattern, op, flags)
+        self.engine
+            .trace_pattern(pattern, op, &TraceSpec::from(flags).session(session))
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
         assert!(f < self.engine.code.len(), "function {f} out of range");
@@ -445,9 +447,10 @@ impl BreakpointEngine for RefEngine {
         let spec = TraceSpec {
             flags,
             global: true,
-            ms: None,
+            ..TraceSpec::default()
         };
-        self.engine.trace_pattern_spec(session, pattern, op, &spec)
+        self.engine
+            .trace_pattern(pattern, op, &spec.session(session))
     }
     fn enter_remote(
         &mut self,
@@ -492,8 +495,10 @@ impl BreakpointEngine for RefEngine {
             flags,
             global,
             ms: Some(ms.clone()),
+            ..TraceSpec::default()
         };
-        self.engine.trace_pattern_spec(session, pattern, op, &spec)
+        self.engine
+            .trace_pattern(pattern, op, &spec.session(session))
     }
     fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
         self.on_proc(pid, call_traced, |s, p| s.ret_with(p, value.clone()));

@@ -182,6 +182,7 @@ fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
                 flags: FlagSet::default(),
                 global: true,
                 ms: None,
+                ..TraceSpec::default()
             },
         };
         let err = e
