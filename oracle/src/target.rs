@@ -801,7 +801,6 @@ impl BreakpointEngine for WrongOracle {
         op: PatternOp,
         flags: TraceFlags,
     ) -> Result<usize, PatternError> {
-        flags.check(op)?;
         self.trace_pattern_flags(session, pattern, op, flags.into())
     }
     fn trace_pattern_flags(
