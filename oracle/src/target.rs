@@ -334,6 +334,27 @@ impl RefEngine {
         sessions
     }
 
+    /// Process `pid` enters `f` by a body or a tail call (`tail`), local or through the export
+    /// entry (`remote`); the sessions of the call messages, as [`RefEngine::entered`].
+    fn enter_via(
+        &mut self,
+        f: FuncId,
+        pid: u64,
+        call_traced: u64,
+        tail: bool,
+        remote: bool,
+    ) -> Vec<SessionId> {
+        assert!(f < self.engine.code.len(), "function {f} out of range");
+        let before = self.sched.events.len();
+        self.on_proc(pid, call_traced, |s, p| match (tail, remote) {
+            (false, false) => s.call_proc(f, p),
+            (true, false) => s.tail_call(f, p),
+            (false, true) => s.call_remote(f, p),
+            (true, true) => s.tail_call_remote(f, p),
+        });
+        self.entered(before, f, pid)
+    }
+
     /// Our engine where only `exported` functions have export entries.
     pub fn with_exports(funcs: Vec<Mfa>, exported: &[FuncId]) -> RefEngine {
         let engine = Arc::new(
@@ -368,6 +389,9 @@ impl BreakpointEngine for RefEngine {
         op: PatternOp,
         flags: TraceFlags,
     ) -> Result<usize, PatternError> {
+        // The local + call_count entry names only its own flags when the list is empty (as
+        // TraceFlags callers, the oracle and engines written from docs/conformance.md, do).
+        flags.check(op)?;
         self.engine
             .trace_pattern(pattern, op, &TraceSpec::from(flags).session(session))
     }
@@ -415,16 +439,7 @@ impl BreakpointEngine for RefEngine {
             .trace_pattern(pattern, op, &TraceSpec::from(flags).session(session))
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
-        assert!(f < self.engine.code.len(), "function {f} out of range");
-        let before = self.sched.events.len();
-        self.on_proc(pid, call_traced, |s, p| {
-            if tail {
-                s.tail_call(f, p)
-            } else {
-                s.call_proc(f, p)
-            }
-        });
-        self.entered(before, f, pid)
+        self.enter_via(f, pid, call_traced, tail, false)
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         assert!(self.procs.is_empty(), "set_exports after processes ran");
@@ -459,16 +474,7 @@ impl BreakpointEngine for RefEngine {
         call_traced: u64,
         tail: bool,
     ) -> Vec<SessionId> {
-        assert!(f < self.engine.code.len(), "function {f} out of range");
-        let before = self.sched.events.len();
-        self.on_proc(pid, call_traced, |s, p| {
-            if tail {
-                s.tail_call_remote(f, p)
-            } else {
-                s.call_remote(f, p)
-            }
-        });
-        self.entered(before, f, pid)
+        self.enter_via(f, pid, call_traced, tail, true)
     }
     fn ret(&mut self, pid: u64, call_traced: u64) {
         self.on_proc(pid, call_traced, |s, p| s.ret(p));
@@ -801,6 +807,7 @@ impl BreakpointEngine for WrongOracle {
         op: PatternOp,
         flags: TraceFlags,
     ) -> Result<usize, PatternError> {
+        flags.check(op)?;
         self.trace_pattern_flags(session, pattern, op, flags.into())
     }
     fn trace_pattern_flags(

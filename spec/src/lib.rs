@@ -66,8 +66,7 @@ impl Oracle {
         }
     }
 
-    /// `trace_pattern`: returns the number of matched functions. An empty flag list is refused
-    /// with the full flag list's message, as the engine's one `trace_pattern` entry does.
+    /// `trace_pattern`: returns the number of matched functions.
     pub fn trace_pattern(
         &mut self,
         session: u32,
@@ -75,6 +74,7 @@ impl Oracle {
         op: PatternOp,
         fl: TraceFlags,
     ) -> Result<usize, PatternError> {
+        fl.check(op)?;
         self.trace_pattern_flags(session, pat, op, fl.into())
     }
 
