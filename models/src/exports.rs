@@ -1,4 +1,4 @@
-//! Models of export entries (`Area::Export`, global call trace: `reference/src/export.rs`),
+//! Models of export entries (`Area::Export`, global call trace: `reference/src/sessions/export.rs`),
 //! shared by the loom and shuttle harnesses (`tests/exports_loom.rs`, `tests/exports_shuttle.rs`).
 //!
 //! One model = an engine with sessions 0 and 1 and one or two exported functions, a stager thread

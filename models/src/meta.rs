@@ -1,4 +1,4 @@
-//! Model of the meta tracer swap (`reference/src/meta.rs`, M1–M3), for shuttle
+//! Model of the meta tracer swap (`reference/src/actions/meta.rs`, M1–M3), for shuttle
 //! (`tests/meta_shuttle.rs`) and loom (`tests/meta_loom.rs`).
 //!
 //! One function, meta traced with a tracer that answers `remove` (its `enabled` callback does an
