@@ -200,5 +200,27 @@ fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
         );
         assert_eq!(e.trace_pattern_batch(0, &[]), Ok(vec![]));
         assert_eq!(e.progress.completed_waits(), before, "{plan:?}");
+        // A TraceSpec can carry a meta tracer and a session; a batch takes neither.
+        let mb = Mailbox::new(99);
+        let bad = [
+            (
+                TraceSpec::local().meta(ProcessTracer::spec(&mb)),
+                "meta patterns cannot be batched",
+            ),
+            (
+                TraceSpec::local().session(3),
+                "the entry names another session than the batch",
+            ),
+        ];
+        for (spec, what) in bad {
+            let entry = BatchEntry {
+                pattern: Pattern::all(),
+                op: PatternOp::True,
+                spec,
+            };
+            let err = e.trace_pattern_batch(0, &[entry]).unwrap_err().to_string();
+            assert!(err.contains("batch entry 0") && err.contains(what), "{err}");
+            assert_eq!(e.progress.completed_waits(), before, "{plan:?}");
+        }
     }
 }
