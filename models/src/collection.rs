@@ -31,6 +31,7 @@
 
 use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU64, Ordering::*};
 use bpspec_reference::term::Collection;
+use bpspec_reference::TraceSpec;
 use bpspec_reference::{
     Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc, Process,
     Scheduler, Term, ThreadProgress,
@@ -383,7 +384,11 @@ impl Checkpoints {
 
 fn apply<P: ThreadProgress>(e: &Engine<P>, f: usize, op: PatternOp, fl: FlagSet) {
     let n = e
-        .trace_pattern_flags(0, &Pattern::exact(&e.code.funcs[f].mfa), op, fl)
+        .trace_pattern(
+            &Pattern::exact(&e.code.funcs[f].mfa),
+            op,
+            &TraceSpec::from(fl),
+        )
         .expect("valid trace_pattern");
     assert_eq!(n, 1);
 }

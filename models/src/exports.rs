@@ -1,4 +1,4 @@
-//! Models of export entries (`Area::Export`, global call trace: `reference/src/export.rs`),
+//! Models of export entries (`Area::Export`, global call trace: `reference/src/sessions/export.rs`),
 //! shared by the loom and shuttle harnesses (`tests/exports_loom.rs`, `tests/exports_shuttle.rs`).
 //!
 //! One model = an engine with sessions 0 and 1 and one or two exported functions, a stager thread
@@ -159,7 +159,7 @@ const ACTED: u32 = flags::LOCAL_TRACE | flags::GLOBAL_TRACE;
 
 fn apply<P: ThreadProgress>(e: &Engine<P>, o: &XOp) {
     let (session, op, spec) = match *o {
-        XOp::Global(s, op) => (s, op, TraceSpec::global(None)),
+        XOp::Global(s, op) => (s, op, TraceSpec::global()),
         XOp::Local(s, op) => (
             s,
             op,
@@ -170,7 +170,7 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &XOp) {
         ),
     };
     let n = e
-        .trace_pattern_spec(session, &Pattern::all(), op, &spec)
+        .trace_pattern(&Pattern::all(), op, &spec.clone().session(session))
         .expect("valid trace_pattern");
     assert_eq!(
         n,

@@ -16,6 +16,31 @@ pub fn observed(expected: &str, found: bool) -> &'static str {
     }
 }
 
+/// A model's scenario, named in the results table. The generic explorations of
+/// [`loom_run::explore_named`] and [`shuttle_run::explore_scenario`] take one.
+pub trait NamedScenario: Clone + Send + Sync + 'static {
+    fn name(&self) -> &'static str;
+}
+
+macro_rules! named_scenarios {
+    ($($t:ty),*) => {$(
+        impl NamedScenario for $t {
+            fn name(&self) -> &'static str {
+                self.name
+            }
+        }
+    )*};
+}
+named_scenarios!(
+    crate::collection::CScenario,
+    crate::exports::ExportScenario,
+    crate::readers::RScenario,
+    crate::sessions::SessionScenario
+);
+
+/// A model run: the scenario under a mutant (or none). `run::<Qsbr>` of each model is one.
+pub type ModelRun<S> = fn(&S, Option<Mutant>);
+
 /// The scenario called `name` in `scenarios`; panics naming it if there is none.
 pub fn scenario_named<S>(scenarios: Vec<S>, name: &str, of: impl Fn(&S) -> &str) -> S {
     scenarios
@@ -58,10 +83,44 @@ pub fn names<S>(scenarios: Vec<S>, name: impl Fn(&S) -> &'static str) -> Vec<&'s
     scenarios.iter().map(name).collect()
 }
 
+/// Asserts that every `(mutant, scenario)` in `kills` is killed: `killed(m, scenario)` runs the
+/// checker on it and says whether it found a counterexample. `family` and `checker` name the
+/// matrix in the message ("session mutants loom should kill survived: ...").
+pub fn assert_all_killed(
+    family: &str,
+    checker: &str,
+    kills: Vec<(Mutant, &'static str)>,
+    mut killed: impl FnMut(Mutant, &'static str) -> bool,
+) {
+    let survivors: Vec<String> = kills
+        .into_iter()
+        .filter(|&(m, name)| !killed(m, name))
+        .map(|(m, name)| format!("{m} on {name}"))
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "{family} mutants {checker} should kill survived: {survivors:?}"
+    );
+}
+
+/// One `#[test]` a scenario that must hold: `$explore(scenario)` returns the counterexample
+/// (`Option<String>`), which fails the test naming `$checker` and the scenario.
+#[macro_export]
+macro_rules! baselines {
+    ($checker:literal, $explore:expr; $($test:ident => $scn:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            let cx: Option<String> = ($explore)($scn);
+            assert!(cx.is_none(), "{}: {} violated a property: {}", $checker, $scn, cx.unwrap());
+        }
+    )*};
+}
+
 /// loom: every interleaving and weak-memory outcome up to the preemption bound.
 #[cfg(loom)]
 pub mod loom_run {
     use crate::results::catch;
+    use bpspec_reference::Mutant;
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     use std::sync::Arc;
     use std::time::Instant;
@@ -106,6 +165,43 @@ pub mod loom_run {
         });
     }
 
+    /// Explore `model` (built for `mutant`) at the bound of [`builder`] capped at `cap`; record
+    /// the verdict as (qsbr, `scenario`, the mutant's name or "baseline"); assert that it ran;
+    /// return the counterexample. The shared body of the `tests/*_loom.rs` explorations.
+    pub fn explore_mutant(
+        scenario: &str,
+        mutant: Option<Mutant>,
+        expected: &str,
+        cap: usize,
+        model: impl Fn() + Sync + Send + 'static,
+    ) -> Option<String> {
+        let mut b = builder();
+        b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
+        let o = explore(&b, model);
+        record_outcome(
+            "qsbr",
+            scenario,
+            mutant.map_or("baseline", |m| m.name()),
+            expected,
+            &o,
+        );
+        assert!(o.executions > 0, "loom ran no execution of {scenario}");
+        o.cx
+    }
+
+    /// [`explore_mutant`] on the scenario called `name` in `scenarios`, run by `run`.
+    pub fn explore_named<S: crate::harness::NamedScenario>(
+        scenarios: Vec<S>,
+        name: &str,
+        mutant: Option<Mutant>,
+        expected: &str,
+        cap: usize,
+        run: crate::harness::ModelRun<S>,
+    ) -> Option<String> {
+        let scn = crate::harness::scenario_named(scenarios, name, |s| s.name());
+        explore_mutant(name, mutant, expected, cap, move || run(&scn, mutant))
+    }
+
     /// Explore `model` with `b`, counting executions.
     pub fn explore(b: &loom::model::Builder, model: impl Fn() + Sync + Send + 'static) -> Outcome {
         let execs = Arc::new(AtomicUsize::new(0));
@@ -140,6 +236,7 @@ pub mod loom_run {
 #[cfg(shuttle)]
 pub mod shuttle_run {
     use crate::results::catch;
+    use bpspec_reference::Mutant;
     use shuttle::scheduler::{PctScheduler, RandomScheduler};
     use shuttle::{Config, Runner};
     use std::time::Instant;
@@ -178,6 +275,60 @@ pub mod shuttle_run {
             seconds,
             detail: cx.clone().unwrap_or_default(),
         });
+    }
+
+    /// Run `model` (built for `mutant`) for `n` iterations under PCT (`pct`) or the random
+    /// scheduler; record the verdict as (qsbr, `scenario`, the mutant's name or "baseline");
+    /// panic if a baseline (`mutant` None) is violated; say whether a counterexample was found.
+    /// The shared body of the `tests/*_shuttle.rs` explorations.
+    pub fn explore_mutant(
+        scenario: &str,
+        mutant: Option<Mutant>,
+        pct: bool,
+        expected: &str,
+        n: usize,
+        model: impl Fn() + Send + Sync + 'static,
+    ) -> bool {
+        let (cx, seconds, bound) = explore(pct, n, model);
+        record_outcome(
+            "qsbr",
+            scenario,
+            mutant.map_or("baseline", |m| m.name()),
+            expected,
+            bound,
+            seconds,
+            &cx,
+        );
+        if let (None, Some(c)) = (mutant, &cx) {
+            panic!("shuttle: {scenario} (pct={pct}) violated a property: {c}");
+        }
+        cx.is_some()
+    }
+
+    /// [`explore_mutant`] on `scn`, run by `run`, at [`iters`] iterations.
+    pub fn explore_scenario<S: crate::harness::NamedScenario>(
+        scn: &S,
+        mutant: Option<Mutant>,
+        pct: bool,
+        expected: &str,
+        run: crate::harness::ModelRun<S>,
+    ) -> bool {
+        let scn2 = scn.clone();
+        explore_mutant(scn.name(), mutant, pct, expected, iters(), move || {
+            run(&scn2, mutant)
+        })
+    }
+
+    /// Every scenario holds under both schedulers (random, then PCT); a violation panics.
+    pub fn assert_baselines<S: crate::harness::NamedScenario>(
+        scenarios: Vec<S>,
+        run: crate::harness::ModelRun<S>,
+    ) {
+        for scn in scenarios {
+            for pct in [false, true] {
+                explore_scenario(&scn, None, pct, "hold", run);
+            }
+        }
     }
 
     /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler; returns

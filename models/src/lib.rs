@@ -16,6 +16,7 @@
 //! - I6 a paused count is frozen; a restarted count starts from zero.
 
 use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU32, Ordering::*};
+use bpspec_reference::TraceSpec;
 use bpspec_reference::{
     flags, Engine, EngineConfig, InfoItem, InfoValue, Mfa, Mutant, Pattern, PatternOp, Process,
     Scheduler, ThreadProgress, TraceFlags,
@@ -407,7 +408,7 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &Op) {
         Some(f) => Pattern::exact(&e.code.funcs[f].mfa),
     };
     let n = e
-        .trace_pattern(o.session, &pat, o.op, o.flags)
+        .trace_pattern(&pat, o.op, &TraceSpec::from(o.flags).session(o.session))
         .expect("valid trace_pattern");
     assert_eq!(
         n,

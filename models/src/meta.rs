@@ -1,4 +1,4 @@
-//! Model of the meta tracer swap (`reference/src/meta.rs`, M1–M3), for shuttle
+//! Model of the meta tracer swap (`reference/src/actions/meta.rs`, M1–M3), for shuttle
 //! (`tests/meta_shuttle.rs`) and loom (`tests/meta_loom.rs`).
 //!
 //! One function, meta traced with a tracer that answers `remove` (its `enabled` callback does an
@@ -47,12 +47,10 @@ pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
     }));
     let spec = TracerSpec::new(std::sync::Arc::new(Gone(AtomicU32::new(0))), Term::Pid(7));
     let only_meta = TraceSpec::counters(FlagSet::default());
-    let n = engine.trace_pattern_meta(
-        0,
+    let n = engine.trace_pattern(
         &Pattern::exact(&mfa),
         PatternOp::True,
-        &only_meta,
-        Some(&spec),
+        &only_meta.clone().meta(spec.clone()),
     );
     assert_eq!(n, Ok(1));
     let handles: Vec<_> = (0..2)
@@ -96,12 +94,10 @@ pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
     let second = TracerSpec::new(std::sync::Arc::new(Gone(AtomicU32::new(0))), Term::Pid(8));
     let only_meta = TraceSpec::counters(FlagSet::default());
     let set = |spec: &TracerSpec| {
-        let n = engine.trace_pattern_meta(
-            0,
+        let n = engine.trace_pattern(
             &Pattern::exact(&mfa),
             PatternOp::True,
-            &only_meta,
-            Some(spec),
+            &only_meta.clone().meta(spec.clone()),
         );
         assert_eq!(n, Ok(1));
     };

@@ -34,6 +34,7 @@
 
 use bpspec_reference::sync::{spawn, yield_now, Arc};
 use bpspec_reference::term::Term;
+use bpspec_reference::TraceSpec;
 use bpspec_reference::{
     BatchEntry, Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc,
     Process, Scheduler, ThreadProgress, WaitPlan,
@@ -241,7 +242,11 @@ pub fn shuttle_scenarios() -> Vec<RScenario> {
 fn apply<P: ThreadProgress>(e: &Engine<P>, o: &ROp) {
     let (s, f, op, fl) = *o;
     let n = e
-        .trace_pattern_flags(s, &Pattern::exact(&e.code.funcs[f].mfa), op, fl)
+        .trace_pattern(
+            &Pattern::exact(&e.code.funcs[f].mfa),
+            op,
+            &TraceSpec::from(fl).session(s),
+        )
         .expect("valid trace_pattern");
     assert_eq!(
         n, 1,

@@ -181,7 +181,7 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &SOp, next: &std::sync::Arc<Mailbo
                 ..FlagSet::default()
             });
             let n = e
-                .trace_pattern_spec(session, &Pattern::all(), op, &spec)
+                .trace_pattern(&Pattern::all(), op, &spec.clone().session(session))
                 .expect("valid trace_pattern");
             assert_eq!(
                 n, 1,

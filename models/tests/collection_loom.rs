@@ -3,9 +3,10 @@
 //! place) is reproduced. Bound from `LOOM_MAX_PREEMPTIONS` (make test: 2, make check: 3).
 #![cfg(loom)]
 
+use bpspec_models::baselines;
 use bpspec_models::collection::{expected_kills, loom_scenarios, run, CScenario};
 use bpspec_models::harness::loom_run::{self, builder};
-use bpspec_models::harness::scenario_named;
+use bpspec_models::harness::{assert_all_killed, scenario_named};
 use bpspec_reference::{Mutant, Qsbr};
 
 fn scenario(name: &str) -> CScenario {
@@ -19,24 +20,27 @@ fn explore(
     mutant: Option<Mutant>,
     expected: &str,
 ) -> Option<String> {
+    explore_capped(scn, variant, mutant, expected, usize::MAX)
+}
+
+/// As [`explore`], at a preemption bound of at most `cap`.
+fn explore_capped(
+    scn: &CScenario,
+    variant: &str,
+    mutant: Option<Mutant>,
+    expected: &str,
+    cap: usize,
+) -> Option<String> {
+    let mut b = builder();
+    b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
     let scn2 = scn.clone();
-    let o = loom_run::explore(&builder(), move || run::<Qsbr>(&scn2, mutant));
+    let o = loom_run::explore(&b, move || run::<Qsbr>(&scn2, mutant));
     loom_run::record_outcome("qsbr", scn.name, variant, expected, &o);
     assert!(o.executions > 0);
     o.cx
 }
 
-macro_rules! baselines {
-    ($($test:ident => $scn:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            let cx = explore(&scenario($scn), "baseline", None, "hold");
-            assert!(cx.is_none(), "loom: {} violated: {}", $scn, cx.unwrap());
-        }
-    )*};
-}
-
-baselines! {
+baselines! { "loom", |s| explore(&scenario(s), "baseline", None, "hold");
     timem_info => "info",
     timem_info_dirty => "info-dirty",
     timem_info_inflight => "info-inflight",
@@ -53,31 +57,19 @@ baselines! {
 /// a later timed run), more than the whole loom part's budget in `make check`.
 #[test]
 fn timem_paused_inflight_fixed() {
-    let scn = scenario("paused-inflight");
-    let mut b = builder();
-    b.preemption_bound = b.preemption_bound.map(|p| p.min(2));
-    let scn2 = scn.clone();
-    let o = loom_run::explore(&b, move || run::<Qsbr>(&scn2, None));
-    loom_run::record_outcome("qsbr", scn.name, "baseline", "hold", &o);
-    assert!(o.executions > 0);
+    let cx = explore_capped(&scenario("paused-inflight"), "baseline", None, "hold", 2);
     assert!(
-        o.cx.is_none(),
+        cx.is_none(),
         "loom: paused-inflight violated: {}",
-        o.cx.unwrap()
+        cx.unwrap()
     );
 }
 
 #[test]
 fn timem_kill_matrix() {
-    let survivors: Vec<String> = expected_kills("loom")
-        .into_iter()
-        .filter(|&(m, name)| explore(&scenario(name), m.name(), Some(m), "killed").is_none())
-        .map(|(m, name)| format!("{m} on {name}"))
-        .collect();
-    assert!(
-        survivors.is_empty(),
-        "collection mutants loom should kill survived: {survivors:?}"
-    );
+    assert_all_killed("collection", "loom", expected_kills("loom"), |m, name| {
+        explore(&scenario(name), m.name(), Some(m), "killed").is_some()
+    });
 }
 
 /// Finding F1 (docs/collection.md): ERTS reads a paused counter in place, while a frame still in

@@ -3,41 +3,24 @@
 //! pattern, with one session and two. Bound from `LOOM_MAX_PREEMPTIONS` (CI 2, `make check` 3).
 #![cfg(loom)]
 
-use bpspec_models::exports::{
-    expected_export_kills, loom_export_scenarios, run_exports, ExportScenario,
-};
-use bpspec_models::harness::loom_run::{self, builder};
-use bpspec_models::harness::scenario_named;
+use bpspec_models::baselines;
+use bpspec_models::exports::{expected_export_kills, loom_export_scenarios, run_exports};
+use bpspec_models::harness::{assert_all_killed, loom_run};
 use bpspec_reference::{Mutant, Qsbr};
 
-fn scenario(name: &str) -> ExportScenario {
-    scenario_named(loom_export_scenarios(), name, |s| s.name)
-}
-
 fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
-    let scn = scenario(name);
-    let o = loom_run::explore(&builder(), move || run_exports::<Qsbr>(&scn, mutant));
-    loom_run::record_outcome(
-        "qsbr",
+    let scns = loom_export_scenarios();
+    loom_run::explore_named(
+        scns,
         name,
-        mutant.map_or("baseline", |m| m.name()),
+        mutant,
         expected,
-        &o,
-    );
-    o.cx
+        usize::MAX,
+        run_exports::<Qsbr>,
+    )
 }
 
-macro_rules! baselines {
-    ($($test:ident => $scn:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            let cx = explore($scn, None, "hold");
-            assert!(cx.is_none(), "loom: {} violated a property: {}", $scn, cx.unwrap());
-        }
-    )*};
-}
-
-baselines! {
+baselines! { "loom", |s| explore(s, None, "hold");
     exports_global_set => "global-set",
     exports_global_set_2f => "global-set-2f",
     exports_global_remove_2f => "global-remove-2f",
@@ -51,13 +34,10 @@ baselines! {
 /// Every wait-removal mutant in loom's export column must produce a counterexample.
 #[test]
 fn exports_kill_matrix() {
-    let survivors: Vec<String> = expected_export_kills("loom")
-        .into_iter()
-        .filter(|&(m, name)| explore(name, Some(m), "killed").is_none())
-        .map(|(m, name)| format!("{m} on {name}"))
-        .collect();
-    assert!(
-        survivors.is_empty(),
-        "export mutants loom should kill survived: {survivors:?}"
+    assert_all_killed(
+        "export",
+        "loom",
+        expected_export_kills("loom"),
+        |m, name| explore(name, Some(m), "killed").is_some(),
     );
 }

@@ -23,21 +23,9 @@ fn explore(
     n: usize,
 ) -> bool {
     let scn2 = scn.clone();
-    let (cx, seconds, bound) =
-        shuttle_run::explore(pct, n, move || run_exports::<Qsbr>(&scn2, mutant));
-    shuttle_run::record_outcome(
-        "qsbr",
-        scn.name,
-        mutant.map_or("baseline", |m| m.name()),
-        expected,
-        bound,
-        seconds,
-        &cx,
-    );
-    if let (None, Some(c)) = (mutant, &cx) {
-        panic!("shuttle: {} (pct={pct}) violated a property: {c}", scn.name);
-    }
-    cx.is_some()
+    shuttle_run::explore_mutant(scn.name, mutant, pct, expected, n, move || {
+        run_exports::<Qsbr>(&scn2, mutant)
+    })
 }
 
 #[test]

@@ -72,7 +72,7 @@ fn load_kill_matrix() {
     );
 }
 
-/// The code index's orderings (reference/src/ordering.rs rows code-ix-commit, code-ix-load):
+/// The code index's orderings (reference/src/protocol/ordering.rs rows code-ix-commit, code-ix-load):
 /// each weakened to Relaxed is killed on load-under-hits (the sweep over every site is
 /// models/tests/orderings_loom.rs; this is the quick check of the two that load.rs adds).
 #[test]

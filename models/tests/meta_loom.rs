@@ -6,21 +6,15 @@
 //! `make check` 3).
 #![cfg(loom)]
 
-use bpspec_models::harness::loom_run::{self, builder};
+use bpspec_models::harness::{assert_all_killed, loom_run};
 use bpspec_models::meta::{expected_meta_kills, run_meta_swap};
 use bpspec_reference::{Mutant, Qsbr};
 
 fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
     assert_eq!(name, "meta-swap", "loom runs the swap model here");
-    let o = loom_run::explore(&builder(), move || run_meta_swap::<Qsbr>(mutant));
-    loom_run::record_outcome(
-        "qsbr",
-        name,
-        mutant.map_or("baseline", |m| m.name()),
-        expected,
-        &o,
-    );
-    o.cx
+    loom_run::explore_mutant(name, mutant, expected, usize::MAX, move || {
+        run_meta_swap::<Qsbr>(mutant)
+    })
 }
 
 #[test]
@@ -32,13 +26,7 @@ fn meta_swap_holds() {
 /// Every meta mutant in loom's column must produce a counterexample.
 #[test]
 fn meta_kill_matrix() {
-    let survivors: Vec<String> = expected_meta_kills("loom")
-        .into_iter()
-        .filter(|&(m, name)| explore(name, Some(m), "killed").is_none())
-        .map(|(m, name)| format!("{m} on {name}"))
-        .collect();
-    assert!(
-        survivors.is_empty(),
-        "meta mutants loom should kill survived: {survivors:?}"
-    );
+    assert_all_killed("meta", "loom", expected_meta_kills("loom"), |m, name| {
+        explore(name, Some(m), "killed").is_some()
+    });
 }

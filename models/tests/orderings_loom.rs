@@ -121,7 +121,7 @@ fn orderings_survivors() {
     }
     assert!(
         killed.is_empty(),
-        "site mutants the table says survive were killed (update reference/src/ordering.rs): \
+        "site mutants the table says survive were killed (update reference/src/protocol/ordering.rs): \
          {killed:#?}"
     );
 }

@@ -4,53 +4,28 @@
 //! `LOOM_MAX_PREEMPTIONS` (make test: 2, make check: 3).
 #![cfg(loom)]
 
-use bpspec_models::harness::loom_run::{self, builder};
-use bpspec_models::harness::scenario_named;
-use bpspec_models::readers::{expected_kills, loom_scenarios, run, RScenario};
+use bpspec_models::baselines;
+use bpspec_models::harness::{assert_all_killed, loom_run};
+use bpspec_models::readers::{expected_kills, loom_scenarios, run};
 use bpspec_reference::{Mutant, Qsbr};
 
-fn scenario(name: &str) -> RScenario {
-    scenario_named(loom_scenarios(), name, |s| s.name)
-}
-
-/// Explore; record the verdict; return the counterexample.
-fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
-    explore_capped(name, mutant, expected, usize::MAX)
-}
-
-/// As [`explore`], at a preemption bound of at most `cap`.
+/// Explore at a preemption bound of at most `cap`; record the verdict; return the
+/// counterexample.
 fn explore_capped(
     name: &'static str,
     mutant: Option<Mutant>,
     expected: &str,
     cap: usize,
 ) -> Option<String> {
-    let mut b = builder();
-    b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
-    let scn = scenario(name);
-    let o = loom_run::explore(&b, move || run::<Qsbr>(&scn, mutant));
-    loom_run::record_outcome(
-        "qsbr",
-        name,
-        mutant.map_or("baseline", |m| m.name()),
-        expected,
-        &o,
-    );
-    assert!(o.executions > 0);
-    o.cx
+    loom_run::explore_named(loom_scenarios(), name, mutant, expected, cap, run::<Qsbr>)
 }
 
-macro_rules! baselines {
-    ($($test:ident => $scn:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            let cx = explore($scn, None, "hold");
-            assert!(cx.is_none(), "loom: {} violated: {}", $scn, cx.unwrap());
-        }
-    )*};
+/// As [`explore_capped`], at the bound `LOOM_MAX_PREEMPTIONS` gives.
+fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
+    explore_capped(name, mutant, expected, usize::MAX)
 }
 
-baselines! {
+baselines! { "loom", |s| explore(s, None, "hold");
     readers_timem_remove => "timem-remove",
     readers_timem_remove_nap => "timem-remove-nap",
     readers_timem_remove_2sess => "timem-remove-2sess",
@@ -59,20 +34,10 @@ baselines! {
     readers_timem_fresh_node => "timem-fresh-node",
 }
 
-/// Capped at preemption bound 2 whatever `LOOM_MAX_PREEMPTIONS` says (recorded in the table):
-/// at bound 3 `timem-pause-restart` ran for more than 10 minutes on the 2-core machine, and
-/// `timem-two-stagers` has three threads (bound 2: 17,733 executions, 14 s).
-macro_rules! capped_baselines {
-    ($($test:ident => $scn:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            let cx = explore_capped($scn, None, "hold", 2);
-            assert!(cx.is_none(), "loom: {} violated: {}", $scn, cx.unwrap());
-        }
-    )*};
-}
-
-capped_baselines! {
+// Capped at preemption bound 2 whatever `LOOM_MAX_PREEMPTIONS` says (recorded in the table):
+// at bound 3 `timem-pause-restart` ran for more than 10 minutes on the 2-core machine, and
+// `timem-two-stagers` has three threads (bound 2: 17,733 executions, 14 s).
+baselines! { "loom", |s| explore_capped(s, None, "hold", 2);
     readers_timem_pause_restart => "timem-pause-restart",
     readers_timem_two_stagers => "timem-two-stagers",
 }
@@ -80,15 +45,9 @@ capped_baselines! {
 /// Every reader mutant in loom's column must produce a counterexample.
 #[test]
 fn readers_kill_matrix() {
-    let survivors: Vec<String> = expected_kills("loom")
-        .into_iter()
-        .filter(|&(m, name)| explore(name, Some(m), "killed").is_none())
-        .map(|(m, name)| format!("{m} on {name}"))
-        .collect();
-    assert!(
-        survivors.is_empty(),
-        "reader mutants loom should kill survived: {survivors:?}"
-    );
+    assert_all_killed("reader", "loom", expected_kills("loom"), |m, name| {
+        explore(name, Some(m), "killed").is_some()
+    });
 }
 
 /// W4 is needed with one session (docs/protocol.md, I1): a timem reader (schedule-out, return)

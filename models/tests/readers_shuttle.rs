@@ -4,36 +4,17 @@
 #![cfg(shuttle)]
 
 use bpspec_models::harness::scenario_named;
-use bpspec_models::harness::shuttle_run::{self, iters};
+use bpspec_models::harness::shuttle_run;
 use bpspec_models::readers::{expected_kills, run, shuttle_scenarios, RScenario};
 use bpspec_reference::{Mutant, Qsbr};
 
 fn explore(scn: &RScenario, mutant: Option<Mutant>, pct: bool, expected: &str) -> bool {
-    let scn2 = scn.clone();
-    let (cx, seconds, bound) =
-        shuttle_run::explore(pct, iters(), move || run::<Qsbr>(&scn2, mutant));
-    shuttle_run::record_outcome(
-        "qsbr",
-        scn.name,
-        mutant.map_or("baseline", |m| m.name()),
-        expected,
-        bound,
-        seconds,
-        &cx,
-    );
-    if let (None, Some(c)) = (mutant, &cx) {
-        panic!("shuttle: {} (pct={pct}) violated a property: {c}", scn.name);
-    }
-    cx.is_some()
+    shuttle_run::explore_scenario(scn, mutant, pct, expected, run::<Qsbr>)
 }
 
 #[test]
 fn readers_baseline() {
-    for scn in shuttle_scenarios() {
-        for pct in [false, true] {
-            explore(&scn, None, pct, "hold");
-        }
-    }
+    shuttle_run::assert_baselines(shuttle_scenarios(), run::<Qsbr>);
 }
 
 /// Every mutant in shuttle's column is found (PCT is expected to find it, random may miss it);

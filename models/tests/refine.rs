@@ -7,6 +7,7 @@
 
 use bpspec_reference::history::Event;
 use bpspec_reference::sync::{spawn, yield_now, Arc};
+use bpspec_reference::TraceSpec;
 use bpspec_reference::{
     Engine, EngineConfig, Mfa, Mutant, Pattern, PatternOp, Process, Qsbr, Scheduler, TraceFlags,
 };
@@ -107,7 +108,8 @@ fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<bpspec_reference::history::
         let pat = f.map_or_else(Pattern::all, |f| {
             Pattern::exact(&Mfa::new("m", &format!("f{f}"), 0))
         });
-        e.trace_pattern(session, &pat, op, fl).expect("valid op");
+        e.trace_pattern(&pat, op, &TraceSpec::from(fl).session(session))
+            .expect("valid op");
     }
     for h in handles {
         h.join().expect("scheduler thread");

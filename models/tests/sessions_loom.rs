@@ -3,52 +3,34 @@
 //! may be calling it. Bound from `LOOM_MAX_PREEMPTIONS` (CI 2, `make check` 3).
 #![cfg(loom)]
 
-use bpspec_models::harness::loom_run::{self, builder};
-use bpspec_models::harness::scenario_named;
-use bpspec_models::sessions::{
-    expected_session_kills, loom_session_scenarios, run_sessions, SessionScenario,
-};
+use bpspec_models::baselines;
+use bpspec_models::harness::{assert_all_killed, loom_run};
+use bpspec_models::sessions::{expected_session_kills, loom_session_scenarios, run_sessions};
 use bpspec_reference::{Mutant, Qsbr};
 
-fn scenario(name: &str) -> SessionScenario {
-    scenario_named(loom_session_scenarios(), name, |s| s.name)
-}
-
-fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
-    explore_capped(name, mutant, expected, usize::MAX)
-}
-
+/// Explore at a preemption bound of at most `cap`; record the verdict; return the
+/// counterexample.
 fn explore_capped(
     name: &'static str,
     mutant: Option<Mutant>,
     expected: &str,
     cap: usize,
 ) -> Option<String> {
-    let mut b = builder();
-    b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
-    let scn = scenario(name);
-    let o = loom_run::explore(&b, move || run_sessions::<Qsbr>(&scn, mutant));
-    loom_run::record_outcome(
-        "qsbr",
+    loom_run::explore_named(
+        loom_session_scenarios(),
         name,
-        mutant.map_or("baseline", |m| m.name()),
+        mutant,
         expected,
-        &o,
-    );
-    o.cx
+        cap,
+        run_sessions::<Qsbr>,
+    )
 }
 
-macro_rules! baselines {
-    ($($test:ident => $scn:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            let cx = explore($scn, None, "hold");
-            assert!(cx.is_none(), "loom: {} violated a property: {}", $scn, cx.unwrap());
-        }
-    )*};
+fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
+    explore_capped(name, mutant, expected, usize::MAX)
 }
 
-baselines! {
+baselines! { "loom", |s| explore(s, None, "hold");
     sessions_insert => "session-insert",
     sessions_unlink_head => "session-unlink-head",
     sessions_destroy => "session-destroy",
@@ -67,13 +49,10 @@ fn sessions_unlink_2sched() {
 /// Every session mutant in loom's column must produce a counterexample.
 #[test]
 fn sessions_kill_matrix() {
-    let survivors: Vec<String> = expected_session_kills("loom")
-        .into_iter()
-        .filter(|&(m, name)| explore(name, Some(m), "killed").is_none())
-        .map(|(m, name)| format!("{m} on {name}"))
-        .collect();
-    assert!(
-        survivors.is_empty(),
-        "session mutants loom should kill survived: {survivors:?}"
+    assert_all_killed(
+        "session",
+        "loom",
+        expected_session_kills("loom"),
+        |m, name| explore(name, Some(m), "killed").is_some(),
     );
 }

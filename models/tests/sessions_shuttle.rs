@@ -3,38 +3,19 @@
 #![cfg(shuttle)]
 
 use bpspec_models::harness::scenario_named;
-use bpspec_models::harness::shuttle_run::{self, iters};
+use bpspec_models::harness::shuttle_run;
 use bpspec_models::sessions::{
     expected_session_kills, run_sessions, shuttle_session_scenarios, SessionScenario,
 };
 use bpspec_reference::{Mutant, Qsbr};
 
 fn explore(scn: &SessionScenario, mutant: Option<Mutant>, pct: bool, expected: &str) -> bool {
-    let scn2 = scn.clone();
-    let (cx, seconds, bound) =
-        shuttle_run::explore(pct, iters(), move || run_sessions::<Qsbr>(&scn2, mutant));
-    shuttle_run::record_outcome(
-        "qsbr",
-        scn.name,
-        mutant.map_or("baseline", |m| m.name()),
-        expected,
-        bound,
-        seconds,
-        &cx,
-    );
-    if let (None, Some(c)) = (mutant, &cx) {
-        panic!("shuttle: {} (pct={pct}) violated a property: {c}", scn.name);
-    }
-    cx.is_some()
+    shuttle_run::explore_scenario(scn, mutant, pct, expected, run_sessions::<Qsbr>)
 }
 
 #[test]
 fn sessions_baseline() {
-    for scn in shuttle_session_scenarios() {
-        for pct in [false, true] {
-            explore(&scn, None, pct, "hold");
-        }
-    }
+    shuttle_run::assert_baselines(shuttle_session_scenarios(), run_sessions::<Qsbr>);
 }
 
 /// Every session mutant in shuttle's column is found by PCT or random; the others are run and

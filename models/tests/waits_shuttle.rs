@@ -17,25 +17,11 @@ fn explore(
     expected: &str,
 ) -> bool {
     let scn2 = scn.clone();
-    let (cx, seconds, bound) = shuttle_run::explore(pct, iters(), move || {
+    // The scenario label `name@plan` names the plan in the verdict and in a violation.
+    let label = format!("{}@{}", scn.name, plan.name());
+    shuttle_run::explore_mutant(&label, mutant, pct, expected, iters(), move || {
         run_planned::<Qsbr>(&scn2, mutant, plan)
-    });
-    shuttle_run::record_outcome(
-        "qsbr",
-        &format!("{}@{}", scn.name, plan.name()),
-        mutant.map_or("baseline", |m| m.name()),
-        expected,
-        bound,
-        seconds,
-        &cx,
-    );
-    if let (None, Some(c)) = (mutant, &cx) {
-        panic!(
-            "shuttle: {} under {plan:?} (pct={pct}) violated a property: {c}",
-            scn.name
-        );
-    }
-    cx.is_some()
+    })
 }
 
 #[test]

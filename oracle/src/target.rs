@@ -230,6 +230,21 @@ pub trait BreakpointEngine {
     }
 }
 
+/// Writes [`BreakpointEngine`] methods that only pass their arguments on to the method of the
+/// same name (or the one named after `=>`) of `self.$to`: the sequential oracle for
+/// [`SpecOracle`], the [`SpecOracle`] for [`WrongOracle`]. Methods that do more are written out.
+macro_rules! delegate {
+    ($to:tt { $( fn $name:ident(&mut self $(, $arg:ident: $ty:ty)* $(,)?) $(-> $ret:ty)? $(=> $target:ident)?; )* }) => {
+        $(
+            fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? {
+                delegate!(@call (self.$to) $name $($target)? ($($arg),*))
+            }
+        )*
+    };
+    (@call ($($recv:tt)*) $name:ident $target:ident ($($a:expr),*)) => { $($recv)*.$target($($a),*) };
+    (@call ($($recv:tt)*) $name:ident ($($a:expr),*)) => { $($recv)*.$name($($a),*) };
+}
+
 mod meta;
 pub use meta::META_PID;
 
@@ -345,6 +360,27 @@ impl RefEngine {
         sessions
     }
 
+    /// Process `pid` enters `f` by a body or a tail call (`tail`), local or through the export
+    /// entry (`remote`); the sessions of the call messages, as [`RefEngine::entered`].
+    fn enter_via(
+        &mut self,
+        f: FuncId,
+        pid: u64,
+        call_traced: u64,
+        tail: bool,
+        remote: bool,
+    ) -> Vec<SessionId> {
+        assert!(f < self.engine.code.len(), "function {f} out of range");
+        let before = self.sched.events.len();
+        self.on_proc(pid, call_traced, |s, p| match (tail, remote) {
+            (false, false) => s.call_proc(f, p),
+            (true, false) => s.tail_call(f, p),
+            (false, true) => s.call_remote(f, p),
+            (true, true) => s.tail_call_remote(f, p),
+        });
+        self.entered(before, f, pid)
+    }
+
     /// Our engine where only `exported` functions have export entries.
     pub fn with_exports(funcs: Vec<Mfa>, exported: &[FuncId]) -> RefEngine {
         let engine = Arc::new(
@@ -392,7 +428,11 @@ impl BreakpointEngine for RefEngine {
         op: PatternOp,
         flags: TraceFlags,
     ) -> Result<usize, PatternError> {
-        self.engine.trace_pattern(session, pattern, op, flags)
+        // The local + call_count entry names only its own flags when the list is empty (as
+        // TraceFlags callers, the oracle and engines written from docs/conformance.md, do).
+        flags.check(op)?;
+        self.engine
+            .trace_pattern(pattern, op, &TraceSpec::from(flags).session(session))
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         assert!(f < self.engine.code.len(), "function {f} out of range");
@@ -434,19 +474,11 @@ impl BreakpointEngine for RefEngine {
         op: PatternOp,
         flags: FlagSet,
     ) -> Result<usize, PatternError> {
-        self.engine.trace_pattern_flags(session, pattern, op, flags)
+        self.engine
+            .trace_pattern(pattern, op, &TraceSpec::from(flags).session(session))
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
-        assert!(f < self.engine.code.len(), "function {f} out of range");
-        let before = self.sched.events.len();
-        self.on_proc(pid, call_traced, |s, p| {
-            if tail {
-                s.tail_call(f, p)
-            } else {
-                s.call_proc(f, p)
-            }
-        });
-        self.entered(before, f, pid)
+        self.enter_via(f, pid, call_traced, tail, false)
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         assert!(self.procs.is_empty(), "set_exports after processes ran");
@@ -469,9 +501,10 @@ impl BreakpointEngine for RefEngine {
         let spec = TraceSpec {
             flags,
             global: true,
-            ms: None,
+            ..TraceSpec::default()
         };
-        self.engine.trace_pattern_spec(session, pattern, op, &spec)
+        self.engine
+            .trace_pattern(pattern, op, &spec.session(session))
     }
     fn enter_remote(
         &mut self,
@@ -480,16 +513,7 @@ impl BreakpointEngine for RefEngine {
         call_traced: u64,
         tail: bool,
     ) -> Vec<SessionId> {
-        assert!(f < self.engine.code.len(), "function {f} out of range");
-        let before = self.sched.events.len();
-        self.on_proc(pid, call_traced, |s, p| {
-            if tail {
-                s.tail_call_remote(f, p)
-            } else {
-                s.call_remote(f, p)
-            }
-        });
-        self.entered(before, f, pid)
+        self.enter_via(f, pid, call_traced, tail, true)
     }
     fn ret(&mut self, pid: u64, call_traced: u64) {
         self.on_proc(pid, call_traced, |s, p| s.ret(p));
@@ -516,8 +540,10 @@ impl BreakpointEngine for RefEngine {
             flags,
             global,
             ms: Some(ms.clone()),
+            ..TraceSpec::default()
         };
-        self.engine.trace_pattern_spec(session, pattern, op, &spec)
+        self.engine
+            .trace_pattern(pattern, op, &spec.session(session))
     }
     fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
         self.on_proc(pid, call_traced, |s, p| s.ret_with(p, value.clone()));
@@ -588,17 +614,21 @@ impl SpecOracle {
 }
 
 impl BreakpointEngine for SpecOracle {
+    delegate!(0 {
+        fn trace_pattern(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: TraceFlags) -> Result<usize, PatternError>;
+        fn trace_pattern_flags(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern_global(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
+        fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue;
+        fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term => trace_info_meta;
+        fn take_meta(&mut self) -> Vec<(u64, FuncId)>;
+        fn set_exports(&mut self, exported: &[FuncId]);
+        fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg>;
+        fn raise(&mut self, pid: u64, call_traced: u64, class: &'static str, reason: &Term, through: usize) -> Vec<FrameMsg>;
+        fn ret(&mut self, pid: u64, call_traced: u64);
+        fn unwind(&mut self, pid: u64, call_traced: u64);
+    });
     fn name(&self) -> String {
         "sequential oracle".into()
-    }
-    fn trace_pattern(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: TraceFlags,
-    ) -> Result<usize, PatternError> {
-        self.0.trace_pattern(session, pattern, op, flags)
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         self.0
@@ -606,9 +636,6 @@ impl BreakpointEngine for SpecOracle {
             .into_iter()
             .map(|(s, _, _)| s)
             .collect()
-    }
-    fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
-        self.0.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
         // Global trace (`spec/src/global.rs`); match specs (frames.rs); sessions
@@ -636,30 +663,6 @@ impl BreakpointEngine for SpecOracle {
     ) -> Result<usize, PatternError> {
         self.0
             .trace_pattern_meta(session, pattern, op, flags, meta::META_PID)
-    }
-    fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
-        self.0.take_meta()
-    }
-    fn trace_pattern_flags(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.0.trace_pattern_flags(session, pattern, op, flags)
-    }
-    fn set_exports(&mut self, exported: &[FuncId]) {
-        self.0.set_exports(exported)
-    }
-    fn trace_pattern_global(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.0.trace_pattern_global(session, pattern, op, flags)
     }
     fn enter_remote(
         &mut self,
@@ -691,19 +694,6 @@ impl BreakpointEngine for SpecOracle {
         assert!(!global, "the sequential oracle has no global match specs");
         self.0.trace_pattern_ms(session, pattern, op, flags, ms)
     }
-    fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
-        self.0.ret_value(pid, call_traced, value)
-    }
-    fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
-        self.0.raise(pid, call_traced, class, reason, through)
-    }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
         self.0.meta_hit(f, pid);
         self.0
@@ -711,12 +701,6 @@ impl BreakpointEngine for SpecOracle {
             .into_iter()
             .map(|(s, _, _)| s)
             .collect()
-    }
-    fn ret(&mut self, pid: u64, call_traced: u64) {
-        self.0.ret(pid, call_traced)
-    }
-    fn unwind(&mut self, pid: u64, call_traced: u64) {
-        self.0.unwind(pid, call_traced)
     }
     fn schedule(&mut self, pid: u64, call_traced: u64, into: bool) {
         if into {
@@ -730,9 +714,6 @@ impl BreakpointEngine for SpecOracle {
     }
     fn alloc(&mut self, pid: u64, call_traced: u64, words: u64) {
         self.0.alloc(pid, call_traced, words as i64)
-    }
-    fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        self.0.trace_info_meta(session, mfa, key)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.0.is_patched(f))
@@ -852,6 +833,23 @@ impl WrongOracle {
 }
 
 impl BreakpointEngine for WrongOracle {
+    delegate!(inner {
+        fn trace_pattern_global(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern_meta(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern_ms(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet, global: bool, ms: &MatchSpec) -> Result<usize, PatternError>;
+        fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term;
+        fn set_exports(&mut self, exported: &[FuncId]);
+        fn is_patched(&mut self, f: FuncId) -> Option<bool>;
+        fn is_export_patched(&mut self, f: FuncId) -> Option<bool>;
+        fn ret(&mut self, pid: u64, call_traced: u64);
+        fn unwind(&mut self, pid: u64, call_traced: u64);
+        fn advance(&mut self, dt: u64);
+        fn alloc(&mut self, pid: u64, call_traced: u64, words: u64);
+        fn session_create(&mut self, name: &str) -> SessionId;
+    });
+    fn supports(&self, feature: &Feature) -> bool {
+        self.inner.supports(feature)
+    }
     fn name(&self) -> String {
         format!("wrong oracle ({:?})", self.wrong)
     }
@@ -941,9 +939,6 @@ impl BreakpointEngine for WrongOracle {
             _ => self.inner.trace_pattern_flags(session, pattern, op, flags),
         }
     }
-    fn supports(&self, feature: &Feature) -> bool {
-        self.inner.supports(feature)
-    }
     fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
         self.inner.set_return_to(pid, call_traced, sessions)
     }
@@ -953,18 +948,6 @@ impl BreakpointEngine for WrongOracle {
             v.iter_mut().flatten().for_each(|c| *c = crate::frames::TOP);
         }
         v
-    }
-    fn set_exports(&mut self, exported: &[FuncId]) {
-        self.inner.set_exports(exported)
-    }
-    fn trace_pattern_global(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.inner.trace_pattern_global(session, pattern, op, flags)
     }
     fn enter_remote(
         &mut self,
@@ -978,33 +961,9 @@ impl BreakpointEngine for WrongOracle {
         self.meta_after(call_traced);
         v
     }
-    fn trace_pattern_meta(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.inner.trace_pattern_meta(session, pattern, op, flags)
-    }
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
         self.meta_before();
         std::mem::take(&mut self.meta_keep)
-    }
-    fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
-        self.inner.is_export_patched(f)
-    }
-    fn trace_pattern_ms(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-        global: bool,
-        ms: &MatchSpec,
-    ) -> Result<usize, PatternError> {
-        self.inner
-            .trace_pattern_ms(session, pattern, op, flags, global, ms)
     }
     fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
         let mut v = self.inner.ret_value(pid, call_traced, value);
@@ -1042,12 +1001,6 @@ impl BreakpointEngine for WrongOracle {
         }
         v
     }
-    fn ret(&mut self, pid: u64, call_traced: u64) {
-        self.inner.ret(pid, call_traced)
-    }
-    fn unwind(&mut self, pid: u64, call_traced: u64) {
-        self.inner.unwind(pid, call_traced)
-    }
     fn schedule(&mut self, pid: u64, call_traced: u64, into: bool) {
         // The oracle charges on schedule-out only for a call-traced process: hide the flag.
         let ct = if self.wrong == Wrong::ScheduleOutUncharged && !into {
@@ -1056,15 +1009,6 @@ impl BreakpointEngine for WrongOracle {
             call_traced
         };
         self.inner.schedule(pid, ct, into)
-    }
-    fn advance(&mut self, dt: u64) {
-        self.inner.advance(dt)
-    }
-    fn alloc(&mut self, pid: u64, call_traced: u64, words: u64) {
-        self.inner.alloc(pid, call_traced, words)
-    }
-    fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        self.inner.trace_info_term(session, mfa, key)
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {
@@ -1090,12 +1034,6 @@ impl BreakpointEngine for WrongOracle {
             return self.inner.trace_info(0, mfa, item);
         }
         self.inner.trace_info(session, mfa, item)
-    }
-    fn is_patched(&mut self, f: FuncId) -> Option<bool> {
-        self.inner.is_patched(f)
-    }
-    fn session_create(&mut self, name: &str) -> SessionId {
-        self.inner.session_create(name)
     }
     fn session_destroy(&mut self, session: SessionId) {
         let had: Vec<Mfa> = self

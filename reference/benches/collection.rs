@@ -32,11 +32,10 @@ enum Mode {
 
 fn engine() -> Arc<Engine> {
     let e = Engine::new(EngineConfig::simple(4, WORKERS)).with_stop_the_world();
-    e.trace_pattern_flags(
-        0,
+    e.trace_pattern(
         &Pattern::exact(&Mfa::new("m", "f0", 0)),
         PatternOp::True,
-        FlagSet::CALL_TIME,
+        &TraceSpec::from(FlagSet::CALL_TIME),
     )
     .unwrap();
     Arc::new(e)

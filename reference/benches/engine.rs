@@ -119,7 +119,8 @@ fn hit_setup(fl: Option<TraceFlags>) -> (Arc<Engine>, Scheduler) {
         // The stager runs on this thread: its waits would never end with this scheduler awake.
         s.sleep();
         let pat = Pattern::exact(&mfa(HIT_FUNC));
-        e.trace_pattern(0, &pat, PatternOp::True, fl).unwrap();
+        e.trace_pattern(&pat, PatternOp::True, &TraceSpec::from(fl))
+            .unwrap();
         s.wake();
     }
     (e, s)
@@ -187,8 +188,14 @@ fn bench_hit(c: &mut Criterion) {
 /// is back at rest after each pair.
 fn tp_pair(e: &Engine, all: &Pattern) {
     let n = e.code.len();
-    assert_eq!(e.trace_pattern(0, all, PatternOp::True, COUNT), Ok(n));
-    assert_eq!(e.trace_pattern(0, all, PatternOp::False, COUNT), Ok(n));
+    assert_eq!(
+        e.trace_pattern(all, PatternOp::True, &TraceSpec::from(COUNT)),
+        Ok(n)
+    );
+    assert_eq!(
+        e.trace_pattern(all, PatternOp::False, &TraceSpec::from(COUNT)),
+        Ok(n)
+    );
 }
 
 fn tp_group_settings(g: &mut BenchmarkGroup<'_, WallTime>, n: usize) {

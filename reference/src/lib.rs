@@ -1,47 +1,58 @@
 //! bpspec reference engine: ERTS's non-blocking breakpoints with real atomics and threads.
 //!
 //! One module per protocol step, in the order `trace_pattern` runs them:
-//! [`stage`](crate::stage) → W0 → [`install`](crate::install) → W1 → [`commit`](crate::commit) →
-//! W2 → [`uninstall`](crate::uninstall) → W3 → [`consolidate`](crate::consolidate) → W4 →
-//! [`free`](crate::free), driven by [`finisher`](crate::finisher). The scheduler side is
-//! [`hit`]. Grace periods come from [`progress`]. Every atomic goes through [`sync`].
+//! [`stage`](crate::protocol::stage) → W0 → [`install`](crate::protocol::install) → W1 →
+//! [`commit`](crate::protocol::commit) → W2 → [`uninstall`](crate::protocol::uninstall) → W3 →
+//! [`consolidate`](crate::protocol::consolidate) → W4 → [`free`](crate::protocol::free), driven
+//! by [`finisher`](crate::protocol::finisher). The scheduler side is [`hit`]. Grace periods come
+//! from [`progress`]. Every atomic goes through [`sync`].
+//!
+//! The files are grouped by what they are: [`protocol`] (the core above), [`actions`] (what a
+//! breakpoint does), [`sessions`] (sessions and export entries), [`readback`] (`trace_info` and
+//! the collection); docs/protocol.md §6 has the layout and the import circle between them.
 //!
 //! docs/protocol.md states the invariants (I1–I6) and why each wait is needed.
 
-pub mod bp;
-mod calltime;
-pub mod calltrace;
-pub mod code;
-pub mod code_ix;
-mod collect;
-mod commit;
-mod consolidate;
-pub mod engine;
-pub mod export;
-mod finisher;
-mod free;
 pub mod history;
-pub mod hit;
-pub mod info;
-mod install;
-pub mod load;
-pub mod meta;
 pub mod mutant;
-pub mod ordering;
 pub mod pattern;
-pub mod process;
-pub mod progress;
-mod rest;
-pub mod session;
-mod stage;
-pub mod sync;
-pub mod term;
-pub mod timem;
 #[cfg(not(any(loom, shuttle)))]
 pub mod torture;
-pub mod tracer;
-mod uninstall;
-pub mod waitplan;
+
+// The files grouped by what they are (docs/protocol.md §6); every module is re-exported
+// at the root, so `crate::stage` and `bpspec_reference::sync` name what they named.
+pub mod actions;
+pub mod protocol;
+pub mod readback;
+pub mod sessions;
+
+use actions::calltime;
+pub use actions::calltrace;
+pub use actions::meta;
+pub use actions::process;
+pub use actions::timem;
+pub use actions::tracer;
+pub use protocol::bp;
+pub use protocol::code;
+pub use protocol::code_ix;
+use protocol::commit;
+use protocol::consolidate;
+pub use protocol::engine;
+use protocol::free;
+pub use protocol::hit;
+use protocol::install;
+pub use protocol::load;
+pub use protocol::ordering;
+pub use protocol::progress;
+use protocol::rest;
+use protocol::stage;
+pub use protocol::sync;
+use protocol::uninstall;
+pub use protocol::waitplan;
+pub use readback::info;
+pub use readback::term;
+pub use sessions::export;
+pub use sessions::session;
 
 pub use bp::{flags, SessionId};
 pub use calltrace::{MatchSpec, TraceSpec};

@@ -220,7 +220,7 @@ fn site_lines() -> BTreeMap<Site, (String, usize)> {
     assert!(
         unnamed.is_empty(),
         "orderings or fences without a site (write them as ord(mutant, Site::X, o) or \
-         fence_at(mutant, Site::X, o) and give Site::X a row in reference/src/ordering.rs): \
+         fence_at(mutant, Site::X, o) and give Site::X a row in reference/src/protocol/ordering.rs): \
          {unnamed:#?}"
     );
     let mut at: BTreeMap<Site, (String, usize)> = BTreeMap::new();
@@ -347,7 +347,7 @@ fn render(measured: &BTreeMap<String, String>) -> String {
     let mut s = String::new();
     s.push_str(
         "# Orderings: every fence and non-Relaxed ordering, weakened one at a time\n\n\
-         Generated; do not edit. The rows come from `SITES` in reference/src/ordering.rs (what each \
+         Generated; do not edit. The rows come from `SITES` in reference/src/protocol/ordering.rs (what each \
          site protects, its partner, its verdict and the argument for a survivor), the file:line \
          from the source, and the last column from a loom run of models/tests/orderings_loom.rs \
          (`make orderings-doc` runs it and regenerates this file). `cargo test -p \

@@ -1,4 +1,4 @@
-//! Meta trace in the sequential oracle (ERTS `{meta, Tracer}`; the engine's `reference/src/meta.rs`):
+//! Meta trace in the sequential oracle (ERTS `{meta, Tracer}`; the engine's `reference/src/actions/meta.rs`):
 //! a set of meta-traced functions with their tracer, and the messages it received. Kept beside
 //! the node table rather than in it: meta does not depend on any other flag, and every hit of a
 //! meta-traced function sends one `call` message to the meta tracer, whatever the calling

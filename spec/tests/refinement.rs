@@ -4,6 +4,7 @@
 //! random interleavings) are in models/tests/refine.rs.
 
 use bpspec_reference::history::Event;
+use bpspec_reference::TraceSpec;
 use bpspec_reference::{
     Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, Proc, Process, Qsbr, Scheduler,
     TraceFlags,
@@ -39,7 +40,7 @@ fn history(mutant: Option<Mutant>) -> Vec<Event> {
         (f0, PatternOp::False, COUNT),
     ] {
         s.iter_mut().for_each(|x| x.sleep());
-        e.trace_pattern(0, &pat, op, fl).unwrap();
+        e.trace_pattern(&pat, op, &TraceSpec::from(fl)).unwrap();
         s.iter_mut().for_each(|x| x.wake());
         calls(&mut s);
     }
@@ -196,9 +197,9 @@ fn call_time_history() -> Vec<Event> {
     let f = |i: usize| Pattern::exact(&Mfa::new("m", &format!("f{i}"), 0));
     let time = FlagSet::CALL_TIME;
     s.sleep();
-    e.trace_pattern_flags(0, &f(0), PatternOp::True, time)
+    e.trace_pattern(&f(0), PatternOp::True, &TraceSpec::from(time))
         .unwrap();
-    e.trace_pattern_flags(0, &f(1), PatternOp::True, time)
+    e.trace_pattern(&f(1), PatternOp::True, &TraceSpec::from(time))
         .unwrap();
     s.wake();
     s.schedule_in(&mut p);
@@ -206,7 +207,7 @@ fn call_time_history() -> Vec<Event> {
     s.call_proc(1, &mut p);
     s.schedule_out(&mut p);
     s.sleep();
-    e.trace_pattern_flags(0, &f(1), PatternOp::False, time)
+    e.trace_pattern(&f(1), PatternOp::False, &TraceSpec::from(time))
         .unwrap();
     s.wake();
     s.schedule_in(&mut p);

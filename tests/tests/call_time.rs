@@ -16,7 +16,7 @@ fn engine(n: usize, schedulers: usize) -> Arc<Engine> {
 
 fn tp(e: &Engine, f: usize, op: PatternOp, fl: FlagSet) -> usize {
     let n = e
-        .trace_pattern_flags(0, &Pattern::exact(&mfa(f)), op, fl)
+        .trace_pattern(&Pattern::exact(&mfa(f)), op, &TraceSpec::from(fl))
         .unwrap();
     e.check_at_rest().unwrap();
     n
@@ -599,7 +599,11 @@ fn flag_list_parses_and_rejects() {
     assert!(err.contains("column 13") && err.contains("bogus"), "{err}");
     let e = engine(1, 1);
     assert!(e
-        .trace_pattern_flags(0, &Pattern::all(), PatternOp::True, FlagSet::default())
+        .trace_pattern(
+            &Pattern::all(),
+            PatternOp::True,
+            &TraceSpec::from(FlagSet::default())
+        )
         .is_err());
     assert_eq!(InfoKey::parse("call_memory"), Some(InfoKey::CallMemory));
     assert_eq!(InfoKey::parse("calltime"), None);
@@ -691,11 +695,10 @@ fn pause_and_restart_checks_catch_their_mutants() {
 fn docs_example_runs() {
     let e = Arc::new(Engine::<Qsbr>::new(EngineConfig::simple(2, 1)).with_stop_the_world());
     let n = e
-        .trace_pattern_flags(
-            0,
+        .trace_pattern(
             &Pattern::parse("m:f0/0").unwrap(),
             PatternOp::True,
-            FlagSet::parse("[call_time, call_memory]").unwrap(),
+            &TraceSpec::from(FlagSet::parse("[call_time, call_memory]").unwrap()),
         )
         .unwrap();
     assert_eq!(n, 1);

@@ -17,7 +17,7 @@ fn mfa(i: usize) -> Mfa {
 
 fn tp(e: &Engine, pat: &str, op: PatternOp, fl: TraceFlags) -> usize {
     let n = e
-        .trace_pattern(0, &Pattern::parse(pat).unwrap(), op, fl)
+        .trace_pattern(&Pattern::parse(pat).unwrap(), op, &TraceSpec::from(fl))
         .unwrap();
     e.check_at_rest().unwrap();
     n
@@ -216,7 +216,7 @@ fn bad_patterns_are_errors_naming_what_and_where() {
     }
     // ERTS accepts pause/restart with local and sets local trace (docs/deviations.md).
     assert_eq!(
-        e.trace_pattern(0, &Pattern::all(), PatternOp::Pause, LOCAL),
+        e.trace_pattern(&Pattern::all(), PatternOp::Pause, &TraceSpec::from(LOCAL)),
         Ok(1)
     );
     assert_eq!(
@@ -224,7 +224,11 @@ fn bad_patterns_are_errors_naming_what_and_where() {
         InfoValue::Local
     );
     let err = e
-        .trace_pattern(0, &Pattern::all(), PatternOp::Pause, TraceFlags::default())
+        .trace_pattern(
+            &Pattern::all(),
+            PatternOp::Pause,
+            &TraceSpec::from(TraceFlags::default()),
+        )
         .unwrap_err();
     assert!(err.to_string().contains("no trace flag given"), "{err}");
     assert!(TraceFlags::parse("[local, bogus]")
@@ -279,7 +283,7 @@ fn concurrent_schedulers_with_epoch_and_qsbr_progress() {
             } else {
                 "m:f1/0"
             };
-            e.trace_pattern(0, &Pattern::parse(pat).unwrap(), op, COUNT)
+            e.trace_pattern(&Pattern::parse(pat).unwrap(), op, &TraceSpec::from(COUNT))
                 .unwrap();
             e.check_at_rest().unwrap();
         }

@@ -186,6 +186,7 @@ fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
                 flags: FlagSet::default(),
                 global: true,
                 ms: None,
+                ..TraceSpec::default()
             },
         };
         let err = e
@@ -203,6 +204,28 @@ fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
         );
         assert_eq!(e.trace_pattern_batch(0, &[]), Ok(vec![]));
         assert_eq!(e.progress.completed_waits(), before, "{plan:?}");
+        // A TraceSpec can carry a meta tracer and a session; a batch takes neither.
+        let mb = Mailbox::new(99);
+        let bad = [
+            (
+                TraceSpec::local().meta(ProcessTracer::spec(&mb)),
+                "meta patterns cannot be batched",
+            ),
+            (
+                TraceSpec::local().session(3),
+                "the entry names another session than the batch",
+            ),
+        ];
+        for (spec, what) in bad {
+            let entry = BatchEntry {
+                pattern: Pattern::all(),
+                op: PatternOp::True,
+                spec,
+            };
+            let err = e.trace_pattern_batch(0, &[entry]).unwrap_err().to_string();
+            assert!(err.contains("batch entry 0") && err.contains(what), "{err}");
+            assert_eq!(e.progress.completed_waits(), before, "{plan:?}");
+        }
     }
 }
 
@@ -221,8 +244,12 @@ fn pipeline_waits_per_call_in_a_sequence_of_n_calls() {
                 // Alternate: set call_count on f0..f3, remove it (unlinks all four nodes).
                 let op = if i % 2 == 0 { True } else { False };
                 let before = e.progress.completed_waits();
-                e.trace_pattern_flags(0, &Pattern::parse("{m,'_','_'}").unwrap(), op, COUNT)
-                    .unwrap();
+                e.trace_pattern(
+                    &Pattern::parse("{m,'_','_'}").unwrap(),
+                    op,
+                    &TraceSpec::from(COUNT),
+                )
+                .unwrap();
                 per_call.push(e.progress.completed_waits() - before);
                 // At rest between calls, with the last call's nodes pending under Pipeline.
                 e.check_at_rest().unwrap();
@@ -267,14 +294,15 @@ fn pipeline_frees_the_previous_calls_nodes_after_the_next_calls_first_wait() {
         );
         let f0 = Pattern::parse("m:f0/0").unwrap();
         let f1 = Pattern::parse("m:f1/0").unwrap();
-        e.trace_pattern_flags(0, &f0, True, COUNT).unwrap();
+        e.trace_pattern(&f0, True, &TraceSpec::from(COUNT)).unwrap();
         assert_eq!(e.pending_free(), 0);
-        e.trace_pattern_flags(0, &f0, False, COUNT).unwrap();
+        e.trace_pattern(&f0, False, &TraceSpec::from(COUNT))
+            .unwrap();
         // Unlinked; freed only after the next wait (or at once by the mutant).
         assert_eq!(e.pending_free(), if mutant.is_some() { 0 } else { 1 });
         e.check_at_rest().unwrap();
         let before = e.progress.completed_waits();
-        e.trace_pattern_flags(0, &f1, True, COUNT).unwrap();
+        e.trace_pattern(&f1, True, &TraceSpec::from(COUNT)).unwrap();
         assert_eq!(e.progress.completed_waits() - before, 4);
         assert_eq!(e.pending_free(), 0, "f0's node freed by the next call");
         e.check_at_rest().unwrap();

@@ -92,7 +92,7 @@ fn engine_messages() -> Vec<String> {
     let id = |n: &str| names.iter().position(|x| x.0 == n).unwrap();
     let tp = |n: &str, ms: MatchSpec| {
         let pat = Pattern::exact(&Mfa::new("bpdiff", n, names[id(n)].1));
-        e.trace_pattern_spec(0, &pat, PatternOp::True, &TraceSpec::local(Some(ms)))
+        e.trace_pattern(&pat, PatternOp::True, &TraceSpec::local().ms(Some(ms)))
             .unwrap();
     };
     tp("bar", MatchSpec::CALLER);

@@ -56,7 +56,11 @@ fn run(s: &mut Scheduler, p: &mut Proc, f: impl FnOnce(&mut Scheduler, &mut Proc
 
 fn tp(e: &Engine, session: u32, f: usize, op: PatternOp, spec: &TraceSpec) -> usize {
     let n = e
-        .trace_pattern_spec(session, &Pattern::exact(&mfa(f)), op, spec)
+        .trace_pattern(
+            &Pattern::exact(&mfa(f)),
+            op,
+            &(*spec).clone().session(session),
+        )
         .unwrap();
     e.check_at_rest().unwrap();
     n
@@ -64,7 +68,7 @@ fn tp(e: &Engine, session: u32, f: usize, op: PatternOp, spec: &TraceSpec) -> us
 
 /// Local trace with match spec `ms` on function `f` in the legacy session.
 fn tp_ms(e: &Engine, f: usize, ms: MatchSpec) -> usize {
-    tp(e, 0, f, PatternOp::True, &TraceSpec::local(Some(ms)))
+    tp(e, 0, f, PatternOp::True, &TraceSpec::local().ms(Some(ms)))
 }
 
 /// call_time on function `f` in `session`.
@@ -114,8 +118,8 @@ fn basic_two_sessions_each_tracer_gets_its_own_events() {
     let mut s = sched(&e);
 
     // Local in both sessions.
-    assert_eq!(tp(&e, 0, FOO, PatternOp::True, &TraceSpec::local(None)), 1);
-    assert_eq!(tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local(None)), 1);
+    assert_eq!(tp(&e, 0, FOO, PatternOp::True, &TraceSpec::local()), 1);
+    assert_eq!(tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local()), 1);
     run(&mut s, &mut p, |s, p| {
         s.call_proc(FOO, p);
         s.ret(p);
@@ -124,7 +128,7 @@ fn basic_two_sessions_each_tracer_gets_its_own_events() {
     assert_eq!(t1.take_strings(), vec![call_msg(100, "foo")]);
 
     // Disable in the legacy session first: the dynamic session keeps tracing.
-    tp(&e, 0, FOO, PatternOp::False, &TraceSpec::local(None));
+    tp(&e, 0, FOO, PatternOp::False, &TraceSpec::local());
     run(&mut s, &mut p, |s, p| {
         s.call_proc(FOO, p);
         s.ret(p);
@@ -133,7 +137,7 @@ fn basic_two_sessions_each_tracer_gets_its_own_events() {
     assert_eq!(t1.take_strings(), vec![call_msg(100, "foo")]);
 
     // Global in session 0, local in s1: a local call reaches only s1, a remote call both.
-    assert_eq!(tp(&e, 0, FOO, PatternOp::True, &TraceSpec::global(None)), 1);
+    assert_eq!(tp(&e, 0, FOO, PatternOp::True, &TraceSpec::global()), 1);
     run(&mut s, &mut p, |s, p| {
         s.call_proc(FOO, p);
         s.ret(p);
@@ -148,7 +152,7 @@ fn basic_two_sessions_each_tracer_gets_its_own_events() {
     assert_eq!(t1.take_strings(), vec![call_msg(100, "foo")]);
 
     // Disable s1 first this time; session 0's global stays.
-    tp(&e, s1, FOO, PatternOp::False, &TraceSpec::local(None));
+    tp(&e, s1, FOO, PatternOp::False, &TraceSpec::local());
     run(&mut s, &mut p, |s, p| {
         s.call_remote(FOO, p);
         s.ret(p);
@@ -159,7 +163,7 @@ fn basic_two_sessions_each_tracer_gets_its_own_events() {
     assert!(t1.is_empty());
     assert!(!e.is_patched(FOO));
     assert!(e.is_export_patched(FOO));
-    tp(&e, 0, FOO, PatternOp::False, &TraceSpec::global(None));
+    tp(&e, 0, FOO, PatternOp::False, &TraceSpec::global());
     assert!(!e.is_export_patched(FOO));
 }
 
@@ -231,9 +235,9 @@ fn one_combination(n: usize, kinds: u32, victim: usize, by_destroy: bool) {
     for i in 0..n {
         traced(&e, &mut p, ss[i], &boxes[i]);
         let spec = if kinds & (1 << i) != 0 {
-            TraceSpec::global(None)
+            TraceSpec::global()
         } else {
-            TraceSpec::local(None)
+            TraceSpec::local()
         };
         tp(&e, ss[i], FOO, PatternOp::True, &spec);
     }
@@ -242,9 +246,9 @@ fn one_combination(n: usize, kinds: u32, victim: usize, by_destroy: bool) {
         assert_eq!(e.destroy_session(ss[victim]), Ok(true), "{what}");
     } else {
         let spec = if kinds & (1 << victim) != 0 {
-            TraceSpec::global(None)
+            TraceSpec::global()
         } else {
-            TraceSpec::local(None)
+            TraceSpec::local()
         };
         tp(&e, ss[victim], FOO, PatternOp::False, &spec);
     }
@@ -285,16 +289,15 @@ fn destroy_clears_patterns_and_every_later_query_fails() {
         call_memory: false,
     });
     assert_eq!(
-        e.trace_pattern_spec(
-            s1,
+        e.trace_pattern(
             &Pattern::parse("{m,'_','_'}").unwrap(),
             PatternOp::True,
-            &all3
+            &all3.clone().session(s1)
         )
         .unwrap(),
         6
     );
-    tp(&e, s1, BAR, PatternOp::True, &TraceSpec::global(None));
+    tp(&e, s1, BAR, PatternOp::True, &TraceSpec::global());
     assert!(e
         .session_info()
         .iter()
@@ -317,11 +320,10 @@ fn destroy_clears_patterns_and_every_later_query_fails() {
     );
     assert_eq!(e.set_session_tracer(s1, None), Err(dead.clone()));
     let err = e
-        .trace_pattern_spec(
-            s1,
+        .trace_pattern(
             &Pattern::all(),
             PatternOp::True,
-            &TraceSpec::local(None),
+            &TraceSpec::local().session(s1),
         )
         .unwrap_err();
     assert_eq!(
@@ -401,18 +403,20 @@ fn negative_undefined_false_and_tracer_conflict() {
         },
         global: true,
         ms: None,
+        ..TraceSpec::default()
     };
     assert!(matches!(
-        e.trace_pattern_spec(0, &Pattern::all(), PatternOp::True, &bad),
+        e.trace_pattern(&Pattern::all(), PatternOp::True, &bad),
         Err(PatternError::BadArg(_))
     ));
     let ms_counters = TraceSpec {
         flags: FlagSet::CALL_TIME,
         global: false,
         ms: Some(MatchSpec::RETURN_TRACE),
+        ..TraceSpec::default()
     };
     assert!(matches!(
-        e.trace_pattern_spec(0, &Pattern::all(), PatternOp::True, &ms_counters),
+        e.trace_pattern(&Pattern::all(), PatternOp::True, &ms_counters),
         Err(PatternError::BadArg(_))
     ));
     e.check_at_rest().unwrap();
@@ -426,11 +430,10 @@ fn global_counts_exports_and_excludes_local_both_ways() {
     let e = engine();
     // Five of the six functions are exported.
     assert_eq!(
-        e.trace_pattern_spec(
-            0,
+        e.trace_pattern(
             &Pattern::parse("{m,'_','_'}").unwrap(),
             PatternOp::True,
-            &TraceSpec::global(None)
+            &TraceSpec::global()
         )
         .unwrap(),
         5
@@ -443,7 +446,7 @@ fn global_counts_exports_and_excludes_local_both_ways() {
          {call_memory,false},{call_time,false},{call_count,false}]}"
     );
     // Local on foo in the same session clears foo's global (and only foo's).
-    tp(&e, 0, FOO, PatternOp::True, &TraceSpec::local(None));
+    tp(&e, 0, FOO, PatternOp::True, &TraceSpec::local());
     assert_eq!(info(&e, 0, FOO, InfoKey::Traced), "{traced,local}");
     assert!(!e.is_export_patched(FOO) && e.is_patched(FOO));
     assert_eq!(info(&e, 0, BAR, InfoKey::Traced), "{traced,global}");
@@ -457,19 +460,16 @@ fn global_counts_exports_and_excludes_local_both_ways() {
     assert_eq!(info(&e, 0, BAR, InfoKey::CallCount), "{call_count,0}");
     assert!(!e.is_export_patched(BAR));
     // Global again clears every local flag of the session (local, call_count).
-    tp(&e, 0, FOO, PatternOp::True, &TraceSpec::global(None));
-    tp(&e, 0, BAR, PatternOp::True, &TraceSpec::global(None));
+    tp(&e, 0, FOO, PatternOp::True, &TraceSpec::global());
+    tp(&e, 0, BAR, PatternOp::True, &TraceSpec::global());
     assert_eq!(info(&e, 0, FOO, InfoKey::Traced), "{traced,global}");
     assert_eq!(info(&e, 0, BAR, InfoKey::CallCount), "{call_count,false}");
     assert!(!e.is_patched(FOO) && !e.is_patched(BAR));
     // Another session is not affected by either direction.
     let s1 = e.create_session("other").unwrap();
     // `false` with global counts the matched exports even where nothing is traced.
-    assert_eq!(
-        tp(&e, s1, FOO, PatternOp::False, &TraceSpec::global(None)),
-        1
-    );
-    tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local(None));
+    assert_eq!(tp(&e, s1, FOO, PatternOp::False, &TraceSpec::global()), 1);
+    tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local());
     assert_eq!(info(&e, 0, FOO, InfoKey::Traced), "{traced,global}");
     assert_eq!(info(&e, s1, FOO, InfoKey::Traced), "{traced,local}");
     assert!(e.is_patched(FOO) && e.is_export_patched(FOO));
@@ -495,8 +495,8 @@ fn return_trace_exception_trace_and_return_to_frames() {
     let mb = Mailbox::new(900);
     let mut p = Proc::new(Process::new(100));
     traced_with_return_to(&e, &mut p, 0, &mb);
-    let rt = TraceSpec::local(Some(MatchSpec::RETURN_TRACE));
-    let et = TraceSpec::local(Some(MatchSpec::EXCEPTION_TRACE));
+    let rt = TraceSpec::local().ms(Some(MatchSpec::RETURN_TRACE));
+    let et = TraceSpec::local().ms(Some(MatchSpec::EXCEPTION_TRACE));
     tp(&e, 0, LOTS, PatternOp::True, &rt);
     tp(&e, 0, OF, PatternOp::True, &et);
     assert_eq!(
@@ -624,7 +624,7 @@ fn frames_outlive_their_breakpoint_and_session() {
     let mut p = Proc::new(Process::new(100));
     traced_with_return_to(&e, &mut p, 0, &t0);
     traced(&e, &mut p, s1, &t1);
-    let rt = TraceSpec::local(Some(MatchSpec::EXCEPTION_TRACE));
+    let rt = TraceSpec::local().ms(Some(MatchSpec::EXCEPTION_TRACE));
     tp(&e, 0, LOTS, PatternOp::True, &rt);
     tp(&e, s1, LOTS, PatternOp::True, &rt);
     tp_call_time(&e, s1, OF);
@@ -728,7 +728,7 @@ fn example_message_tracer_follows_the_dispatch_rules() {
         e.trace_process(&mut sinkp, 0, true, fl, Some(spec.clone())),
         Ok(true)
     );
-    tp(&e, 0, FOO, PatternOp::True, &TraceSpec::local(None));
+    tp(&e, 0, FOO, PatternOp::True, &TraceSpec::local());
     let mut s = sched(&e);
     run(&mut s, &mut a, |s, p| {
         s.send(p, 200, Term::Atom("hello"));
@@ -843,7 +843,7 @@ fn session_tracer_set_and_removed() {
     };
     e.trace_process(&mut p, s1, true, fl, None).unwrap();
     e.trace_process(&mut q, s1, true, fl, None).unwrap();
-    tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local(None));
+    tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local());
     let mut s = sched(&e);
     for proc in [&mut p, &mut q] {
         run(&mut s, proc, |s, p| {
@@ -882,8 +882,8 @@ fn call_flag_is_per_session_and_not_needed_for_call_count() {
     e.trace_process(&mut p, 0, true, no_call, Some(ProcessTracer::spec(&mb)))
         .unwrap();
     traced(&e, &mut p, s1, &Mailbox::new(901));
-    tp(&e, 0, FOO, PatternOp::True, &TraceSpec::global(None));
-    tp(&e, 0, LOTS, PatternOp::True, &TraceSpec::local(None));
+    tp(&e, 0, FOO, PatternOp::True, &TraceSpec::global());
+    tp(&e, 0, LOTS, PatternOp::True, &TraceSpec::local());
     let count_time = TraceSpec::counters(FlagSet {
         call_count: true,
         call_time: true,
@@ -942,7 +942,7 @@ fn call_during_destroy(mutant: Option<Mutant>) -> Vec<String> {
     let mb = Mailbox::new(900);
     let mut p = Proc::new(Process::new(100));
     traced(&e, &mut p, s1, &mb);
-    tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local(None));
+    tp(&e, s1, FOO, PatternOp::True, &TraceSpec::local());
     let mut s = Scheduler::start(e.clone(), 0); // awake: holds every wait back
     s.schedule_in(&mut p);
     let e2 = e.clone();

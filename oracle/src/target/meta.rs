@@ -18,12 +18,12 @@ impl RefEngine {
         flags: FlagSet,
     ) -> Result<usize, PatternError> {
         let tracer = ProcessTracer::spec(&self.meta_mb);
-        self.engine.trace_pattern_meta(
-            session,
+        self.engine.trace_pattern(
             pattern,
             op,
-            &TraceSpec::counters(flags),
-            Some(&tracer),
+            &TraceSpec::counters(flags)
+                .session(session)
+                .meta(tracer.clone()),
         )
     }
 

@@ -246,7 +246,11 @@ impl Stager {
         self.rep.trace_patterns += 1;
         self.paused.remove(&(s, f));
         self.e
-            .trace_pattern_flags(s, &Pattern::exact(&self.mfas[f]), op, fl)
+            .trace_pattern(
+                &Pattern::exact(&self.mfas[f]),
+                op,
+                &TraceSpec::from(fl).session(s),
+            )
             .is_ok()
     }
 
@@ -451,12 +455,12 @@ impl Stager {
         };
         let ok = self
             .e
-            .trace_pattern_meta(
-                s,
+            .trace_pattern(
                 &Pattern::exact(&self.mfas[f]),
                 op,
-                &TraceSpec::counters(FlagSet::default()),
-                Some(&spec),
+                &TraceSpec::counters(FlagSet::default())
+                    .session(s)
+                    .meta(spec.clone()),
             )
             .is_ok();
         // The tracer that was replaced dies (its late messages are dropped).

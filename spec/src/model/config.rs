@@ -21,7 +21,7 @@ pub mod bits {
     /// `ERTS_BPF_GLOBAL_TRACE`: a global breakpoint, set on a function's *export entry*. An
     /// export entry is one more breakpoint slot with its own dispatch word (the model's
     /// instruction word: the trampoline or the function's address) and its own chain, changed
-    /// by the same six steps (engine: `Area::Export`, reference/src/export.rs). The model
+    /// by the same six steps (engine: `Area::Export`, reference/src/sessions/export.rs). The model
     /// treats a slot that carries `GLOBAL` as an export entry: no frames (no call_time
     /// readers), so `validate` rejects other flags and charges beside it (docs/spec.md §10).
     pub const GLOBAL: u8 = 0x20;

@@ -146,17 +146,14 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
     const M: u8 = bits::META;
     // `(schedulers, functions, sessions)` and the stager's script.
     let hits = |(s, f, n), script| Config::hits(s, f, n, script);
+    let tp = StagerOp::tp;
+    // Set (`on`) or remove the meta tracer (`meta`) or the session tracer.
+    let tracer = |meta, on| StagerOp::SetTracer { meta, on };
     vec![
         (
             "tiny",
             "1 scheduler, 1 function, 1 session: add local, remove it (for quick runs and tests)",
-            hits(
-                (1, 1, 1),
-                vec![
-                    StagerOp::tp(0, 0b1, True, L),
-                    StagerOp::tp(0, 0b1, False, L),
-                ],
-            ),
+            hits((1, 1, 1), vec![tp(0, 0b1, True, L), tp(0, 0b1, False, L)]),
         ),
         (
             "s2f2x1",
@@ -165,11 +162,11 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             hits(
                 (2, 2, 1),
                 vec![
-                    StagerOp::tp(0, 0b11, True, L),
-                    StagerOp::tp(0, 0b01, True, C),
-                    StagerOp::tp(0, 0b01, Pause, C),
-                    StagerOp::tp(0, 0b01, Restart, C),
-                    StagerOp::tp(0, 0b11, False, L | C),
+                    tp(0, 0b11, True, L),
+                    tp(0, 0b01, True, C),
+                    tp(0, 0b01, Pause, C),
+                    tp(0, 0b01, Restart, C),
+                    tp(0, 0b11, False, L | C),
                 ],
             ),
         ),
@@ -180,9 +177,9 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             hits(
                 (2, 1, 2),
                 vec![
-                    StagerOp::tp(0, 0b1, True, L),
-                    StagerOp::tp(1, 0b1, True, L),
-                    StagerOp::tp(0, 0b1, False, L),
+                    tp(0, 0b1, True, L),
+                    tp(1, 0b1, True, L),
+                    tp(0, 0b1, False, L),
                 ],
             ),
         ),
@@ -193,9 +190,9 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             hits(
                 (3, 2, 2),
                 vec![
-                    StagerOp::tp(0, 0b11, True, L),
-                    StagerOp::tp(1, 0b01, True, L),
-                    StagerOp::tp(0, 0b11, False, L),
+                    tp(0, 0b11, True, L),
+                    tp(1, 0b01, True, L),
+                    tp(0, 0b11, False, L),
                 ],
             ),
         ),
@@ -206,9 +203,9 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             hits(
                 (2, 1, 2),
                 vec![
-                    StagerOp::tp(0, 0b1, True, L),
-                    StagerOp::tp(1, 0b1, True, L),
-                    StagerOp::tp(1, 0b1, False, L),
+                    tp(0, 0b1, True, L),
+                    tp(1, 0b1, True, L),
+                    tp(1, 0b1, False, L),
                 ],
             ),
         ),
@@ -261,9 +258,9 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             hits(
                 (2, 1, 2),
                 vec![
-                    StagerOp::tp(0, 0b1, True, G),
-                    StagerOp::tp(1, 0b1, True, G),
-                    StagerOp::tp(0, 0b1, False, G),
+                    tp(0, 0b1, True, G),
+                    tp(1, 0b1, True, G),
+                    tp(0, 0b1, False, G),
                 ],
             ),
         ),
@@ -273,17 +270,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
              the meta tracer twice while hits send through it and may answer remove",
             hits(
                 (2, 1, 1),
-                vec![
-                    StagerOp::tp(0, 0b1, True, M),
-                    StagerOp::SetTracer {
-                        meta: true,
-                        on: true,
-                    },
-                    StagerOp::SetTracer {
-                        meta: true,
-                        on: true,
-                    },
-                ],
+                vec![tp(0, 0b1, True, M), tracer(true, true), tracer(true, true)],
             ),
         ),
         (
@@ -293,19 +280,10 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             hits(
                 (2, 1, 1),
                 vec![
-                    StagerOp::tp(0, 0b1, True, L),
-                    StagerOp::SetTracer {
-                        meta: false,
-                        on: true,
-                    },
-                    StagerOp::SetTracer {
-                        meta: false,
-                        on: true,
-                    },
-                    StagerOp::SetTracer {
-                        meta: false,
-                        on: false,
-                    },
+                    tp(0, 0b1, True, L),
+                    tracer(false, true),
+                    tracer(false, true),
+                    tracer(false, false),
                 ],
             ),
         ),

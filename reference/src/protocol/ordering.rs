@@ -2,7 +2,7 @@
 //! as liburcu's `formal-model/` does it).
 //!
 //! Each site is written in the source as `ord(mutant, Site::X, Release)` or
-//! `fence_at(mutant, Site::X, SeqCst)` (reference/src/sync.rs). The mutant
+//! `fence_at(mutant, Site::X, SeqCst)` (reference/src/protocol/sync.rs). The mutant
 //! [`crate::Mutant::Weaken`]`(Site::X)` turns that one ordering into `Relaxed`, or removes that
 //! one fence; like every mutant it is consulted only when [`crate::sync::CHECKED`], so release
 //! builds keep the ordering as written at no cost.
@@ -150,7 +150,7 @@ const LOAD: &str = "load";
 pub const SITES: &[SiteRow] = &[
     SiteRow {
         site: Site::QsbrProgressFence,
-        file: "progress/qsbr.rs",
+        file: "protocol/progress/qsbr.rs",
         ordering: "fence(SeqCst)",
         partner: "qsbr-wait-enter-fence (QW1), qsbr-wait-exit-fence (QW4)",
         protects: "G: a scheduler's reads before a progress point happen before the stager's \
@@ -164,7 +164,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::QsbrSleepFence,
-        file: "progress/qsbr.rs",
+        file: "protocol/progress/qsbr.rs",
         ordering: "fence(SeqCst)",
         partner: "qsbr-wait-exit-fence (QW4)",
         protects: "G for a sleeping thread: its reads before sleeping happen before the \
@@ -178,7 +178,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::QsbrWakeFence,
-        file: "progress/qsbr.rs",
+        file: "protocol/progress/qsbr.rs",
         ordering: "fence(SeqCst)",
         partner: "qsbr-wait-enter-fence (QW1), store buffering",
         protects: "G for a waking thread: either the wait sees its new local period or its \
@@ -192,7 +192,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::QsbrWaitEnterFence,
-        file: "progress/qsbr.rs",
+        file: "protocol/progress/qsbr.rs",
         ordering: "fence(SeqCst)",
         partner: "qsbr-progress-fence (QP2), qsbr-wake-fence (QK3)",
         protects: "G-acq: the stager's writes before the wait are visible to every hit after \
@@ -206,7 +206,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::QsbrWaitExitFence,
-        file: "progress/qsbr.rs",
+        file: "protocol/progress/qsbr.rs",
         ordering: "fence(SeqCst)",
         partner: "qsbr-progress-fence (QP2), qsbr-sleep-fence (QS1)",
         protects: "G-rel: every read a scheduler made before its progress point or sleep \
@@ -220,7 +220,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::EpochProgressFence,
-        file: "progress/epoch.rs",
+        file: "protocol/progress/epoch.rs",
         ordering: "fence(SeqCst)",
         partner: "crossbeam-epoch's fences in pin and in the stager's flush",
         protects: "G under EpochProgress: a scheduler's hits after a progress point see the \
@@ -241,7 +241,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::EpochWakeFence,
-        file: "progress/epoch.rs",
+        file: "protocol/progress/epoch.rs",
         ordering: "fence(SeqCst)",
         partner: "crossbeam-epoch's fences in pin and in the stager's flush",
         protects: "G-acq for a waking thread under EpochProgress",
@@ -257,7 +257,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::EpochDoneStore,
-        file: "progress/epoch.rs",
+        file: "protocol/progress/epoch.rs",
         ordering: "store Release",
         partner: "epoch-done-load",
         protects: "the grace period's end: what the schedulers did before their last unpin \
@@ -283,7 +283,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::EpochDoneLoad,
-        file: "progress/epoch.rs",
+        file: "protocol/progress/epoch.rs",
         ordering: "load Acquire",
         partner: "epoch-done-store",
         protects: "as epoch-done-store",
@@ -302,7 +302,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::StwBlockCheck,
-        file: "hit.rs",
+        file: "protocol/hit.rs",
         ordering: "load Acquire",
         partner: "stw-unblock (B3)",
         protects: "a scheduler that slept through a whole block and sees it lifted is \
@@ -316,7 +316,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::StwBlockPark,
-        file: "hit.rs",
+        file: "protocol/hit.rs",
         ordering: "load Acquire",
         partner: "stw-unblock (B3)",
         protects: "the collector's reads of the real tables happen before a parked \
@@ -336,7 +336,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::StwUnblock,
-        file: "collect.rs",
+        file: "readback/collect.rs",
         ordering: "store Release",
         partner: "stw-block-check, stw-block-park",
         protects: "as stw-block-park (B3)",
@@ -349,7 +349,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::MetaTracerSwap,
-        file: "meta.rs",
+        file: "actions/meta.rs",
         ordering: "swap Release",
         partner: "meta-tracer-hit-load (M2), meta-tracer-info-load",
         protects: "M1: a new meta tracer cell is written before a scheduler can load it",
@@ -362,7 +362,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::MetaTracerHitLoad,
-        file: "meta.rs",
+        file: "actions/meta.rs",
         ordering: "load Acquire",
         partner: "meta-tracer-swap (M1)",
         protects: "M2: the hit path sees the meta tracer cell's contents",
@@ -375,7 +375,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::MetaTracerInfoLoad,
-        file: "meta.rs",
+        file: "actions/meta.rs",
         ordering: "load Acquire",
         partner: "meta-tracer-swap (M1)",
         protects: "trace_info(MFA, meta) reads the cell's tracer term",
@@ -390,7 +390,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::SessionTracerLoad,
-        file: "session.rs",
+        file: "sessions/session.rs",
         ordering: "load Acquire",
         partner: "session-tracer-swap (T1)",
         protects: "T1: the hit path sees a published session tracer cell's contents",
@@ -403,7 +403,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::SessionTracerSwap,
-        file: "session.rs",
+        file: "sessions/session.rs",
         ordering: "swap Release",
         partner: "session-tracer-load (T1)",
         protects: "T1: a new session tracer cell is written before a scheduler can load it",
@@ -416,7 +416,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::FreshNodeStore,
-        file: "stage.rs",
+        file: "protocol/stage.rs",
         ordering: "store Release",
         partner: "timem-slot-load",
         protects: "F3: a fresh node's initialisation happens before a timem reader (return, \
@@ -431,7 +431,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::TimemSlotLoad,
-        file: "calltime.rs",
+        file: "actions/calltime.rs",
         ordering: "load Acquire",
         partner: "fresh-node-store",
         protects: "F3: the reader side of the fresh node's publication",
@@ -444,7 +444,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::CodeIxCommit,
-        file: "code_ix.rs",
+        file: "protocol/code_ix.rs",
         ordering: "store Release",
         partner: "code-ix-load",
         protects: "a call that reads the new code index sees the new version fully written \
@@ -458,7 +458,7 @@ pub const SITES: &[SiteRow] = &[
     },
     SiteRow {
         site: Site::CodeIxLoad,
-        file: "code_ix.rs",
+        file: "protocol/code_ix.rs",
         ordering: "load Acquire",
         partner: "code-ix-commit",
         protects: "as code-ix-commit, on the reader's side",

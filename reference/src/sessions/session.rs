@@ -380,7 +380,7 @@ impl<P: ThreadProgress> Engine<P> {
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;
-    use crate::{EngineConfig, FlagSet, Pattern, Process, Scheduler};
+    use crate::{EngineConfig, FlagSet, Pattern, Process, Scheduler, TraceSpec};
     use std::sync::Arc;
 
     /// Destroy makes a session's breakpoints inert at once: with the state CLEARING and the
@@ -398,8 +398,12 @@ mod tests {
             ..FlagSet::default()
         };
         for s in [0, s1] {
-            e.trace_pattern_flags(s, &Pattern::all(), PatternOp::True, both)
-                .unwrap();
+            e.trace_pattern(
+                &Pattern::all(),
+                PatternOp::True,
+                &TraceSpec::from(both).session(s),
+            )
+            .unwrap();
         }
         e.sessions.slots[s1 as usize]
             .state

@@ -74,7 +74,7 @@ impl WaitPlan {
 }
 
 /// One pattern of a batch: local breakpoints and counters on the code area, as
-/// [`Engine::trace_pattern_spec`] takes them (global and meta patterns are refused in a batch).
+/// [`Engine::trace_pattern`] takes them (global and meta patterns are refused in a batch).
 #[derive(Clone, Debug)]
 pub struct BatchEntry {
     pub pattern: Pattern,
@@ -119,6 +119,12 @@ impl<P: ThreadProgress> Engine<P> {
             if e.spec.global {
                 return Err(bad("global patterns cannot be batched"));
             }
+            if e.spec.meta.is_some() {
+                return Err(bad("meta patterns cannot be batched"));
+            }
+            if e.spec.session != 0 && e.spec.session != session {
+                return Err(bad("the entry names another session than the batch"));
+            }
             e.spec
                 .flags
                 .check(e.op)
@@ -135,7 +141,7 @@ impl<P: ThreadProgress> Engine<P> {
         if !self.wait_plan.batches() {
             return entries
                 .iter()
-                .map(|e| self.trace_pattern_spec(session, &e.pattern, e.op, &e.spec))
+                .map(|e| self.trace_pattern(&e.pattern, e.op, &e.spec.clone().session(session)))
                 .collect();
         }
         let bad = |e: crate::session::SessionError| {
@@ -177,7 +183,7 @@ impl<P: ThreadProgress> Engine<P> {
                     &extra,
                 );
             }
-            // Local excludes global within a session, as in `trace_pattern_meta`.
+            // Local excludes global within a session, as in `trace_pattern`.
             if on && st.global_sessions & (1u64 << session) != 0 {
                 let exps: Vec<usize> = e
                     .pattern

@@ -9,69 +9,37 @@
 //! Under `WaitPlan::Pipeline` a call stops after consolidate (4 waits, 3 for false) and the
 //! next call frees what it unlinked after its own first wait (docs/fewer-waits.md §6).
 
-use crate::bp::SessionId;
 use crate::calltrace::TraceSpec;
 use crate::code::FuncId;
 use crate::engine::{Engine, Permission};
 use crate::export::Area;
 use crate::history::{self, Event};
 use crate::mutant::{self, Mutant};
-use crate::pattern::{FlagSet, Pattern, PatternError, PatternOp, TraceFlags};
+use crate::pattern::{FlagSet, Pattern, PatternError, PatternOp};
 use crate::progress::ThreadProgress;
 use crate::{commit, consolidate, free, install, stage, uninstall};
 
 impl<P: ThreadProgress> Engine<P> {
-    /// `erlang:trace_pattern(Pattern, Op, Flags)` in `session`. Returns the number of matched
-    /// functions, as ERTS does. Blocks while another stager holds the permission.
+    /// `erlang:trace_pattern(Pattern, Op, Flags)` (`trace:function/4` with a session): the one
+    /// entry. `spec` holds the session, the flag list (local, call_count, call_time,
+    /// call_memory), `global`, the match spec and `{meta, Tracer}`. Returns the number of matched
+    /// functions (for global patterns, of matched export entries), as ERTS does. Blocks while
+    /// another stager holds the permission.
+    ///
+    /// Local and global exclude each other within one session, both ways (ERTS
+    /// `erts_set_trace_pattern`): setting a breakpoint-type flag clears the session's global flag
+    /// on the matched exports; setting `global` clears all of the session's flags on the matched
+    /// functions' code. With op `false` the meta tracer is ignored (meta is cleared);
+    /// `pause`/`restart` set meta as `true`. Meta with a match spec (`meta_match_spec`) or with
+    /// `global` is refused (badarg).
     pub fn trace_pattern(
         &self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        fl: TraceFlags,
-    ) -> Result<usize, PatternError> {
-        fl.check(op)?;
-        self.trace_pattern_flags(session, pattern, op, fl.into())
-    }
-
-    /// `trace_pattern` with the full flag list, including call_time and call_memory.
-    pub fn trace_pattern_flags(
-        &self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        fl: FlagSet,
-    ) -> Result<usize, PatternError> {
-        fl.check(op)?;
-        self.trace_pattern_spec(session, pattern, op, &TraceSpec::counters(fl))
-    }
-
-    /// `trace_pattern` with `global` and a match spec. Global patterns return the number of
-    /// matched export entries. Local and global exclude each other within one session, both
-    /// ways (ERTS `erts_set_trace_pattern`): setting a breakpoint-type flag clears the
-    /// session's global flag on the matched exports; setting `global` clears all of the
-    /// session's flags on the matched functions' code.
-    pub fn trace_pattern_spec(
-        &self,
-        session: SessionId,
         pattern: &Pattern,
         op: PatternOp,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
-        self.trace_pattern_meta(session, pattern, op, spec, None)
-    }
-
-    /// `trace_pattern` with `{meta, Tracer}` added to the flag list (`meta.rs`). With op
-    /// `false` the tracer is ignored (meta is cleared). `pause`/`restart` set meta as `true`.
-    /// Meta with a match spec (`meta_match_spec`) or with `global` is refused (badarg).
-    pub fn trace_pattern_meta(
-        &self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        spec: &TraceSpec,
-        meta: Option<&crate::tracer::TracerSpec>,
-    ) -> Result<usize, PatternError> {
+        let session = spec.session;
+        let meta = spec.meta.as_ref();
         let fl = spec.flags;
         if meta.is_some() && (spec.global || (spec.ms.is_some() && !fl.local)) {
             return Err(PatternError::BadArg(

@@ -322,7 +322,7 @@ mod tests {
         let mb = Mailbox::new(99);
         let spec = ProcessTracer::spec(&mb);
         assert_eq!(
-            e.trace_pattern_meta(0, &f0(), PatternOp::True, &combo(), Some(&spec)),
+            e.trace_pattern(&f0(), PatternOp::True, &combo().meta(spec.clone())),
             Ok(1)
         );
         assert_eq!(
@@ -349,12 +349,10 @@ mod tests {
         s.sleep();
         // meta off: the function stays traced; meta is false (OTP 29; OTP 25 says []).
         assert_eq!(
-            e.trace_pattern_meta(
-                0,
+            e.trace_pattern(
                 &f0(),
                 PatternOp::False,
-                &TraceSpec::default(),
-                Some(&spec)
+                &TraceSpec::default().meta(spec.clone())
             ),
             Ok(1)
         );
@@ -392,7 +390,11 @@ mod tests {
         let spec = crate::TracerSpec::new(Arc::new(Gone), Term::Pid(7));
         let only_meta = TraceSpec::default();
         assert_eq!(
-            e.trace_pattern_meta(0, &f0(), PatternOp::True, &only_meta, Some(&spec)),
+            e.trace_pattern(
+                &f0(),
+                PatternOp::True,
+                &only_meta.clone().meta(spec.clone())
+            ),
             Ok(1)
         );
         let mut s = Scheduler::start(e.clone(), 0);
@@ -445,12 +447,10 @@ mod tests {
         });
         let e = engine(2, m);
         let spec = crate::TracerSpec::new(Arc::new(gate.clone()), Term::Pid(7));
-        let r = e.trace_pattern_meta(
-            0,
+        let r = e.trace_pattern(
             &f0(),
             PatternOp::True,
-            &TraceSpec::default(),
-            Some(&spec),
+            &TraceSpec::default().meta(spec.clone()),
         );
         assert_eq!(r, Ok(1));
         let eb = e.clone();

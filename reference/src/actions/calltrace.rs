@@ -13,7 +13,7 @@ use crate::bp::SessionId;
 use crate::code::FuncId;
 use crate::engine::Engine;
 use crate::hit::Scheduler;
-use crate::pattern::FlagSet;
+use crate::pattern::{FlagSet, TraceFlags};
 use crate::process::{Frame, ProcFlags, TraceRef};
 use crate::progress::ThreadProgress;
 use crate::session::SessionError;
@@ -72,39 +72,85 @@ impl MatchSpec {
     }
 }
 
-/// `trace_pattern`'s full argument: flags, `global` (export breakpoints instead of local ones)
-/// and an optional match spec (for local / global).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// `trace_pattern`'s full argument besides the pattern and the op: the session, the flags,
+/// `global` (export breakpoints instead of local ones), an optional match spec (for local /
+/// global) and `{meta, Tracer}`. Built with a small builder, e.g.
+/// `TraceSpec::local().call_count().session(s)`; `TraceSpec::default()` is the legacy session
+/// with no flag.
+#[derive(Clone, Debug, Default)]
 pub struct TraceSpec {
+    /// The trace session (0: the legacy session).
+    pub session: SessionId,
     pub flags: FlagSet,
     pub global: bool,
     pub ms: Option<MatchSpec>,
+    /// `{meta, Tracer}` added to the flag list (`meta.rs`).
+    pub meta: Option<TracerSpec>,
 }
 
 impl TraceSpec {
-    pub fn local(ms: Option<MatchSpec>) -> TraceSpec {
-        TraceSpec {
-            flags: FlagSet {
-                local: true,
-                ..FlagSet::default()
-            },
-            global: false,
-            ms,
-        }
+    /// The flag `local`.
+    pub fn local() -> TraceSpec {
+        TraceSpec::counters(FlagSet {
+            local: true,
+            ..FlagSet::default()
+        })
     }
-    pub fn global(ms: Option<MatchSpec>) -> TraceSpec {
+    /// The flag `global`.
+    pub fn global() -> TraceSpec {
         TraceSpec {
-            flags: FlagSet::default(),
             global: true,
-            ms,
+            ..TraceSpec::default()
         }
     }
+    /// The flags `flags` (local and the counters), no match spec.
     pub fn counters(flags: FlagSet) -> TraceSpec {
         TraceSpec {
             flags,
-            global: false,
-            ms: None,
+            ..TraceSpec::default()
         }
+    }
+    /// In trace session `session` (0: the legacy session).
+    pub fn session(self, session: SessionId) -> TraceSpec {
+        TraceSpec { session, ..self }
+    }
+    /// With the match spec `ms` (or none).
+    pub fn ms(self, ms: Option<MatchSpec>) -> TraceSpec {
+        TraceSpec { ms, ..self }
+    }
+    /// With `{meta, Tracer}`.
+    pub fn meta(self, tracer: TracerSpec) -> TraceSpec {
+        TraceSpec {
+            meta: Some(tracer),
+            ..self
+        }
+    }
+    /// The flag `call_count` added.
+    pub fn call_count(mut self) -> TraceSpec {
+        self.flags.call_count = true;
+        self
+    }
+    /// The flag `call_time` added.
+    pub fn call_time(mut self) -> TraceSpec {
+        self.flags.call_time = true;
+        self
+    }
+    /// The flag `call_memory` added.
+    pub fn call_memory(mut self) -> TraceSpec {
+        self.flags.call_memory = true;
+        self
+    }
+}
+
+impl From<FlagSet> for TraceSpec {
+    fn from(flags: FlagSet) -> TraceSpec {
+        TraceSpec::counters(flags)
+    }
+}
+
+impl From<TraceFlags> for TraceSpec {
+    fn from(flags: TraceFlags) -> TraceSpec {
+        TraceSpec::counters(flags.into())
     }
 }
 
