@@ -140,7 +140,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             let _ = e.delete();
                         }
                         LOp::Purge => {
-                            e.purge();
+                            let _ = e.purge();
                         }
                         LOp::TracePattern(on) => {
                             e.trace_pattern(on);
