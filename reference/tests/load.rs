@@ -108,7 +108,11 @@ fn process_in_old_code_keeps_local_calls_and_blocks_purge() {
             (1, false),
             "{proto:?}: the old version's breakpoints are removed"
         );
-        assert_eq!(s.call(0).version, 2, "a remote call reaches the new version");
+        assert_eq!(
+            s.call(0).version,
+            2,
+            "a remote call reaches the new version"
+        );
         assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse), "{proto:?}");
         assert_eq!(op!(s, e.load()), Err(LoadError::NotPurged));
         s.progress();

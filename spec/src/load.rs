@@ -168,8 +168,7 @@ impl LoadModel {
             },
             LoadProtocol::Blocking => match pc {
                 0 => {
-                    self.is(LoadSpecMutant::BlockingWithoutBlock)
-                        || matches!(s.sched, Sched::Idle)
+                    self.is(LoadSpecMutant::BlockingWithoutBlock) || matches!(s.sched, Sched::Idle)
                 }
                 _ => true,
             },

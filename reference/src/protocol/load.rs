@@ -386,7 +386,10 @@ impl<P: ThreadProgress> LoadEngine<P> {
             return;
         }
         // SAFETY: v is live (still the module's current version; permission held).
-        let bare = unsafe { &*v }.funcs.iter().all(|vf| vf.gen_bp.load(Relaxed).is_null());
+        let bare = unsafe { &*v }
+            .funcs
+            .iter()
+            .all(|vf| vf.gen_bp.load(Relaxed).is_null());
         // SAFETY: as above.
         if bare && !unsafe { &*v }.promised.load(Relaxed) {
             return; // untraced: nothing a local call could reach
@@ -396,8 +399,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let ver = unsafe { &*v };
         assert!(
             !ver.promised.load(Relaxed)
-                && ver.funcs.iter().all(|vf| vf.gen_bp.load(Relaxed).is_null()
-                    && vf.instr.load(Relaxed) == vf.original),
+                && ver
+                    .funcs
+                    .iter()
+                    .all(|vf| vf.gen_bp.load(Relaxed).is_null()
+                        && vf.instr.load(Relaxed) == vf.original),
             "version {}: breakpoints left after their removal",
             ver.number
         );
@@ -784,7 +790,11 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     /// The process returns out of the version it is in (or exits).
     pub fn return_out(&mut self) {
         let v = std::mem::replace(&mut self.held, std::ptr::null());
-        assert!(!v.is_null(), "scheduler {}: return from no version", self.id);
+        assert!(
+            !v.is_null(),
+            "scheduler {}: return from no version",
+            self.id
+        );
         // SAFETY: a held version is freed only after purge saw `in_code == 0` (so after this
         // decrement) and waited for thread progress (PW), which this scheduler's next progress
         // point ends: this access happens before the free (docs/nonblocking-load.md §3).
