@@ -280,7 +280,10 @@ impl<P: ThreadProgress> LoadEngine<P> {
         st.live_versions -= 1;
         if CHECKED {
             // SAFETY: v is unreachable from every export entry since the LW1 (or the block) of
-            // the operation that made it old; no scheduler holds it across a progress point.
+            // the operation that made it old; purge found no process in it (`in_code`, after
+            // every entry: LW1) and then waited (PW) or runs under the block, so every access
+            // of a process that was in it happens before this (docs/nonblocking-load.md §3,
+            // O1–O7; loom: old-code-purge).
             unsafe { (*v).live.kill() };
             st.graveyard_versions.push(v);
         } else {
