@@ -78,7 +78,7 @@ test-oracle-root:
 
 # test-loom / test-shuttle (and loom / shuttle in make check) run every test binary of
 # bpspec-models, among them the load models (models/tests/load_loom.rs, load_shuttle.rs;
-# docs/nonblocking-load.md: about 7 s of loom at bound 2, 90 s at bound 3, 4 s of shuttle).
+# docs/nonblocking-load.md: about 10 s of loom at bound 2, 130 s at bound 3, 4 s of shuttle).
 test-loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
 	RUSTFLAGS="$(LOOM_FLAGS)" $(PART) loom --checker loom --no-row -- \

@@ -6,9 +6,11 @@
 //! During a run the engine asserts the promise (no mix, no read after free, the version's code
 //! fully loaded) and loom checks every liveness word and code body for causality. After it:
 //! - L1 no lost event: the counted calls equal the counters (live and retired);
-//! - L2 per scheduler, the versions its calls ran never go back (the code index is read
-//!   coherently; `undef` after a delete is skipped);
-//! - L3 in scenarios where the module stays traced, every call that reached code counted;
+//! - L2 per scheduler, the versions its remote calls ran never go back (the code index is read
+//!   coherently; `undef` after a delete is skipped; local calls stay in the version their
+//!   process is in and are not ordered);
+//! - L3 in scenarios where the module stays traced, every remote call that reached code counted
+//!   (a local call in old code is uncounted once the old version's breakpoints are removed);
 //! - at rest: halves equal, patched iff traced, promise as pattern, nothing leaked.
 
 use bpspec_reference::sync::{spawn, yield_now, Arc};
@@ -28,6 +30,13 @@ pub enum LOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LStep {
     Call(usize),
+    /// A remote call after which the scheduler's process stays in the version (across progress
+    /// points) until `Return`.
+    Enter(usize),
+    /// A local call into the version the process is in (old code after a load).
+    Local(usize),
+    /// The process returns out of the version it is in.
+    Return,
     Progress,
     Nap,
 }
@@ -81,10 +90,41 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             schedulers: vec![vec![Call(0), Nap, Call(0)]],
             always_traced: false,
         },
+        // A process in old code: after LW1 it still makes a local call into version 1 while the
+        // loader removes version 1's breakpoints (W1–W4) and purge checks it.
+        LScenario {
+            name: "old-code-local-calls",
+            functions: 1,
+            traced: true,
+            stagers: vec![vec![Load, Purge]],
+            schedulers: vec![vec![Enter(0), Progress, Local(0), Return]],
+            always_traced: true,
+        },
+        // The load and the removal may pass while the scheduler naps in old code; purge runs
+        // while the process is in version 1, or after it returned without a progress point since.
+        LScenario {
+            name: "old-code-purge",
+            functions: 1,
+            traced: true,
+            stagers: vec![vec![Load, Purge]],
+            schedulers: vec![vec![Enter(0), Nap, Local(0), Return]],
+            always_traced: true,
+        },
+        // As old-code-purge, untraced: the old version has no breakpoints to remove, so LW1 is
+        // the only wait between the commit and purge's check of the process that entered it.
+        LScenario {
+            name: "old-code-untraced-purge",
+            functions: 1,
+            traced: false,
+            stagers: vec![vec![Load, Purge]],
+            schedulers: vec![vec![Enter(0), Nap, Local(0), Return]],
+            always_traced: false,
+        },
     ]
 }
 
-/// The loom scenarios with a second scheduler, plus a churn of every op on three functions.
+/// The loom scenarios with a second scheduler (but the old-code ones), plus a churn of every op
+/// on three functions.
 pub fn shuttle_scenarios() -> Vec<LScenario> {
     use LOp::*;
     use LStep::*;
@@ -100,7 +140,18 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
     };
     let mut out = loom_scenarios();
     for s in out.iter_mut() {
-        s.schedulers.push(script(s.functions, 3));
+        // The old-code scenarios keep their one scheduler: a second one that must pass a
+        // progress point for each of the load's five waits would keep their kills out of
+        // reach of 2,000 iterations.
+        if !s.name.starts_with("old-code") {
+            s.schedulers.push(script(s.functions, 3));
+        }
+        // Three local calls after a nap rather than one after a progress point (which yields,
+        // and PCT then runs the loader's clear to its end first): PCT kills
+        // load-clear-old-at-once here within 2,000 iterations, on the loom script it did not.
+        if s.name == "old-code-local-calls" {
+            s.schedulers[0] = vec![Enter(0), Nap, Local(0), Local(0), Local(0), Return];
+        }
     }
     out.push(LScenario {
         name: "load-churn",
@@ -140,7 +191,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             let _ = e.delete();
                         }
                         LOp::Purge => {
-                            e.purge();
+                            let _ = e.purge();
                         }
                         LOp::TracePattern(on) => {
                             e.trace_pattern(on);
@@ -162,6 +213,9 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                 for st in script {
                     match st {
                         LStep::Call(f) => seen.push(s.call(f)),
+                        LStep::Enter(f) => seen.push(s.call_and_stay(f)),
+                        LStep::Local(f) => seen.push(s.local_call(f)),
+                        LStep::Return => s.return_out(),
                         LStep::Progress => {
                             s.progress();
                             yield_now();
@@ -186,7 +240,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         counted += c;
         let mut last = 0;
         for (n, call) in seen.iter().enumerate() {
-            if call.version == 0 {
+            if call.version == 0 || call.local {
                 continue;
             }
             assert!(
@@ -221,12 +275,21 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
     match (checker, proto) {
         ("loom" | "shuttle", LoadProtocol::NonBlocking) => vec![
             (LoadCommitBeforeBreakpoints, "load-under-hits"),
-            (LoadSkipWaitAfterCommit, "load-under-hits"),
-            (LoadSkipWaitAfterCommit, "delete-purge-under-hits"),
-        ],
+            // With the old version traced, its removal (W1–W4) and purge's PW stand in for
+            // LW1; untraced, LW1 alone orders a process's entry before purge's check.
+            (LoadSkipWaitAfterCommit, "old-code-untraced-purge"),
+            (LoadClearOldAtOnce, "old-code-local-calls"),
+            (LoadPurgeSkipCheck, "old-code-purge"),
+        ]
+        .into_iter()
+        // shuttle is sequentially consistent: a free unordered after the last return is only a
+        // causality violation, which loom alone sees.
+        .chain((checker == "loom").then_some((LoadPurgeSkipWait, "old-code-purge")))
+        .collect(),
         ("loom" | "shuttle", LoadProtocol::Blocking) => vec![
             (LoadBlockingWithoutBlock, "load-under-hits"),
             (LoadBlockingWithoutBlock, "delete-purge-under-hits"),
+            (LoadPurgeSkipCheck, "old-code-purge"),
         ],
         (other, _) => panic!("unknown checker {other}"),
     }

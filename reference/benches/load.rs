@@ -88,7 +88,7 @@ fn bench_load_purge(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new(p.name(), BUSY), &p, |b, _| {
             b.iter(|| {
                 e.load().expect("load");
-                e.purge();
+                e.purge().expect("purge");
             })
         });
         busy.stop();
@@ -107,7 +107,7 @@ fn window(p: LoadProtocol, mode: usize) -> (f64, u64) {
     while t.elapsed() < WINDOW {
         if mode == 2 || (mode == 1 && loads < PACED) {
             e.load().expect("load");
-            e.purge();
+            e.purge().expect("purge");
             loads += 1;
         } else {
             std::thread::sleep(Duration::from_millis(1));

@@ -86,6 +86,14 @@ pub enum Mutant {
     LoadSkipWaitAfterCommit,
     /// Blocking load, delete, purge: the loader does not stop the schedulers.
     LoadBlockingWithoutBlock,
+    /// Non-blocking load, delete: the old version's breakpoints are cleared at once after LW1
+    /// (no W1–W4), although a process still in the old code reaches them by local calls.
+    LoadClearOldAtOnce,
+    /// Purge: no `check_process_code`: the old version is freed while a process still runs in it.
+    LoadPurgeSkipCheck,
+    /// Non-blocking purge: the old version is freed right after the check, without the grace
+    /// period (PW) that orders the last process's return before the free.
+    LoadPurgeSkipWait,
 }
 
 impl Mutant {
@@ -137,10 +145,13 @@ impl Mutant {
     ];
 
     /// The load protocols' mutants, killed by `bpspec_models::load`.
-    pub const LOAD: [Mutant; 3] = [
+    pub const LOAD: [Mutant; 6] = [
         Mutant::LoadCommitBeforeBreakpoints,
         Mutant::LoadSkipWaitAfterCommit,
         Mutant::LoadBlockingWithoutBlock,
+        Mutant::LoadClearOldAtOnce,
+        Mutant::LoadPurgeSkipCheck,
+        Mutant::LoadPurgeSkipWait,
     ];
 
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
@@ -177,6 +188,9 @@ impl Mutant {
             Mutant::LoadCommitBeforeBreakpoints => "load-commit-before-breakpoints",
             Mutant::LoadSkipWaitAfterCommit => "load-skip-lw1-after-commit",
             Mutant::LoadBlockingWithoutBlock => "load-blocking-without-block",
+            Mutant::LoadClearOldAtOnce => "load-clear-old-at-once",
+            Mutant::LoadPurgeSkipCheck => "load-purge-skip-check",
+            Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
         }
     }
 

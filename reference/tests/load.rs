@@ -28,8 +28,8 @@ fn load_delete_purge_sequence_under_both_protocols() {
         assert_eq!(op!(s, e.load()), Err(LoadError::NotPurged), "{proto:?}");
         let c = s.call(0);
         assert_eq!((c.version, c.counted), (2, true));
-        assert!(op!(s, e.purge()));
-        assert!(!op!(s, e.purge()));
+        assert_eq!(op!(s, e.purge()), Ok(true));
+        assert_eq!(op!(s, e.purge()), Ok(false));
         e.check_at_rest().unwrap();
         assert_eq!(op!(s, e.trace_pattern(false)), 2);
         s.progress();
@@ -42,11 +42,11 @@ fn load_delete_purge_sequence_under_both_protocols() {
         );
         assert_eq!(op!(s, e.trace_pattern(true)), 2);
         assert!(s.call(1).counted);
-        assert!(op!(s, e.purge()));
+        assert_eq!(op!(s, e.purge()), Ok(true));
         assert_eq!(op!(s, e.delete()), Ok(()));
         assert_eq!(op!(s, e.delete()), Err(LoadError::NotLoaded));
         assert_eq!(s.call(0).version, 0, "undef after delete");
-        assert!(op!(s, e.purge()));
+        assert_eq!(op!(s, e.purge()), Ok(true));
         e.check_at_rest().unwrap();
         assert_eq!(e.total_count(), s.counted, "{proto:?}: no lost count");
         s.sleep();
@@ -79,11 +79,48 @@ fn loads_under_busy_schedulers_lose_no_count() {
             .collect();
         for _ in 0..50 {
             e.load().unwrap();
-            e.purge();
+            e.purge().expect("purge");
         }
         stop.store(true, Ordering::Relaxed);
         let counted: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
         e.check_at_rest().unwrap();
         assert_eq!(e.total_count(), counted, "{proto:?}");
+    }
+}
+
+/// A process in old code: it keeps making local calls into version 1 after version 2 is loaded
+/// (counted until the old breakpoints are removed, uncounted after, never a mix), and purge is
+/// refused (soft purge, `check_process_code`) until it returns out of the old version.
+#[test]
+fn process_in_old_code_keeps_local_calls_and_blocks_purge() {
+    for proto in LoadProtocol::ALL {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
+        let mut s = LoadScheduler::start(e.clone(), 0);
+        let c = s.call_and_stay(0);
+        assert_eq!((c.version, c.counted, c.local), (1, true, false));
+        let c = s.local_call(1);
+        assert_eq!((c.version, c.counted, c.local), (1, true, true));
+        s.progress();
+        assert_eq!(op!(s, e.load()), Ok(2));
+        let c = s.local_call(1);
+        assert_eq!(
+            (c.version, c.counted),
+            (1, false),
+            "{proto:?}: the old version's breakpoints are removed"
+        );
+        assert_eq!(
+            s.call(0).version,
+            2,
+            "a remote call reaches the new version"
+        );
+        assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse), "{proto:?}");
+        assert_eq!(op!(s, e.load()), Err(LoadError::NotPurged));
+        s.progress();
+        assert_eq!(s.local_call(0).version, 1, "still in old code");
+        s.return_out();
+        assert_eq!(op!(s, e.purge()), Ok(true), "{proto:?}");
+        e.check_at_rest().unwrap();
+        assert_eq!(e.total_count(), s.counted, "{proto:?}: no lost count");
+        s.sleep();
     }
 }

@@ -115,6 +115,12 @@ pub struct CodeVersion {
     /// with patterns, or by `trace_pattern` after its commit and W2; cleared by `trace_pattern`
     /// at staging and by the loader before it removes the breakpoints.
     pub promised: AtomicBool,
+    /// Processes executing in this version (a return address or the program counter in its
+    /// code area, what `erlang:check_process_code/2` looks for): incremented by a remote call
+    /// that stays in the version, decremented when the process returns out of it (relaxed: the
+    /// loader reads it after a grace period that follows every increment, LW1, and frees only
+    /// after a second one that follows every decrement, PW; docs/nonblocking-load.md §3).
+    pub in_code: AtomicU32,
     pub live: Liveness,
 }
 

@@ -23,9 +23,13 @@
 //! `NonBlocking`: the loader builds the new version with its breakpoints already set in both
 //! halves (no scheduler can reach it, so there is nothing to stage in steps), points the staging
 //! export addresses at it, commits the code index (Release), waits for thread progress (LW1), and
-//! only then clears the old version's breakpoints: after LW1 no call is inside the old version,
-//! and no later call can reach it. Purge frees the old version, whose last grace period was the
-//! LW1 of the operation that made it old. Delete is a load of "no version" (the `undef` stub).
+//! only then removes the old version's breakpoints: after LW1 no remote call reaches the old
+//! version, but a process still executing in it (held across progress points) keeps making local
+//! calls into it, so the removal is the full `trace_pattern(false)` sequence on the old version
+//! (stage, W1, commit, W2, uninstall, W3, consolidate, W4, free). Purge is a soft purge
+//! (`check_process_code`, then refuse): it fails while a process is in the old version; otherwise
+//! it unlinks the version, waits for thread progress (PW: every process's return from it happens
+//! before) and frees it. Delete is a load of "no version" (the `undef` stub).
 
 use crate::bp::Liveness;
 use crate::code_ix::{
@@ -67,6 +71,10 @@ pub enum LoadError {
     NotPurged,
     /// Delete of a module with no current code.
     NotLoaded,
+    /// Purge refused (`code:soft_purge/1`): a process still executes the old version
+    /// (`erlang:check_process_code/2` says true). ERTS's `code:purge/1` would kill it instead;
+    /// the model refuses (docs/nonblocking-load.md §2).
+    OldCodeInUse,
 }
 
 impl std::fmt::Display for LoadError {
@@ -76,6 +84,9 @@ impl std::fmt::Display for LoadError {
                 f.write_str("module m has old code: purge it first (not_purged)")
             }
             LoadError::NotLoaded => f.write_str("module m has no current code to delete"),
+            LoadError::OldCodeInUse => {
+                f.write_str("module m: a process still executes its old code (purge refused)")
+            }
         }
     }
 }
@@ -124,6 +135,8 @@ pub struct CallSeen {
     /// 0 = `undef` (no code: deleted or not loaded).
     pub version: u32,
     pub counted: bool,
+    /// A local call (in the version the process is in), not through an export entry.
+    pub local: bool,
 }
 
 fn alloc_version(number: u32, functions: usize) -> *mut CodeVersion {
@@ -138,6 +151,7 @@ fn alloc_version(number: u32, functions: usize) -> *mut CodeVersion {
             .collect(),
         body: UnsafeCell::new(CodeVersion::body_of(number)),
         promised: AtomicBool::new(false),
+        in_code: AtomicU32::new(0),
         live: Liveness::new(),
     }))
 }
@@ -266,7 +280,10 @@ impl<P: ThreadProgress> LoadEngine<P> {
         st.live_versions -= 1;
         if CHECKED {
             // SAFETY: v is unreachable from every export entry since the LW1 (or the block) of
-            // the operation that made it old; no scheduler holds it across a progress point.
+            // the operation that made it old; purge found no process in it (`in_code`, after
+            // every entry: LW1) and then waited (PW) or runs under the block, so every access
+            // of a process that was in it happens before this (docs/nonblocking-load.md §3,
+            // O1–O7; loom: old-code-purge).
             unsafe { (*v).live.kill() };
             st.graveyard_versions.push(v);
         } else {
@@ -319,7 +336,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
         if !blocking {
             self.wait_unless(Mutant::LoadSkipWaitAfterCommit);
             let curr = st.module.curr;
-            self.clear_version_breakpoints(&mut st, curr);
+            self.remove_old_breakpoints(&mut st, curr);
         }
         st.module.old = st.module.curr;
         st.module.curr = v;
@@ -351,25 +368,82 @@ impl<P: ThreadProgress> LoadEngine<P> {
         if !blocking {
             self.wait_unless(Mutant::LoadSkipWaitAfterCommit);
             let curr = st.module.curr;
-            self.clear_version_breakpoints(&mut st, curr);
+            self.remove_old_breakpoints(&mut st, curr);
         }
         st.module.old = st.module.curr;
         st.module.curr = std::ptr::null_mut();
         Ok(())
     }
 
-    /// `erts_internal:purge_module/2`: free the old version. Returns whether there was one.
-    pub fn purge(&self) -> bool {
+    /// NonBlocking, after LW1: remove the breakpoints of the version that is becoming old. No
+    /// remote call reaches it any more, but a process executing in it makes local calls into it
+    /// (a hit like any other), so this is `trace_pattern(false)` on that version: stage (promise
+    /// withdrawn, staging halves cleared), W1, commit, W2, uninstall, W3, consolidate, W4, free
+    /// (docs/protocol.md §2). The mutant clears them at once, as if no process were left in it.
+    fn remove_old_breakpoints(&self, st: &mut LoadStager, v: *mut CodeVersion) {
+        if v.is_null() {
+            return;
+        }
+        if mutant::is(self.mutant, Mutant::LoadClearOldAtOnce) {
+            self.clear_version_breakpoints(st, v);
+            return;
+        }
+        // SAFETY: v is live (still the module's current version; permission held).
+        let bare = unsafe { &*v }
+            .funcs
+            .iter()
+            .all(|vf| vf.gen_bp.load(Relaxed).is_null());
+        // SAFETY: as above.
+        if bare && !unsafe { &*v }.promised.load(Relaxed) {
+            return; // untraced: nothing a local call could reach
+        }
+        self.set_pattern(st, v, false);
+        // SAFETY: v is live (still the module's current version; permission held).
+        let ver = unsafe { &*v };
+        assert!(
+            !ver.promised.load(Relaxed)
+                && ver
+                    .funcs
+                    .iter()
+                    .all(|vf| vf.gen_bp.load(Relaxed).is_null()
+                        && vf.instr.load(Relaxed) == vf.original),
+            "version {}: breakpoints left after their removal",
+            ver.number
+        );
+    }
+
+    /// `erts_internal:purge_module/2` as `code:soft_purge/1` does it: if a process still executes
+    /// the old version (`check_process_code`), refuse; otherwise unlink it, wait for thread
+    /// progress (PW, NonBlocking: the last return out of it happens before the free) and free it.
+    /// Returns whether there was old code.
+    pub fn purge(&self) -> Result<bool, LoadError> {
         let mut st = lock(&self.permission);
-        let old = std::mem::replace(&mut st.module.old, std::ptr::null_mut());
+        let old = st.module.old;
         if old.is_null() {
-            return false;
+            return Ok(false);
         }
         let blocking = self.protocol == LoadProtocol::Blocking;
         let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
             .then(|| write(&self.world));
+        // check_process_code. Every increment of `in_code` happens before this read: it is made
+        // by a remote call that read the version from an export entry, before its scheduler's
+        // next progress point, and the operation that made the version old waited for that
+        // point (LW1) or ran under the block; [coh] gives the last value or a later decrement.
+        // SAFETY: old is live (module table; permission held).
+        let users = unsafe { &*old }.in_code.load(Relaxed);
+        if users != 0 && !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) {
+            return Err(LoadError::OldCodeInUse);
+        }
+        st.module.old = std::ptr::null_mut();
+        if !blocking {
+            // PW: no process is in the version and none can enter it (no export entry points
+            // at it; a local call needs a process already in it). A process that returned out
+            // of it did so before its next progress point: after this wait, all its reads of
+            // the version happen before the free (G-done).
+            self.wait_unless(Mutant::LoadPurgeSkipWait);
+        }
         self.free_version(&mut st, old);
-        true
+        Ok(true)
     }
 
     /// `trace_pattern({m, '_', '_'}, true | false, [call_count])` on the current version, with
@@ -383,7 +457,13 @@ impl<P: ThreadProgress> LoadEngine<P> {
         if v.is_null() {
             return 0;
         }
-        // SAFETY: the current version is live while the permission is held.
+        self.set_pattern(&mut st, v, on)
+    }
+
+    /// The ERTS sequence on the breakpoints of version `v` (the current one, or the one a load
+    /// makes old: `remove_old_breakpoints`).
+    fn set_pattern(&self, st: &mut LoadStager, v: *mut CodeVersion, on: bool) -> usize {
+        // SAFETY: v is live while the permission is held (current, or becoming old).
         let ver = unsafe { &*v };
         let six = self.active_bp_index.load(Relaxed) as usize ^ 1;
         let want = if on { COUNT } else { 0 };
@@ -451,7 +531,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
         if !unlinked.is_empty() {
             self.wait_unless(Mutant::SkipWaitBeforeFree);
             for g in unlinked {
-                self.free_bp(&mut st, g);
+                self.free_bp(st, g);
             }
         }
         self.functions
@@ -513,6 +593,9 @@ impl<P: ThreadProgress> LoadEngine<P> {
             }
             // SAFETY: live versions; permission held.
             let ver = unsafe { &*v };
+            if ver.in_code.load(Relaxed) != 0 {
+                return Err(format!("version {}: a process is still in it", ver.number));
+            }
             let is_curr = v == st.module.curr;
             let traced = is_curr && st.module.pattern;
             if ver.promised.load(Relaxed) != traced {
@@ -587,6 +670,9 @@ impl<P: ThreadProgress> Drop for LoadEngine<P> {
 
 impl<P: ThreadProgress> Drop for LoadScheduler<P> {
     fn drop(&mut self) {
+        if !self.held.is_null() && !std::thread::panicking() {
+            self.return_out(); // the process exits
+        }
         self.leave(); // before `engine` (the guard borrows it)
     }
 }
@@ -601,6 +687,9 @@ pub struct LoadScheduler<P: ThreadProgress> {
     handle: P::Handle,
     pub calls: u64,
     pub counted: u64,
+    /// The version this scheduler's process executes in across progress points (null: none):
+    /// entered by `call_and_stay`, left by `return_out`; `local_call` runs its functions.
+    held: *const CodeVersion,
 }
 
 impl<P: ThreadProgress> LoadScheduler<P> {
@@ -615,6 +704,7 @@ impl<P: ThreadProgress> LoadScheduler<P> {
             handle,
             calls: 0,
             counted: 0,
+            held: std::ptr::null(),
         };
         s.enter();
         s
@@ -664,6 +754,61 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     /// A remote call `m:f()`: the active code index, the export entry's address for it, the
     /// version's code, its first instruction and, if patched, its breakpoint.
     pub fn call(&mut self, f: usize) -> CallSeen {
+        self.remote(f, false)
+    }
+
+    /// A remote call `m:f()` after which the process stays in the version it ran (it is
+    /// suspended inside `m`, a return address into the version on its stack) across progress
+    /// points, until `return_out`. `check_process_code` sees it (`CodeVersion::in_code`).
+    pub fn call_and_stay(&mut self, f: usize) -> CallSeen {
+        assert!(
+            self.held.is_null(),
+            "scheduler {}: its process is already in a version",
+            self.id
+        );
+        self.remote(f, true)
+    }
+
+    /// A local call `f()` from the version the process is in: it stays in that version (ERTS:
+    /// local calls are direct jumps within the code area), current or old, whatever the code
+    /// index says now.
+    pub fn local_call(&mut self, f: usize) -> CallSeen {
+        assert!(
+            !self.held.is_null(),
+            "scheduler {}: a local call from no version",
+            self.id
+        );
+        assert!(
+            self.engine.protocol != LoadProtocol::Blocking || self.inside.is_some(),
+            "scheduler {} called while asleep",
+            self.id
+        );
+        self.calls += 1;
+        let v = self.held;
+        let mut seen = self.run_version(v, f);
+        seen.local = true;
+        seen
+    }
+
+    /// The process returns out of the version it is in (or exits).
+    pub fn return_out(&mut self) {
+        let v = std::mem::replace(&mut self.held, std::ptr::null());
+        assert!(
+            !v.is_null(),
+            "scheduler {}: return from no version",
+            self.id
+        );
+        // SAFETY: a held version is freed only after purge saw `in_code == 0` (so after this
+        // decrement) and waited for thread progress (PW), which this scheduler's next progress
+        // point ends: this access happens before the free (docs/nonblocking-load.md §3).
+        let ver = unsafe { &*v };
+        ver.live
+            .assert_live(&|| format!("version {} of m (return)", ver.number));
+        let before = ver.in_code.fetch_sub(1, Relaxed);
+        assert!(before > 0, "version {}: in_code underflow", ver.number);
+    }
+
+    fn remote(&mut self, f: usize, stay: bool) -> CallSeen {
         let e = &*self.engine;
         assert!(
             e.protocol != LoadProtocol::Blocking || self.inside.is_some(),
@@ -678,11 +823,30 @@ impl<P: ThreadProgress> LoadScheduler<P> {
             return CallSeen {
                 version: 0,
                 counted: false,
+                local: false,
             };
         }
+        if stay {
+            // SAFETY: as in `run_version` (read from the export entry of the active index).
+            let ver = unsafe { &*v };
+            ver.live
+                .assert_live(&|| format!("version {} of m (entry)", ver.number));
+            // Before this scheduler's next progress point: the purge's check reads it after
+            // LW1 of the operation that made the version old (see `LoadEngine::purge`).
+            ver.in_code.fetch_add(1, Relaxed);
+            self.held = v;
+        }
+        self.run_version(v, f)
+    }
+
+    /// Run function `f` of version `v`: its code, its first instruction and, if patched, its
+    /// breakpoint; the promise checked last.
+    fn run_version(&mut self, v: *const CodeVersion, f: usize) -> CallSeen {
+        let e = &*self.engine;
         // SAFETY: read from the export entry of the active code index: a version is freed only
         // after it left both indices and a grace period passed (LW1), or under the block, and
-        // this call began after this scheduler's last progress point (docs/nonblocking-load.md).
+        // this call began after this scheduler's last progress point (docs/nonblocking-load.md);
+        // or held by this scheduler's process, which purge checks (`in_code`) before it frees.
         let ver = unsafe { &*v };
         ver.live
             .assert_live(&|| format!("version {} of m (code)", ver.number));
@@ -751,6 +915,7 @@ impl<P: ThreadProgress> LoadScheduler<P> {
         CallSeen {
             version: ver.number,
             counted,
+            local: false,
         }
     }
 }
