@@ -13,7 +13,7 @@
 use crate::gen::{self, GenConfig};
 use crate::observe::diff;
 use crate::run::run;
-use crate::scenario::load;
+use crate::scenario::{load, Loaded};
 use crate::target::Factory;
 use bpspec_reference::{
     FlagSet, InfoItem, InfoKey, Mfa, Pattern, PatternOp, SessionId, TraceFlags,
@@ -630,6 +630,27 @@ pub fn corpus_dir() -> std::path::PathBuf {
     std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/corpus"))
 }
 
+/// The `*.json` files directly in `dir`, sorted by path (scenario directories: the corpus, a
+/// directory given to `bpspec oracle`).
+pub fn json_files(dir: &std::path::Path) -> Result<Vec<String>, String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    Ok(files.iter().map(|p| p.display().to_string()).collect())
+}
+
+/// Every corpus scenario (`oracle/corpus/*.json`), loaded, in path order; the first file that
+/// does not load is the error (its message names the file).
+pub fn load_corpus() -> Result<Vec<Loaded>, String> {
+    json_files(&corpus_dir())?
+        .iter()
+        .map(|p| crate::scenario::load_file(p).map_err(|e| e.to_string()))
+        .collect()
+}
+
 /// Counts from [`check_corpus`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CorpusReport {
@@ -645,15 +666,8 @@ pub struct CorpusReport {
 /// Run every corpus scenario with an `expect` on the engine `a` builds; the first scenario whose
 /// observations differ from what ERTS was recorded doing fails, with a diff.
 pub fn check_corpus(a: Factory) -> Result<CorpusReport, String> {
-    let mut files: Vec<_> = std::fs::read_dir(corpus_dir())
-        .map_err(|e| format!("{}: {e}", corpus_dir().display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
     let mut rep = CorpusReport::default();
-    for p in files {
-        let l = crate::scenario::load_file(&p.display().to_string()).map_err(|e| e.to_string())?;
+    for l in load_corpus()? {
         let mut e = a(l.funcs.clone());
         match run(&l, e.as_mut()) {
             Err(crate::run::RunError::Unsupported { .. }) => rep.unsupported += 1,

@@ -2,23 +2,14 @@
 //! against OTP's suites) holds on our engine and on the sequential oracle; the known deviation
 //! still differs; scenarios using features the engine lacks are refused as unsupported.
 
+use bpspec_oracle::conformance::load_corpus;
 use bpspec_oracle::observe::diff_expect as diff;
 use bpspec_oracle::run::{run, RunError};
-use bpspec_oracle::scenario::{load_file, Loaded};
+use bpspec_oracle::scenario::Loaded;
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
 
 fn corpus() -> Vec<Loaded> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| load_file(&p.display().to_string()).unwrap_or_else(|e| panic!("{e}")))
-        .collect()
+    load_corpus().unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

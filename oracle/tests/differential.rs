@@ -3,30 +3,18 @@
 //! default 300; make check uses more) run on our engine, the sequential oracle and ERTS, and must
 //! agree exactly. A disagreement prints the minimized scenario.
 
+use bpspec_oracle::conformance::load_corpus;
 use bpspec_oracle::erlang::{differential, minimize, Erl, Summary, Verdict};
 use bpspec_oracle::gen::{sample, GenConfig};
-use bpspec_oracle::scenario::{load, load_file, Loaded};
+use bpspec_oracle::scenario::{load, Loaded};
 
 fn erl() -> Erl {
     Erl::setup().unwrap_or_else(|m| panic!("{m}"))
 }
 
 fn corpus() -> Vec<(String, Loaded)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("corpus directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|p| {
-            let f = p.display().to_string();
-            let l = load_file(&f).unwrap_or_else(|e| panic!("{e}"));
-            (f, l)
-        })
-        .collect()
+    let c = load_corpus().unwrap_or_else(|e| panic!("{e}"));
+    c.into_iter().map(|l| (l.source.clone(), l)).collect()
 }
 
 #[test]

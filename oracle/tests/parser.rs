@@ -4,7 +4,7 @@
 //! found are kept below as plain tests, and proptest keeps its seeds in
 //! parser.proptest-regressions.
 
-use bpspec_oracle::conformance::compare_scenario;
+use bpspec_oracle::conformance::{compare_scenario, corpus_dir, json_files};
 use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::{load, Feature, LoadError};
 use bpspec_oracle::target::{RefEngine, SpecOracle};
@@ -13,14 +13,9 @@ use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 fn corpus_texts() -> Vec<String> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    v.sort();
-    v.iter()
+    let files = json_files(&corpus_dir()).unwrap_or_else(|e| panic!("{e}"));
+    files
+        .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect()
 }

@@ -3,6 +3,7 @@
 //! PATH and the OTP in BPSPEC_OTP_ROOT agree with the reference, and bad files get errors that
 //! name the file and the place.
 
+use bpspec_oracle::conformance::json_files;
 use bpspec_oracle::scenario::LoadError;
 use bpspec_oracle::seq::{self, load, SeqScenario};
 
@@ -11,17 +12,13 @@ fn corpus_dir() -> std::path::PathBuf {
 }
 
 fn corpus() -> Vec<seq::SeqLoaded> {
-    let mut v: Vec<_> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    v.sort();
-    v.iter()
+    let files = json_files(&corpus_dir()).unwrap_or_else(|e| panic!("{e}"));
+    files
+        .iter()
         .map(|p| {
             let text = std::fs::read_to_string(p).unwrap();
-            assert!(seq::is_seq_trace(&text), "{}", p.display());
-            load(&p.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"))
+            assert!(seq::is_seq_trace(&text), "{p}");
+            load(p, &text).unwrap_or_else(|e| panic!("{e}"))
         })
         .collect()
 }

@@ -4,12 +4,12 @@
 //! the runner refuses an engine that hands out a bad session id; scenarios with sessions are
 //! skipped (and counted) on OTP < 27 and agree with ERTS on the OTP root (BPSPEC_OTP_ROOT).
 
-use bpspec_oracle::conformance::check_corpus;
+use bpspec_oracle::conformance::{check_corpus, load_corpus};
 use bpspec_oracle::erlang::{differential, differential_of, Erl, Summary, Verdict};
 use bpspec_oracle::gen::GenConfig;
 use bpspec_oracle::gen_sessions;
 use bpspec_oracle::run::{run, RunError};
-use bpspec_oracle::scenario::{load, load_file, Feature, Loaded};
+use bpspec_oracle::scenario::{load, Feature, Loaded};
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
 use bpspec_reference::{
     InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags,
@@ -27,18 +27,9 @@ const MUTANTS: [Wrong; 3] = [
 ];
 
 fn session_corpus() -> Vec<Loaded> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("corpus directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| load_file(&p.display().to_string()).unwrap_or_else(|e| panic!("{e}")))
-        .filter(|l| l.features.contains_key(&Feature::Sessions))
-        .collect()
+    let mut c = load_corpus().unwrap_or_else(|e| panic!("{e}"));
+    c.retain(|l| l.features.contains_key(&Feature::Sessions));
+    c
 }
 
 /// Uses call_time and has a function that raises.
