@@ -3,8 +3,9 @@
 
 use bpspec_oracle::conformance::{compare_ops, universe, ConfOp, Target};
 use bpspec_oracle::scenario::{load, LoadError};
+use bpspec_oracle::frames::FrameMsg;
 use bpspec_oracle::target::{RefEngine, SpecOracle};
-use bpspec_reference::{FlagSet, MatchSpec, Pattern, PatternOp, Term};
+use bpspec_reference::{FlagSet, MatchSpec, Mfa, Pattern, PatternOp, Term};
 
 /// An exception skips a call_time return frame without charging it (ERTS `next_catch`), so the
 /// raiser stays the charged function until the next timed call: the engine's `raise` and the
@@ -61,6 +62,13 @@ fn raise_leaves_the_raiser_charged_on_both() {
     }
 }
 
+/// Frame messages as `Event m:f/a value`, in order.
+fn shown(v: &[FrameMsg], u: &[Mfa]) -> Vec<String> {
+    v.iter()
+        .map(|m| format!("{:?} {} {}", m.event, u[m.f], m.value))
+        .collect()
+}
+
 /// Tail calls push frames too (F1), return_from comes top frame first with the callee's value,
 /// and exception_from only from exception_trace frames, innermost first, on both engines.
 #[test]
@@ -91,10 +99,7 @@ fn frame_messages_in_order_on_both() {
         assert_eq!(e.enter(0, 1, 1, false), vec![0]);
         assert_eq!(e.enter(1, 1, 1, true), vec![0]);
         let v = e.ret_value(1, 1, &Term::Int(7));
-        let got: Vec<String> = v
-            .iter()
-            .map(|m| format!("{:?} {} {}", m.event, u[m.f], m.value))
-            .collect();
+        let got = shown(&v, &u);
         assert_eq!(
             got,
             ["ReturnFrom m0:f1/1 7", "ReturnFrom m0:f0/0 7"],
@@ -106,10 +111,7 @@ fn frame_messages_in_order_on_both() {
         e.enter(0, 1, 1, false);
         e.enter(1, 1, 1, false);
         let v = e.raise(1, 1, "error", &Term::Name("boom".into()), 3);
-        let got: Vec<String> = v
-            .iter()
-            .map(|m| format!("{:?} {} {}", m.event, u[m.f], m.value))
-            .collect();
+        let got = shown(&v, &u);
         assert_eq!(
             got,
             [

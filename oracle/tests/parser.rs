@@ -9,6 +9,8 @@ use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::{load, Feature, LoadError};
 use bpspec_oracle::target::{RefEngine, SpecOracle};
 use proptest::prelude::*;
+
+mod common;
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -380,20 +382,7 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
     }
     let schema: Value =
         serde_json::from_str(include_str!("../../docs/scenario.schema.json")).unwrap();
-    let mut declared = std::collections::BTreeSet::new();
-    fn props(v: &Value, out: &mut std::collections::BTreeSet<String>) {
-        match v {
-            Value::Object(o) => {
-                if let Some(Value::Object(p)) = o.get("properties") {
-                    out.extend(p.keys().cloned());
-                }
-                o.values().for_each(|x| props(x, out));
-            }
-            Value::Array(a) => a.iter().for_each(|x| props(x, out)),
-            _ => {}
-        }
-    }
-    props(&schema, &mut declared);
+    let declared = common::schema_properties(&schema);
     let full = r#"{"name": "all", "description": "d", "requires_otp": 27, "max_otp": 29, "known_deviation": "x",
       "modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "exported": true,
          "base_arg": 1, "base_match": {"tuple": []},
