@@ -14,9 +14,9 @@ use crate::gen::{self, GenConfig};
 use crate::observe::diff;
 use crate::run::run;
 use crate::scenario::{load, Loaded};
-use crate::target::Factory;
+use crate::target::{BreakpointEngine, Factory};
 use bpspec_reference::{
-    FlagSet, InfoItem, InfoKey, Mfa, Pattern, PatternOp, SessionId, TraceFlags,
+    FlagSet, InfoItem, InfoKey, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
@@ -190,6 +190,25 @@ struct Procs {
     out: BTreeSet<u64>,
 }
 
+/// A `trace_pattern` step on both engines: the two results as text, once both engines' at-rest
+/// invariants hold (else which one broke it, and how).
+fn both_at_rest(
+    x: &mut Box<dyn BreakpointEngine>,
+    y: &mut Box<dyn BreakpointEngine>,
+    step: impl Fn(&mut dyn BreakpointEngine) -> Result<usize, PatternError>,
+) -> Result<(String, String), String> {
+    let out = (
+        format!("{:?}", step(x.as_mut())),
+        format!("{:?}", step(y.as_mut())),
+    );
+    for e in [x, y] {
+        if let Err(m) = e.check_at_rest() {
+            return Err(format!("{} is not at rest: {m}", e.name()));
+        }
+    }
+    Ok(out)
+}
+
 /// Run `ops` on a fresh `a` and `b`; the first disagreement, described.
 pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String> {
     let u = universe();
@@ -296,16 +315,10 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     local: *local,
                     ..FlagSet::default()
                 };
-                let out = (
-                    format!("{:?}", x.trace_pattern_global(*session, &pat, *pop, fl)),
-                    format!("{:?}", y.trace_pattern_global(*session, &pat, *pop, fl)),
-                );
-                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
-                    if let Err(m) = e {
-                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
-                    }
-                }
-                out
+                both_at_rest(&mut x, &mut y, |e| {
+                    e.trace_pattern_global(*session, &pat, *pop, fl)
+                })
+                .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::Advance { dt } => {
                 x.advance(*dt);
@@ -379,16 +392,10 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 flags,
             } => {
                 let pat = pattern(target);
-                let out = (
-                    format!("{:?}", x.trace_pattern_flags(*session, &pat, *pop, *flags)),
-                    format!("{:?}", y.trace_pattern_flags(*session, &pat, *pop, *flags)),
-                );
-                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
-                    if let Err(m) = e {
-                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
-                    }
-                }
-                out
+                both_at_rest(&mut x, &mut y, |e| {
+                    e.trace_pattern_flags(*session, &pat, *pop, *flags)
+                })
+                .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::MsPattern {
                 session,
@@ -411,22 +418,10 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     caller: false,
                 };
                 let pop = PatternOp::True;
-                let out = (
-                    format!(
-                        "{:?}",
-                        x.trace_pattern_ms(*session, &pat, pop, fl, false, &ms)
-                    ),
-                    format!(
-                        "{:?}",
-                        y.trace_pattern_ms(*session, &pat, pop, fl, false, &ms)
-                    ),
-                );
-                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
-                    if let Err(m) = e {
-                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
-                    }
-                }
-                out
+                both_at_rest(&mut x, &mut y, |e| {
+                    e.trace_pattern_ms(*session, &pat, pop, fl, false, &ms)
+                })
+                .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::RetValue { pid, traced, value } => {
                 let d = ps.depth.entry(*pid).or_default();
@@ -485,29 +480,13 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 local,
                 count,
             } => {
-                let pat = match target {
-                    Target::One(f) => Pattern::exact(&u[*f]),
-                    Target::Module(m) => Pattern {
-                        module: Some(format!("m{m}")),
-                        name: None,
-                        arity: None,
-                    },
-                    Target::All => Pattern::all(),
-                };
+                let pat = pattern(target);
                 let fl = TraceFlags {
                     local: *local,
                     call_count: *count,
                 };
-                let out = (
-                    format!("{:?}", x.trace_pattern(*session, &pat, *pop, fl)),
-                    format!("{:?}", y.trace_pattern(*session, &pat, *pop, fl)),
-                );
-                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
-                    if let Err(m) = e {
-                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
-                    }
-                }
-                out
+                both_at_rest(&mut x, &mut y, |e| e.trace_pattern(*session, &pat, *pop, fl))
+                    .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
         };
         if l != r {
@@ -535,7 +514,8 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
     Ok(())
 }
 
-fn runner(cases: u32, seed: u64) -> TestRunner {
+/// A proptest runner whose draws depend on `seed` only (no persisted failures).
+pub(crate) fn runner(cases: u32, seed: u64) -> TestRunner {
     let mut s = [0u8; 32];
     s[..8].copy_from_slice(&seed.to_le_bytes());
     TestRunner::new_with_rng(
@@ -611,8 +591,19 @@ pub fn check_scenarios(
     cases: u32,
     seed: u64,
 ) -> Result<(), Failure<String>> {
+    check_scenarios_of(a, b, gen::scenario(cfg), cases, seed)
+}
+
+/// [`check_scenarios`] over the scenarios `strat` draws (`gen_sessions` has its own).
+pub(crate) fn check_scenarios_of(
+    a: Factory,
+    b: Factory,
+    strat: impl Strategy<Value = crate::scenario::Scenario>,
+    cases: u32,
+    seed: u64,
+) -> Result<(), Failure<String>> {
     let mut r = runner(cases, seed);
-    let res = r.run(&gen::scenario(cfg), |sc| {
+    let res = r.run(&strat, |sc| {
         compare_scenario(a, b, &sc).map_err(TestCaseError::fail)
     });
     match res {
