@@ -594,8 +594,9 @@ pub fn check_scenarios(
     check_scenarios_of(a, b, gen::scenario(cfg), cases, seed)
 }
 
-/// [`check_scenarios`] over the scenarios `strat` draws (`gen_sessions` has its own).
-pub(crate) fn check_scenarios_of(
+/// [`check_scenarios`] over the scenarios `strat` draws: `gen_sessions::scenario(cfg)` for
+/// random scenarios with sessions.
+pub fn check_scenarios_of(
     a: Factory,
     b: Factory,
     strat: impl Strategy<Value = crate::scenario::Scenario>,

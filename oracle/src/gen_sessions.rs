@@ -12,10 +12,8 @@
 //! by creating s1 and making it current. Removing a base op or an event moves the others by at
 //! most one place, so counterexamples shrink.
 
-use crate::conformance::{check_scenarios_of, Failure};
 use crate::gen::{self, GenConfig};
 use crate::scenario::{Op, Scenario, TraceFlagsOp};
-use crate::target::Factory;
 use proptest::prelude::*;
 
 /// The dynamic sessions a generated scenario declares.
@@ -114,18 +112,6 @@ pub fn with_sessions(mut sc: Scenario, events: &[Event]) -> Scenario {
     sc.ops = ops;
     sc.name = format!("{} (sessions)", sc.name);
     sc
-}
-
-/// `cases` random scenarios with sessions on `a` and `b` (as
-/// [`crate::conformance::check_scenarios`]).
-pub fn check_scenarios(
-    a: Factory,
-    b: Factory,
-    cfg: GenConfig,
-    cases: u32,
-    seed: u64,
-) -> Result<(), Failure<String>> {
-    check_scenarios_of(a, b, scenario(cfg), cases, seed)
 }
 
 /// `n` scenarios with sessions from a fixed seed, for batch differential runs.

@@ -4,7 +4,7 @@
 //! the runner refuses an engine that hands out a bad session id; scenarios with sessions are
 //! skipped (and counted) on OTP < 27 and agree with ERTS on the OTP root (BPSPEC_OTP_ROOT).
 
-use bpspec_oracle::conformance::{check_corpus, load_corpus};
+use bpspec_oracle::conformance::{check_corpus, check_scenarios_of, load_corpus};
 use bpspec_oracle::erlang::{differential, differential_of, Erl, Summary, Verdict};
 use bpspec_oracle::gen::GenConfig;
 use bpspec_oracle::gen_sessions;
@@ -55,13 +55,8 @@ fn random(n: usize, seed: u64) -> Vec<Loaded> {
 
 #[test]
 fn engine_and_oracle_agree_on_random_session_scenarios() {
-    let r = gen_sessions::check_scenarios(
-        &RefEngine::boxed,
-        &SpecOracle::boxed,
-        GenConfig::default(),
-        256,
-        27,
-    );
+    let sc = gen_sessions::scenario(GenConfig::default());
+    let r = check_scenarios_of(&RefEngine::boxed, &SpecOracle::boxed, sc, 256, 27);
     if let Err(f) = r {
         panic!("{}\nminimal:\n{}", f.message, f.minimal);
     }
@@ -89,7 +84,8 @@ fn engine_and_oracle_agree_on_random_session_scenarios() {
 fn session_mutants_are_caught_at_scenario_level() {
     for w in MUTANTS {
         let f = wrong(w);
-        match gen_sessions::check_scenarios(&RefEngine::boxed, &f, GenConfig::default(), 512, 27) {
+        let sc = gen_sessions::scenario(GenConfig::default());
+        match check_scenarios_of(&RefEngine::boxed, &f, sc, 512, 27) {
             Ok(()) => panic!("random session scenarios did not catch {w:?}"),
             Err(fail) => {
                 let min: serde_json::Value = serde_json::from_str(&fail.minimal).unwrap();
