@@ -272,6 +272,12 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 pid,
                 traced,
                 tail,
+            }
+            | ConfOp::Enter {
+                f,
+                pid,
+                traced,
+                tail,
             } => {
                 if ps.out.contains(pid) {
                     none()
@@ -279,8 +285,10 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     if !*tail {
                         *ps.depth.entry(*pid).or_default() += 1;
                     }
-                    let enter = |e: &mut Box<dyn crate::target::BreakpointEngine>| {
-                        if EXPORTED.contains(f) {
+                    // A remote call of a function without an export entry is a local one.
+                    let remote = matches!(op, ConfOp::RemoteEnter { .. }) && EXPORTED.contains(f);
+                    let enter = |e: &mut Box<dyn BreakpointEngine>| {
+                        if remote {
                             e.enter_remote(*f, *pid, *traced, *tail)
                         } else {
                             e.enter(*f, *pid, *traced, *tail)
@@ -297,7 +305,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     .get(*f)
                     .cloned()
                     .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
-                let info = |e: &mut Box<dyn crate::target::BreakpointEngine>| match key {
+                let info = |e: &mut Box<dyn BreakpointEngine>| match key {
                     0 => e.trace_info_traced(*session, &mfa),
                     1 => e.trace_info_term(*session, &mfa, InfoKey::MatchSpec),
                     _ => e.trace_info_term(*session, &mfa, InfoKey::All),
@@ -331,24 +339,6 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 x.alloc(*pid, 0, *words);
                 y.alloc(*pid, 0, *words);
                 none()
-            }
-            ConfOp::Enter {
-                f,
-                pid,
-                traced,
-                tail,
-            } => {
-                if ps.out.contains(pid) {
-                    none()
-                } else {
-                    if !*tail {
-                        *ps.depth.entry(*pid).or_default() += 1;
-                    }
-                    (
-                        format!("{:?}", x.enter(*f, *pid, *traced, *tail)),
-                        format!("{:?}", y.enter(*f, *pid, *traced, *tail)),
-                    )
-                }
             }
             ConfOp::Ret { pid, traced } => {
                 let d = ps.depth.entry(*pid).or_default();
