@@ -144,18 +144,7 @@ impl<P: ThreadProgress> Engine<P> {
                 .map(|e| self.trace_pattern(&e.pattern, e.op, &e.spec.clone().session(session)))
                 .collect();
         }
-        let bad = |e: crate::session::SessionError| {
-            PatternError::BadArg(e.to_string().trim_start_matches("badarg: ").to_string())
-        };
-        let legacy = session == 0;
-        if !legacy {
-            self.check_session(session).map_err(bad)?;
-        }
-        let mut st = self.seize();
-        self.reclaim_meta(&st);
-        if !legacy {
-            self.check_session(session).map_err(bad)?;
-        }
+        let mut st = self.seize_for(session)?;
         let staging = self.staging_ix();
         let mut counts = Vec::with_capacity(entries.len());
         let mut all_code: Vec<FuncId> = Vec::new();
