@@ -7,26 +7,16 @@ use bpspec_oracle::frames::FrameMsg;
 use bpspec_oracle::target::{RefEngine, SpecOracle};
 use bpspec_reference::{FlagSet, MatchSpec, Mfa, Pattern, PatternOp, Term};
 
+mod common;
+
 /// An exception skips a call_time return frame without charging it (ERTS `next_catch`), so the
 /// raiser stays the charged function until the next timed call: the engine's `raise` and the
 /// oracle agree on 10 µs for f0 (5 before the raise, 5 after). The engine's `raise` charged the
 /// frame once and would show 5.
 #[test]
 fn raise_leaves_the_raiser_charged_on_both() {
-    let ops = vec![
-        ConfOp::TimePattern {
-            session: 0,
-            target: Target::All,
-            op: PatternOp::True,
-            flags: FlagSet::CALL_TIME,
-        },
-        ConfOp::Enter {
-            f: 0,
-            pid: 1,
-            traced: 1,
-            tail: false,
-        },
-        ConfOp::Advance { dt: 5 },
+    let mut ops = common::timed_entry(Target::All);
+    ops.extend([
         ConfOp::Raise {
             pid: 1,
             traced: 1,
@@ -44,7 +34,7 @@ fn raise_leaves_the_raiser_charged_on_both() {
             f: 0,
             key: 0,
         },
-    ];
+    ]);
     compare_ops(&RefEngine::boxed, &SpecOracle::boxed, &ops).unwrap();
     let u = universe();
     for mut e in [RefEngine::boxed(u.clone()), SpecOracle::boxed(u.clone())] {

@@ -2,6 +2,8 @@
 //! them; not every file uses every helper).
 #![allow(dead_code)]
 
+use bpspec_oracle::conformance::{ConfOp, Target};
+use bpspec_reference::{FlagSet, PatternOp};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -23,4 +25,24 @@ pub fn schema_properties(schema: &Value) -> BTreeSet<String> {
     let mut declared = BTreeSet::new();
     props(schema, &mut declared);
     declared
+}
+
+/// The start of the call_time op sequences: call_time on `target` in the legacy session,
+/// process 1 (call-traced) enters f0, 5 µs pass.
+pub fn timed_entry(target: Target) -> Vec<ConfOp> {
+    vec![
+        ConfOp::TimePattern {
+            session: 0,
+            target,
+            op: PatternOp::True,
+            flags: FlagSet::CALL_TIME,
+        },
+        ConfOp::Enter {
+            f: 0,
+            pid: 1,
+            traced: 1,
+            tail: false,
+        },
+        ConfOp::Advance { dt: 5 },
+    ]
 }
