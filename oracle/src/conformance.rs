@@ -475,8 +475,10 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     local: *local,
                     call_count: *count,
                 };
-                both_at_rest(&mut x, &mut y, |e| e.trace_pattern(*session, &pat, *pop, fl))
-                    .map_err(|m| format!("step {i} {op:?}: {m}"))?
+                both_at_rest(&mut x, &mut y, |e| {
+                    e.trace_pattern(*session, &pat, *pop, fl)
+                })
+                .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
         };
         if l != r {

@@ -8,10 +8,10 @@ use crate::observe::Observation;
 use crate::run;
 use crate::scenario::{Arg, Code, LOp, LStep, Loaded, Scenario, Spec, Val};
 use crate::target::{Factory, RefEngine, SpecOracle};
+pub(crate) use bpspec_seqtrace::otp::tool;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-pub(crate) use bpspec_seqtrace::otp::tool;
 
 const DRIVER: &str = include_str!("../erlang/bpspec_driver.erl");
 
@@ -40,7 +40,6 @@ fn tool_ok(root: Option<&Path>, name: &str) -> bool {
         .output()
         .is_ok_and(|o| root.is_none() || o.status.success())
 }
-
 
 impl Erl {
     /// Find erl/erlc on PATH, compile the driver into a fresh directory, read the OTP release.

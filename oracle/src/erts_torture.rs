@@ -6,9 +6,9 @@
 //! carries every counter (`key=value`). A node that dies (a signal, a non-zero exit, or no result
 //! line) is a crash; a non-zero `bad_*` counter is an observable inconsistency.
 
+use crate::erlang::{inner_path, tool};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use crate::erlang::{inner_path, tool};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -61,7 +61,6 @@ pub struct ErtsTortureOutcome {
     pub lines: Vec<String>,
     pub seconds: f64,
 }
-
 
 /// Compile and run the program; errors are setup failures (no erl, bad root, erlc failed).
 pub fn run(cfg: &ErtsTortureConfig) -> Result<ErtsTortureOutcome, String> {

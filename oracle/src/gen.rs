@@ -528,7 +528,9 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
 
 /// `n` scenarios from a fixed seed (deterministic across runs), for batch differential runs.
 pub fn sample(cfg: GenConfig, n: usize, seed: u64) -> Vec<Scenario> {
-    sample_of(scenario(cfg), n, seed, |i| format!("generated seed {seed} #{i}"))
+    sample_of(scenario(cfg), n, seed, |i| {
+        format!("generated seed {seed} #{i}")
+    })
 }
 
 /// `n` values of `strat` from a fixed seed (the runner of [`crate::conformance`]), the `i`th

@@ -2,8 +2,8 @@
 //! only by chance, spelled out.
 
 use bpspec_oracle::conformance::{compare_ops, universe, ConfOp, Target};
-use bpspec_oracle::scenario::{load, LoadError};
 use bpspec_oracle::frames::FrameMsg;
+use bpspec_oracle::scenario::{load, LoadError};
 use bpspec_oracle::target::{RefEngine, SpecOracle};
 use bpspec_reference::{FlagSet, MatchSpec, Mfa, Pattern, PatternOp, Term};
 
