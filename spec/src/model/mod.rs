@@ -82,6 +82,29 @@ pub mod run;
 pub mod state;
 pub mod step;
 
+/// Split a described step, a stateright one ("12. scheduler 0 reads slot of f1 -> null") or a
+/// refinement run's, into its lane (`stager`, `scheduler N` or `note`) and text, as the trace
+/// files of docs/traces/README.md have them (`bpspec` docgen and models/tests/refine.rs).
+pub fn lane_of(step: &str) -> (String, String) {
+    let s = step.trim();
+    let s = match s.split_once(". ") {
+        Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => rest,
+        _ => s,
+    };
+    if let Some(rest) = s.strip_prefix("stager: ") {
+        return ("stager".into(), rest.into());
+    }
+    if let Some(rest) = s.strip_prefix("scheduler ") {
+        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if !n.is_empty() {
+            // "scheduler 0 reads ..." or "scheduler 0's call_time reader reads ..."
+            let text = rest[n.len()..].trim_start_matches("'s").trim_start();
+            return (format!("scheduler {n}"), text.into());
+        }
+    }
+    ("note".into(), s.into())
+}
+
 pub use config::{bits, ChainMutant, CollectMutant, Config, PatternKind, SpecMutant, StagerOp};
 pub use state::State;
 pub use step::Action;
