@@ -248,17 +248,35 @@ impl From<TraceFlags> for FlagSet {
 }
 
 impl FlagSet {
-    pub const CALL_TIME: FlagSet = FlagSet {
-        local: false,
-        call_count: false,
-        call_time: true,
-        call_memory: false,
-    };
-    pub const CALL_MEMORY: FlagSet = FlagSet {
+    /// No flag (the empty list; `FlagSet::default()` where a constant is needed).
+    pub const NONE: FlagSet = FlagSet {
         local: false,
         call_count: false,
         call_time: false,
+        call_memory: false,
+    };
+    /// Every flag: `[local, call_count, call_time, call_memory]`.
+    pub const ALL: FlagSet = FlagSet {
+        local: true,
+        call_count: true,
+        call_time: true,
         call_memory: true,
+    };
+    pub const LOCAL: FlagSet = FlagSet {
+        local: true,
+        ..FlagSet::NONE
+    };
+    pub const CALL_COUNT: FlagSet = FlagSet {
+        call_count: true,
+        ..FlagSet::NONE
+    };
+    pub const CALL_TIME: FlagSet = FlagSet {
+        call_time: true,
+        ..FlagSet::NONE
+    };
+    pub const CALL_MEMORY: FlagSet = FlagSet {
+        call_memory: true,
+        ..FlagSet::NONE
     };
 
     /// Any counter flag?

@@ -28,16 +28,9 @@ const MAX_CREATED: u64 = 56;
 
 const COUNTERS: FlagSet = FlagSet {
     local: false,
-    call_count: true,
-    call_time: true,
-    call_memory: true,
+    ..FlagSet::ALL
 };
-const EVERYTHING: FlagSet = FlagSet {
-    local: true,
-    call_count: true,
-    call_time: true,
-    call_memory: true,
-};
+const EVERYTHING: FlagSet = FlagSet::ALL;
 
 /// A failed check, as a message (the caller records it with the thread name and phase).
 type Check = Result<(), String>;
