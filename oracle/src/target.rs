@@ -232,12 +232,14 @@ pub trait BreakpointEngine {
 
 /// Writes [`BreakpointEngine`] methods that only pass their arguments on to the method of the
 /// same name (or the one named after `=>`) of `self.$to`: the sequential oracle for
-/// [`SpecOracle`], the [`SpecOracle`] for [`WrongOracle`]. Methods that do more are written out.
+/// [`SpecOracle`], the [`SpecOracle`] for [`WrongOracle`]; exported for engines that wrap
+/// another (oracle/tests/corpus.rs). Methods that do more are written out.
+#[macro_export]
 macro_rules! delegate {
     ($to:tt { $( fn $name:ident(&mut self $(, $arg:ident: $ty:ty)* $(,)?) $(-> $ret:ty)? $(=> $target:ident)?; )* }) => {
         $(
             fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? {
-                delegate!(@call (self.$to) $name $($target)? ($($arg),*))
+                $crate::delegate!(@call (self.$to) $name $($target)? ($($arg),*))
             }
         )*
     };

@@ -7,6 +7,10 @@ use bpspec_oracle::observe::diff_expect as diff;
 use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::Loaded;
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
+use bpspec_reference::{
+    FlagSet, InfoItem, InfoKey, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, Term,
+    TraceFlags,
+};
 
 fn corpus() -> Vec<Loaded> {
     load_corpus().unwrap_or_else(|e| panic!("{e}"))
@@ -94,76 +98,24 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
 struct NoExportEntry(RefEngine);
 
 impl BreakpointEngine for NoExportEntry {
+    // enter_remote: the default (a local entry) is the mutation.
+    bpspec_oracle::delegate!(0 {
+        fn set_exports(&mut self, x: &[usize]);
+        fn trace_pattern(&mut self, s: SessionId, p: &Pattern, op: PatternOp, fl: TraceFlags) -> Result<usize, PatternError>;
+        fn trace_pattern_flags(&mut self, s: SessionId, p: &Pattern, op: PatternOp, fl: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern_global(&mut self, s: SessionId, p: &Pattern, op: PatternOp, fl: FlagSet) -> Result<usize, PatternError>;
+        fn call(&mut self, f: usize, pid: u64, ct: u64) -> Vec<SessionId>;
+        fn enter(&mut self, f: usize, pid: u64, ct: u64, tail: bool) -> Vec<SessionId>;
+        fn ret(&mut self, pid: u64, ct: u64);
+        fn unwind(&mut self, pid: u64, ct: u64);
+        fn trace_info(&mut self, s: SessionId, m: &Mfa, i: InfoItem) -> InfoValue;
+        fn trace_info_term(&mut self, s: SessionId, m: &Mfa, k: InfoKey) -> Term;
+    });
     fn name(&self) -> String {
         "engine without export entries".into()
     }
     fn supports(&self, f: &bpspec_oracle::scenario::Feature) -> bool {
         self.0.supports(f)
-    }
-    fn set_exports(&mut self, x: &[usize]) {
-        self.0.set_exports(x)
-    }
-    fn trace_pattern(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        p: &bpspec_reference::Pattern,
-        op: bpspec_reference::PatternOp,
-        fl: bpspec_reference::TraceFlags,
-    ) -> Result<usize, bpspec_reference::PatternError> {
-        self.0.trace_pattern(s, p, op, fl)
-    }
-    fn trace_pattern_flags(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        p: &bpspec_reference::Pattern,
-        op: bpspec_reference::PatternOp,
-        fl: bpspec_reference::FlagSet,
-    ) -> Result<usize, bpspec_reference::PatternError> {
-        self.0.trace_pattern_flags(s, p, op, fl)
-    }
-    fn trace_pattern_global(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        p: &bpspec_reference::Pattern,
-        op: bpspec_reference::PatternOp,
-        fl: bpspec_reference::FlagSet,
-    ) -> Result<usize, bpspec_reference::PatternError> {
-        self.0.trace_pattern_global(s, p, op, fl)
-    }
-    fn call(&mut self, f: usize, pid: u64, ct: u64) -> Vec<bpspec_reference::SessionId> {
-        self.0.call(f, pid, ct)
-    }
-    fn enter(
-        &mut self,
-        f: usize,
-        pid: u64,
-        ct: u64,
-        tail: bool,
-    ) -> Vec<bpspec_reference::SessionId> {
-        self.0.enter(f, pid, ct, tail)
-    }
-    // enter_remote: the default (a local entry) is the mutation.
-    fn ret(&mut self, pid: u64, ct: u64) {
-        self.0.ret(pid, ct)
-    }
-    fn unwind(&mut self, pid: u64, ct: u64) {
-        self.0.unwind(pid, ct)
-    }
-    fn trace_info(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        m: &bpspec_reference::Mfa,
-        i: bpspec_reference::InfoItem,
-    ) -> bpspec_reference::InfoValue {
-        self.0.trace_info(s, m, i)
-    }
-    fn trace_info_term(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        m: &bpspec_reference::Mfa,
-        k: bpspec_reference::InfoKey,
-    ) -> bpspec_reference::Term {
-        self.0.trace_info_term(s, m, k)
     }
 }
 
