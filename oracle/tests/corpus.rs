@@ -171,7 +171,6 @@ fn call_memory_corpus_rejects_the_call_memory_mutant() {
 /// the scenario it is about, on the messages it gets wrong.
 #[test]
 fn trace_frames_run_on_engine_and_oracle_and_catch_the_frame_mutants() {
-    use bpspec_oracle::target::{Wrong, WrongOracle};
     for (file, wrong, missing) in [
         (
             "return_trace_order.json",
@@ -184,22 +183,8 @@ fn trace_frames_run_on_engine_and_oracle_and_catch_the_frame_mutants() {
             r#""event":"exception_from","mfa":"ex:boom/1""#,
         ),
     ] {
-        let sc = corpus()
-            .into_iter()
-            .find(|s| s.source.ends_with(file))
-            .unwrap_or_else(|| panic!("{file} in the corpus"));
-        let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
-        assert!(exp.len() >= 12, "{file}: {} observations", exp.len());
-        for mut e in [
-            RefEngine::boxed(sc.funcs.clone()),
-            SpecOracle::boxed(sc.funcs.clone()),
-        ] {
-            let obs = run(&sc, e.as_mut()).unwrap_or_else(|err| panic!("{file}: {err}"));
-            assert_eq!(diff(exp, &obs), None, "{file} on the {}", e.name());
-        }
-        let mut m = WrongOracle::new(sc.funcs.clone(), wrong);
-        let obs = run(&sc, &mut m).unwrap_or_else(|err| panic!("{file}: {err}"));
-        let d = diff(exp, &obs).unwrap_or_else(|| panic!("{wrong:?} agrees on {file}"));
+        let (n, d) = holds_but_not_on(file, wrong);
+        assert!(n >= 12, "{file}: {n} observations");
         assert!(
             d.lines()
                 .any(|l| l.starts_with("- ") && l.contains(missing)),
@@ -208,12 +193,32 @@ fn trace_frames_run_on_engine_and_oracle_and_catch_the_frame_mutants() {
     }
 }
 
+/// The corpus scenario `file` (recorded on OTP 25) holds on the engine and on the sequential
+/// oracle, and `wrong` disagrees with it: the number of recorded observations, and that diff.
+fn holds_but_not_on(file: &str, wrong: Wrong) -> (usize, String) {
+    let sc = corpus()
+        .into_iter()
+        .find(|s| s.source.ends_with(file))
+        .unwrap_or_else(|| panic!("{file} in the corpus"));
+    let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
+    for mut e in [
+        RefEngine::boxed(sc.funcs.clone()),
+        SpecOracle::boxed(sc.funcs.clone()),
+    ] {
+        let obs = run(&sc, e.as_mut()).unwrap_or_else(|err| panic!("{file}: {err}"));
+        assert_eq!(diff(exp, &obs), None, "{file} on the {}", e.name());
+    }
+    let mut m = WrongOracle::new(sc.funcs.clone(), wrong);
+    let obs = run(&sc, &mut m).unwrap_or_else(|err| panic!("{file}: {err}"));
+    let d = diff(exp, &obs).unwrap_or_else(|| panic!("{wrong:?} agrees on {file}"));
+    (exp.len(), d)
+}
+
 /// The return_to and `{caller}` scenarios (recorded on OTP 25, the same on OTP 29) run on the
 /// engine and on the sequential oracle and agree with the recording; each mutant disagrees on
 /// the messages it gets wrong.
 #[test]
 fn return_to_and_caller_run_on_engine_and_oracle_and_catch_their_mutants() {
-    use bpspec_oracle::target::{Wrong, WrongOracle};
     for (file, wrong, missing) in [
         (
             "return_to_returns_and_tail_calls.json",
@@ -231,21 +236,7 @@ fn return_to_and_caller_run_on_engine_and_oracle_and_catch_their_mutants() {
             r#""value":"cl:a/0""#,
         ),
     ] {
-        let sc = corpus()
-            .into_iter()
-            .find(|s| s.source.ends_with(file))
-            .unwrap_or_else(|| panic!("{file} in the corpus"));
-        let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
-        for mut e in [
-            RefEngine::boxed(sc.funcs.clone()),
-            SpecOracle::boxed(sc.funcs.clone()),
-        ] {
-            let obs = run(&sc, e.as_mut()).unwrap_or_else(|err| panic!("{file}: {err}"));
-            assert_eq!(diff(exp, &obs), None, "{file} on the {}", e.name());
-        }
-        let mut m = WrongOracle::new(sc.funcs.clone(), wrong);
-        let obs = run(&sc, &mut m).unwrap_or_else(|err| panic!("{file}: {err}"));
-        let d = diff(exp, &obs).unwrap_or_else(|| panic!("{wrong:?} agrees on {file}"));
+        let (_, d) = holds_but_not_on(file, wrong);
         assert!(d.contains(missing), "{wrong:?} on {file}: {d}");
     }
 }
