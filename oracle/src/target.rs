@@ -820,6 +820,11 @@ pub struct WrongOracle {
 }
 
 impl WrongOracle {
+    /// A [`Factory`] of `wrong` oracles.
+    pub fn factory(wrong: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
+        move |funcs| Box::new(WrongOracle::new(funcs, wrong))
+    }
+
     pub fn new(funcs: Vec<Mfa>, wrong: Wrong) -> WrongOracle {
         let mut o = Oracle::new(funcs.clone());
         if wrong == Wrong::TailCallReusesReturnFrame {

@@ -91,7 +91,7 @@ fn quirk_pause_on_a_node_without_counter_is_in_both() {
 }
 
 fn wrong(w: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
-    move |f| Box::new(WrongOracle::new(f, w))
+    WrongOracle::factory(w)
 }
 
 /// Every deliberately wrong oracle is told apart from the engine, and the counterexample shrinks

@@ -87,7 +87,7 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         .filter(|&w| w != Wrong::SessionOrderReversed)
         .chain(Wrong::RETURN_TO);
     for w in caught {
-        let f = move |funcs| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(funcs, w)) };
+        let f = WrongOracle::factory(w);
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong oracle");
         assert!(e.contains("expected (-) vs observed (+)"), "{e}");
     }
@@ -158,7 +158,7 @@ fn call_memory_corpus_rejects_the_call_memory_mutant() {
     use bpspec_oracle::conformance::check_corpus;
     use bpspec_oracle::target::{Wrong, WrongOracle};
     for w in Wrong::CALL_MEMORY {
-        let f = move |funcs| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(funcs, w)) };
+        let f = WrongOracle::factory(w);
         let e = check_corpus(&f).expect_err("the corpus must catch the call_memory mutant");
         assert!(
             e.contains("expected (-) vs observed (+)") && e.contains("call_memory"),

@@ -9,14 +9,14 @@ use bpspec_oracle::erlang::{differential, differential_of, Erl, Summary, Verdict
 use bpspec_oracle::gen::GenConfig;
 use bpspec_oracle::gen_sessions;
 use bpspec_oracle::run::{run, RunError};
-use bpspec_oracle::scenario::{load, Feature, Loaded};
+use bpspec_oracle::scenario::{Feature, Loaded};
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
 use bpspec_reference::{
     InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags,
 };
 
 fn wrong(w: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
-    move |f| Box::new(WrongOracle::new(f, w))
+    WrongOracle::factory(w)
 }
 
 /// The session mutants, and the message-order one that only scenarios with sessions reach.
@@ -47,9 +47,7 @@ fn timed_raiser(l: &Loaded) -> bool {
 fn random(n: usize, seed: u64) -> Vec<Loaded> {
     gen_sessions::sample(GenConfig::default(), n, seed)
         .iter()
-        .map(|s| {
-            load(&s.name, &serde_json::to_string(s).unwrap()).unwrap_or_else(|e| panic!("{e}"))
-        })
+        .map(|s| s.loaded().unwrap_or_else(|e| panic!("{e}")))
         .collect()
 }
 
