@@ -10,11 +10,6 @@ use bpspec_models::exports::{
 use bpspec_models::harness::{assert_all_killed, loom_run};
 use bpspec_reference::Qsbr;
 
-const EXPORTS: loom_run::Family<ExportScenario> = loom_run::Family {
-    scenarios: loom_export_scenarios,
-    run: run_exports::<Qsbr>,
-};
-
 baselines! { "loom", |s| EXPORTS.explore(s, None, "hold");
     exports_global_set => "global-set",
     exports_global_set_2f => "global-set-2f",
@@ -36,3 +31,9 @@ fn exports_kill_matrix() {
         |m, name| EXPORTS.explore(name, Some(m), "killed").is_some(),
     );
 }
+
+/// The family every test here explores.
+const EXPORTS: loom_run::Family<ExportScenario> = loom_run::Family {
+    scenarios: loom_export_scenarios,
+    run: run_exports::<Qsbr>,
+};

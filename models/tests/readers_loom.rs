@@ -9,11 +9,6 @@ use bpspec_models::harness::{assert_all_killed, loom_run};
 use bpspec_models::readers::{expected_kills, loom_scenarios, run, RScenario};
 use bpspec_reference::{Mutant, Qsbr};
 
-const READERS: loom_run::Family<RScenario> = loom_run::Family {
-    scenarios: loom_scenarios,
-    run: run::<Qsbr>,
-};
-
 baselines! { "loom", |s| READERS.explore(s, None, "hold");
     readers_timem_remove => "timem-remove",
     readers_timem_remove_nap => "timem-remove-nap",
@@ -62,3 +57,9 @@ fn finding_f3_fresh_node_relaxed_store() {
     );
     assert!(cx.is_some(), "loom no longer finds F3");
 }
+
+/// The family every test here explores.
+const READERS: loom_run::Family<RScenario> = loom_run::Family {
+    scenarios: loom_scenarios,
+    run: run::<Qsbr>,
+};

@@ -10,11 +10,6 @@ use bpspec_models::sessions::{
 };
 use bpspec_reference::Qsbr;
 
-const SESSIONS: loom_run::Family<SessionScenario> = loom_run::Family {
-    scenarios: loom_session_scenarios,
-    run: run_sessions::<Qsbr>,
-};
-
 baselines! { "loom", |s| SESSIONS.explore(s, None, "hold");
     sessions_insert => "session-insert",
     sessions_unlink_head => "session-unlink-head",
@@ -41,3 +36,9 @@ fn sessions_kill_matrix() {
         |m, name| SESSIONS.explore(name, Some(m), "killed").is_some(),
     );
 }
+
+/// The family every test here explores.
+const SESSIONS: loom_run::Family<SessionScenario> = loom_run::Family {
+    scenarios: loom_session_scenarios,
+    run: run_sessions::<Qsbr>,
+};
