@@ -18,8 +18,8 @@
 use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU32, Ordering::*};
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
-    flags, Engine, EngineConfig, InfoItem, InfoValue, Mfa, Mutant, Pattern, PatternOp, Proc,
-    Process, Scheduler, ThreadProgress, TraceFlags,
+    flags, Engine, EngineConfig, InfoItem, InfoValue, Mfa, Mutant, Pattern, PatternOp, Process,
+    Scheduler, ThreadProgress, TraceFlags,
 };
 
 pub mod collection;
@@ -295,11 +295,14 @@ pub(crate) fn walk_script<P: ThreadProgress, T>(
 pub(crate) fn schedulers_vs_stager<P: ThreadProgress, T: Send + 'static, G>(
     engine: &Arc<Engine<P>>,
     scripts: &[Vec<Step>],
-    procs: Vec<Proc>,
+    procs: Vec<bpspec_reference::Proc>,
     ops: usize,
     mut op: impl FnMut(usize),
     acted: impl Fn() -> G,
-    call: impl Fn(&mut Scheduler<P>, usize, &mut Proc, u32) -> T + Clone + Send + 'static,
+    call: impl Fn(&mut Scheduler<P>, usize, &mut bpspec_reference::Proc, u32) -> T
+        + Clone
+        + Send
+        + 'static,
 ) -> (Vec<Vec<T>>, Vec<G>) {
     let mut gens = vec![acted()];
     let returned = Arc::new(AtomicU32::new(0));
