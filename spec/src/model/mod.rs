@@ -172,6 +172,19 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
     let tp = StagerOp::tp;
     // Set (`on`) or remove the meta tracer (`meta`) or the session tracer.
     let tracer = |meta, on| StagerOp::SetTracer { meta, on };
+    // Scripts that the pipeline-plan models (p2f2, p2f1x2h) run again.
+    let s2f2x1 = vec![
+        tp(0, 0b11, True, L),
+        tp(0, 0b01, True, C),
+        tp(0, 0b01, Pause, C),
+        tp(0, 0b01, Restart, C),
+        tp(0, 0b11, False, L | C),
+    ];
+    let s2f1x2h = vec![
+        tp(0, 0b1, True, L),
+        tp(1, 0b1, True, L),
+        tp(1, 0b1, False, L),
+    ];
     vec![
         (
             "tiny",
@@ -182,16 +195,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "s2f2x1",
             "2 schedulers, 2 functions, 1 session: add local, update with call_count, pause, \
              restart, remove everything",
-            hits(
-                (2, 2, 1),
-                vec![
-                    tp(0, 0b11, True, L),
-                    tp(0, 0b01, True, C),
-                    tp(0, 0b01, Pause, C),
-                    tp(0, 0b01, Restart, C),
-                    tp(0, 0b11, False, L | C),
-                ],
-            ),
+            hits((2, 2, 1), s2f2x1.clone()),
         ),
         (
             "s2f1x2",
@@ -223,14 +227,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "s2f1x2h",
             "2 schedulers, 1 function, 2 sessions: session 0 adds, session 1 adds, session 1 \
              removes (the chain's head is unlinked while schedulers may stand on it and walk on)",
-            hits(
-                (2, 1, 2),
-                vec![
-                    tp(0, 0b1, True, L),
-                    tp(1, 0b1, True, L),
-                    tp(1, 0b1, False, L),
-                ],
-            ),
+            hits((2, 1, 2), s2f1x2h.clone()),
         ),
         (
             "c2f1",
@@ -392,16 +389,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
              call's first wait",
             Config {
                 pipeline: true,
-                ..hits(
-                    (2, 2, 1),
-                    vec![
-                        StagerOp::tp(0, 0b11, True, L),
-                        StagerOp::tp(0, 0b01, True, C),
-                        StagerOp::tp(0, 0b01, Pause, C),
-                        StagerOp::tp(0, 0b01, Restart, C),
-                        StagerOp::tp(0, 0b11, False, L | C),
-                    ],
-                )
+                ..hits((2, 2, 1), s2f2x1)
             },
         ),
         (
@@ -420,15 +408,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
              schedulers may stand on it)",
             Config {
                 pipeline: true,
-                ..hits(
-                    (2, 1, 2),
-                    vec![
-                        StagerOp::tp(0, 0b1, True, L),
-                        StagerOp::tp(1, 0b1, True, L),
-                        StagerOp::tp(1, 0b1, False, L),
-                        StagerOp::tp(0, 0b1, False, L),
-                    ],
-                )
+                ..hits((2, 1, 2), [s2f1x2h, vec![tp(0, 0b1, False, L)]].concat())
             },
         ),
     ]
