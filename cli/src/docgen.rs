@@ -158,26 +158,7 @@ pub fn parse_trace(path: &Path) -> Result<Trace, String> {
     Ok(t)
 }
 
-/// Split a stateright step ("12. scheduler 0 reads slot of f1 -> null") into (lane, text).
-pub fn lane_of(step: &str) -> (String, String) {
-    let s = step.trim();
-    let s = match s.split_once(". ") {
-        Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => rest,
-        _ => s,
-    };
-    if let Some(rest) = s.strip_prefix("stager: ") {
-        return ("stager".into(), rest.into());
-    }
-    if let Some(rest) = s.strip_prefix("scheduler ") {
-        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        if !n.is_empty() {
-            // "scheduler 0 reads ..." or "scheduler 0's call_time reader reads ..."
-            let text = rest[n.len()..].trim_start_matches("'s").trim_start();
-            return (format!("scheduler {n}"), text.into());
-        }
-    }
-    ("note".into(), s.into())
-}
+pub use bpspec_spec::model::lane_of;
 
 /// The lines of a trace file for a stateright counterexample (the steps as `check` prints them,
 /// the last one `violated: PROPERTY: why`).

@@ -20,14 +20,14 @@
 //!   `n` names the export entry of function `k - n`);
 //! - I5 at rest after the run.
 
-use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::*};
+use bpspec_reference::sync::Arc;
 use bpspec_reference::{
-    flags, Area, Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, Scheduler,
-    ThreadProgress, TraceSpec,
+    flags, Area, Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, ThreadProgress,
+    TraceSpec,
 };
 
 use crate::sessions::call_traced_procs;
-use crate::{check_generations, walk_script, Seen, Step};
+use crate::{check_generations, schedulers_vs_stager, Seen, Step};
 
 /// One stager operation on every function.
 #[derive(Clone, Copy, Debug)]
@@ -205,48 +205,29 @@ pub fn run_exports<P: ThreadProgress>(scn: &ExportScenario, mutant: Option<Mutan
         apply(&engine, o);
     }
     let procs = call_traced_procs(&engine, scn.schedulers.len(), 2);
-    let mut gens = vec![acted_now(&engine)];
-    let returned = Arc::new(AtomicU32::new(0));
-    let handles: Vec<_> = scn
-        .schedulers
-        .iter()
-        .zip(procs)
-        .enumerate()
-        .map(|(id, (script, mut proc))| {
-            let (engine, returned, script) = (engine.clone(), returned.clone(), script.clone());
-            spawn(move || {
-                let mut s = Scheduler::start(engine, id);
-                s.record = true;
-                let n = s.engine().code.len();
-                let calls = walk_script(&mut s, script, |s, f| {
-                    // Acquire: pairs with the Release store after each stager op.
-                    let returned = returned.load(Acquire);
-                    let before = s.hits.len();
-                    s.tail_call_remote(f, &mut proc);
-                    assert_eq!(s.hits.len(), before + 2, "export entry hit, then code hit");
-                    let (x, c) = (s.hits[before], s.hits[before + 1]);
-                    [(n + f, x.flags), (f, c.flags)].map(|(func, fl)| Seen {
-                        func,
-                        acted: fl & ACTED,
-                        returned,
-                    })
-                });
-                calls.into_iter().flatten().collect::<Vec<Seen>>()
+    let n = engine.code.len();
+    let (per_sched, gens) = schedulers_vs_stager(
+        &engine,
+        &scn.schedulers,
+        procs,
+        scn.ops.len(),
+        |i| apply(&engine, &scn.ops[i]),
+        || acted_now(&engine),
+        move |s, f, proc, returned| {
+            let before = s.hits.len();
+            s.tail_call_remote(f, proc);
+            assert_eq!(s.hits.len(), before + 2, "export entry hit, then code hit");
+            let (x, c) = (s.hits[before], s.hits[before + 1]);
+            [(n + f, x.flags), (f, c.flags)].map(|(func, fl)| Seen {
+                func,
+                acted: fl & ACTED,
+                returned,
             })
-        })
-        .collect();
-    for (i, o) in scn.ops.iter().enumerate() {
-        apply(&engine, o);
-        gens.push(acted_now(&engine));
-        // Release: pairs with the Acquire load before each scheduler call.
-        returned.store(i as u32 + 1, Release);
-    }
-    let per_sched: Vec<Vec<Seen>> = handles
-        .into_iter()
-        .map(|h| h.join().expect("scheduler panicked"))
-        .collect();
-    for (id, seen) in per_sched.iter().enumerate() {
-        check_generations(id, seen, &gens);
+        },
+    );
+    for (id, calls) in per_sched.iter().enumerate() {
+        let seen: Vec<Seen> = calls.iter().flatten().copied().collect();
+        check_generations(id, &seen, &gens);
     }
     if let Err(e) = engine.check_at_rest() {
         panic!("I5 at rest violated: {e}");

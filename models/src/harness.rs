@@ -189,6 +189,36 @@ pub mod loom_run {
         o.cx
     }
 
+    /// One model family's loom runs: its scenarios and how one is run (`tests/*_loom.rs`).
+    pub struct Family<S> {
+        pub scenarios: fn() -> Vec<S>,
+        pub run: crate::harness::ModelRun<S>,
+    }
+
+    impl<S: crate::harness::NamedScenario> Family<S> {
+        /// [`explore_named`] on the scenario called `name`, at a preemption bound of at most
+        /// `cap`: record the verdict, return the counterexample.
+        pub fn explore_capped(
+            &self,
+            name: &str,
+            mutant: Option<Mutant>,
+            expected: &str,
+            cap: usize,
+        ) -> Option<String> {
+            explore_named((self.scenarios)(), name, mutant, expected, cap, self.run)
+        }
+
+        /// As [`Family::explore_capped`], at the bound `LOOM_MAX_PREEMPTIONS` gives.
+        pub fn explore(
+            &self,
+            name: &str,
+            mutant: Option<Mutant>,
+            expected: &str,
+        ) -> Option<String> {
+            self.explore_capped(name, mutant, expected, usize::MAX)
+        }
+    }
+
     /// [`explore_mutant`] on the scenario called `name` in `scenarios`, run by `run`.
     pub fn explore_named<S: crate::harness::NamedScenario>(
         scenarios: Vec<S>,

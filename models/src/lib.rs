@@ -287,6 +287,55 @@ pub(crate) fn walk_script<P: ThreadProgress, T>(
     seen
 }
 
+/// The run shared by the session and export models: one scheduler thread per script, each on
+/// its own process of `procs`, where `call` makes one call and says what it saw, given how many
+/// stager ops had returned (an Acquire load pairing with the Release store after each op);
+/// meanwhile the stager runs `op(i)` for each of the `ops` ops and records `acted()` after each.
+/// Returns what each scheduler saw, and the generations (before any op, then after each).
+pub(crate) fn schedulers_vs_stager<P: ThreadProgress, T: Send + 'static, G>(
+    engine: &Arc<Engine<P>>,
+    scripts: &[Vec<Step>],
+    procs: Vec<bpspec_reference::Proc>,
+    ops: usize,
+    mut op: impl FnMut(usize),
+    acted: impl Fn() -> G,
+    call: impl Fn(&mut Scheduler<P>, usize, &mut bpspec_reference::Proc, u32) -> T
+        + Clone
+        + Send
+        + 'static,
+) -> (Vec<Vec<T>>, Vec<G>) {
+    let mut gens = vec![acted()];
+    let returned = Arc::new(AtomicU32::new(0));
+    let handles: Vec<_> = scripts
+        .iter()
+        .zip(procs)
+        .enumerate()
+        .map(|(id, (script, mut proc))| {
+            let (engine, returned, script) = (engine.clone(), returned.clone(), script.clone());
+            let call = call.clone();
+            spawn(move || {
+                let mut s = Scheduler::start(engine, id);
+                walk_script(&mut s, script, |s, f| {
+                    // Acquire: pairs with the Release store after each stager op.
+                    let r = returned.load(Acquire);
+                    call(s, f, &mut proc, r)
+                })
+            })
+        })
+        .collect();
+    for i in 0..ops {
+        op(i);
+        gens.push(acted());
+        // Release: pairs with the Acquire load before each scheduler call.
+        returned.store(i as u32 + 1, Release);
+    }
+    let per_sched = handles
+        .into_iter()
+        .map(|h| h.join().expect("scheduler panicked"))
+        .collect();
+    (per_sched, gens)
+}
+
 /// Run one execution of `scn` with progress implementation `P` and `mutant`. Panics on any
 /// property violation (that is how loom and shuttle see it).
 pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {

@@ -17,13 +17,13 @@
 //!   call, loom's cells);
 //! - at rest (I5) after the run, and a destroyed session refuses queries.
 
-use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::*};
+use bpspec_reference::sync::Arc;
 use bpspec_reference::{
     flags, Engine, EngineConfig, FlagSet, Mailbox, Mfa, Mutant, Pattern, PatternOp, Proc,
-    ProcFlags, Process, ProcessTracer, Scheduler, SessionError, ThreadProgress, TraceSpec,
+    ProcFlags, Process, ProcessTracer, SessionError, ThreadProgress, TraceSpec,
 };
 
-use crate::{walk_script, Step};
+use crate::{schedulers_vs_stager, Step};
 
 /// One stager operation.
 #[derive(Clone, Copy, Debug)]
@@ -248,40 +248,22 @@ pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mut
     // The processes are traced in every session before any op runs (a destroyed session would
     // refuse trace_process).
     let procs = call_traced_procs(&engine, scn.schedulers.len(), 3);
-    let mut gens = vec![acted_now(&engine)];
-    let returned = Arc::new(AtomicU32::new(0));
-    let handles: Vec<_> = scn
-        .schedulers
-        .iter()
-        .zip(procs)
-        .enumerate()
-        .map(|(id, (script, mut proc))| {
-            let (engine, returned, script) = (engine.clone(), returned.clone(), script.clone());
-            spawn(move || {
-                let mut s = Scheduler::start(engine.clone(), id);
-                walk_script(&mut s, script, |s, f| {
-                    // Acquire: pairs with the Release store after each stager op.
-                    let r = returned.load(Acquire);
-                    s.tail_call(f, &mut proc);
-                    let h = s.hits.last().expect("call records a hit");
-                    Seen {
-                        acted: h.flags & ACTED,
-                        returned: r,
-                    }
-                })
-            })
-        })
-        .collect();
-    for (i, o) in scn.ops.iter().enumerate() {
-        apply(&engine, o, &replacement);
-        gens.push(acted_now(&engine));
-        // Release: pairs with the Acquire load before each scheduler call.
-        returned.store(i as u32 + 1, Release);
-    }
-    let per_sched: Vec<Vec<Seen>> = handles
-        .into_iter()
-        .map(|h| h.join().expect("scheduler panicked"))
-        .collect();
+    let (per_sched, gens) = schedulers_vs_stager(
+        &engine,
+        &scn.schedulers,
+        procs,
+        scn.ops.len(),
+        |i| apply(&engine, &scn.ops[i], &replacement),
+        || acted_now(&engine),
+        |s, f, proc, returned| {
+            s.tail_call(f, proc);
+            let h = s.hits.last().expect("call records a hit");
+            Seen {
+                acted: h.flags & ACTED,
+                returned,
+            }
+        },
+    );
     for (id, seen) in per_sched.iter().enumerate() {
         check(id, seen, &gens);
     }

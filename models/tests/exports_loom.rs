@@ -4,23 +4,13 @@
 #![cfg(loom)]
 
 use bpspec_models::baselines;
-use bpspec_models::exports::{expected_export_kills, loom_export_scenarios, run_exports};
+use bpspec_models::exports::{
+    expected_export_kills, loom_export_scenarios, run_exports, ExportScenario,
+};
 use bpspec_models::harness::{assert_all_killed, loom_run};
-use bpspec_reference::{Mutant, Qsbr};
+use bpspec_reference::Qsbr;
 
-fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
-    let scns = loom_export_scenarios();
-    loom_run::explore_named(
-        scns,
-        name,
-        mutant,
-        expected,
-        usize::MAX,
-        run_exports::<Qsbr>,
-    )
-}
-
-baselines! { "loom", |s| explore(s, None, "hold");
+baselines! { "loom", |s| EXPORTS.explore(s, None, "hold");
     exports_global_set => "global-set",
     exports_global_set_2f => "global-set-2f",
     exports_global_remove_2f => "global-remove-2f",
@@ -38,6 +28,12 @@ fn exports_kill_matrix() {
         "export",
         "loom",
         expected_export_kills("loom"),
-        |m, name| explore(name, Some(m), "killed").is_some(),
+        |m, name| EXPORTS.explore(name, Some(m), "killed").is_some(),
     );
 }
+
+/// The family every test here explores.
+const EXPORTS: loom_run::Family<ExportScenario> = loom_run::Family {
+    scenarios: loom_export_scenarios,
+    run: run_exports::<Qsbr>,
+};

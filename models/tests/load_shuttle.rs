@@ -16,24 +16,10 @@ fn explore(
     expected: &str,
 ) -> bool {
     let scn2 = scn.clone();
-    let (cx, seconds, bound) =
-        shuttle_run::explore(pct, iters(), move || run::<Qsbr>(&scn2, proto, mutant));
-    shuttle_run::record_outcome(
-        "qsbr",
-        &format!("{}@{}", scn.name, proto.name()),
-        mutant.map_or("baseline", |m| m.name()),
-        expected,
-        bound,
-        seconds,
-        &cx,
-    );
-    if let (None, Some(c)) = (mutant, &cx) {
-        panic!(
-            "shuttle: {} under {proto:?} (pct={pct}) violated a property: {c}",
-            scn.name
-        );
-    }
-    cx.is_some()
+    let name = format!("{}@{}", scn.name, proto.name());
+    shuttle_run::explore_mutant(&name, mutant, pct, expected, iters(), move || {
+        run::<Qsbr>(&scn2, proto, mutant)
+    })
 }
 
 #[test]

@@ -6,26 +6,10 @@
 
 use bpspec_models::baselines;
 use bpspec_models::harness::{assert_all_killed, loom_run};
-use bpspec_models::readers::{expected_kills, loom_scenarios, run};
+use bpspec_models::readers::{expected_kills, loom_scenarios, run, RScenario};
 use bpspec_reference::{Mutant, Qsbr};
 
-/// Explore at a preemption bound of at most `cap`; record the verdict; return the
-/// counterexample.
-fn explore_capped(
-    name: &'static str,
-    mutant: Option<Mutant>,
-    expected: &str,
-    cap: usize,
-) -> Option<String> {
-    loom_run::explore_named(loom_scenarios(), name, mutant, expected, cap, run::<Qsbr>)
-}
-
-/// As [`explore_capped`], at the bound `LOOM_MAX_PREEMPTIONS` gives.
-fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
-    explore_capped(name, mutant, expected, usize::MAX)
-}
-
-baselines! { "loom", |s| explore(s, None, "hold");
+baselines! { "loom", |s| READERS.explore(s, None, "hold");
     readers_timem_remove => "timem-remove",
     readers_timem_remove_nap => "timem-remove-nap",
     readers_timem_remove_2sess => "timem-remove-2sess",
@@ -37,7 +21,7 @@ baselines! { "loom", |s| explore(s, None, "hold");
 // Capped at preemption bound 2 whatever `LOOM_MAX_PREEMPTIONS` says (recorded in the table):
 // at bound 3 `timem-pause-restart` ran for more than 10 minutes on the 2-core machine, and
 // `timem-two-stagers` has three threads (bound 2: 17,733 executions, 14 s).
-baselines! { "loom", |s| explore_capped(s, None, "hold", 2);
+baselines! { "loom", |s| READERS.explore_capped(s, None, "hold", 2);
     readers_timem_pause_restart => "timem-pause-restart",
     readers_timem_two_stagers => "timem-two-stagers",
 }
@@ -46,7 +30,7 @@ baselines! { "loom", |s| explore_capped(s, None, "hold", 2);
 #[test]
 fn readers_kill_matrix() {
     assert_all_killed("reader", "loom", expected_kills("loom"), |m, name| {
-        explore(name, Some(m), "killed").is_some()
+        READERS.explore(name, Some(m), "killed").is_some()
     });
 }
 
@@ -56,7 +40,7 @@ fn readers_kill_matrix() {
 #[test]
 fn finding_w4_needed_with_one_session() {
     for name in ["timem-remove-nap", "timem-raise"] {
-        let cx = explore(name, Some(Mutant::SkipWaitBeforeFree), "killed");
+        let cx = READERS.explore(name, Some(Mutant::SkipWaitBeforeFree), "killed");
         assert!(cx.is_some(), "skip-w4-before-free survived on {name}");
     }
 }
@@ -66,10 +50,16 @@ fn finding_w4_needed_with_one_session() {
 /// function may find the node before its initialisation is visible. loom must find it.
 #[test]
 fn finding_f3_fresh_node_relaxed_store() {
-    let cx = explore(
+    let cx = READERS.explore(
         "timem-fresh-node",
         Some(Mutant::FreshNodeRelaxedStore),
         "killed",
     );
     assert!(cx.is_some(), "loom no longer finds F3");
 }
+
+/// The family every test here explores.
+const READERS: loom_run::Family<RScenario> = loom_run::Family {
+    scenarios: loom_scenarios,
+    run: run::<Qsbr>,
+};

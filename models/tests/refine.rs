@@ -227,22 +227,6 @@ fn stale_progress_point_is_rejected_in_some_runs() {
     assert!(r > 0 && a > 0, "rejected {r}, accepted {a}");
 }
 
-/// Split a described step into its lane (`stager` or `scheduler N`) and text, as the trace files
-/// of docs/traces/README.md have them.
-fn lane(step: &str) -> (String, String) {
-    if let Some(t) = step.strip_prefix("stager: ") {
-        return ("stager".into(), t.into());
-    }
-    if let Some(rest) = step.strip_prefix("scheduler ") {
-        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        if !n.is_empty() {
-            let t = rest[n.len()..].trim_start_matches("'s").trim_start();
-            return (format!("scheduler {n}"), t.into());
-        }
-    }
-    ("note".into(), step.into())
-}
-
 /// A shuttle counterexample as a trace file: one run of the engine with `uninstall-before-commit`
 /// (random scheduler, seed SEED, its first iteration), its history up to the step the spec's
 /// refinement checker rejects. With `BPSPEC_TRACES=DIR` the test writes
@@ -286,7 +270,7 @@ fn rejected_history_as_a_trace_file() {
         "command\tBPSPEC_TRACES=DIR cargo test -p bpspec-models --release --target-dir target/shuttle --test refine rejected_history_as_a_trace_file (RUSTFLAGS=\"--cfg shuttle -C debug-assertions\")\n",
     );
     for e in &h {
-        let (l, t) = lane(&bpspec_spec::model::refine::describe(e));
+        let (l, t) = bpspec_spec::model::lane_of(&bpspec_spec::model::refine::describe(e));
         text.push_str(&format!("step\t{l}\t{t}\n"));
     }
     text.push_str(&format!("violated\trefinement: {r}\n"));

@@ -5,32 +5,12 @@
 
 use bpspec_models::baselines;
 use bpspec_models::harness::{assert_all_killed, loom_run};
-use bpspec_models::sessions::{expected_session_kills, loom_session_scenarios, run_sessions};
-use bpspec_reference::{Mutant, Qsbr};
+use bpspec_models::sessions::{
+    expected_session_kills, loom_session_scenarios, run_sessions, SessionScenario,
+};
+use bpspec_reference::Qsbr;
 
-/// Explore at a preemption bound of at most `cap`; record the verdict; return the
-/// counterexample.
-fn explore_capped(
-    name: &'static str,
-    mutant: Option<Mutant>,
-    expected: &str,
-    cap: usize,
-) -> Option<String> {
-    loom_run::explore_named(
-        loom_session_scenarios(),
-        name,
-        mutant,
-        expected,
-        cap,
-        run_sessions::<Qsbr>,
-    )
-}
-
-fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
-    explore_capped(name, mutant, expected, usize::MAX)
-}
-
-baselines! { "loom", |s| explore(s, None, "hold");
+baselines! { "loom", |s| SESSIONS.explore(s, None, "hold");
     sessions_insert => "session-insert",
     sessions_unlink_head => "session-unlink-head",
     sessions_destroy => "session-destroy",
@@ -42,7 +22,7 @@ baselines! { "loom", |s| explore(s, None, "hold");
 /// runs at preemption bound 1 whatever `LOOM_MAX_PREEMPTIONS` says (recorded in the table).
 #[test]
 fn sessions_unlink_2sched() {
-    let cx = explore_capped("session-unlink-2sched", None, "hold", 1);
+    let cx = SESSIONS.explore_capped("session-unlink-2sched", None, "hold", 1);
     assert!(cx.is_none(), "loom: session-unlink-2sched: {}", cx.unwrap());
 }
 
@@ -53,6 +33,12 @@ fn sessions_kill_matrix() {
         "session",
         "loom",
         expected_session_kills("loom"),
-        |m, name| explore(name, Some(m), "killed").is_some(),
+        |m, name| SESSIONS.explore(name, Some(m), "killed").is_some(),
     );
 }
+
+/// The family every test here explores.
+const SESSIONS: loom_run::Family<SessionScenario> = loom_run::Family {
+    scenarios: loom_session_scenarios,
+    run: run_sessions::<Qsbr>,
+};

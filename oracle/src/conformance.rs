@@ -13,10 +13,10 @@
 use crate::gen::{self, GenConfig};
 use crate::observe::diff;
 use crate::run::run;
-use crate::scenario::load;
-use crate::target::Factory;
+use crate::scenario::{load, Loaded};
+use crate::target::{BreakpointEngine, Factory};
 use bpspec_reference::{
-    FlagSet, InfoItem, InfoKey, Mfa, Pattern, PatternOp, SessionId, TraceFlags,
+    FlagSet, InfoItem, InfoKey, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
@@ -190,6 +190,25 @@ struct Procs {
     out: BTreeSet<u64>,
 }
 
+/// A `trace_pattern` step on both engines: the two results as text, once both engines' at-rest
+/// invariants hold (else which one broke it, and how).
+fn both_at_rest(
+    x: &mut Box<dyn BreakpointEngine>,
+    y: &mut Box<dyn BreakpointEngine>,
+    step: impl Fn(&mut dyn BreakpointEngine) -> Result<usize, PatternError>,
+) -> Result<(String, String), String> {
+    let out = (
+        format!("{:?}", step(x.as_mut())),
+        format!("{:?}", step(y.as_mut())),
+    );
+    for e in [x, y] {
+        if let Err(m) = e.check_at_rest() {
+            return Err(format!("{} is not at rest: {m}", e.name()));
+        }
+    }
+    Ok(out)
+}
+
 /// Run `ops` on a fresh `a` and `b`; the first disagreement, described.
 pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String> {
     let u = universe();
@@ -253,6 +272,12 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 pid,
                 traced,
                 tail,
+            }
+            | ConfOp::Enter {
+                f,
+                pid,
+                traced,
+                tail,
             } => {
                 if ps.out.contains(pid) {
                     none()
@@ -260,8 +285,10 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     if !*tail {
                         *ps.depth.entry(*pid).or_default() += 1;
                     }
-                    let enter = |e: &mut Box<dyn crate::target::BreakpointEngine>| {
-                        if EXPORTED.contains(f) {
+                    // A remote call of a function without an export entry is a local one.
+                    let remote = matches!(op, ConfOp::RemoteEnter { .. }) && EXPORTED.contains(f);
+                    let enter = |e: &mut Box<dyn BreakpointEngine>| {
+                        if remote {
                             e.enter_remote(*f, *pid, *traced, *tail)
                         } else {
                             e.enter(*f, *pid, *traced, *tail)
@@ -278,7 +305,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     .get(*f)
                     .cloned()
                     .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
-                let info = |e: &mut Box<dyn crate::target::BreakpointEngine>| match key {
+                let info = |e: &mut Box<dyn BreakpointEngine>| match key {
                     0 => e.trace_info_traced(*session, &mfa),
                     1 => e.trace_info_term(*session, &mfa, InfoKey::MatchSpec),
                     _ => e.trace_info_term(*session, &mfa, InfoKey::All),
@@ -296,16 +323,10 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     local: *local,
                     ..FlagSet::default()
                 };
-                let out = (
-                    format!("{:?}", x.trace_pattern_global(*session, &pat, *pop, fl)),
-                    format!("{:?}", y.trace_pattern_global(*session, &pat, *pop, fl)),
-                );
-                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
-                    if let Err(m) = e {
-                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
-                    }
-                }
-                out
+                both_at_rest(&mut x, &mut y, |e| {
+                    e.trace_pattern_global(*session, &pat, *pop, fl)
+                })
+                .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::Advance { dt } => {
                 x.advance(*dt);
@@ -318,24 +339,6 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 x.alloc(*pid, 0, *words);
                 y.alloc(*pid, 0, *words);
                 none()
-            }
-            ConfOp::Enter {
-                f,
-                pid,
-                traced,
-                tail,
-            } => {
-                if ps.out.contains(pid) {
-                    none()
-                } else {
-                    if !*tail {
-                        *ps.depth.entry(*pid).or_default() += 1;
-                    }
-                    (
-                        format!("{:?}", x.enter(*f, *pid, *traced, *tail)),
-                        format!("{:?}", y.enter(*f, *pid, *traced, *tail)),
-                    )
-                }
             }
             ConfOp::Ret { pid, traced } => {
                 let d = ps.depth.entry(*pid).or_default();
@@ -379,16 +382,10 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 flags,
             } => {
                 let pat = pattern(target);
-                let out = (
-                    format!("{:?}", x.trace_pattern_flags(*session, &pat, *pop, *flags)),
-                    format!("{:?}", y.trace_pattern_flags(*session, &pat, *pop, *flags)),
-                );
-                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
-                    if let Err(m) = e {
-                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
-                    }
-                }
-                out
+                both_at_rest(&mut x, &mut y, |e| {
+                    e.trace_pattern_flags(*session, &pat, *pop, *flags)
+                })
+                .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::MsPattern {
                 session,
@@ -411,22 +408,10 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     caller: false,
                 };
                 let pop = PatternOp::True;
-                let out = (
-                    format!(
-                        "{:?}",
-                        x.trace_pattern_ms(*session, &pat, pop, fl, false, &ms)
-                    ),
-                    format!(
-                        "{:?}",
-                        y.trace_pattern_ms(*session, &pat, pop, fl, false, &ms)
-                    ),
-                );
-                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
-                    if let Err(m) = e {
-                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
-                    }
-                }
-                out
+                both_at_rest(&mut x, &mut y, |e| {
+                    e.trace_pattern_ms(*session, &pat, pop, fl, false, &ms)
+                })
+                .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::RetValue { pid, traced, value } => {
                 let d = ps.depth.entry(*pid).or_default();
@@ -485,29 +470,15 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 local,
                 count,
             } => {
-                let pat = match target {
-                    Target::One(f) => Pattern::exact(&u[*f]),
-                    Target::Module(m) => Pattern {
-                        module: Some(format!("m{m}")),
-                        name: None,
-                        arity: None,
-                    },
-                    Target::All => Pattern::all(),
-                };
+                let pat = pattern(target);
                 let fl = TraceFlags {
                     local: *local,
                     call_count: *count,
                 };
-                let out = (
-                    format!("{:?}", x.trace_pattern(*session, &pat, *pop, fl)),
-                    format!("{:?}", y.trace_pattern(*session, &pat, *pop, fl)),
-                );
-                for (e, name) in [(x.check_at_rest(), x.name()), (y.check_at_rest(), y.name())] {
-                    if let Err(m) = e {
-                        return Err(format!("step {i} {op:?}: {name} is not at rest: {m}"));
-                    }
-                }
-                out
+                both_at_rest(&mut x, &mut y, |e| {
+                    e.trace_pattern(*session, &pat, *pop, fl)
+                })
+                .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
         };
         if l != r {
@@ -535,7 +506,8 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
     Ok(())
 }
 
-fn runner(cases: u32, seed: u64) -> TestRunner {
+/// A proptest runner whose draws depend on `seed` only (no persisted failures).
+pub(crate) fn runner(cases: u32, seed: u64) -> TestRunner {
     let mut s = [0u8; 32];
     s[..8].copy_from_slice(&seed.to_le_bytes());
     TestRunner::new_with_rng(
@@ -611,8 +583,20 @@ pub fn check_scenarios(
     cases: u32,
     seed: u64,
 ) -> Result<(), Failure<String>> {
+    check_scenarios_of(a, b, gen::scenario(cfg), cases, seed)
+}
+
+/// [`check_scenarios`] over the scenarios `strat` draws: `gen_sessions::scenario(cfg)` for
+/// random scenarios with sessions.
+pub fn check_scenarios_of(
+    a: Factory,
+    b: Factory,
+    strat: impl Strategy<Value = crate::scenario::Scenario>,
+    cases: u32,
+    seed: u64,
+) -> Result<(), Failure<String>> {
     let mut r = runner(cases, seed);
-    let res = r.run(&gen::scenario(cfg), |sc| {
+    let res = r.run(&strat, |sc| {
         compare_scenario(a, b, &sc).map_err(TestCaseError::fail)
     });
     match res {
@@ -630,6 +614,27 @@ pub fn corpus_dir() -> std::path::PathBuf {
     std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/corpus"))
 }
 
+/// The `*.json` files directly in `dir`, sorted by path (scenario directories: the corpus, a
+/// directory given to `bpspec oracle`).
+pub fn json_files(dir: &std::path::Path) -> Result<Vec<String>, String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    Ok(files.iter().map(|p| p.display().to_string()).collect())
+}
+
+/// Every corpus scenario (`oracle/corpus/*.json`), loaded, in path order; the first file that
+/// does not load is the error (its message names the file).
+pub fn load_corpus() -> Result<Vec<Loaded>, String> {
+    json_files(&corpus_dir())?
+        .iter()
+        .map(|p| crate::scenario::load_file(p).map_err(|e| e.to_string()))
+        .collect()
+}
+
 /// Counts from [`check_corpus`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CorpusReport {
@@ -645,15 +650,8 @@ pub struct CorpusReport {
 /// Run every corpus scenario with an `expect` on the engine `a` builds; the first scenario whose
 /// observations differ from what ERTS was recorded doing fails, with a diff.
 pub fn check_corpus(a: Factory) -> Result<CorpusReport, String> {
-    let mut files: Vec<_> = std::fs::read_dir(corpus_dir())
-        .map_err(|e| format!("{}: {e}", corpus_dir().display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
     let mut rep = CorpusReport::default();
-    for p in files {
-        let l = crate::scenario::load_file(&p.display().to_string()).map_err(|e| e.to_string())?;
+    for l in load_corpus()? {
         let mut e = a(l.funcs.clone());
         match run(&l, e.as_mut()) {
             Err(crate::run::RunError::Unsupported { .. }) => rep.unsupported += 1,

@@ -8,10 +8,10 @@ use crate::observe::Observation;
 use crate::run;
 use crate::scenario::{Arg, Code, LOp, LStep, Loaded, Scenario, Spec, Val};
 use crate::target::{Factory, RefEngine, SpecOracle};
+pub(crate) use bpspec_seqtrace::otp::tool;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const DRIVER: &str = include_str!("../erlang/bpspec_driver.erl");
 
@@ -39,18 +39,6 @@ fn tool_ok(root: Option<&Path>, name: &str) -> bool {
         .stdin(std::process::Stdio::null())
         .output()
         .is_ok_and(|o| root.is_none() || o.status.success())
-}
-
-/// `name` on PATH, or `chroot ROOT name` (chroot changes the working directory to the root's /).
-fn tool(root: Option<&Path>, name: &str) -> Command {
-    match root {
-        None => Command::new(name),
-        Some(r) => {
-            let mut c = Command::new("chroot");
-            c.arg(r).arg(name);
-            c
-        }
-    }
 }
 
 impl Erl {
@@ -105,23 +93,7 @@ impl Erl {
             std::process::id(),
             SETUP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let src = dir.join("bpspec_driver.erl");
-        std::fs::write(&src, DRIVER).map_err(|e| format!("{}: {e}", src.display()))?;
-        let out = tool(root, "erlc")
-            .arg("-o")
-            .arg(inner_path(root, &dir))
-            .arg(inner_path(root, &src))
-            .output()
-            .map_err(|e| format!("erlc: {e}; {hint}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "erlc failed on the driver: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
+        compile_fresh(root, &dir, "bpspec_driver.erl", DRIVER, "the driver", hint)?;
         let out = tool(root, "erl")
             .args([
                 "-noshell",
@@ -346,8 +318,38 @@ pub fn check_root(r: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Write `source` as `dir/name` in a fresh `dir` (inside `root`, if any) and compile it there
+/// with erlc; `what` names the program in the error, `hint` says what to install.
+pub(crate) fn compile_fresh(
+    root: Option<&Path>,
+    dir: &Path,
+    name: &str,
+    source: &str,
+    what: &str,
+    hint: &str,
+) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let src = dir.join(name);
+    std::fs::write(&src, source).map_err(|e| format!("{}: {e}", src.display()))?;
+    let out = tool(root, "erlc")
+        .arg("-o")
+        .arg(inner_path(root, dir))
+        .arg(inner_path(root, &src))
+        .output()
+        .map_err(|e| format!("erlc: {e}; {hint}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "erlc failed on {what}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
 /// A host path inside `root` as seen from inside it.
-fn inner_path(root: Option<&Path>, p: &Path) -> PathBuf {
+pub(crate) fn inner_path(root: Option<&Path>, p: &Path) -> PathBuf {
     match root {
         None => p.to_path_buf(),
         Some(r) => {

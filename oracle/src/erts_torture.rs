@@ -6,9 +6,10 @@
 //! carries every counter (`key=value`). A node that dies (a signal, a non-zero exit, or no result
 //! line) is a crash; a non-zero `bad_*` counter is an observable inconsistency.
 
+use crate::erlang::{inner_path, tool};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const PROGRAM: &str = include_str!("../erlang/bpspec_torture.erl");
@@ -61,24 +62,6 @@ pub struct ErtsTortureOutcome {
     pub seconds: f64,
 }
 
-fn tool(root: Option<&Path>, name: &str) -> Command {
-    match root {
-        None => Command::new(name),
-        Some(r) => {
-            let mut c = Command::new("chroot");
-            c.arg(r).arg(name);
-            c
-        }
-    }
-}
-
-fn inner(root: Option<&Path>, p: &Path) -> PathBuf {
-    match root.and_then(|r| p.strip_prefix(r).ok()) {
-        Some(rel) => Path::new("/").join(rel),
-        None => p.to_path_buf(),
-    }
-}
-
 /// Compile and run the program; errors are setup failures (no erl, bad root, erlc failed).
 pub fn run(cfg: &ErtsTortureConfig) -> Result<ErtsTortureOutcome, String> {
     let root = cfg.root.as_deref();
@@ -94,23 +77,14 @@ pub fn run(cfg: &ErtsTortureConfig) -> Result<ErtsTortureOutcome, String> {
         std::process::id(),
         cfg.seed
     ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let src = dir.join("bpspec_torture.erl");
-    std::fs::write(&src, PROGRAM).map_err(|e| format!("{}: {e}", src.display()))?;
-    let out = tool(root, "erlc")
-        .arg("-o")
-        .arg(inner(root, &dir))
-        .arg(inner(root, &src))
-        .output()
-        .map_err(|e| format!("erlc: {e}; {}", crate::erlang::INSTALL_HINT))?;
-    if !out.status.success() {
-        return Err(format!(
-            "erlc failed on the torture program: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    crate::erlang::compile_fresh(
+        root,
+        &dir,
+        "bpspec_torture.erl",
+        PROGRAM,
+        "the torture program",
+        crate::erlang::INSTALL_HINT,
+    )?;
     let log = dir.join("node.out");
     let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = file
@@ -121,7 +95,7 @@ pub fn run(cfg: &ErtsTortureConfig) -> Result<ErtsTortureOutcome, String> {
         .arg("+S")
         .arg(format!("{0}:{0}", cfg.schedulers))
         .args(["-noshell", "-pa"])
-        .arg(inner(root, &dir))
+        .arg(inner_path(root, &dir))
         .arg("-eval")
         .arg(format!(
             "bpspec_torture:main({}, {}, {})",

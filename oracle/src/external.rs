@@ -192,13 +192,8 @@ pub fn shrink_and_save(
     name: &str,
 ) -> Result<Finding, String> {
     let mut fatal = None;
-    let s = crate::shrink::shrink(sc, SHRINK_TRIES, |c| match judge(engine, c) {
-        Ok(Verdict::Differ(_)) => true,
-        Ok(_) => false,
-        Err(e) => {
-            fatal.get_or_insert(e.0);
-            false
-        }
+    let s = crate::shrink::shrink(sc, SHRINK_TRIES, |c| {
+        still_differs(judge(engine, c), &mut fatal)
     });
     if let Some(f) = fatal {
         return Err(f);
@@ -292,6 +287,19 @@ pub fn judge_seq(engine: &EngineCmd, sc: &crate::seq::SeqScenario) -> Result<Ver
     })
 }
 
+/// The shrinker's test: does the candidate still differ? An engine that cannot run it does not
+/// count as differing, and its first such error is kept in `fatal` (the shrink then fails).
+fn still_differs(judged: Result<Verdict, CannotRun>, fatal: &mut Option<String>) -> bool {
+    match judged {
+        Ok(Verdict::Differ(_)) => true,
+        Ok(_) => false,
+        Err(e) => {
+            fatal.get_or_insert(e.0);
+            false
+        }
+    }
+}
+
 /// [`shrink_and_save`] for a seq_trace scenario.
 pub fn shrink_and_save_seq(
     engine: &EngineCmd,
@@ -303,15 +311,9 @@ pub fn shrink_and_save_seq(
 ) -> Result<Finding, String> {
     use crate::seq;
     let mut fatal = None;
-    let (mut min, tried) =
-        crate::shrink::shrink_seq(sc, SHRINK_TRIES, |c| match judge_seq(engine, c) {
-            Ok(Verdict::Differ(_)) => true,
-            Ok(_) => false,
-            Err(e) => {
-                fatal.get_or_insert(e.0);
-                false
-            }
-        });
+    let (mut min, tried) = crate::shrink::shrink_seq(sc, SHRINK_TRIES, |c| {
+        still_differs(judge_seq(engine, c), &mut fatal)
+    });
     if let Some(f) = fatal {
         return Err(f);
     }

@@ -528,22 +528,28 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
 
 /// `n` scenarios from a fixed seed (deterministic across runs), for batch differential runs.
 pub fn sample(cfg: GenConfig, n: usize, seed: u64) -> Vec<Scenario> {
+    sample_of(scenario(cfg), n, seed, |i| {
+        format!("generated seed {seed} #{i}")
+    })
+}
+
+/// `n` values of `strat` from a fixed seed (the runner of [`crate::conformance`]), the `i`th
+/// named `name(i)`.
+pub(crate) fn sample_of(
+    strat: impl Strategy<Value = Scenario>,
+    n: usize,
+    seed: u64,
+    name: impl Fn(usize) -> String,
+) -> Vec<Scenario> {
     use proptest::strategy::ValueTree;
-    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-    let mut seed_bytes = [0u8; 32];
-    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
-    );
-    let strat = scenario(cfg);
+    let mut runner = crate::conformance::runner(1, seed);
     (0..n)
         .map(|i| {
             let mut s = strat
                 .new_tree(&mut runner)
                 .expect("strategy never rejects")
                 .current();
-            s.name = format!("generated seed {seed} #{i}");
+            s.name = name(i);
             s
         })
         .collect()

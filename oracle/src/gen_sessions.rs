@@ -12,12 +12,9 @@
 //! by creating s1 and making it current. Removing a base op or an event moves the others by at
 //! most one place, so counterexamples shrink.
 
-use crate::conformance::{compare_scenario, Failure};
 use crate::gen::{self, GenConfig};
 use crate::scenario::{Op, Scenario, TraceFlagsOp};
-use crate::target::Factory;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
 /// The dynamic sessions a generated scenario declares.
 pub const SESSION_NAMES: [&str; 2] = ["s1", "s2"];
@@ -117,55 +114,9 @@ pub fn with_sessions(mut sc: Scenario, events: &[Event]) -> Scenario {
     sc
 }
 
-fn runner(cases: u32, seed: u64) -> TestRunner {
-    let mut s = [0u8; 32];
-    s[..8].copy_from_slice(&seed.to_le_bytes());
-    TestRunner::new_with_rng(
-        Config {
-            cases,
-            failure_persistence: None,
-            ..Config::default()
-        },
-        TestRng::from_seed(RngAlgorithm::ChaCha, &s),
-    )
-}
-
-/// `cases` random scenarios with sessions on `a` and `b` (as
-/// [`crate::conformance::check_scenarios`]).
-pub fn check_scenarios(
-    a: Factory,
-    b: Factory,
-    cfg: GenConfig,
-    cases: u32,
-    seed: u64,
-) -> Result<(), Failure<String>> {
-    let mut r = runner(cases, seed);
-    let res = r.run(&scenario(cfg), |sc| {
-        compare_scenario(a, b, &sc).map_err(TestCaseError::fail)
-    });
-    match res {
-        Ok(()) => Ok(()),
-        Err(TestError::Fail(why, minimal)) => Err(Failure {
-            minimal: serde_json::to_string_pretty(&minimal).expect("serialize"),
-            message: why.to_string(),
-        }),
-        Err(TestError::Abort(why)) => panic!("conformance aborted: {why}"),
-    }
-}
-
 /// `n` scenarios with sessions from a fixed seed, for batch differential runs.
 pub fn sample(cfg: GenConfig, n: usize, seed: u64) -> Vec<Scenario> {
-    use proptest::strategy::ValueTree;
-    let mut r = runner(1, seed);
-    let strat = scenario(cfg);
-    (0..n)
-        .map(|i| {
-            let mut s = strat
-                .new_tree(&mut r)
-                .expect("strategy never rejects")
-                .current();
-            s.name = format!("generated with sessions, seed {seed} #{i}");
-            s
-        })
-        .collect()
+    gen::sample_of(scenario(cfg), n, seed, |i| {
+        format!("generated with sessions, seed {seed} #{i}")
+    })
 }

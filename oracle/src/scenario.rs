@@ -565,6 +565,17 @@ pub fn load_file(path: &str) -> Result<Loaded, LoadError> {
 }
 
 /// Parse and validate scenario text; `file` names it in errors.
+impl Scenario {
+    /// The scenario through the loader (as a file named after it would load): what the
+    /// generators' scenarios go through before they run.
+    pub fn loaded(&self) -> Result<Loaded, LoadError> {
+        load(
+            &self.name,
+            &serde_json::to_string(self).expect("scenarios serialize"),
+        )
+    }
+}
+
 pub fn load(file: &str, text: &str) -> Result<Loaded, LoadError> {
     let sc: Scenario = serde_json::from_str(text).map_err(|e| LoadError::Syntax {
         file: file.to_string(),

@@ -232,12 +232,14 @@ pub trait BreakpointEngine {
 
 /// Writes [`BreakpointEngine`] methods that only pass their arguments on to the method of the
 /// same name (or the one named after `=>`) of `self.$to`: the sequential oracle for
-/// [`SpecOracle`], the [`SpecOracle`] for [`WrongOracle`]. Methods that do more are written out.
+/// [`SpecOracle`], the [`SpecOracle`] for [`WrongOracle`]; exported for engines that wrap
+/// another (oracle/tests/corpus.rs). Methods that do more are written out.
+#[macro_export]
 macro_rules! delegate {
     ($to:tt { $( fn $name:ident(&mut self $(, $arg:ident: $ty:ty)* $(,)?) $(-> $ret:ty)? $(=> $target:ident)?; )* }) => {
         $(
             fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? {
-                delegate!(@call (self.$to) $name $($target)? ($($arg),*))
+                $crate::delegate!(@call (self.$to) $name $($target)? ($($arg),*))
             }
         )*
     };
@@ -818,6 +820,11 @@ pub struct WrongOracle {
 }
 
 impl WrongOracle {
+    /// A [`Factory`] of `wrong` oracles.
+    pub fn factory(wrong: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
+        move |funcs| Box::new(WrongOracle::new(funcs, wrong))
+    }
+
     pub fn new(funcs: Vec<Mfa>, wrong: Wrong) -> WrongOracle {
         let mut o = Oracle::new(funcs.clone());
         if wrong == Wrong::TailCallReusesReturnFrame {

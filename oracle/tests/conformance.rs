@@ -6,6 +6,8 @@ use bpspec_oracle::gen::GenConfig;
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
 use bpspec_reference::{Mfa, PatternOp};
 
+mod common;
+
 fn cases(default: u32) -> u32 {
     std::env::var("BPSPEC_CONFORMANCE_CASES")
         .ok()
@@ -89,7 +91,7 @@ fn quirk_pause_on_a_node_without_counter_is_in_both() {
 }
 
 fn wrong(w: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
-    move |f| Box::new(WrongOracle::new(f, w))
+    WrongOracle::factory(w)
 }
 
 /// Every deliberately wrong oracle is told apart from the engine, and the counterexample shrinks
@@ -145,28 +147,15 @@ fn conformance_rejects_every_wrong_oracle() {
 /// The call_time mutant that only durations reveal, on the shortest sequence that shows it.
 #[test]
 fn schedule_out_charge_is_observable() {
-    use bpspec_reference::FlagSet;
-    let ops = vec![
-        ConfOp::TimePattern {
-            session: 0,
-            target: Target::One(0),
-            op: PatternOp::True,
-            flags: FlagSet::CALL_TIME,
-        },
-        ConfOp::Enter {
-            f: 0,
-            pid: 1,
-            traced: 1,
-            tail: false,
-        },
-        ConfOp::Advance { dt: 5 },
+    let mut ops = common::timed_entry(Target::One(0));
+    ops.extend([
         ConfOp::Schedule { pid: 1, traced: 1 },
         ConfOp::TimeInfo {
             session: 0,
             f: 0,
             key: 0,
         },
-    ];
+    ]);
     compare_ops(&RefEngine::boxed, &SpecOracle::boxed, &ops).unwrap();
     let e = compare_ops(&RefEngine::boxed, &wrong(Wrong::ScheduleOutUncharged), &ops)
         .expect_err("the wrong oracle loses the slice");

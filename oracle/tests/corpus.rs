@@ -2,23 +2,18 @@
 //! against OTP's suites) holds on our engine and on the sequential oracle; the known deviation
 //! still differs; scenarios using features the engine lacks are refused as unsupported.
 
+use bpspec_oracle::conformance::load_corpus;
 use bpspec_oracle::observe::diff_expect as diff;
 use bpspec_oracle::run::{run, RunError};
-use bpspec_oracle::scenario::{load_file, Loaded};
+use bpspec_oracle::scenario::Loaded;
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
+use bpspec_reference::{
+    FlagSet, InfoItem, InfoKey, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, Term,
+    TraceFlags,
+};
 
 fn corpus() -> Vec<Loaded> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| load_file(&p.display().to_string()).unwrap_or_else(|e| panic!("{e}")))
-        .collect()
+    load_corpus().unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -85,19 +80,14 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
             "{r:?}"
         );
     }
-    for w in [
-        Wrong::PauseIgnored,
-        Wrong::NoQuirk,
-        Wrong::TimeRestartIgnored,
-        Wrong::ScheduleOutUncharged,
-        Wrong::GlobalOnLocalCalls,
-        Wrong::LocalKeepsGlobal,
-        Wrong::TailCallReusesReturnFrame,
-        Wrong::ExceptionFromLost,
-        Wrong::ReturnToLost,
-        Wrong::CallerAlwaysTop,
-    ] {
-        let f = move |funcs| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(funcs, w)) };
+    // Every op-level mutant but the message-order one (only scenarios with sessions reach
+    // it: oracle/tests/sessions.rs), and the return_to / {caller} ones.
+    let caught = Wrong::ALL
+        .into_iter()
+        .filter(|&w| w != Wrong::SessionOrderReversed)
+        .chain(Wrong::RETURN_TO);
+    for w in caught {
+        let f = WrongOracle::factory(w);
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong oracle");
         assert!(e.contains("expected (-) vs observed (+)"), "{e}");
     }
@@ -108,76 +98,24 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
 struct NoExportEntry(RefEngine);
 
 impl BreakpointEngine for NoExportEntry {
+    // enter_remote: the default (a local entry) is the mutation.
+    bpspec_oracle::delegate!(0 {
+        fn set_exports(&mut self, x: &[usize]);
+        fn trace_pattern(&mut self, s: SessionId, p: &Pattern, op: PatternOp, fl: TraceFlags) -> Result<usize, PatternError>;
+        fn trace_pattern_flags(&mut self, s: SessionId, p: &Pattern, op: PatternOp, fl: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern_global(&mut self, s: SessionId, p: &Pattern, op: PatternOp, fl: FlagSet) -> Result<usize, PatternError>;
+        fn call(&mut self, f: usize, pid: u64, ct: u64) -> Vec<SessionId>;
+        fn enter(&mut self, f: usize, pid: u64, ct: u64, tail: bool) -> Vec<SessionId>;
+        fn ret(&mut self, pid: u64, ct: u64);
+        fn unwind(&mut self, pid: u64, ct: u64);
+        fn trace_info(&mut self, s: SessionId, m: &Mfa, i: InfoItem) -> InfoValue;
+        fn trace_info_term(&mut self, s: SessionId, m: &Mfa, k: InfoKey) -> Term;
+    });
     fn name(&self) -> String {
         "engine without export entries".into()
     }
     fn supports(&self, f: &bpspec_oracle::scenario::Feature) -> bool {
         self.0.supports(f)
-    }
-    fn set_exports(&mut self, x: &[usize]) {
-        self.0.set_exports(x)
-    }
-    fn trace_pattern(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        p: &bpspec_reference::Pattern,
-        op: bpspec_reference::PatternOp,
-        fl: bpspec_reference::TraceFlags,
-    ) -> Result<usize, bpspec_reference::PatternError> {
-        self.0.trace_pattern(s, p, op, fl)
-    }
-    fn trace_pattern_flags(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        p: &bpspec_reference::Pattern,
-        op: bpspec_reference::PatternOp,
-        fl: bpspec_reference::FlagSet,
-    ) -> Result<usize, bpspec_reference::PatternError> {
-        self.0.trace_pattern_flags(s, p, op, fl)
-    }
-    fn trace_pattern_global(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        p: &bpspec_reference::Pattern,
-        op: bpspec_reference::PatternOp,
-        fl: bpspec_reference::FlagSet,
-    ) -> Result<usize, bpspec_reference::PatternError> {
-        self.0.trace_pattern_global(s, p, op, fl)
-    }
-    fn call(&mut self, f: usize, pid: u64, ct: u64) -> Vec<bpspec_reference::SessionId> {
-        self.0.call(f, pid, ct)
-    }
-    fn enter(
-        &mut self,
-        f: usize,
-        pid: u64,
-        ct: u64,
-        tail: bool,
-    ) -> Vec<bpspec_reference::SessionId> {
-        self.0.enter(f, pid, ct, tail)
-    }
-    // enter_remote: the default (a local entry) is the mutation.
-    fn ret(&mut self, pid: u64, ct: u64) {
-        self.0.ret(pid, ct)
-    }
-    fn unwind(&mut self, pid: u64, ct: u64) {
-        self.0.unwind(pid, ct)
-    }
-    fn trace_info(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        m: &bpspec_reference::Mfa,
-        i: bpspec_reference::InfoItem,
-    ) -> bpspec_reference::InfoValue {
-        self.0.trace_info(s, m, i)
-    }
-    fn trace_info_term(
-        &mut self,
-        s: bpspec_reference::SessionId,
-        m: &bpspec_reference::Mfa,
-        k: bpspec_reference::InfoKey,
-    ) -> bpspec_reference::Term {
-        self.0.trace_info_term(s, m, k)
     }
 }
 
@@ -220,7 +158,7 @@ fn call_memory_corpus_rejects_the_call_memory_mutant() {
     use bpspec_oracle::conformance::check_corpus;
     use bpspec_oracle::target::{Wrong, WrongOracle};
     for w in Wrong::CALL_MEMORY {
-        let f = move |funcs| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(funcs, w)) };
+        let f = WrongOracle::factory(w);
         let e = check_corpus(&f).expect_err("the corpus must catch the call_memory mutant");
         assert!(
             e.contains("expected (-) vs observed (+)") && e.contains("call_memory"),
@@ -233,7 +171,6 @@ fn call_memory_corpus_rejects_the_call_memory_mutant() {
 /// the scenario it is about, on the messages it gets wrong.
 #[test]
 fn trace_frames_run_on_engine_and_oracle_and_catch_the_frame_mutants() {
-    use bpspec_oracle::target::{Wrong, WrongOracle};
     for (file, wrong, missing) in [
         (
             "return_trace_order.json",
@@ -246,22 +183,8 @@ fn trace_frames_run_on_engine_and_oracle_and_catch_the_frame_mutants() {
             r#""event":"exception_from","mfa":"ex:boom/1""#,
         ),
     ] {
-        let sc = corpus()
-            .into_iter()
-            .find(|s| s.source.ends_with(file))
-            .unwrap_or_else(|| panic!("{file} in the corpus"));
-        let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
-        assert!(exp.len() >= 12, "{file}: {} observations", exp.len());
-        for mut e in [
-            RefEngine::boxed(sc.funcs.clone()),
-            SpecOracle::boxed(sc.funcs.clone()),
-        ] {
-            let obs = run(&sc, e.as_mut()).unwrap_or_else(|err| panic!("{file}: {err}"));
-            assert_eq!(diff(exp, &obs), None, "{file} on the {}", e.name());
-        }
-        let mut m = WrongOracle::new(sc.funcs.clone(), wrong);
-        let obs = run(&sc, &mut m).unwrap_or_else(|err| panic!("{file}: {err}"));
-        let d = diff(exp, &obs).unwrap_or_else(|| panic!("{wrong:?} agrees on {file}"));
+        let (n, d) = holds_but_not_on(file, wrong);
+        assert!(n >= 12, "{file}: {n} observations");
         assert!(
             d.lines()
                 .any(|l| l.starts_with("- ") && l.contains(missing)),
@@ -270,12 +193,32 @@ fn trace_frames_run_on_engine_and_oracle_and_catch_the_frame_mutants() {
     }
 }
 
+/// The corpus scenario `file` (recorded on OTP 25) holds on the engine and on the sequential
+/// oracle, and `wrong` disagrees with it: the number of recorded observations, and that diff.
+fn holds_but_not_on(file: &str, wrong: Wrong) -> (usize, String) {
+    let sc = corpus()
+        .into_iter()
+        .find(|s| s.source.ends_with(file))
+        .unwrap_or_else(|| panic!("{file} in the corpus"));
+    let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
+    for mut e in [
+        RefEngine::boxed(sc.funcs.clone()),
+        SpecOracle::boxed(sc.funcs.clone()),
+    ] {
+        let obs = run(&sc, e.as_mut()).unwrap_or_else(|err| panic!("{file}: {err}"));
+        assert_eq!(diff(exp, &obs), None, "{file} on the {}", e.name());
+    }
+    let mut m = WrongOracle::new(sc.funcs.clone(), wrong);
+    let obs = run(&sc, &mut m).unwrap_or_else(|err| panic!("{file}: {err}"));
+    let d = diff(exp, &obs).unwrap_or_else(|| panic!("{wrong:?} agrees on {file}"));
+    (exp.len(), d)
+}
+
 /// The return_to and `{caller}` scenarios (recorded on OTP 25, the same on OTP 29) run on the
 /// engine and on the sequential oracle and agree with the recording; each mutant disagrees on
 /// the messages it gets wrong.
 #[test]
 fn return_to_and_caller_run_on_engine_and_oracle_and_catch_their_mutants() {
-    use bpspec_oracle::target::{Wrong, WrongOracle};
     for (file, wrong, missing) in [
         (
             "return_to_returns_and_tail_calls.json",
@@ -293,21 +236,7 @@ fn return_to_and_caller_run_on_engine_and_oracle_and_catch_their_mutants() {
             r#""value":"cl:a/0""#,
         ),
     ] {
-        let sc = corpus()
-            .into_iter()
-            .find(|s| s.source.ends_with(file))
-            .unwrap_or_else(|| panic!("{file} in the corpus"));
-        let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
-        for mut e in [
-            RefEngine::boxed(sc.funcs.clone()),
-            SpecOracle::boxed(sc.funcs.clone()),
-        ] {
-            let obs = run(&sc, e.as_mut()).unwrap_or_else(|err| panic!("{file}: {err}"));
-            assert_eq!(diff(exp, &obs), None, "{file} on the {}", e.name());
-        }
-        let mut m = WrongOracle::new(sc.funcs.clone(), wrong);
-        let obs = run(&sc, &mut m).unwrap_or_else(|err| panic!("{file}: {err}"));
-        let d = diff(exp, &obs).unwrap_or_else(|| panic!("{wrong:?} agrees on {file}"));
+        let (_, d) = holds_but_not_on(file, wrong);
         assert!(d.contains(missing), "{wrong:?} on {file}: {d}");
     }
 }

@@ -91,9 +91,7 @@ fn pairs_on_erts(erl: &bpspec_oracle::erlang::Erl) {
     };
     let scs: Vec<_> = sample(cfg, 150, 11)
         .iter()
-        .map(|s| {
-            bpspec_oracle::scenario::load(&s.name, &serde_json::to_string(s).unwrap()).unwrap()
-        })
+        .map(|s| s.loaded().unwrap())
         .collect();
     let vs = differential(erl, &scs).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);

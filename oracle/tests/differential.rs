@@ -3,30 +3,19 @@
 //! default 300; make check uses more) run on our engine, the sequential oracle and ERTS, and must
 //! agree exactly. A disagreement prints the minimized scenario.
 
-use bpspec_oracle::erlang::{differential, minimize, Erl, Summary, Verdict};
+use bpspec_oracle::conformance::load_corpus;
+use bpspec_oracle::erlang::{differential, differential_of, minimize, Erl, Summary, Verdict};
 use bpspec_oracle::gen::{sample, GenConfig};
-use bpspec_oracle::scenario::{load, load_file, Loaded};
+use bpspec_oracle::scenario::{load, Loaded};
+use bpspec_oracle::target::{Wrong, WrongOracle};
 
 fn erl() -> Erl {
     Erl::setup().unwrap_or_else(|m| panic!("{m}"))
 }
 
 fn corpus() -> Vec<(String, Loaded)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("corpus directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|p| {
-            let f = p.display().to_string();
-            let l = load_file(&f).unwrap_or_else(|e| panic!("{e}"));
-            (f, l)
-        })
-        .collect()
+    let c = load_corpus().unwrap_or_else(|e| panic!("{e}"));
+    c.into_iter().map(|l| (l.source.clone(), l)).collect()
 }
 
 #[test]
@@ -119,10 +108,7 @@ fn extras_on(erl: &Erl) {
     // The new features are drawn (counted on the same sample).
     let n = 300;
     let scs = sample(cfg, n, 25);
-    let loaded: Vec<Loaded> = scs
-        .iter()
-        .map(|s| load(&s.name, &serde_json::to_string(s).unwrap()).unwrap())
-        .collect();
+    let loaded: Vec<Loaded> = scs.iter().map(|s| s.loaded().unwrap()).collect();
     let with = |f: Feature| {
         loaded
             .iter()
@@ -157,9 +143,7 @@ fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
     let raw = sample(cfg, n, seed);
     let scs: Vec<Loaded> = raw
         .iter()
-        .map(|s| {
-            load(&s.name, &serde_json::to_string(s).unwrap()).unwrap_or_else(|e| panic!("{e}"))
-        })
+        .map(|s| s.loaded().unwrap_or_else(|e| panic!("{e}")))
         .collect();
     let with = |f: Feature| scs.iter().filter(|l| l.features.contains_key(&f)).count();
     let timed = with(Feature::CallTime);
@@ -229,18 +213,10 @@ fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
 /// first disagreement to a handful of ops.
 #[test]
 fn erts_rejects_a_wrong_engine_and_the_minimizer_shrinks_it() {
-    use bpspec_oracle::erlang::differential_of;
-    use bpspec_oracle::target::{BreakpointEngine, Wrong, WrongOracle};
-    use bpspec_reference::Mfa;
     let erl = erl();
     let raw = sample(GenConfig::default(), 150, 25);
-    let scs: Vec<Loaded> = raw
-        .iter()
-        .map(|s| load(&s.name, &serde_json::to_string(s).unwrap()).unwrap())
-        .collect();
-    let wrong = |f: Vec<Mfa>| -> Box<dyn BreakpointEngine> {
-        Box::new(WrongOracle::new(f, Wrong::PauseIgnored))
-    };
+    let scs: Vec<Loaded> = raw.iter().map(|s| s.loaded().unwrap()).collect();
+    let wrong = WrongOracle::factory(Wrong::PauseIgnored);
     let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
     let first = vs.iter().position(|v| matches!(v, Verdict::Differ(_)));
     let i = first
@@ -291,18 +267,10 @@ fn driver_errors_are_reported_per_scenario() {
 /// real node): the sequential oracle whose `restart` leaves call_time counters alone.
 #[test]
 fn erts_rejects_a_wrong_call_time_engine() {
-    use bpspec_oracle::erlang::differential_of;
-    use bpspec_oracle::target::{BreakpointEngine, Wrong, WrongOracle};
-    use bpspec_reference::Mfa;
     let erl = erl();
     let raw = sample(GenConfig::default(), 150, 25);
-    let scs: Vec<Loaded> = raw
-        .iter()
-        .map(|s| load(&s.name, &serde_json::to_string(s).unwrap()).unwrap())
-        .collect();
-    let wrong = |f: Vec<Mfa>| -> Box<dyn BreakpointEngine> {
-        Box::new(WrongOracle::new(f, Wrong::TimeRestartIgnored))
-    };
+    let scs: Vec<Loaded> = raw.iter().map(|s| s.loaded().unwrap()).collect();
+    let wrong = WrongOracle::factory(Wrong::TimeRestartIgnored);
     let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
     let s = Summary::of(&vs);
     eprintln!("wrong call_time engine on 150 random scenarios: {s}");
@@ -360,9 +328,6 @@ fn random_scenarios_agree_with_erts_on_otp_root() {
 /// random scenarios with call_memory. Skipped, and says so, without `BPSPEC_OTP_ROOT`.
 #[test]
 fn otp_root_rejects_a_wrong_call_memory_engine() {
-    use bpspec_oracle::erlang::differential_of;
-    use bpspec_oracle::target::{BreakpointEngine, Wrong, WrongOracle};
-    use bpspec_reference::Mfa;
     let Some(root) = Erl::env_root() else {
         eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
         return;
@@ -374,13 +339,8 @@ fn otp_root_rejects_a_wrong_call_memory_engine() {
         ..GenConfig::default()
     };
     let raw = sample(cfg, 150, 25);
-    let scs: Vec<Loaded> = raw
-        .iter()
-        .map(|s| load(&s.name, &serde_json::to_string(s).unwrap()).unwrap())
-        .collect();
-    let wrong = |f: Vec<Mfa>| -> Box<dyn BreakpointEngine> {
-        Box::new(WrongOracle::new(f, Wrong::MemoryRestartIgnored))
-    };
+    let scs: Vec<Loaded> = raw.iter().map(|s| s.loaded().unwrap()).collect();
+    let wrong = WrongOracle::factory(Wrong::MemoryRestartIgnored);
     let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
     let s = Summary::of(&vs);
     eprintln!(
@@ -491,18 +451,11 @@ fn max_otp_limits_the_releases_a_scenario_runs_on() {
 /// return_trace frame below, and the one that loses exception_from.
 #[test]
 fn erts_rejects_wrong_trace_frame_engines() {
-    use bpspec_oracle::erlang::differential_of;
-    use bpspec_oracle::target::{BreakpointEngine, Wrong, WrongOracle};
-    use bpspec_reference::Mfa;
     let erl = erl();
     let raw = sample(GenConfig::default(), 150, 25);
-    let scs: Vec<Loaded> = raw
-        .iter()
-        .map(|s| load(&s.name, &serde_json::to_string(s).unwrap()).unwrap())
-        .collect();
+    let scs: Vec<Loaded> = raw.iter().map(|s| s.loaded().unwrap()).collect();
     for w in Wrong::FRAMES {
-        let wrong =
-            move |f: Vec<Mfa>| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(f, w)) };
+        let wrong = WrongOracle::factory(w);
         let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
         let s = Summary::of(&vs);
         eprintln!("{w:?} on 150 random scenarios: {s}");

@@ -2,9 +2,12 @@
 //! only by chance, spelled out.
 
 use bpspec_oracle::conformance::{compare_ops, universe, ConfOp, Target};
+use bpspec_oracle::frames::FrameMsg;
 use bpspec_oracle::scenario::{load, LoadError};
 use bpspec_oracle::target::{RefEngine, SpecOracle};
-use bpspec_reference::{FlagSet, MatchSpec, Pattern, PatternOp, Term};
+use bpspec_reference::{FlagSet, MatchSpec, Mfa, Pattern, PatternOp, Term};
+
+mod common;
 
 /// An exception skips a call_time return frame without charging it (ERTS `next_catch`), so the
 /// raiser stays the charged function until the next timed call: the engine's `raise` and the
@@ -12,20 +15,8 @@ use bpspec_reference::{FlagSet, MatchSpec, Pattern, PatternOp, Term};
 /// frame once and would show 5.
 #[test]
 fn raise_leaves_the_raiser_charged_on_both() {
-    let ops = vec![
-        ConfOp::TimePattern {
-            session: 0,
-            target: Target::All,
-            op: PatternOp::True,
-            flags: FlagSet::CALL_TIME,
-        },
-        ConfOp::Enter {
-            f: 0,
-            pid: 1,
-            traced: 1,
-            tail: false,
-        },
-        ConfOp::Advance { dt: 5 },
+    let mut ops = common::timed_entry(Target::All);
+    ops.extend([
         ConfOp::Raise {
             pid: 1,
             traced: 1,
@@ -43,7 +34,7 @@ fn raise_leaves_the_raiser_charged_on_both() {
             f: 0,
             key: 0,
         },
-    ];
+    ]);
     compare_ops(&RefEngine::boxed, &SpecOracle::boxed, &ops).unwrap();
     let u = universe();
     for mut e in [RefEngine::boxed(u.clone()), SpecOracle::boxed(u.clone())] {
@@ -59,6 +50,13 @@ fn raise_leaves_the_raiser_charged_on_both() {
             .to_string();
         assert_eq!(t, "{call_time,[{<0.1.0>,1,0,10}]}", "{}", e.name());
     }
+}
+
+/// Frame messages as `Event m:f/a value`, in order.
+fn shown(v: &[FrameMsg], u: &[Mfa]) -> Vec<String> {
+    v.iter()
+        .map(|m| format!("{:?} {} {}", m.event, u[m.f], m.value))
+        .collect()
 }
 
 /// Tail calls push frames too (F1), return_from comes top frame first with the callee's value,
@@ -91,10 +89,7 @@ fn frame_messages_in_order_on_both() {
         assert_eq!(e.enter(0, 1, 1, false), vec![0]);
         assert_eq!(e.enter(1, 1, 1, true), vec![0]);
         let v = e.ret_value(1, 1, &Term::Int(7));
-        let got: Vec<String> = v
-            .iter()
-            .map(|m| format!("{:?} {} {}", m.event, u[m.f], m.value))
-            .collect();
+        let got = shown(&v, &u);
         assert_eq!(
             got,
             ["ReturnFrom m0:f1/1 7", "ReturnFrom m0:f0/0 7"],
@@ -106,10 +101,7 @@ fn frame_messages_in_order_on_both() {
         e.enter(0, 1, 1, false);
         e.enter(1, 1, 1, false);
         let v = e.raise(1, 1, "error", &Term::Name("boom".into()), 3);
-        let got: Vec<String> = v
-            .iter()
-            .map(|m| format!("{:?} {} {}", m.event, u[m.f], m.value))
-            .collect();
+        let got = shown(&v, &u);
         assert_eq!(
             got,
             [

@@ -54,7 +54,7 @@ fn wrong_oracle_meta_only_for_call_traced_is_caught() {
                 .any(|l| l.starts_with("- ") && l.contains("\"process\":\"p2\"")),
             "{w:?}: p2 is call-traced, its meta messages stay: {d}"
         );
-        let f = move |funcs| -> Box<dyn BreakpointEngine> { Box::new(WrongOracle::new(funcs, w)) };
+        let f = WrongOracle::factory(w);
         let e = check_corpus(&f).expect_err("the corpus must catch the meta mutant");
         assert!(e.contains("meta_untraced_process"), "{e}");
     }

@@ -4,23 +4,20 @@
 //! found are kept below as plain tests, and proptest keeps its seeds in
 //! parser.proptest-regressions.
 
-use bpspec_oracle::conformance::compare_scenario;
+use bpspec_oracle::conformance::{compare_scenario, corpus_dir, json_files};
 use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::{load, Feature, LoadError};
 use bpspec_oracle::target::{RefEngine, SpecOracle};
 use proptest::prelude::*;
+
+mod common;
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 fn corpus_texts() -> Vec<String> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    v.sort();
-    v.iter()
+    let files = json_files(&corpus_dir()).unwrap_or_else(|e| panic!("{e}"));
+    files
+        .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect()
 }
@@ -385,20 +382,7 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
     }
     let schema: Value =
         serde_json::from_str(include_str!("../../docs/scenario.schema.json")).unwrap();
-    let mut declared = std::collections::BTreeSet::new();
-    fn props(v: &Value, out: &mut std::collections::BTreeSet<String>) {
-        match v {
-            Value::Object(o) => {
-                if let Some(Value::Object(p)) = o.get("properties") {
-                    out.extend(p.keys().cloned());
-                }
-                o.values().for_each(|x| props(x, out));
-            }
-            Value::Array(a) => a.iter().for_each(|x| props(x, out)),
-            _ => {}
-        }
-    }
-    props(&schema, &mut declared);
+    let declared = common::schema_properties(&schema);
     let full = r#"{"name": "all", "description": "d", "requires_otp": 27, "max_otp": 29, "known_deviation": "x",
       "modules": [{"name": "m", "functions": [{"name": "f", "arity": 1, "exported": true,
          "base_arg": 1, "base_match": {"tuple": []},

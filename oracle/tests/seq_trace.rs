@@ -3,6 +3,9 @@
 //! PATH and the OTP in BPSPEC_OTP_ROOT agree with the reference, and bad files get errors that
 //! name the file and the place.
 
+use bpspec_oracle::conformance::json_files;
+
+mod common;
 use bpspec_oracle::scenario::LoadError;
 use bpspec_oracle::seq::{self, load, SeqScenario};
 
@@ -11,17 +14,13 @@ fn corpus_dir() -> std::path::PathBuf {
 }
 
 fn corpus() -> Vec<seq::SeqLoaded> {
-    let mut v: Vec<_> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    v.sort();
-    v.iter()
+    let files = json_files(&corpus_dir()).unwrap_or_else(|e| panic!("{e}"));
+    files
+        .iter()
         .map(|p| {
             let text = std::fs::read_to_string(p).unwrap();
-            assert!(seq::is_seq_trace(&text), "{}", p.display());
-            load(&p.display().to_string(), &text).unwrap_or_else(|e| panic!("{e}"))
+            assert!(seq::is_seq_trace(&text), "{p}");
+            load(p, &text).unwrap_or_else(|e| panic!("{e}"))
         })
         .collect()
 }
@@ -195,22 +194,9 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
             _ => {}
         }
     }
-    fn props(v: &Value, out: &mut BTreeSet<String>) {
-        match v {
-            Value::Object(o) => {
-                if let Some(Value::Object(p)) = o.get("properties") {
-                    out.extend(p.keys().cloned());
-                }
-                o.values().for_each(|x| props(x, out));
-            }
-            Value::Array(a) => a.iter().for_each(|x| props(x, out)),
-            _ => {}
-        }
-    }
     let schema: Value =
         serde_json::from_str(include_str!("../../docs/seq_trace.schema.json")).unwrap();
-    let mut declared = BTreeSet::new();
-    props(&schema, &mut declared);
+    let declared = common::schema_properties(&schema);
     let full = r#"{"name": "all", "description": "d", "seq_trace": [
         {"trap_exit": {"p": 0}}, {"spawn": {"p": 0, "child": 1}}, {"spawn_link": {"p": 0, "child": 2}},
         {"send": {"p": 0, "to": 1, "msg": "a"}}, {"recv": {"p": 1, "msg": "a"}},

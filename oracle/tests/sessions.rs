@@ -4,19 +4,19 @@
 //! the runner refuses an engine that hands out a bad session id; scenarios with sessions are
 //! skipped (and counted) on OTP < 27 and agree with ERTS on the OTP root (BPSPEC_OTP_ROOT).
 
-use bpspec_oracle::conformance::check_corpus;
+use bpspec_oracle::conformance::{check_corpus, check_scenarios_of, load_corpus};
 use bpspec_oracle::erlang::{differential, differential_of, Erl, Summary, Verdict};
 use bpspec_oracle::gen::GenConfig;
 use bpspec_oracle::gen_sessions;
 use bpspec_oracle::run::{run, RunError};
-use bpspec_oracle::scenario::{load, load_file, Feature, Loaded};
+use bpspec_oracle::scenario::{Feature, Loaded};
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
 use bpspec_reference::{
     InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags,
 };
 
 fn wrong(w: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
-    move |f| Box::new(WrongOracle::new(f, w))
+    WrongOracle::factory(w)
 }
 
 /// The session mutants, and the message-order one that only scenarios with sessions reach.
@@ -27,18 +27,9 @@ const MUTANTS: [Wrong; 3] = [
 ];
 
 fn session_corpus() -> Vec<Loaded> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("corpus directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| load_file(&p.display().to_string()).unwrap_or_else(|e| panic!("{e}")))
-        .filter(|l| l.features.contains_key(&Feature::Sessions))
-        .collect()
+    let mut c = load_corpus().unwrap_or_else(|e| panic!("{e}"));
+    c.retain(|l| l.features.contains_key(&Feature::Sessions));
+    c
 }
 
 /// Uses call_time and has a function that raises.
@@ -56,21 +47,14 @@ fn timed_raiser(l: &Loaded) -> bool {
 fn random(n: usize, seed: u64) -> Vec<Loaded> {
     gen_sessions::sample(GenConfig::default(), n, seed)
         .iter()
-        .map(|s| {
-            load(&s.name, &serde_json::to_string(s).unwrap()).unwrap_or_else(|e| panic!("{e}"))
-        })
+        .map(|s| s.loaded().unwrap_or_else(|e| panic!("{e}")))
         .collect()
 }
 
 #[test]
 fn engine_and_oracle_agree_on_random_session_scenarios() {
-    let r = gen_sessions::check_scenarios(
-        &RefEngine::boxed,
-        &SpecOracle::boxed,
-        GenConfig::default(),
-        256,
-        27,
-    );
+    let sc = gen_sessions::scenario(GenConfig::default());
+    let r = check_scenarios_of(&RefEngine::boxed, &SpecOracle::boxed, sc, 256, 27);
     if let Err(f) = r {
         panic!("{}\nminimal:\n{}", f.message, f.minimal);
     }
@@ -98,7 +82,8 @@ fn engine_and_oracle_agree_on_random_session_scenarios() {
 fn session_mutants_are_caught_at_scenario_level() {
     for w in MUTANTS {
         let f = wrong(w);
-        match gen_sessions::check_scenarios(&RefEngine::boxed, &f, GenConfig::default(), 512, 27) {
+        let sc = gen_sessions::scenario(GenConfig::default());
+        match check_scenarios_of(&RefEngine::boxed, &f, sc, 512, 27) {
             Ok(()) => panic!("random session scenarios did not catch {w:?}"),
             Err(fail) => {
                 let min: serde_json::Value = serde_json::from_str(&fail.minimal).unwrap();

@@ -248,18 +248,24 @@ impl From<TraceFlags> for FlagSet {
 }
 
 impl FlagSet {
-    pub const CALL_TIME: FlagSet = FlagSet {
-        local: false,
-        call_count: false,
-        call_time: true,
-        call_memory: false,
-    };
-    pub const CALL_MEMORY: FlagSet = FlagSet {
-        local: false,
-        call_count: false,
-        call_time: false,
-        call_memory: true,
-    };
+    /// No flag (the empty list; `FlagSet::default()` where a constant is needed).
+    pub const NONE: FlagSet = FlagSet::of(false, false, false, false);
+    /// Every flag: `[local, call_count, call_time, call_memory]`.
+    pub const ALL: FlagSet = FlagSet::of(true, true, true, true);
+    pub const LOCAL: FlagSet = FlagSet::of(true, false, false, false);
+    pub const CALL_COUNT: FlagSet = FlagSet::of(false, true, false, false);
+    pub const CALL_TIME: FlagSet = FlagSet::of(false, false, true, false);
+    pub const CALL_MEMORY: FlagSet = FlagSet::of(false, false, false, true);
+
+    /// The flag list with `local`, `call_count`, `call_time`, `call_memory` as given.
+    pub const fn of(local: bool, call_count: bool, call_time: bool, call_memory: bool) -> FlagSet {
+        FlagSet {
+            local,
+            call_count,
+            call_time,
+            call_memory,
+        }
+    }
 
     /// Any counter flag?
     pub fn counters(&self) -> bool {

@@ -63,8 +63,9 @@ pub fn run_batch(work: &Path, scenarios: &[Scenario]) -> Result<Batch, OtpError>
     run_batch_in(work, scenarios, None)
 }
 
-/// `name` on PATH, or `chroot ROOT name` for the Erlang/OTP in the Debian root `root`.
-fn tool(root: Option<&Path>, name: &str) -> Command {
+/// `name` on PATH, or `chroot ROOT name` for the Erlang/OTP in the Debian root `root` (chroot
+/// changes the working directory to the root's /). The oracle's Erlang runs use it too.
+pub fn tool(root: Option<&Path>, name: &str) -> Command {
     match root {
         None => Command::new(name),
         Some(r) => {

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use bpspec_seqtrace::model::{
-    happened_before, merge_key, model, token_before, ModelCfg, ALWAYS, SOMETIMES, S_RECEIVE_EARLY,
-    S_UNTRACED_LINK,
+    happened_before, merge_key, model, token_before, ModelCfg, SeqModel, ALWAYS, SOMETIMES,
+    S_RECEIVE_EARLY, S_UNTRACED_LINK,
 };
 use bpspec_seqtrace::node::EventKind;
 use bpspec_seqtrace::Mutant;
@@ -33,27 +33,31 @@ fn run(cfg: ModelCfg) -> Run {
     }
 }
 
-#[test]
-fn baseline_holds_and_is_not_vacuous() {
-    let cfg = ModelCfg::small();
+/// [`run`], its bounds printed, asserting that it violates no always-property (`what` names the
+/// run in the message) and reaches every sometimes-property.
+fn run_clean(cfg: ModelCfg, what: &str) -> Run {
     let r = run(cfg);
     println!(
         "seq_trace model {cfg:?}: states {} unique {} depth {} time {:.2}s",
         r.states, r.unique, r.depth, r.secs
     );
     for (p, _) in ALWAYS {
-        assert!(!r.found.contains(&p), "baseline violates: {p}");
+        assert!(!r.found.contains(&p), "{what} violates: {p}");
     }
     for s in SOMETIMES {
         assert!(r.found.contains(&s), "never reached: {s}");
     }
-    // The finding: the merge rule cannot place receive events safely (docs/seq_trace.md).
-    assert!(r.found.contains(&S_RECEIVE_EARLY));
+    r
+}
+
+/// The last state of the path BFS found to `prop`, its events printed per process under
+/// `label`.
+fn discovery(cfg: ModelCfg, prop: &'static str, label: &str) -> <SeqModel as Model>::State {
     let c = model(cfg).checker().threads(1).spawn_bfs().join();
-    let path = c.discovery(S_RECEIVE_EARLY).expect("reached above");
+    let path = c.discovery(prop).expect("reached above");
     let last = path.last_state().clone();
     println!(
-        "finding: {} steps; events per process:",
+        "{label}: {} steps; events per process:",
         path.into_actions().len()
     );
     for (i, a) in last.actor_states.iter().enumerate() {
@@ -64,6 +68,16 @@ fn baseline_holds_and_is_not_vacuous() {
             .collect();
         println!("  process {i} events in order: {evs:?}");
     }
+    last
+}
+
+#[test]
+fn baseline_holds_and_is_not_vacuous() {
+    let cfg = ModelCfg::small();
+    let r = run_clean(cfg, "baseline");
+    // The finding: the merge rule cannot place receive events safely (docs/seq_trace.md).
+    assert!(r.found.contains(&S_RECEIVE_EARLY));
+    discovery(cfg, S_RECEIVE_EARLY, "finding");
 }
 
 /// A process clears its token (`set_token([])`) and then sends: the message passes causality on
@@ -73,36 +87,12 @@ fn baseline_holds_and_is_not_vacuous() {
 #[test]
 fn clear_then_send_orders_token_chains_only() {
     let cfg = ModelCfg::clear_send();
-    let r = run(cfg);
-    println!(
-        "seq_trace model {cfg:?}: states {} unique {} depth {} time {:.2}s",
-        r.states, r.unique, r.depth, r.secs
-    );
-    for (p, _) in ALWAYS {
-        assert!(!r.found.contains(&p), "clear-then-send violates: {p}");
-    }
-    for s in SOMETIMES {
-        assert!(r.found.contains(&s), "never reached: {s}");
-    }
+    let r = run_clean(cfg, "clear-then-send");
     assert!(
         r.found.contains(&S_UNTRACED_LINK),
         "never reached: {S_UNTRACED_LINK}"
     );
-    let c = model(cfg).checker().threads(1).spawn_bfs().join();
-    let path = c.discovery(S_UNTRACED_LINK).expect("reached above");
-    let last = path.last_state().clone();
-    println!(
-        "untraced link: {} steps; events per process:",
-        path.into_actions().len()
-    );
-    for (i, a) in last.actor_states.iter().enumerate() {
-        let evs: Vec<_> = a
-            .events
-            .iter()
-            .map(|e| (e.kind.name(), e.serial.prev, e.serial.curr))
-            .collect();
-        println!("  process {i} events in order: {evs:?}");
-    }
+    let last = discovery(cfg, S_UNTRACED_LINK, "untraced link");
     let evs: Vec<_> = last
         .actor_states
         .iter()
@@ -185,17 +175,7 @@ fn larger_bound() {
         hops: env("BPSPEC_SEQTRACE_HOPS", 2),
         ..ModelCfg::small()
     };
-    let r = run(base);
-    println!(
-        "seq_trace model {base:?}: states {} unique {} depth {} time {:.2}s",
-        r.states, r.unique, r.depth, r.secs
-    );
-    for (p, _) in ALWAYS {
-        assert!(!r.found.contains(&p), "baseline violates: {p}");
-    }
-    for s in SOMETIMES {
-        assert!(r.found.contains(&s), "never reached: {s}");
-    }
+    run_clean(base, "baseline");
     for (prop, mutant) in ALWAYS {
         let r = run(ModelCfg { mutant, ..base });
         println!(

@@ -5,18 +5,8 @@
 use bpspec_reference::*;
 use std::sync::Arc;
 
-const COUNT: FlagSet = FlagSet {
-    local: false,
-    call_count: true,
-    call_time: false,
-    call_memory: false,
-};
-const LOCAL: FlagSet = FlagSet {
-    local: true,
-    call_count: false,
-    call_time: false,
-    call_memory: false,
-};
+const COUNT: FlagSet = FlagSet::CALL_COUNT;
+const LOCAL: FlagSet = FlagSet::LOCAL;
 
 fn engine(n: usize, plan: WaitPlan) -> Arc<Engine> {
     Arc::new(Engine::new(EngineConfig::simple(n, 1)).with_wait_plan(plan))

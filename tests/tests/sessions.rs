@@ -355,18 +355,8 @@ fn destroy_clears_patterns_and_every_later_query_fails() {
 fn negative_undefined_false_and_tracer_conflict() {
     let e = engine();
     let s1 = e.create_session("neg").unwrap();
-    let keys = [
-        InfoKey::All,
-        InfoKey::Traced,
-        InfoKey::MatchSpec,
-        InfoKey::Meta,
-        InfoKey::MetaMatchSpec,
-        InfoKey::CallCount,
-        InfoKey::CallTime,
-        InfoKey::CallMemory,
-    ];
     for s in [0, s1] {
-        for k in keys {
+        for k in InfoKey::EVERY {
             let nope = e
                 .session_trace_info(s, &Mfa::new("m", "nope", 0), k)
                 .unwrap();

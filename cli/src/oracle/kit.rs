@@ -287,18 +287,13 @@ pub fn engine_run(o: &Opts) -> u8 {
     for f in &o.files {
         let p = Path::new(f);
         if p.is_dir() {
-            let mut v: Vec<PathBuf> = match std::fs::read_dir(p) {
-                Ok(d) => d
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                    .collect(),
+            match bpspec_oracle::conformance::json_files(p) {
+                Ok(v) => paths.extend(v),
                 Err(e) => {
-                    eprintln!("bpspec oracle: {f}: {e}");
+                    eprintln!("bpspec oracle: {e}");
                     return EXIT_BAD_INPUT;
                 }
-            };
-            v.sort();
-            paths.extend(v.into_iter().map(|p| p.display().to_string()));
+            }
         } else {
             paths.push(f.clone());
         }

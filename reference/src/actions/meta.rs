@@ -287,8 +287,8 @@ impl<P: ThreadProgress> Engine<P> {
 mod tests {
     use crate::tracer::{Mailbox, ProcessTracer, Tracer};
     use crate::{
-        Engine, EngineConfig, FlagSet, InfoKey, Mutant, Pattern, PatternOp, Process, Qsbr,
-        Scheduler, Term, TraceSpec,
+        Enabled, Engine, EngineConfig, FlagSet, InfoKey, Mutant, Pattern, PatternOp, Process, Qsbr,
+        Scheduler, Term, TraceOpts, TraceSpec, TraceTag,
     };
     use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
     use std::sync::{Arc, Barrier};
@@ -372,17 +372,10 @@ mod tests {
     fn remove_installs_nil_and_retires_the_cell() {
         struct Gone;
         impl Tracer for Gone {
-            fn enabled(&self, _: crate::TraceTag, _: &Term, _: &Term) -> crate::Enabled {
-                crate::Enabled::Remove
+            fn enabled(&self, _: TraceTag, _: &Term, _: &Term) -> Enabled {
+                Enabled::Remove
             }
-            fn trace(
-                &self,
-                _: crate::TraceTag,
-                _: &Term,
-                _: &Term,
-                _: &Term,
-                _: &crate::TraceOpts,
-            ) {
+            fn trace(&self, _: TraceTag, _: &Term, _: &Term, _: &Term, _: &TraceOpts) {
                 panic!("a removed tracer is not called")
             }
         }
@@ -421,21 +414,14 @@ mod tests {
             release: Barrier,
         }
         impl Tracer for Arc<Gate> {
-            fn enabled(&self, _: crate::TraceTag, _: &Term, _: &Term) -> crate::Enabled {
+            fn enabled(&self, _: TraceTag, _: &Term, _: &Term) -> Enabled {
                 if self.calls.fetch_add(1, SeqCst) == 0 {
-                    crate::Enabled::Trace
+                    Enabled::Trace
                 } else {
-                    crate::Enabled::Remove
+                    Enabled::Remove
                 }
             }
-            fn trace(
-                &self,
-                _: crate::TraceTag,
-                _: &Term,
-                _: &Term,
-                _: &Term,
-                _: &crate::TraceOpts,
-            ) {
+            fn trace(&self, _: TraceTag, _: &Term, _: &Term, _: &Term, _: &TraceOpts) {
                 self.inside.wait();
                 self.release.wait();
             }

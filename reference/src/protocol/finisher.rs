@@ -9,6 +9,7 @@
 //! Under `WaitPlan::Pipeline` a call stops after consolidate (4 waits, 3 for false) and the
 //! next call frees what it unlinked after its own first wait (docs/fewer-waits.md §6).
 
+use crate::bp::SessionId;
 use crate::calltrace::TraceSpec;
 use crate::code::FuncId;
 use crate::engine::{Engine, Permission};
@@ -20,6 +21,26 @@ use crate::progress::ThreadProgress;
 use crate::{commit, consolidate, free, install, stage, uninstall};
 
 impl<P: ThreadProgress> Engine<P> {
+    /// The permission for a `trace_pattern` in `session` (the single call and the batch), with
+    /// the meta tracer cells retired so far reclaimed. A dead session is refused (badarg) before
+    /// and again under the permission: a destroy that won the race is complete by then. The
+    /// legacy session (0) is always alive: no state to check.
+    pub(crate) fn seize_for(&self, session: SessionId) -> Result<Permission<'_>, PatternError> {
+        let bad = |e: crate::session::SessionError| {
+            PatternError::BadArg(e.to_string().trim_start_matches("badarg: ").to_string())
+        };
+        let legacy = session == 0;
+        if !legacy {
+            self.check_session(session).map_err(bad)?;
+        }
+        let st = self.seize();
+        self.reclaim_meta(&st);
+        if !legacy {
+            self.check_session(session).map_err(bad)?;
+        }
+        Ok(st)
+    }
+
     /// `erlang:trace_pattern(Pattern, Op, Flags)` (`trace:function/4` with a session): the one
     /// entry. `spec` holds the session, the flag list (local, call_count, call_time,
     /// call_memory), `global`, the match spec and `{meta, Tracer}`. Returns the number of matched
@@ -71,19 +92,7 @@ impl<P: ThreadProgress> Engine<P> {
         } else {
             op
         };
-        let bad = |e: crate::session::SessionError| {
-            PatternError::BadArg(e.to_string().trim_start_matches("badarg: ").to_string())
-        };
-        let legacy = session == 0; // always alive: no state to check
-        if !legacy {
-            self.check_session(session).map_err(bad)?;
-        }
-        let mut st = self.seize();
-        self.reclaim_meta(&st);
-        // Re-checked under the permission: a destroy that won the race is complete by now.
-        if !legacy {
-            self.check_session(session).map_err(bad)?;
-        }
+        let mut st = self.seize_for(session)?;
         let code: Vec<FuncId> = pattern.matching(self.code.funcs.iter().map(|h| &h.mfa));
         if spec.global && op != PatternOp::False {
             st.global_sessions |= 1u64 << session;

@@ -1,32 +1,51 @@
 //! The at-rest invariant (between operations) and stager-side queries over chains.
 
-use crate::bp::{flags, SessionId};
+use crate::bp::{flags, GenericBp, SessionId};
 use crate::code::{FuncId, OP_I_GENERIC_BREAKPOINT};
 use crate::engine::{Engine, Permission};
 use crate::export::Area;
 use crate::progress::ThreadProgress;
 use crate::sync::Ordering::Relaxed;
 
+/// The nodes of `f`'s chain in `area`, head first, read by the stager: under the permission
+/// (`_st`) nothing links, unlinks or frees a node, so the references live as long as it is held.
+/// Each `next` is loaded only when the walk goes on (as the hand-written walks did).
+pub(crate) fn chain<'p, P: ThreadProgress>(
+    e: &'p Engine<P>,
+    _st: &'p Permission<'_>,
+    area: Area,
+    f: FuncId,
+) -> impl Iterator<Item = &'p GenericBp> + 'p {
+    let head = &e.area(area).funcs[f].gen_bp;
+    let mut prev: Option<&'p GenericBp> = None;
+    let mut steps = 0;
+    std::iter::from_fn(move || {
+        let g = match prev {
+            None => head.load(Relaxed),
+            Some(n) => n.next.load(Relaxed),
+        };
+        if g.is_null() {
+            return None;
+        }
+        steps += 1;
+        assert!(steps <= crate::MAX_CHAIN, "chain too long");
+        // SAFETY: a live chain node: the stager holds the permission (`_st`, borrowed for 'p),
+        // so nothing unlinks or frees it meanwhile.
+        let node = unsafe { &*g };
+        prev = Some(node);
+        Some(node)
+    })
+}
+
 /// OR of half `ix`'s flags over the whole chain of `f` (`erts_sum_all_session_flags`).
 pub(crate) fn sum_all_session_flags<P: ThreadProgress>(
     e: &Engine<P>,
-    _st: &Permission<'_>,
+    st: &Permission<'_>,
     area: Area,
     f: FuncId,
     ix: usize,
 ) -> u32 {
-    let mut sum = 0;
-    let mut g = e.area(area).funcs[f].gen_bp.load(Relaxed);
-    let mut steps = 0;
-    while !g.is_null() {
-        steps += 1;
-        assert!(steps <= crate::MAX_CHAIN, "chain too long");
-        // SAFETY: live chain node under the permission.
-        let node = unsafe { &*g };
-        sum |= node.snapshot_half(ix).flags;
-        g = node.next.load(Relaxed);
-    }
-    sum
+    chain(e, st, area, f).fold(0, |sum, node| sum | node.snapshot_half(ix).flags)
 }
 
 impl<P: ThreadProgress> Engine<P> {

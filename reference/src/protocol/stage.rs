@@ -193,13 +193,27 @@ pub(crate) fn stage_in<P: ThreadProgress>(
         }
     });
     drop(dead_ms);
-    if let Some(m) = dead_meta {
+    release_dead(e, st, dead_meta, dead, dead_timem);
+}
+
+/// Drop the staging half's references to the objects a staging write took out of it (meta
+/// tracer, call_count counter, call_time/call_memory counters): `release_meta` (meta.rs),
+/// `release_count` and `release_timem` (free.rs); the last reference poisons the object. Only
+/// the staging half held them, so no scheduler reaches them.
+fn release_dead<P: ThreadProgress>(
+    e: &Engine<P>,
+    st: &mut Permission<'_>,
+    meta: Option<Refc<crate::meta::BpMetaTracer>>,
+    count: Option<Refc<BpCount>>,
+    timem: Vec<Refc<BpTimemTrace>>,
+) {
+    if let Some(m) = meta {
         crate::meta::release_meta(e, m);
     }
-    if let Some(c) = dead {
+    if let Some(c) = count {
         crate::free::release_count(st, c);
     }
-    for t in dead_timem {
+    for t in timem {
         crate::free::release_timem(st, t);
     }
 }
@@ -277,13 +291,5 @@ fn clear<P: ThreadProgress>(
             dead = d.count.take();
         }
     });
-    if let Some(m) = dead_meta {
-        crate::meta::release_meta(e, m);
-    }
-    if let Some(c) = dead {
-        crate::free::release_count(st, c);
-    }
-    for t in dead_timem {
-        crate::free::release_timem(st, t);
-    }
+    release_dead(e, st, dead_meta, dead, dead_timem);
 }

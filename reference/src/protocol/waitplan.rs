@@ -144,18 +144,7 @@ impl<P: ThreadProgress> Engine<P> {
                 .map(|e| self.trace_pattern(&e.pattern, e.op, &e.spec.clone().session(session)))
                 .collect();
         }
-        let bad = |e: crate::session::SessionError| {
-            PatternError::BadArg(e.to_string().trim_start_matches("badarg: ").to_string())
-        };
-        let legacy = session == 0;
-        if !legacy {
-            self.check_session(session).map_err(bad)?;
-        }
-        let mut st = self.seize();
-        self.reclaim_meta(&st);
-        if !legacy {
-            self.check_session(session).map_err(bad)?;
-        }
+        let mut st = self.seize_for(session)?;
         let staging = self.staging_ix();
         let mut counts = Vec::with_capacity(entries.len());
         let mut all_code: Vec<FuncId> = Vec::new();
@@ -246,26 +235,13 @@ impl<P: ThreadProgress> Engine<P> {
 /// consolidate's own test (`src.flags == 0` on the active half) on the same chains.
 pub(crate) fn will_unlink<P: ThreadProgress>(
     e: &Engine<P>,
-    _st: &crate::engine::Permission<'_>,
+    st: &crate::engine::Permission<'_>,
     areas: &[(Area, &[FuncId])],
 ) -> bool {
-    use crate::sync::Ordering::Relaxed;
     let active = e.active_ix();
     areas.iter().any(|&(area, funcs)| {
         funcs.iter().any(|&f| {
-            let mut g = e.area(area).funcs[f].gen_bp.load(Relaxed);
-            let mut steps = 0;
-            while !g.is_null() {
-                steps += 1;
-                assert!(steps <= crate::MAX_CHAIN, "chain too long");
-                // SAFETY: a live chain node; the stager holds the permission, so nothing frees it.
-                let node = unsafe { &*g };
-                if node.snapshot_half(active).flags == 0 {
-                    return true;
-                }
-                g = node.next.load(Relaxed);
-            }
-            false
+            crate::rest::chain(e, st, area, f).any(|node| node.snapshot_half(active).flags == 0)
         })
     })
 }

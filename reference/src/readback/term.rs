@@ -111,20 +111,21 @@ impl InfoKey {
         }
     }
 
+    /// Every item `trace_info/2` takes, `all` last.
+    pub const EVERY: [InfoKey; 8] = [
+        InfoKey::Traced,
+        InfoKey::MatchSpec,
+        InfoKey::Meta,
+        InfoKey::MetaMatchSpec,
+        InfoKey::CallCount,
+        InfoKey::CallTime,
+        InfoKey::CallMemory,
+        InfoKey::All,
+    ];
+
     /// Parse the atom; `None` for anything else (ERTS: badarg).
     pub fn parse(s: &str) -> Option<InfoKey> {
-        [
-            InfoKey::Traced,
-            InfoKey::MatchSpec,
-            InfoKey::Meta,
-            InfoKey::MetaMatchSpec,
-            InfoKey::CallCount,
-            InfoKey::CallTime,
-            InfoKey::CallMemory,
-            InfoKey::All,
-        ]
-        .into_iter()
-        .find(|k| k.atom() == s.trim())
+        InfoKey::EVERY.into_iter().find(|k| k.atom() == s.trim())
     }
 
     fn wants(self) -> (bool, bool) {

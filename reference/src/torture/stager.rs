@@ -26,18 +26,8 @@ const PACE_SLICE: Duration = Duration::from_millis(2);
 /// Most sessions the run creates (session ids are not reused; the engine has 63).
 const MAX_CREATED: u64 = 56;
 
-const COUNTERS: FlagSet = FlagSet {
-    local: false,
-    call_count: true,
-    call_time: true,
-    call_memory: true,
-};
-const EVERYTHING: FlagSet = FlagSet {
-    local: true,
-    call_count: true,
-    call_time: true,
-    call_memory: true,
-};
+const COUNTERS: FlagSet = FlagSet::of(false, true, true, true);
+const EVERYTHING: FlagSet = FlagSet::ALL;
 
 /// A failed check, as a message (the caller records it with the thread name and phase).
 type Check = Result<(), String>;

@@ -82,6 +82,29 @@ pub mod run;
 pub mod state;
 pub mod step;
 
+/// Split a described step, a stateright one ("12. scheduler 0 reads slot of f1 -> null") or a
+/// refinement run's, into its lane (`stager`, `scheduler N` or `note`) and text, as the trace
+/// files of docs/traces/README.md have them (`bpspec` docgen and models/tests/refine.rs).
+pub fn lane_of(step: &str) -> (String, String) {
+    let s = step.trim();
+    let s = match s.split_once(". ") {
+        Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => rest,
+        _ => s,
+    };
+    if let Some(rest) = s.strip_prefix("stager: ") {
+        return ("stager".into(), rest.into());
+    }
+    if let Some(rest) = s.strip_prefix("scheduler ") {
+        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if !n.is_empty() {
+            // "scheduler 0 reads ..." or "scheduler 0's call_time reader reads ..."
+            let text = rest[n.len()..].trim_start_matches("'s").trim_start();
+            return (format!("scheduler {n}"), text.into());
+        }
+    }
+    ("note".into(), s.into())
+}
+
 pub use config::{bits, ChainMutant, CollectMutant, Config, PatternKind, SpecMutant, StagerOp};
 pub use state::State;
 pub use step::Action;
@@ -149,6 +172,19 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
     let tp = StagerOp::tp;
     // Set (`on`) or remove the meta tracer (`meta`) or the session tracer.
     let tracer = |meta, on| StagerOp::SetTracer { meta, on };
+    // Scripts that the pipeline-plan models (p2f2, p2f1x2h) run again.
+    let s2f2x1 = vec![
+        tp(0, 0b11, True, L),
+        tp(0, 0b01, True, C),
+        tp(0, 0b01, Pause, C),
+        tp(0, 0b01, Restart, C),
+        tp(0, 0b11, False, L | C),
+    ];
+    let s2f1x2h = vec![
+        tp(0, 0b1, True, L),
+        tp(1, 0b1, True, L),
+        tp(1, 0b1, False, L),
+    ];
     vec![
         (
             "tiny",
@@ -159,16 +195,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "s2f2x1",
             "2 schedulers, 2 functions, 1 session: add local, update with call_count, pause, \
              restart, remove everything",
-            hits(
-                (2, 2, 1),
-                vec![
-                    tp(0, 0b11, True, L),
-                    tp(0, 0b01, True, C),
-                    tp(0, 0b01, Pause, C),
-                    tp(0, 0b01, Restart, C),
-                    tp(0, 0b11, False, L | C),
-                ],
-            ),
+            hits((2, 2, 1), s2f2x1.clone()),
         ),
         (
             "s2f1x2",
@@ -200,14 +227,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "s2f1x2h",
             "2 schedulers, 1 function, 2 sessions: session 0 adds, session 1 adds, session 1 \
              removes (the chain's head is unlinked while schedulers may stand on it and walk on)",
-            hits(
-                (2, 1, 2),
-                vec![
-                    tp(0, 0b1, True, L),
-                    tp(1, 0b1, True, L),
-                    tp(1, 0b1, False, L),
-                ],
-            ),
+            hits((2, 1, 2), s2f1x2h.clone()),
         ),
         (
             "c2f1",
@@ -369,16 +389,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
              call's first wait",
             Config {
                 pipeline: true,
-                ..hits(
-                    (2, 2, 1),
-                    vec![
-                        StagerOp::tp(0, 0b11, True, L),
-                        StagerOp::tp(0, 0b01, True, C),
-                        StagerOp::tp(0, 0b01, Pause, C),
-                        StagerOp::tp(0, 0b01, Restart, C),
-                        StagerOp::tp(0, 0b11, False, L | C),
-                    ],
-                )
+                ..hits((2, 2, 1), s2f2x1)
             },
         ),
         (
@@ -397,15 +408,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
              schedulers may stand on it)",
             Config {
                 pipeline: true,
-                ..hits(
-                    (2, 1, 2),
-                    vec![
-                        StagerOp::tp(0, 0b1, True, L),
-                        StagerOp::tp(1, 0b1, True, L),
-                        StagerOp::tp(1, 0b1, False, L),
-                        StagerOp::tp(0, 0b1, False, L),
-                    ],
-                )
+                ..hits((2, 1, 2), [s2f1x2h, vec![tp(0, 0b1, False, L)]].concat())
             },
         ),
     ]

@@ -185,6 +185,18 @@ impl Config {
         }
     }
 
+    /// The stager's write of the staging half of node `g` (its flags now `v`), logged.
+    fn write_staged(&self, s: &mut State, g: u8, staging: u8, v: u8, log: &mut Log<'_>) {
+        self.write_node(s, g, staging as usize);
+        say(log, || {
+            format!(
+                "stager: stage: {} half {staging} := {}",
+                bp_name(g),
+                flags_name(v)
+            )
+        });
+    }
+
     /// A plain write of half `h` (or, `h == 2`, the allocation) of node `g` by the stager.
     pub(crate) fn write_node(&self, s: &mut State, g: u8, h: usize) {
         let all = self.all_scheds();
@@ -746,14 +758,7 @@ impl Config {
                     // drops the last one (after W3).
                     s.nodes[g as usize].tm[staging as usize] = NIL;
                 }
-                self.write_node(s, g, staging as usize);
-                say(log, || {
-                    format!(
-                        "stager: stage: {} half {staging} := {}",
-                        bp_name(g),
-                        flags_name(v)
-                    )
-                });
+                self.write_staged(s, g, staging, v, log);
             }
             return;
         }
@@ -851,14 +856,7 @@ impl Config {
             let o = self.new_obj(s, false);
             s.nodes[g as usize].tm[staging as usize] = o;
         }
-        self.write_node(s, g, staging as usize);
-        say(log, || {
-            format!(
-                "stager: stage: {} half {staging} := {}",
-                bp_name(g),
-                flags_name(v)
-            )
-        });
+        self.write_staged(s, g, staging, v, log);
     }
 
     // ----- schedulers -----
