@@ -1,14 +1,14 @@
 //! The `bpspec` binary: exit codes and error messages for bad input.
 
 mod common;
-use common::bpspec;
+use common::{assert_has, exits, fresh_dir};
 
-fn dir_with(name: &str, content: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("bpspec-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(d.join("loom.tsv"), content).unwrap();
-    d
+/// `bpspec report` over a fresh directory whose loom.tsv holds `rows`: assert the exit code and
+/// return (stdout, stderr).
+fn report(name: &str, rows: &str, code: i32) -> (String, String) {
+    let d = fresh_dir("cli", name);
+    std::fs::write(d.join("loom.tsv"), rows).unwrap();
+    exits(code, &["report", d.to_str().unwrap()])
 }
 
 const ROW_OK: &str = "loom\tqsbr\tadd\tbaseline\tpreemption=2\thold\thold\t0.1\t\n";
@@ -19,69 +19,47 @@ const ROW_SURVIVED: &str =
 
 #[test]
 fn bad_usage_exits_2() {
-    let (code, _, err) = bpspec(&["frobnicate"]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("bad usage") && err.contains("usage: bpspec report DIR"),
-        "{err}"
-    );
+    let (_, err) = exits(2, &["frobnicate"]);
+    assert_has(&err, &["bad usage", "usage: bpspec report DIR"]);
 }
 
 #[test]
 fn report_prints_the_table_and_exits_0_when_all_verdicts_are_as_expected() {
-    let d = dir_with("ok", &format!("{ROW_OK}{ROW_KILLED}"));
-    let (code, out, _) = bpspec(&["report", d.to_str().unwrap()]);
-    assert_eq!(code, 0, "{out}");
-    assert!(
-        out.contains("skip-w1-before-commit") && out.contains("2 passed, 0 failed"),
-        "{out}"
-    );
+    let (out, _) = report("ok", &format!("{ROW_OK}{ROW_KILLED}"), 0);
+    assert_has(&out, &["skip-w1-before-commit", "2 passed, 0 failed"]);
 }
 
 #[test]
 fn a_surviving_mutant_exits_1_and_is_named() {
-    let d = dir_with("survived", &format!("{ROW_OK}{ROW_SURVIVED}"));
-    let (code, out, err) = bpspec(&["report", d.to_str().unwrap()]);
-    assert_eq!(code, 1);
-    assert!(out.contains("1 passed, 1 failed"), "{out}");
-    assert!(
-        err.contains("UNEXPECTED")
-            && err.contains("loom.tsv:2")
-            && err.contains("skip-w1-before-commit"),
-        "{err}"
-    );
+    let (out, err) = report("survived", &format!("{ROW_OK}{ROW_SURVIVED}"), 1);
+    assert_has(&out, &["1 passed, 1 failed"]);
+    assert_has(&err, &["UNEXPECTED", "loom.tsv:2", "skip-w1-before-commit"]);
 }
 
 #[test]
 fn malformed_results_name_the_file_and_line_and_exit_2() {
-    let d = dir_with("malformed", &format!("{ROW_OK}only\tthree\tcolumns\n"));
-    let (code, _, err) = bpspec(&["report", d.to_str().unwrap()]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("loom.tsv:2") && err.contains("expected 9 tab-separated columns, found 3"),
-        "{err}"
+    let (_, err) = report("malformed", &format!("{ROW_OK}only\tthree\tcolumns\n"), 2);
+    assert_has(
+        &err,
+        &["loom.tsv:2", "expected 9 tab-separated columns, found 3"],
     );
 }
 
 #[test]
 fn missing_or_empty_results_exit_2() {
-    let (code, _, err) = bpspec(&["report", "/nonexistent/bpspec-results"]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("cannot read results directory /nonexistent/bpspec-results"),
-        "{err}"
+    let (_, err) = exits(2, &["report", "/nonexistent/bpspec-results"]);
+    assert_has(
+        &err,
+        &["cannot read results directory /nonexistent/bpspec-results"],
     );
-    let d = std::env::temp_dir().join(format!("bpspec-cli-{}-empty", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    let (code, _, err) = bpspec(&["report", d.to_str().unwrap()]);
-    assert_eq!(code, 2);
-    assert!(err.contains("no *.tsv result files"), "{err}");
+    let d = fresh_dir("cli", "empty");
+    let (_, err) = exits(2, &["report", d.to_str().unwrap()]);
+    assert_has(&err, &["no *.tsv result files"]);
 }
 
 #[test]
 fn mutants_lists_every_mutant() {
-    let (code, out, _) = bpspec(&["mutants"]);
-    assert_eq!(code, 0);
+    let (out, _) = exits(0, &["mutants"]);
     assert_eq!(
         out.lines().count(),
         bpspec_reference::Mutant::ALL.len()
@@ -90,8 +68,13 @@ fn mutants_lists_every_mutant() {
             + bpspec_reference::Mutant::READERS.len()
             + bpspec_reference::Mutant::LOAD.len()
     );
-    assert!(out.contains("fresh-node-relaxed-store"));
-    assert!(out.contains("clear-next-on-unlink"));
-    assert!(out.contains("skip-w4-before-free"));
-    assert!(out.contains("collect-skip-merge"));
+    assert_has(
+        &out,
+        &[
+            "fresh-node-relaxed-store",
+            "clear-next-on-unlink",
+            "skip-w4-before-free",
+            "collect-skip-merge",
+        ],
+    );
 }

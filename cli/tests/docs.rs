@@ -86,6 +86,15 @@ fn prose_lines(text: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// Consume the backticks that follow one just read: how many there were.
+fn more_backticks(chars: &mut std::iter::Peekable<std::str::Chars>) -> usize {
+    let mut n = 0;
+    while chars.next_if_eq(&'`').is_some() {
+        n += 1;
+    }
+    n
+}
+
 /// Split a line into (code spans, the rest with code spans removed).
 fn code_spans(line: &str) -> (Vec<String>, String) {
     let mut spans = Vec::new();
@@ -93,20 +102,12 @@ fn code_spans(line: &str) -> (Vec<String>, String) {
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '`' {
-            let mut n = 1;
-            while chars.peek() == Some(&'`') {
-                chars.next();
-                n += 1;
-            }
+            let n = 1 + more_backticks(&mut chars);
             let mut span = String::new();
             let mut closed = false;
             while let Some(d) = chars.next() {
                 if d == '`' {
-                    let mut m = 1;
-                    while chars.peek() == Some(&'`') {
-                        chars.next();
-                        m += 1;
-                    }
+                    let m = 1 + more_backticks(&mut chars);
                     if m == n {
                         closed = true;
                         break;
