@@ -4,8 +4,7 @@
 //! scenario file), the same script's correct mode, and bpspec's own engine as a command.
 
 mod common;
-use common::bpspec;
-use std::path::PathBuf;
+use common::{argv, assert_has, bpspec_env, exits, fresh_dir};
 
 fn root() -> String {
     format!("{}/..", env!("CARGO_MANIFEST_DIR"))
@@ -22,65 +21,74 @@ fn py(mode: &str) -> String {
     )
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bpspec-kit-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A fresh scratch directory and its path as an argument.
+fn tmp(name: &str) -> (std::path::PathBuf, String) {
+    let d = fresh_dir("kit", name);
+    let s = d.to_str().unwrap().to_string();
+    (d, s)
+}
+
+/// Write `text` to `d/name` and return the path as an argument.
+fn write(d: &std::path::Path, name: &str, text: &str) -> String {
+    let f = d.join(name);
+    std::fs::write(&f, text).unwrap();
+    f.to_str().unwrap().to_string()
 }
 
 #[test]
 fn seq_trace_run_and_check() {
     let f = seq_file("manual_example.json");
-    let (code, out, err) = bpspec(&["oracle", "run", &f]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("E 17 print 0 1 0 [] started none"), "{out}");
-    assert!(out.contains("R 11 0 token tok 6 17 2 4 1"), "{out}");
-    let (code, out, err) = bpspec(&["oracle", "check", &f]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("7 results and 4 events agree"), "{out}");
+    let (out, _) = exits(0, &["oracle", "run", &f]);
+    assert_has(
+        &out,
+        &[
+            "E 17 print 0 1 0 [] started none",
+            "R 11 0 token tok 6 17 2 4 1",
+        ],
+    );
+    let (out, _) = exits(0, &["oracle", "check", &f]);
+    assert_has(&out, &["7 results and 4 events agree"]);
 }
 
 #[test]
 fn seq_trace_check_exit_codes() {
-    let d = tmp("seqcheck");
-    std::fs::create_dir_all(&d).unwrap();
+    let (d, _) = tmp("seqcheck");
     let text = std::fs::read_to_string(seq_file("manual_example.json")).unwrap();
-    // A wrong expectation: exit 1 with the difference.
-    let wrong = d.join("wrong.json");
-    std::fs::write(
-        &wrong,
-        text.replace(
-            "\"17 print 2 3 1 [] here none\"",
-            "\"17 print 2 4 1 [] here none\"",
+    let cases = [
+        // A wrong expectation: exit 1 with the difference.
+        (
+            "check",
+            "wrong.json",
+            text.replace(
+                "\"17 print 2 3 1 [] here none\"",
+                "\"17 print 2 4 1 [] here none\"",
+            ),
+            1,
+            "observations differ: events differ",
         ),
-    )
-    .unwrap();
-    let (code, out, err) = bpspec(&["oracle", "check", wrong.to_str().unwrap()]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("observations differ: events differ"), "{out}");
-    // No expect: exit 2.
-    let bare = d.join("bare.json");
-    std::fs::write(
-        &bare,
-        r#"{"name": "x", "seq_trace": [{"get_token": {"p": 0}}]}"#,
-    )
-    .unwrap();
-    let (code, _, err) = bpspec(&["oracle", "check", bare.to_str().unwrap()]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("at $.expect: check needs"), "{err}");
-    // A contradiction: exit 2 naming the path.
-    let bad = d.join("bad.json");
-    std::fs::write(
-        &bad,
-        r#"{"name": "x", "seq_trace": [{"recv": {"p": 3, "msg": "a"}}]}"#,
-    )
-    .unwrap();
-    let (code, _, err) = bpspec(&["oracle", "run", bad.to_str().unwrap()]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("bad.json: at $.seq_trace[0].recv.p: process 3 is not spawned yet"),
-        "{err}"
-    );
+        // No expect: exit 2.
+        (
+            "check",
+            "bare.json",
+            r#"{"name": "x", "seq_trace": [{"get_token": {"p": 0}}]}"#.to_string(),
+            2,
+            "at $.expect: check needs",
+        ),
+        // A contradiction: exit 2 naming the path.
+        (
+            "run",
+            "bad.json",
+            r#"{"name": "x", "seq_trace": [{"recv": {"p": 3, "msg": "a"}}]}"#.to_string(),
+            2,
+            "bad.json: at $.seq_trace[0].recv.p: process 3 is not spawned yet",
+        ),
+    ];
+    for (cmd, name, text, code, says) in cases {
+        let f = write(&d, name, &text);
+        let (out, err) = exits(code, &["oracle", cmd, &f]);
+        // The difference is on stdout, an error on stderr.
+        assert_has(if code == 1 { &out } else { &err }, &[says]);
+    }
 }
 
 #[test]
@@ -95,46 +103,26 @@ fn seq_trace_erl_agrees_with_otp() {
     .collect();
     let mut args = vec!["oracle", "erl"];
     args.extend(files.iter().map(String::as_str));
-    let (code, out, err) = bpspec(&args);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        out.contains("seq_trace on OTP ") && out.contains("3 agree, 0 differ"),
-        "{out}"
-    );
+    let (out, _) = exits(0, &args);
+    assert_has(&out, &["seq_trace on OTP ", "3 agree, 0 differ"]);
 }
 
 #[test]
 fn gen_writes_files_with_expect_and_prints_coverage() {
-    let d = tmp("gen");
-    let (code, out, err) = bpspec(&[
-        "oracle",
-        "gen",
-        "--seed",
-        "3",
-        "--count",
-        "5",
-        "--out",
-        d.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("wrote 5 scenarios"), "{out}");
+    let (d, dir) = tmp("gen");
+    let (out, _) = exits(0, &argv("oracle gen --seed 3 --count 5 --out {}", &[&dir]));
+    assert_has(&out, &["wrote 5 scenarios"]);
     let f = d.join("gen-3-0.json");
-    let (code, out, err) = bpspec(&["oracle", "check", f.to_str().unwrap()]);
-    assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = bpspec(&[
-        "oracle",
-        "gen",
-        "--count",
-        "3000",
-        "--features",
-        "local,global,call_time,call_memory,frames,pairs",
-        "--coverage",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("80 of 80 sequences drawn"), "{out}");
-    let (code, _, err) = bpspec(&["oracle", "gen", "--count", "3", "--features", "bogus"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("unknown generator feature \"bogus\""), "{err}");
+    exits(0, &["oracle", "check", f.to_str().unwrap()]);
+    let features = "local,global,call_time,call_memory,frames,pairs";
+    let gen = argv(
+        "oracle gen --count 3000 --features {} --coverage",
+        &[features],
+    );
+    let (out, _) = exits(0, &gen);
+    assert_has(&out, &["80 of 80 sequences drawn"]);
+    let (_, err) = exits(2, &argv("oracle gen --count 3 --features bogus", &[]));
+    assert_has(&err, &["unknown generator feature \"bogus\""]);
 }
 
 /// The wrong Python engine (restart keeps the count): the 14th generated scenario of seed 7
@@ -142,27 +130,18 @@ fn gen_writes_files_with_expect_and_prints_coverage() {
 /// with the oracle's observations as `expect`.
 #[test]
 fn wrong_python_engine_is_caught_and_shrunk() {
-    let d = tmp("shrunk");
-    let (code, out, err) = bpspec(&[
-        "oracle",
-        "check",
-        "--engine-cmd",
-        &py("wrong"),
-        "--count",
-        "14",
-        "--seed",
-        "7",
-        "--features",
-        "call_count",
-        "--out",
-        d.to_str().unwrap(),
-        "--shrink-max",
-        "1",
-    ]);
+    let (d, dir) = tmp("shrunk");
+    let wrong = py("wrong");
+    let (out, _) = exits(
+        1,
+        &argv(
+            "oracle check --engine-cmd {} --count 14 --seed 7 --features call_count --out {} \
+             --shrink-max 1",
+            &[&wrong, &dir],
+        ),
+    );
     println!("{out}");
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("DIFFER gen-7-13"), "{out}");
-    assert!(out.contains("SHRUNK gen-7-13: size 15 -> 5"), "{out}");
+    assert_has(&out, &["DIFFER gen-7-13", "SHRUNK gen-7-13: size 15 -> 5"]);
     let saved = d.join("gen-7-13.min.json");
     let text = std::fs::read_to_string(&saved).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -170,42 +149,29 @@ fn wrong_python_engine_is_caught_and_shrunk() {
     assert_eq!(ops.len(), 4, "{text}");
     assert_eq!(ops[2]["trace_pattern"]["spec"], "restart", "{text}");
     // The saved file reproduces: the oracle agrees with its expect, the wrong engine does not.
-    let (code, _, err) = bpspec(&[
-        "oracle",
-        "check",
-        saved.to_str().unwrap(),
-        "--engine",
-        "oracle",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, out, _) = bpspec(&[
-        "oracle",
-        "check",
-        "--engine-cmd",
-        &py("wrong"),
-        saved.to_str().unwrap(),
-        "--out",
-        d.join("again").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1, "{out}");
+    let saved = saved.to_str().unwrap();
+    exits(0, &argv("oracle check {} --engine oracle", &[saved]));
+    let again = d.join("again");
+    let again = again.to_str().unwrap();
+    exits(
+        1,
+        &argv(
+            "oracle check --engine-cmd {} {} --out {}",
+            &[&wrong, saved, again],
+        ),
+    );
 }
 
 #[test]
 fn correct_python_engine_agrees() {
-    let (code, out, err) = bpspec(&[
-        "oracle",
-        "check",
-        "--engine-cmd",
-        &py("correct"),
-        "--count",
-        "30",
-        "--seed",
-        "7",
-        "--features",
-        "call_count",
-    ]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains(": 30 agree, 0 differ"), "{out}");
+    let (out, _) = exits(
+        0,
+        &argv(
+            "oracle check --engine-cmd {} --count 30 --seed 7 --features call_count",
+            &[&py("correct")],
+        ),
+    );
+    assert_has(&out, &[": 30 agree, 0 differ"]);
 }
 
 /// bpspec's own engine as an external command (`bpspec oracle run -`) over the breakpoint
@@ -214,39 +180,35 @@ fn correct_python_engine_agrees() {
 fn own_engine_as_a_command_agrees() {
     let cmd = format!("{} oracle run -", env!("CARGO_BIN_EXE_bpspec"));
     let corpus = format!("{}/oracle/corpus", root());
-    let (code, out, err) = bpspec(&[
-        "oracle",
-        "check",
-        "--engine-cmd",
-        &cmd,
-        &corpus,
-        "--count",
-        "20",
-    ]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains(", 0 differ"), "{out}");
+    let (out, _) = exits(
+        0,
+        &argv(
+            "oracle check --engine-cmd {} {} --count 20",
+            &[&cmd, &corpus],
+        ),
+    );
+    assert_has(&out, &[", 0 differ"]);
     assert!(!out.contains("DIFFER"), "{out}");
 }
 
 #[test]
 fn engine_cmd_exit_codes() {
     // A command that does not exist: exit 4.
-    let (code, _, err) = bpspec(&[
-        "oracle",
-        "check",
-        "--engine-cmd",
-        "no-such-engine-here",
-        "--count",
-        "1",
-    ]);
-    assert_eq!(code, 4, "{err}");
-    assert!(err.contains("command not found"), "{err}");
+    let (_, err) = exits(
+        4,
+        &argv(
+            "oracle check --engine-cmd no-such-engine-here --count 1",
+            &[],
+        ),
+    );
+    assert_has(&err, &["command not found"]);
     // An engine that implements nothing (exit 3 everywhere): exit 3.
-    let (code, out, err) = bpspec(&["oracle", "check", "--engine-cmd", "exit 3", "--count", "2"]);
-    assert_eq!(code, 3, "{out}{err}");
+    exits(
+        3,
+        &argv("oracle check --engine-cmd {} --count 2", &["exit 3"]),
+    );
     // No scenarios: exit 2.
-    let (code, _, err) = bpspec(&["oracle", "check", "--engine-cmd", "cat"]);
-    assert_eq!(code, 2, "{err}");
+    exits(2, &argv("oracle check --engine-cmd cat", &[]));
 }
 
 /// seq_trace scenarios through `--engine-cmd`: bpspec's own `run -` agrees on the whole
@@ -256,39 +218,29 @@ fn engine_cmd_exit_codes() {
 fn seq_trace_through_engine_cmd() {
     let own = format!("{} oracle run -", env!("CARGO_BIN_EXE_bpspec"));
     let dir = format!("{}/oracle/corpus/seq_trace", root());
-    let (code, out, err) = bpspec(&["oracle", "check", "--engine-cmd", &own, &dir]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains(": 12 agree, 0 differ"), "{out}");
+    let (out, _) = exits(0, &argv("oracle check --engine-cmd {} {}", &[&own, &dir]));
+    assert_has(&out, &[": 12 agree, 0 differ"]);
     let wrong = format!("{own} | sed 's/^E 17 print 2 3 /E 17 print 2 4 /'");
-    let d = tmp("seqshrunk");
-    let (code, out, err) = bpspec(&[
-        "oracle",
-        "check",
-        "--engine-cmd",
-        &wrong,
-        &seq_file("manual_example.json"),
-        "--out",
-        d.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        out.contains("SHRUNK") && out.contains("size 12 -> 7"),
-        "{out}"
+    let (d, out_dir) = tmp("seqshrunk");
+    let example = seq_file("manual_example.json");
+    let (out, _) = exits(
+        1,
+        &argv(
+            "oracle check --engine-cmd {} {} --out {}",
+            &[&wrong, &example, &out_dir],
+        ),
     );
+    assert_has(&out, &["SHRUNK", "size 12 -> 7"]);
     let saved = d.join("manual_example.min.json");
-    let (code, out, err) = bpspec(&["oracle", "check", saved.to_str().unwrap()]);
-    assert_eq!(code, 0, "{out}{err}");
+    exits(0, &["oracle", "check", saved.to_str().unwrap()]);
 }
 
 /// `erl` on a seq_trace file without Erlang/OTP on PATH: exit 4, saying what to install.
 #[test]
 fn seq_trace_erl_without_erlang_exits_4() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bpspec"))
-        .args(["oracle", "erl", &seq_file("empty_token.json")])
-        .env("PATH", "/nonexistent")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{err}");
-    assert!(err.contains("apt-get install erlang-nox"), "{err}");
+    let path = std::ffi::OsStr::new("/nonexistent");
+    let f = seq_file("empty_token.json");
+    let (code, _, err) = bpspec_env(&["oracle", "erl", &f], &[("PATH", path)]);
+    assert_eq!(code, 4, "{err}");
+    assert_has(&err, &["apt-get install erlang-nox"]);
 }
