@@ -1,21 +1,8 @@
 //! `bpspec oracle`: one test per exit code (docs/cli.md).
 
+mod common;
+use common::{argv, assert_has, bpspec, bpspec_env, exits, with_files};
 use std::path::PathBuf;
-use std::process::Command;
-
-fn bpspec(args: &[&str], path_env: Option<&str>) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bpspec"));
-    c.args(args);
-    if let Some(p) = path_env {
-        c.env("PATH", p);
-    }
-    let out = c.output().expect("run bpspec");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 fn corpus(name: &str) -> String {
     format!("{}/../oracle/corpus/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -29,36 +16,47 @@ fn temp(name: &str, content: &str) -> String {
     p.display().to_string()
 }
 
+/// `bpspec oracle check` on the corpus file `file` (on `engine`, else the default one) exits 0
+/// with `n` observations agreeing.
+fn agrees(file: &str, engine: Option<&str>, n: usize) {
+    let mut args = argv("oracle check {}", &[&corpus(file)]);
+    args.extend(
+        engine
+            .map(|e| argv("--engine {}", &[e]))
+            .unwrap_or_default(),
+    );
+    let (out, _) = exits(0, &args);
+    assert_has(&out, &[&format!("{n} observations agree")]);
+}
+
+/// `bpspec oracle CMD FILE --engine ENGINE` exits 3 naming the feature `what` no engine has at
+/// `$.ops[0].trace_pattern.spec`.
+fn unsupported(cmd: &str, file: &str, engine: &str, what: &str) {
+    let (_, err) = exits(3, &argv("oracle {} {} --engine {}", &[cmd, file, engine]));
+    assert_has(
+        &err,
+        &[&format!(
+            "$.ops[0].trace_pattern.spec: unsupported feature: {what}"
+        )],
+    );
+}
+
 #[test]
 fn run_prints_observations_and_exits_0() {
-    let (code, out, err) = bpspec(&["oracle", "run", &corpus("call_count_basic.json")], None);
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.lines().count() == 11
-            && out.contains(r#"{"op":3,"trace_info":{"item":"call_count","value":5}}"#),
-        "{out}"
+    let f = corpus("call_count_basic.json");
+    let (out, _) = exits(0, &["oracle", "run", &f]);
+    assert_eq!(out.lines().count(), 11, "{out}");
+    assert_has(
+        &out,
+        &[r#"{"op":3,"trace_info":{"item":"call_count","value":5}}"#],
     );
-    let (code, out2, _) = bpspec(
-        &[
-            "oracle",
-            "run",
-            &corpus("call_count_basic.json"),
-            "--engine",
-            "oracle",
-        ],
-        None,
-    );
+    let (code, out2, _) = bpspec(&argv("oracle run {} --engine oracle", &[&f]));
     assert_eq!((code, &out2), (0, &out));
 }
 
 #[test]
 fn check_agreeing_exits_0() {
-    let (code, out, err) = bpspec(
-        &["oracle", "check", &corpus("local_call_trace_order.json")],
-        None,
-    );
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("41 observations agree"), "{out}");
+    agrees("local_call_trace_order.json", None, 41);
 }
 
 #[test]
@@ -71,44 +69,43 @@ fn check_differing_exits_1_with_a_diff() {
     );
     assert_ne!(bad, text);
     let f = temp("differ.json", &bad);
-    let (code, out, _) = bpspec(&["oracle", "check", &f], None);
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains(r#"- {"op":6,"trace_info":{"item":"call_count","value":8}}"#)
-            && out.contains(r#"+ {"op":6,"trace_info":{"item":"call_count","value":4}}"#),
-        "{out}"
+    let (out, _) = exits(1, &["oracle", "check", &f]);
+    assert_has(
+        &out,
+        &[
+            r#"- {"op":6,"trace_info":{"item":"call_count","value":8}}"#,
+            r#"+ {"op":6,"trace_info":{"item":"call_count","value":4}}"#,
+        ],
     );
 }
 
 #[test]
 fn malformed_contradictory_or_incomplete_input_exits_2() {
-    let f = temp("malformed.json", "{\n \"name\": \"x\",\n \"modules\": [}\n");
-    let (code, _, err) = bpspec(&["oracle", "run", &f], None);
-    assert_eq!(code, 2);
-    assert!(err.contains("malformed.json:3:"), "{err}");
-    let f = temp(
+    let malformed = temp("malformed.json", "{\n \"name\": \"x\",\n \"modules\": [}\n");
+    let contradictory = temp(
         "contradictory.json",
         r#"{"name": "x", "modules": [], "ops": [{"schedule_in": "p"}], "processes": [{"name": "p"}]}"#,
     );
-    let (code, _, err) = bpspec(&["oracle", "check", &f], None);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("at $.ops[0].schedule_in: process p is already scheduled in"),
-        "{err}"
-    );
-    let f = temp(
+    let noexpect = temp(
         "noexpect.json",
         r#"{"name": "x", "modules": [], "ops": []}"#,
     );
-    let (code, _, err) = bpspec(&["oracle", "check", &f], None);
-    assert_eq!(code, 2);
-    assert!(err.contains("at $.expect"), "{err}");
-    let (code, _, err) = bpspec(&["oracle", "run", "/nonexistent/x.json"], None);
-    assert_eq!(code, 2);
-    assert!(err.contains("/nonexistent/x.json: cannot read"), "{err}");
-    let (code, _, err) = bpspec(&["oracle", "frob"], None);
-    assert_eq!(code, 2);
-    assert!(err.contains("usage: bpspec oracle run FILE"), "{err}");
+    for (args, says) in [
+        (&["oracle", "run", &malformed][..], "malformed.json:3:"),
+        (
+            &["oracle", "check", &contradictory],
+            "at $.ops[0].schedule_in: process p is already scheduled in",
+        ),
+        (&["oracle", "check", &noexpect], "at $.expect"),
+        (
+            &["oracle", "run", "/nonexistent/x.json"],
+            "/nonexistent/x.json: cannot read",
+        ),
+        (&["oracle", "frob"], "usage: bpspec oracle run FILE"),
+    ] {
+        let (_, err) = exits(2, args);
+        assert_has(&err, &[says]);
+    }
 }
 
 #[test]
@@ -124,40 +121,16 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
     )
     .unwrap();
     for engine in ["reference", "oracle"] {
-        let (code, out, err) = bpspec(
-            &[
-                "oracle",
-                "run",
-                meta_ms.to_str().unwrap(),
-                "--engine",
-                engine,
-            ],
-            None,
-        );
-        assert_eq!(code, 3, "{engine}: {out}{err}");
-        assert!(
-            err.contains(
-                "$.ops[0].trace_pattern.spec: unsupported feature: match specs on meta breakpoints"
-            ),
-            "{err}"
-        );
+        let f = meta_ms.to_str().unwrap();
+        unsupported("run", f, engine, "match specs on meta breakpoints");
     }
     let _ = std::fs::remove_file(&meta_ms);
     // Trace sessions run on the engine.
-    let (code, out, err) = bpspec(&["oracle", "check", &corpus("needs_sessions.json")], None);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("8 observations agree"), "{out}");
+    agrees("needs_sessions.json", None, 8);
     // Meta trace runs on the engine since meta6.
-    let (code, out, err) = bpspec(
-        &["oracle", "check", &corpus("call_count_combo_meta.json")],
-        None,
-    );
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("6 observations agree"), "{out}");
+    agrees("call_count_combo_meta.json", None, 6);
     // Global trace runs on the engine.
-    let (code, out, err) = bpspec(&["oracle", "check", &corpus("global_vs_local.json")], None);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("23 observations agree"), "{out}");
+    agrees("global_vs_local.json", None, 23);
     // return_trace / exception_trace run on both; the sequential oracle has global
     // trace but refuses match specs on global breakpoints.
     for engine in ["reference", "oracle"] {
@@ -165,64 +138,34 @@ fn unsupported_features_exit_3_naming_feature_and_place() {
             ("return_trace_order.json", 20),
             ("exception_trace_order.json", 12),
         ] {
-            let (code, out, err) = bpspec(
-                &["oracle", "check", &corpus(file), "--engine", engine],
-                None,
-            );
-            assert_eq!(code, 0, "{file} on {engine}: {out}{err}");
-            assert!(out.contains(&format!("{n} observations agree")), "{out}");
+            agrees(file, Some(engine), n);
         }
     }
-    let (code, out, err) = bpspec(
-        &[
-            "oracle",
-            "check",
-            &corpus("global_match_spec.json"),
-            "--engine",
-            "oracle",
-        ],
-        None,
-    );
-    assert_eq!(code, 3, "{out}{err}");
-    assert!(
-        err.contains(
-            "$.ops[0].trace_pattern.spec: unsupported feature: match specs on global breakpoints"
-        ),
-        "{err}"
-    );
+    let f = corpus("global_match_spec.json");
+    unsupported("check", &f, "oracle", "match specs on global breakpoints");
 }
 
 #[test]
 fn erl_missing_exits_4_saying_what_to_install() {
-    let (code, _, err) = bpspec(
-        &["oracle", "erl", &corpus("call_count_basic.json")],
-        Some("/nonexistent"),
-    );
+    let f = corpus("call_count_basic.json");
+    let path = std::ffi::OsStr::new("/nonexistent");
+    let (code, _, err) = bpspec_env(&["oracle", "erl", &f], &[("PATH", path)]);
     assert_eq!(code, 4);
-    assert!(err.contains("apt-get install erlang-nox"), "{err}");
+    assert_has(&err, &["apt-get install erlang-nox"]);
 }
 
 #[test]
 fn erl_runs_the_corpus_and_counts_skips() {
-    let files: Vec<String> = [
+    let files = [
         "call_count_basic.json",
         "needs_call_memory.json",
         "call_time_info.json",
         "call_count_combo_meta.json",
         "pause_restart_with_local.json",
-    ]
-    .iter()
-    .map(|f| corpus(f))
-    .collect();
-    let mut args = vec!["oracle", "erl"];
-    args.extend(files.iter().map(String::as_str));
-    let (code, out, err) = bpspec(&args, None);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        // call_count_combo_meta runs on ERTS since meta6 (it was the feature skip).
-        out.contains("4 agree, 0 differ, 0 known deviations, 0 stale deviation markers, 1 skipped (need a newer OTP), 0 skipped (feature not implemented yet), 0 checked on ERTS only (feature not in bpspec yet), 0 errors"),
-        "{out}"
-    );
+    ];
+    let (out, _) = exits(0, &with_files(argv("oracle erl", &[]), &files, corpus));
+    // call_count_combo_meta runs on ERTS since meta6 (it was the feature skip).
+    assert_has(&out, &["4 agree, 0 differ, 0 known deviations, 0 stale deviation markers, 1 skipped (need a newer OTP), 0 skipped (feature not implemented yet), 0 checked on ERTS only (feature not in bpspec yet), 0 errors"]);
 }
 
 /// `--otp-root DIR`: an unusable root is exit 4 naming the root and why; a missing directory
@@ -245,23 +188,17 @@ fn erl_otp_root_unusable_exits_4_naming_the_root() {
         (broken.to_str().unwrap(), "erl` failed"),
     ];
     for (root, why) in cases {
-        let (code, out, err) = bpspec(&["oracle", "erl", "--otp-root", root, &f], None);
-        assert_eq!(code, 4, "{root}: {out}{err}");
-        assert!(
-            err.contains(&format!("OTP root {root}: "))
-                && err.contains(why)
-                && err.contains("scripts/otp-root.sh"),
-            "{root}: {err}"
-        );
+        let (_, err) = exits(4, &argv("oracle erl --otp-root {} {}", &[root, &f]));
+        let names_root = format!("OTP root {root}: ");
+        assert_has(&err, &[&names_root, why, "scripts/otp-root.sh"]);
     }
     for args in [
         &["oracle", "erl", "--otp-root"][..],
         &["oracle", "erl", "--otp-root", "/opt/otp29"],
         &["oracle", "erl", "--otp-root", "", &f],
     ] {
-        let (code, _, err) = bpspec(args, None);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(err.contains("--otp-root needs a directory"), "{err}");
+        let (_, err) = exits(2, args);
+        assert_has(&err, &["--otp-root needs a directory"]);
     }
     let _ = std::fs::remove_dir_all(&empty);
     let _ = std::fs::remove_dir_all(&broken);
@@ -277,17 +214,12 @@ fn erl_otp_root_runs_call_memory() {
     };
     let root = root.to_string_lossy().to_string();
     let files = [
-        corpus("call_count_basic.json"),
-        corpus("needs_call_memory.json"),
-        corpus("call_memory_info.json"),
+        "call_count_basic.json",
+        "needs_call_memory.json",
+        "call_memory_info.json",
     ];
-    let mut args = vec!["oracle", "erl", "--otp-root", &root];
-    args.extend(files.iter().map(String::as_str));
-    let (code, out, err) = bpspec(&args, None);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        out.contains(&format!("(chroot {root}): 3 agree, 0 differ"))
-            && out.contains("0 skipped (need a newer OTP)"),
-        "{out}"
-    );
+    let erl = argv("oracle erl --otp-root {}", &[&root]);
+    let (out, _) = exits(0, &with_files(erl, &files, corpus));
+    let summary = format!("(chroot {root}): 3 agree, 0 differ");
+    assert_has(&out, &[&summary, "0 skipped (need a newer OTP)"]);
 }

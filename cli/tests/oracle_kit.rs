@@ -4,7 +4,7 @@
 //! scenario file), the same script's correct mode, and bpspec's own engine as a command.
 
 mod common;
-use common::{argv, assert_has, bpspec_env, exits, fresh_dir};
+use common::{argv, assert_has, bpspec_env, exits, fresh_dir, with_files};
 
 fn root() -> String {
     format!("{}/..", env!("CARGO_MANIFEST_DIR"))
@@ -93,17 +93,12 @@ fn seq_trace_check_exit_codes() {
 
 #[test]
 fn seq_trace_erl_agrees_with_otp() {
-    let files: Vec<String> = [
+    let files = [
         "manual_example.json",
         "spawn_with_token.json",
         "exit_signal.json",
-    ]
-    .iter()
-    .map(|f| seq_file(f))
-    .collect();
-    let mut args = vec!["oracle", "erl"];
-    args.extend(files.iter().map(String::as_str));
-    let (out, _) = exits(0, &args);
+    ];
+    let (out, _) = exits(0, &with_files(argv("oracle erl", &[]), &files, seq_file));
     assert_has(&out, &["seq_trace on OTP ", "3 agree, 0 differ"]);
 }
 

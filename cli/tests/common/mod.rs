@@ -42,6 +42,12 @@ pub fn argv(line: &str, slots: &[&str]) -> Vec<String> {
     args
 }
 
+/// `args`, then the path `path` gives each of `names` (a corpus file's), as more arguments.
+pub fn with_files(mut args: Vec<String>, names: &[&str], path: fn(&str) -> String) -> Vec<String> {
+    args.extend(names.iter().map(|n| path(n)));
+    args
+}
+
 /// Run `bpspec args`, assert that it exits with `code`, and return (stdout, stderr). A failure
 /// names the arguments and shows both streams.
 pub fn exits<S: AsRef<OsStr> + std::fmt::Debug>(code: i32, args: &[S]) -> (String, String) {
