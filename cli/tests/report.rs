@@ -2,17 +2,10 @@
 //! the shard split of `bpspec check` and `bpspec shard`, and clap's `--help` / `--version`.
 
 mod common;
-use common::bpspec;
+use common::{argv, assert_has, bpspec, exits, fresh_dir};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Command, Stdio};
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("bpspec-report-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 const LOOM: &str =
     "loom\tqsbr\tadd\tbaseline\tpreemption=2 branches=20000 executions=1234\thold\thold\t0.5\t\n";
@@ -22,7 +15,7 @@ const SKIP: &str = "oracle\t-\tdifferential on OTP root\tbaseline\totp-root=\tho
 
 #[test]
 fn report_merges_shards_and_writes_json_and_junit() {
-    let (a, b) = (temp_dir("shard1"), temp_dir("shard2"));
+    let (a, b) = (fresh_dir("report", "shard1"), fresh_dir("report", "shard2"));
     std::fs::write(a.join("loom.tsv"), LOOM).unwrap();
     std::fs::write(b.join("stateright.tsv"), SPEC).unwrap();
     std::fs::write(b.join("oracle.tsv"), SKIP).unwrap();
@@ -61,17 +54,19 @@ fn report_merges_shards_and_writes_json_and_junit() {
 
 #[test]
 fn report_fails_on_a_row_in_two_shards() {
-    let (a, b) = (temp_dir("overlap1"), temp_dir("overlap2"));
+    let (a, b) = (
+        fresh_dir("report", "overlap1"),
+        fresh_dir("report", "overlap2"),
+    );
     std::fs::write(a.join("loom.tsv"), LOOM).unwrap();
     std::fs::write(b.join("loom.tsv"), LOOM).unwrap();
-    let (code, _, err) = bpspec(&["report", a.to_str().unwrap(), b.to_str().unwrap()]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("the shards overlap"), "{err}");
+    let (_, err) = exits(2, &["report", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_has(&err, &["the shards overlap"]);
 }
 
 #[test]
 fn a_failed_row_fails_the_junit_case() {
-    let d = temp_dir("failed");
+    let d = fresh_dir("report", "failed");
     std::fs::write(
         d.join("loom.tsv"),
         "loom\tqsbr\tadd\tbaseline\tpreemption=2\thold\tVIOLATED\t0.5\tI3 violated\n",
@@ -88,57 +83,24 @@ fn a_failed_row_fails_the_junit_case() {
 
 #[test]
 fn part_records_a_row_and_keeps_the_log() {
-    let d = temp_dir("part");
+    let d = fresh_dir("report", "part");
     let dir = d.to_str().unwrap();
-    let (code, out, err) = bpspec(&[
-        "part",
-        "ok",
-        "--checker",
-        "demo",
-        "--bound",
-        "n=1",
-        "--results",
-        dir,
-        "--",
-        "echo",
-        "test result: ok. 3 passed; 0 failed",
-    ]);
+    // `bpspec part NAME --checker demo OPTIONS --results DIR -- COMMAND...`
+    let part = |name: &str, options: &[&str], command: &[&str]| {
+        let mut args = argv("part {} --checker demo", &[name]);
+        args.extend(options.iter().map(|o| o.to_string()));
+        args.extend(argv("--results {} --", &[dir]));
+        args.extend(command.iter().map(|c| c.to_string()));
+        bpspec(&args)
+    };
+    let echo = ["echo", "test result: ok. 3 passed; 0 failed"];
+    let (code, out, err) = part("ok", &["--bound", "n=1"], &echo);
     assert_eq!(code, 0, "{out}{err}");
-    let (code, _, _) = bpspec(&[
-        "part",
-        "bad",
-        "--checker",
-        "demo",
-        "--results",
-        dir,
-        "--",
-        "false",
-    ]);
+    let (code, _, _) = part("bad", &[], &["false"]);
     assert_eq!(code, 0, "the table, not the part, gives the verdict");
-    let (code, _, _) = bpspec(&[
-        "part",
-        "quiet",
-        "--checker",
-        "demo",
-        "--no-row",
-        "--results",
-        dir,
-        "--",
-        "true",
-    ]);
+    let (code, _, _) = part("quiet", &["--no-row"], &["true"]);
     assert_eq!(code, 0);
-    let (code, _, _) = bpspec(&[
-        "part",
-        "later",
-        "--checker",
-        "demo",
-        "--skip",
-        "no OTP root",
-        "--results",
-        dir,
-        "--",
-        "false",
-    ]);
+    let (code, _, _) = part("later", &["--skip", "no OTP root"], &["false"]);
     assert_eq!(code, 0);
     let rows = std::fs::read_to_string(d.join("demo.tsv")).unwrap();
     let rows: Vec<Vec<&str>> = rows.lines().map(|l| l.split('\t').collect()).collect();
@@ -227,15 +189,13 @@ fn test_name_shards_partition_the_tests() {
         want.sort();
         assert_eq!(union, want, "N={n}");
     }
-    let (code, _, err) = bpspec(&["shard", "3/2"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("need 1 <= i <= N"), "{err}");
+    let (_, err) = exits(2, &["shard", "3/2"]);
+    assert_has(&err, &["need 1 <= i <= N"]);
 }
 
 #[test]
 fn help_and_version() {
-    let (code, out, _) = bpspec(&["--version"]);
-    assert_eq!(code, 0);
+    let (out, _) = exits(0, &["--version"]);
     assert!(out.starts_with("bpspec "), "{out}");
     for sub in [
         &["--help"][..],
@@ -249,11 +209,9 @@ fn help_and_version() {
         &["rate", "--help"],
         &["mutants", "--help"],
     ] {
-        let (code, out, err) = bpspec(sub);
-        assert_eq!(code, 0, "{sub:?}: {err}");
-        assert!(out.contains("Usage: bpspec"), "{sub:?}: {out}");
+        let (out, _) = exits(0, sub);
+        assert_has(&out, &["Usage: bpspec"]);
     }
-    let (code, out, _) = bpspec(&["help"]);
-    assert_eq!(code, 0);
-    assert!(out.contains("usage: bpspec report DIR"), "{out}");
+    let (out, _) = exits(0, &["help"]);
+    assert_has(&out, &["usage: bpspec report DIR"]);
 }
