@@ -6,16 +6,14 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::bpspec;
+use common::{argv, assert_has, exits};
 
 #[test]
 fn check_unknown_model_exits_2_and_lists_known_models() {
-    let (code, _, err) = bpspec(&["check", "--model", "nope"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("unknown model name \"nope\""), "{err}");
-    assert!(
-        err.contains("s2f2x1") && err.contains("s3f2x2") && err.contains("tiny"),
-        "{err}"
+    let (_, err) = exits(2, &["check", "--model", "nope"]);
+    assert_has(
+        &err,
+        &["unknown model name \"nope\"", "s2f2x1", "s3f2x2", "tiny"],
     );
 }
 
@@ -27,56 +25,47 @@ fn check_bad_arguments_exit_2() {
         &["check", "--mutant", "skip-everything"],
         &["check", "--threads", "0"],
     ] {
-        let (code, _, err) = bpspec(args);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(err.contains("usage: bpspec check"), "{args:?}: {err}");
+        let (_, err) = exits(2, args);
+        assert_has(&err, &["usage: bpspec check"]);
     }
 }
 
 #[test]
 fn check_baseline_holds_exit_0() {
-    let (code, out, err) = bpspec(&["check", "--model", "tiny"]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        out.contains("tiny") && out.contains("stateright bfs") && out.contains("hold"),
-        "{out}"
-    );
-    assert!(
-        out.contains("1 scheduler x 1 function x 1 session"),
-        "{out}"
+    let (out, _) = exits(0, &["check", "--model", "tiny"]);
+    assert_has(
+        &out,
+        &[
+            "tiny",
+            "stateright bfs",
+            "hold",
+            "1 scheduler x 1 function x 1 session",
+        ],
     );
 }
 
 #[test]
 fn check_mutant_prints_numbered_counterexample_exit_1() {
-    let (code, out, _) = bpspec(&[
-        "check",
-        "--model",
-        "tiny",
-        "--mutant",
-        "skip-w3-before-consolidate",
-    ]);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("VIOLATED"), "{out}");
-    assert!(
-        out.contains("counterexample to slot-set-behind-breakpoint"),
-        "{out}"
+    let mutant = argv(
+        "check --model tiny --mutant skip-w3-before-consolidate",
+        &[],
     );
-    assert!(
-        out.contains("1. stager: trace_pattern(session 0, {f0}, true, [local]) begins"),
-        "{out}"
-    );
-    assert!(out.contains("stager: flip 1->0"), "{out}");
-    assert!(
-        out.contains("scheduler 0 reads slot of f0 -> null"),
-        "{out}"
+    let (out, _) = exits(1, &mutant);
+    assert_has(
+        &out,
+        &[
+            "VIOLATED",
+            "counterexample to slot-set-behind-breakpoint",
+            "1. stager: trace_pattern(session 0, {f0}, true, [local]) begins",
+            "stager: flip 1->0",
+            "scheduler 0 reads slot of f0 -> null",
+        ],
     );
 }
 
 #[test]
 fn check_json_is_machine_readable() {
-    let (code, out, _) = bpspec(&["check", "--model", "tiny", "--json"]);
-    assert_eq!(code, 0, "{out}");
+    let (out, _) = exits(0, &["check", "--model", "tiny", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["ok"], true);
     let r = &v["models"][0];
@@ -89,10 +78,9 @@ fn check_json_is_machine_readable() {
 #[test]
 fn check_mutants_prints_the_matrix_rows_of_the_selected_model() {
     // s2f1x2 hosts the wait-on-sleepers row (liveness), among others.
-    let (code, out, err) = bpspec(&["check", "--model", "tiny", "--mutants"]);
+    let (out, _) = exits(0, &["check", "--model", "tiny", "--mutants"]);
     // No matrix row lives on tiny: only the baseline runs.
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("kill matrix"), "{out}");
+    assert_has(&out, &["kill matrix"]);
 }
 
 fn free_port() -> u16 {
@@ -149,12 +137,10 @@ fn explore_serves_the_status_api_on_loopback() {
 
 #[test]
 fn explore_unknown_model_or_busy_address_exits_2() {
-    let (code, _, err) = bpspec(&["explore", "nope"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("unknown model name \"nope\""), "{err}");
+    let (_, err) = exits(2, &["explore", "nope"]);
+    assert_has(&err, &["unknown model name \"nope\""]);
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = busy.local_addr().unwrap().to_string();
-    let (code, _, err) = bpspec(&["explore", "tiny", "--addr", &addr]);
-    assert_eq!(code, 2);
-    assert!(err.contains("cannot listen on"), "{err}");
+    let (_, err) = exits(2, &["explore", "tiny", "--addr", &addr]);
+    assert_has(&err, &["cannot listen on"]);
 }
