@@ -72,13 +72,9 @@ fn a_failed_row_fails_the_junit_case() {
         "loom\tqsbr\tadd\tbaseline\tpreemption=2\thold\tVIOLATED\t0.5\tI3 violated\n",
     )
     .unwrap();
-    let (code, _, _) = bpspec(&["report", d.to_str().unwrap()]);
-    assert_eq!(code, 1);
+    exits(1, &["report", d.to_str().unwrap()]);
     let xml = std::fs::read_to_string(d.join("report.xml")).unwrap();
-    assert!(
-        xml.contains("<failure") && xml.contains("I3 violated"),
-        "{xml}"
-    );
+    assert_has(&xml, &["<failure", "I3 violated"]);
 }
 
 #[test]

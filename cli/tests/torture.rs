@@ -2,7 +2,7 @@
 //! engine torture exits 0 and writes its row to the results table.
 
 mod common;
-use common::bpspec;
+use common::{argv, assert_has, bpspec, bpspec_env};
 
 #[test]
 fn torture_bad_arguments_exit_2_naming_them() {
@@ -17,32 +17,22 @@ fn torture_bad_arguments_exit_2_naming_them() {
     assert!(err.contains("--frob"), "{err}");
 }
 
-/// Run `bpspec torture ARGS` with a fresh results directory: exit code, stdout, torture.tsv.
-fn torture_run(tag: &str, args: &[&str]) -> (Option<i32>, String, String) {
+/// Run `bpspec torture ARGS` (`args` split at white space) with a fresh results directory: exit
+/// code, stdout, torture.tsv.
+fn torture_run(tag: &str, args: &str) -> (i32, String, String) {
     let d = std::env::temp_dir().join(format!("bpspec-cli-torture-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bpspec"))
-        .arg("torture")
-        .args(args)
-        .env("BPSPEC_RESULTS", &d)
-        .output()
-        .expect("run bpspec");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let args = argv(&format!("torture {args}"), &[]);
+    let (code, text, _) = bpspec_env(&args, &[("BPSPEC_RESULTS", d.as_os_str())]);
     let rows = std::fs::read_to_string(d.join("torture.tsv")).expect("torture.tsv written");
-    (out.status.code(), text, rows)
+    (code, text, rows)
 }
 
 #[test]
 fn small_torture_holds_and_records_its_row() {
-    let (code, text, rows) = torture_run(
-        "small",
-        &["--schedulers", "2", "--hits", "50000", "--seed", "7"],
-    );
-    assert_eq!(code, Some(0), "{text}");
-    assert!(
-        text.contains("seed=0x7") && text.contains("hits="),
-        "{text}"
-    );
+    let (code, text, rows) = torture_run("small", "--schedulers 2 --hits 50000 --seed 7");
+    assert_eq!(code, 0, "{text}");
+    assert_has(&text, &["seed=0x7", "hits="]);
     assert!(
         rows.starts_with("torture\tqsbr\tchurn-s2\tbaseline\t") && rows.contains("\thold\thold\t"),
         "{rows}"
@@ -51,18 +41,9 @@ fn small_torture_holds_and_records_its_row() {
 
 #[test]
 fn a_run_the_time_bound_stops_short_of_its_hits_is_a_failed_row() {
-    let (code, text, rows) = torture_run(
-        "short",
-        &[
-            "--schedulers",
-            "2",
-            "--hits",
-            "1000000000000",
-            "--seconds",
-            "1",
-        ],
-    );
-    assert_eq!(code, Some(1), "{text}");
-    assert!(text.contains("short: hits "), "{text}");
-    assert!(rows.contains("\thold\tshort-of-hits\t"), "{rows}");
+    let (code, text, rows) =
+        torture_run("short", "--schedulers 2 --hits 1000000000000 --seconds 1");
+    assert_eq!(code, 1, "{text}");
+    assert_has(&text, &["short: hits "]);
+    assert_has(&rows, &["\thold\tshort-of-hits\t"]);
 }
