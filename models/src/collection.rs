@@ -33,8 +33,8 @@ use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU64, Ordering::*};
 use bpspec_reference::term::Collection;
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
-    Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc, Process,
-    Scheduler, Term, ThreadProgress,
+    Engine, EngineConfig, FlagSet, InfoKey, Mutant, PatternOp, Proc, Process, Scheduler, Term,
+    ThreadProgress,
 };
 use std::collections::BTreeMap;
 
@@ -383,21 +383,11 @@ impl Checkpoints {
 }
 
 fn apply<P: ThreadProgress>(e: &Engine<P>, f: usize, op: PatternOp, fl: FlagSet) {
-    let n = e
-        .trace_pattern(
-            &Pattern::exact(&e.code.funcs[f].mfa),
-            op,
-            &TraceSpec::from(fl),
-        )
-        .expect("valid trace_pattern");
-    assert_eq!(n, 1);
+    crate::trace_on(e, Some(f), op, &TraceSpec::from(fl));
 }
 
 fn build<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) -> Arc<Engine<P>> {
-    let mut cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
-    cfg.functions = (0..s.functions)
-        .map(|i| Mfa::new("m", &format!("f{i}"), 0))
-        .collect();
+    let cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
     let mut e = Engine::<P>::new(cfg).with_stop_the_world();
     if s.paused_via_flip {
         e = e.with_paused_via_flip();

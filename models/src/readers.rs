@@ -36,8 +36,8 @@ use bpspec_reference::sync::{spawn, yield_now, Arc};
 use bpspec_reference::term::Term;
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
-    BatchEntry, Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc,
-    Process, Scheduler, ThreadProgress, WaitPlan,
+    BatchEntry, Engine, EngineConfig, FlagSet, InfoKey, Mutant, Pattern, PatternOp, Proc, Process,
+    Scheduler, ThreadProgress, WaitPlan,
 };
 
 /// A scheduler step for the current process.
@@ -241,17 +241,7 @@ pub fn shuttle_scenarios() -> Vec<RScenario> {
 
 fn apply<P: ThreadProgress>(e: &Engine<P>, o: &ROp) {
     let (s, f, op, fl) = *o;
-    let n = e
-        .trace_pattern(
-            &Pattern::exact(&e.code.funcs[f].mfa),
-            op,
-            &TraceSpec::from(fl).session(s),
-        )
-        .expect("valid trace_pattern");
-    assert_eq!(
-        n, 1,
-        "trace_pattern returns the number of matched functions"
-    );
+    crate::trace_on(e, Some(f), op, &TraceSpec::from(fl).session(s));
 }
 
 /// The stager's ops: one call each, or one batch under a batching wait plan (models/src/waits.rs).
@@ -278,10 +268,7 @@ fn build<P: ThreadProgress>(
     mutant: Option<Mutant>,
     plan: WaitPlan,
 ) -> Arc<Engine<P>> {
-    let mut cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
-    cfg.functions = (0..s.functions)
-        .map(|i| Mfa::new("m", &format!("f{i}"), 0))
-        .collect();
+    let cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
     let e = Engine::<P>::new(cfg).with_wait_plan(plan);
     for sess in 1..s.sessions {
         assert_eq!(e.create_session(&format!("s{sess}")), Ok(sess));

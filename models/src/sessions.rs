@@ -19,11 +19,11 @@
 
 use bpspec_reference::sync::Arc;
 use bpspec_reference::{
-    flags, Engine, EngineConfig, FlagSet, Mailbox, Mfa, Mutant, Pattern, PatternOp, Proc,
-    ProcFlags, Process, ProcessTracer, SessionError, ThreadProgress, TraceSpec,
+    flags, Engine, EngineConfig, FlagSet, Mailbox, Mutant, PatternOp, Proc, ProcFlags, Process,
+    ProcessTracer, SessionError, ThreadProgress, TraceSpec,
 };
 
-use crate::{schedulers_vs_stager, Step};
+use crate::{schedulers_vs_stager, trace_on, Step};
 
 /// One stager operation.
 #[derive(Clone, Copy, Debug)]
@@ -180,13 +180,7 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &SOp, next: &std::sync::Arc<Mailbo
                 call_count: count,
                 ..FlagSet::default()
             });
-            let n = e
-                .trace_pattern(&Pattern::all(), op, &spec.clone().session(session))
-                .expect("valid trace_pattern");
-            assert_eq!(
-                n, 1,
-                "trace_pattern returns the number of matched functions"
-            );
+            trace_on(e, None, op, &spec.session(session));
         }
         SOp::Destroy(s) => {
             assert_eq!(e.destroy_session(s), Ok(true), "destroy session {s}");
@@ -225,11 +219,7 @@ struct Seen {
 
 /// Run one execution of `scn`. Panics on any violation.
 pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
-    let cfg = EngineConfig {
-        functions: vec![Mfa::new("m", "f0", 0)],
-        schedulers: scn.schedulers.len(),
-        mutant,
-    };
+    let cfg = EngineConfig::simple(1, scn.schedulers.len()).with_mutant(mutant);
     let engine = Arc::new(Engine::<P>::new(cfg));
     for s in 1..3 {
         assert_eq!(engine.create_session(&format!("s{s}")), Ok(s));
