@@ -76,59 +76,49 @@ const fn local(session: u32, op: PatternOp) -> SOp {
 pub fn loom_session_scenarios() -> Vec<SessionScenario> {
     use PatternOp::*;
     use Step::*;
-    let sched = vec![Call(0), Progress, Call(0)];
+    // One scheduler calling f0 on both sides of a progress point; session 1 has a tracer or not.
+    let scn = |tracer| {
+        move |name, setup: &[SOp], ops: &[SOp]| SessionScenario {
+            name,
+            setup: setup.to_vec(),
+            ops: ops.to_vec(),
+            schedulers: vec![vec![Call(0), Progress, Call(0)]],
+            tracer,
+        }
+    };
+    let (traced, untraced) = (scn(true), scn(false));
+    let chain = [count(0, True), count(1, True)];
     vec![
+        // A second session's node enters a patched function's chain through to_insert.
+        traced("session-insert", &[count(0, True)], &[local(1, True)]),
+        // The newer session's node (the head) is unlinked while the function stays patched
+        // by the older one: a scheduler standing on it must walk on to the older node.
+        untraced("session-unlink-head", &chain, &[count(1, False)]),
+        // Destroying a session: inert at once, then its patterns go through the sequence.
+        traced(
+            "session-destroy",
+            &[count(0, True), local(1, True)],
+            &[SOp::Destroy(1)],
+        ),
+        // Two schedulers on the chain while the head is unlinked and a third session's node
+        // is linked: insertion and removal in one trace_pattern each.
         SessionScenario {
-            // A second session's node enters a patched function's chain through to_insert.
-            name: "session-insert",
-            setup: vec![count(0, True)],
-            ops: vec![local(1, True)],
-            schedulers: vec![sched.clone()],
-            tracer: true,
-        },
-        SessionScenario {
-            // The newer session's node (the head) is unlinked while the function stays patched
-            // by the older one: a scheduler standing on it must walk on to the older node.
-            name: "session-unlink-head",
-            setup: vec![count(0, True), count(1, True)],
-            ops: vec![count(1, False)],
-            schedulers: vec![sched.clone()],
-            tracer: false,
-        },
-        SessionScenario {
-            // Destroying a session: inert at once, then its patterns go through the sequence.
-            name: "session-destroy",
-            setup: vec![count(0, True), local(1, True)],
-            ops: vec![SOp::Destroy(1)],
-            schedulers: vec![sched.clone()],
-            tracer: true,
-        },
-        SessionScenario {
-            // Two schedulers on the chain while the head is unlinked and a third session's node
-            // is linked: insertion and removal in one trace_pattern each.
-            name: "session-unlink-2sched",
-            setup: vec![count(0, True), count(1, True)],
-            ops: vec![count(1, False), count(2, True)],
             schedulers: vec![vec![Call(0), Call(0)], vec![Call(0), Call(0)]],
-            tracer: false,
+            ..untraced(
+                "session-unlink-2sched",
+                &chain,
+                &[count(1, False), count(2, True)],
+            )
         },
-        SessionScenario {
-            // The session tracer is removed while the scheduler may be inside it.
-            name: "tracer-remove",
-            setup: vec![local(1, True)],
-            ops: vec![SOp::RemoveTracer(1)],
-            schedulers: vec![vec![Call(0), Progress, Call(0)]],
-            tracer: true,
-        },
-        SessionScenario {
-            // The session tracer is replaced while the scheduler may be inside the old one:
-            // every local hit reaches exactly one of the two (S3 over both mailboxes).
-            name: "tracer-replace",
-            setup: vec![local(1, True)],
-            ops: vec![SOp::ReplaceTracer(1)],
-            schedulers: vec![vec![Call(0), Progress, Call(0)]],
-            tracer: true,
-        },
+        // The session tracer is removed while the scheduler may be inside it.
+        traced("tracer-remove", &[local(1, True)], &[SOp::RemoveTracer(1)]),
+        // The session tracer is replaced while the scheduler may be inside the old one:
+        // every local hit reaches exactly one of the two (S3 over both mailboxes).
+        traced(
+            "tracer-replace",
+            &[local(1, True)],
+            &[SOp::ReplaceTracer(1)],
+        ),
     ]
 }
 
