@@ -6,7 +6,7 @@ use bpspec_models::exports::{
     expected_export_kills, loom_export_scenarios, run_exports, shuttle_export_scenarios,
     EXPORT_MUTANTS,
 };
-use bpspec_models::harness::{assert_matrix_complete, names};
+use bpspec_models::harness::{assert_matrix_complete, hold_on_real_threads, names};
 use bpspec_reference::{EpochProgress, Qsbr};
 
 #[test]
@@ -20,10 +20,9 @@ fn every_export_mutant_has_a_killer_on_an_existing_scenario() {
 
 #[test]
 fn export_scenarios_hold_on_real_threads() {
-    for scn in shuttle_export_scenarios() {
-        for _ in 0..20 {
-            run_exports::<Qsbr>(&scn, None);
-            run_exports::<EpochProgress>(&scn, None);
-        }
-    }
+    hold_on_real_threads(
+        shuttle_export_scenarios(),
+        20,
+        &[run_exports::<Qsbr>, run_exports::<EpochProgress>],
+    );
 }

@@ -5,11 +5,12 @@
 #![cfg(loom)]
 
 use bpspec_models::baselines;
-use bpspec_models::harness::{assert_all_killed, loom_run};
-use bpspec_models::readers::{expected_kills, loom_scenarios, run, RScenario};
+use bpspec_models::readers::{expected_kills, loom_scenarios, run};
 use bpspec_reference::{Mutant, Qsbr};
 
-baselines! { "loom", |s| READERS.explore(s, None, "hold");
+bpspec_models::loom_family! {
+    const READERS: bpspec_models::readers::RScenario = (loom_scenarios, run::<Qsbr>);
+    readers_kill_matrix => ("reader", expected_kills("loom"));
     readers_timem_remove => "timem-remove",
     readers_timem_remove_nap => "timem-remove-nap",
     readers_timem_remove_2sess => "timem-remove-2sess",
@@ -24,14 +25,6 @@ baselines! { "loom", |s| READERS.explore(s, None, "hold");
 baselines! { "loom", |s| READERS.explore_capped(s, None, "hold", 2);
     readers_timem_pause_restart => "timem-pause-restart",
     readers_timem_two_stagers => "timem-two-stagers",
-}
-
-/// Every reader mutant in loom's column must produce a counterexample.
-#[test]
-fn readers_kill_matrix() {
-    assert_all_killed("reader", "loom", expected_kills("loom"), |m, name| {
-        READERS.explore(name, Some(m), "killed").is_some()
-    });
 }
 
 /// W4 is needed with one session (docs/protocol.md, I1): a timem reader (schedule-out, return)
@@ -57,9 +50,3 @@ fn finding_f3_fresh_node_relaxed_store() {
     );
     assert!(cx.is_some(), "loom no longer finds F3");
 }
-
-/// The family every test here explores.
-const READERS: loom_run::Family<RScenario> = loom_run::Family {
-    scenarios: loom_scenarios,
-    run: run::<Qsbr>,
-};

@@ -2,7 +2,7 @@
 //! scenario), and each session scenario runs once on real threads.
 #![cfg(not(any(loom, shuttle)))]
 
-use bpspec_models::harness::{assert_matrix_complete, names};
+use bpspec_models::harness::{assert_matrix_complete, hold_on_real_threads, names};
 use bpspec_models::sessions::{
     expected_session_kills, loom_session_scenarios, run_sessions, shuttle_session_scenarios,
 };
@@ -29,9 +29,5 @@ fn every_session_mutant_has_a_killer_on_an_existing_scenario() {
 
 #[test]
 fn session_scenarios_hold_on_real_threads() {
-    for scn in shuttle_session_scenarios() {
-        for _ in 0..20 {
-            run_sessions::<Qsbr>(&scn, None);
-        }
-    }
+    hold_on_real_threads(shuttle_session_scenarios(), 20, &[run_sessions::<Qsbr>]);
 }
