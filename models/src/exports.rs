@@ -45,7 +45,7 @@ pub type ExportScenario = Scenario<XOp>;
 
 /// The loom scenarios: one stager, one scheduler, one function (two where the property needs
 /// a second entry to be seen out of order, as the trace_pattern models' `add`).
-pub fn loom_export_scenarios() -> Vec<ExportScenario> {
+pub fn loom_scenarios() -> Vec<ExportScenario> {
     use PatternOp::*;
     use Step::*;
     use XOp::*;
@@ -97,12 +97,12 @@ pub fn loom_export_scenarios() -> Vec<ExportScenario> {
 
 /// The shuttle scenarios: the loom ones with two more schedulers, and a churn over both
 /// sessions and both areas.
-pub fn shuttle_export_scenarios() -> Vec<ExportScenario> {
+pub fn shuttle_scenarios() -> Vec<ExportScenario> {
     use PatternOp::*;
     use Step::*;
     use XOp::*;
     let script = |fs, rounds| rotating_calls(fs, rounds, Call, Progress, Nap);
-    let mut out = loom_export_scenarios();
+    let mut out = loom_scenarios();
     for s in out.iter_mut() {
         s.schedulers.push(script(s.functions, 3));
         s.schedulers.push(script(s.functions, 4));
@@ -157,7 +157,7 @@ fn acted_now<P: ThreadProgress>(e: &Engine<P>) -> Vec<u32> {
 }
 
 /// Run one execution of `scn`. Panics on any violation.
-pub fn run_exports<P: ThreadProgress>(scn: &ExportScenario, mutant: Option<Mutant>) {
+pub fn run<P: ThreadProgress>(scn: &ExportScenario, mutant: Option<Mutant>) {
     assert_eq!(scn.rounds, 1, "the export models run their ops once");
     let cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
     let engine = Arc::new(Engine::<P>::new(cfg));
@@ -205,7 +205,7 @@ pub const EXPORT_MUTANTS: [Mutant; 5] = [
 ];
 
 /// Which checker kills which wait-removal mutant on which export scenario.
-pub fn expected_export_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
     match checker {
         "loom" => vec![

@@ -178,27 +178,39 @@ macro_rules! baselines {
     )*};
 }
 
-/// A `tests/*_loom.rs` model family: the const `$fam`, a `loom_run::Family` of `$scenarios` run
-/// by `$run`; the test `$kill_matrix`: every mutant of loom's column of `$family`'s kill matrix
-/// (`$kills`) produces a counterexample on its scenario; and one test a scenario that must hold
-/// at the bound `LOOM_MAX_PREEMPTIONS` gives ([`baselines!`]; capped ones are declared apart).
+/// A `tests/*_loom.rs` model family, `bpspec_models::$module` (its `loom_scenarios`, `run` and
+/// `expected_kills`): `family()`, its `loom_run::Family` under the QSBR grace period; the test
+/// `$kill_matrix`: every mutant of loom's column of `$family`'s kill matrix produces a
+/// counterexample on its scenario; and one test a scenario that must hold, at the bound
+/// `LOOM_MAX_PREEMPTIONS` gives, or at most `$cap` (`at most $cap`).
 #[macro_export]
 macro_rules! loom_family {
     (
-        const $fam:ident: $ty:ty = ($scenarios:expr, $run:expr);
-        $kill_matrix:ident => ($family:literal, $kills:expr);
-        $($test:ident => $scn:literal),* $(,)?
+        $module:ident: $family:literal, $kill_matrix:ident;
+        $($test:ident => $scn:literal $(at most $cap:literal)?),* $(,)?
     ) => {
-        const $fam: $crate::harness::loom_run::Family<$ty> =
-            $crate::harness::loom_run::Family { scenarios: $scenarios, run: $run };
+        /// The family every test here explores.
+        fn family() -> $crate::harness::loom_run::Family<impl $crate::harness::NamedScenario> {
+            $crate::harness::loom_run::Family {
+                scenarios: $crate::$module::loom_scenarios,
+                run: $crate::$module::run::<::bpspec_reference::Qsbr>,
+            }
+        }
 
         /// Every mutant in loom's column of the family's kill matrix produces a counterexample.
         #[test]
         fn $kill_matrix() {
-            $fam.assert_kills($family, $kills);
+            family().assert_kills($family, $crate::$module::expected_kills("loom"));
         }
 
-        $crate::baselines! { "loom", |s| $fam.explore(s, None, "hold"); $($test => $scn),* }
+        $(
+            #[test]
+            fn $test() {
+                let cap: usize = [$($cap,)? usize::MAX][0];
+                let cx = family().explore_capped($scn, None, "hold", cap);
+                assert!(cx.is_none(), "loom: {} violated a property: {}", $scn, cx.unwrap());
+            }
+        )*
     };
 }
 

@@ -73,7 +73,7 @@ const fn local(session: u32, op: PatternOp) -> SOp {
 }
 
 /// The loom scenarios: one stager, one scheduler, one function.
-pub fn loom_session_scenarios() -> Vec<SessionScenario> {
+pub fn loom_scenarios() -> Vec<SessionScenario> {
     use PatternOp::*;
     use Step::*;
     // One scheduler calling f0 on both sides of a progress point; session 1 has a tracer or not.
@@ -123,7 +123,7 @@ pub fn loom_session_scenarios() -> Vec<SessionScenario> {
 }
 
 /// The shuttle scenarios: the loom ones with two more schedulers, and a churn of three sessions.
-pub fn shuttle_session_scenarios() -> Vec<SessionScenario> {
+pub fn shuttle_scenarios() -> Vec<SessionScenario> {
     use PatternOp::*;
     use Step::*;
     let script = |rounds: usize| -> Vec<Step> {
@@ -131,7 +131,7 @@ pub fn shuttle_session_scenarios() -> Vec<SessionScenario> {
             .flat_map(|r| [Call(0), Call(0), if r % 3 == 2 { Nap } else { Progress }])
             .collect()
     };
-    let mut out = loom_session_scenarios();
+    let mut out = loom_scenarios();
     for s in out.iter_mut() {
         s.schedulers.push(script(3));
         s.schedulers.push(script(4));
@@ -208,7 +208,7 @@ struct Seen {
 }
 
 /// Run one execution of `scn`. Panics on any violation.
-pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
+pub fn run<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
     let cfg = EngineConfig::simple(1, scn.schedulers.len()).with_mutant(mutant);
     let engine = Arc::new(Engine::<P>::new(cfg));
     for s in 1..3 {
@@ -327,7 +327,7 @@ fn check(id: usize, seen: &[Seen], gens: &[u32]) {
 }
 
 /// Which checker kills which session mutant on which scenario.
-pub fn expected_session_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
     match checker {
         "loom" => vec![

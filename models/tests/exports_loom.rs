@@ -3,13 +3,7 @@
 //! pattern, with one session and two. Bound from `LOOM_MAX_PREEMPTIONS` (CI 2, `make check` 3).
 #![cfg(loom)]
 
-use bpspec_models::exports::{expected_export_kills, loom_export_scenarios, run_exports};
-use bpspec_reference::Qsbr;
-
-bpspec_models::loom_family! {
-    const EXPORTS: bpspec_models::exports::ExportScenario =
-        (loom_export_scenarios, run_exports::<Qsbr>);
-    exports_kill_matrix => ("export", expected_export_kills("loom"));
+bpspec_models::loom_family! { exports: "export", exports_kill_matrix;
     exports_global_set => "global-set",
     exports_global_set_2f => "global-set-2f",
     exports_global_remove_2f => "global-remove-2f",

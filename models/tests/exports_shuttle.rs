@@ -4,7 +4,7 @@
 #![cfg(shuttle)]
 
 use bpspec_models::exports::{
-    expected_export_kills, run_exports, shuttle_export_scenarios, ExportScenario, EXPORT_MUTANTS,
+    expected_kills, run, shuttle_scenarios, ExportScenario, EXPORT_MUTANTS,
 };
 use bpspec_models::harness::scenario_named;
 use bpspec_models::harness::shuttle_run::{self, assert_kill_column, iters, kill_rows};
@@ -17,7 +17,7 @@ const SURVIVOR_ITERS: usize = 2000;
 
 #[test]
 fn exports_baseline() {
-    shuttle_run::assert_baselines(shuttle_export_scenarios(), run_exports::<Qsbr>);
+    shuttle_run::assert_baselines(shuttle_scenarios(), run::<Qsbr>);
 }
 
 /// (mutant, pct) runs whose scheduler may miss a kill the other one makes: the random scheduler
@@ -32,22 +32,22 @@ const MAY_MISS: &[(Mutant, bool)] = &[(Mutant::SkipWaitBeforeConsolidate, false)
 /// sequentially consistent atomics cannot show).
 #[test]
 fn exports_kill_matrix() {
-    let loom = expected_export_kills("loom");
+    let loom = expected_kills("loom");
     let on_loom = |m| {
         let killer = loom.iter().find(|(k, _)| *k == m);
         killer.expect("every export mutant has a loom killer").1
     };
-    let rows = kill_rows(&EXPORT_MUTANTS, &expected_export_kills("shuttle"), on_loom);
+    let rows = kill_rows(&EXPORT_MUTANTS, &expected_kills("shuttle"), on_loom);
     let may_miss = |m, pct| MAY_MISS.contains(&(m, pct));
     assert_kill_column("export", rows, may_miss, |(m, name, killer), pct, exp| {
-        let scn: ExportScenario = scenario_named(shuttle_export_scenarios(), name, |s| s.name);
+        let scn: ExportScenario = scenario_named(shuttle_scenarios(), name, |s| s.name);
         let n = if killer {
             iters()
         } else {
             iters().min(SURVIVOR_ITERS)
         };
         shuttle_run::explore_mutant(name, Some(m), pct, exp, n, move || {
-            run_exports::<Qsbr>(&scn, Some(m))
+            run::<Qsbr>(&scn, Some(m))
         })
     });
 }

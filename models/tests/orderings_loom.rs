@@ -44,8 +44,8 @@ fn weakened(
             Box::new(move || collection::run::<Qsbr>(&s, m))
         }
         ("sessions", "qsbr") => {
-            let s = scenario_named(sessions::loom_session_scenarios(), name, |s| s.name);
-            Box::new(move || sessions::run_sessions::<Qsbr>(&s, m))
+            let s = scenario_named(sessions::loom_scenarios(), name, |s| s.name);
+            Box::new(move || sessions::run::<Qsbr>(&s, m))
         }
         ("readers", "qsbr") => {
             let s = scenario_named(readers::loom_scenarios(), name, |s| s.name);

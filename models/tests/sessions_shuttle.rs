@@ -4,27 +4,27 @@
 
 use bpspec_models::harness::scenario_named;
 use bpspec_models::harness::shuttle_run::{self, assert_kill_column, kill_rows};
-use bpspec_models::sessions::{expected_session_kills, run_sessions, shuttle_session_scenarios};
+use bpspec_models::sessions::{expected_kills, run, shuttle_scenarios};
 use bpspec_reference::{Mutant, Qsbr};
 
 #[test]
 fn sessions_baseline() {
-    shuttle_run::assert_baselines(shuttle_session_scenarios(), run_sessions::<Qsbr>);
+    shuttle_run::assert_baselines(shuttle_scenarios(), run::<Qsbr>);
 }
 
 /// Every session mutant in shuttle's column is found by PCT or random; the others are run (on
 /// session-insert) and recorded as surviving (ordering bugs shuttle cannot see).
 #[test]
 fn sessions_kill_matrix() {
-    let kills = expected_session_kills("shuttle");
+    let kills = expected_kills("shuttle");
     let rows = kill_rows(&Mutant::SESSIONS, &kills, |_| "session-insert");
     assert_kill_column(
         "session",
         rows,
         |_, _| false,
         |(m, name, _), pct, exp| {
-            let scn = scenario_named(shuttle_session_scenarios(), name, |s| s.name);
-            shuttle_run::explore_scenario(&scn, Some(m), pct, exp, run_sessions::<Qsbr>)
+            let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
+            shuttle_run::explore_scenario(&scn, Some(m), pct, exp, run::<Qsbr>)
         },
     );
 }
