@@ -39,8 +39,8 @@ fn baseline_epoch() {
 /// once (the test requires a kill by either; a kill is accepted on these rows too). The random
 /// scheduler's fixed-seed schedules shift whenever the engine gains or loses a yield point
 /// anywhere in an execution (the session state and the export area did), and these two
-/// windows are narrow for it; PCT finds both in its first iterations. The third joined in issue
-/// 6: meta trace's retire-list lock (`Engine::reclaim_meta`, taken at every `trace_pattern`)
+/// windows are narrow for it; PCT finds both in its first iterations. The third joined with meta
+/// trace: its retire-list lock (`Engine::reclaim_meta`, taken at every `trace_pattern`)
 /// added a yield point, and the random scheduler no longer meets skip-w4's window on
 /// remove-session within 2,000 iterations (seed 0x627073706563); PCT still kills it in its first
 /// iterations ("read after free: GenericBp#2 (next link)").
