@@ -33,8 +33,8 @@ use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU64, Ordering::*};
 use bpspec_reference::term::Collection;
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
-    Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc, Process,
-    Scheduler, Term, ThreadProgress,
+    Engine, EngineConfig, FlagSet, InfoKey, Mutant, PatternOp, Proc, Process, Scheduler, Term,
+    ThreadProgress,
 };
 use std::collections::BTreeMap;
 
@@ -92,6 +92,31 @@ pub struct CScenario {
     pub flip_back_wait: bool,
 }
 
+impl CScenario {
+    /// `setup` on `functions` functions, then `stager` racing `schedulers` (none dirty, no
+    /// resetter, no CT4 check), with the fixes of findings F1 and F2 on.
+    pub fn new(
+        name: &'static str,
+        functions: usize,
+        setup: Vec<(usize, PatternOp, FlagSet)>,
+        stager: Vec<CStager>,
+        schedulers: Vec<(Vec<u64>, Vec<CStep>)>,
+    ) -> Self {
+        CScenario {
+            name,
+            functions,
+            setup,
+            stager,
+            resetter: vec![],
+            schedulers,
+            dirty: vec![],
+            conserve: false,
+            paused_via_flip: true,
+            flip_back_wait: true,
+        }
+    }
+}
+
 pub const TIME_MEM: FlagSet = FlagSet {
     local: false,
     call_count: false,
@@ -104,121 +129,70 @@ const TIME: FlagSet = FlagSet::CALL_TIME;
 pub fn loom_scenarios() -> Vec<CScenario> {
     use CStep::*;
     let base = |name, schedulers, stager, conserve| CScenario {
-        name,
-        functions: 1,
-        setup: vec![(0, PatternOp::True, TIME_MEM)],
-        stager,
-        resetter: vec![],
-        schedulers,
-        dirty: vec![],
         conserve,
-        paused_via_flip: true,
-        flip_back_wait: true,
+        ..CScenario::new(
+            name,
+            1,
+            vec![(0, PatternOp::True, TIME_MEM)],
+            stager,
+            schedulers,
+        )
     };
-    // One process (pid 100) calling twice, with a switch between the calls.
-    let two_calls = || vec![(vec![100], vec![Call(0), Work(1), Ret, Switch, Call(0), Ret])];
+    // One process (pid 100) running `script`.
+    let pid100 = |script: &[CStep]| vec![(vec![100], script.to_vec())];
+    // One process calling twice, with a switch between the calls.
+    let two_calls = || pid100(&[Call(0), Work(1), Ret, Switch, Call(0), Ret]);
+    // One query (`q`) racing pid 100's `script`, with CT4 checked.
+    let query = |name, q, script: &[CStep]| base(name, pid100(script), vec![q], true);
+    let (info, all) = (
+        CStager::Info(0, InfoKey::CallTime),
+        CStager::Info(0, InfoKey::All),
+    );
+    let stw = CStager::InfoStw(0, InfoKey::CallTime);
+    let calls = [Call(0), Work(1), Ret, Switch, Call(0), Work(2), Ret];
+    let inflight = [Call(0), Work(1), Switch, Work(2), Ret, Switch, Call(0)];
+    let rehash = vec![(
+        vec![100, 116, 132],
+        vec![Call(0), Ret, Switch, Call(0), Ret, Switch, Call(0), Ret],
+    )];
+    let nap = [Call(0), Work(1), Ret, Nap, Call(0), Work(1), Ret];
+    let paused = [&[Call(0), Work(1)][..], &[Switch; 6], &[Work(1), Ret]].concat();
+    let then_info = |first| vec![first, info];
     vec![
         // One scheduler calling while one query runs: CT1-CT4.
-        base(
-            "info",
-            vec![(
-                vec![100],
-                vec![Call(0), Work(1), Ret, Switch, Call(0), Work(2), Ret],
-            )],
-            vec![CStager::Info(0, InfoKey::CallTime)],
-            true,
-        ),
+        query("info", info, &calls),
         // A dirty scheduler charging the shared slot while the merge writes it.
         CScenario {
             dirty: vec![0],
-            ..base(
-                "info-dirty",
-                two_calls(),
-                vec![CStager::Info(0, InfoKey::CallTime)],
-                true,
-            )
+            ..base("info-dirty", two_calls(), vec![info], true)
         },
         // A process in the middle of a call across the query, scheduled out and in.
-        base(
-            "info-inflight",
-            vec![(
-                vec![100],
-                vec![Call(0), Work(1), Switch, Work(2), Ret, Switch, Call(0)],
-            )],
-            vec![CStager::Info(0, InfoKey::All)],
-            true,
-        ),
+        query("info-inflight", all, &inflight),
         // Rehash: three pids on one scheduler (the initial table holds two).
-        base(
-            "info-rehash",
-            vec![(
-                vec![100, 116, 132],
-                vec![Call(0), Ret, Switch, Call(0), Ret, Switch, Call(0), Ret],
-            )],
-            vec![CStager::Info(0, InfoKey::CallTime)],
-            true,
-        ),
+        base("info-rehash", rehash, vec![info], true),
         // true/restart racing with calls (#8835), then a query.
         base(
             "reset",
             two_calls(),
-            vec![
-                CStager::Pattern(0, PatternOp::Restart, TIME),
-                CStager::Info(0, InfoKey::CallTime),
-            ],
+            then_info(CStager::Pattern(0, PatternOp::Restart, TIME)),
             false,
         ),
         // A second stager resets the counter while the first one queries (they take turns on the
         // permission, in either order).
         CScenario {
             resetter: vec![(0, PatternOp::Restart, TIME_MEM)],
-            ..base(
-                "info-vs-reset",
-                two_calls(),
-                vec![CStager::Info(0, InfoKey::All)],
-                false,
-            )
+            ..base("info-vs-reset", two_calls(), vec![all], false)
         },
         // Stop-the-world query: the baseline.
-        base(
-            "info-stw",
-            two_calls(),
-            vec![CStager::InfoStw(0, InfoKey::CallTime)],
-            true,
-        ),
+        base("info-stw", two_calls(), vec![stw], true),
         // Stop-the-world query while the scheduler naps: it may sleep through the whole block
         // and wake after it is lifted, then charge its tables (the block check's Acquire).
-        base(
-            "info-stw-nap",
-            vec![(
-                vec![100],
-                vec![Call(0), Work(1), Ret, Nap, Call(0), Work(1), Ret],
-            )],
-            vec![CStager::InfoStw(0, InfoKey::CallTime)],
-            true,
-        ),
+        query("info-stw-nap", stw, &nap),
         // Paused counter with a frame in flight (finding F1 without the fix).
         base(
             "paused-inflight",
-            vec![(
-                vec![100],
-                vec![
-                    Call(0),
-                    Work(1),
-                    Switch,
-                    Switch,
-                    Switch,
-                    Switch,
-                    Switch,
-                    Switch,
-                    Work(1),
-                    Ret,
-                ],
-            )],
-            vec![
-                CStager::Pattern(0, PatternOp::Pause, TIME),
-                CStager::Info(0, InfoKey::CallTime),
-            ],
+            pid100(&paused),
+            then_info(CStager::Pattern(0, PatternOp::Pause, TIME)),
             false,
         ),
     ]
@@ -228,20 +202,23 @@ pub fn loom_scenarios() -> Vec<CScenario> {
 pub fn shuttle_scenarios() -> Vec<CScenario> {
     use CStep::*;
     let mut out = loom_scenarios();
+    // `n` rounds: a call of one function with work, every third round a nested call of the
+    // next one, a return, then a switch (every fourth round a nap).
     let script = |n: usize, fs: usize| -> Vec<CStep> {
-        let mut v = Vec::new();
-        for r in 0..n {
-            v.push(Call(r % fs));
-            v.push(Work(1));
-            if r % 3 == 0 {
-                v.push(Call((r + 1) % fs));
-                v.push(Work(2));
-                v.push(Ret);
-            }
-            v.push(Ret);
-            v.push(if r % 4 == 3 { Nap } else { Switch });
-        }
-        v
+        (0..n)
+            .flat_map(|r| {
+                let nested = if r % 3 == 0 {
+                    vec![Call((r + 1) % fs), Work(2), Ret]
+                } else {
+                    vec![]
+                };
+                let end = if r % 4 == 3 { Nap } else { Switch };
+                [Call(r % fs), Work(1)]
+                    .into_iter()
+                    .chain(nested)
+                    .chain([Ret, end])
+            })
+            .collect()
     };
     for s in out.iter_mut() {
         if s.functions == 1 {
@@ -258,68 +235,55 @@ pub fn shuttle_scenarios() -> Vec<CScenario> {
         (0, PatternOp::True, TIME_MEM),
         (1, PatternOp::True, TIME_MEM),
     ];
+    let busy = vec![
+        CStager::Info(0, InfoKey::All),
+        CStager::Info(1, InfoKey::CallMemory),
+        CStager::InfoStw(0, InfoKey::CallTime),
+        CStager::Info(0, InfoKey::CallTime),
+    ];
+    let busy_schedulers = vec![
+        (vec![100, 116, 132], script(6, 2)),
+        (vec![300, 316], script(6, 2)),
+        (vec![400], script(5, 2)),
+    ];
     out.push(CScenario {
-        name: "busy-3sched",
-        functions: 2,
-        setup: two.clone(),
-        resetter: vec![],
-        stager: vec![
-            CStager::Info(0, InfoKey::All),
-            CStager::Info(1, InfoKey::CallMemory),
-            CStager::InfoStw(0, InfoKey::CallTime),
-            CStager::Info(0, InfoKey::CallTime),
-        ],
-        schedulers: vec![
-            (vec![100, 116, 132], script(6, 2)),
-            (vec![300, 316], script(6, 2)),
-            (vec![400], script(5, 2)),
-        ],
         dirty: vec![2],
         conserve: true,
-        paused_via_flip: true,
-        flip_back_wait: true,
+        ..CScenario::new("busy-3sched", 2, two.clone(), busy, busy_schedulers)
     });
+    let pause_restart = vec![
+        CStager::Pattern(0, PatternOp::Pause, TIME),
+        CStager::FrozenCheck(0),
+        CStager::RestartCheck(0),
+        CStager::Info(0, InfoKey::CallTime),
+    ];
+    let pr_schedulers = vec![(vec![100, 116], script(6, 2)), (vec![300], script(6, 2))];
+    out.push(CScenario::new(
+        "pause-restart",
+        2,
+        two.clone(),
+        pause_restart,
+        pr_schedulers,
+    ));
+    let churn = vec![
+        CStager::Pattern(0, PatternOp::True, TIME),
+        CStager::Info(0, InfoKey::All),
+        CStager::Pattern(1, PatternOp::Restart, TIME_MEM),
+        CStager::Pattern(0, PatternOp::False, TIME),
+        CStager::Info(1, InfoKey::All),
+        CStager::Pattern(0, PatternOp::True, TIME),
+    ];
+    let churn_schedulers = vec![
+        (vec![100, 116, 132], script(6, 2)),
+        (vec![300], script(6, 2)),
+    ];
     out.push(CScenario {
-        name: "pause-restart",
-        functions: 2,
-        setup: two.clone(),
-        resetter: vec![],
-        stager: vec![
-            CStager::Pattern(0, PatternOp::Pause, TIME),
-            CStager::FrozenCheck(0),
-            CStager::RestartCheck(0),
-            CStager::Info(0, InfoKey::CallTime),
-        ],
-        schedulers: vec![(vec![100, 116], script(6, 2)), (vec![300], script(6, 2))],
-        dirty: vec![],
-        conserve: false,
-        paused_via_flip: true,
-        flip_back_wait: true,
-    });
-    out.push(CScenario {
-        name: "reset-churn",
-        functions: 2,
-        setup: two,
         resetter: vec![
             (0, PatternOp::Restart, TIME_MEM),
             (1, PatternOp::True, TIME_MEM),
         ],
-        stager: vec![
-            CStager::Pattern(0, PatternOp::True, TIME),
-            CStager::Info(0, InfoKey::All),
-            CStager::Pattern(1, PatternOp::Restart, TIME_MEM),
-            CStager::Pattern(0, PatternOp::False, TIME),
-            CStager::Info(1, InfoKey::All),
-            CStager::Pattern(0, PatternOp::True, TIME),
-        ],
-        schedulers: vec![
-            (vec![100, 116, 132], script(6, 2)),
-            (vec![300], script(6, 2)),
-        ],
         dirty: vec![1],
-        conserve: false,
-        paused_via_flip: true,
-        flip_back_wait: true,
+        ..CScenario::new("reset-churn", 2, two, churn, churn_schedulers)
     });
     out
 }
@@ -383,21 +347,11 @@ impl Checkpoints {
 }
 
 fn apply<P: ThreadProgress>(e: &Engine<P>, f: usize, op: PatternOp, fl: FlagSet) {
-    let n = e
-        .trace_pattern(
-            &Pattern::exact(&e.code.funcs[f].mfa),
-            op,
-            &TraceSpec::from(fl),
-        )
-        .expect("valid trace_pattern");
-    assert_eq!(n, 1);
+    crate::trace_on(e, Some(f), op, &TraceSpec::from(fl));
 }
 
 fn build<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) -> Arc<Engine<P>> {
-    let mut cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
-    cfg.functions = (0..s.functions)
-        .map(|i| Mfa::new("m", &format!("f{i}"), 0))
-        .collect();
+    let cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
     let mut e = Engine::<P>::new(cfg).with_stop_the_world();
     if s.paused_via_flip {
         e = e.with_paused_via_flip();
@@ -626,28 +580,28 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
 /// Which collection mutant each checker kills on which scenario.
 pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
+    // Killed by both checkers: a missing wait, lock, flip or merge of the collection.
+    let both = [
+        (CollectSkipWaitBeforeRead, "info"),
+        (CollectSkipWaitBeforeRead, "info-rehash"),
+        (CollectSkipWaitBeforeMerge, "info"),
+        (CollectMergeWithoutLock, "info-dirty"),
+        (CollectWithoutFlip, "info"),
+        (CollectFreeBeforeLastWait, "info"),
+        (CollectSkipMerge, "info"),
+    ];
     match checker {
-        "loom" => vec![
-            (CollectSkipWaitBeforeFlip, "info"),
-            (CollectSkipWaitBeforeRead, "info"),
-            (CollectSkipWaitBeforeRead, "info-rehash"),
-            (CollectSkipWaitBeforeMerge, "info"),
-            (CollectMergeWithoutLock, "info-dirty"),
-            (CollectWithoutFlip, "info"),
-            (CollectFreeBeforeLastWait, "info"),
-            (CollectSkipMerge, "info"),
-        ],
-        "shuttle" => vec![
+        "loom" => [(CollectSkipWaitBeforeFlip, "info")]
+            .into_iter()
+            .chain(both)
+            .collect(),
+        "shuttle" => [
             (TimemPauseKeepsRunning, "pause-restart"),
             (TimemRestartKeepsCounter, "pause-restart"),
-            (CollectSkipWaitBeforeRead, "info"),
-            (CollectSkipWaitBeforeRead, "info-rehash"),
-            (CollectSkipWaitBeforeMerge, "info"),
-            (CollectMergeWithoutLock, "info-dirty"),
-            (CollectWithoutFlip, "info"),
-            (CollectFreeBeforeLastWait, "info"),
-            (CollectSkipMerge, "info"),
-        ],
+        ]
+        .into_iter()
+        .chain(both)
+        .collect(),
         other => panic!("unknown checker {other}"),
     }
 }

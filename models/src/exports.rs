@@ -22,12 +22,13 @@
 
 use bpspec_reference::sync::Arc;
 use bpspec_reference::{
-    flags, Area, Engine, EngineConfig, FlagSet, Mfa, Mutant, Pattern, PatternOp, ThreadProgress,
-    TraceSpec,
+    flags, Area, Engine, EngineConfig, FlagSet, Mutant, PatternOp, ThreadProgress, TraceSpec,
 };
 
 use crate::sessions::call_traced_procs;
-use crate::{check_generations, schedulers_vs_stager, Seen, Step};
+use crate::{
+    check_generations, rotating_calls, schedulers_vs_stager, trace_on, Scenario, Seen, Step,
+};
 
 /// One stager operation on every function.
 #[derive(Clone, Copy, Debug)]
@@ -39,119 +40,91 @@ pub enum XOp {
     Local(u32, PatternOp),
 }
 
-/// An export model configuration.
-#[derive(Clone, Debug)]
-pub struct ExportScenario {
-    pub name: &'static str,
-    pub functions: usize,
-    pub setup: Vec<XOp>,
-    pub ops: Vec<XOp>,
-    pub schedulers: Vec<Vec<Step>>,
-}
+/// An export model configuration: [`XOp`]s racing the schedulers' remote calls, one round.
+pub type ExportScenario = Scenario<XOp>;
 
 /// The loom scenarios: one stager, one scheduler, one function (two where the property needs
 /// a second entry to be seen out of order, as the trace_pattern models' `add`).
-pub fn loom_export_scenarios() -> Vec<ExportScenario> {
+pub fn loom_scenarios() -> Vec<ExportScenario> {
     use PatternOp::*;
     use Step::*;
     use XOp::*;
-    let sched = vec![Call(0), Progress, Call(0)];
-    let scn = |name, setup: Vec<XOp>, ops: Vec<XOp>| ExportScenario {
-        name,
-        functions: 1,
-        setup,
-        ops,
-        schedulers: vec![sched.clone()],
+    let scn = |name, setup: &[XOp], ops: &[XOp]| {
+        let sched = vec![Call(0), Progress, Call(0)];
+        Scenario::new(name, 1, setup.to_vec(), ops.to_vec(), vec![sched])
+    };
+    // Both sessions set global; `session`'s is removed.
+    let two_sess = |name, session| {
+        scn(
+            name,
+            &[Global(0, True), Global(1, True)],
+            &[Global(session, False)],
+        )
     };
     vec![
         // The export entry gets a node and is redirected to the trampoline.
-        scn("global-set", vec![], vec![Global(0, True)]),
+        scn("global-set", &[], &[Global(0, True)]),
         // Two export entries set in one trace_pattern: a scheduler calls both, twice.
-        ExportScenario {
-            name: "global-set-2f",
-            functions: 2,
-            setup: vec![],
-            ops: vec![Global(0, True)],
-            schedulers: vec![vec![Call(0), Call(1), Progress, Call(0), Call(1)]],
-        },
+        Scenario::new(
+            "global-set-2f",
+            2,
+            vec![],
+            vec![Global(0, True)],
+            vec![vec![Call(0), Call(1), Progress, Call(0), Call(1)]],
+        ),
         // Two export entries removed in one trace_pattern.
-        ExportScenario {
-            name: "global-remove-2f",
-            functions: 2,
-            setup: vec![Global(0, True)],
-            ops: vec![Global(0, False)],
-            schedulers: vec![vec![Call(0), Call(1), Progress, Call(1), Call(0)]],
-        },
+        Scenario::new(
+            "global-remove-2f",
+            2,
+            vec![Global(0, True)],
+            vec![Global(0, False)],
+            vec![vec![Call(0), Call(1), Progress, Call(1), Call(0)]],
+        ),
         // One session: the dispatch word is restored (W3 keeps hits off the node), then the
         // node is unlinked and freed.
-        scn(
-            "global-remove",
-            vec![Global(0, True)],
-            vec![Global(0, False)],
-        ),
+        scn("global-remove", &[Global(0, True)], &[Global(0, False)]),
         // Global pause sets global as true does: the halves are staged again and flipped.
-        scn(
-            "global-pause",
-            vec![Global(0, True)],
-            vec![Global(0, Pause)],
-        ),
+        scn("global-pause", &[Global(0, True)], &[Global(0, Pause)]),
         // Local trace in the same session clears its global flag on the export entry: one
         // trace_pattern installs in the code and removes from the export area.
-        scn(
-            "global-to-local",
-            vec![Global(0, True)],
-            vec![Local(0, True)],
-        ),
+        scn("global-to-local", &[Global(0, True)], &[Local(0, True)]),
         // Two sessions: removing the newer one unlinks the head of a still-redirected entry.
-        scn(
-            "global-remove-2sess",
-            vec![Global(0, True), Global(1, True)],
-            vec![Global(1, False)],
-        ),
+        two_sess("global-remove-2sess", 1),
         // Removing the older one: a scheduler on the head walks `next` onto it.
-        scn(
-            "global-remove-old-2sess",
-            vec![Global(0, True), Global(1, True)],
-            vec![Global(0, False)],
-        ),
+        two_sess("global-remove-old-2sess", 0),
     ]
 }
 
 /// The shuttle scenarios: the loom ones with two more schedulers, and a churn over both
 /// sessions and both areas.
-pub fn shuttle_export_scenarios() -> Vec<ExportScenario> {
+pub fn shuttle_scenarios() -> Vec<ExportScenario> {
     use PatternOp::*;
     use Step::*;
     use XOp::*;
-    let script = |fs: usize, rounds: usize| -> Vec<Step> {
-        (0..rounds)
-            .flat_map(|r| {
-                let end = if r % 3 == 2 { Nap } else { Progress };
-                (0..fs).map(move |f| Call((f + r) % fs)).chain([end])
-            })
-            .collect()
-    };
-    let mut out = loom_export_scenarios();
+    let script = |fs, rounds| rotating_calls(fs, rounds, Call, Progress, Nap);
+    let mut out = loom_scenarios();
     for s in out.iter_mut() {
         s.schedulers.push(script(s.functions, 3));
         s.schedulers.push(script(s.functions, 4));
     }
-    out.push(ExportScenario {
-        name: "global-churn-2sess",
-        functions: 2,
-        setup: vec![Global(0, True)],
-        ops: vec![
-            Global(1, True),
-            Global(0, False),
-            Local(1, True),
-            Global(0, True),
-            Global(1, True),
-            Global(1, False),
-            Global(0, Pause),
-            Global(0, False),
-        ],
-        schedulers: (0..3).map(|_| script(2, 6)).collect(),
-    });
+    let churn = vec![
+        Global(1, True),
+        Global(0, False),
+        Local(1, True),
+        Global(0, True),
+        Global(1, True),
+        Global(1, False),
+        Global(0, Pause),
+        Global(0, False),
+    ];
+    let schedulers = (0..3).map(|_| script(2, 6)).collect();
+    out.push(Scenario::new(
+        "global-churn-2sess",
+        2,
+        vec![Global(0, True)],
+        churn,
+        schedulers,
+    ));
     out
 }
 
@@ -169,14 +142,7 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &XOp) {
             }),
         ),
     };
-    let n = e
-        .trace_pattern(&Pattern::all(), op, &spec.clone().session(session))
-        .expect("valid trace_pattern");
-    assert_eq!(
-        n,
-        e.code.len(),
-        "trace_pattern returns the number of matched entries"
-    );
+    trace_on(e, None, op, &spec.session(session));
 }
 
 /// The acted flags (over both sessions) a hit would have now on each entry: the code of
@@ -191,14 +157,9 @@ fn acted_now<P: ThreadProgress>(e: &Engine<P>) -> Vec<u32> {
 }
 
 /// Run one execution of `scn`. Panics on any violation.
-pub fn run_exports<P: ThreadProgress>(scn: &ExportScenario, mutant: Option<Mutant>) {
-    let cfg = EngineConfig {
-        functions: (0..scn.functions)
-            .map(|i| Mfa::new("m", &format!("f{i}"), 0))
-            .collect(),
-        schedulers: scn.schedulers.len(),
-        mutant,
-    };
+pub fn run<P: ThreadProgress>(scn: &ExportScenario, mutant: Option<Mutant>) {
+    assert_eq!(scn.rounds, 1, "the export models run their ops once");
+    let cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
     let engine = Arc::new(Engine::<P>::new(cfg));
     assert_eq!(engine.create_session("s1"), Ok(1));
     for o in &scn.setup {
@@ -244,7 +205,7 @@ pub const EXPORT_MUTANTS: [Mutant; 5] = [
 ];
 
 /// Which checker kills which wait-removal mutant on which export scenario.
-pub fn expected_export_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
     match checker {
         "loom" => vec![

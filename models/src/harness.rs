@@ -31,12 +31,51 @@ macro_rules! named_scenarios {
         }
     )*};
 }
+impl<O: Clone + Send + Sync + 'static> NamedScenario for crate::Scenario<O> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
 named_scenarios!(
     crate::collection::CScenario,
-    crate::exports::ExportScenario,
+    crate::load::LScenario,
     crate::readers::RScenario,
     crate::sessions::SessionScenario
 );
+
+/// A variant every scenario of a model family runs under (a load protocol, a wait plan); its
+/// rows name the scenario `name@variant`.
+pub trait Variant: Copy + std::fmt::Debug + Send + Sync + 'static {
+    fn name(self) -> &'static str;
+}
+
+impl Variant for bpspec_reference::LoadProtocol {
+    fn name(self) -> &'static str {
+        bpspec_reference::LoadProtocol::name(self)
+    }
+}
+
+impl Variant for bpspec_reference::WaitPlan {
+    fn name(self) -> &'static str {
+        bpspec_reference::WaitPlan::name(self)
+    }
+}
+
+/// A model run under a variant: the scenario under a variant and a mutant (or none).
+pub type VariantRun<S, V> = fn(&S, V, Option<Mutant>);
+
+/// Runs each of `scenarios` `times` times on real threads with every one of `runs` and no
+/// mutant: the scenarios hold outside a checker too (`tests/*_matrix.rs`).
+pub fn hold_on_real_threads<S>(scenarios: Vec<S>, times: usize, runs: &[ModelRun<S>]) {
+    for scn in scenarios {
+        for _ in 0..times {
+            for run in runs {
+                run(&scn, None);
+            }
+        }
+    }
+}
 
 /// A model run: the scenario under a mutant (or none). `run::<Qsbr>` of each model is one.
 pub type ModelRun<S> = fn(&S, Option<Mutant>);
@@ -103,6 +142,29 @@ pub fn assert_all_killed(
     );
 }
 
+/// [`assert_all_killed`] under each of `variants`: `kills(v)` lists the expected kills under
+/// variant `v`, `killed(m, scenario, v)` runs one; a survivor is named with its variant.
+pub fn assert_all_killed_under<V: Variant>(
+    family: &str,
+    checker: &str,
+    variants: &[V],
+    kills: impl Fn(V) -> Vec<(Mutant, &'static str)>,
+    mut killed: impl FnMut(Mutant, &'static str, V) -> bool,
+) {
+    let mut survivors = Vec::new();
+    for &v in variants {
+        for (m, name) in kills(v) {
+            if !killed(m, name, v) {
+                survivors.push(format!("{m} on {name} under {v:?}"));
+            }
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "{family} mutants {checker} should kill survived: {survivors:?}"
+    );
+}
+
 /// One `#[test]` a scenario that must hold: `$explore(scenario)` returns the counterexample
 /// (`Option<String>`), which fails the test naming `$checker` and the scenario.
 #[macro_export]
@@ -114,6 +176,42 @@ macro_rules! baselines {
             assert!(cx.is_none(), "{}: {} violated a property: {}", $checker, $scn, cx.unwrap());
         }
     )*};
+}
+
+/// A `tests/*_loom.rs` model family, `bpspec_models::$module` (its `loom_scenarios`, `run` and
+/// `expected_kills`): `family()`, its `loom_run::Family` under the QSBR grace period; the test
+/// `$kill_matrix`: every mutant of loom's column of `$family`'s kill matrix produces a
+/// counterexample on its scenario; and one test a scenario that must hold, at the bound
+/// `LOOM_MAX_PREEMPTIONS` gives, or at most `$cap` (`at most $cap`).
+#[macro_export]
+macro_rules! loom_family {
+    (
+        $module:ident: $family:literal, $kill_matrix:ident;
+        $($test:ident => $scn:literal $(at most $cap:literal)?),* $(,)?
+    ) => {
+        /// The family every test here explores.
+        fn family() -> $crate::harness::loom_run::Family<impl $crate::harness::NamedScenario> {
+            $crate::harness::loom_run::Family {
+                scenarios: $crate::$module::loom_scenarios,
+                run: $crate::$module::run::<::bpspec_reference::Qsbr>,
+            }
+        }
+
+        /// Every mutant in loom's column of the family's kill matrix produces a counterexample.
+        #[test]
+        fn $kill_matrix() {
+            family().assert_kills($family, $crate::$module::expected_kills("loom"));
+        }
+
+        $(
+            #[test]
+            fn $test() {
+                let cap: usize = [$($cap,)? usize::MAX][0];
+                let cx = family().explore_capped($scn, None, "hold", cap);
+                assert!(cx.is_none(), "loom: {} violated a property: {}", $scn, cx.unwrap());
+            }
+        )*
+    };
 }
 
 /// loom: every interleaving and weak-memory outcome up to the preemption bound.
@@ -165,9 +263,30 @@ pub mod loom_run {
         });
     }
 
-    /// Explore `model` (built for `mutant`) at the bound of [`builder`] capped at `cap`; record
-    /// the verdict as (qsbr, `scenario`, the mutant's name or "baseline"); assert that it ran;
-    /// return the counterexample. The shared body of the `tests/*_loom.rs` explorations.
+    /// A builder at the bound of [`builder`] capped at `cap`.
+    pub fn capped(cap: usize) -> loom::model::Builder {
+        let mut b = builder();
+        b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
+        b
+    }
+
+    /// Explore `model` at the bound of [`capped`]`(cap)`; record the verdict as (qsbr,
+    /// `scenario`, `variant`); assert that it ran; return the counterexample.
+    pub fn explore_variant(
+        scenario: &str,
+        variant: &str,
+        expected: &str,
+        cap: usize,
+        model: impl Fn() + Sync + Send + 'static,
+    ) -> Option<String> {
+        let o = explore(&capped(cap), model);
+        record_outcome("qsbr", scenario, variant, expected, &o);
+        assert!(o.executions > 0, "loom ran no execution of {scenario}");
+        o.cx
+    }
+
+    /// [`explore_variant`] of `model` built for `mutant`, the variant named by the mutant (or
+    /// "baseline"). The shared body of the `tests/*_loom.rs` explorations.
     pub fn explore_mutant(
         scenario: &str,
         mutant: Option<Mutant>,
@@ -175,17 +294,20 @@ pub mod loom_run {
         cap: usize,
         model: impl Fn() + Sync + Send + 'static,
     ) -> Option<String> {
-        let mut b = builder();
-        b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
-        let o = explore(&b, model);
-        record_outcome(
-            "qsbr",
-            scenario,
-            mutant.map_or("baseline", |m| m.name()),
-            expected,
-            &o,
-        );
-        assert!(o.executions > 0, "loom ran no execution of {scenario}");
+        let variant = mutant.map_or("baseline", |m| m.name());
+        explore_variant(scenario, variant, expected, cap, model)
+    }
+
+    /// The counterexample of `o`, asserting that the exploration ran and that loom's branch
+    /// limit did not cut it short (its panic would read as a kill; `what` names the run).
+    pub fn conclusive(o: Outcome, what: &str) -> Option<String> {
+        assert!(o.executions > 0, "loom ran no execution of {what}");
+        if let Some(cx) = &o.cx {
+            assert!(
+                !cx.starts_with("Model exceeded maximum number of branches"),
+                "{what}: inconclusive, loom's branch limit: {cx}"
+            );
+        }
         o.cx
     }
 
@@ -206,6 +328,14 @@ pub mod loom_run {
             cap: usize,
         ) -> Option<String> {
             explore_named((self.scenarios)(), name, mutant, expected, cap, self.run)
+        }
+
+        /// Every mutant of `kills` (loom's column of `family`'s kill matrix) produces a
+        /// counterexample on its scenario.
+        pub fn assert_kills(&self, family: &str, kills: Vec<(Mutant, &'static str)>) {
+            crate::harness::assert_all_killed(family, "loom", kills, |m, name| {
+                self.explore(name, Some(m), "killed").is_some()
+            });
         }
 
         /// As [`Family::explore_capped`], at the bound `LOOM_MAX_PREEMPTIONS` gives.
@@ -265,6 +395,7 @@ pub mod loom_run {
 /// shuttle: randomized (random or PCT) schedules from a fixed seed.
 #[cfg(shuttle)]
 pub mod shuttle_run {
+    use crate::harness::{ModelRun, NamedScenario, Variant, VariantRun};
     use crate::results::catch;
     use bpspec_reference::Mutant;
     use shuttle::scheduler::{PctScheduler, RandomScheduler};
@@ -307,6 +438,38 @@ pub mod shuttle_run {
         });
     }
 
+    /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler; record the
+    /// verdict as (`progress`, `scenario`, `variant`); return the counterexample.
+    pub fn explore_row(
+        progress: &str,
+        scenario: &str,
+        variant: &str,
+        expected: &str,
+        pct: bool,
+        n: usize,
+        model: impl Fn() + Send + Sync + 'static,
+    ) -> Option<String> {
+        let (cx, seconds, bound) = explore(pct, n, model);
+        record_outcome(progress, scenario, variant, expected, bound, seconds, &cx);
+        cx
+    }
+
+    /// [`explore_row`] of `run` on `scn` under `mutant` at [`iters`] iterations, its row named
+    /// (`progress`, the scenario's name, `variant`).
+    pub fn explore_run<S: NamedScenario>(
+        progress: &str,
+        scn: &S,
+        variant: &str,
+        mutant: Option<Mutant>,
+        pct: bool,
+        expected: &str,
+        run: ModelRun<S>,
+    ) -> Option<String> {
+        let scn2 = scn.clone();
+        let model = move || run(&scn2, mutant);
+        explore_row(progress, scn.name(), variant, expected, pct, iters(), model)
+    }
+
     /// Run `model` (built for `mutant`) for `n` iterations under PCT (`pct`) or the random
     /// scheduler; record the verdict as (qsbr, `scenario`, the mutant's name or "baseline");
     /// panic if a baseline (`mutant` None) is violated; say whether a counterexample was found.
@@ -319,20 +482,95 @@ pub mod shuttle_run {
         n: usize,
         model: impl Fn() + Send + Sync + 'static,
     ) -> bool {
-        let (cx, seconds, bound) = explore(pct, n, model);
-        record_outcome(
-            "qsbr",
-            scenario,
-            mutant.map_or("baseline", |m| m.name()),
-            expected,
-            bound,
-            seconds,
-            &cx,
-        );
+        let variant = mutant.map_or("baseline", |m| m.name());
+        let cx = explore_row("qsbr", scenario, variant, expected, pct, n, model);
         if let (None, Some(c)) = (mutant, &cx) {
             panic!("shuttle: {scenario} (pct={pct}) violated a property: {c}");
         }
         cx.is_some()
+    }
+
+    /// [`explore_mutant`] on `scn` under variant `v`, run by `run`, at [`iters`] iterations;
+    /// the row's scenario is `name@variant`.
+    pub fn explore_under<S: NamedScenario, V: Variant>(
+        scn: &S,
+        v: V,
+        mutant: Option<Mutant>,
+        pct: bool,
+        expected: &str,
+        run: VariantRun<S, V>,
+    ) -> bool {
+        let (scn2, label) = (scn.clone(), format!("{}@{}", scn.name(), v.name()));
+        explore_mutant(&label, mutant, pct, expected, iters(), move || {
+            run(&scn2, v, mutant)
+        })
+    }
+
+    /// Every scenario holds under every variant and both schedulers (random, then PCT).
+    pub fn assert_baselines_under<S: NamedScenario, V: Variant>(
+        variants: &[V],
+        scenarios: fn() -> Vec<S>,
+        run: VariantRun<S, V>,
+    ) {
+        for &v in variants {
+            for scn in scenarios() {
+                for pct in [false, true] {
+                    explore_under(&scn, v, None, pct, "hold", run);
+                }
+            }
+        }
+    }
+
+    /// One row of shuttle's column of a kill matrix: a mutant, the scenario it runs on, and
+    /// whether shuttle is expected to kill it there.
+    pub type KillRow = (Mutant, &'static str, bool);
+
+    /// The rows for `mutants`: each on the scenario `kills` names for it (expected killed), or,
+    /// absent from `kills`, on `elsewhere(m)` (expected to survive: an ordering bug shuttle's
+    /// sequentially consistent atomics cannot show).
+    pub fn kill_rows(
+        mutants: &[Mutant],
+        kills: &[(Mutant, &'static str)],
+        elsewhere: impl Fn(Mutant) -> &'static str,
+    ) -> Vec<KillRow> {
+        mutants
+            .iter()
+            .map(|&m| match kills.iter().find(|(k, _)| *k == m) {
+                Some(&(_, s)) => (m, s, true),
+                None => (m, elsewhere(m), false),
+            })
+            .collect()
+    }
+
+    /// Runs every row under PCT, then random: `explore(row, pct, expected)` runs and records
+    /// it, expected "killed" on a killer row unless `may_miss(m, pct)` (then "survives", a kill
+    /// accepted), "survives" on the others, and says whether the run counts as a kill. Asserts
+    /// that a scheduler killed every killer row.
+    pub fn assert_kill_column(
+        family: &str,
+        rows: Vec<KillRow>,
+        may_miss: impl Fn(Mutant, bool) -> bool,
+        mut explore: impl FnMut(KillRow, bool, &'static str) -> bool,
+    ) {
+        let mut survivors = Vec::new();
+        for row @ (m, name, killer) in rows {
+            let mut killed = false;
+            for pct in [true, false] {
+                let exp = if killer && !may_miss(m, pct) {
+                    "killed"
+                } else {
+                    "survives"
+                };
+                killed |= explore(row, pct, exp);
+            }
+            if killer && !killed {
+                survivors.push(format!("{m} on {name}"));
+            }
+        }
+        assert!(
+            survivors.is_empty(),
+            "{family} mutants shuttle should kill survived: {survivors:?}"
+        );
     }
 
     /// [`explore_mutant`] on `scn`, run by `run`, at [`iters`] iterations.

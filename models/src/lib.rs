@@ -18,7 +18,7 @@
 use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU32, Ordering::*};
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
-    flags, Engine, EngineConfig, InfoItem, InfoValue, Mfa, Mutant, Pattern, PatternOp, Process,
+    flags, Engine, EngineConfig, InfoItem, InfoValue, Mutant, Pattern, PatternOp, Process,
     Scheduler, ThreadProgress, TraceFlags,
 };
 
@@ -58,28 +58,44 @@ pub const COUNT: TraceFlags = TraceFlags::CALL_COUNT;
 pub const LOCAL: TraceFlags = TraceFlags::LOCAL;
 pub const BOTH: TraceFlags = TraceFlags::LOCAL_AND_COUNT;
 
-/// A model configuration.
+/// A model configuration: the stager's `trace_pattern` calls (`O`: [`Op`] here, the export
+/// models' `XOp`) racing one script of [`Step`]s per scheduler.
 #[derive(Clone, Debug)]
-pub struct Scenario {
+pub struct Scenario<O = Op> {
     pub name: &'static str,
     pub functions: usize,
     /// Applied before any scheduler runs.
-    pub setup: Vec<Op>,
+    pub setup: Vec<O>,
     /// Run by the stager while the schedulers run.
-    pub ops: Vec<Op>,
+    pub ops: Vec<O>,
     /// One script per scheduler.
     pub schedulers: Vec<Vec<Step>>,
     /// Repeat `ops` this many times (shuttle stress).
     pub rounds: usize,
 }
 
-fn op(func: Option<usize>, op: PatternOp, flags: TraceFlags) -> Op {
-    Op {
-        session: 0,
-        func,
-        op,
-        flags,
+impl<O> Scenario<O> {
+    /// A one-round scenario: `setup`, then `ops` racing one scheduler per script.
+    pub fn new(
+        name: &'static str,
+        functions: usize,
+        setup: Vec<O>,
+        ops: Vec<O>,
+        schedulers: Vec<Vec<Step>>,
+    ) -> Self {
+        Scenario {
+            name,
+            functions,
+            setup,
+            ops,
+            schedulers,
+            rounds: 1,
+        }
     }
+}
+
+fn op(func: Option<usize>, op: PatternOp, flags: TraceFlags) -> Op {
+    sop(0, func, op, flags)
 }
 
 fn sop(session: u32, func: Option<usize>, op: PatternOp, flags: TraceFlags) -> Op {
@@ -98,83 +114,65 @@ const SESSIONS: u32 = 2;
 pub fn loom_scenarios() -> Vec<Scenario> {
     use PatternOp::*;
     use Step::*;
-    let two = vec![Call(0), Call(1), Progress, Call(0), Call(1)];
+    let two = || vec![vec![Call(0), Call(1), Progress, Call(0), Call(1)]];
+    let one = |script: &[Step]| vec![script.to_vec()];
+    // Both functions get `fl`, then lose it.
+    let on_off = |name, fl, schedulers| {
+        let (on, off) = (op(None, True, fl), op(None, False, fl));
+        Scenario::new(name, 2, vec![on], vec![off], schedulers)
+    };
+    // f0 counted, then `ops` racing one scheduler running `script`.
+    let counted_f0 = |name, ops: &[Op], script| {
+        Scenario::new(
+            name,
+            1,
+            vec![op(Some(0), True, COUNT)],
+            ops.to_vec(),
+            one(script),
+        )
+    };
+    let f0_off = op(Some(0), False, COUNT);
+    // Sessions 0 and 1 chained on f0; `session`'s node is removed.
+    let remove_sess = |name, session| {
+        let setup = vec![sop(0, Some(0), True, COUNT), sop(1, Some(0), True, COUNT)];
+        let ops = vec![sop(session, Some(0), False, COUNT)];
+        Scenario::new(name, 1, setup, ops, one(&[Call(0), Progress, Call(0)]))
+    };
+    let update = (op(None, True, LOCAL), op(None, True, COUNT));
+    let add_remove = vec![op(Some(0), True, COUNT), op(Some(1), False, COUNT)];
+    let pause_restart = [op(Some(0), Pause, COUNT), op(Some(0), Restart, COUNT)];
     vec![
-        Scenario {
-            name: "add",
-            functions: 2,
-            setup: vec![],
-            ops: vec![op(None, True, BOTH)],
-            schedulers: vec![two.clone()],
-            rounds: 1,
-        },
-        Scenario {
-            name: "update",
-            functions: 2,
-            setup: vec![op(None, True, LOCAL)],
-            ops: vec![op(None, True, COUNT)],
-            schedulers: vec![two.clone()],
-            rounds: 1,
-        },
-        Scenario {
-            name: "remove",
-            functions: 2,
-            setup: vec![op(None, True, BOTH)],
-            ops: vec![op(None, False, BOTH)],
-            schedulers: vec![two.clone()],
-            rounds: 1,
-        },
-        Scenario {
-            name: "remove-2sched",
-            functions: 2,
-            setup: vec![op(None, True, COUNT)],
-            ops: vec![op(None, False, COUNT)],
-            schedulers: vec![vec![Call(0), Call(1)], vec![Call(1), Call(0)]],
-            rounds: 1,
-        },
-        Scenario {
-            name: "add-and-remove",
-            functions: 2,
-            setup: vec![op(Some(1), True, COUNT)],
-            ops: vec![op(Some(0), True, COUNT), op(Some(1), False, COUNT)],
-            schedulers: vec![vec![Call(0), Call(1), Progress, Call(1), Call(0)]],
-            rounds: 1,
-        },
-        Scenario {
-            name: "pause-restart",
-            functions: 1,
-            setup: vec![op(Some(0), True, COUNT)],
-            ops: vec![op(Some(0), Pause, COUNT), op(Some(0), Restart, COUNT)],
-            schedulers: vec![vec![Call(0), Progress, Call(0), Progress, Call(0)]],
-            rounds: 1,
-        },
-        Scenario {
-            // Two sessions chained on one function; removing the newer one unlinks the head
-            // while the function stays patched, so only W4 keeps a scheduler standing on it safe.
-            name: "remove-session",
-            functions: 1,
-            setup: vec![sop(0, Some(0), True, COUNT), sop(1, Some(0), True, COUNT)],
-            ops: vec![sop(1, Some(0), False, COUNT)],
-            schedulers: vec![vec![Call(0), Progress, Call(0)]],
-            rounds: 1,
-        },
-        Scenario {
-            // Removing the older session: a scheduler on the head walks `next` onto it.
-            name: "remove-old-session",
-            functions: 1,
-            setup: vec![sop(0, Some(0), True, COUNT), sop(1, Some(0), True, COUNT)],
-            ops: vec![sop(0, Some(0), False, COUNT)],
-            schedulers: vec![vec![Call(0), Progress, Call(0)]],
-            rounds: 1,
-        },
-        Scenario {
-            // A scheduler that keeps calling across as many progress points as the removal has
-            // waits, so every wait is passed by a progress point rather than by the final sleep.
-            name: "remove-long",
-            functions: 1,
-            setup: vec![op(Some(0), True, COUNT)],
-            ops: vec![op(Some(0), False, COUNT)],
-            schedulers: vec![vec![
+        Scenario::new("add", 2, vec![], vec![op(None, True, BOTH)], two()),
+        Scenario::new("update", 2, vec![update.0], vec![update.1], two()),
+        on_off("remove", BOTH, two()),
+        on_off(
+            "remove-2sched",
+            COUNT,
+            vec![vec![Call(0), Call(1)], vec![Call(1), Call(0)]],
+        ),
+        Scenario::new(
+            "add-and-remove",
+            2,
+            vec![op(Some(1), True, COUNT)],
+            add_remove,
+            one(&[Call(0), Call(1), Progress, Call(1), Call(0)]),
+        ),
+        counted_f0(
+            "pause-restart",
+            &pause_restart,
+            &[Call(0), Progress, Call(0), Progress, Call(0)],
+        ),
+        // Two sessions chained on one function; removing the newer one unlinks the head
+        // while the function stays patched, so only W4 keeps a scheduler standing on it safe.
+        remove_sess("remove-session", 1),
+        // Removing the older session: a scheduler on the head walks `next` onto it.
+        remove_sess("remove-old-session", 0),
+        // A scheduler that keeps calling across as many progress points as the removal has
+        // waits, so every wait is passed by a progress point rather than by the final sleep.
+        counted_f0(
+            "remove-long",
+            &[f0_off],
+            &[
                 Call(0),
                 Progress,
                 Call(0),
@@ -184,34 +182,38 @@ pub fn loom_scenarios() -> Vec<Scenario> {
                 Call(0),
                 Progress,
                 Call(0),
-            ]],
-            rounds: 1,
-        },
-        Scenario {
-            name: "remove-nap",
-            functions: 1,
-            setup: vec![op(Some(0), True, COUNT)],
-            ops: vec![op(Some(0), False, COUNT)],
-            schedulers: vec![vec![Call(0), Nap, Call(0)]],
-            rounds: 1,
-        },
+            ],
+        ),
+        counted_f0("remove-nap", &[f0_off], &[Call(0), Nap, Call(0)]),
     ]
+}
+
+/// The shuttle schedulers' script: `rounds` rounds, each calling every one of `fs` functions
+/// once (starting one function further each round) and ending at a progress point, every
+/// third at a nap instead. `call`, `progress` and `nap` are the model's steps.
+pub(crate) fn rotating_calls<T: Copy>(
+    fs: usize,
+    rounds: usize,
+    call: impl Fn(usize) -> T,
+    progress: T,
+    nap: T,
+) -> Vec<T> {
+    (0..rounds)
+        .flat_map(|r| {
+            let end = if r % 3 == 2 { nap } else { progress };
+            (0..fs)
+                .map(|f| call((f + r) % fs))
+                .chain([end])
+                .collect::<Vec<T>>()
+        })
+        .collect()
 }
 
 /// The shuttle scenarios: more functions, three or four schedulers, repeated loops.
 pub fn shuttle_scenarios() -> Vec<Scenario> {
     use PatternOp::*;
     use Step::*;
-    let script = |fs: usize, rounds: usize| -> Vec<Step> {
-        let mut v = Vec::new();
-        for r in 0..rounds {
-            for f in 0..fs {
-                v.push(Call((f + r) % fs));
-            }
-            v.push(if r % 3 == 2 { Nap } else { Progress });
-        }
-        v
-    };
+    let script = |fs, rounds| rotating_calls(fs, rounds, Call, Progress, Nap);
     let mut out: Vec<Scenario> = loom_scenarios();
     for s in out.iter_mut() {
         s.schedulers.push(script(s.functions, 3));
@@ -339,10 +341,7 @@ pub(crate) fn schedulers_vs_stager<P: ThreadProgress, T: Send + 'static, G>(
 /// Run one execution of `scn` with progress implementation `P` and `mutant`. Panics on any
 /// property violation (that is how loom and shuttle see it).
 pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
-    let mut cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
-    cfg.functions = (0..scn.functions)
-        .map(|i| Mfa::new("m", &format!("f{i}"), 0))
-        .collect();
+    let cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
     let engine = Arc::new(Engine::<P>::new(cfg));
     for o in &scn.setup {
         apply(&engine, o);
@@ -452,16 +451,28 @@ pub(crate) fn check_generations(id: usize, seen: &[Seen], gens: &[Vec<u32>]) {
 }
 
 fn apply<P: ThreadProgress>(e: &Engine<P>, o: &Op) {
-    let pat = match o.func {
+    let spec = TraceSpec::from(o.flags).session(o.session);
+    trace_on(e, o.func, o.op, &spec);
+}
+
+/// `trace_pattern` on function `func` (`None`: every function) with `spec`; asserts that it
+/// matched those functions. The stagers of every model family go through it.
+pub(crate) fn trace_on<P: ThreadProgress>(
+    e: &Engine<P>,
+    func: Option<usize>,
+    op: PatternOp,
+    spec: &TraceSpec,
+) {
+    let pat = match func {
         None => Pattern::all(),
         Some(f) => Pattern::exact(&e.code.funcs[f].mfa),
     };
     let n = e
-        .trace_pattern(&pat, o.op, &TraceSpec::from(o.flags).session(o.session))
+        .trace_pattern(&pat, op, spec)
         .expect("valid trace_pattern");
     assert_eq!(
         n,
-        if o.func.is_some() { 1 } else { e.code.len() },
+        if func.is_some() { 1 } else { e.code.len() },
         "trace_pattern returns the number of matched functions"
     );
 }

@@ -54,72 +54,71 @@ pub struct LScenario {
     pub always_traced: bool,
 }
 
+impl LScenario {
+    /// `stagers` racing `schedulers` on `functions` functions of a module loaded `traced` or
+    /// not; L3 applies when it is traced and no stager runs `trace_pattern` false.
+    pub fn new(
+        name: &'static str,
+        functions: usize,
+        traced: bool,
+        stagers: Vec<Vec<LOp>>,
+        schedulers: Vec<Vec<LStep>>,
+    ) -> Self {
+        let removed = stagers
+            .iter()
+            .flatten()
+            .any(|&o| o == LOp::TracePattern(false));
+        LScenario {
+            name,
+            functions,
+            traced,
+            stagers,
+            schedulers,
+            always_traced: traced && !removed,
+        }
+    }
+}
+
 pub fn loom_scenarios() -> Vec<LScenario> {
     use LOp::*;
     use LStep::*;
+    // One function, one scheduler running `script`.
+    let one = |name, traced, stagers: &[&[LOp]], script: &[LStep]| {
+        let stagers = stagers.iter().map(|ops| ops.to_vec()).collect();
+        LScenario::new(name, 1, traced, stagers, vec![script.to_vec()])
+    };
+    let load: &[LOp] = &[Load, Purge];
+    let hits = [Call(0), Progress, Call(0)];
+    let nap_in_old = [Enter(0), Nap, Local(0), Return];
     vec![
-        LScenario {
-            name: "load-under-hits",
-            functions: 1,
-            traced: true,
-            stagers: vec![vec![Load, Purge]],
-            schedulers: vec![vec![Call(0), Progress, Call(0)]],
-            always_traced: true,
-        },
-        LScenario {
-            name: "delete-purge-under-hits",
-            functions: 1,
-            traced: true,
-            stagers: vec![vec![Delete, Purge]],
-            schedulers: vec![vec![Call(0), Progress, Call(0)]],
-            always_traced: true,
-        },
-        LScenario {
-            name: "load-vs-trace-pattern",
-            functions: 1,
-            traced: true,
-            stagers: vec![vec![Load, Purge], vec![TracePattern(false)]],
-            schedulers: vec![vec![Call(0), Progress, Call(0)]],
-            always_traced: false,
-        },
-        LScenario {
-            name: "trace-pattern-then-load",
-            functions: 1,
-            traced: false,
-            stagers: vec![vec![TracePattern(true), Load, Purge]],
-            schedulers: vec![vec![Call(0), Nap, Call(0)]],
-            always_traced: false,
-        },
+        one("load-under-hits", true, &[load], &hits),
+        one("delete-purge-under-hits", true, &[&[Delete, Purge]], &hits),
+        one(
+            "load-vs-trace-pattern",
+            true,
+            &[load, &[TracePattern(false)]],
+            &hits,
+        ),
+        one(
+            "trace-pattern-then-load",
+            false,
+            &[&[TracePattern(true), Load, Purge]],
+            &[Call(0), Nap, Call(0)],
+        ),
         // A process in old code: after LW1 it still makes a local call into version 1 while the
         // loader removes version 1's breakpoints (W1–W4) and purge checks it.
-        LScenario {
-            name: "old-code-local-calls",
-            functions: 1,
-            traced: true,
-            stagers: vec![vec![Load, Purge]],
-            schedulers: vec![vec![Enter(0), Progress, Local(0), Return]],
-            always_traced: true,
-        },
+        one(
+            "old-code-local-calls",
+            true,
+            &[load],
+            &[Enter(0), Progress, Local(0), Return],
+        ),
         // The load and the removal may pass while the scheduler naps in old code; purge runs
         // while the process is in version 1, or after it returned without a progress point since.
-        LScenario {
-            name: "old-code-purge",
-            functions: 1,
-            traced: true,
-            stagers: vec![vec![Load, Purge]],
-            schedulers: vec![vec![Enter(0), Nap, Local(0), Return]],
-            always_traced: true,
-        },
+        one("old-code-purge", true, &[load], &nap_in_old),
         // As old-code-purge, untraced: the old version has no breakpoints to remove, so LW1 is
         // the only wait between the commit and purge's check of the process that entered it.
-        LScenario {
-            name: "old-code-untraced-purge",
-            functions: 1,
-            traced: false,
-            stagers: vec![vec![Load, Purge]],
-            schedulers: vec![vec![Enter(0), Nap, Local(0), Return]],
-            always_traced: false,
-        },
+        one("old-code-untraced-purge", false, &[load], &nap_in_old),
     ]
 }
 
@@ -128,16 +127,7 @@ pub fn loom_scenarios() -> Vec<LScenario> {
 pub fn shuttle_scenarios() -> Vec<LScenario> {
     use LOp::*;
     use LStep::*;
-    let script = |fs: usize, rounds: usize| -> Vec<LStep> {
-        let mut v = Vec::new();
-        for r in 0..rounds {
-            for f in 0..fs {
-                v.push(Call((f + r) % fs));
-            }
-            v.push(if r % 3 == 2 { Nap } else { Progress });
-        }
-        v
-    };
+    let script = |fs, rounds| crate::rotating_calls(fs, rounds, Call, Progress, Nap);
     let mut out = loom_scenarios();
     for s in out.iter_mut() {
         // The old-code scenarios keep their one scheduler: a second one that must pass a
@@ -153,17 +143,12 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
             s.schedulers[0] = vec![Enter(0), Nap, Local(0), Local(0), Local(0), Return];
         }
     }
-    out.push(LScenario {
-        name: "load-churn",
-        functions: 3,
-        traced: true,
-        stagers: vec![
-            vec![Load, Purge, Load, Purge, Delete, Purge, Load, Purge],
-            vec![TracePattern(false), TracePattern(true)],
-        ],
-        schedulers: (0..3).map(|_| script(3, 5)).collect(),
-        always_traced: false,
-    });
+    let churn = vec![
+        vec![Load, Purge, Load, Purge, Delete, Purge, Load, Purge],
+        vec![TracePattern(false), TracePattern(true)],
+    ];
+    let schedulers = (0..3).map(|_| script(3, 5)).collect();
+    out.push(LScenario::new("load-churn", 3, true, churn, schedulers));
     out
 }
 

@@ -18,8 +18,8 @@
 
 use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::Relaxed};
 use bpspec_reference::{
-    Enabled, Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Process,
-    Scheduler, Term, ThreadProgress, TraceOpts, TraceSpec, TraceTag, Tracer, TracerSpec,
+    Enabled, Engine, EngineConfig, FlagSet, InfoKey, Mutant, PatternOp, Process, Scheduler, Term,
+    ThreadProgress, TraceOpts, TraceSpec, TraceTag, Tracer, TracerSpec,
 };
 
 /// A meta tracer that is gone: every event answers `remove`.
@@ -36,23 +36,30 @@ impl Tracer for Gone {
     }
 }
 
+/// The fixture both models share: an engine with one function (`m:f0/0`) and `schedulers`
+/// schedulers.
+fn engine<P: ThreadProgress>(schedulers: usize, mutant: Option<Mutant>) -> Arc<Engine<P>> {
+    Arc::new(Engine::new(
+        EngineConfig::simple(1, schedulers).with_mutant(mutant),
+    ))
+}
+
+/// A tracer that is gone ([`Gone`]), named by the tracer pid `pid`.
+fn gone(pid: u64) -> TracerSpec {
+    TracerSpec::new(std::sync::Arc::new(Gone(AtomicU32::new(0))), Term::Pid(pid))
+}
+
+/// Meta trace f0 (and nothing else) with `tracer`.
+fn set_meta<P: ThreadProgress>(e: &Engine<P>, tracer: &TracerSpec) {
+    let only_meta = TraceSpec::counters(FlagSet::default()).meta(tracer.clone());
+    crate::trace_on(e, Some(0), PatternOp::True, &only_meta);
+}
+
 /// One execution. Panics on any violation. Runs under shuttle (`tests/meta_shuttle.rs`) and
 /// loom (`tests/meta_loom.rs`).
 pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
-    let mfa = Mfa::new("m", "f0", 0);
-    let engine = Arc::new(Engine::<P>::new(EngineConfig {
-        functions: vec![mfa.clone()],
-        schedulers: 2,
-        mutant,
-    }));
-    let spec = TracerSpec::new(std::sync::Arc::new(Gone(AtomicU32::new(0))), Term::Pid(7));
-    let only_meta = TraceSpec::counters(FlagSet::default());
-    let n = engine.trace_pattern(
-        &Pattern::exact(&mfa),
-        PatternOp::True,
-        &only_meta.clone().meta(spec.clone()),
-    );
-    assert_eq!(n, Ok(1));
+    let engine = engine::<P>(2, mutant);
+    set_meta(&engine, &gone(7));
     let handles: Vec<_> = (0..2)
         .map(|id| {
             let engine = engine.clone();
@@ -72,7 +79,9 @@ pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
     freed += engine.reclaim_meta_tracers();
     assert_eq!(freed, 1, "M-once: one cell retired and freed");
     assert_eq!(
-        engine.trace_info_term(0, &mfa, InfoKey::Meta).to_string(),
+        engine
+            .trace_info_term(0, &engine.code.funcs[0].mfa, InfoKey::Meta)
+            .to_string(),
         "{meta,[]}",
         "M-once: NIL shows as []"
     );
@@ -84,24 +93,9 @@ pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
 /// whichever cell the scheduler loaded is read, under loom's causality check, before and after
 /// the call). Checked parameters: 1 scheduler, 1 function, one replacement, 3 reclaims.
 pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
-    let mfa = Mfa::new("m", "f0", 0);
-    let engine = Arc::new(Engine::<P>::new(EngineConfig {
-        functions: vec![mfa.clone()],
-        schedulers: 1,
-        mutant,
-    }));
-    let first = TracerSpec::new(std::sync::Arc::new(Gone(AtomicU32::new(0))), Term::Pid(7));
-    let second = TracerSpec::new(std::sync::Arc::new(Gone(AtomicU32::new(0))), Term::Pid(8));
-    let only_meta = TraceSpec::counters(FlagSet::default());
-    let set = |spec: &TracerSpec| {
-        let n = engine.trace_pattern(
-            &Pattern::exact(&mfa),
-            PatternOp::True,
-            &only_meta.clone().meta(spec.clone()),
-        );
-        assert_eq!(n, Ok(1));
-    };
-    set(&first);
+    let engine = engine::<P>(1, mutant);
+    let (first, second) = (gone(7), gone(8));
+    set_meta(&engine, &first);
     let e2 = engine.clone();
     let h = spawn(move || {
         let mut s = Scheduler::start(e2, 0);
@@ -110,7 +104,7 @@ pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
         s.call(0, &Process::new(100));
         s.sleep();
     });
-    set(&second);
+    set_meta(&engine, &second);
     engine.reclaim_meta_tracers();
     h.join().expect("scheduler panicked");
     engine.reclaim_meta_tracers();

@@ -36,8 +36,8 @@ use bpspec_reference::sync::{spawn, yield_now, Arc};
 use bpspec_reference::term::Term;
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
-    BatchEntry, Engine, EngineConfig, FlagSet, InfoKey, Mfa, Mutant, Pattern, PatternOp, Proc,
-    Process, Scheduler, ThreadProgress, WaitPlan,
+    BatchEntry, Engine, EngineConfig, FlagSet, InfoKey, Mutant, Pattern, PatternOp, Proc, Process,
+    Scheduler, ThreadProgress, WaitPlan,
 };
 
 /// A scheduler step for the current process.
@@ -74,15 +74,40 @@ pub struct RScenario {
     pub prelude: Vec<RStep>,
     /// Applied after the prelude, before the threads start.
     pub after_prelude: Vec<ROp>,
-    /// The stager's ops, racing the schedulers.
-    pub ops: Vec<ROp>,
-    /// A second stager's ops, on its own thread, contending with the first for the code
-    /// modification permission.
-    pub rival: Vec<ROp>,
+    /// One script per stager, racing the schedulers: the first on the calling thread (as one
+    /// batch under a batching wait plan), each other one on its own thread, contending with the
+    /// first for the code modification permission.
+    pub stagers: Vec<Vec<ROp>>,
     /// One script per scheduler (scheduler `i` runs pid `100 + 16 i`).
     pub schedulers: Vec<Vec<RStep>>,
     /// R3: this session's final figures must equal a sequential run without the stager.
     pub conserve: Option<u32>,
+}
+
+impl RScenario {
+    /// `setup` in sessions `0..sessions` on `functions` functions, `prelude` (nothing after
+    /// it), then one stager running `ops` racing `schedulers`; no conservation check.
+    pub fn new(
+        name: &'static str,
+        functions: usize,
+        sessions: u32,
+        setup: Vec<ROp>,
+        prelude: Vec<RStep>,
+        ops: Vec<ROp>,
+        schedulers: Vec<Vec<RStep>>,
+    ) -> Self {
+        RScenario {
+            name,
+            functions,
+            sessions,
+            setup,
+            prelude,
+            after_prelude: vec![],
+            stagers: vec![ops],
+            schedulers,
+            conserve: None,
+        }
+    }
 }
 
 pub const TIME_MEM: FlagSet = FlagSet {
@@ -105,17 +130,17 @@ pub fn loom_scenarios() -> Vec<RScenario> {
     // Four schedule-outs and a return: every read of the slot may fall in any period of the
     // removal's sequence, including the one in which consolidate unlinks the node.
     let leave = vec![Switch, Work(1), Switch, Switch, Switch, Work(1), Ret];
-    let base = |name, sessions, ops: Vec<ROp>| RScenario {
-        name,
-        functions: 1,
-        sessions,
-        setup: (0..sessions).map(|s| set(s, 0, True, TIME_MEM)).collect(),
-        prelude: inside.clone(),
-        after_prelude: vec![],
-        ops,
-        rival: vec![],
-        schedulers: vec![leave.clone()],
-        conserve: None,
+    let base = |name, sessions, ops: Vec<ROp>| {
+        let setup = (0..sessions).map(|s| set(s, 0, True, TIME_MEM)).collect();
+        RScenario::new(
+            name,
+            1,
+            sessions,
+            setup,
+            inside.clone(),
+            ops,
+            vec![leave.clone()],
+        )
     };
     vec![
         // One session: call_time and call_memory removed while the process is inside f0 and
@@ -172,9 +197,12 @@ pub fn loom_scenarios() -> Vec<RScenario> {
         // sets call_time on f0 again (before the removal: a restart; after it: a fresh node in
         // the emptied slot), while the process inside f0 is scheduled out and returns.
         RScenario {
-            rival: vec![set(0, 0, True, TIME)],
+            stagers: vec![
+                vec![set(0, 0, False, TIME_MEM)],
+                vec![set(0, 0, True, TIME)],
+            ],
             schedulers: vec![vec![Switch, Work(1), Ret]],
-            ..base("timem-two-stagers", 1, vec![set(0, 0, False, TIME_MEM)])
+            ..base("timem-two-stagers", 1, vec![])
         },
     ]
 }
@@ -208,50 +236,41 @@ pub fn shuttle_scenarios() -> Vec<RScenario> {
         // run without the stager (seen under shuttle; docs/readers.md).
         s.conserve = None;
     }
-    out.push(RScenario {
-        name: "timem-churn-2sess",
-        functions: 2,
-        sessions: 2,
-        setup: vec![
-            set(0, 0, True, TIME_MEM),
-            set(0, 1, True, TIME_MEM),
-            set(1, 0, True, TIME),
-        ],
-        prelude: vec![Call(0), Call(1), Work(1)],
-        after_prelude: vec![],
-        rival: vec![],
-        ops: vec![
-            set(1, 0, False, TIME),
-            set(0, 1, Pause, TIME_MEM),
-            set(1, 1, True, TIME_MEM),
-            set(0, 0, False, TIME_MEM),
-            set(0, 1, Restart, TIME_MEM),
-            set(0, 0, True, TIME),
-            set(1, 1, False, TIME_MEM),
-        ],
-        schedulers: vec![
-            vec![Switch, Work(1), Ret, Switch, Work(1), Ret],
-            script(6, 2),
-            script(5, 2),
-        ],
-        conserve: None,
-    });
+    let setup = vec![
+        set(0, 0, True, TIME_MEM),
+        set(0, 1, True, TIME_MEM),
+        set(1, 0, True, TIME),
+    ];
+    let ops = vec![
+        set(1, 0, False, TIME),
+        set(0, 1, Pause, TIME_MEM),
+        set(1, 1, True, TIME_MEM),
+        set(0, 0, False, TIME_MEM),
+        set(0, 1, Restart, TIME_MEM),
+        set(0, 0, True, TIME),
+        set(1, 1, False, TIME_MEM),
+    ];
+    let schedulers = vec![
+        vec![Switch, Work(1), Ret, Switch, Work(1), Ret],
+        script(6, 2),
+        script(5, 2),
+    ];
+    let prelude = vec![Call(0), Call(1), Work(1)];
+    out.push(RScenario::new(
+        "timem-churn-2sess",
+        2,
+        2,
+        setup,
+        prelude,
+        ops,
+        schedulers,
+    ));
     out
 }
 
 fn apply<P: ThreadProgress>(e: &Engine<P>, o: &ROp) {
     let (s, f, op, fl) = *o;
-    let n = e
-        .trace_pattern(
-            &Pattern::exact(&e.code.funcs[f].mfa),
-            op,
-            &TraceSpec::from(fl).session(s),
-        )
-        .expect("valid trace_pattern");
-    assert_eq!(
-        n, 1,
-        "trace_pattern returns the number of matched functions"
-    );
+    crate::trace_on(e, Some(f), op, &TraceSpec::from(fl).session(s));
 }
 
 /// The stager's ops: one call each, or one batch under a batching wait plan (models/src/waits.rs).
@@ -278,10 +297,7 @@ fn build<P: ThreadProgress>(
     mutant: Option<Mutant>,
     plan: WaitPlan,
 ) -> Arc<Engine<P>> {
-    let mut cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
-    cfg.functions = (0..s.functions)
-        .map(|i| Mfa::new("m", &format!("f{i}"), 0))
-        .collect();
+    let cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
     let e = Engine::<P>::new(cfg).with_wait_plan(plan);
     for sess in 1..s.sessions {
         assert_eq!(e.create_session(&format!("s{sess}")), Ok(sess));
@@ -418,18 +434,23 @@ fn execute<P: ThreadProgress>(
                 spawn(move || run_script(e, id, p, &script, at))
             })
             .collect();
-        let rival = (stager && !s.rival.is_empty()).then(|| {
-            let (e, ops) = (e.clone(), s.rival.clone());
-            spawn(move || {
-                for o in &ops {
-                    apply(&*e, o);
-                }
+        // The second and later stagers, each on its own thread (none without the stager).
+        let rivals: &[Vec<ROp>] = if stager { &s.stagers[1..] } else { &[] };
+        let rivals: Vec<_> = rivals
+            .iter()
+            .map(|ops| {
+                let (e, ops) = (e.clone(), ops.clone());
+                spawn(move || {
+                    for o in &ops {
+                        apply(&*e, o);
+                    }
+                })
             })
-        });
+            .collect();
         if stager {
-            apply_ops(&*e, &s.ops);
+            apply_ops(&*e, &s.stagers[0]);
         }
-        if let Some(h) = rival {
+        for h in rivals {
             h.join().expect("second stager panicked");
         }
         for h in handles {

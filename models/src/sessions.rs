@@ -19,11 +19,11 @@
 
 use bpspec_reference::sync::Arc;
 use bpspec_reference::{
-    flags, Engine, EngineConfig, FlagSet, Mailbox, Mfa, Mutant, Pattern, PatternOp, Proc,
-    ProcFlags, Process, ProcessTracer, SessionError, ThreadProgress, TraceSpec,
+    flags, Engine, EngineConfig, FlagSet, Mailbox, Mutant, PatternOp, Proc, ProcFlags, Process,
+    ProcessTracer, SessionError, ThreadProgress, TraceSpec,
 };
 
-use crate::{schedulers_vs_stager, Step};
+use crate::{schedulers_vs_stager, trace_on, Step};
 
 /// One stager operation.
 #[derive(Clone, Copy, Debug)]
@@ -73,67 +73,57 @@ const fn local(session: u32, op: PatternOp) -> SOp {
 }
 
 /// The loom scenarios: one stager, one scheduler, one function.
-pub fn loom_session_scenarios() -> Vec<SessionScenario> {
+pub fn loom_scenarios() -> Vec<SessionScenario> {
     use PatternOp::*;
     use Step::*;
-    let sched = vec![Call(0), Progress, Call(0)];
+    // One scheduler calling f0 on both sides of a progress point; session 1 has a tracer or not.
+    let scn = |tracer| {
+        move |name, setup: &[SOp], ops: &[SOp]| SessionScenario {
+            name,
+            setup: setup.to_vec(),
+            ops: ops.to_vec(),
+            schedulers: vec![vec![Call(0), Progress, Call(0)]],
+            tracer,
+        }
+    };
+    let (traced, untraced) = (scn(true), scn(false));
+    let chain = [count(0, True), count(1, True)];
     vec![
+        // A second session's node enters a patched function's chain through to_insert.
+        traced("session-insert", &[count(0, True)], &[local(1, True)]),
+        // The newer session's node (the head) is unlinked while the function stays patched
+        // by the older one: a scheduler standing on it must walk on to the older node.
+        untraced("session-unlink-head", &chain, &[count(1, False)]),
+        // Destroying a session: inert at once, then its patterns go through the sequence.
+        traced(
+            "session-destroy",
+            &[count(0, True), local(1, True)],
+            &[SOp::Destroy(1)],
+        ),
+        // Two schedulers on the chain while the head is unlinked and a third session's node
+        // is linked: insertion and removal in one trace_pattern each.
         SessionScenario {
-            // A second session's node enters a patched function's chain through to_insert.
-            name: "session-insert",
-            setup: vec![count(0, True)],
-            ops: vec![local(1, True)],
-            schedulers: vec![sched.clone()],
-            tracer: true,
-        },
-        SessionScenario {
-            // The newer session's node (the head) is unlinked while the function stays patched
-            // by the older one: a scheduler standing on it must walk on to the older node.
-            name: "session-unlink-head",
-            setup: vec![count(0, True), count(1, True)],
-            ops: vec![count(1, False)],
-            schedulers: vec![sched.clone()],
-            tracer: false,
-        },
-        SessionScenario {
-            // Destroying a session: inert at once, then its patterns go through the sequence.
-            name: "session-destroy",
-            setup: vec![count(0, True), local(1, True)],
-            ops: vec![SOp::Destroy(1)],
-            schedulers: vec![sched.clone()],
-            tracer: true,
-        },
-        SessionScenario {
-            // Two schedulers on the chain while the head is unlinked and a third session's node
-            // is linked: insertion and removal in one trace_pattern each.
-            name: "session-unlink-2sched",
-            setup: vec![count(0, True), count(1, True)],
-            ops: vec![count(1, False), count(2, True)],
             schedulers: vec![vec![Call(0), Call(0)], vec![Call(0), Call(0)]],
-            tracer: false,
+            ..untraced(
+                "session-unlink-2sched",
+                &chain,
+                &[count(1, False), count(2, True)],
+            )
         },
-        SessionScenario {
-            // The session tracer is removed while the scheduler may be inside it.
-            name: "tracer-remove",
-            setup: vec![local(1, True)],
-            ops: vec![SOp::RemoveTracer(1)],
-            schedulers: vec![vec![Call(0), Progress, Call(0)]],
-            tracer: true,
-        },
-        SessionScenario {
-            // The session tracer is replaced while the scheduler may be inside the old one:
-            // every local hit reaches exactly one of the two (S3 over both mailboxes).
-            name: "tracer-replace",
-            setup: vec![local(1, True)],
-            ops: vec![SOp::ReplaceTracer(1)],
-            schedulers: vec![vec![Call(0), Progress, Call(0)]],
-            tracer: true,
-        },
+        // The session tracer is removed while the scheduler may be inside it.
+        traced("tracer-remove", &[local(1, True)], &[SOp::RemoveTracer(1)]),
+        // The session tracer is replaced while the scheduler may be inside the old one:
+        // every local hit reaches exactly one of the two (S3 over both mailboxes).
+        traced(
+            "tracer-replace",
+            &[local(1, True)],
+            &[SOp::ReplaceTracer(1)],
+        ),
     ]
 }
 
 /// The shuttle scenarios: the loom ones with two more schedulers, and a churn of three sessions.
-pub fn shuttle_session_scenarios() -> Vec<SessionScenario> {
+pub fn shuttle_scenarios() -> Vec<SessionScenario> {
     use PatternOp::*;
     use Step::*;
     let script = |rounds: usize| -> Vec<Step> {
@@ -141,7 +131,7 @@ pub fn shuttle_session_scenarios() -> Vec<SessionScenario> {
             .flat_map(|r| [Call(0), Call(0), if r % 3 == 2 { Nap } else { Progress }])
             .collect()
     };
-    let mut out = loom_session_scenarios();
+    let mut out = loom_scenarios();
     for s in out.iter_mut() {
         s.schedulers.push(script(3));
         s.schedulers.push(script(4));
@@ -180,13 +170,7 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &SOp, next: &std::sync::Arc<Mailbo
                 call_count: count,
                 ..FlagSet::default()
             });
-            let n = e
-                .trace_pattern(&Pattern::all(), op, &spec.clone().session(session))
-                .expect("valid trace_pattern");
-            assert_eq!(
-                n, 1,
-                "trace_pattern returns the number of matched functions"
-            );
+            trace_on(e, None, op, &spec.session(session));
         }
         SOp::Destroy(s) => {
             assert_eq!(e.destroy_session(s), Ok(true), "destroy session {s}");
@@ -224,12 +208,8 @@ struct Seen {
 }
 
 /// Run one execution of `scn`. Panics on any violation.
-pub fn run_sessions<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
-    let cfg = EngineConfig {
-        functions: vec![Mfa::new("m", "f0", 0)],
-        schedulers: scn.schedulers.len(),
-        mutant,
-    };
+pub fn run<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
+    let cfg = EngineConfig::simple(1, scn.schedulers.len()).with_mutant(mutant);
     let engine = Arc::new(Engine::<P>::new(cfg));
     for s in 1..3 {
         assert_eq!(engine.create_session(&format!("s{s}")), Ok(s));
@@ -347,7 +327,7 @@ fn check(id: usize, seen: &[Seen], gens: &[u32]) {
 }
 
 /// Which checker kills which session mutant on which scenario.
-pub fn expected_session_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
     match checker {
         "loom" => vec![

@@ -5,13 +5,10 @@
 
 use bpspec_models::collection::{expected_kills, run, shuttle_scenarios, CScenario};
 use bpspec_models::harness::scenario_named;
-use bpspec_models::harness::shuttle_run::{self, iters};
+use bpspec_models::harness::shuttle_run::{self, assert_kill_column};
 use bpspec_reference::{Mutant, Qsbr};
 
-fn scenario(name: &str) -> CScenario {
-    scenario_named(shuttle_scenarios(), name, |s| s.name)
-}
-
+/// Explore `scn` under `mutant`, its row named `variant`; record; return the counterexample.
 fn explore(
     scn: &CScenario,
     variant: &str,
@@ -19,27 +16,12 @@ fn explore(
     pct: bool,
     expected: &str,
 ) -> Option<String> {
-    let scn2 = scn.clone();
-    let (cx, seconds, bound) =
-        shuttle_run::explore(pct, iters(), move || run::<Qsbr>(&scn2, mutant));
-    shuttle_run::record_outcome("qsbr", scn.name, variant, expected, bound, seconds, &cx);
-    cx
+    shuttle_run::explore_run("qsbr", scn, variant, mutant, pct, expected, run::<Qsbr>)
 }
 
 #[test]
 fn timem_baselines() {
-    let mut failures = Vec::new();
-    for scn in shuttle_scenarios() {
-        for pct in [false, true] {
-            if let Some(c) = explore(&scn, "baseline", None, pct, "hold") {
-                failures.push(format!("{} (pct={pct}): {c}", scn.name));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "shuttle collection baseline violations: {failures:?}"
-    );
+    shuttle_run::assert_baselines(shuttle_scenarios(), run::<Qsbr>);
 }
 
 /// Mutants one of the two schedulers does not reach within the iteration budget while the other
@@ -53,45 +35,37 @@ const MAY_MISS: &[(Mutant, bool)] = &[
     (Mutant::TimemPauseKeepsRunning, false),
 ];
 
+/// Every (mutant, scenario) in shuttle's column is killed; the collection mutants shuttle is not
+/// expected to kill (ordering bugs) are run on `info` and recorded too.
 #[test]
 fn timem_kill_matrix() {
     let kills = expected_kills("shuttle");
-    let mut survivors = Vec::new();
-    for &(m, name) in &kills {
-        let killed = [true, false]
-            .into_iter()
-            .map(|pct| {
-                let exp = if MAY_MISS.contains(&(m, pct)) {
-                    "survives"
-                } else {
-                    "killed"
-                };
-                explore(&scenario(name), m.name(), Some(m), pct, exp).is_some()
-            })
-            .fold(false, |a, b| a | b);
-        if !killed {
-            survivors.push(format!("{m} on {name}"));
-        }
-    }
-    // Mutants shuttle is not expected to kill (ordering bugs) are run and recorded too.
-    for m in Mutant::COLLECTION {
-        if !kills.iter().any(|(k, _)| *k == m) {
-            for pct in [true, false] {
-                explore(&scenario("info"), m.name(), Some(m), pct, "survives");
-            }
-        }
-    }
-    assert!(
-        survivors.is_empty(),
-        "collection mutants shuttle should kill survived: {survivors:?}"
-    );
+    let others = Mutant::COLLECTION
+        .into_iter()
+        .filter(|m| !kills.iter().any(|(k, _)| k == m));
+    let rows = kills
+        .iter()
+        .map(|&(m, name)| (m, name, true))
+        .chain(others.map(|m| (m, "info", false)))
+        .collect();
+    let may_miss = |m, pct| MAY_MISS.contains(&(m, pct));
+    assert_kill_column("collection", rows, may_miss, |(m, name, _), pct, exp| {
+        explore(
+            &scenario_named(shuttle_scenarios(), name, |s| s.name),
+            m.name(),
+            Some(m),
+            pct,
+            exp,
+        )
+        .is_some()
+    });
 }
 
 /// Finding F1 at shuttle's scale: the ERTS variant (paused counters read in place) fails on a
 /// paused function with frames in flight.
 #[test]
 fn timem_finding_f1_paused_read_in_place() {
-    let mut scn = scenario("pause-restart");
+    let mut scn = scenario_named(shuttle_scenarios(), "pause-restart", |s| s.name);
     scn.paused_via_flip = false;
     let found = [true, false]
         .into_iter()

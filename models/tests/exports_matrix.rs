@@ -3,27 +3,25 @@
 #![cfg(not(any(loom, shuttle)))]
 
 use bpspec_models::exports::{
-    expected_export_kills, loom_export_scenarios, run_exports, shuttle_export_scenarios,
-    EXPORT_MUTANTS,
+    expected_kills, loom_scenarios, run, shuttle_scenarios, EXPORT_MUTANTS,
 };
-use bpspec_models::harness::{assert_matrix_complete, names};
+use bpspec_models::harness::{assert_matrix_complete, hold_on_real_threads, names};
 use bpspec_reference::{EpochProgress, Qsbr};
 
 #[test]
 fn every_export_mutant_has_a_killer_on_an_existing_scenario() {
     let scenarios = [
-        ("loom", names(loom_export_scenarios(), |s| s.name)),
-        ("shuttle", names(shuttle_export_scenarios(), |s| s.name)),
+        ("loom", names(loom_scenarios(), |s| s.name)),
+        ("shuttle", names(shuttle_scenarios(), |s| s.name)),
     ];
-    assert_matrix_complete("export", &EXPORT_MUTANTS, &scenarios, expected_export_kills);
+    assert_matrix_complete("export", &EXPORT_MUTANTS, &scenarios, expected_kills);
 }
 
 #[test]
 fn export_scenarios_hold_on_real_threads() {
-    for scn in shuttle_export_scenarios() {
-        for _ in 0..20 {
-            run_exports::<Qsbr>(&scn, None);
-            run_exports::<EpochProgress>(&scn, None);
-        }
-    }
+    hold_on_real_threads(
+        shuttle_scenarios(),
+        20,
+        &[run::<Qsbr>, run::<EpochProgress>],
+    );
 }

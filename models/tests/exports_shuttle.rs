@@ -4,10 +4,10 @@
 #![cfg(shuttle)]
 
 use bpspec_models::exports::{
-    expected_export_kills, run_exports, shuttle_export_scenarios, ExportScenario, EXPORT_MUTANTS,
+    expected_kills, run, shuttle_scenarios, ExportScenario, EXPORT_MUTANTS,
 };
 use bpspec_models::harness::scenario_named;
-use bpspec_models::harness::shuttle_run::{self, iters};
+use bpspec_models::harness::shuttle_run::{self, assert_kill_column, iters, kill_rows};
 use bpspec_reference::{Mutant, Qsbr};
 
 /// Iterations for a mutant outside shuttle's export column: it is an ordering bug that a
@@ -15,26 +15,9 @@ use bpspec_reference::{Mutant, Qsbr};
 /// count (2,000; the bound is recorded) instead of spending minutes on it.
 const SURVIVOR_ITERS: usize = 2000;
 
-fn explore(
-    scn: &ExportScenario,
-    mutant: Option<Mutant>,
-    pct: bool,
-    expected: &str,
-    n: usize,
-) -> bool {
-    let scn2 = scn.clone();
-    shuttle_run::explore_mutant(scn.name, mutant, pct, expected, n, move || {
-        run_exports::<Qsbr>(&scn2, mutant)
-    })
-}
-
 #[test]
 fn exports_baseline() {
-    for scn in shuttle_export_scenarios() {
-        for pct in [false, true] {
-            explore(&scn, None, pct, "hold", iters());
-        }
-    }
+    shuttle_run::assert_baselines(shuttle_scenarios(), run::<Qsbr>);
 }
 
 /// (mutant, pct) runs whose scheduler may miss a kill the other one makes: the random scheduler
@@ -49,36 +32,22 @@ const MAY_MISS: &[(Mutant, bool)] = &[(Mutant::SkipWaitBeforeConsolidate, false)
 /// sequentially consistent atomics cannot show).
 #[test]
 fn exports_kill_matrix() {
-    let kills = expected_export_kills("shuttle");
-    let loom = expected_export_kills("loom");
-    let mut survivors = Vec::new();
-    for m in EXPORT_MUTANTS {
-        let expected = kills.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
-        let on_loom = loom.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
-        let name = expected
-            .or(on_loom)
-            .expect("every export mutant has a loom killer");
-        let scn = scenario_named(shuttle_export_scenarios(), name, |s| s.name);
-        let mut killed = false;
-        for pct in [true, false] {
-            let exp = if expected.is_some() && !MAY_MISS.contains(&(m, pct)) {
-                "killed"
-            } else {
-                "survives"
-            };
-            let n = if expected.is_some() {
-                iters()
-            } else {
-                iters().min(SURVIVOR_ITERS)
-            };
-            killed |= explore(&scn, Some(m), pct, exp, n);
-        }
-        if expected.is_some() && !killed {
-            survivors.push(m.name());
-        }
-    }
-    assert!(
-        survivors.is_empty(),
-        "export mutants shuttle should kill survived: {survivors:?}"
-    );
+    let loom = expected_kills("loom");
+    let on_loom = |m| {
+        let killer = loom.iter().find(|(k, _)| *k == m);
+        killer.expect("every export mutant has a loom killer").1
+    };
+    let rows = kill_rows(&EXPORT_MUTANTS, &expected_kills("shuttle"), on_loom);
+    let may_miss = |m, pct| MAY_MISS.contains(&(m, pct));
+    assert_kill_column("export", rows, may_miss, |(m, name, killer), pct, exp| {
+        let scn: ExportScenario = scenario_named(shuttle_scenarios(), name, |s| s.name);
+        let n = if killer {
+            iters()
+        } else {
+            iters().min(SURVIVOR_ITERS)
+        };
+        shuttle_run::explore_mutant(name, Some(m), pct, exp, n, move || {
+            run::<Qsbr>(&scn, Some(m))
+        })
+    });
 }

@@ -4,7 +4,7 @@
 #![cfg(loom)]
 
 use bpspec_models::harness::loom_run::{self, builder};
-use bpspec_models::harness::scenario_named;
+use bpspec_models::harness::{assert_all_killed_under, scenario_named};
 use bpspec_models::load::{expected_kills, loom_scenarios, run};
 use bpspec_reference::{LoadProtocol, Mutant, Qsbr};
 
@@ -25,21 +25,10 @@ fn explore(
         b.preemption_bound = b.preemption_bound.map(|p| p.min(2));
     }
     let o = loom_run::explore(&b, move || run::<Qsbr>(&scn, proto, mutant));
-    loom_run::record_outcome(
-        "qsbr",
-        &format!("{name}@{}", proto.name()),
-        mutant.map_or("baseline", |m| m.name()),
-        expected,
-        &o,
-    );
-    assert!(o.executions > 0);
-    if let Some(cx) = &o.cx {
-        assert!(
-            !cx.starts_with("Model exceeded maximum number of branches"),
-            "{name}: inconclusive, loom's branch limit: {cx}"
-        );
-    }
-    o.cx
+    let label = format!("{name}@{}", proto.name());
+    let variant = mutant.map_or("baseline", |m| m.name());
+    loom_run::record_outcome("qsbr", &label, variant, expected, &o);
+    loom_run::conclusive(o, name)
 }
 
 macro_rules! baselines {
@@ -67,17 +56,13 @@ baselines! {
 /// Every load mutant is killed on its scenario under its protocol.
 #[test]
 fn load_kill_matrix() {
-    let mut survivors = Vec::new();
-    for proto in LoadProtocol::ALL {
-        for (m, name) in expected_kills("loom", proto) {
-            if explore(name, proto, Some(m), "killed").is_none() {
-                survivors.push(format!("{m} on {name} under {proto:?}"));
-            }
-        }
-    }
-    assert!(
-        survivors.is_empty(),
-        "load mutants loom should kill survived: {survivors:?}"
+    let kills = |proto| expected_kills("loom", proto);
+    assert_all_killed_under(
+        "load",
+        "loom",
+        &LoadProtocol::ALL,
+        kills,
+        |m, name, proto| explore(name, proto, Some(m), "killed").is_some(),
     );
 }
 

@@ -4,83 +4,27 @@
 #![cfg(loom)]
 
 use bpspec_models::harness::loom_run::{self, builder};
-use bpspec_models::harness::{observed, scenario_named};
-use bpspec_models::results::{record, Verdict};
-use bpspec_models::{expected_kills, loom_scenarios, run, Scenario};
+use bpspec_models::harness::{assert_all_killed, scenario_named};
+use bpspec_models::{baselines, expected_kills, loom_scenarios, run, EPOCH_KILLS};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
 
-/// Explore `scn` under `mutant`; returns (counterexample, executions, seconds, bound text).
+/// Explore scenario `name` under `mutant` with the grace period `P`; record the verdict against
+/// `expected` ("hold", "killed"); return the counterexample, if any.
 fn explore<P: ThreadProgress>(
-    scn: &Scenario,
-    mutant: Option<Mutant>,
-    b: &loom::model::Builder,
-) -> (Option<String>, usize, f64, String) {
-    let scn2 = scn.clone();
-    let o = loom_run::explore(b, move || run::<P>(&scn2, mutant));
-    (o.cx, o.executions, o.seconds, o.bound)
-}
-
-fn scenario(name: &str) -> Scenario {
-    scenario_named(loom_scenarios(), name, |s| s.name)
-}
-
-/// Explore `mutant` on scenario `name` and record the verdict against `expected`
-/// ("killed" or "survives"); returns the counterexample, if any.
-fn mutant_run(
     name: &'static str,
-    m: Mutant,
+    mutant: Option<Mutant>,
     expected: &str,
     b: &loom::model::Builder,
 ) -> Option<String> {
-    let scn = scenario(name);
-    let (cx, execs, secs, bound) = explore::<Qsbr>(&scn, Some(m), b);
-    record(&Verdict {
-        checker: "loom",
-        progress: "qsbr",
-        scenario: name,
-        variant: m.name(),
-        bound: format!("{bound} executions={execs}"),
-        expected,
-        observed: observed(expected, cx.is_some()),
-        seconds: secs,
-        detail: cx.clone().unwrap_or_default(),
-    });
-    cx
+    let scn = scenario_named(loom_scenarios(), name, |s| s.name);
+    let o = loom_run::explore(b, move || run::<P>(&scn, mutant));
+    let variant = mutant.map_or("baseline", |m| m.name());
+    loom_run::record_outcome(P::name(), name, variant, expected, &o);
+    assert!(o.executions > 0, "loom ran no execution of {name}");
+    o.cx
 }
 
-fn baseline<P: ThreadProgress>(name: &str, b: loom::model::Builder) {
-    let scn = scenario(name);
-    let (cx, execs, secs, bound) = explore::<P>(&scn, None, &b);
-    record(&Verdict {
-        checker: "loom",
-        progress: P::name(),
-        scenario: name,
-        variant: "baseline",
-        bound: format!("{bound} executions={execs}"),
-        expected: "hold",
-        observed: observed("hold", cx.is_some()),
-        seconds: secs,
-        detail: cx.clone().unwrap_or_default(),
-    });
-    assert!(
-        cx.is_none(),
-        "loom {}: {name} violated a property: {}",
-        P::name(),
-        cx.unwrap()
-    );
-    assert!(execs > 0);
-}
-
-macro_rules! baselines {
-    ($($test:ident => $scn:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            baseline::<Qsbr>($scn, builder());
-        }
-    )*};
-}
-
-baselines! {
+baselines! { "loom qsbr", |s| explore::<Qsbr>(s, None, "hold", &builder());
     qsbr_add => "add",
     qsbr_update => "update",
     qsbr_remove => "remove",
@@ -106,47 +50,18 @@ fn epoch_builder() -> loom::model::Builder {
     b
 }
 
-macro_rules! epoch_baselines {
-    ($($test:ident => $scn:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            baseline::<EpochProgress>($scn, epoch_builder());
-        }
-    )*};
-}
-
 /// `EpochProgress::progress` by `Guard::repin` (a Release store of the local epoch, no fence):
 /// a scheduler's reads after such a progress point need not see the stager's writes before the
 /// wait that counted it. loom must find it (`EPOCH_KILLS`).
 #[test]
 fn epoch_kill_matrix() {
     let b = epoch_builder();
-    let mut survivors = Vec::new();
-    for &(m, name) in bpspec_models::EPOCH_KILLS {
-        let scn = scenario(name);
-        let (cx, execs, secs, bound) = explore::<EpochProgress>(&scn, Some(m), &b);
-        record(&Verdict {
-            checker: "loom",
-            progress: "epoch",
-            scenario: name,
-            variant: m.name(),
-            bound: format!("{bound} executions={execs}"),
-            expected: "killed",
-            observed: observed("killed", cx.is_some()),
-            seconds: secs,
-            detail: cx.clone().unwrap_or_default(),
-        });
-        if cx.is_none() {
-            survivors.push(format!("{m} on {name}"));
-        }
-    }
-    assert!(
-        survivors.is_empty(),
-        "epoch mutants loom should kill survived: {survivors:?}"
-    );
+    assert_all_killed("epoch", "loom", EPOCH_KILLS.to_vec(), |m, name| {
+        explore::<EpochProgress>(name, Some(m), "killed", &b).is_some()
+    });
 }
 
-epoch_baselines! {
+baselines! { "loom epoch", |s| explore::<EpochProgress>(s, None, "hold", &epoch_builder());
     epoch_add => "add",
     epoch_remove => "remove",
     epoch_remove_nap => "remove-nap",
@@ -158,13 +73,10 @@ epoch_baselines! {
 #[test]
 fn kill_matrix() {
     let b = builder();
-    let survivors: Vec<String> = expected_kills("loom")
-        .into_iter()
-        .filter(|&(m, name)| mutant_run(name, m, "killed", &b).is_none())
-        .map(|(m, name)| format!("{m} on {name}"))
-        .collect();
-    assert!(
-        survivors.is_empty(),
-        "mutants loom should kill survived: {survivors:?}"
+    assert_all_killed(
+        "trace_pattern",
+        "loom",
+        expected_kills("loom"),
+        |m, name| explore::<Qsbr>(name, Some(m), "killed", &b).is_some(),
     );
 }

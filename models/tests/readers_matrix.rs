@@ -2,7 +2,7 @@
 //! scenario), and each reader scenario holds on real threads with both grace periods.
 #![cfg(not(any(loom, shuttle)))]
 
-use bpspec_models::harness::{assert_matrix_complete, names};
+use bpspec_models::harness::{assert_matrix_complete, hold_on_real_threads, names};
 use bpspec_models::readers::{expected_kills, loom_scenarios, run, shuttle_scenarios};
 use bpspec_models::EPOCH_KILLS;
 use bpspec_reference::{EpochProgress, Mutant, Qsbr};
@@ -31,10 +31,9 @@ fn every_reader_mutant_has_a_killer_on_an_existing_scenario() {
 
 #[test]
 fn reader_scenarios_hold_on_real_threads() {
-    for scn in shuttle_scenarios() {
-        for _ in 0..20 {
-            run::<Qsbr>(&scn, None);
-            run::<EpochProgress>(&scn, None);
-        }
-    }
+    hold_on_real_threads(
+        shuttle_scenarios(),
+        20,
+        &[run::<Qsbr>, run::<EpochProgress>],
+    );
 }

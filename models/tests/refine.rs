@@ -28,51 +28,47 @@ fn iters() -> usize {
 const LOCAL: TraceFlags = TraceFlags::LOCAL;
 const COUNT: TraceFlags = TraceFlags::CALL_COUNT;
 
+/// (session, function or None = all, op, flags)
+type Op = (u32, Option<usize>, PatternOp, TraceFlags);
+
 #[derive(Clone)]
 struct Scn {
     name: &'static str,
     schedulers: usize,
     functions: usize,
-    /// (session, function or None = all, op, flags)
-    ops: Vec<(u32, Option<usize>, PatternOp, TraceFlags)>,
+    ops: Vec<Op>,
 }
 
 fn scenarios() -> Vec<Scn> {
     use PatternOp::*;
+    let scn = |name, schedulers, functions, ops: &[Op]| Scn {
+        name,
+        schedulers,
+        functions,
+        ops: ops.to_vec(),
+    };
+    let one_session = [
+        (0, None, True, LOCAL),
+        (0, Some(0), True, COUNT),
+        (0, Some(0), Pause, COUNT),
+        (0, None, False, LOCAL),
+        (0, Some(0), False, COUNT),
+    ];
+    let two_sessions = [
+        (0, None, True, LOCAL),
+        (1, None, True, LOCAL),
+        (0, None, False, LOCAL),
+    ];
+    let two_functions = [
+        (0, None, True, LOCAL),
+        (1, Some(0), True, LOCAL),
+        (0, None, False, LOCAL),
+        (1, Some(0), False, LOCAL),
+    ];
     vec![
-        Scn {
-            name: "2sched-2func-1session",
-            schedulers: 2,
-            functions: 2,
-            ops: vec![
-                (0, None, True, LOCAL),
-                (0, Some(0), True, COUNT),
-                (0, Some(0), Pause, COUNT),
-                (0, None, False, LOCAL),
-                (0, Some(0), False, COUNT),
-            ],
-        },
-        Scn {
-            name: "2sched-1func-2sessions",
-            schedulers: 2,
-            functions: 1,
-            ops: vec![
-                (0, None, True, LOCAL),
-                (1, None, True, LOCAL),
-                (0, None, False, LOCAL),
-            ],
-        },
-        Scn {
-            name: "3sched-2func-2sessions",
-            schedulers: 3,
-            functions: 2,
-            ops: vec![
-                (0, None, True, LOCAL),
-                (1, Some(0), True, LOCAL),
-                (0, None, False, LOCAL),
-                (1, Some(0), False, LOCAL),
-            ],
-        },
+        scn("2sched-2func-1session", 2, 2, &one_session),
+        scn("2sched-1func-2sessions", 2, 1, &two_sessions),
+        scn("3sched-2func-2sessions", 3, 2, &two_functions),
     ]
 }
 

@@ -4,28 +4,15 @@
 //! bugs; the kill matrix records which mutants it can and cannot see.
 #![cfg(shuttle)]
 
-use bpspec_models::harness::observed;
-use bpspec_models::harness::shuttle_run::{self, iters};
-use bpspec_models::results::{record, Verdict};
-use bpspec_models::{expected_kills, run, shuttle_scenarios, Scenario};
+use bpspec_models::harness::shuttle_run::{assert_kill_column, explore_run, kill_rows};
+use bpspec_models::{expected_kills, run, shuttle_scenarios};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
-
-fn explore<P: ThreadProgress>(
-    scn: &Scenario,
-    mutant: Option<Mutant>,
-    pct: bool,
-    n: usize,
-) -> (Option<String>, f64, String) {
-    let scn2 = scn.clone();
-    shuttle_run::explore(pct, n, move || run::<P>(&scn2, mutant))
-}
 
 fn baseline<P: ThreadProgress>() {
     let mut failures = Vec::new();
     for scn in shuttle_scenarios() {
         for pct in [false, true] {
-            let (cx, secs, bound) = explore::<P>(&scn, None, pct, iters());
-            shuttle_run::record_outcome(P::name(), scn.name, "baseline", "hold", bound, secs, &cx);
+            let cx = explore_run(P::name(), &scn, "baseline", None, pct, "hold", run::<P>);
             if let Some(c) = cx {
                 failures.push(format!("{} (pct={pct}): {c}", scn.name));
             }
@@ -52,8 +39,8 @@ fn baseline_epoch() {
 /// once (the test requires a kill by either; a kill is accepted on these rows too). The random
 /// scheduler's fixed-seed schedules shift whenever the engine gains or loses a yield point
 /// anywhere in an execution (the session state and the export area did), and these two
-/// windows are narrow for it; PCT finds both in its first iterations. The third joined in issue
-/// 6: meta trace's retire-list lock (`Engine::reclaim_meta`, taken at every `trace_pattern`)
+/// windows are narrow for it; PCT finds both in its first iterations. The third joined with meta
+/// trace: its retire-list lock (`Engine::reclaim_meta`, taken at every `trace_pattern`)
 /// added a yield point, and the random scheduler no longer meets skip-w4's window on
 /// remove-session within 2,000 iterations (seed 0x627073706563); PCT still kills it in its first
 /// iterations ("read after free: GenericBp#2 (next link)").
@@ -64,45 +51,20 @@ const MAY_MISS: &[(Mutant, bool)] = &[
 ];
 
 /// Every mutant in shuttle's column must be found by PCT or random within the iteration budget;
-/// every mutant *not* in it is run too, and recorded as surviving (an ordering bug shuttle
-/// cannot see by construction). Both schedulers run and are recorded for every mutant.
+/// every mutant *not* in it is run too (on remove-2sched), and recorded as surviving (an
+/// ordering bug shuttle cannot see by construction). Both schedulers run and are recorded for
+/// every mutant.
 #[test]
 fn kill_matrix() {
-    let kills = expected_kills("shuttle");
-    let mut survivors = Vec::new();
-    for m in Mutant::ALL {
-        let expected = kills.iter().find(|(k, _)| *k == m).map(|(_, s)| *s);
-        let name = expected.unwrap_or("remove-2sched");
+    let rows = kill_rows(&Mutant::ALL, &expected_kills("shuttle"), |_| {
+        "remove-2sched"
+    });
+    let may_miss = |m, pct| MAY_MISS.contains(&(m, pct));
+    assert_kill_column("trace_pattern", rows, may_miss, |(m, name, _), pct, exp| {
         let scn = shuttle_scenarios()
             .into_iter()
             .find(|s| s.name == name)
             .expect("scenario");
-        let mut killed = false;
-        for pct in [true, false] {
-            let (cx, secs, bound) = explore::<Qsbr>(&scn, Some(m), pct, iters());
-            killed |= cx.is_some();
-            record(&Verdict {
-                checker: "shuttle",
-                progress: "qsbr",
-                scenario: name,
-                variant: m.name(),
-                bound,
-                expected: if expected.is_some() && !MAY_MISS.contains(&(m, pct)) {
-                    "killed"
-                } else {
-                    "survives"
-                },
-                observed: observed("killed", cx.is_some()),
-                seconds: secs,
-                detail: cx.clone().unwrap_or_default(),
-            });
-        }
-        if expected.is_some() && !killed {
-            survivors.push(m.name());
-        }
-    }
-    assert!(
-        survivors.is_empty(),
-        "mutants shuttle should kill survived both schedulers: {survivors:?}"
-    );
+        explore_run("qsbr", &scn, m.name(), Some(m), pct, exp, run::<Qsbr>).is_some()
+    });
 }

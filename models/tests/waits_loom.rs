@@ -4,7 +4,7 @@
 #![cfg(loom)]
 
 use bpspec_models::baselines;
-use bpspec_models::harness::{loom_run, scenario_named};
+use bpspec_models::harness::{assert_all_killed_under, loom_run, scenario_named};
 use bpspec_models::readers::run_planned;
 use bpspec_models::waits::{expected_kills, loom_scenarios, PLANS};
 use bpspec_reference::{Mutant, Qsbr, WaitPlan};
@@ -48,18 +48,10 @@ baselines! { "loom", hold_under_every_plan;
 /// Under every plan, removing one more wait than the plan does is caught.
 #[test]
 fn waits_kill_matrix() {
-    let mut survivors = Vec::new();
-    for plan in PLANS {
-        for (m, name) in expected_kills("loom", plan) {
-            if explore(name, plan, Some(m), "killed").is_none() {
-                survivors.push(format!("{m} on {name} under {plan:?}"));
-            }
-        }
-    }
-    assert!(
-        survivors.is_empty(),
-        "wait-plan mutants loom should kill survived: {survivors:?}"
-    );
+    let kills = |plan| expected_kills("loom", plan);
+    assert_all_killed_under("wait-plan", "loom", &PLANS, kills, |m, name, plan| {
+        explore(name, plan, Some(m), "killed").is_some()
+    });
 }
 
 /// The elide-idle plan's claim seen from the other side: under the batch plan (all five waits),

@@ -3,58 +3,33 @@
 //! `make check` 50,000).
 #![cfg(shuttle)]
 
-use bpspec_models::harness::scenario_named;
-use bpspec_models::harness::shuttle_run::{self, iters};
+use bpspec_models::harness::shuttle_run::{assert_baselines_under, explore_under};
+use bpspec_models::harness::{assert_all_killed_under, scenario_named};
 use bpspec_models::readers::{run_planned, RScenario};
 use bpspec_models::waits::{expected_kills, shuttle_scenarios, PLANS};
 use bpspec_reference::{Mutant, Qsbr, WaitPlan};
 
-fn explore(
-    scn: &RScenario,
-    plan: WaitPlan,
-    mutant: Option<Mutant>,
-    pct: bool,
-    expected: &str,
-) -> bool {
-    let scn2 = scn.clone();
-    // The scenario label `name@plan` names the plan in the verdict and in a violation.
-    let label = format!("{}@{}", scn.name, plan.name());
-    shuttle_run::explore_mutant(&label, mutant, pct, expected, iters(), move || {
-        run_planned::<Qsbr>(&scn2, mutant, plan)
-    })
+fn run(scn: &RScenario, plan: WaitPlan, mutant: Option<Mutant>) {
+    run_planned::<Qsbr>(scn, mutant, plan)
 }
 
 #[test]
 fn waits_baseline() {
-    for plan in PLANS {
-        for scn in shuttle_scenarios() {
-            for pct in [false, true] {
-                explore(&scn, plan, None, pct, "hold");
-            }
-        }
-    }
+    assert_baselines_under(&PLANS, shuttle_scenarios, run);
 }
 
 /// PCT must find every mutant in shuttle's column under every plan (random may miss it and is
 /// recorded as surviving).
 #[test]
 fn waits_kill_matrix() {
-    let mut survivors = Vec::new();
-    for plan in PLANS {
-        for (m, name) in expected_kills("shuttle", plan) {
-            let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
-            let mut killed = false;
-            for pct in [true, false] {
+    let kills = |plan| expected_kills("shuttle", plan);
+    assert_all_killed_under("wait-plan", "shuttle", &PLANS, kills, |m, name, plan| {
+        let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
+        [true, false]
+            .map(|pct| {
                 let exp = if pct { "killed" } else { "survives" };
-                killed |= explore(&scn, plan, Some(m), pct, exp);
-            }
-            if !killed {
-                survivors.push(format!("{m} on {name} under {plan:?}"));
-            }
-        }
-    }
-    assert!(
-        survivors.is_empty(),
-        "wait-plan mutants shuttle should kill survived: {survivors:?}"
-    );
+                explore_under(&scn, plan, Some(m), pct, exp, run)
+            })
+            .contains(&true)
+    });
 }
