@@ -42,7 +42,7 @@
 
 use crate::timem::{Frame, MAX_STACK};
 use crate::Oracle;
-use bpspec_reference::{FlagSet, MatchSpec, Pattern, PatternError, PatternOp, Term};
+use bpspec_reference::{MatchSpec, Pattern, PatternOp, Term};
 use std::collections::BTreeMap;
 
 /// One trace frame on a process's stack (FR1).
@@ -155,23 +155,15 @@ impl Oracle {
         Some(p.conts.last().copied().flatten().unwrap_or(TOP))
     }
 
-    /// `trace_pattern` with a match spec (op `true`): the flags as `trace_pattern_flags`, then
-    /// the match spec on every matched function that has local trace now (FR5).
-    pub fn trace_pattern_ms(
+    /// The match spec of a `trace_pattern` (its flags applied and checked by
+    /// [`Oracle::trace_pattern`]) on every matched function that has local trace now (FR5).
+    pub(crate) fn set_match_spec(
         &mut self,
         session: u32,
         pat: &Pattern,
         op: PatternOp,
-        fl: FlagSet,
         ms: &MatchSpec,
-    ) -> Result<usize, PatternError> {
-        fl.check(op)?;
-        if !fl.local {
-            return Err(PatternError::BadArg(
-                "a match spec needs local or global (not only call_count/time/memory)".into(),
-            ));
-        }
-        let n = self.trace_pattern_flags(session, pat, op, fl)?;
+    ) {
         if op != PatternOp::False {
             for f in pat.matching(&self.funcs) {
                 if self.nodes.get(&(f, session)).is_some_and(|n| n.local) {
@@ -179,7 +171,6 @@ impl Oracle {
                 }
             }
         }
-        Ok(n)
     }
 
     /// Return from the current function with `value`: the frames' messages, in order (FR3).

@@ -17,7 +17,7 @@
 //! - Schedule-out charges the running slice to each charged function; schedule-in restarts the
 //!   time baselines (only for processes with the call trace flag, as ERTS).
 
-use crate::Oracle;
+use crate::{Entry, Oracle};
 use bpspec_reference::{InfoKey, Mfa, Term};
 use std::collections::BTreeMap;
 
@@ -138,25 +138,27 @@ impl Oracle {
         p
     }
 
-    /// Process `pid` enters `f` by a body call (a continuation is pushed) or a tail call.
-    /// Returns the local call trace events, as [`Oracle::call`].
-    pub fn enter(
-        &mut self,
-        f: usize,
-        pid: u64,
-        call_traced: u64,
-        tail: bool,
-    ) -> Vec<(u32, u64, usize)> {
+    /// Process `pid` enters `f` by a body call (a continuation is pushed) or a tail call, local
+    /// or remote (the export entry's global breakpoints first, global.rs). Returns the call
+    /// trace events, as [`Oracle::call`]; the meta tracer gets its message (meta.rs).
+    pub fn enter(&mut self, f: usize, pid: u64, call_traced: u64, how: Entry) -> Vec<(u32, u64, usize)> {
+        self.meta_hit(f, pid);
+        let mut events = if how.remote {
+            self.export_hit(f, pid, call_traced)
+        } else {
+            Vec::new()
+        };
         let p = self.proc(pid, call_traced);
         assert!(p.running, "pid {pid} calls while scheduled out");
-        if !tail {
+        if !how.tail {
             assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");
             p.stack.push(Frame::Code);
             let cur = p.current;
             p.conts.push(cur);
         }
         p.current = Some(f);
-        self.hit(f, pid, call_traced, true)
+        events.extend(self.hit(f, pid, call_traced, true));
+        events
     }
 
     /// `erts_trace_call_acc` for both kinds, then the trace-return frame.
@@ -321,8 +323,9 @@ impl Oracle {
         self.proc(pid, call_traced).allocated += words;
     }
 
-    /// `trace_info(Session, MFA, Key)` as an Erlang term, in ERTS's shapes (OTP 26+ `all`).
-    pub fn trace_info_term(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Term {
+    /// `trace_info(Session, MFA, Key)` as an Erlang term, in ERTS's shapes (OTP 26+ `all`),
+    /// before meta trace patches it ([`Oracle::trace_info_term`], meta.rs).
+    pub(crate) fn info_without_meta(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Term {
         if let Some(t) = self.global_info(session, mfa, key) {
             return t;
         }
