@@ -327,7 +327,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 };
                 let spec = spec.session(*session);
                 both_at_rest(&mut x, &mut y, |e| e.trace_pattern(&pat, *pop, &spec))
-                .map_err(|m| format!("step {i} {op:?}: {m}"))?
+                    .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::Advance { dt } => {
                 x.advance(*dt);
@@ -385,7 +385,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 let pat = pattern(target);
                 let spec = TraceSpec::from(*flags).session(*session);
                 both_at_rest(&mut x, &mut y, |e| e.trace_pattern(&pat, *pop, &spec))
-                .map_err(|m| format!("step {i} {op:?}: {m}"))?
+                    .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::MsPattern {
                 session,
@@ -477,7 +477,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 };
                 let spec = TraceSpec::from(fl).session(*session);
                 both_at_rest(&mut x, &mut y, |e| e.trace_pattern(&pat, *pop, &spec))
-                .map_err(|m| format!("step {i} {op:?}: {m}"))?
+                    .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
         };
         if l != r {

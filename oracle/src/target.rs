@@ -11,9 +11,9 @@ use bpspec_reference::{
     PatternError, PatternOp, Proc, Process, Qsbr, Scheduler, SessionId, Term, TraceFlags,
     TraceSpec,
 };
-use bpspec_spec::Oracle;
 /// How the runner enters a function (`BreakpointEngine::enter`): the sequential oracle's.
 pub use bpspec_spec::Entry;
+use bpspec_spec::Oracle;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -176,13 +176,20 @@ pub trait BreakpointEngine {
 /// For an engine with local + call_count only: the flags of `spec`, checked as the engines
 /// check them. Panics on the parts of `spec` the runner asks for only after `supports` claimed
 /// them (call_time/call_memory, `global`, a match spec, meta).
-pub fn local_flags(name: &str, op: PatternOp, spec: &TraceSpec) -> Result<TraceFlags, PatternError> {
+pub fn local_flags(
+    name: &str,
+    op: PatternOp,
+    spec: &TraceSpec,
+) -> Result<TraceFlags, PatternError> {
     let fl = spec.flags;
     assert!(
         !fl.call_time && !fl.call_memory,
         "{name}: asked for call_time/call_memory, which it does not support"
     );
-    assert!(!spec.global, "{name}: global trace_pattern is not supported");
+    assert!(
+        !spec.global,
+        "{name}: global trace_pattern is not supported"
+    );
     assert!(spec.ms.is_none(), "{name}: match specs are not supported");
     assert!(spec.meta.is_none(), "{name}: meta trace is not supported");
     fl.check(op)?;

@@ -97,7 +97,12 @@ impl Oracle {
 
     /// The call messages of `f`'s export entry: sessions with global trace on it whose bit is
     /// set in `call_traced`, newest breakpoint first.
-    pub(crate) fn export_hit(&self, f: usize, pid: u64, call_traced: u64) -> Vec<(u32, u64, usize)> {
+    pub(crate) fn export_hit(
+        &self,
+        f: usize,
+        pid: u64,
+        call_traced: u64,
+    ) -> Vec<(u32, u64, usize)> {
         assert!(
             self.is_exported(f),
             "remote call of unexported function #{f}"

@@ -107,7 +107,10 @@ impl Oracle {
             return Ok(n);
         }
         if spec.global {
-            assert!(spec.ms.is_none(), "the sequential oracle has no global match specs");
+            assert!(
+                spec.ms.is_none(),
+                "the sequential oracle has no global match specs"
+            );
             if fl != FlagSet::default() {
                 return Err(PatternError::BadArg(
                     "global cannot be combined with local, call_count, call_time or call_memory"

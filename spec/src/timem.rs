@@ -141,7 +141,13 @@ impl Oracle {
     /// Process `pid` enters `f` by a body call (a continuation is pushed) or a tail call, local
     /// or remote (the export entry's global breakpoints first, global.rs). Returns the call
     /// trace events, as [`Oracle::call`]; the meta tracer gets its message (meta.rs).
-    pub fn enter(&mut self, f: usize, pid: u64, call_traced: u64, how: Entry) -> Vec<(u32, u64, usize)> {
+    pub fn enter(
+        &mut self,
+        f: usize,
+        pid: u64,
+        call_traced: u64,
+        how: Entry,
+    ) -> Vec<(u32, u64, usize)> {
         self.meta_hit(f, pid);
         let mut events = if how.remote {
             self.export_hit(f, pid, call_traced)
