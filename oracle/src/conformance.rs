@@ -10,6 +10,7 @@
 //! The op enum is ordered from simplest to most complex, so a failure shrinks to a few plain
 //! steps. Runs use a fixed seed and no persistence file, so they are reproducible.
 
+use crate::frames::Raise;
 use crate::gen::{self, GenConfig};
 use crate::observe::diff;
 use crate::run::run;
@@ -437,8 +438,8 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     *d -= n;
                     let r = bpspec_reference::Term::Name(format!("e{through}"));
                     (
-                        show(x.raise(*pid, *traced, "error", &r, n)),
-                        show(y.raise(*pid, *traced, "error", &r, n)),
+                        show(x.raise(*pid, *traced, &Raise::error(r.clone(), n))),
+                        show(y.raise(*pid, *traced, &Raise::error(r, n))),
                     )
                 } else {
                     none()

@@ -4,6 +4,7 @@
 //! `trace_info`; everything else (what the code does) is the runner's, so every engine runs the
 //! same program.
 
+use crate::frames::Raise;
 use crate::observe::{InfoObs, Observation, TraceMsg, What};
 use crate::scenario::{Arg, EvalError, Feature, LOp, LStep, Loaded, Spec, Val};
 use crate::target::{BreakpointEngine, Entry};
@@ -365,13 +366,9 @@ impl Exec<'_> {
                     let o = self.exec(*process, *f, args.clone(), 0, true)?;
                     if let Outcome::Raise(r) = &o {
                         // Caught at the top (the driver's `try`): every body call unwinds.
-                        let msgs = self.engine.raise(
-                            *process as u64 + 1,
-                            self.traced[*process],
-                            "error",
-                            &crate::frames::val_term(r),
-                            self.raised_at + 1,
-                        );
+                        let e = Raise::error(crate::frames::val_term(r), self.raised_at + 1);
+                        let pid = *process as u64 + 1;
+                        let msgs = self.engine.raise(pid, self.traced[*process], &e);
                         self.frame_msgs(*process, msgs);
                     }
                     last = Some(o);
@@ -654,13 +651,8 @@ impl Exec<'_> {
                                 // unwind (exception_from for traced ones, call_time frames
                                 // skipped), and this function goes on.
                                 let through = self.raised_at - depth;
-                                let msgs = self.engine.raise(
-                                    pid,
-                                    self.traced[p],
-                                    "error",
-                                    &crate::frames::val_term(&r),
-                                    through,
-                                );
+                                let e = Raise::error(crate::frames::val_term(&r), through);
+                                let msgs = self.engine.raise(pid, self.traced[p], &e);
                                 self.frame_msgs(p, msgs);
                             }
                         }

@@ -4,7 +4,7 @@
 //! sequential oracle in `bpspec-spec`), and [`WrongOracle`] (deliberately broken oracles that
 //! the conformance check must reject).
 
-use crate::frames::{FrameMsg, Tracers};
+use crate::frames::{FrameMsg, Raise, Tracers};
 use crate::scenario::Feature;
 use bpspec_reference::{
     Engine, EngineConfig, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, Mfa, Pattern,
@@ -110,15 +110,8 @@ pub trait BreakpointEngine {
     /// `through` continuations (the runner passes all of them: caught at the top). The
     /// `exception_from` messages of the exception_trace frames passed, innermost first;
     /// return_trace and call_time/call_memory frames are dropped without a message or a charge.
-    fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
-        let _ = (class, reason, through);
+    fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg> {
+        let _ = e;
         self.unwind(pid, call_traced);
         Vec::new()
     }
@@ -432,16 +425,9 @@ impl BreakpointEngine for RefEngine {
         self.on_proc(pid, call_traced, |s, p| s.ret_with(p, value.clone()));
         self.tracers.take_frames(&self.funcs(), pid)
     }
-    fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
+    fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg> {
         self.on_proc(pid, call_traced, |s, p| {
-            s.raise(p, class, reason.clone(), through)
+            s.raise(p, e.class, e.reason.clone(), e.through)
         });
         self.tracers.take_frames(&self.funcs(), pid)
     }
@@ -509,7 +495,7 @@ impl BreakpointEngine for SpecOracle {
         fn take_meta(&mut self) -> Vec<(u64, FuncId)>;
         fn set_exports(&mut self, exported: &[FuncId]);
         fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg>;
-        fn raise(&mut self, pid: u64, call_traced: u64, class: &'static str, reason: &Term, through: usize) -> Vec<FrameMsg>;
+        fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg>;
         fn ret(&mut self, pid: u64, call_traced: u64);
         fn unwind(&mut self, pid: u64, call_traced: u64);
     });
@@ -794,15 +780,8 @@ impl BreakpointEngine for WrongOracle {
         }
         v
     }
-    fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
-        let mut v = self.inner.raise(pid, call_traced, class, reason, through);
+    fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg> {
+        let mut v = self.inner.raise(pid, call_traced, e);
         if self.wrong == Wrong::ExceptionFromLost {
             v.retain(|m| m.event != crate::frames::FrameEvent::ExceptionFrom);
         }

@@ -2,7 +2,7 @@
 //! only by chance, spelled out.
 
 use bpspec_oracle::conformance::{compare_ops, universe, ConfOp, Target};
-use bpspec_oracle::frames::FrameMsg;
+use bpspec_oracle::frames::{FrameMsg, Raise};
 use bpspec_oracle::scenario::{load, LoadError};
 use bpspec_oracle::target::{Entry, RefEngine, SpecOracle};
 use bpspec_reference::{FlagSet, MatchSpec, Mfa, Pattern, PatternOp, Term, TraceSpec};
@@ -42,7 +42,7 @@ fn raise_leaves_the_raiser_charged_on_both() {
             .unwrap();
         e.enter(0, 1, 1, Entry::BODY);
         e.advance(5);
-        assert!(e.raise(1, 1, "error", &Term::Atom("x"), 1).is_empty());
+        assert!(e.raise(1, 1, &Raise::error(Term::Atom("x"), 1)).is_empty());
         e.advance(5);
         e.enter(1, 1, 1, Entry::BODY);
         let t = e
@@ -96,7 +96,7 @@ fn frame_messages_in_order_on_both() {
         e.enter(1, 1, 1, Entry::BODY);
         e.enter(0, 1, 1, Entry::BODY);
         e.enter(1, 1, 1, Entry::BODY);
-        let v = e.raise(1, 1, "error", &Term::Name("boom".into()), 3);
+        let v = e.raise(1, 1, &Raise::error(Term::Name("boom".into()), 3));
         let got = shown(&v, &u);
         assert_eq!(
             got,

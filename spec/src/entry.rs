@@ -11,15 +11,17 @@ pub struct Entry {
 
 impl Entry {
     /// A local body call.
-    pub const BODY: Entry = Entry {
-        tail: false,
-        remote: false,
-    };
+    pub const BODY: Entry = Entry::local(false);
     /// A local tail call.
-    pub const TAIL: Entry = Entry {
-        tail: true,
-        remote: false,
-    };
+    pub const TAIL: Entry = Entry::local(true);
+
+    /// A local call, tail or body.
+    pub const fn local(tail: bool) -> Entry {
+        Entry {
+            tail,
+            remote: false,
+        }
+    }
     /// The same entry, through the export entry.
     pub fn remote(self) -> Entry {
         Entry {

@@ -78,6 +78,28 @@ pub struct FrameMsg {
     pub value: Term,
 }
 
+/// An exception `{Class, Reason}` raised in a process's current function and caught once
+/// `through` continuations have unwound (FR4): the argument of [`Oracle::raise`] and of the
+/// oracle trait's `raise` (oracle/src/target.rs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Raise {
+    pub class: &'static str,
+    pub reason: Term,
+    /// Continuations unwound, at least the raiser's own.
+    pub through: usize,
+}
+
+impl Raise {
+    /// `erlang:error(Reason)`, caught `through` continuations up.
+    pub fn error(reason: Term, through: usize) -> Raise {
+        Raise {
+            class: "error",
+            reason,
+            through,
+        }
+    }
+}
+
 /// The match specs of local breakpoints, per `(function, session)`.
 #[derive(Clone, Debug, Default)]
 pub struct Frames {
@@ -180,16 +202,10 @@ impl Oracle {
 
     /// `{class, reason}` raised in `pid`'s current function unwinds `through` continuations
     /// (FR4); the exception_trace frames' messages, innermost first.
-    pub fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
+    pub fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg> {
+        let through = e.through;
         assert!(through >= 1, "an exception unwinds at least the raiser");
-        let v = Term::Tuple(vec![Term::Atom(class), reason.clone()]);
+        let v = Term::Tuple(vec![Term::Atom(e.class), e.reason.clone()]);
         let p = self.proc(pid, call_traced);
         assert!(p.running, "pid {pid} raises while scheduled out");
         let mut left = through;

@@ -131,25 +131,12 @@ impl Oracle {
     pub fn global_info(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Option<Term> {
         let f = self.funcs.iter().position(|m| m == mfa)?;
         self.exports.global.get(&(f, session))?;
-        let no = || Term::Atom("false");
-        let kv = |k: &'static str, v: Term| Term::Tuple(vec![Term::Atom(k), v]);
-        Some(kv(
-            key.atom(),
-            match key {
-                InfoKey::Traced => Term::Atom("global"),
-                InfoKey::MatchSpec => Term::List(vec![]),
-                InfoKey::All => Term::List(vec![
-                    kv("traced", Term::Atom("global")),
-                    kv("match_spec", Term::List(vec![])),
-                    kv("meta", no()),
-                    kv("meta_match_spec", no()),
-                    kv("call_memory", no()),
-                    kv("call_time", no()),
-                    kv("call_count", no()),
-                ]),
-                _ => no(),
-            },
-        ))
+        // Local and global exclude each other: nothing else is on the function.
+        Some(crate::timem::all_or_one(key, |k| match k {
+            InfoKey::Traced => Term::Atom("global"),
+            InfoKey::MatchSpec => Term::List(vec![]),
+            _ => Term::Atom("false"),
+        }))
     }
 
     /// The export entries and their breakpoints (to snapshot for [`Oracle::restore_exports`]).

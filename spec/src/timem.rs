@@ -368,23 +368,35 @@ impl Oracle {
                 )
             })
         };
-        let kv = |k: &'static str, v: Term| Term::Tuple(vec![Term::Atom(k), v]);
-        pair(match key {
-            InfoKey::Traced => traced,
-            InfoKey::MatchSpec => ms,
+        let one = |k: InfoKey| match k {
+            InfoKey::Traced => traced.clone(),
+            InfoKey::MatchSpec => ms.clone(),
             InfoKey::Meta | InfoKey::MetaMatchSpec => no(),
-            InfoKey::CallCount => count,
+            InfoKey::CallCount => count.clone(),
             InfoKey::CallTime => rows(&n.time, true),
             InfoKey::CallMemory => rows(&n.memory, false),
-            InfoKey::All => Term::List(vec![
-                kv("traced", traced),
-                kv("match_spec", ms),
-                kv("meta", no()),
-                kv("meta_match_spec", no()),
-                kv("call_memory", rows(&n.memory, false)),
-                kv("call_time", rows(&n.time, true)),
-                kv("call_count", count),
-            ]),
-        })
+            InfoKey::All => unreachable!("`all` is not an item of `all`"),
+        };
+        all_or_one(key, one)
+    }
+}
+
+/// The items of `trace_info(_, all)`, in OTP 26+'s order.
+const ALL_ITEMS: [InfoKey; 7] = [
+    InfoKey::Traced,
+    InfoKey::MatchSpec,
+    InfoKey::Meta,
+    InfoKey::MetaMatchSpec,
+    InfoKey::CallMemory,
+    InfoKey::CallTime,
+    InfoKey::CallCount,
+];
+
+/// `{Key, Value}` with `one`'s value of `key`; for `all`, `{all, [{Item, Value}, ...]}`.
+pub(crate) fn all_or_one(key: InfoKey, one: impl Fn(InfoKey) -> Term) -> Term {
+    let kv = |k: InfoKey, v: Term| Term::Tuple(vec![Term::Atom(k.atom()), v]);
+    match key {
+        InfoKey::All => kv(key, Term::List(ALL_ITEMS.map(|k| kv(k, one(k))).to_vec())),
+        _ => kv(key, one(key)),
     }
 }
