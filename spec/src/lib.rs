@@ -97,7 +97,7 @@ impl Oracle {
                     "meta cannot be combined with global".into(),
                 ));
             }
-            // Meta alone matches as the local flags would, and changes no breakpoint.
+            // With meta alone, only the count of matches; the other flags first, as ERTS.
             let n = if fl.local || fl.counters() {
                 self.pattern_local(session, pat, op, fl, false)?
             } else {
@@ -204,7 +204,8 @@ impl Oracle {
         Ok(matched.len())
     }
 
-    /// A call of `f` by `pid` without a process stack (no call_time/call_memory, no frames), call-traced in the sessions of `call_traced`. Returns the local
+    /// A call of `f` by `pid`, call-traced in the sessions of `call_traced`, without a process
+    /// stack (no call_time/call_memory, no frames: see [`Oracle::enter`]). Returns the local
     /// call trace events `(session, pid, f)` in delivery order (newest session first).
     pub fn call(&mut self, f: usize, pid: u64, call_traced: u64) -> Vec<(u32, u64, usize)> {
         self.hit(f, pid, call_traced, false)
