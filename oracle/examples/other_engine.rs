@@ -7,9 +7,9 @@
 
 use bpspec_oracle::conformance::{check_corpus, check_ops, check_scenarios};
 use bpspec_oracle::gen::GenConfig;
-use bpspec_oracle::target::{BreakpointEngine, RefEngine};
+use bpspec_oracle::target::{local_flags, BreakpointEngine, RefEngine};
 use bpspec_reference::{
-    FuncId, InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags,
+    FuncId, InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceSpec,
 };
 use std::collections::BTreeMap;
 
@@ -33,12 +33,13 @@ impl BreakpointEngine for MyEngine {
     }
     fn trace_pattern(
         &mut self,
-        s: SessionId,
         pat: &Pattern,
         op: PatternOp,
-        fl: TraceFlags,
+        spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
-        fl.check(op)?;
+        // Local + call_count only: the runner asks for nothing else of this engine.
+        let fl = local_flags(&self.name(), op, spec)?;
+        let s = spec.session;
         let hits = pat.matching(&self.funcs);
         for &f in &hits {
             let exists = self.bps.contains_key(&(f, s));

@@ -10,13 +10,15 @@
 //! The op enum is ordered from simplest to most complex, so a failure shrinks to a few plain
 //! steps. Runs use a fixed seed and no persistence file, so they are reproducible.
 
+use crate::frames::Raise;
 use crate::gen::{self, GenConfig};
 use crate::observe::diff;
 use crate::run::run;
 use crate::scenario::{load, Loaded};
-use crate::target::{BreakpointEngine, Factory};
+use crate::target::{BreakpointEngine, Entry, Factory};
 use bpspec_reference::{
     FlagSet, InfoItem, InfoKey, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags,
+    TraceSpec,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
@@ -287,13 +289,11 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     }
                     // A remote call of a function without an export entry is a local one.
                     let remote = matches!(op, ConfOp::RemoteEnter { .. }) && EXPORTED.contains(f);
-                    let enter = |e: &mut Box<dyn BreakpointEngine>| {
-                        if remote {
-                            e.enter_remote(*f, *pid, *traced, *tail)
-                        } else {
-                            e.enter(*f, *pid, *traced, *tail)
-                        }
+                    let how = Entry {
+                        tail: *tail,
+                        remote,
                     };
+                    let enter = |e: &mut Box<dyn BreakpointEngine>| e.enter(*f, *pid, *traced, how);
                     (
                         format!("{:?}", enter(&mut x)),
                         format!("{:?}", enter(&mut y)),
@@ -306,7 +306,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     .cloned()
                     .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
                 let info = |e: &mut Box<dyn BreakpointEngine>| match key {
-                    0 => e.trace_info_traced(*session, &mfa),
+                    0 => e.trace_info_term(*session, &mfa, InfoKey::Traced),
                     1 => e.trace_info_term(*session, &mfa, InfoKey::MatchSpec),
                     _ => e.trace_info_term(*session, &mfa, InfoKey::All),
                 };
@@ -319,14 +319,16 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 local,
             } => {
                 let pat = pattern(target);
-                let fl = FlagSet {
-                    local: *local,
-                    ..FlagSet::default()
+                let spec = TraceSpec {
+                    flags: FlagSet {
+                        local: *local,
+                        ..FlagSet::default()
+                    },
+                    ..TraceSpec::global()
                 };
-                both_at_rest(&mut x, &mut y, |e| {
-                    e.trace_pattern_global(*session, &pat, *pop, fl)
-                })
-                .map_err(|m| format!("step {i} {op:?}: {m}"))?
+                let spec = spec.session(*session);
+                both_at_rest(&mut x, &mut y, |e| e.trace_pattern(&pat, *pop, &spec))
+                    .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::Advance { dt } => {
                 x.advance(*dt);
@@ -382,10 +384,9 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 flags,
             } => {
                 let pat = pattern(target);
-                both_at_rest(&mut x, &mut y, |e| {
-                    e.trace_pattern_flags(*session, &pat, *pop, *flags)
-                })
-                .map_err(|m| format!("step {i} {op:?}: {m}"))?
+                let spec = TraceSpec::from(*flags).session(*session);
+                both_at_rest(&mut x, &mut y, |e| e.trace_pattern(&pat, *pop, &spec))
+                    .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
             ConfOp::MsPattern {
                 session,
@@ -407,9 +408,9 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     exception_trace: actions & 2 != 0,
                     caller: false,
                 };
-                let pop = PatternOp::True;
+                let spec = TraceSpec::from(fl).session(*session).ms(Some(ms));
                 both_at_rest(&mut x, &mut y, |e| {
-                    e.trace_pattern_ms(*session, &pat, pop, fl, false, &ms)
+                    e.trace_pattern(&pat, PatternOp::True, &spec)
                 })
                 .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
@@ -437,8 +438,8 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     *d -= n;
                     let r = bpspec_reference::Term::Name(format!("e{through}"));
                     (
-                        show(x.raise(*pid, *traced, "error", &r, n)),
-                        show(y.raise(*pid, *traced, "error", &r, n)),
+                        show(x.raise(*pid, *traced, &Raise::error(r.clone(), n))),
+                        show(y.raise(*pid, *traced, &Raise::error(r, n))),
                     )
                 } else {
                     none()
@@ -475,10 +476,9 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     local: *local,
                     call_count: *count,
                 };
-                both_at_rest(&mut x, &mut y, |e| {
-                    e.trace_pattern(*session, &pat, *pop, fl)
-                })
-                .map_err(|m| format!("step {i} {op:?}: {m}"))?
+                let spec = TraceSpec::from(fl).session(*session);
+                both_at_rest(&mut x, &mut y, |e| e.trace_pattern(&pat, *pop, &spec))
+                    .map_err(|m| format!("step {i} {op:?}: {m}"))?
             }
         };
         if l != r {

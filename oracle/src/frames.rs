@@ -11,7 +11,7 @@ use bpspec_reference::{
     Enabled, Engine, FuncId, Mfa, Proc, ProcFlags, Qsbr, SessionId, Term, TraceOpts, TraceTag,
     Tracer, TracerSpec,
 };
-pub use bpspec_spec::frames::{FrameEvent, FrameMsg, TOP};
+pub use bpspec_spec::frames::{FrameEvent, FrameMsg, Raise, TOP};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 

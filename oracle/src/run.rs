@@ -4,10 +4,13 @@
 //! `trace_info`; everything else (what the code does) is the runner's, so every engine runs the
 //! same program.
 
+use crate::frames::Raise;
 use crate::observe::{InfoObs, Observation, TraceMsg, What};
 use crate::scenario::{Arg, EvalError, Feature, LOp, LStep, Loaded, Spec, Val};
-use crate::target::BreakpointEngine;
-use bpspec_reference::{FlagSet, InfoItem, InfoKey, InfoValue, PatternError, PatternOp, Term};
+use crate::target::{BreakpointEngine, Entry};
+use bpspec_reference::{
+    FlagSet, InfoItem, InfoKey, InfoValue, PatternError, PatternOp, Term, TraceSpec,
+};
 use serde_json::Value;
 use std::fmt;
 
@@ -311,19 +314,25 @@ impl Exec<'_> {
                 };
                 // An empty flag list is global trace (ERTS `erlang:trace_pattern/3`).
                 let global = flags.global || (fl == FlagSet::default() && !flags.meta);
-                let r = if flags.meta && !flags.global {
+                let ts = if flags.meta && !flags.global {
                     // `{meta, Pid}` (docs/scenario.md): the runner's meta tracer. (A match spec
                     // with meta is refused at load: Feature::MetaMatchSpec.)
-                    self.engine.trace_pattern_meta(*session, pattern, pop, fl)
-                } else if let Spec::MatchSpec(acts) = spec {
-                    let ms = crate::frames::match_spec(acts);
-                    self.engine
-                        .trace_pattern_ms(*session, pattern, pop, fl, global, &ms)
-                } else if global {
-                    self.engine.trace_pattern_global(*session, pattern, pop, fl)
+                    TraceSpec::from(fl).meta(crate::target::meta_tracer())
                 } else {
-                    self.engine.trace_pattern_flags(*session, pattern, pop, fl)
+                    let ms = match spec {
+                        Spec::MatchSpec(acts) => Some(crate::frames::match_spec(acts)),
+                        _ => None,
+                    };
+                    TraceSpec {
+                        flags: fl,
+                        global,
+                        ms,
+                        ..TraceSpec::default()
+                    }
                 };
+                let r = self
+                    .engine
+                    .trace_pattern(pattern, pop, &ts.session(*session));
                 let r = match r {
                     Ok(n) => Value::from(n as u64),
                     Err(PatternError::BadArg(_)) => badarg_json(spec, flags),
@@ -357,13 +366,9 @@ impl Exec<'_> {
                     let o = self.exec(*process, *f, args.clone(), 0, true)?;
                     if let Outcome::Raise(r) = &o {
                         // Caught at the top (the driver's `try`): every body call unwinds.
-                        let msgs = self.engine.raise(
-                            *process as u64 + 1,
-                            self.traced[*process],
-                            "error",
-                            &crate::frames::val_term(r),
-                            self.raised_at + 1,
-                        );
+                        let e = Raise::error(crate::frames::val_term(r), self.raised_at + 1);
+                        let pid = *process as u64 + 1;
+                        let msgs = self.engine.raise(pid, self.traced[*process], &e);
                         self.frame_msgs(*process, msgs);
                     }
                     last = Some(o);
@@ -381,7 +386,7 @@ impl Exec<'_> {
                 let session = &self.sessions.id(*session);
                 let value = match item.as_str() {
                     "traced" if self.sc.features.contains_key(&Feature::GlobalTrace) => {
-                        let t = self.engine.trace_info_traced(*session, mfa);
+                        let t = self.engine.trace_info_term(*session, mfa, InfoKey::Traced);
                         match &t {
                             Term::Tuple(p) if p.len() == 2 && p[0] == Term::Atom("traced") => {
                                 term_json(self.sc, "traced", &p[1])
@@ -533,11 +538,11 @@ impl Exec<'_> {
                     "more than {MAX_FRAMED_ENTRIES} function entries on the stack with match specs or return_to (each keeps its trace frames until it returns)"
                 )));
             }
-            let sessions = if remote && self.sc.code[f].exported {
-                self.engine.enter_remote(f, pid, self.traced[p], tail)
-            } else {
-                self.engine.enter(f, pid, self.traced[p], tail)
+            let how = Entry {
+                tail,
+                remote: remote && self.sc.code[f].exported,
             };
+            let sessions = self.engine.enter(f, pid, self.traced[p], how);
             tail = true;
             // Meta messages go to their own receiver; they are observed after the call op's
             // other messages (ERTS orders messages per receiver only).
@@ -646,13 +651,8 @@ impl Exec<'_> {
                                 // unwind (exception_from for traced ones, call_time frames
                                 // skipped), and this function goes on.
                                 let through = self.raised_at - depth;
-                                let msgs = self.engine.raise(
-                                    pid,
-                                    self.traced[p],
-                                    "error",
-                                    &crate::frames::val_term(&r),
-                                    through,
-                                );
+                                let e = Raise::error(crate::frames::val_term(&r), through);
+                                let msgs = self.engine.raise(pid, self.traced[p], &e);
                                 self.frame_msgs(p, msgs);
                             }
                         }

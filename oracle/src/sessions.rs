@@ -12,7 +12,7 @@
 use crate::scenario::{Feature, LOp, Loaded};
 use crate::target::{BreakpointEngine, SpecOracle};
 use bpspec_reference::{
-    FlagSet, InfoItem, InfoKey, InfoValue, Mfa, Pattern, PatternOp, SessionId, Term,
+    FlagSet, InfoItem, InfoKey, InfoValue, Mfa, Pattern, PatternOp, SessionId, Term, TraceSpec,
 };
 
 /// Sessions are run by the runner, our engine and the sequential oracle.
@@ -111,7 +111,8 @@ pub fn clear_all_sessions(o: &mut SpecOracle, funcs: &[Mfa]) {
     let alive: Vec<SessionId> = (0..64).filter(|&s| o.0.session_alive(s)).collect();
     for s in alive {
         for m in funcs {
-            o.0.trace_pattern_flags(s, &Pattern::exact(m), PatternOp::False, all)
+            let spec = TraceSpec::from(all).session(s);
+            o.0.trace_pattern(&Pattern::exact(m), PatternOp::False, &spec)
                 .expect("false with every flag is valid");
         }
     }

@@ -4,13 +4,15 @@
 //! sequential oracle in `bpspec-spec`), and [`WrongOracle`] (deliberately broken oracles that
 //! the conformance check must reject).
 
-use crate::frames::{FrameMsg, MatchSpec, Tracers};
+use crate::frames::{FrameMsg, Raise, Tracers};
 use crate::scenario::Feature;
 use bpspec_reference::{
     Engine, EngineConfig, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, Mfa, Pattern,
     PatternError, PatternOp, Proc, Process, Qsbr, Scheduler, SessionId, Term, TraceFlags,
     TraceSpec,
 };
+/// How the runner enters a function (`BreakpointEngine::enter`): the sequential oracle's.
+pub use bpspec_spec::Entry;
 use bpspec_spec::Oracle;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -37,75 +39,41 @@ pub trait BreakpointEngine {
     fn supports(&self, _feature: &Feature) -> bool {
         false
     }
-    /// `erlang:trace_pattern/3` in `session`: the number of matched functions, or the error.
+    /// `erlang:trace_pattern/3` (`trace:function/4` in `spec.session`): the engine's own
+    /// argument, [`TraceSpec`], with the flag list (local, call_count, call_time, call_memory),
+    /// `global`, a match spec `[{'_', [], Actions}]` (op `true`) and `{meta, Tracer}` (the
+    /// runner's meta tracer, [`meta_tracer`]: the engine sends to its own, read by
+    /// `take_meta`). Returns the number of matched functions (for `global`, of matched export
+    /// entries), or the error. The runner asks for call_time/call_memory, `global`, a match
+    /// spec or meta only if `supports` claims `Feature::CallTime`/`CallMemory`, `GlobalTrace`,
+    /// `MatchSpec` (`GlobalMatchSpec` with `global`) or `MetaTrace`; an engine with local +
+    /// call_count only can take its flags with [`local_flags`].
     fn trace_pattern(
         &mut self,
-        session: SessionId,
         pattern: &Pattern,
         op: PatternOp,
-        flags: TraceFlags,
+        spec: &TraceSpec,
     ) -> Result<usize, PatternError>;
     /// Process `pid`, call-traced in the sessions whose bits are set in `call_traced`, enters
-    /// function `f`. Returns the sessions that deliver a local `call` trace message, in
-    /// delivery order.
+    /// function `f` without a process stack (no call_time/call_memory, no frames). Returns the
+    /// sessions that deliver a local `call` trace message, in delivery order.
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId>;
-    /// `trace_info/2` (or `/3` with a session).
-    fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue;
-
-    // ---- call_time / call_memory (Feature::CallTime, Feature::CallMemory). The defaults are
-    // what an engine without them does; the runner uses them only if `supports` says yes.
-
-    /// `trace_pattern` with the full flag list.
-    fn trace_pattern_flags(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        assert!(
-            !flags.call_time && !flags.call_memory,
-            "{}: asked for call_time/call_memory, which it does not support",
-            self.name()
-        );
-        let fl = TraceFlags {
-            local: flags.local,
-            call_count: flags.call_count,
-        };
-        self.trace_pattern(session, pattern, op, fl)
-    }
-    /// Process `pid` enters `f` by a body call (`tail` false: a continuation is pushed) or a
-    /// tail call. Returns the sessions' call trace messages, as [`BreakpointEngine::call`].
-    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, _tail: bool) -> Vec<SessionId> {
+    /// Process `pid` enters `f` by a body call (`how.tail` false: a continuation is pushed) or
+    /// a tail call, local or remote (`how.remote`: through the export entry, where global
+    /// breakpoints sit). Returns the sessions' call trace messages, as
+    /// [`BreakpointEngine::call`]. The default is an engine without process stacks and without
+    /// global trace (a remote call is a local entry).
+    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, how: Entry) -> Vec<SessionId> {
+        let _ = how;
         self.call(f, pid, call_traced)
     }
-    /// Global (export-entry) `trace_pattern` (flag `global` or an empty flag list); only
-    /// called if `supports(&Feature::GlobalTrace)`.
-    fn trace_pattern_global(
-        &mut self,
-        _session: SessionId,
-        _pattern: &Pattern,
-        _op: PatternOp,
-        _flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        panic!("{}: global trace_pattern is not supported", self.name())
-    }
-    /// Process `pid` enters `f` by a remote call (through the export entry, where global
-    /// breakpoints sit). Engines without global trace treat it as a local entry.
-    fn enter_remote(
-        &mut self,
-        f: FuncId,
-        pid: u64,
-        call_traced: u64,
-        tail: bool,
-    ) -> Vec<SessionId> {
-        self.enter(f, pid, call_traced, tail)
-    }
-    /// `trace_info(MFA, traced)` as a term (`global` included); only called if
-    /// `supports(&Feature::GlobalTrace)`.
-    fn trace_info_traced(&mut self, session: SessionId, mfa: &Mfa) -> Term {
-        self.trace_info_term(session, mfa, InfoKey::Traced)
-    }
+    /// `trace_info/2` (or `/3` with a session) for traced and call_count.
+    fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue;
+
+    // ---- global trace, call_time / call_memory (Feature::GlobalTrace, Feature::CallTime,
+    // Feature::CallMemory). The defaults are what an engine without them does; the runner uses
+    // them only if `supports` says yes.
+
     /// Only the functions in `exported` have export entries (called once, before any
     /// trace_pattern). Engines without global trace ignore it.
     fn set_exports(&mut self, _exported: &[FuncId]) {}
@@ -130,20 +98,6 @@ pub trait BreakpointEngine {
     // ---- return_trace / exception_trace (Feature::MatchSpec, Feature::GlobalMatchSpec;
     // frames.rs). The defaults are what an engine without trace frames does.
 
-    /// `trace_pattern` with the match spec `[{'_', [], Actions}]` of `ms` (op `true`): local
-    /// (`flags.local`, possibly with counters) or, with `global`, on export entries. Only called
-    /// if `supports(&Feature::MatchSpec)` (and `GlobalMatchSpec` for `global`).
-    fn trace_pattern_ms(
-        &mut self,
-        _session: SessionId,
-        _pattern: &Pattern,
-        _op: PatternOp,
-        _flags: FlagSet,
-        _global: bool,
-        _ms: &MatchSpec,
-    ) -> Result<usize, PatternError> {
-        panic!("{}: match specs are not supported", self.name())
-    }
     /// Process `pid` returns `value` from its current function: the messages of the
     /// return_trace/exception_trace frames on top of its continuation (`return_from`), in the
     /// order they are sent.
@@ -156,15 +110,8 @@ pub trait BreakpointEngine {
     /// `through` continuations (the runner passes all of them: caught at the top). The
     /// `exception_from` messages of the exception_trace frames passed, innermost first;
     /// return_trace and call_time/call_memory frames are dropped without a message or a charge.
-    fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
-        let _ = (class, reason, through);
+    fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg> {
+        let _ = e;
         self.unwind(pid, call_traced);
         Vec::new()
     }
@@ -197,17 +144,6 @@ pub trait BreakpointEngine {
     fn session_destroy(&mut self, _session: SessionId) {
         panic!("{}: trace sessions are not supported", self.name())
     }
-    /// Meta trace (`Feature::MetaTrace`): `trace_pattern` with `{meta, Tracer}` added to
-    /// `flags` (the legacy session's meta tracer; `target/meta.rs`).
-    fn trace_pattern_meta(
-        &mut self,
-        _session: SessionId,
-        _pattern: &Pattern,
-        _op: PatternOp,
-        _flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        panic!("{}: meta trace is not supported", self.name())
-    }
     /// The meta tracer's messages since the last call, in order: (tracee pid, function).
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
         Vec::new()
@@ -222,12 +158,38 @@ pub trait BreakpointEngine {
     /// as [`FrameMsg`]s with `FrameEvent::ReturnTo` (`f` the function returned into,
     /// [`crate::frames::TOP`] for the harness).
     fn set_return_to(&mut self, _pid: u64, _call_traced: u64, _sessions: u64) {}
-    /// Right after `enter`/`enter_remote` of `f` returned `sessions`: for each of them, in
+    /// Right after `enter` of `f` returned `sessions`: for each of them, in
     /// order, the caller its call message carries when the match spec has `{message, {caller}}`
     /// (`Some(TOP)` for the harness), else `None`.
     fn callers(&mut self, _f: FuncId, _pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
         vec![None; sessions.len()]
     }
+}
+
+/// For an engine with local + call_count only: the flags of `spec`, checked as the engines
+/// check them. Panics on the parts of `spec` the runner asks for only after `supports` claimed
+/// them (call_time/call_memory, `global`, a match spec, meta).
+pub fn local_flags(
+    name: &str,
+    op: PatternOp,
+    spec: &TraceSpec,
+) -> Result<TraceFlags, PatternError> {
+    let fl = spec.flags;
+    assert!(
+        !fl.call_time && !fl.call_memory,
+        "{name}: asked for call_time/call_memory, which it does not support"
+    );
+    assert!(
+        !spec.global,
+        "{name}: global trace_pattern is not supported"
+    );
+    assert!(spec.ms.is_none(), "{name}: match specs are not supported");
+    assert!(spec.meta.is_none(), "{name}: meta trace is not supported");
+    fl.check(op)?;
+    Ok(TraceFlags {
+        local: fl.local,
+        call_count: fl.call_count,
+    })
 }
 
 /// Writes [`BreakpointEngine`] methods that only pass their arguments on to the method of the
@@ -248,7 +210,7 @@ macro_rules! delegate {
 }
 
 mod meta;
-pub use meta::META_PID;
+pub use meta::{meta_tracer, META_PID};
 
 /// Builds an engine over a function universe.
 pub type Factory<'a> = &'a dyn Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine>;
@@ -272,11 +234,20 @@ pub struct RefEngine {
 
 impl RefEngine {
     pub fn new(funcs: Vec<Mfa>) -> RefEngine {
-        let engine = Arc::new(Engine::<Qsbr>::new(EngineConfig {
+        RefEngine::over(Engine::<Qsbr>::new(RefEngine::config(funcs)))
+    }
+
+    fn config(funcs: Vec<Mfa>) -> EngineConfig {
+        EngineConfig {
             functions: funcs,
             schedulers: 1,
             mutant: None,
-        }));
+        }
+    }
+
+    /// Our engine `engine`, with its one scheduler started and asleep.
+    fn over(engine: Engine<Qsbr>) -> RefEngine {
+        let engine = Arc::new(engine);
         let mut sched = Scheduler::start(engine.clone(), 0);
         sched.record = false;
         sched.sleep();
@@ -362,49 +333,9 @@ impl RefEngine {
         sessions
     }
 
-    /// Process `pid` enters `f` by a body or a tail call (`tail`), local or through the export
-    /// entry (`remote`); the sessions of the call messages, as [`RefEngine::entered`].
-    fn enter_via(
-        &mut self,
-        f: FuncId,
-        pid: u64,
-        call_traced: u64,
-        tail: bool,
-        remote: bool,
-    ) -> Vec<SessionId> {
-        assert!(f < self.engine.code.len(), "function {f} out of range");
-        let before = self.sched.events.len();
-        self.on_proc(pid, call_traced, |s, p| match (tail, remote) {
-            (false, false) => s.call_proc(f, p),
-            (true, false) => s.tail_call(f, p),
-            (false, true) => s.call_remote(f, p),
-            (true, true) => s.tail_call_remote(f, p),
-        });
-        self.entered(before, f, pid)
-    }
-
     /// Our engine where only `exported` functions have export entries.
     pub fn with_exports(funcs: Vec<Mfa>, exported: &[FuncId]) -> RefEngine {
-        let engine = Arc::new(
-            Engine::<Qsbr>::new(EngineConfig {
-                functions: funcs,
-                schedulers: 1,
-                mutant: None,
-            })
-            .with_exports(exported),
-        );
-        let mut sched = Scheduler::start(engine.clone(), 0);
-        sched.record = false;
-        sched.sleep();
-        RefEngine {
-            engine,
-            sched,
-            procs: BTreeMap::new(),
-            tracers: Tracers::default(),
-            meta_mb: bpspec_reference::Mailbox::new(meta::META_PID),
-            return_to: BTreeMap::new(),
-            last_callers: Vec::new(),
-        }
+        RefEngine::over(Engine::<Qsbr>::new(RefEngine::config(funcs)).with_exports(exported))
     }
 }
 
@@ -425,16 +356,19 @@ impl BreakpointEngine for RefEngine {
     }
     fn trace_pattern(
         &mut self,
-        session: SessionId,
         pattern: &Pattern,
         op: PatternOp,
-        flags: TraceFlags,
+        spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
-        // The local + call_count entry names only its own flags when the list is empty (as
-        // TraceFlags callers, the oracle and engines written from docs/conformance.md, do).
-        flags.check(op)?;
-        self.engine
-            .trace_pattern(pattern, op, &TraceSpec::from(flags).session(session))
+        match &spec.meta {
+            // The runner's meta tracer stands for our mailbox (`target/meta.rs`).
+            Some(t) => {
+                let ours = self.own_meta_tracer(t);
+                self.engine
+                    .trace_pattern(pattern, op, &spec.clone().meta(ours))
+            }
+            None => self.engine.trace_pattern(pattern, op, spec),
+        }
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         assert!(f < self.engine.code.len(), "function {f} out of range");
@@ -457,65 +391,23 @@ impl BreakpointEngine for RefEngine {
         // Our engine has everything the runner drives.
         crate::run::runner_supports(feature)
     }
-    fn trace_pattern_meta(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.meta_pattern(session, pattern, op, flags)
-    }
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
         self.meta_take()
     }
-    fn trace_pattern_flags(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.engine
-            .trace_pattern(pattern, op, &TraceSpec::from(flags).session(session))
-    }
-    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
-        self.enter_via(f, pid, call_traced, tail, false)
+    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, how: Entry) -> Vec<SessionId> {
+        assert!(f < self.engine.code.len(), "function {f} out of range");
+        let before = self.sched.events.len();
+        self.on_proc(pid, call_traced, |s, p| match (how.tail, how.remote) {
+            (false, false) => s.call_proc(f, p),
+            (true, false) => s.tail_call(f, p),
+            (false, true) => s.call_remote(f, p),
+            (true, true) => s.tail_call_remote(f, p),
+        });
+        self.entered(before, f, pid)
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         assert!(self.procs.is_empty(), "set_exports after processes ran");
-        let funcs = self
-            .engine
-            .code
-            .funcs
-            .iter()
-            .map(|c| c.mfa.clone())
-            .collect();
-        *self = RefEngine::with_exports(funcs, exported);
-    }
-    fn trace_pattern_global(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        let spec = TraceSpec {
-            flags,
-            global: true,
-            ..TraceSpec::default()
-        };
-        self.engine
-            .trace_pattern(pattern, op, &spec.session(session))
-    }
-    fn enter_remote(
-        &mut self,
-        f: FuncId,
-        pid: u64,
-        call_traced: u64,
-        tail: bool,
-    ) -> Vec<SessionId> {
-        self.enter_via(f, pid, call_traced, tail, true)
+        *self = RefEngine::with_exports(self.funcs(), exported);
     }
     fn ret(&mut self, pid: u64, call_traced: u64) {
         self.on_proc(pid, call_traced, |s, p| s.ret(p));
@@ -529,38 +421,13 @@ impl BreakpointEngine for RefEngine {
             p.current = None;
         });
     }
-    fn trace_pattern_ms(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-        global: bool,
-        ms: &MatchSpec,
-    ) -> Result<usize, PatternError> {
-        let spec = TraceSpec {
-            flags,
-            global,
-            ms: Some(ms.clone()),
-            ..TraceSpec::default()
-        };
-        self.engine
-            .trace_pattern(pattern, op, &spec.session(session))
-    }
     fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg> {
         self.on_proc(pid, call_traced, |s, p| s.ret_with(p, value.clone()));
         self.tracers.take_frames(&self.funcs(), pid)
     }
-    fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
+    fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg> {
         self.on_proc(pid, call_traced, |s, p| {
-            s.raise(p, class, reason.clone(), through)
+            s.raise(p, e.class, e.reason.clone(), e.through)
         });
         self.tracers.take_frames(&self.funcs(), pid)
     }
@@ -606,6 +473,11 @@ impl BreakpointEngine for RefEngine {
     }
 }
 
+/// The sessions of the oracle's call trace events `(session, pid, f)`, in order.
+fn sessions_of(events: Vec<(SessionId, u64, FuncId)>) -> Vec<SessionId> {
+    events.into_iter().map(|(s, _, _)| s).collect()
+}
+
 /// The sequential oracle (`bpspec_spec::Oracle`).
 pub struct SpecOracle(pub Oracle);
 
@@ -617,15 +489,13 @@ impl SpecOracle {
 
 impl BreakpointEngine for SpecOracle {
     delegate!(0 {
-        fn trace_pattern(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: TraceFlags) -> Result<usize, PatternError>;
-        fn trace_pattern_flags(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
-        fn trace_pattern_global(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern(&mut self, pattern: &Pattern, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError>;
         fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue;
-        fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term => trace_info_meta;
+        fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term;
         fn take_meta(&mut self) -> Vec<(u64, FuncId)>;
         fn set_exports(&mut self, exported: &[FuncId]);
         fn ret_value(&mut self, pid: u64, call_traced: u64, value: &Term) -> Vec<FrameMsg>;
-        fn raise(&mut self, pid: u64, call_traced: u64, class: &'static str, reason: &Term, through: usize) -> Vec<FrameMsg>;
+        fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg>;
         fn ret(&mut self, pid: u64, call_traced: u64);
         fn unwind(&mut self, pid: u64, call_traced: u64);
     });
@@ -633,11 +503,10 @@ impl BreakpointEngine for SpecOracle {
         "sequential oracle".into()
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
-        self.0
-            .call(f, pid, call_traced)
-            .into_iter()
-            .map(|(s, _, _)| s)
-            .collect()
+        sessions_of(self.0.call(f, pid, call_traced))
+    }
+    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, how: Entry) -> Vec<SessionId> {
+        sessions_of(self.0.enter(f, pid, call_traced, how))
     }
     fn supports(&self, feature: &Feature) -> bool {
         // Global trace (`spec/src/global.rs`); match specs (frames.rs); sessions
@@ -656,53 +525,8 @@ impl BreakpointEngine for SpecOracle {
     fn callers(&mut self, f: FuncId, pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
         sessions.iter().map(|&s| self.0.caller(f, s, pid)).collect()
     }
-    fn trace_pattern_meta(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        self.0
-            .trace_pattern_meta(session, pattern, op, flags, meta::META_PID)
-    }
-    fn enter_remote(
-        &mut self,
-        f: FuncId,
-        pid: u64,
-        call_traced: u64,
-        tail: bool,
-    ) -> Vec<SessionId> {
-        self.0.meta_hit(f, pid);
-        self.0
-            .enter_remote(f, pid, call_traced, tail)
-            .into_iter()
-            .map(|(s, _, _)| s)
-            .collect()
-    }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.0.is_export_patched(f))
-    }
-    fn trace_pattern_ms(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-        global: bool,
-        ms: &MatchSpec,
-    ) -> Result<usize, PatternError> {
-        // Refused before: the oracle does not claim Feature::GlobalMatchSpec.
-        assert!(!global, "the sequential oracle has no global match specs");
-        self.0.trace_pattern_ms(session, pattern, op, flags, ms)
-    }
-    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
-        self.0.meta_hit(f, pid);
-        self.0
-            .enter(f, pid, call_traced, tail)
-            .into_iter()
-            .map(|(s, _, _)| s)
-            .collect()
     }
     fn schedule(&mut self, pid: u64, call_traced: u64, into: bool) {
         if into {
@@ -837,13 +661,26 @@ impl WrongOracle {
             meta_keep: Vec::new(),
         }
     }
+
+    /// `spec`'s pattern with only the flags `rest` (the mutant dropped one; the others of the
+    /// list still apply): with none left, it only matches.
+    fn pattern_keeping(
+        &mut self,
+        pattern: &Pattern,
+        op: PatternOp,
+        spec: &TraceSpec,
+        rest: FlagSet,
+    ) -> Result<usize, PatternError> {
+        if rest == FlagSet::default() {
+            return Ok(pattern.matching(&self.funcs).len());
+        }
+        let spec = TraceSpec::counters(rest).session(spec.session);
+        self.inner.trace_pattern(pattern, op, &spec)
+    }
 }
 
 impl BreakpointEngine for WrongOracle {
     delegate!(inner {
-        fn trace_pattern_global(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
-        fn trace_pattern_meta(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet) -> Result<usize, PatternError>;
-        fn trace_pattern_ms(&mut self, session: SessionId, pattern: &Pattern, op: PatternOp, flags: FlagSet, global: bool, ms: &MatchSpec) -> Result<usize, PatternError>;
         fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term;
         fn set_exports(&mut self, exported: &[FuncId]);
         fn is_patched(&mut self, f: FuncId) -> Option<bool>;
@@ -862,52 +699,36 @@ impl BreakpointEngine for WrongOracle {
     }
     fn trace_pattern(
         &mut self,
-        session: SessionId,
         pattern: &Pattern,
         op: PatternOp,
-        flags: TraceFlags,
+        spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
+        // The mutants act on local flag lists; global, match-spec and meta patterns pass.
+        if spec.global || spec.ms.is_some() || spec.meta.is_some() {
+            return self.inner.trace_pattern(pattern, op, spec);
+        }
+        let flags = spec.flags;
         flags.check(op)?;
-        self.trace_pattern_flags(session, pattern, op, flags.into())
-    }
-    fn trace_pattern_flags(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        flags.check(op)?;
-        if self.wrong == Wrong::MemoryRestartIgnored
-            && op == PatternOp::Restart
-            && flags.call_memory
-        {
+        let restart = op == PatternOp::Restart;
+        if self.wrong == Wrong::MemoryRestartIgnored && restart && flags.call_memory {
             let rest = FlagSet {
                 call_memory: false,
                 ..flags
             };
-            return if rest == FlagSet::default() {
-                Ok(pattern.matching(&self.funcs).len())
-            } else {
-                self.trace_pattern_flags(session, pattern, op, rest)
-            };
+            return self.pattern_keeping(pattern, op, spec, rest);
         }
         if self.wrong == Wrong::LocalKeepsGlobal {
             let keep = self.inner.0.exports().clone();
-            let r = self.inner.trace_pattern_flags(session, pattern, op, flags);
+            let r = self.inner.trace_pattern(pattern, op, spec);
             self.inner.0.restore_exports(keep);
             return r;
         }
-        if self.wrong == Wrong::TimeRestartIgnored && op == PatternOp::Restart && flags.call_time {
+        if self.wrong == Wrong::TimeRestartIgnored && restart && flags.call_time {
             let rest = FlagSet {
                 call_time: false,
                 ..flags
             };
-            return if rest == FlagSet::default() {
-                Ok(pattern.matching(&self.funcs).len())
-            } else {
-                self.trace_pattern_flags(session, pattern, op, rest)
-            };
+            return self.pattern_keeping(pattern, op, spec, rest);
         }
         let counter_op = flags.call_count && matches!(op, PatternOp::Pause | PatternOp::Restart);
         match self.wrong {
@@ -917,13 +738,10 @@ impl BreakpointEngine for WrongOracle {
                     call_count: false,
                     ..flags
                 };
-                if rest == FlagSet::default() {
-                    Ok(pattern.matching(&self.funcs).len())
-                } else {
-                    self.inner.trace_pattern_flags(session, pattern, op, rest)
-                }
+                self.pattern_keeping(pattern, op, spec, rest)
             }
             Wrong::NoQuirk if counter_op => {
+                let session = spec.session;
                 let matched = pattern.matching(&self.funcs);
                 for &f in &matched {
                     let mfa = self.funcs[f].clone();
@@ -933,17 +751,12 @@ impl BreakpointEngine for WrongOracle {
                             && self.inner.trace_info(session, &mfa, InfoItem::Traced)
                                 != InfoValue::False;
                     if !node_without_counter {
-                        self.inner.trace_pattern_flags(
-                            session,
-                            &Pattern::exact(&mfa),
-                            op,
-                            flags,
-                        )?;
+                        self.inner.trace_pattern(&Pattern::exact(&mfa), op, spec)?;
                     }
                 }
                 Ok(matched.len())
             }
-            _ => self.inner.trace_pattern_flags(session, pattern, op, flags),
+            _ => self.inner.trace_pattern(pattern, op, spec),
         }
     }
     fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
@@ -954,18 +767,6 @@ impl BreakpointEngine for WrongOracle {
         if self.wrong == Wrong::CallerAlwaysTop {
             v.iter_mut().flatten().for_each(|c| *c = crate::frames::TOP);
         }
-        v
-    }
-    fn enter_remote(
-        &mut self,
-        f: FuncId,
-        pid: u64,
-        call_traced: u64,
-        tail: bool,
-    ) -> Vec<SessionId> {
-        self.meta_before();
-        let v = self.inner.enter_remote(f, pid, call_traced, tail);
-        self.meta_after(call_traced);
         v
     }
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
@@ -979,15 +780,8 @@ impl BreakpointEngine for WrongOracle {
         }
         v
     }
-    fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
-        let mut v = self.inner.raise(pid, call_traced, class, reason, through);
+    fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg> {
+        let mut v = self.inner.raise(pid, call_traced, e);
         if self.wrong == Wrong::ExceptionFromLost {
             v.retain(|m| m.event != crate::frames::FrameEvent::ExceptionFrom);
         }
@@ -996,14 +790,16 @@ impl BreakpointEngine for WrongOracle {
         }
         v
     }
-    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) -> Vec<SessionId> {
-        if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {
-            return self.enter_remote(f, pid, call_traced, tail);
-        }
+    fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, how: Entry) -> Vec<SessionId> {
+        let how = if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {
+            how.remote()
+        } else {
+            how
+        };
         self.meta_before();
-        let mut v = self.inner.enter(f, pid, call_traced, tail);
+        let mut v = self.inner.enter(f, pid, call_traced, how);
         self.meta_after(call_traced);
-        if self.wrong == Wrong::SessionOrderReversed {
+        if self.wrong == Wrong::SessionOrderReversed && !how.remote {
             v.reverse();
         }
         v
@@ -1019,13 +815,7 @@ impl BreakpointEngine for WrongOracle {
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         if self.wrong == Wrong::GlobalOnLocalCalls && self.inner.0.is_exported(f) {
-            return self
-                .inner
-                .0
-                .call_remote(f, pid, call_traced)
-                .into_iter()
-                .map(|(s, _, _)| s)
-                .collect();
+            return sessions_of(self.inner.0.call_remote(f, pid, call_traced));
         }
         let mut v = self.inner.call(f, pid, call_traced);
         if self.wrong == Wrong::SessionOrderReversed {

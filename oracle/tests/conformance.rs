@@ -3,8 +3,8 @@
 
 use bpspec_oracle::conformance::{check_ops, check_scenarios, compare_ops, ConfOp, Target};
 use bpspec_oracle::gen::GenConfig;
-use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
-use bpspec_reference::{Mfa, PatternOp};
+use bpspec_oracle::target::{BreakpointEngine, Entry, RefEngine, SpecOracle, Wrong, WrongOracle};
+use bpspec_reference::{InfoKey, Mfa, PatternOp, TraceSpec};
 
 mod common;
 
@@ -68,21 +68,11 @@ fn quirk_pause_on_a_node_without_counter_is_in_both() {
     compare_ops(&RefEngine::boxed, &SpecOracle::boxed, &ops).unwrap();
     let mut o = SpecOracle::boxed(bpspec_oracle::conformance::universe());
     let u = bpspec_oracle::conformance::universe();
-    let fl = |local, call_count| bpspec_reference::TraceFlags { local, call_count };
-    o.trace_pattern(
-        0,
-        &bpspec_reference::Pattern::exact(&u[0]),
-        PatternOp::True,
-        fl(true, false),
-    )
-    .unwrap();
-    o.trace_pattern(
-        0,
-        &bpspec_reference::Pattern::exact(&u[0]),
-        PatternOp::Pause,
-        fl(false, true),
-    )
-    .unwrap();
+    let f0 = bpspec_reference::Pattern::exact(&u[0]);
+    o.trace_pattern(&f0, PatternOp::True, &TraceSpec::local())
+        .unwrap();
+    o.trace_pattern(&f0, PatternOp::Pause, &TraceSpec::default().call_count())
+        .unwrap();
     o.call(0, 1, 0);
     assert_eq!(
         o.trace_info(0, &u[0], bpspec_reference::InfoItem::CallCount),
@@ -168,23 +158,20 @@ fn schedule_out_charge_is_observable() {
 #[test]
 fn global_mutants_show_in_messages_and_trace_info() {
     use bpspec_oracle::conformance::{universe, EXPORTED};
-    use bpspec_reference::{FlagSet, Pattern, Term};
+    use bpspec_reference::{Pattern, Term};
     let u = universe();
     let run = |e: &mut dyn BreakpointEngine, local_after: bool| {
         e.set_exports(&EXPORTED);
         let p = Pattern::exact(&u[0]);
-        let n = e.trace_pattern_global(0, &Pattern::all(), PatternOp::True, FlagSet::default());
+        let n = e.trace_pattern(&Pattern::all(), PatternOp::True, &TraceSpec::global());
         if local_after {
-            let fl = FlagSet {
-                local: true,
-                ..FlagSet::default()
-            };
-            e.trace_pattern_flags(0, &p, PatternOp::True, fl).unwrap();
+            e.trace_pattern(&p, PatternOp::True, &TraceSpec::local())
+                .unwrap();
         }
-        let remote = e.enter_remote(0, 1, 1, false);
-        let local = e.enter(0, 1, 1, false);
-        let info = e.trace_info_traced(0, &u[0]);
-        let info_local_fn = e.trace_info_traced(0, &u[1]);
+        let remote = e.enter(0, 1, 1, Entry::BODY.remote());
+        let local = e.enter(0, 1, 1, Entry::BODY);
+        let info = e.trace_info_term(0, &u[0], InfoKey::Traced);
+        let info_local_fn = e.trace_info_term(0, &u[1], InfoKey::Traced);
         (n, remote, local, info, info_local_fn)
     };
     let traced = |a| Term::Tuple(vec![Term::Atom("traced"), Term::Atom(a)]);

@@ -6,10 +6,9 @@ use bpspec_oracle::conformance::load_corpus;
 use bpspec_oracle::observe::diff_expect as diff;
 use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::Loaded;
-use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
+use bpspec_oracle::target::{BreakpointEngine, Entry, RefEngine, SpecOracle, Wrong, WrongOracle};
 use bpspec_reference::{
-    FlagSet, InfoItem, InfoKey, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, Term,
-    TraceFlags,
+    InfoItem, InfoKey, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, Term, TraceSpec,
 };
 
 fn corpus() -> Vec<Loaded> {
@@ -98,14 +97,10 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
 struct NoExportEntry(RefEngine);
 
 impl BreakpointEngine for NoExportEntry {
-    // enter_remote: the default (a local entry) is the mutation.
     bpspec_oracle::delegate!(0 {
         fn set_exports(&mut self, x: &[usize]);
-        fn trace_pattern(&mut self, s: SessionId, p: &Pattern, op: PatternOp, fl: TraceFlags) -> Result<usize, PatternError>;
-        fn trace_pattern_flags(&mut self, s: SessionId, p: &Pattern, op: PatternOp, fl: FlagSet) -> Result<usize, PatternError>;
-        fn trace_pattern_global(&mut self, s: SessionId, p: &Pattern, op: PatternOp, fl: FlagSet) -> Result<usize, PatternError>;
+        fn trace_pattern(&mut self, p: &Pattern, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError>;
         fn call(&mut self, f: usize, pid: u64, ct: u64) -> Vec<SessionId>;
-        fn enter(&mut self, f: usize, pid: u64, ct: u64, tail: bool) -> Vec<SessionId>;
         fn ret(&mut self, pid: u64, ct: u64);
         fn unwind(&mut self, pid: u64, ct: u64);
         fn trace_info(&mut self, s: SessionId, m: &Mfa, i: InfoItem) -> InfoValue;
@@ -113,6 +108,14 @@ impl BreakpointEngine for NoExportEntry {
     });
     fn name(&self) -> String {
         "engine without export entries".into()
+    }
+    /// The mutation: a remote entry is a local one.
+    fn enter(&mut self, f: usize, pid: u64, ct: u64, how: Entry) -> Vec<SessionId> {
+        let local = Entry {
+            remote: false,
+            ..how
+        };
+        self.0.enter(f, pid, ct, local)
     }
     fn supports(&self, f: &bpspec_oracle::scenario::Feature) -> bool {
         self.0.supports(f)

@@ -2,10 +2,10 @@
 //! only by chance, spelled out.
 
 use bpspec_oracle::conformance::{compare_ops, universe, ConfOp, Target};
-use bpspec_oracle::frames::FrameMsg;
+use bpspec_oracle::frames::{FrameMsg, Raise};
 use bpspec_oracle::scenario::{load, LoadError};
-use bpspec_oracle::target::{RefEngine, SpecOracle};
-use bpspec_reference::{FlagSet, MatchSpec, Mfa, Pattern, PatternOp, Term};
+use bpspec_oracle::target::{Entry, RefEngine, SpecOracle};
+use bpspec_reference::{FlagSet, MatchSpec, Mfa, Pattern, PatternOp, Term, TraceSpec};
 
 mod common;
 
@@ -38,13 +38,13 @@ fn raise_leaves_the_raiser_charged_on_both() {
     compare_ops(&RefEngine::boxed, &SpecOracle::boxed, &ops).unwrap();
     let u = universe();
     for mut e in [RefEngine::boxed(u.clone()), SpecOracle::boxed(u.clone())] {
-        e.trace_pattern_flags(0, &Pattern::all(), PatternOp::True, FlagSet::CALL_TIME)
+        e.trace_pattern(&Pattern::all(), PatternOp::True, &FlagSet::CALL_TIME.into())
             .unwrap();
-        e.enter(0, 1, 1, false);
+        e.enter(0, 1, 1, Entry::BODY);
         e.advance(5);
-        assert!(e.raise(1, 1, "error", &Term::Atom("x"), 1).is_empty());
+        assert!(e.raise(1, 1, &Raise::error(Term::Atom("x"), 1)).is_empty());
         e.advance(5);
-        e.enter(1, 1, 1, false);
+        e.enter(1, 1, 1, Entry::BODY);
         let t = e
             .trace_info_term(0, &u[0], bpspec_reference::InfoKey::CallTime)
             .to_string();
@@ -66,28 +66,24 @@ fn frame_messages_in_order_on_both() {
     let u = universe();
     let rt = MatchSpec::RETURN_TRACE;
     let ex = MatchSpec::EXCEPTION_TRACE;
-    let local = FlagSet {
-        local: true,
-        ..FlagSet::default()
-    };
+    let local = |ms: &MatchSpec| TraceSpec::local().ms(Some(ms.clone()));
     for mut e in [RefEngine::boxed(u.clone()), SpecOracle::boxed(u.clone())] {
         let name = e.name();
         let pat = |f: usize| Pattern::exact(&u[f]);
         assert_eq!(
-            e.trace_pattern_ms(0, &pat(0), PatternOp::True, local, false, &rt),
+            e.trace_pattern(&pat(0), PatternOp::True, &local(&rt)),
             Ok(1)
         );
         assert_eq!(
-            e.trace_pattern_ms(0, &pat(1), PatternOp::True, local, false, &ex),
+            e.trace_pattern(&pat(1), PatternOp::True, &local(&ex)),
             Ok(1)
         );
         // Counters only with a match spec: badarg.
-        assert!(e
-            .trace_pattern_ms(0, &pat(2), PatternOp::True, FlagSet::CALL_TIME, false, &rt)
-            .is_err());
+        let time_rt = TraceSpec::from(FlagSet::CALL_TIME).ms(Some(rt.clone()));
+        assert!(e.trace_pattern(&pat(2), PatternOp::True, &time_rt).is_err());
         // f0 tail-calls f1: both frames stay; both return 7, f1's first.
-        assert_eq!(e.enter(0, 1, 1, false), vec![0]);
-        assert_eq!(e.enter(1, 1, 1, true), vec![0]);
+        assert_eq!(e.enter(0, 1, 1, Entry::BODY), vec![0]);
+        assert_eq!(e.enter(1, 1, 1, Entry::TAIL), vec![0]);
         let v = e.ret_value(1, 1, &Term::Int(7));
         let got = shown(&v, &u);
         assert_eq!(
@@ -97,10 +93,10 @@ fn frame_messages_in_order_on_both() {
         );
         // f1 calls f0 calls f1, which raises through all three: exception_from only from f1's
         // two exception_trace frames; f0's return_trace frame is silent.
-        e.enter(1, 1, 1, false);
-        e.enter(0, 1, 1, false);
-        e.enter(1, 1, 1, false);
-        let v = e.raise(1, 1, "error", &Term::Name("boom".into()), 3);
+        e.enter(1, 1, 1, Entry::BODY);
+        e.enter(0, 1, 1, Entry::BODY);
+        e.enter(1, 1, 1, Entry::BODY);
+        let v = e.raise(1, 1, &Raise::error(Term::Name("boom".into()), 3));
         let got = shown(&v, &u);
         assert_eq!(
             got,
@@ -111,7 +107,7 @@ fn frame_messages_in_order_on_both() {
             "{name}"
         );
         // A process not call-traced gets no frames and no messages.
-        e.enter(0, 2, 0, false);
+        e.enter(0, 2, 0, Entry::BODY);
         assert!(e.ret_value(2, 0, &Term::Int(1)).is_empty(), "{name}");
     }
 }

@@ -12,7 +12,7 @@ use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::{Feature, Loaded};
 use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, WrongOracle};
 use bpspec_reference::{
-    InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceFlags,
+    InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceSpec,
 };
 
 fn wrong(w: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
@@ -125,12 +125,11 @@ impl BreakpointEngine for ZeroId {
     }
     fn trace_pattern(
         &mut self,
-        s: SessionId,
         p: &Pattern,
         op: PatternOp,
-        fl: TraceFlags,
+        spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
-        self.0.trace_pattern(s, p, op, fl)
+        self.0.trace_pattern(p, op, spec)
     }
     fn call(&mut self, f: usize, pid: u64, traced: u64) -> Vec<SessionId> {
         self.0.call(f, pid, traced)

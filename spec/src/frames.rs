@@ -42,7 +42,7 @@
 
 use crate::timem::{Frame, MAX_STACK};
 use crate::Oracle;
-use bpspec_reference::{FlagSet, MatchSpec, Pattern, PatternError, PatternOp, Term};
+use bpspec_reference::{MatchSpec, Pattern, PatternOp, Term};
 use std::collections::BTreeMap;
 
 /// One trace frame on a process's stack (FR1).
@@ -76,6 +76,28 @@ pub struct FrameMsg {
     pub event: FrameEvent,
     pub f: usize,
     pub value: Term,
+}
+
+/// An exception `{Class, Reason}` raised in a process's current function and caught once
+/// `through` continuations have unwound (FR4): the argument of [`Oracle::raise`] and of the
+/// oracle trait's `raise` (oracle/src/target.rs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Raise {
+    pub class: &'static str,
+    pub reason: Term,
+    /// Continuations unwound, at least the raiser's own.
+    pub through: usize,
+}
+
+impl Raise {
+    /// `erlang:error(Reason)`, caught `through` continuations up.
+    pub fn error(reason: Term, through: usize) -> Raise {
+        Raise {
+            class: "error",
+            reason,
+            through,
+        }
+    }
 }
 
 /// The match specs of local breakpoints, per `(function, session)`.
@@ -155,23 +177,15 @@ impl Oracle {
         Some(p.conts.last().copied().flatten().unwrap_or(TOP))
     }
 
-    /// `trace_pattern` with a match spec (op `true`): the flags as `trace_pattern_flags`, then
-    /// the match spec on every matched function that has local trace now (FR5).
-    pub fn trace_pattern_ms(
+    /// The match spec of a `trace_pattern` (its flags applied and checked by
+    /// [`Oracle::trace_pattern`]) on every matched function that has local trace now (FR5).
+    pub(crate) fn set_match_spec(
         &mut self,
         session: u32,
         pat: &Pattern,
         op: PatternOp,
-        fl: FlagSet,
         ms: &MatchSpec,
-    ) -> Result<usize, PatternError> {
-        fl.check(op)?;
-        if !fl.local {
-            return Err(PatternError::BadArg(
-                "a match spec needs local or global (not only call_count/time/memory)".into(),
-            ));
-        }
-        let n = self.trace_pattern_flags(session, pat, op, fl)?;
+    ) {
         if op != PatternOp::False {
             for f in pat.matching(&self.funcs) {
                 if self.nodes.get(&(f, session)).is_some_and(|n| n.local) {
@@ -179,7 +193,6 @@ impl Oracle {
                 }
             }
         }
-        Ok(n)
     }
 
     /// Return from the current function with `value`: the frames' messages, in order (FR3).
@@ -189,16 +202,10 @@ impl Oracle {
 
     /// `{class, reason}` raised in `pid`'s current function unwinds `through` continuations
     /// (FR4); the exception_trace frames' messages, innermost first.
-    pub fn raise(
-        &mut self,
-        pid: u64,
-        call_traced: u64,
-        class: &'static str,
-        reason: &Term,
-        through: usize,
-    ) -> Vec<FrameMsg> {
+    pub fn raise(&mut self, pid: u64, call_traced: u64, e: &Raise) -> Vec<FrameMsg> {
+        let through = e.through;
         assert!(through >= 1, "an exception unwinds at least the raiser");
-        let v = Term::Tuple(vec![Term::Atom(class), reason.clone()]);
+        let v = Term::Tuple(vec![Term::Atom(e.class), e.reason.clone()]);
         let p = self.proc(pid, call_traced);
         assert!(p.running, "pid {pid} raises while scheduled out");
         let mut left = through;

@@ -21,7 +21,7 @@
 //!   so there is nothing else on the code).
 
 use crate::Oracle;
-use bpspec_reference::{FlagSet, InfoKey, Mfa, Pattern, PatternError, PatternOp, Term};
+use bpspec_reference::{InfoKey, Mfa, Pattern, PatternOp, Term};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The export entries and their global breakpoints.
@@ -57,19 +57,9 @@ impl Oracle {
                 .is_none_or(|x| x.contains(&f))
     }
 
-    /// `trace_pattern` with `global` (or no flags): the number of matched exports.
-    pub fn trace_pattern_global(
-        &mut self,
-        session: u32,
-        pat: &Pattern,
-        op: PatternOp,
-        fl: FlagSet,
-    ) -> Result<usize, PatternError> {
-        if fl != FlagSet::default() {
-            return Err(PatternError::BadArg(
-                "global cannot be combined with local, call_count, call_time or call_memory".into(),
-            ));
-        }
+    /// `trace_pattern` with `global` alone (the flags were checked by
+    /// [`Oracle::trace_pattern`]): the number of matched exports.
+    pub(crate) fn pattern_global(&mut self, session: u32, pat: &Pattern, op: PatternOp) -> usize {
         let matched = pat.matching(&self.funcs);
         let exps: Vec<usize> = matched
             .iter()
@@ -92,11 +82,11 @@ impl Oracle {
                 self.nodes.remove(&(f, session));
             }
         }
-        Ok(exps.len())
+        exps.len()
     }
 
     /// Local excludes global: a local `trace_pattern` with `op` on `matched` (called by
-    /// [`Oracle::trace_pattern_flags`] after it applied the local flags).
+    /// [`Oracle::trace_pattern`] after it applied the local flags).
     pub(crate) fn local_clears_global(&mut self, session: u32, matched: &[usize], op: PatternOp) {
         if op != PatternOp::False {
             for f in matched {
@@ -107,7 +97,12 @@ impl Oracle {
 
     /// The call messages of `f`'s export entry: sessions with global trace on it whose bit is
     /// set in `call_traced`, newest breakpoint first.
-    fn export_hit(&self, f: usize, pid: u64, call_traced: u64) -> Vec<(u32, u64, usize)> {
+    pub(crate) fn export_hit(
+        &self,
+        f: usize,
+        pid: u64,
+        call_traced: u64,
+    ) -> Vec<(u32, u64, usize)> {
         assert!(
             self.is_exported(f),
             "remote call of unexported function #{f}"
@@ -132,43 +127,16 @@ impl Oracle {
         events
     }
 
-    /// A remote body call (`tail` false) or tail call of `f`: the export entry, then
-    /// [`Oracle::enter`].
-    pub fn enter_remote(
-        &mut self,
-        f: usize,
-        pid: u64,
-        call_traced: u64,
-        tail: bool,
-    ) -> Vec<(u32, u64, usize)> {
-        let mut events = self.export_hit(f, pid, call_traced);
-        events.extend(self.enter(f, pid, call_traced, tail));
-        events
-    }
-
     /// `trace_info` of a function with global trace in `session`; `None` if it has none.
     pub fn global_info(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Option<Term> {
         let f = self.funcs.iter().position(|m| m == mfa)?;
         self.exports.global.get(&(f, session))?;
-        let no = || Term::Atom("false");
-        let kv = |k: &'static str, v: Term| Term::Tuple(vec![Term::Atom(k), v]);
-        Some(kv(
-            key.atom(),
-            match key {
-                InfoKey::Traced => Term::Atom("global"),
-                InfoKey::MatchSpec => Term::List(vec![]),
-                InfoKey::All => Term::List(vec![
-                    kv("traced", Term::Atom("global")),
-                    kv("match_spec", Term::List(vec![])),
-                    kv("meta", no()),
-                    kv("meta_match_spec", no()),
-                    kv("call_memory", no()),
-                    kv("call_time", no()),
-                    kv("call_count", no()),
-                ]),
-                _ => no(),
-            },
-        ))
+        // Local and global exclude each other: nothing else is on the function.
+        Some(crate::timem::all_or_one(key, |k| match k {
+            InfoKey::Traced => Term::Atom("global"),
+            InfoKey::MatchSpec => Term::List(vec![]),
+            _ => Term::Atom("false"),
+        }))
     }
 
     /// The export entries and their breakpoints (to snapshot for [`Oracle::restore_exports`]).

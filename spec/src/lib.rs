@@ -6,20 +6,25 @@
 //! `oracle/tests/conformance.rs` compares them with the engine op by op.
 
 use bpspec_reference::{
-    FlagSet, InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, TraceFlags,
+    FlagSet, InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, TraceSpec,
 };
 use std::collections::BTreeMap;
 
 /// call_time and call_memory: counters, processes, the logical clock.
 pub mod timem;
 
+/// How a process enters a function ([`Oracle::enter`]).
+pub mod entry;
 /// return_trace / exception_trace frames.
 pub mod frames;
 /// Global call trace: export entries, remote calls, the local/global exclusion.
 pub mod global;
 /// Loading a traced module: the code index and the two load protocols (docs/nonblocking-load.md).
 pub mod load;
+/// Meta trace: `{meta, Pid}`.
 pub mod meta;
+
+pub use entry::Entry;
 
 /// One session's breakpoint on one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,27 +73,75 @@ impl Oracle {
         }
     }
 
-    /// `trace_pattern`: returns the number of matched functions.
+    /// `erlang:trace_pattern/3` (`trace:function/4` in a session): the one entry, with the
+    /// engine's argument (`Engine::trace_pattern`). Returns the number of matched functions
+    /// (for global trace, of matched export entries). `spec` names the session, the flag list,
+    /// `global` ([`global`]), a match spec ([`frames`]) and `{meta, Pid}` ([`meta`]: only the
+    /// pid of the tracer's `{tracer, Pid}` state is kept). The oracle has no global match
+    /// specs (it does not claim them; asked for one, it panics).
     pub fn trace_pattern(
         &mut self,
-        session: u32,
         pat: &Pattern,
         op: PatternOp,
-        fl: TraceFlags,
+        spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
-        fl.check(op)?;
-        self.trace_pattern_flags(session, pat, op, fl.into())
+        let (session, fl) = (spec.session, spec.flags);
+        if let Some(tracer) = &spec.meta {
+            if session != 0 {
+                return Err(PatternError::BadArg(
+                    "meta trace is implemented for the legacy session only".into(),
+                ));
+            }
+            if spec.global {
+                return Err(PatternError::BadArg(
+                    "meta cannot be combined with global".into(),
+                ));
+            }
+            // With meta alone, only the count of matches; the other flags first, as ERTS.
+            let n = if fl.local || fl.counters() {
+                self.pattern_local(session, pat, op, fl, false)?
+            } else {
+                pat.matching(&self.funcs).len()
+            };
+            self.set_meta(pat, op, tracer);
+            return Ok(n);
+        }
+        if spec.global {
+            assert!(
+                spec.ms.is_none(),
+                "the sequential oracle has no global match specs"
+            );
+            if fl != FlagSet::default() {
+                return Err(PatternError::BadArg(
+                    "global cannot be combined with local, call_count, call_time or call_memory"
+                        .into(),
+                ));
+            }
+            return Ok(self.pattern_global(session, pat, op));
+        }
+        let n = self.pattern_local(session, pat, op, fl, spec.ms.is_some())?;
+        if let Some(ms) = &spec.ms {
+            self.set_match_spec(session, pat, op, ms);
+        }
+        Ok(n)
     }
 
-    /// `trace_pattern` with the full flag list (call_time and call_memory too).
-    pub fn trace_pattern_flags(
+    /// The local flags of `trace_pattern` (call_time and call_memory too); with `ms`, a match
+    /// spec comes with them, which needs `local` (frames.rs FR5).
+    fn pattern_local(
         &mut self,
         session: u32,
         pat: &Pattern,
         op: PatternOp,
         fl: FlagSet,
+        ms: bool,
     ) -> Result<usize, PatternError> {
         fl.check(op)?;
+        if ms && !fl.local {
+            return Err(PatternError::BadArg(
+                "a match spec needs local or global (not only call_count/time/memory)".into(),
+            ));
+        }
         let matched = pat.matching(&self.funcs);
         for &f in &matched {
             let key = (f, session);
@@ -151,7 +204,8 @@ impl Oracle {
         Ok(matched.len())
     }
 
-    /// A call of `f` by `pid`, call-traced in the sessions of `call_traced`. Returns the local
+    /// A call of `f` by `pid`, call-traced in the sessions of `call_traced`, without a process
+    /// stack (no call_time/call_memory, no frames: see [`Oracle::enter`]). Returns the local
     /// call trace events `(session, pid, f)` in delivery order (newest session first).
     pub fn call(&mut self, f: usize, pid: u64, call_traced: u64) -> Vec<(u32, u64, usize)> {
         self.hit(f, pid, call_traced, false)

@@ -9,7 +9,7 @@
 //! The legacy session only; no meta match specs.
 
 use crate::Oracle;
-use bpspec_reference::{FlagSet, InfoKey, Mfa, Pattern, PatternError, PatternOp, Term};
+use bpspec_reference::{InfoKey, Mfa, Pattern, PatternOp, Term, TracerSpec};
 use std::collections::BTreeMap;
 
 /// Meta-traced functions → the tracer's pid, and the messages sent so far.
@@ -20,38 +20,25 @@ pub struct MetaTable {
 }
 
 impl Oracle {
-    /// `trace_pattern` with `{meta, Pid}` added to `fl`. `false` clears meta; `pause`/`restart`
-    /// set it as `true` (not checked against ERTS).
-    pub fn trace_pattern_meta(
-        &mut self,
-        session: u32,
-        pat: &Pattern,
-        op: PatternOp,
-        fl: FlagSet,
-        tracer: u64,
-    ) -> Result<usize, PatternError> {
-        if session != 0 {
-            return Err(PatternError::BadArg(
-                "meta trace is implemented for the legacy session only".into(),
-            ));
-        }
-        let n = if fl.local || fl.counters() {
-            self.trace_pattern_flags(session, pat, op, fl)?
-        } else {
-            pat.matching(self.funcs.iter()).len()
+    /// `{meta, Tracer}` of a `trace_pattern` (its other flags applied by
+    /// [`Oracle::trace_pattern`]) on every matched function: `false` clears meta;
+    /// `pause`/`restart` set it as `true` (not checked against ERTS). The oracle keeps only the
+    /// tracer's pid (`{tracer, Pid}`: its state).
+    pub(crate) fn set_meta(&mut self, pat: &Pattern, op: PatternOp, tracer: &TracerSpec) {
+        let Term::Pid(pid) = tracer.state else {
+            panic!("meta tracer {tracer:?}: the oracle knows only {{tracer, Pid}}")
         };
         for f in pat.matching(self.funcs.iter()) {
             if op == PatternOp::False {
                 self.meta.tracer.remove(&f);
             } else {
-                self.meta.tracer.insert(f, tracer);
+                self.meta.tracer.insert(f, pid);
             }
         }
-        Ok(n)
     }
 
     /// A hit of `f` by `pid` (any process): the meta message, if meta traced.
-    pub fn meta_hit(&mut self, f: usize, pid: u64) {
+    pub(crate) fn meta_hit(&mut self, f: usize, pid: u64) {
         if self.meta.tracer.contains_key(&f) {
             self.meta.msgs.push((pid, f));
         }
@@ -62,9 +49,10 @@ impl Oracle {
         std::mem::take(&mut self.meta.msgs)
     }
 
-    /// `trace_info` with meta: the base answer (without meta) patched for the meta items.
-    pub fn trace_info_meta(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Term {
-        let base = self.trace_info_term(session, mfa, key);
+    /// `trace_info(Session, MFA, Key)` as an Erlang term, in ERTS's shapes (OTP 26+ `all`): the
+    /// answer without meta (timem.rs, global.rs) patched for the meta items.
+    pub fn trace_info_term(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Term {
+        let base = self.info_without_meta(session, mfa, key);
         let f = self.funcs.iter().position(|m| m == mfa);
         let tracer = f
             .and_then(|f| self.meta.tracer.get(&f))

@@ -75,13 +75,10 @@ impl Oracle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bpspec_reference::{InfoItem, InfoValue, Mfa, Pattern, PatternOp, TraceFlags};
+    use bpspec_reference::{InfoItem, InfoValue, Mfa, Pattern, PatternOp, TraceSpec};
 
-    fn fl() -> TraceFlags {
-        TraceFlags {
-            local: true,
-            call_count: true,
-        }
+    fn spec(s: u32) -> TraceSpec {
+        TraceSpec::local().call_count().session(s)
     }
 
     #[test]
@@ -93,7 +90,7 @@ mod tests {
         assert_eq!((s1, s2), (1, 2));
         let p = Pattern::exact(&f);
         for s in [0, s1, s2] {
-            assert_eq!(o.trace_pattern(s, &p, PatternOp::True, fl()), Ok(1));
+            assert_eq!(o.trace_pattern(&p, PatternOp::True, &spec(s)), Ok(1));
         }
         // Traced in every session: newest node first.
         let order: Vec<u32> = o.call(0, 1, 0b111).into_iter().map(|e| e.0).collect();

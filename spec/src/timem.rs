@@ -17,7 +17,7 @@
 //! - Schedule-out charges the running slice to each charged function; schedule-in restarts the
 //!   time baselines (only for processes with the call trace flag, as ERTS).
 
-use crate::Oracle;
+use crate::{Entry, Oracle};
 use bpspec_reference::{InfoKey, Mfa, Term};
 use std::collections::BTreeMap;
 
@@ -138,25 +138,33 @@ impl Oracle {
         p
     }
 
-    /// Process `pid` enters `f` by a body call (a continuation is pushed) or a tail call.
-    /// Returns the local call trace events, as [`Oracle::call`].
+    /// Process `pid` enters `f` by a body call (a continuation is pushed) or a tail call, local
+    /// or remote (the export entry's global breakpoints first, global.rs). Returns the call
+    /// trace events, as [`Oracle::call`]; the meta tracer gets its message (meta.rs).
     pub fn enter(
         &mut self,
         f: usize,
         pid: u64,
         call_traced: u64,
-        tail: bool,
+        how: Entry,
     ) -> Vec<(u32, u64, usize)> {
+        self.meta_hit(f, pid);
+        let mut events = if how.remote {
+            self.export_hit(f, pid, call_traced)
+        } else {
+            Vec::new()
+        };
         let p = self.proc(pid, call_traced);
         assert!(p.running, "pid {pid} calls while scheduled out");
-        if !tail {
+        if !how.tail {
             assert!(p.stack.len() < MAX_STACK, "stack overflow (pid {pid})");
             p.stack.push(Frame::Code);
             let cur = p.current;
             p.conts.push(cur);
         }
         p.current = Some(f);
-        self.hit(f, pid, call_traced, true)
+        events.extend(self.hit(f, pid, call_traced, true));
+        events
     }
 
     /// `erts_trace_call_acc` for both kinds, then the trace-return frame.
@@ -321,8 +329,9 @@ impl Oracle {
         self.proc(pid, call_traced).allocated += words;
     }
 
-    /// `trace_info(Session, MFA, Key)` as an Erlang term, in ERTS's shapes (OTP 26+ `all`).
-    pub fn trace_info_term(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Term {
+    /// `trace_info(Session, MFA, Key)` as an Erlang term, in ERTS's shapes (OTP 26+ `all`),
+    /// before meta trace patches it ([`Oracle::trace_info_term`], meta.rs).
+    pub(crate) fn info_without_meta(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Term {
         if let Some(t) = self.global_info(session, mfa, key) {
             return t;
         }
@@ -359,23 +368,35 @@ impl Oracle {
                 )
             })
         };
-        let kv = |k: &'static str, v: Term| Term::Tuple(vec![Term::Atom(k), v]);
-        pair(match key {
-            InfoKey::Traced => traced,
-            InfoKey::MatchSpec => ms,
+        let one = |k: InfoKey| match k {
+            InfoKey::Traced => traced.clone(),
+            InfoKey::MatchSpec => ms.clone(),
             InfoKey::Meta | InfoKey::MetaMatchSpec => no(),
-            InfoKey::CallCount => count,
+            InfoKey::CallCount => count.clone(),
             InfoKey::CallTime => rows(&n.time, true),
             InfoKey::CallMemory => rows(&n.memory, false),
-            InfoKey::All => Term::List(vec![
-                kv("traced", traced),
-                kv("match_spec", ms),
-                kv("meta", no()),
-                kv("meta_match_spec", no()),
-                kv("call_memory", rows(&n.memory, false)),
-                kv("call_time", rows(&n.time, true)),
-                kv("call_count", count),
-            ]),
-        })
+            InfoKey::All => unreachable!("`all` is not an item of `all`"),
+        };
+        all_or_one(key, one)
+    }
+}
+
+/// The items of `trace_info(_, all)`, in OTP 26+'s order.
+const ALL_ITEMS: [InfoKey; 7] = [
+    InfoKey::Traced,
+    InfoKey::MatchSpec,
+    InfoKey::Meta,
+    InfoKey::MetaMatchSpec,
+    InfoKey::CallMemory,
+    InfoKey::CallTime,
+    InfoKey::CallCount,
+];
+
+/// `{Key, Value}` with `one`'s value of `key`; for `all`, `{all, [{Item, Value}, ...]}`.
+pub(crate) fn all_or_one(key: InfoKey, one: impl Fn(InfoKey) -> Term) -> Term {
+    let kv = |k: InfoKey, v: Term| Term::Tuple(vec![Term::Atom(k.atom()), v]);
+    match key {
+        InfoKey::All => kv(key, Term::List(ALL_ITEMS.map(|k| kv(k, one(k))).to_vec())),
+        _ => kv(key, one(key)),
     }
 }

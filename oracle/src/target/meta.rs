@@ -2,29 +2,27 @@
 //! process); its messages `{trace, Pid, call, {M,F,Arity}}` are read back as (pid, function).
 
 use super::RefEngine;
-use bpspec_reference::{
-    FlagSet, FuncId, Pattern, PatternError, PatternOp, ProcessTracer, SessionId, Term, TraceSpec,
-};
+use bpspec_reference::{FuncId, Mailbox, ProcessTracer, Term, TracerSpec};
 
 /// The meta tracer's pid in the engines (scenario processes are 1..=N).
 pub const META_PID: u64 = 1 << 40;
 
+/// The meta tracer the runner names in `TraceSpec::meta`: `{tracer, Pid}` with pid
+/// [`META_PID`]. Its own mailbox is never delivered to: each engine meta-traces to its own
+/// tracer of that pid, whose messages `BreakpointEngine::take_meta` reads.
+pub fn meta_tracer() -> TracerSpec {
+    ProcessTracer::spec(&Mailbox::new(META_PID))
+}
+
 impl RefEngine {
-    pub(super) fn meta_pattern(
-        &mut self,
-        session: SessionId,
-        pattern: &Pattern,
-        op: PatternOp,
-        flags: FlagSet,
-    ) -> Result<usize, PatternError> {
-        let tracer = ProcessTracer::spec(&self.meta_mb);
-        self.engine.trace_pattern(
-            pattern,
-            op,
-            &TraceSpec::counters(flags)
-                .session(session)
-                .meta(tracer.clone()),
-        )
+    /// Our meta tracer (the mailbox `meta_take` reads) for the runner's `named` one.
+    pub(super) fn own_meta_tracer(&self, named: &TracerSpec) -> TracerSpec {
+        assert_eq!(
+            named.state,
+            Term::Pid(META_PID),
+            "meta tracer {named:?}: the runner's is {{tracer, Pid}} of META_PID"
+        );
+        ProcessTracer::spec(&self.meta_mb)
     }
 
     pub(super) fn meta_take(&mut self) -> Vec<(u64, FuncId)> {
