@@ -237,11 +237,11 @@ fn paired_tables(run: &Run) {
         case("100 consecutive calls alternating `true`/`false` on 10 functions", 10, &[], &alternating, &[], WaitPlan::Pipeline),
     ];
     let rounds = |c: &Case, k: usize| {
-        if c.timed.len() == 100 {
+        common::rounds(if c.timed.len() == 100 {
             HUNDRED_ROUNDS[k - 1]
         } else {
             SINGLE_ROUNDS[k - 1]
-        }
+        })
     };
     let head = [
         "case",

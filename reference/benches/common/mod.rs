@@ -181,6 +181,16 @@ pub fn busy<P: ThreadProgress + 'static>(
 // ---------------------------------------------------------------------------------------------
 // Statistics
 
+/// `n` rounds, or 3 when `BPSPEC_BENCH_QUICK` is set (a smoke run of the paired rounds; every
+/// table states its rounds).
+pub fn rounds(n: usize) -> usize {
+    if std::env::var_os("BPSPEC_BENCH_QUICK").is_some() {
+        n.min(3)
+    } else {
+        n
+    }
+}
+
 /// The median (the upper one of an even count).
 pub fn median(v: &[f64]) -> f64 {
     assert!(!v.is_empty(), "median of nothing");
