@@ -224,7 +224,11 @@ fn criterion_table(run: &Run) {
             vec![
                 format!("`{name}`"),
                 mcalls(calls_per_sec(e.median)),
-                format!("{} – {}", mcalls(calls_per_sec(e.hi)), mcalls(calls_per_sec(e.lo))),
+                format!(
+                    "{} – {}",
+                    mcalls(calls_per_sec(e.hi)),
+                    mcalls(calls_per_sec(e.lo))
+                ),
                 ratio(calls_per_sec(e.median) / none),
             ]
         })
@@ -233,7 +237,8 @@ fn criterion_table(run: &Run) {
         "criterion group collection (the cases one after the other): calls/s of both schedulers"
             .to_string(),
         "from criterion's median time per iteration and its 95 % confidence interval".to_string(),
-        "(target/criterion/collection/CASE/new/estimates.json of this run). docs/perf.md.".to_string(),
+        "(target/criterion/collection/CASE/new/estimates.json of this run). docs/perf.md."
+            .to_string(),
     ];
     let head = ["case", "median calls/s>", "95 % CI", "ratio to none>"];
     run.write("collection_criterion", &about, &head, &rows);
@@ -287,7 +292,9 @@ fn interleaved(run: &Run) {
         })
         .collect();
     let about = vec![
-        format!("interleaved rounds: {rounds} rounds, each running every case once (rotated order)"),
+        format!(
+            "interleaved rounds: {rounds} rounds, each running every case once (rotated order)"
+        ),
         format!("for {calls} calls per scheduler; the ratio to none is taken within the round."),
         "docs/perf.md shows it.".to_string(),
     ];
@@ -305,17 +312,21 @@ fn interleaved(run: &Run) {
 }
 
 fn main() {
-    let run = Run::start("collection");
-    let measuring = std::env::args().any(|a| a == "--bench");
-    if std::env::var("BPSPEC_INTERLEAVED_ONLY").is_err() {
-        let mut c = common::criterion().configure_from_args();
-        bench_collection(&mut c);
-        c.final_summary();
-        if Run::writes() {
-            criterion_table(&run);
-        }
-    }
-    if measuring {
-        interleaved(&run);
-    }
+    // `BPSPEC_INTERLEAVED_ONLY=1` skips criterion's group.
+    let all = std::env::var("BPSPEC_INTERLEAVED_ONLY").is_err();
+    common::main(
+        "collection",
+        common::criterion(),
+        |c| {
+            if all {
+                bench_collection(c)
+            }
+        },
+        |run| {
+            if all {
+                criterion_table(run)
+            }
+        },
+        interleaved,
+    );
 }

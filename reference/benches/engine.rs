@@ -262,7 +262,12 @@ fn tables(run: &Run) {
             rows.push(row("grace_period", &id, format!("`{id}`{over}")));
         }
     }
-    run.write("grace_period", &about("grace_period, per wait"), &head, &rows);
+    run.write(
+        "grace_period",
+        &about("grace_period, per wait"),
+        &head,
+        &rows,
+    );
 
     let m = |group: &str, id: &str| estimate(run, group, id).median;
     let mut rows = Vec::new();
@@ -320,13 +325,10 @@ fn tables(run: &Run) {
 }
 
 fn main() {
-    let run = Run::start("engine");
-    let mut c = config().configure_from_args();
-    bench_hit(&mut c);
-    bench_trace_pattern(&mut c);
-    bench_grace_period(&mut c);
-    c.final_summary();
-    if Run::writes() {
-        tables(&run);
-    }
+    let groups = |c: &mut Criterion| {
+        bench_hit(c);
+        bench_trace_pattern(c);
+        bench_grace_period(c);
+    };
+    common::main("engine", config(), groups, tables, |_| {});
 }

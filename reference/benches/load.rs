@@ -204,7 +204,9 @@ fn criterion_table(run: &Run) {
         .collect();
     let about = vec![
         format!("criterion group load_purge: one load + purge of a traced {FUNCS}-function module"),
-        format!("with {BUSY} busy schedulers; median per iteration and its 95 % confidence interval"),
+        format!(
+            "with {BUSY} busy schedulers; median per iteration and its 95 % confidence interval"
+        ),
         "(target/criterion/load_purge/ID/new/estimates.json of this run). nonblocking-load.md §6."
             .to_string(),
     ];
@@ -212,17 +214,6 @@ fn criterion_table(run: &Run) {
 }
 
 fn main() {
-    let run = Run::start("load");
-    let mut c = common::criterion()
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args();
-    let measuring = std::env::args().any(|a| a == "--bench");
-    bench_load_purge(&mut c);
-    c.final_summary();
-    if Run::writes() {
-        criterion_table(&run);
-    }
-    if measuring {
-        paired(&run);
-    }
+    let c = common::criterion().measurement_time(Duration::from_secs(3));
+    common::main("load", c, bench_load_purge, criterion_table, paired);
 }

@@ -40,7 +40,7 @@ const COUNT: FlagSet = FlagSet {
 const SINGLE_ROUNDS: [usize; 2] = [200, 50];
 /// Paired rounds of the 100-call cases with 1 and with 2 busy schedulers (each ERTS round takes
 /// seconds with 2).
-const HUNDRED_ROUNDS: [usize; 2] = [50, 6];
+const HUNDRED_ROUNDS: [usize; 2] = [50, 5];
 
 fn entry(pattern: &str, op: PatternOp) -> BatchEntry {
     BatchEntry::flags(Pattern::parse(pattern).unwrap(), op, COUNT)
@@ -66,7 +66,12 @@ fn all(op: PatternOp) -> Vec<BatchEntry> {
 
 /// Time `timed` on `e`, with `before` run untimed first and `after` untimed after; returns the
 /// seconds and the waits `timed` made.
-fn timed(e: &Engine, before: &[BatchEntry], timed: &[BatchEntry], after: &[BatchEntry]) -> (f64, u64) {
+fn timed(
+    e: &Engine,
+    before: &[BatchEntry],
+    timed: &[BatchEntry],
+    after: &[BatchEntry],
+) -> (f64, u64) {
     if !before.is_empty() {
         e.trace_pattern_batch(0, before).unwrap();
     }
@@ -92,7 +97,10 @@ fn bench_single(c: &mut Criterion) {
         for plan in [WaitPlan::Erts, WaitPlan::BatchElideIdle] {
             let e = Arc::new(Engine::new(EngineConfig::simple(10, k)).with_wait_plan(plan));
             let running = busy(&[&e], 0..k);
-            for (name, before, op, after) in [("true", &[][..], &on[..], &off[..]), ("false", &on, &off, &[])] {
+            for (name, before, op, after) in [
+                ("true", &[][..], &on[..], &off[..]),
+                ("false", &on, &off, &[]),
+            ] {
                 let id = BenchmarkId::new(format!("{name}_{}", plan.name()), format!("{k}_busy"));
                 g.bench_function(id, |b| {
                     b.iter_custom(|iters| {
@@ -161,7 +169,8 @@ struct Paired {
 /// `rounds` rounds of `case` with `k` busy threads serving both engines.
 fn paired(case: &Case, k: usize, rounds: usize) -> Paired {
     let erts = Arc::new(Engine::new(EngineConfig::simple(case.funcs, k)));
-    let var = Arc::new(Engine::new(EngineConfig::simple(case.funcs, k)).with_wait_plan(case.variant));
+    let var =
+        Arc::new(Engine::new(EngineConfig::simple(case.funcs, k)).with_wait_plan(case.variant));
     let running = busy(&[&erts, &var], 0..k);
     let (mut te, mut tv, mut r, mut we, mut wv) = (vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..rounds {
@@ -217,7 +226,14 @@ fn paired_tables(run: &Run) {
     // 100 calls alternating true and false over all 10 functions; ends where it began (the
     // last `false`'s nodes pending under pipeline, freed by the next round's first call).
     let alternating: Vec<BatchEntry> = (0..100)
-        .map(|i| all(if i % 2 == 0 { PatternOp::True } else { PatternOp::False }).remove(0))
+        .map(|i| {
+            all(if i % 2 == 0 {
+                PatternOp::True
+            } else {
+                PatternOp::False
+            })
+            .remove(0)
+        })
         .collect();
     let case = |what, funcs, before, timed, after, variant| Case {
         what,
@@ -228,13 +244,48 @@ fn paired_tables(run: &Run) {
         variant,
     };
     let waits_cases = [
-        case("`true` (first set), elide-idle", 10, &[][..], &on[..], &off[..], WaitPlan::BatchElideIdle),
-        case("`false` (unlinks), elide-idle", 10, &on, &off, &[], WaitPlan::BatchElideIdle),
-        case("100 calls vs one batch of 100, batch", 100, &[], &on100, &off, WaitPlan::Batch),
+        case(
+            "`true` (first set), elide-idle",
+            10,
+            &[][..],
+            &on[..],
+            &off[..],
+            WaitPlan::BatchElideIdle,
+        ),
+        case(
+            "`false` (unlinks), elide-idle",
+            10,
+            &on,
+            &off,
+            &[],
+            WaitPlan::BatchElideIdle,
+        ),
+        case(
+            "100 calls vs one batch of 100, batch",
+            100,
+            &[],
+            &on100,
+            &off,
+            WaitPlan::Batch,
+        ),
     ];
     let pipeline_cases = [
-        case("100 consecutive `true` calls, one fresh function each", 100, &[][..], &on100[..], &off[..], WaitPlan::Pipeline),
-        case("100 consecutive calls alternating `true`/`false` on 10 functions", 10, &[], &alternating, &[], WaitPlan::Pipeline),
+        case(
+            "100 consecutive `true` calls, one fresh function each",
+            100,
+            &[][..],
+            &on100[..],
+            &off[..],
+            WaitPlan::Pipeline,
+        ),
+        case(
+            "100 consecutive calls alternating `true`/`false` on 10 functions",
+            10,
+            &[],
+            &alternating,
+            &[],
+            WaitPlan::Pipeline,
+        ),
     ];
     let rounds = |c: &Case, k: usize| {
         common::rounds(if c.timed.len() == 100 {
@@ -307,29 +358,37 @@ fn criterion_table(run: &Run) {
         }
     }
     for plan in WaitPlan::ALL {
-        put("waits_100", format!("{}/{}", hundred_name(plan), plan.name()));
+        put(
+            "waits_100",
+            format!("{}/{}", hundred_name(plan), plan.name()),
+        );
     }
     let about = vec![
-        "criterion groups waits_single and waits_100 (each plan on its own engine and busy".to_string(),
-        "threads, one after the other): median per iteration and its 95 % confidence interval".to_string(),
-        "from target/criterion/GROUP/ID/new/estimates.json of this run. docs/fewer-waits.md §5.".to_string(),
+        "criterion groups waits_single and waits_100 (each plan on its own engine and busy"
+            .to_string(),
+        "threads, one after the other): median per iteration and its 95 % confidence interval"
+            .to_string(),
+        "from target/criterion/GROUP/ID/new/estimates.json of this run. docs/fewer-waits.md §5."
+            .to_string(),
     ];
-    run.write("waits_criterion", &about, &["id", "median>", "95 % CI"], &rows);
+    run.write(
+        "waits_criterion",
+        &about,
+        &["id", "median>", "95 % CI"],
+        &rows,
+    );
 }
 
 fn main() {
-    let run = Run::start("waits");
-    let mut c = common::criterion().configure_from_args();
-    let measuring = std::env::args().any(|a| a == "--bench");
-    bench_single(&mut c);
-    bench_hundred(&mut c);
-    c.final_summary();
-    if Run::writes() {
-        criterion_table(&run);
-    }
-    // Criterion's test mode (`cargo test --benches`) runs each benchmark once; the paired rounds
-    // take minutes, so they run only when measuring.
-    if measuring {
-        paired_tables(&run);
-    }
+    let groups = |c: &mut Criterion| {
+        bench_single(c);
+        bench_hundred(c);
+    };
+    common::main(
+        "waits",
+        common::criterion(),
+        groups,
+        criterion_table,
+        paired_tables,
+    );
 }

@@ -115,7 +115,10 @@ impl Busy {
         let mut calls = 0;
         for t in self.threads.drain(..) {
             let (rounds, c) = t.join().expect("busy scheduler panicked");
-            assert!(rounds > 0, "a busy scheduler never reached a progress point");
+            assert!(
+                rounds > 0,
+                "a busy scheduler never reached a progress point"
+            );
             calls += c;
         }
         calls
@@ -270,19 +273,19 @@ pub fn grouped(x: f64) -> String {
     out
 }
 
-/// Four significant digits (grouped when above 10,000).
-fn sig4(x: f64) -> String {
-    if x >= 10_000.0 {
-        grouped(x)
-    } else if x >= 1000.0 {
-        format!("{x:.0}")
-    } else if x >= 100.0 {
-        format!("{x:.1}")
-    } else if x >= 10.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
+/// `digits` significant digits, at most 3 decimals; grouped from `10^digits` on.
+fn sig(x: f64, digits: i32) -> String {
+    if x >= 10f64.powi(digits) {
+        return grouped(x);
     }
+    let magnitude = if x > 0.0 { x.log10().floor() as i32 } else { 0 };
+    let decimals = (digits - 1 - magnitude).clamp(0, 3) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// Four significant digits.
+fn sig4(x: f64) -> String {
+    sig(x, 4)
 }
 
 /// The unit that shows `ns` nanoseconds with 1 to 3 digits before the point.
@@ -313,16 +316,12 @@ pub fn interval(mid: f64, lo: f64, hi: f64) -> String {
     format!("{} – {} {u}", sig4(lo / d), sig4(hi / d))
 }
 
-/// A ratio: three decimals below 10, then fewer.
+/// A ratio: three decimals below 10, then three significant digits.
 pub fn ratio(x: f64) -> String {
-    if x >= 1000.0 {
-        grouped(x)
-    } else if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else {
+    if x < 10.0 {
         format!("{x:.3}")
+    } else {
+        sig(x, 3)
     }
 }
 
@@ -337,6 +336,28 @@ pub fn rate(x: f64) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // Result files
+
+/// The main of a bench: criterion's `groups`, then (with `BPSPEC_BENCH_RESULTS`) the tables of
+/// their `estimates`, then, when measuring (not in criterion's test mode, `cargo test
+/// --benches`, which runs each benchmark once), the bench's `own` rounds, which take minutes.
+pub fn main(
+    bench: &'static str,
+    c: Criterion,
+    groups: impl FnOnce(&mut Criterion),
+    estimates: impl FnOnce(&Run),
+    own: impl FnOnce(&Run),
+) {
+    let run = Run::start(bench);
+    let mut c = c.configure_from_args();
+    groups(&mut c);
+    c.final_summary();
+    if Run::writes() {
+        estimates(&run);
+    }
+    if std::env::args().any(|a| a == "--bench") {
+        own(&run);
+    }
+}
 
 /// One bench run: when it started and the load average then; writes the result files.
 pub struct Run {
@@ -357,7 +378,11 @@ impl Run {
     /// The directory named by `BPSPEC_BENCH_RESULTS`, if set.
     pub fn results_dir() -> Option<PathBuf> {
         let d = PathBuf::from(std::env::var_os("BPSPEC_BENCH_RESULTS")?);
-        Some(if d.is_absolute() { d } else { workspace().join(d) })
+        Some(if d.is_absolute() {
+            d
+        } else {
+            workspace().join(d)
+        })
     }
 
     /// Whether the run writes result files; criterion's test mode (`cargo test --benches`)
