@@ -8,8 +8,11 @@
 //! - `grace_period`: one `ThreadProgress::wait`, QSBR and crossbeam-epoch, with 0, 1 or 2 busy
 //!   schedulers.
 //!
-//! Run with `cargo bench -p bpspec-reference`; the bench profile has no debug assertions, so
-//! the engine is not in its checked mode (freed nodes go back to the allocator).
+//! Run with `cargo bench -p bpspec-reference --bench engine`; the bench profile has no debug
+//! assertions, so the engine is not in its checked mode (freed nodes go back to the allocator).
+//! With `BPSPEC_BENCH_RESULTS=DIR` it writes `perf-hit_path.tsv`, `perf-trace_pattern.tsv`,
+//! `perf-grace_period.tsv` and `perf-ratios.tsv` there from criterion's estimates of the run
+//! (benches/common/mod.rs).
 
 mod common;
 
