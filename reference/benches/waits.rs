@@ -146,6 +146,14 @@ fn hundred_name(plan: WaitPlan) -> &'static str {
     }
 }
 
+/// The paired cases' rows.
+const SINGLE_TRUE: &str = "`true` (first set), elide-idle";
+const SINGLE_FALSE: &str = "`false` (unlinks), elide-idle";
+const HUNDRED_VS_BATCH: &str = "100 calls vs one batch of 100, batch";
+const PIPELINE_TRUE: &str = "100 consecutive `true` calls, one fresh function each";
+const PIPELINE_ALTERNATING: &str =
+    "100 consecutive calls alternating `true`/`false` on 10 functions";
+
 /// One paired case: the row's name, functions, untimed before, timed, untimed after, variant.
 struct Case<'a> {
     what: &'a str,
@@ -243,49 +251,21 @@ fn paired_tables(run: &Run) {
         after,
         variant,
     };
+    let (nil, on, off, on100, alt): (&[BatchEntry], _, _, _, _) =
+        (&[], &on[..], &off[..], &on100[..], &alternating[..]);
+    let (elide, batch, pipe) = (
+        WaitPlan::BatchElideIdle,
+        WaitPlan::Batch,
+        WaitPlan::Pipeline,
+    );
     let waits_cases = [
-        case(
-            "`true` (first set), elide-idle",
-            10,
-            &[][..],
-            &on[..],
-            &off[..],
-            WaitPlan::BatchElideIdle,
-        ),
-        case(
-            "`false` (unlinks), elide-idle",
-            10,
-            &on,
-            &off,
-            &[],
-            WaitPlan::BatchElideIdle,
-        ),
-        case(
-            "100 calls vs one batch of 100, batch",
-            100,
-            &[],
-            &on100,
-            &off,
-            WaitPlan::Batch,
-        ),
+        case(SINGLE_TRUE, 10, nil, on, off, elide),
+        case(SINGLE_FALSE, 10, on, off, nil, elide),
+        case(HUNDRED_VS_BATCH, 100, nil, on100, off, batch),
     ];
     let pipeline_cases = [
-        case(
-            "100 consecutive `true` calls, one fresh function each",
-            100,
-            &[][..],
-            &on100[..],
-            &off[..],
-            WaitPlan::Pipeline,
-        ),
-        case(
-            "100 consecutive calls alternating `true`/`false` on 10 functions",
-            10,
-            &[],
-            &alternating,
-            &[],
-            WaitPlan::Pipeline,
-        ),
+        case(PIPELINE_TRUE, 100, nil, on100, off, pipe),
+        case(PIPELINE_ALTERNATING, 10, nil, alt, nil, pipe),
     ];
     let rounds = |c: &Case, k: usize| {
         common::rounds(if c.timed.len() == 100 {
