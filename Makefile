@@ -37,7 +37,7 @@ CHECK_SHUTTLE_ITERS?= 50000
 ORACLE_CHECK_CASES ?= 4096
 ORACLE_CHECK_DIFF  ?= 3000
 
-.PHONY: test check bin report bench rate fmt clean-results test-parts check-parts book \
+.PHONY: test check bin report bench perf-doc rate fmt clean-results test-parts check-parts book \
 	test-std test-oracle test-oracle-root test-loom test-shuttle test-spec-batch \
 	loom shuttle spec-check check-seqtrace oracle-check oracle-check-root \
 	torture-test torture-check erts-torture
@@ -136,8 +136,15 @@ oracle-check-root:
 	env BPSPEC_OTP_ROOT=$(OTP_ROOT) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
 	$(CARGO) test -p bpspec-oracle --release --test differential -- otp_root a_node_crash
 
+# Every benchmark of reference/benches/ in one run (docs/perf.md); each prints its tables.
+# `make perf-doc` runs them with BPSPEC_BENCH_RESULTS=docs/results, so the committed
+# docs/results/perf-*.tsv are that run's output, and regenerates the book's blocks from them.
 bench:
 	$(CARGO) bench -p bpspec-reference
+
+perf-doc:
+	BPSPEC_BENCH_RESULTS=docs/results $(CARGO) bench -p bpspec-reference
+	BPSPEC_BLESS=1 $(CARGO) test -p bpspec --test docs
 
 # The spec's checking rate next to a two-phase-commit model, in one run (docs/perf.md).
 rate:

@@ -11,10 +11,17 @@
 //! Each iteration is 64 calls per scheduler; throughput is reported in calls (both schedulers).
 //! Nothing here is asserted as a timing; the run asserts states: the workers really were timed
 //! (trace_info reports every call at the end) and the engine is at rest.
+//!
+//! Run with `cargo bench -p bpspec-reference --bench collection`; with
+//! `BPSPEC_BENCH_RESULTS=DIR` it writes `perf-collection.tsv` (interleaved rounds) and
+//! `perf-collection_criterion.tsv` there (benches/common/mod.rs).
+
+mod common;
 
 use bpspec_reference::term::Collection;
 use bpspec_reference::*;
-use criterion::{criterion_group, Criterion, Throughput};
+use common::{estimate, median, range, ratio, Run};
+use criterion::{Criterion, Throughput};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
@@ -151,7 +158,6 @@ const CASES: [(&str, Mode, Option<Duration>); 5] = [
 fn bench_collection(c: &mut Criterion) {
     let mut g = c.benchmark_group("collection");
     g.throughput(Throughput::Elements(WORKERS as u64 * CALLS_PER_ITER));
-    g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(4));
     g.sample_size(20);
     let cases = CASES;
@@ -198,20 +204,60 @@ fn bench_collection(c: &mut Criterion) {
     g.finish();
 }
 
+/// Calls/s of both schedulers from a time per iteration in nanoseconds.
+fn calls_per_sec(ns: f64) -> f64 {
+    (WORKERS as u64 * CALLS_PER_ITER) as f64 / (ns * 1e-9)
+}
+
+fn mcalls(x: f64) -> String {
+    format!("{:.2} M", x / 1e6)
+}
+
+/// The criterion group's estimates, written as perf-collection_criterion.tsv.
+fn criterion_table(run: &Run) {
+    let none = calls_per_sec(estimate(run, "collection", "none").median);
+    let rows: Vec<Vec<String>> = CASES
+        .iter()
+        .map(|(name, _, _)| {
+            let e = estimate(run, "collection", name);
+            // A longer time per iteration is fewer calls per second: the interval turns round.
+            vec![
+                format!("`{name}`"),
+                mcalls(calls_per_sec(e.median)),
+                format!(
+                    "{} – {}",
+                    mcalls(calls_per_sec(e.hi)),
+                    mcalls(calls_per_sec(e.lo))
+                ),
+                ratio(calls_per_sec(e.median) / none),
+            ]
+        })
+        .collect();
+    let about = vec![
+        "criterion group collection (the cases one after the other): calls/s of both schedulers"
+            .to_string(),
+        "from criterion's median time per iteration and its 95 % confidence interval".to_string(),
+        "(target/criterion/collection/CASE/new/estimates.json of this run). docs/perf.md."
+            .to_string(),
+    ];
+    let head = ["case", "median calls/s>", "95 % CI", "ratio to none>"];
+    run.write("collection_criterion", &about, &head, &rows);
+}
+
 /// The same five cases, interleaved: each round runs every case once (in a rotated order) for a
 /// fixed number of calls, and the ratio to `none` is taken within the round, so slow drifts in
 /// the machine's load (docs/perf.md: the machine is shared) cancel out. Printed as a table;
-/// criterion's own figures above are sequential per case.
-fn interleaved() {
+/// criterion's own figures above are sequential per case. Written as perf-collection.tsv.
+fn interleaved(run: &Run) {
     let rounds: usize = std::env::var("BPSPEC_ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(11);
+        .unwrap_or(common::rounds(11));
     let calls: u64 = 1 << 20;
     let cases = CASES;
     let engines: Vec<Arc<Engine>> = cases.iter().map(|_| engine()).collect();
     let mut rate = vec![Vec::new(); cases.len()];
-    let mut ratio = vec![Vec::new(); cases.len()];
+    let mut ratio_of = vec![Vec::new(); cases.len()];
     let mut queries = vec![0u64; cases.len()];
     for r in 0..rounds {
         let mut this = vec![0.0f64; cases.len()];
@@ -226,46 +272,61 @@ fn interleaved() {
         }
         for i in 0..cases.len() {
             rate[i].push(this[i]);
-            ratio[i].push(this[i] / this[0]);
+            ratio_of[i].push(this[i] / this[0]);
         }
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v[v.len() / 2]
-    };
-    println!(
-        "\ncollection, interleaved: {rounds} rounds x {} calls per scheduler per case",
-        calls
-    );
-    println!(
-        "| case | median calls/s | median ratio to none (per round) | min..max ratio | queries |"
-    );
-    println!("|---|---:|---:|---:|---:|");
-    for i in 0..cases.len() {
-        let (lo, hi) = ratio[i]
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-        println!(
-            "| {} | {:.2} M | {:.3} | {:.2}..{:.2} | {} |",
-            cases[i].0,
-            median(&mut rate[i]) / 1e6,
-            median(&mut ratio[i]),
-            lo,
-            hi,
-            queries[i]
-        );
-    }
+    let rows: Vec<Vec<String>> = (0..cases.len())
+        .map(|i| {
+            let (lo, hi) = range(&ratio_of[i]);
+            vec![
+                format!("`{}`", cases[i].0),
+                mcalls(median(&rate[i])),
+                ratio(median(&ratio_of[i])),
+                if i == 0 {
+                    String::new()
+                } else {
+                    format!("{:.2}..{:.2}", lo, hi)
+                },
+                common::grouped(queries[i] as f64),
+            ]
+        })
+        .collect();
+    let about = vec![
+        format!(
+            "interleaved rounds: {rounds} rounds, each running every case once (rotated order)"
+        ),
+        format!("for {calls} calls per scheduler; the ratio to none is taken within the round."),
+        "docs/perf.md shows it.".to_string(),
+    ];
+    let head = [
+        "case",
+        "median calls/s>",
+        "median ratio to none (per round)>",
+        "min..max ratio>",
+        "queries>",
+    ];
+    run.write("collection", &about, &head, &rows);
     for e in engines {
         e.check_at_rest().unwrap();
     }
 }
 
-criterion_group!(benches, bench_collection);
-
 fn main() {
-    if std::env::var("BPSPEC_INTERLEAVED_ONLY").is_err() {
-        benches();
-        Criterion::default().configure_from_args().final_summary();
-    }
-    interleaved();
+    // `BPSPEC_INTERLEAVED_ONLY=1` skips criterion's group.
+    let all = std::env::var("BPSPEC_INTERLEAVED_ONLY").is_err();
+    common::main(
+        "collection",
+        common::criterion(),
+        |c| {
+            if all {
+                bench_collection(c)
+            }
+        },
+        |run| {
+            if all {
+                criterion_table(run)
+            }
+        },
+        interleaved,
+    );
 }

@@ -8,30 +8,30 @@
 //! - `grace_period`: one `ThreadProgress::wait`, QSBR and crossbeam-epoch, with 0, 1 or 2 busy
 //!   schedulers.
 //!
-//! Run with `cargo bench -p bpspec-reference`; the bench profile has no debug assertions, so
-//! the engine is not in its checked mode (freed nodes go back to the allocator).
+//! Run with `cargo bench -p bpspec-reference --bench engine`; the bench profile has no debug
+//! assertions, so the engine is not in its checked mode (freed nodes go back to the allocator).
+//! With `BPSPEC_BENCH_RESULTS=DIR` it writes `perf-hit_path.tsv`, `perf-trace_pattern.tsv`,
+//! `perf-grace_period.tsv` and `perf-ratios.tsv` there from criterion's estimates of the run
+//! (benches/common/mod.rs).
+
+mod common;
 
 use bpspec_reference::*;
+use common::{busy, estimate, interval, ratio, time, Run, BUSY_CALLS};
 use criterion::measurement::WallTime;
 use criterion::SamplingMode;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Barrier};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::Duration;
 
 const LOCAL: TraceFlags = TraceFlags::LOCAL;
 const COUNT: TraceFlags = TraceFlags::CALL_COUNT;
 
-/// Functions a busy scheduler calls between two progress points.
-const BUSY_CALLS: usize = 4;
-
 /// Settings shared by every group (groups override some): short, so the whole run takes a little
 /// over a minute on the two-core machine of docs/perf.md.
 fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
+    common::criterion()
         .measurement_time(Duration::from_secs(2))
         .sample_size(30)
 }
@@ -45,63 +45,6 @@ fn scheduler<P: ThreadProgress>(e: &Arc<Engine<P>>, id: usize) -> Scheduler<P> {
     let mut s = Scheduler::start(e.clone(), id);
     s.record = false;
     s
-}
-
-/// Schedulers that run on their own threads, each looping over `BUSY_CALLS` calls and one
-/// progress point until dropped; on the way out each goes to sleep, so no wait can hang.
-struct Busy {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<u64>>,
-}
-
-impl Busy {
-    /// Start schedulers `ids` and return once every one of them is awake and registered.
-    fn start<P: ThreadProgress>(e: &Arc<Engine<P>>, ids: std::ops::Range<usize>) -> Busy {
-        let stop = Arc::new(AtomicBool::new(false));
-        let ready = Arc::new(Barrier::new(ids.len() + 1));
-        let threads = ids
-            .map(|id| {
-                let (e, stop, ready) = (e.clone(), stop.clone(), ready.clone());
-                std::thread::spawn(move || busy_loop(&e, id, &stop, &ready))
-            })
-            .collect();
-        ready.wait();
-        Busy { stop, threads }
-    }
-}
-
-fn busy_loop<P: ThreadProgress>(
-    e: &Arc<Engine<P>>,
-    id: usize,
-    stop: &AtomicBool,
-    ready: &Barrier,
-) -> u64 {
-    let mut s = scheduler(e, id);
-    let p = Process::new(id as u64);
-    ready.wait();
-    let mut rounds = 0u64;
-    while !stop.load(Relaxed) {
-        for f in 0..BUSY_CALLS {
-            black_box(s.call(f, &p));
-        }
-        s.progress();
-        rounds += 1;
-    }
-    s.sleep();
-    rounds
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.stop.store(true, Relaxed);
-        for t in self.threads.drain(..) {
-            let rounds = t.join().expect("busy scheduler panicked");
-            assert!(
-                rounds > 0,
-                "a busy scheduler never reached a progress point"
-            );
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,11 +173,11 @@ fn bench_trace_pattern(c: &mut Criterion) {
 
         // The same with the scheduler busy on another thread (calls + progress in a loop), so
         // each of the 9 waits lasts until it passes a progress point.
-        let busy = Busy::start(&e, 0..1);
+        let running = busy(&[&e], 0..1);
         g.bench_with_input(BenchmarkId::new("busy1", n), &n, |b, _| {
             b.iter(|| tp_pair(&e, &all))
         });
-        drop(busy);
+        drop(running);
         e.check_at_rest().unwrap();
     }
     g.finish();
@@ -248,7 +191,7 @@ const GP_SCHEDULERS: usize = 2;
 
 /// Latency of one `wait` with `busy` of the `GP_SCHEDULERS` schedulers busy on their own
 /// threads; the others are registered and asleep (held on this thread).
-fn bench_wait<P: ThreadProgress>(g: &mut BenchmarkGroup<'_, WallTime>, busy: usize) {
+fn bench_wait<P: ThreadProgress + 'static>(g: &mut BenchmarkGroup<'_, WallTime>, busy: usize) {
     let e = Arc::new(Engine::<P>::new(EngineConfig::simple(
         BUSY_CALLS,
         GP_SCHEDULERS,
@@ -260,7 +203,7 @@ fn bench_wait<P: ThreadProgress>(g: &mut BenchmarkGroup<'_, WallTime>, busy: usi
             s
         })
         .collect();
-    let running = Busy::start(&e, 0..busy);
+    let running = common::busy(&[&e], 0..busy);
     let id = BenchmarkId::new(P::name(), format!("{busy}_busy"));
     g.bench_function(id, |b| b.iter(|| e.progress.wait()));
     drop(running);
@@ -278,9 +221,117 @@ fn bench_grace_period(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = config();
-    targets = bench_hit, bench_trace_pattern, bench_grace_period
+/// The tables of docs/perf.md, from criterion's estimates of this run.
+fn tables(run: &Run) {
+    let about = |what: &str| {
+        vec![
+            format!("{what}: criterion's median per iteration and its 95 % confidence interval"),
+            "(target/criterion/GROUP/ID/new/estimates.json of this run). docs/perf.md shows it."
+                .to_string(),
+        ]
+    };
+    let head = ["id", "median>", "95 % CI"];
+    let row = |group: &str, id: &str, label: String| {
+        let e = estimate(run, group, id);
+        vec![label, time(e.median), interval(e.median, e.lo, e.hi)]
+    };
+    let hit = ["no_bp", "bp_flags_off", "call_count"];
+    let rows: Vec<Vec<String>> = hit
+        .iter()
+        .map(|id| row("hit_path", id, format!("`{id}`")))
+        .collect();
+    run.write("hit_path", &about("hit_path, per call"), &head, &rows);
+
+    let sizes = [10usize, 1_000, 100_000];
+    let mut rows = Vec::new();
+    for who in ["asleep", "busy1"] {
+        for n in sizes {
+            let id = format!("{who}/{n}");
+            rows.push(row("trace_pattern", &id, format!("`{id}`")));
+        }
+    }
+    let about_tp = about("trace_pattern, per `true` + `false` pair");
+    run.write("trace_pattern", &about_tp, &head, &rows);
+
+    let mut rows = Vec::new();
+    for p in ["qsbr", "epoch"] {
+        for k in 0..=GP_SCHEDULERS {
+            let id = format!("{p}/{k}_busy");
+            let over = if k == GP_SCHEDULERS {
+                " (oversubscribed)"
+            } else {
+                ""
+            };
+            rows.push(row("grace_period", &id, format!("`{id}`{over}")));
+        }
+    }
+    run.write(
+        "grace_period",
+        &about("grace_period, per wait"),
+        &head,
+        &rows,
+    );
+
+    let m = |group: &str, id: &str| estimate(run, group, id).median;
+    let mut rows = Vec::new();
+    let mut put = |what: String, x: f64| rows.push(vec![what, ratio(x)]);
+    for (a, b) in [
+        ("bp_flags_off", "no_bp"),
+        ("call_count", "no_bp"),
+        ("call_count", "bp_flags_off"),
+    ] {
+        put(
+            format!("hit: `{a}` / `{b}`"),
+            m("hit_path", a) / m("hit_path", b),
+        );
+    }
+    for (a, b) in [(1_000, 10), (100_000, 1_000), (100_000, 10)] {
+        let (x, y) = (
+            m("trace_pattern", &format!("asleep/{a}")),
+            m("trace_pattern", &format!("asleep/{b}")),
+        );
+        put(
+            format!(
+                "trace_pattern asleep: {} / {} functions",
+                common::grouped(a as f64),
+                common::grouped(b as f64)
+            ),
+            x / y,
+        );
+    }
+    for n in sizes {
+        put(
+            format!(
+                "trace_pattern: `busy1` / `asleep`, {} functions",
+                common::grouped(n as f64)
+            ),
+            m("trace_pattern", &format!("busy1/{n}")) / m("trace_pattern", &format!("asleep/{n}")),
+        );
+    }
+    for k in 0..=GP_SCHEDULERS {
+        let over = if k == GP_SCHEDULERS {
+            " (oversubscribed)"
+        } else {
+            ""
+        };
+        put(
+            format!("wait, {k} busy{over}: epoch / qsbr"),
+            m("grace_period", &format!("epoch/{k}_busy"))
+                / m("grace_period", &format!("qsbr/{k}_busy")),
+        );
+    }
+    let about_r = vec![
+        "ratios of the criterion medians of perf-hit_path, perf-trace_pattern and".to_string(),
+        "perf-grace_period.tsv (this run). docs/perf.md shows it.".to_string(),
+    ];
+    run.write("ratios", &about_r, &["ratio", "this run>"], &rows);
 }
-criterion_main!(benches);
+
+fn main() {
+    let groups = |c: &mut Criterion| {
+        bench_hit(c);
+        bench_trace_pattern(c);
+        bench_grace_period(c);
+    };
+    common::main("engine", config(), groups, tables, |_| {});
+}

@@ -1,30 +1,32 @@
-//! Criterion benchmarks of the wait plans (docs/fewer-waits.md, docs/perf.md), ERTS's sequence
-//! side by side with the variants in one run. Nothing here is asserted as a timing anywhere.
+//! Benchmarks of the wait plans (docs/fewer-waits.md, docs/perf.md), ERTS's sequence side by
+//! side with the variants in one run. Nothing here is asserted as a timing anywhere.
 //!
-//! - `waits_single`: the latency of one `trace_pattern` `true` and one `false` (call_count, 10
-//!   functions), timed separately (the opposite op runs untimed between iterations), with 1 and
-//!   2 schedulers busy on their own threads; plans `erts` and `batch-elide-idle` (a single
-//!   pattern is a batch of one: `batch` makes the same waits as `erts`).
-//! - `waits_100`: 100 consecutive `trace_pattern(true)` calls, one function each, against one
-//!   batch of the same 100 patterns (then an untimed batch `false` restores the engine), with
-//!   1 busy scheduler; plans `erts`, `batch`, `batch-elide-idle`.
+//! - `waits_single` (criterion): the latency of one `trace_pattern` `true` and one `false`
+//!   (call_count, 10 functions), timed separately (the opposite op runs untimed between
+//!   iterations), with 1 and 2 schedulers busy on their own threads; plans `erts` and
+//!   `batch-elide-idle` (a single pattern is a batch of one: `batch` makes the same waits as
+//!   `erts`).
+//! - `waits_100` (criterion): 100 patterns, one function each, as one batch `true` under every
+//!   plan (100 consecutive calls under `erts` and `pipeline`, one sequence under the batch
+//!   plans); an untimed `false` over all functions restores the engine; 1 busy scheduler.
+//! - paired rounds (not a criterion group): the ERTS engine and a variant engine served by the
+//!   same busy threads (1 and 2), one operation of each timed in turn per round; the medians, the
+//!   median of the per-round ratios and the waits each made. Single `true` and `false` under
+//!   `batch-elide-idle`; 100 calls against one batch of 100 (`batch`); under `pipeline` 100
+//!   consecutive `true` calls on fresh functions and 100 consecutive calls alternating `true`
+//!   and `false` on 10 functions. With 2 busy schedulers the 2 cores are oversubscribed and a
+//!   wait lasts a time slice, so the 100-call cases run `HUNDRED_ROUNDS_2` rounds there.
 //!
-//!   Under `pipeline` the 100 patterns run as 100 consecutive calls, each without W4.
-//! - `paired`: printed, not a criterion group: the ERTS engine and a variant engine served by
-//!   the same busy threads (1 and 2), timed alternately for 200 rounds (the 100-pattern cases:
-//!   50 rounds, 1 busy only); prints each median and the median of the per-round ratios. The
-//!   pipeline cases: 100 consecutive `true` calls on fresh functions (500 waits under ERTS, 400
-//!   pipelined), and 100 consecutive calls alternating `true` and `false` on 10 functions (each
-//!   `false` unlinks 10 nodes: 450 waits against 350).
-//!
-//! Run with `cargo bench -p bpspec-reference --bench waits`.
+//! Run with `cargo bench -p bpspec-reference --bench waits`; with `BPSPEC_BENCH_RESULTS=DIR` it
+//! writes `perf-waits.tsv`, `perf-pipeline.tsv` and `perf-waits_criterion.tsv` there
+//! (benches/common/mod.rs).
+
+mod common;
 
 use bpspec_reference::*;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
-use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Barrier};
-use std::thread::JoinHandle;
+use common::{busy, estimate, interval, median, micros, ratio, time, Run};
+use criterion::{BenchmarkId, Criterion, SamplingMode};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const COUNT: FlagSet = FlagSet {
@@ -34,50 +36,17 @@ const COUNT: FlagSet = FlagSet {
     call_memory: false,
 };
 
-/// Functions a busy scheduler calls between two progress points.
-const BUSY_CALLS: usize = 4;
+/// Paired rounds of the single-call cases with 1 and with 2 busy schedulers.
+const SINGLE_ROUNDS: [usize; 2] = [200, 50];
+/// Paired rounds of the 100-call cases with 1 and with 2 busy schedulers (each ERTS round takes
+/// seconds with 2).
+const HUNDRED_ROUNDS: [usize; 2] = [50, 5];
 
-struct Busy {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+fn entry(pattern: &str, op: PatternOp) -> BatchEntry {
+    BatchEntry::flags(Pattern::parse(pattern).unwrap(), op, COUNT)
 }
 
-impl Busy {
-    fn start(e: &Arc<Engine>, n: usize) -> Busy {
-        let stop = Arc::new(AtomicBool::new(false));
-        let ready = Arc::new(Barrier::new(n + 1));
-        let threads = (0..n)
-            .map(|id| {
-                let (e, stop, ready) = (e.clone(), stop.clone(), ready.clone());
-                std::thread::spawn(move || {
-                    let mut s = Scheduler::start(e, id);
-                    s.record = false;
-                    let p = Process::new(id as u64);
-                    ready.wait();
-                    while !stop.load(Relaxed) {
-                        for f in 0..BUSY_CALLS {
-                            black_box(s.call(f, &p));
-                        }
-                        s.progress();
-                    }
-                    s.sleep();
-                })
-            })
-            .collect();
-        ready.wait();
-        Busy { stop, threads }
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.stop.store(true, Relaxed);
-        for t in self.threads.drain(..) {
-            t.join().expect("busy scheduler panicked");
-        }
-    }
-}
-
+/// 100 entries `op`, one function each.
 fn entries(n: usize, op: PatternOp) -> Vec<BatchEntry> {
     (0..n)
         .map(|i| {
@@ -90,40 +59,53 @@ fn entries(n: usize, op: PatternOp) -> Vec<BatchEntry> {
         .collect()
 }
 
+/// One call over every function of module `m`.
+fn all(op: PatternOp) -> Vec<BatchEntry> {
+    vec![entry("{m,'_','_'}", op)]
+}
+
+/// Time `timed` on `e`, with `before` run untimed first and `after` untimed after; returns the
+/// seconds and the waits `timed` made.
+fn timed(
+    e: &Engine,
+    before: &[BatchEntry],
+    timed: &[BatchEntry],
+    after: &[BatchEntry],
+) -> (f64, u64) {
+    if !before.is_empty() {
+        e.trace_pattern_batch(0, before).unwrap();
+    }
+    let w = e.progress.completed_waits();
+    let t = Instant::now();
+    e.trace_pattern_batch(0, timed).unwrap();
+    let d = t.elapsed().as_secs_f64();
+    let w = e.progress.completed_waits() - w;
+    if !after.is_empty() {
+        e.trace_pattern_batch(0, after).unwrap();
+    }
+    (d, w)
+}
+
+/// Criterion groups: one plan per engine and busy threads, one after the other.
 fn bench_single(c: &mut Criterion) {
     let mut g = c.benchmark_group("waits_single");
-    g.sample_size(20).measurement_time(Duration::from_secs(3));
-    let all = vec![BatchEntry::flags(
-        Pattern::parse("{m,'_','_'}").unwrap(),
-        PatternOp::True,
-        COUNT,
-    )];
-    let off = vec![BatchEntry {
-        op: PatternOp::False,
-        ..all[0].clone()
-    }];
-    for busy in [1usize, 2] {
+    g.sample_size(20)
+        .sampling_mode(SamplingMode::Flat)
+        .measurement_time(Duration::from_secs(3));
+    let (on, off) = (all(PatternOp::True), all(PatternOp::False));
+    for k in [1usize, 2] {
         for plan in [WaitPlan::Erts, WaitPlan::BatchElideIdle] {
-            let e = Arc::new(Engine::new(EngineConfig::simple(10, busy)).with_wait_plan(plan));
-            let running = Busy::start(&e, busy);
-            for (name, timed, untimed) in [("true", &all, &off), ("false", &off, &all)] {
-                let id =
-                    BenchmarkId::new(format!("{name}/{}", plan.name()), format!("{busy}_busy"));
+            let e = Arc::new(Engine::new(EngineConfig::simple(10, k)).with_wait_plan(plan));
+            let running = busy(&[&e], 0..k);
+            for (name, before, op, after) in [
+                ("true", &[][..], &on[..], &off[..]),
+                ("false", &on, &off, &[]),
+            ] {
+                let id = BenchmarkId::new(format!("{name}_{}", plan.name()), format!("{k}_busy"));
                 g.bench_function(id, |b| {
                     b.iter_custom(|iters| {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            if name == "false" {
-                                e.trace_pattern_batch(0, untimed).unwrap();
-                            }
-                            let t = Instant::now();
-                            e.trace_pattern_batch(0, timed).unwrap();
-                            total += t.elapsed();
-                            if name == "true" {
-                                e.trace_pattern_batch(0, untimed).unwrap();
-                            }
-                        }
-                        total
+                        let secs: f64 = (0..iters).map(|_| timed(&e, before, op, after).0).sum();
+                        Duration::from_secs_f64(secs)
                     })
                 });
             }
@@ -139,194 +121,254 @@ fn bench_hundred(c: &mut Criterion) {
     g.sample_size(10)
         .sampling_mode(SamplingMode::Flat)
         .measurement_time(Duration::from_secs(5));
-    let on = entries(100, PatternOp::True);
-    let off = entries(100, PatternOp::False);
+    let (on, off) = (entries(100, PatternOp::True), all(PatternOp::False));
     for plan in WaitPlan::ALL {
         let e = Arc::new(Engine::new(EngineConfig::simple(100, 1)).with_wait_plan(plan));
-        let running = Busy::start(&e, 1);
-        let what = if plan.batches() {
-            "one_batch"
-        } else {
-            "100_calls"
-        };
-        g.bench_function(BenchmarkId::new(what, plan.name()), |b| {
+        let running = busy(&[&e], 0..1);
+        g.bench_function(BenchmarkId::new(hundred_name(plan), plan.name()), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let t = Instant::now();
-                    e.trace_pattern_batch(0, &on).unwrap();
-                    total += t.elapsed();
-                    e.trace_pattern_batch(0, &off).unwrap();
-                }
-                total
+                let secs: f64 = (0..iters).map(|_| timed(&e, &[], &on, &off).0).sum();
+                Duration::from_secs_f64(secs)
             })
         });
         drop(running);
+        e.settle();
         e.check_at_rest().unwrap();
     }
     g.finish();
 }
 
-/// Busy schedulers that serve two engines at once: each thread holds scheduler `id` of both and
-/// loops over calls and a progress point on one, then on the other. A wait of either engine
-/// then sees the same thread activity, so the two plans can be timed alternately.
-struct BusyPair {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
-}
-
-impl BusyPair {
-    fn start(a: &Arc<Engine>, b: &Arc<Engine>, n: usize) -> BusyPair {
-        let stop = Arc::new(AtomicBool::new(false));
-        let ready = Arc::new(Barrier::new(n + 1));
-        let threads = (0..n)
-            .map(|id| {
-                let (a, b, stop, ready) = (a.clone(), b.clone(), stop.clone(), ready.clone());
-                std::thread::spawn(move || {
-                    let mut ss = [Scheduler::start(a, id), Scheduler::start(b, id)];
-                    let p = Process::new(id as u64);
-                    for s in ss.iter_mut() {
-                        s.record = false;
-                    }
-                    ready.wait();
-                    while !stop.load(Relaxed) {
-                        for s in ss.iter_mut() {
-                            for f in 0..BUSY_CALLS {
-                                black_box(s.call(f, &p));
-                            }
-                            s.progress();
-                        }
-                    }
-                    for s in ss.iter_mut() {
-                        s.sleep();
-                    }
-                })
-            })
-            .collect();
-        ready.wait();
-        BusyPair { stop, threads }
+fn hundred_name(plan: WaitPlan) -> &'static str {
+    if plan.batches() {
+        "one_batch"
+    } else {
+        "100_calls"
     }
 }
 
-impl Drop for BusyPair {
-    fn drop(&mut self) {
-        self.stop.store(true, Relaxed);
-        for t in self.threads.drain(..) {
-            t.join().expect("busy scheduler panicked");
-        }
-    }
+/// The paired cases' rows.
+const SINGLE_TRUE: &str = "`true` (first set), elide-idle";
+const SINGLE_FALSE: &str = "`false` (unlinks), elide-idle";
+const HUNDRED_VS_BATCH: &str = "100 calls vs one batch of 100, batch";
+const PIPELINE_TRUE: &str = "100 consecutive `true` calls, one fresh function each";
+const PIPELINE_ALTERNATING: &str =
+    "100 consecutive calls alternating `true`/`false` on 10 functions";
+
+/// One paired case: the row's name, functions, untimed before, timed, untimed after, variant.
+struct Case<'a> {
+    what: &'a str,
+    funcs: usize,
+    before: &'a [BatchEntry],
+    timed: &'a [BatchEntry],
+    after: &'a [BatchEntry],
+    variant: WaitPlan,
 }
 
-/// One paired case: name, functions, timed batch, untimed undo batch, variant plan.
-type PairedCase<'a> = (&'a str, usize, &'a [BatchEntry], &'a [BatchEntry], WaitPlan);
+/// The result of one paired case: medians of each engine's times, of the per-round ratios, and
+/// of the waits.
+struct Paired {
+    rounds: usize,
+    erts: f64,
+    var: f64,
+    ratio: f64,
+    waits: (f64, f64),
+}
 
-/// Paired rounds (printed, not a criterion group): the ERTS engine and the elide-idle engine,
-/// served by the same busy threads, timed alternately; prints the median of each and the median
-/// of the per-round ratios, which the machine's load drift affects least.
-fn paired_ratios() {
-    const ROUNDS: usize = 200;
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v[v.len() / 2]
+/// `rounds` rounds of `case` with `k` busy threads serving both engines.
+fn paired(case: &Case, k: usize, rounds: usize) -> Paired {
+    let erts = Arc::new(Engine::new(EngineConfig::simple(case.funcs, k)));
+    let var =
+        Arc::new(Engine::new(EngineConfig::simple(case.funcs, k)).with_wait_plan(case.variant));
+    let running = busy(&[&erts, &var], 0..k);
+    let (mut te, mut tv, mut r, mut we, mut wv) = (vec![], vec![], vec![], vec![], vec![]);
+    for _ in 0..rounds {
+        let (a, wa) = timed(&erts, case.before, case.timed, case.after);
+        let (b, wb) = timed(&var, case.before, case.timed, case.after);
+        te.push(a);
+        tv.push(b);
+        r.push(b / a);
+        we.push(wa as f64);
+        wv.push(wb as f64);
+    }
+    drop(running);
+    for e in [&erts, &var] {
+        e.settle();
+        e.check_at_rest().unwrap();
+    }
+    let p = Paired {
+        rounds,
+        erts: median(&te),
+        var: median(&tv),
+        ratio: median(&r),
+        waits: (median(&we), median(&wv)),
     };
-    let all = |op| {
-        vec![BatchEntry::flags(
-            Pattern::parse("{m,'_','_'}").unwrap(),
-            op,
-            COUNT,
-        )]
-    };
-    let (on, off) = (all(PatternOp::True), all(PatternOp::False));
-    let (on100, off100) = (
-        entries(100, PatternOp::True),
-        entries(100, PatternOp::False),
+    println!(
+        "paired {}, {k} busy, {rounds} rounds: erts {}, {} {}, median ratio {}, waits {} -> {}",
+        case.what,
+        micros(p.erts),
+        case.variant.name(),
+        micros(p.var),
+        ratio(p.ratio),
+        p.waits.0,
+        p.waits.1
     );
+    p
+}
+
+fn row(case: &Case, k: usize, p: &Paired) -> Vec<String> {
+    vec![
+        case.what.to_string(),
+        k.to_string(),
+        p.rounds.to_string(),
+        micros(p.erts),
+        micros(p.var),
+        ratio(p.ratio),
+        format!("{} → {}", p.waits.0, p.waits.1),
+    ]
+}
+
+/// The paired cases, written as perf-waits.tsv (fewer-waits.md §5) and perf-pipeline.tsv (§6.2).
+fn paired_tables(run: &Run) {
+    let (on, off) = (all(PatternOp::True), all(PatternOp::False));
+    let on100 = entries(100, PatternOp::True);
     // 100 calls alternating true and false over all 10 functions; ends where it began (the
     // last `false`'s nodes pending under pipeline, freed by the next round's first call).
     let alternating: Vec<BatchEntry> = (0..100)
         .map(|i| {
-            let op = if i % 2 == 0 {
+            all(if i % 2 == 0 {
                 PatternOp::True
             } else {
                 PatternOp::False
-            };
-            BatchEntry::flags(Pattern::parse("{m,'_','_'}").unwrap(), op, COUNT)
+            })
+            .remove(0)
         })
         .collect();
-    for busy in [1usize, 2] {
-        let cases: [PairedCase; 5] = [
-            ("true", 10, &on, &off, WaitPlan::BatchElideIdle),
-            ("false", 10, &off, &on, WaitPlan::BatchElideIdle),
-            (
-                "100 calls vs one batch of 100",
-                100,
-                &on100,
-                &off100,
-                WaitPlan::Batch,
-            ),
-            (
-                "100 consecutive true calls, pipelined",
-                100,
-                &on100,
-                &off100,
-                WaitPlan::Pipeline,
-            ),
-            (
-                "100 consecutive calls alternating true/false, pipelined",
-                10,
-                &alternating,
-                &[],
-                WaitPlan::Pipeline,
-            ),
-        ];
-        for (what, n, timed, undo, variant) in cases {
-            let erts = Arc::new(Engine::new(EngineConfig::simple(n, busy)));
-            let var = Arc::new(Engine::new(EngineConfig::simple(n, busy)).with_wait_plan(variant));
-            let _busy = BusyPair::start(&erts, &var, busy);
-            // 100 ERTS calls with 2 busy schedulers on the 2-core machine take seconds (each
-            // wait lasts a time slice): that case is left to the 1-busy run.
-            let long = timed.len() == 100;
-            if long && busy > 1 {
-                continue;
-            }
-            let rounds = if long { ROUNDS / 4 } else { ROUNDS };
-            let (mut te, mut tv, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
-            for _ in 0..rounds {
-                let one = |e: &Engine| {
-                    if what == "false" {
-                        e.trace_pattern_batch(0, undo).unwrap();
-                    }
-                    let t = Instant::now();
-                    e.trace_pattern_batch(0, timed).unwrap();
-                    let d = t.elapsed().as_secs_f64();
-                    if what != "false" {
-                        e.trace_pattern_batch(0, undo).unwrap();
-                    }
-                    d
-                };
-                let (a, b) = (one(&erts), one(&var));
-                te.push(a);
-                tv.push(b);
-                ratio.push(b / a);
-            }
-            println!(
-                "paired {what}, {busy} busy, {rounds} rounds: erts median {:.1} us, {} median {:.1} us, median ratio {:.3}",
-                median(&mut te) * 1e6,
-                variant.name(),
-                median(&mut tv) * 1e6,
-                median(&mut ratio)
-            );
+    let case = |what, funcs, before, timed, after, variant| Case {
+        what,
+        funcs,
+        before,
+        timed,
+        after,
+        variant,
+    };
+    let (nil, on, off, on100, alt): (&[BatchEntry], _, _, _, _) =
+        (&[], &on[..], &off[..], &on100[..], &alternating[..]);
+    let (elide, batch, pipe) = (
+        WaitPlan::BatchElideIdle,
+        WaitPlan::Batch,
+        WaitPlan::Pipeline,
+    );
+    let waits_cases = [
+        case(SINGLE_TRUE, 10, nil, on, off, elide),
+        case(SINGLE_FALSE, 10, on, off, nil, elide),
+        case(HUNDRED_VS_BATCH, 100, nil, on100, off, batch),
+    ];
+    let pipeline_cases = [
+        case(PIPELINE_TRUE, 100, nil, on100, off, pipe),
+        case(PIPELINE_ALTERNATING, 10, nil, alt, nil, pipe),
+    ];
+    let rounds = |c: &Case, k: usize| {
+        common::rounds(if c.timed.len() == 100 {
+            HUNDRED_ROUNDS[k - 1]
+        } else {
+            SINGLE_ROUNDS[k - 1]
+        })
+    };
+    let head = [
+        "case",
+        "busy>",
+        "rounds>",
+        "ERTS median>",
+        "variant median>",
+        "median ratio variant / ERTS>",
+        "waits ERTS → variant",
+    ];
+    let mut rows = Vec::new();
+    for k in [1, 2] {
+        for c in &waits_cases {
+            rows.push(row(c, k, &paired(c, k, rounds(c, k))));
         }
     }
+    let about = vec![
+        "paired rounds: the ERTS engine and the variant engine served by the same busy threads"
+            .to_string(),
+        "(4 calls and a progress point each, in a loop), one operation of each timed in turn;"
+            .to_string(),
+        "medians of each engine's times, the median of the per-round ratios, the median waits."
+            .to_string(),
+        "docs/fewer-waits.md §5 shows it.".to_string(),
+    ];
+    run.write("waits", &about, &head, &rows);
+    let mut rows = Vec::new();
+    for c in &pipeline_cases {
+        for k in [1, 2] {
+            rows.push(row(c, k, &paired(c, k, rounds(c, k))));
+        }
+    }
+    let head_p = [
+        "case",
+        "busy>",
+        "rounds>",
+        "ERTS median>",
+        "pipeline median>",
+        "median ratio pipeline / ERTS>",
+        "waits ERTS → pipeline",
+    ];
+    let mut about_p = about.clone();
+    about_p[3] = "docs/fewer-waits.md §6.2 shows it.".to_string();
+    run.write("pipeline", &about_p, &head_p, &rows);
 }
 
-fn bench_paired(_c: &mut Criterion) {
-    paired_ratios();
+/// The criterion groups' estimates, written as perf-waits_criterion.tsv.
+fn criterion_table(run: &Run) {
+    let mut rows = Vec::new();
+    let mut put = |group: &str, id: String| {
+        let e = estimate(run, group, &id);
+        rows.push(vec![
+            format!("`{group}/{id}`"),
+            time(e.median),
+            interval(e.median, e.lo, e.hi),
+        ]);
+    };
+    for k in [1, 2] {
+        for plan in [WaitPlan::Erts, WaitPlan::BatchElideIdle] {
+            for name in ["true", "false"] {
+                put("waits_single", format!("{name}_{}/{k}_busy", plan.name()));
+            }
+        }
+    }
+    for plan in WaitPlan::ALL {
+        put(
+            "waits_100",
+            format!("{}/{}", hundred_name(plan), plan.name()),
+        );
+    }
+    let about = vec![
+        "criterion groups waits_single and waits_100 (each plan on its own engine and busy"
+            .to_string(),
+        "threads, one after the other): median per iteration and its 95 % confidence interval"
+            .to_string(),
+        "from target/criterion/GROUP/ID/new/estimates.json of this run. docs/fewer-waits.md §5."
+            .to_string(),
+    ];
+    run.write(
+        "waits_criterion",
+        &about,
+        &["id", "median>", "95 % CI"],
+        &rows,
+    );
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().warm_up_time(Duration::from_secs(1));
-    targets = bench_single, bench_hundred, bench_paired
+fn main() {
+    let groups = |c: &mut Criterion| {
+        bench_single(c);
+        bench_hundred(c);
+    };
+    common::main(
+        "waits",
+        common::criterion(),
+        groups,
+        criterion_table,
+        paired_tables,
+    );
 }
-criterion_main!(benches);
