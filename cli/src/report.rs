@@ -104,25 +104,15 @@ fn read_rows(dirs: &[PathBuf]) -> Result<Vec<Row>, String> {
             .collect();
         paths.sort();
         for p in &paths {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-            for (n, line) in text.lines().enumerate() {
-                let mut cols: Vec<String> = line.split('\t').map(str::to_string).collect();
-                if cols.len() != 9 {
-                    return Err(format!(
-                        "{}:{}: expected 9 tab-separated columns, found {}",
-                        p.display(),
-                        n + 1,
-                        cols.len()
-                    ));
-                }
+            for (n, cols) in crate::docgen::tsv_lines(p)? {
+                let mut cols = crate::docgen::result_columns(p, n, cols)?;
                 let key = cols[..5].to_vec();
                 match first_dir.get(&key) {
                     Some(d) if d != dir => {
                         return Err(format!(
                             "{}:{}: the same run ({}) is also in {}: the shards overlap",
                             p.display(),
-                            n + 1,
+                            n,
                             key.join(" "),
                             d.display()
                         ))
@@ -137,7 +127,7 @@ fn read_rows(dirs: &[PathBuf]) -> Result<Vec<Row>, String> {
                 cols.push(detail);
                 rows.push(Row {
                     cols,
-                    source: format!("{}:{}", p.display(), n + 1),
+                    source: format!("{}:{n}", p.display()),
                 });
             }
         }
