@@ -841,7 +841,7 @@ fn settings(bound: &str) -> String {
 /// columns chosen: a row field (checker, progress, scenario, variant, bound, expected,
 /// observed, secs, counterexample), `verdict` (observed, and what was expected when that
 /// differs), `time` (secs with a unit), `work` (`bpspec report`'s work column), `params` (the
-/// bound's words without `=`) or any KEY of the bound's `KEY=VALUE` words (digits grouped).
+/// bound's words without `=`), `settings` (the bound without the counts, `settings`) or any KEY of the bound's `KEY=VALUE` words (digits grouped).
 /// Default columns: scenario, variant, bound, work, verdict, secs.
 fn select(opts: &[String], rows: &[Row]) -> Result<String, String> {
     let mut v = view_options("select", opts)?;
@@ -865,6 +865,8 @@ fn select(opts: &[String], rows: &[Row]) -> Result<String, String> {
                     "time" => format!("{} s", r.secs),
                     "work" => crate::report::work_of(&r.bound),
                     "params" => params(&r.bound),
+                    "settings" => settings(&r.bound),
+                    "scenario" | "variant" => format!("`{}`", field(r, name).unwrap_or("")),
                     n => match field(r, n) {
                         Some(f) => f.to_string(),
                         None => group_digits(bound_value(&r.bound, n).unwrap_or("")),
