@@ -660,7 +660,7 @@ fn render_files(kind: &str, opts: &[String], files: &[PathBuf]) -> Result<String
 
 /// A number in groups of three digits (`264670` → `264,670`); anything else as it is.
 fn group_digits(n: &str) -> String {
-    if n.len() < 5 || !n.chars().all(|c| c.is_ascii_digit()) {
+    if n.is_empty() || !n.chars().all(|c| c.is_ascii_digit()) {
         return n.to_string();
     }
     let mut g = String::new();
@@ -863,7 +863,11 @@ fn select(opts: &[String], rows: &[Row]) -> Result<String, String> {
                 let c = match name.as_str() {
                     "verdict" => verdict(r),
                     "time" => format!("{} s", r.secs),
-                    "work" => crate::report::work_of(&r.bound),
+                    "work" => crate::report::work_of(&r.bound)
+                        .split(' ')
+                        .map(group_digits)
+                        .collect::<Vec<_>>()
+                        .join(" "),
                     "params" => params(&r.bound),
                     "settings" => settings(&r.bound),
                     "scenario" | "variant" => format!("`{}`", field(r, name).unwrap_or("")),
