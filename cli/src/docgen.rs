@@ -680,8 +680,7 @@ fn glob(pattern: &str, text: &str) -> bool {
         return pattern == text;
     }
     let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last)
-    {
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
         return false;
     }
     let mut rest = &text[first.len()..text.len() - last.len()];
@@ -1042,7 +1041,10 @@ fn matrix(opts: &[String], rows: &[Row]) -> Result<String, String> {
                     .copied()
                     .collect();
                 shown += runs.len();
-                secs += runs.iter().filter_map(|r| r.secs.parse::<f64>().ok()).sum::<f64>();
+                secs += runs
+                    .iter()
+                    .filter_map(|r| r.secs.parse::<f64>().ok())
+                    .sum::<f64>();
                 let note = note_cols
                     .iter()
                     .position(|c| c == name)
@@ -1059,7 +1061,11 @@ fn matrix(opts: &[String], rows: &[Row]) -> Result<String, String> {
             })
             .collect();
         let label: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-        out.push_str(&format!("| {} | {} |\n", label.join(", "), cells.join(" | ")));
+        out.push_str(&format!(
+            "| {} | {} |\n",
+            label.join(", "),
+            cells.join(" | ")
+        ));
     }
     let mut bounds = String::new();
     for (name, label) in &v.columns {
