@@ -100,6 +100,19 @@ fn read_rows(files: &[PathBuf]) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
+/// The rows of `files` that `keep` keeps; none is an error naming `what` was looked for.
+fn rows_where(
+    files: &[PathBuf],
+    what: &str,
+    keep: impl Fn(&Row) -> bool,
+) -> Result<Vec<Row>, String> {
+    let rows: Vec<Row> = read_rows(files)?.into_iter().filter(|r| keep(r)).collect();
+    if rows.is_empty() {
+        return Err(format!("no {what} in the given files"));
+    }
+    Ok(rows)
+}
+
 /// A Markdown table cell: no pipes, no newlines.
 pub fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -261,13 +274,9 @@ fn trace_index(files: &[PathBuf]) -> Result<String, String> {
 
 /// The stateright kill matrix: K = the designated property, x = also broken.
 fn spec_kill_matrix(files: &[PathBuf], trace_dir: Option<&Path>) -> Result<String, String> {
-    let rows: Vec<Row> = read_rows(files)?
-        .into_iter()
-        .filter(|r| r.checker == "stateright" && r.progress == "spec-kill-matrix")
-        .collect();
-    if rows.is_empty() {
-        return Err("no stateright spec-kill-matrix rows in the given files".into());
-    }
+    let rows = rows_where(files, "stateright spec-kill-matrix rows", |r| {
+        r.checker == "stateright" && r.progress == "spec-kill-matrix"
+    })?;
     let mut columns: Vec<&str> = SAFETY.to_vec();
     columns.push(LIVENESS);
     let mut out = String::from("Columns: ");
@@ -454,13 +463,9 @@ fn kill_matrix(files: &[PathBuf]) -> Result<String, String> {
 /// The stateright baselines (`bpspec check --results DIR`, progress `spec`): model, parameters,
 /// checker, states, unique states, depth, seconds, verdict.
 fn spec_figures(files: &[PathBuf]) -> Result<String, String> {
-    let rows: Vec<Row> = read_rows(files)?
-        .into_iter()
-        .filter(|r| r.checker == "stateright" && r.progress == "spec" && r.variant == "baseline")
-        .collect();
-    if rows.is_empty() {
-        return Err("no stateright baseline rows (progress spec) in the given files".into());
-    }
+    let rows = rows_where(files, "stateright baseline rows (progress spec)", |r| {
+        r.checker == "stateright" && r.progress == "spec" && r.variant == "baseline"
+    })?;
     let mut out = String::from(
         "| model | parameters | checker | states | unique | depth | time | verdict |\n|---|---|---|---:|---:|---:|---:|---|\n",
     );
@@ -536,13 +541,7 @@ fn plain_table(files: &[PathBuf]) -> Result<String, String> {
 /// The baseline rows of loom/shuttle/other runs: checker, progress, scenario, bound, work,
 /// verdict, seconds (one line per run).
 fn baselines(files: &[PathBuf]) -> Result<String, String> {
-    let rows: Vec<Row> = read_rows(files)?
-        .into_iter()
-        .filter(|r| r.variant == "baseline")
-        .collect();
-    if rows.is_empty() {
-        return Err("no baseline rows in the given files".into());
-    }
+    let rows = rows_where(files, "baseline rows", |r| r.variant == "baseline")?;
     let mut out = String::from(
         "| checker | progress | scenario | bound | work | verdict | secs |\n|---|---|---|---|---:|---|---:|\n",
     );
