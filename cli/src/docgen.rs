@@ -898,8 +898,9 @@ fn select(opts: &[String], rows: &[Row]) -> Result<String, String> {
 
 /// The scenarios of one checker's runs of one mutant, grouped by verdict: `killed on `a`,
 /// `b` (PCT); survives on `b` (random)`. A shuttle scenario is named once when PCT and random
-/// agree; a stateright kill names the property its counterexample broke.
-fn matrix_cell(rows: &[&Row]) -> String {
+/// agree; a stateright kill names the property its counterexample broke; a run at another
+/// bound than most of its checker's (`usual`) names its bound.
+fn matrix_cell(rows: &[&Row], usual: &str) -> String {
     let strategy = |r: &Row| -> &str {
         if r.checker != "shuttle" {
             ""
@@ -927,6 +928,10 @@ fn matrix_cell(rows: &[&Row]) -> String {
                     .filter(|o| o.scenario == r.scenario)
                     .all(|o| o.observed == r.observed);
                 let mut l = format!("`{}`", r.scenario);
+                // A run at another bound than most of its checker's says so.
+                if level(&r.bound) != usual {
+                    l.push_str(&format!(" [{}]", level(&r.bound)));
+                }
                 if !same && !strategy(r).is_empty() {
                     l.push_str(&format!(" ({})", strategy(r)));
                 }
@@ -950,6 +955,32 @@ fn matrix_cell(rows: &[&Row]) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The words of a bound that set how far a checker searched: `preemption=`, `branches=`,
+/// `iterations=`, `calls=`.
+fn level(bound: &str) -> String {
+    bound
+        .split_whitespace()
+        .filter(|w| {
+            let k = w.split('=').next().unwrap_or("");
+            w.contains('=') && ["preemption", "branches", "iterations", "calls"].contains(&k)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The most common `level` of `rows`.
+fn usual_level(rows: &[&Row]) -> String {
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for r in rows {
+        *count.entry(level(&r.bound)).or_default() += 1;
+    }
+    count
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .map(|(l, _)| l)
+        .unwrap_or_default()
 }
 
 /// A notes file of `matrix`: a header line `mutant<TAB>COLUMN...`, then one line per row:
@@ -990,7 +1021,8 @@ fn read_notes(path: &Path) -> Result<Notes, String> {
 /// killed it or that it survived (`matrix_cell`). `columns=NAME[:LABEL],...` picks the
 /// checkers (default: every checker of the rows) and may name columns of the notes file;
 /// with `notes=FILE` (relative to the page) the lines are the notes file's mutants in its
-/// order, and a note is shown after the cell of its column (alone where no run is).
+/// order, and a note is shown after the cell of its column (alone where no run is). The column
+/// `counterexample` shows the first counterexample of the mutant's rows.
 fn matrix(opts: &[String], rows: &[Row]) -> Result<String, String> {
     let mut v = view_options("matrix", opts)?;
     let rows: Vec<&Row> = filtered("matrix", &v, rows)?
@@ -1016,7 +1048,8 @@ fn matrix(opts: &[String], rows: &[Row]) -> Result<String, String> {
         }
     }
     for (name, _) in &v.columns {
-        if !rows.iter().any(|r| &r.checker == name) && !note_cols.contains(name) {
+        let known = name == "counterexample" || note_cols.contains(name);
+        if !rows.iter().any(|r| &r.checker == name) && !known {
             return Err(format!(
                 "--markdown matrix: column {name:?} is neither a checker of the rows nor a column of the notes"
             ));
@@ -1028,18 +1061,28 @@ fn matrix(opts: &[String], rows: &[Row]) -> Result<String, String> {
         head.join(" | "),
         "---|".repeat(head.len())
     );
-    let (mut shown, mut secs) = (0, 0.0);
+    let (mut shown, mut secs): (Vec<&Row>, f64) = (Vec::new(), 0.0);
     for (names, notes) in &note_rows {
         let cells: Vec<String> = v
             .columns
             .iter()
             .map(|(name, _)| {
+                if name == "counterexample" {
+                    // stateright's is the property, already in its cell.
+                    let with = |r: &&&Row| names.contains(&r.variant) && !r.detail.is_empty();
+                    let first = rows
+                        .iter()
+                        .filter(with)
+                        .find(|r| r.checker != "stateright")
+                        .or_else(|| rows.iter().find(with));
+                    return cell(first.map(|r| r.detail.as_str()).unwrap_or(""));
+                }
                 let runs: Vec<&Row> = rows
                     .iter()
                     .filter(|r| &r.checker == name && names.contains(&r.variant))
                     .copied()
                     .collect();
-                shown += runs.len();
+                shown.extend(runs.iter().copied());
                 secs += runs
                     .iter()
                     .filter_map(|r| r.secs.parse::<f64>().ok())
@@ -1050,7 +1093,12 @@ fn matrix(opts: &[String], rows: &[Row]) -> Result<String, String> {
                     .and_then(|i| notes.get(i))
                     .map(String::as_str)
                     .unwrap_or("");
-                let run = matrix_cell(&runs);
+                let mine: Vec<&Row> = rows
+                    .iter()
+                    .filter(|r| &r.checker == name)
+                    .copied()
+                    .collect();
+                let run = matrix_cell(&runs, &usual_level(&mine));
                 match (run.is_empty(), note.is_empty()) {
                     (true, true) if rows.iter().any(|r| &r.checker == name) => "not run".into(),
                     (true, _) => note.to_string(),
@@ -1069,7 +1117,7 @@ fn matrix(opts: &[String], rows: &[Row]) -> Result<String, String> {
     let mut bounds = String::new();
     for (name, label) in &v.columns {
         let mut b: Vec<String> = Vec::new();
-        for r in rows.iter().filter(|r| &r.checker == name) {
+        for r in shown.iter().filter(|r| &r.checker == name) {
             let w = settings(&r.bound);
             if !b.contains(&w) {
                 b.push(w);
@@ -1080,7 +1128,8 @@ fn matrix(opts: &[String], rows: &[Row]) -> Result<String, String> {
         }
     }
     out.push_str(&format!(
-        "\n{shown} mutant runs shown, {secs:.1} s of checking in them. Bounds:\n\n{bounds}"
+        "\n{} mutant runs shown, {secs:.1} s of checking in them. Bounds:\n\n{bounds}",
+        shown.len()
     ));
     Ok(out)
 }
