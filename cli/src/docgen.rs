@@ -2,22 +2,28 @@
 //! result files and two-lane timelines rendered from counterexample trace files.
 //!
 //! ```text
-//! bpspec report --markdown KIND FILE...   one Markdown block of KIND from FILE... to stdout
+//! bpspec report --markdown KIND [OPTION...] FILE...   one Markdown block of KIND to stdout
 //! bpspec report --timeline FILE           the same as --markdown timeline FILE
 //! ```
 //!
 //! Kinds: `table` (a measured table kept as a TSV file with a header line), `timeline` (one
-//! trace file, docs/traces/README.md has its format), `trace-index` (a
-//! table of trace files), `baselines` (the baseline rows of result files), `spec-figures` (the stateright baselines' state counts), `spec-kill-matrix` (the stateright kill matrix, rows written by
+//! trace file, docs/traces/README.md has its format), `trace-index` (a table of trace files),
+//! `baselines` (the baseline rows of result files), `spec-figures` (the stateright baselines'
+//! state counts), `spec-kill-matrix` (the stateright kill matrix, rows written by
 //! `bpspec check --mutants --results DIR`), `kill-matrix` (loom/shuttle kill rows, one line per
-//! mutant: where loom, shuttle PCT and shuttle random killed it, and the counterexample) and `rows` (any result
-//! rows, as `bpspec report` prints them). A docs page holds the block between
-//! `<!-- generated: KIND FILE... -->` and `<!-- end generated -->` (FILE relative to the page);
+//! mutant: where loom, shuttle PCT and shuttle random killed it, and the counterexample), `rows`
+//! (any result rows, as `bpspec report` prints them), and two generic views of result rows that
+//! take options beside the files: `select` (the rows that pass `FIELD=GLOB,...` filters, with
+//! `columns=...` chosen from the fields and the bound's `KEY=VALUE` words) and `matrix` (one
+//! line per mutant, one column per checker, each cell where the mutant was killed or survived;
+//! `notes=FILE` adds the lines, columns and cells no run gives). docs/results.md lists the
+//! options. A docs page holds the block between
+//! `<!-- generated: KIND ARG... -->` and `<!-- end generated -->` (FILE relative to the page);
 //! `cli/tests/docs.rs` fails when a block differs from what this module renders, and rewrites
 //! it with `BPSPEC_BLESS=1`.
 //!
-//! Errors (exit code 2 in `bpspec report`): an unknown kind, an unreadable file, or a malformed
-//! line; the message names the file and line.
+//! Errors (exit code 2 in `bpspec report`): an unknown kind or option, an unreadable file, a
+//! malformed line (the message names the file and line), or filters that leave no row.
 
 use bpspec_spec::model::props::{LIVENESS, SAFETY};
 use std::collections::BTreeMap;
