@@ -8,8 +8,7 @@
 //!
 //! Kinds: `table` (a measured table kept as a TSV file with a header line), `timeline` (one
 //! trace file, docs/traces/README.md has its format), `trace-index` (a table of trace files),
-//! `baselines` (the baseline rows of result files), `spec-figures` (the stateright baselines'
-//! state counts), `spec-kill-matrix` (the stateright kill matrix, rows written by
+//! `spec-figures` (the stateright baselines' state counts), `spec-kill-matrix` (the stateright kill matrix, rows written by
 //! `bpspec check --mutants --results DIR`), `kill-matrix` (loom/shuttle kill rows, one line per
 //! mutant: where loom, shuttle PCT and shuttle random killed it, and the counterexample), `rows`
 //! (any result rows, as `bpspec report` prints them), and two generic views of result rows that
@@ -30,9 +29,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The kinds `--markdown` knows.
-pub const KINDS: [&str; 10] = [
+pub const KINDS: [&str; 9] = [
     "timeline",
-    "baselines",
     "table",
     "spec-figures",
     "trace-index",
@@ -398,8 +396,10 @@ fn kill_cell(rows: &[&Row]) -> String {
 
 /// Loom and shuttle kill rows, one line per mutant: loom, shuttle PCT, shuttle random, and the
 /// first line of the first counterexample (loom's if there is one).
-fn kill_matrix(files: &[PathBuf]) -> Result<String, String> {
-    let rows: Vec<Row> = read_rows(files)?
+fn kill_matrix(opts: &[String], files: &[PathBuf]) -> Result<String, String> {
+    let all = read_rows(files)?;
+    let v = view_options("kill-matrix", opts)?;
+    let rows: Vec<&Row> = filtered("kill-matrix", &v, &all)?
         .into_iter()
         .filter(|r| r.variant != "baseline")
         .collect();
@@ -431,16 +431,22 @@ fn kill_matrix(files: &[PathBuf]) -> Result<String, String> {
     let is_loom = |r: &Row| r.checker == "loom";
     let is_pct = |r: &Row| r.checker == "shuttle" && r.bound.starts_with("pct");
     let is_random = |r: &Row| r.checker == "shuttle" && r.bound.starts_with("random");
-    let mut out = format!(
-        "Bounds: loom {}; shuttle {}, {}.\n\n",
-        bounds(&is_loom),
-        bounds(&is_pct),
-        bounds(&is_random)
-    );
+    let shuttle: Vec<String> = [bounds(&is_pct), bounds(&is_random)]
+        .into_iter()
+        .filter(|b| !b.is_empty())
+        .collect();
+    let mut parts = vec![format!("loom {}", bounds(&is_loom))];
+    if !shuttle.is_empty() {
+        parts.push(format!("shuttle {}", shuttle.join(", ")));
+    }
+    let mut out = format!("Bounds: {}.\n\n", parts.join("; "));
     out.push_str("| mutant | loom | shuttle PCT | shuttle random | counterexample (first line) |\n|---|---|---|---|---|\n");
     for m in mutants {
         let of = |pick: &dyn Fn(&Row) -> bool| -> Vec<&Row> {
-            rows.iter().filter(|r| r.variant == m && pick(r)).collect()
+            rows.iter()
+                .filter(|r| r.variant == m && pick(r))
+                .copied()
+                .collect()
         };
         let (l, p, q) = (of(&is_loom), of(&is_pct), of(&is_random));
         let cx = l
@@ -544,38 +550,6 @@ fn plain_table(files: &[PathBuf]) -> Result<String, String> {
     Ok(out)
 }
 
-/// The baseline rows of loom/shuttle/other runs: checker, progress, scenario, bound, work,
-/// verdict, seconds (one line per run).
-fn baselines(files: &[PathBuf]) -> Result<String, String> {
-    let rows = rows_where(files, "baseline rows", |r| r.variant == "baseline")?;
-    let mut out = String::from(
-        "| checker | progress | scenario | bound | work | verdict | secs |\n|---|---|---|---|---:|---|---:|\n",
-    );
-    for r in &rows {
-        let bound: Vec<&str> = r
-            .bound
-            .split_whitespace()
-            .filter(|w| !w.starts_with("executions=") && !w.starts_with("iterations="))
-            .collect();
-        let work = crate::report::work_of(&r.bound);
-        let verdict = if r.expected == r.observed {
-            r.observed.clone()
-        } else {
-            format!("{} (expected {})", r.observed, r.expected)
-        };
-        out.push_str(&format!(
-            "| {} | {} | `{}` | {} | {} | {verdict} | {} |\n",
-            r.checker,
-            r.progress,
-            r.scenario,
-            cell(&bound.join(" ")),
-            work,
-            r.secs
-        ));
-    }
-    Ok(out)
-}
-
 fn rows_table(files: &[PathBuf]) -> Result<String, String> {
     let rows = read_rows(files)?;
     let mut out = String::from(
@@ -620,9 +594,9 @@ pub fn render(kind: &str, args: &[PathBuf]) -> Result<String, String> {
         .map(|o| o.to_string_lossy().to_string())
         .collect();
     let files: Vec<PathBuf> = files.into_iter().cloned().collect();
-    if !opts.is_empty() && !["select", "matrix"].contains(&kind) {
+    if !opts.is_empty() && !["select", "matrix", "kill-matrix"].contains(&kind) {
         return Err(format!(
-            "--markdown {kind} takes no options ({}): only select and matrix do",
+            "--markdown {kind} takes no options ({}): only select, matrix and kill-matrix do",
             opts.join(" ")
         ));
     }
@@ -649,10 +623,9 @@ fn render_files(kind: &str, opts: &[String], files: &[PathBuf]) -> Result<String
                 .map(|d| d.join("traces"));
             spec_kill_matrix(files, traces.as_deref())
         }
-        "kill-matrix" => kill_matrix(files),
+        "kill-matrix" => kill_matrix(opts, files),
         "spec-figures" => spec_figures(files),
         "table" => plain_table(files),
-        "baselines" => baselines(files),
         "rows" => rows_table(files),
         "select" => select(opts, &read_rows(files)?),
         "matrix" => matrix(opts, &read_rows(files)?),

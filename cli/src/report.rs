@@ -20,8 +20,8 @@ pub struct Args {
     #[arg(required = true, value_name = "DIR")]
     dirs: Vec<PathBuf>,
     /// Print one generated Markdown block of KIND (timeline, trace-index, spec-kill-matrix,
-    /// kill-matrix, baselines, spec-figures, table, rows, select, matrix) from the files given,
-    /// with select's and matrix's KEY=VALUE options among them (cli/src/docgen.rs,
+    /// kill-matrix, spec-figures, table, rows, select, matrix) from the files given,
+    /// with the KEY=VALUE options of select, matrix and kill-matrix among them (cli/src/docgen.rs,
     /// docs/results.md; the book's tables).
     #[arg(long, value_name = "KIND", conflicts_with = "timeline")]
     markdown: Option<String>,
