@@ -818,7 +818,8 @@ fn settings(bound: &str) -> String {
 /// columns chosen: a row field (checker, progress, scenario, variant, bound, expected,
 /// observed, secs, counterexample), `verdict` (observed, and what was expected when that
 /// differs), `time` (secs with a unit), `work` (`bpspec report`'s work column), `params` (the
-/// bound's words without `=`), `settings` (the bound without the counts, `settings`) or any KEY of the bound's `KEY=VALUE` words (digits grouped).
+/// bound's words without `=`), `settings` (the bound without the counts, `settings`) or any KEY
+/// of the bound's `KEY=VALUE` words (digits grouped, but not in a `seed`).
 /// Default columns: scenario, variant, bound, work, verdict, secs.
 fn select(opts: &[String], rows: &[Row]) -> Result<String, String> {
     let mut v = view_options("select", opts)?;
@@ -850,6 +851,8 @@ fn select(opts: &[String], rows: &[Row]) -> Result<String, String> {
                     "scenario" | "variant" => format!("`{}`", field(r, name).unwrap_or("")),
                     n => match field(r, n) {
                         Some(f) => f.to_string(),
+                        // A seed is a name, not a quantity.
+                        None if n == "seed" => bound_value(&r.bound, n).unwrap_or("").to_string(),
                         None => group_digits(bound_value(&r.bound, n).unwrap_or("")),
                     },
                 };
