@@ -204,3 +204,16 @@ erts-torture:
 	-BPSPEC_RESULTS=$(RESULTS) $(PART) erts-torture --checker erts-torture --no-row $(WHOLE) -- \
 	$(BPSPEC) oracle torture $(if $(OTP_ROOT),--otp-root $(OTP_ROOT)) --schedulers 2,4,8 \
 	  --seconds $(ERTS_TORTURE_SECS)
+
+# The result files the book's generated tables select from (docs/results.md): every *.tsv of
+# RESULTS (a make check's results directory) copied to docs/results/check-NAME.tsv under a line
+# naming where and when it ran, then every generated block rewritten from them.
+# make docs-results RESULTS=DIR
+.PHONY: docs-results
+docs-results:
+	@test -n "$$(ls $(RESULTS)/*.tsv 2>/dev/null)" || { echo "no *.tsv in $(RESULTS) (run make check first)"; exit 2; }
+	for f in $(RESULTS)/*.tsv; do \
+	  { echo "# make check's rows (RESULTS/$$(basename $$f)), $$(date -u -r $$f '+%F %H:%M UTC'); copied by make docs-results"; \
+	    cat $$f; } > docs/results/check-$$(basename $$f); \
+	done
+	BPSPEC_BLESS=1 $(CARGO) test -p bpspec --test docs generated_blocks_and_timelines_are_fresh

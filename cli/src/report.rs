@@ -1,7 +1,8 @@
 //! `bpspec report DIR... [--json FILE] [--junit FILE]`: read every `*.tsv` result file in each
 //! DIR (one DIR per shard, or one for an unsharded run), print one table, and write the same rows
 //! as JSON and as JUnit XML (by default `report.json` and `report.xml` in the first DIR). The
-//! format of a result file is in docs/results.md.
+//! format of a result file is in docs/results.md; blank lines and `#` comment lines are skipped
+//! (the copies under docs/results/ start with one).
 //!
 //! Exit codes: 0 every verdict as expected; 1 some verdict not as expected; 2 unreadable or
 //! malformed input, or one row in two shards' directories (the shards overlap).
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub const USAGE: &str = "bpspec report DIR... [--json FILE] [--junit FILE] | bpspec report --markdown KIND FILE... | bpspec report --timeline FILE";
+pub const USAGE: &str = "bpspec report DIR... [--json FILE] [--junit FILE] | bpspec report --markdown KIND [KEY=VALUE...] FILE... | bpspec report --timeline FILE";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,7 +20,9 @@ pub struct Args {
     #[arg(required = true, value_name = "DIR")]
     dirs: Vec<PathBuf>,
     /// Print one generated Markdown block of KIND (timeline, trace-index, spec-kill-matrix,
-    /// kill-matrix, rows) from the files given (cli/src/docgen.rs; the book's tables).
+    /// kill-matrix, spec-figures, table, rows, select, matrix) from the files given,
+    /// with the KEY=VALUE options of select, matrix and kill-matrix among them (cli/src/docgen.rs,
+    /// docs/results.md; the book's tables).
     #[arg(long, value_name = "KIND", conflicts_with = "timeline")]
     markdown: Option<String>,
     /// Print a counterexample trace file as a two-lane timeline (stager | scheduler) in Markdown.
@@ -104,25 +107,15 @@ fn read_rows(dirs: &[PathBuf]) -> Result<Vec<Row>, String> {
             .collect();
         paths.sort();
         for p in &paths {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-            for (n, line) in text.lines().enumerate() {
-                let mut cols: Vec<String> = line.split('\t').map(str::to_string).collect();
-                if cols.len() != 9 {
-                    return Err(format!(
-                        "{}:{}: expected 9 tab-separated columns, found {}",
-                        p.display(),
-                        n + 1,
-                        cols.len()
-                    ));
-                }
+            for (n, cols) in crate::docgen::tsv_lines(p)? {
+                let mut cols = crate::docgen::result_columns(p, n, cols)?;
                 let key = cols[..5].to_vec();
                 match first_dir.get(&key) {
                     Some(d) if d != dir => {
                         return Err(format!(
                             "{}:{}: the same run ({}) is also in {}: the shards overlap",
                             p.display(),
-                            n + 1,
+                            n,
                             key.join(" "),
                             d.display()
                         ))
@@ -137,7 +130,7 @@ fn read_rows(dirs: &[PathBuf]) -> Result<Vec<Row>, String> {
                 cols.push(detail);
                 rows.push(Row {
                     cols,
-                    source: format!("{}:{}", p.display(), n + 1),
+                    source: format!("{}:{n}", p.display()),
                 });
             }
         }

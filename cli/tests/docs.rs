@@ -528,11 +528,14 @@ fn no_references_to_work_items_by_number() {
     );
 }
 
-/// Expand the file arguments of a marker (relative to the page; `DIR/*.EXT` globs).
+/// Expand the file arguments of a marker (relative to the page; `DIR/*.EXT` globs); options
+/// (`key=value`, cli/src/docgen.rs) pass as they are.
 fn marker_files(dir: &Path, args: &[&str]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for a in args {
-        if let Some((d, ext)) = a.split_once("/*") {
+        if a.contains('=') {
+            out.push(PathBuf::from(a));
+        } else if let Some((d, ext)) = a.split_once("/*") {
             let mut v = Vec::new();
             walk(&dir.join(d), ext, &mut v);
             out.extend(v);
@@ -543,8 +546,10 @@ fn marker_files(dir: &Path, args: &[&str]) -> Vec<PathBuf> {
     out
 }
 
-fn render(kind: &str, files: &[PathBuf]) -> Result<String, String> {
+/// Render a block from its page's folder (options such as `notes=FILE` name files relative to it).
+fn render(dir: &Path, kind: &str, files: &[PathBuf]) -> Result<String, String> {
     let out = Command::new(env!("CARGO_BIN_EXE_bpspec"))
+        .current_dir(dir)
         .arg("report")
         .arg("--markdown")
         .arg(kind)
@@ -580,7 +585,7 @@ fn regenerate(page: &Path, text: &str) -> Result<String, String> {
             return Err(format!("{}:{}: a marker without a kind", rel(page), n + 1));
         };
         let files = marker_files(dir, args);
-        let body = render(kind, &files).map_err(|e| {
+        let body = render(dir, kind, &files).map_err(|e| {
             format!(
                 "{}:{}: bpspec report --markdown {kind}: {e}",
                 rel(page),

@@ -211,3 +211,65 @@ fn help_and_version() {
     let (out, _) = exits(0, &["help"]);
     assert_has(&out, &["usage: bpspec report DIR"]);
 }
+
+const KILLS: &str = "loom\tqsbr\tadd\tskip-w0-before-install\tpreemption=2 branches=20000 executions=7\tkilled\tkilled\t0.1\tCausality violation\n\
+shuttle\tqsbr\tadd\tskip-w0-before-install\tpct depth=3 iterations=2000 seed=0x1 first-killed-at=5\tkilled\tkilled\t0.1\tread after free\n\
+shuttle\tqsbr\tadd\tskip-w0-before-install\trandom iterations=2000 seed=0x1\tkilled\tsurvives\t0.2\t\n";
+
+/// `bpspec report --markdown ARGS` (ARGS split at spaces).
+fn markdown(args: &str) -> (i32, String, String) {
+    let mut all = vec!["report", "--markdown"];
+    all.extend(args.split_whitespace());
+    bpspec(&all)
+}
+
+#[test]
+fn markdown_select_filters_rows_and_picks_columns() {
+    let d = temp_dir("select");
+    let f = d.join("rows.tsv");
+    std::fs::write(&f, format!("# a comment line\n{LOOM}{SPEC}{KILLS}")).unwrap();
+    let f = f.to_str().unwrap();
+    let (code, out, err) = markdown(&format!("select checker=loom,stateright variant=baseline columns=scenario:model,executions,states,verdict {f}"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "| model | executions | states | verdict |\n|---|---:|---:|---|\n| `add` | 1,234 |  | hold |\n| `s2f2x1` |  | 99 | hold |\n"
+    );
+    // A filter that leaves nothing, and an unknown option, are errors (exit 2).
+    let (code, _, err) = markdown(&format!("select scenario=nope* {f}"));
+    assert_eq!(code, 2);
+    assert!(err.contains("no row"), "{err}");
+    let (code, _, err) = markdown(&format!("select colour=red {f}"));
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown option"), "{err}");
+    let (code, _, err) = markdown(&format!("rows checker=loom {f}"));
+    assert_eq!(code, 2);
+    assert!(err.contains("takes no options"), "{err}");
+}
+
+#[test]
+fn markdown_matrix_pivots_mutants_by_checker_with_notes() {
+    let d = temp_dir("matrix");
+    let f = d.join("rows.tsv");
+    std::fs::write(&f, format!("{LOOM}{KILLS}")).unwrap();
+    let notes = d.join("notes.tsv");
+    std::fs::write(
+        &notes,
+        "# notes\nmutant\tshuttle\trefinement\nskip-w0-before-install\tan ordering bug\trejected\nskip-uninstall\t(no engine mutant)\t\n",
+    )
+    .unwrap();
+    let (code, out, err) = markdown(&format!(
+        "matrix notes={} columns=loom,shuttle,refinement:refinement_(histories) {}",
+        notes.display(),
+        f.display()
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("| mutant | loom | shuttle | refinement (histories) |\n|---|---|---|---|\n| `skip-w0-before-install` | killed on `add` | killed on `add` (PCT); survives on `add` (random) (EXPECTED killed); an ordering bug | rejected |\n| `skip-uninstall` | not run | (no engine mutant) |  |\n"),
+        "{out}"
+    );
+    assert!(out.contains("3 mutant runs shown"), "{out}");
+    let (code, _, err) = markdown(&format!("matrix columns=loom,tla {}", f.display()));
+    assert_eq!(code, 2);
+    assert!(err.contains("neither a checker"), "{err}");
+}
