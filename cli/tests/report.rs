@@ -225,7 +225,7 @@ fn markdown(args: &str) -> (i32, String, String) {
 
 #[test]
 fn markdown_select_filters_rows_and_picks_columns() {
-    let d = temp_dir("select");
+    let d = fresh_dir("report", "select");
     let f = d.join("rows.tsv");
     std::fs::write(&f, format!("# a comment line\n{LOOM}{SPEC}{KILLS}")).unwrap();
     let f = f.to_str().unwrap();
@@ -249,7 +249,7 @@ fn markdown_select_filters_rows_and_picks_columns() {
 
 #[test]
 fn markdown_matrix_pivots_mutants_by_checker_with_notes() {
-    let d = temp_dir("matrix");
+    let d = fresh_dir("report", "matrix");
     let f = d.join("rows.tsv");
     std::fs::write(&f, format!("{LOOM}{KILLS}")).unwrap();
     let notes = d.join("notes.tsv");
