@@ -101,6 +101,11 @@ impl StagerOp {
             flags,
         }
     }
+
+    /// A batch of the next `len` ops, under `batch-elide-idle` (`elide_idle`) or `batch`.
+    pub const fn batch(len: u8, elide_idle: bool) -> StagerOp {
+        StagerOp::Batch { len, elide_idle }
+    }
 }
 
 impl fmt::Display for StagerOp {
