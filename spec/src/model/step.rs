@@ -881,15 +881,18 @@ impl Config {
     pub(crate) fn read_half(&self, s: &mut State, sched: usize, g: u8, ix: u8) -> (u8, u8) {
         self.check_node(s, sched, g);
         let n = &s.nodes[g as usize];
-        if n.unseen[ix as usize] & (1 << sched) != 0 && s.violation.is_none() {
+        let (half, torn) = (
+            (n.half[ix as usize], n.tm[ix as usize]),
+            n.unseen[ix as usize] & (1 << sched) != 0,
+        );
+        if torn && s.violation.is_none() {
             s.violation = Some(Violation::TornHalf {
                 sched: sched as u8,
                 node: g,
                 half: ix,
             });
         }
-        let n = &s.nodes[g as usize];
-        (n.half[ix as usize], n.tm[ix as usize])
+        half
     }
 
     pub(crate) fn check_node(&self, s: &mut State, sched: usize, g: u8) {
