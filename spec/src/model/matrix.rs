@@ -137,9 +137,16 @@ skip-w4-before-free             pt2f1    *no-use-after-free
 skip-w4-before-free             p2f1x2h  *no-use-after-free
 ";
 
-/// The rows of [`ROWS`], checked: a known mutant and model, known properties, one designated.
+/// The rows of [`ROWS`].
 pub fn kills() -> Vec<Kill> {
-    ROWS.lines()
+    parse(ROWS)
+}
+
+/// The rows of a matrix table, checked: a known mutant and model, known properties, exactly
+/// one designated.
+fn parse(table: &'static str) -> Vec<Kill> {
+    table
+        .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|line| {
             let mut words = line.split_whitespace();
@@ -217,4 +224,47 @@ pub fn survivals() -> Vec<(SpecMutant, &'static str, &'static str)> {
              guards only a restored one (the chain mutants' s2f1x2h shows the same)",
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn a_row_parses_to_its_kill() {
+        let k = parse("\n# why\nskip-uninstall  s2f2x1  slot-set-behind-breakpoint *patched-iff-active-flag\n");
+        assert_eq!(k.len(), 1);
+        assert_eq!(k[0].mutant.name(), "skip-uninstall");
+        assert_eq!(k[0].model, "s2f2x1");
+        assert_eq!(k[0].designated, "patched-iff-active-flag");
+        assert_eq!(
+            k[0].breaks,
+            ["slot-set-behind-breakpoint", "patched-iff-active-flag"]
+        );
+    }
+
+    #[test]
+    fn bad_rows_are_refused() {
+        for (row, why) in [
+            ("no-such-mutant s2f2x1 *no-torn-half", "unknown mutant"),
+            (
+                "skip-uninstall no-such-model *no-torn-half",
+                "unknown model",
+            ),
+            ("skip-uninstall s2f2x1 no-torn-half", "one designated"),
+            (
+                "skip-uninstall s2f2x1 *no-torn-half *returns-settled",
+                "one designated",
+            ),
+            (
+                "skip-uninstall s2f2x1 *no-such-property",
+                "unknown property",
+            ),
+            ("skip-uninstall", "no mutant and model"),
+        ] {
+            let err = std::panic::catch_unwind(|| parse(row)).expect_err(row);
+            let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert!(msg.contains(why), "{row}: {msg}");
+        }
+    }
 }
