@@ -47,6 +47,11 @@ fn history(mutant: Option<Mutant>) -> Vec<Event> {
     e.history.take()
 }
 
+/// The indices of the events of `h` that match `is`.
+fn positions(h: &[Event], is: impl Fn(&Event) -> bool) -> Vec<usize> {
+    (0..h.len()).filter(|&i| is(&h[i])).collect()
+}
+
 #[test]
 fn engine_history_is_accepted() {
     let h = history(None);
@@ -117,12 +122,7 @@ fn a_wait_that_completes_too_early_is_rejected() {
     let mut h = history(None);
     // Drop the sleeps before the second trace_pattern: the schedulers are then awake and have
     // passed no progress point when its first wait completes.
-    let tp: Vec<usize> = h
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| matches!(e, Event::TracePattern { .. }))
-        .map(|(i, _)| i)
-        .collect();
+    let tp = positions(&h, |e| matches!(e, Event::TracePattern { .. }));
     let (a, b) = (tp[1] - 2, tp[1]);
     assert!(matches!(h[a], Event::Sleep(_)) && matches!(h[a + 1], Event::Sleep(_)));
     h.drain(a..b);
@@ -252,12 +252,7 @@ fn impossible_call_time_index_read_is_rejected() {
 #[test]
 fn call_time_slot_loads_are_checked() {
     let mut h = call_time_history();
-    let slots: Vec<usize> = h
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| matches!(e, Event::TimemSlot { .. }))
-        .map(|(i, _)| i)
-        .collect();
+    let slots = positions(&h, |e| matches!(e, Event::TimemSlot { .. }));
     assert!(
         slots.len() >= 3,
         "{} call_time slot loads in {h:?}",

@@ -11,6 +11,7 @@ use bpspec_spec::model::run::{run, RunOptions, RunResult};
 use bpspec_spec::model::*;
 
 mod common;
+use common::{assert_says, counterexample};
 
 /// The baseline at the small bound, with liveness over the whole reachable graph.
 fn baseline(name: &str) -> RunResult {
@@ -85,81 +86,51 @@ fn every_engine_mutant_is_modelled_or_explained() {
     }
 }
 
-fn counterexample(model: &str, m: SpecMutant, prop: &'static str) -> String {
-    let r = run(
-        model,
-        model_config(model).unwrap().with_mutant(Some(m)),
-        RunOptions {
-            liveness: false,
-            stop_at: Some(prop),
-            ..RunOptions::small()
-        },
-    );
-    let v = r
-        .violated
-        .iter()
-        .find(|v| v.property == prop)
-        .unwrap_or_else(|| panic!("{m} survives {prop} on {model}"));
-    v.steps.join("\n")
-}
-
 /// F2: ERTS flips back right after reading the real tables; a scheduler reads the new index
 /// and writes a table the read is not ordered before.
 #[test]
 fn finding_f2_flip_back_without_wait() {
-    let t = counterexample(
-        "c2f1",
-        SpecMutant::Collect(CollectMutant::ErtsFlipBackWithoutWait),
-        "collector-reads-quiet-table",
+    let t = counterexample("erts-f2-flip-back-without-wait");
+    assert_says(&t, &["C3: read the tables of BpTimemTrace R0", "C4: flip"]);
+    assert_says(
+        &t,
+        &["nothing ordering the write after the collector's read"],
     );
-    assert!(t.contains("C3: read the tables of BpTimemTrace R0"), "{t}");
-    assert!(t.contains("C4: flip"), "{t}");
     assert!(!t.contains("TW2b"), "{t}");
-    assert!(
-        t.contains("nothing ordering the write after the collector's read"),
-        "{t}"
-    );
 }
 
 /// F1: ERTS reads a paused counter in place while a frame in flight still charges it.
 #[test]
 fn finding_f1_paused_read_in_place() {
-    let t = counterexample(
-        "c2f1",
-        SpecMutant::Collect(CollectMutant::ErtsPausedReadInPlace),
-        "collector-reads-quiet-table",
+    let t = counterexample("erts-f1-paused-read-in-place");
+    assert_says(
+        &t,
+        &["is paused: read its tables in place", "BpTimemTrace R0"],
     );
-    assert!(t.contains("is paused: read its tables in place"), "{t}");
-    assert!(t.contains("BpTimemTrace R0"), "{t}");
 }
 
-/// The merge without the lock races with a dirty scheduler's charge of the shared slot.
-#[test]
-fn merge_without_lock_names_the_dirty_writer() {
-    let t = counterexample(
-        "c2f1",
-        SpecMutant::Collect(CollectMutant::MergeWithoutLock),
-        "shared-slot-under-lock",
-    );
-    assert!(t.contains("without the dirty lock"), "{t}");
-    assert!(
-        t.contains("scheduler 1 begins a call_time charge of f0 (dirty)"),
-        "{t}"
-    );
-    assert!(t.contains("while dirty scheduler 1 was writing it"), "{t}");
-}
-
+/// The merge without the lock races with a dirty scheduler's charge of the shared slot, and
 /// clear-next-on-unlink: a scheduler standing on the unlinked head loses the rest of the chain.
 #[test]
-fn clear_next_loses_the_rest_of_the_chain() {
-    let t = counterexample(
-        "s2f1x2h",
-        SpecMutant::Chain(ChainMutant::ClearNextOnUnlink),
-        "no-missed-node",
+fn merge_without_lock_and_clear_next_name_the_race() {
+    let t = counterexample("collect-merge-without-lock");
+    assert_says(
+        &t,
+        &[
+            "without the dirty lock",
+            "scheduler 1 begins a call_time charge of f0 (dirty)",
+            "while dirty scheduler 1 was writing it",
+        ],
     );
-    assert!(t.contains("next of GenericBp#2 := null"), "{t}");
-    assert!(t.contains("reads next of GenericBp#2 -> null"), "{t}");
-    assert!(t.contains("without acting on GenericBp#1"), "{t}");
+    let t = counterexample("clear-next-on-unlink");
+    assert_says(
+        &t,
+        &[
+            "next of GenericBp#2 := null",
+            "reads next of GenericBp#2 -> null",
+            "without acting on GenericBp#1",
+        ],
+    );
 }
 
 /// The survivals the matrix documents survive (exhaustively), and break only what it says.

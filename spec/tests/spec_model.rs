@@ -5,11 +5,23 @@
 use bpspec_reference::Mutant;
 use bpspec_spec::model::matrix::{expected_unreached, kills};
 use bpspec_spec::model::props::{LIVENESS, SAFETY};
-use bpspec_spec::model::run::{run, RunOptions};
+use bpspec_spec::model::run::{run, RunOptions, RunResult};
 use bpspec_spec::model::*;
 
 mod common;
-use common::baseline;
+use common::{assert_says, baseline, counterexample};
+
+/// The named model with `mutant` (`None`: its baseline), safety only (no liveness), with or
+/// without symmetry reduction over schedulers.
+fn safety(name: &str, mutant: Option<SpecMutant>, symmetry: bool) -> RunResult {
+    let cfg = model_config(name).unwrap().with_mutant(mutant);
+    let opts = RunOptions {
+        symmetry,
+        liveness: false,
+        ..RunOptions::small()
+    };
+    run(name, cfg, opts)
+}
 
 /// 2 schedulers x 2 functions x 1 session, exhaustive (BFS), plus liveness on the full graph.
 #[test]
@@ -30,23 +42,8 @@ fn s2f1x2_exhaustive_holds() {
 /// Symmetry reduction over schedulers keeps the verdicts and shrinks the state space.
 #[test]
 fn symmetry_keeps_verdicts() {
-    let plain = run(
-        "s2f1x2",
-        model_config("s2f1x2").unwrap(),
-        RunOptions {
-            liveness: false,
-            ..RunOptions::small()
-        },
-    );
-    let sym = run(
-        "s2f1x2",
-        model_config("s2f1x2").unwrap(),
-        RunOptions {
-            symmetry: true,
-            liveness: false,
-            ..RunOptions::small()
-        },
-    );
+    let plain = safety("s2f1x2", None, false);
+    let sym = safety("s2f1x2", None, true);
     for r in [&sym, &plain] {
         assert!(r.violated.is_empty(), "{:?}", r.violated_names());
         assert_eq!(r.unreached, expected_unreached("s2f1x2"));
@@ -57,18 +54,8 @@ fn symmetry_keeps_verdicts() {
         sym.unique,
         plain.unique
     );
-    let m = model_config("s2f1x2")
-        .unwrap()
-        .with_mutant(Some(SpecMutant::Engine(Mutant::SkipWaitBeforeFree)));
-    let symm = run(
-        "s2f1x2",
-        m,
-        RunOptions {
-            symmetry: true,
-            liveness: false,
-            ..RunOptions::small()
-        },
-    );
+    let m = SpecMutant::Engine(Mutant::SkipWaitBeforeFree);
+    let symm = safety("s2f1x2", Some(m), true);
     assert!(symm.violated_names().contains(&"no-use-after-free"));
 }
 
@@ -100,29 +87,19 @@ fn every_mutant_killed_by_its_property() {
     }
 }
 
-/// The counterexamples speak protocol words.
+/// The counterexamples speak protocol words (skip-w3-before-consolidate on s2f2x1).
 #[test]
 fn counterexamples_are_narrated() {
-    let m = model_config("s2f2x1")
-        .unwrap()
-        .with_mutant(Some(SpecMutant::Engine(Mutant::SkipWaitBeforeConsolidate)));
-    let r = run(
-        "s2f2x1",
-        m,
-        RunOptions {
-            liveness: false,
-            stop_at: Some("slot-set-behind-breakpoint"),
-            ..RunOptions::small()
-        },
+    let text = counterexample("skip-w3-before-consolidate");
+    assert_says(
+        &text,
+        &[
+            "1. stager: trace_pattern(session 0, {f0,f1}, true, [local]) begins",
+            "stager: flip 0->1",
+            "reads slot of f",
+            "breakpoint slot is empty",
+        ],
     );
-    let text = r.violated[0].steps.join("\n");
-    assert!(
-        text.contains("1. stager: trace_pattern(session 0, {f0,f1}, true, [local]) begins"),
-        "{text}"
-    );
-    assert!(text.contains("stager: flip 0->1"), "{text}");
-    assert!(text.contains("reads slot of f"), "{text}");
-    assert!(text.contains("breakpoint slot is empty"), "{text}");
 }
 
 /// skip-w4-before-free with one session: the hit path alone never stands on the freed node (W3
@@ -130,40 +107,23 @@ fn counterexamples_are_narrated() {
 /// does (t2f1): W4 is needed with one session too.
 #[test]
 fn finding_w4_needed_with_one_session() {
-    let m = SpecMutant::Engine(Mutant::SkipWaitBeforeFree);
-    let opts = RunOptions {
-        liveness: false,
-        ..RunOptions::small()
-    };
-    let hits = run(
-        "s2f2x1",
-        model_config("s2f2x1").unwrap().with_mutant(Some(m)),
-        opts,
-    );
+    let m = Some(SpecMutant::Engine(Mutant::SkipWaitBeforeFree));
+    let hits = safety("s2f2x1", m, false);
     assert_eq!(hits.violated_names(), vec!["returns-settled"]);
-    let readers = run(
-        "t2f1",
-        model_config("t2f1").unwrap().with_mutant(Some(m)),
-        opts,
-    );
+    let readers = safety("t2f1", m, false);
     let v = readers
         .violated
         .iter()
         .find(|v| v.property == "no-use-after-free")
         .expect("t2f1 kills skip-w4-before-free");
-    let text = v.steps.join("\n");
-    assert!(
-        text.contains("trace_pattern(session 0, {f0}, false, [call_time])"),
-        "{text}"
-    );
-    assert!(text.contains("begins a call_time charge of f0"), "{text}");
-    assert!(
-        text.contains("reads slot of f0 -> GenericBp#1 (stale)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("call_time charge (walking the slot) stands on GenericBp#1"),
-        "{text}"
+    assert_says(
+        &v.steps.join("\n"),
+        &[
+            "trace_pattern(session 0, {f0}, false, [call_time])",
+            "begins a call_time charge of f0",
+            "reads slot of f0 -> GenericBp#1 (stale)",
+            "call_time charge (walking the slot) stands on GenericBp#1",
+        ],
     );
 }
 
@@ -180,25 +140,14 @@ fn t2f1_call_time_readers_hold() {
 /// call_time reader loads the pointer before the node's initialisation is visible to it.
 #[test]
 fn finding_fresh_slot_store_needs_release() {
-    let r = run(
-        "t2f1",
-        model_config("t2f1")
-            .unwrap()
-            .with_mutant(Some(SpecMutant::FreshSlotStoreRelaxed)),
-        RunOptions {
-            liveness: false,
-            stop_at: Some("no-torn-half"),
-            ..RunOptions::small()
-        },
+    assert_says(
+        &counterexample("fresh-slot-store-relaxed"),
+        &[
+            "new GenericBp#2 for session 0, slot of f0 := it",
+            "reads slot of f0 -> GenericBp#2",
+            "before its allocation was visible",
+        ],
     );
-    let v = &r.violated[0];
-    let text = v.steps.join("\n");
-    assert!(
-        text.contains("new GenericBp#2 for session 0, slot of f0 := it"),
-        "{text}"
-    );
-    assert!(text.contains("reads slot of f0 -> GenericBp#2"), "{text}");
-    assert!(text.contains("before its allocation was visible"), "{text}");
 }
 
 /// The exact matrix (every property each mutant breaks). Slow in debug: `make check` runs it.
@@ -230,14 +179,7 @@ fn exact_kill_matrix() {
 #[test]
 fn g2f1_export_entries_hold() {
     let g = baseline("g2f1", RunOptions::small());
-    let s = run(
-        "s2f1x2",
-        model_config("s2f1x2").unwrap(),
-        RunOptions {
-            liveness: false,
-            ..RunOptions::small()
-        },
-    );
+    let s = safety("s2f1x2", None, false);
     assert_eq!((g.states, g.unique), (s.states, s.unique));
     let bad = Config {
         charges: 1,
@@ -264,24 +206,12 @@ fn tracer_models_hold() {
 /// hit that loaded it is about to send through it.
 #[test]
 fn meta_free_without_wait_uses_a_freed_cell() {
-    let r = run(
-        "m2f1",
-        model_config("m2f1")
-            .unwrap()
-            .with_mutant(Some(SpecMutant::Engine(Mutant::MetaFreeWithoutWait))),
-        RunOptions {
-            liveness: false,
-            stop_at: Some("no-freed-tracer-use"),
-            ..RunOptions::small()
-        },
+    let text = counterexample("meta-free-without-wait");
+    assert_says(&text, &["reads the tracer pointer -> tracer cell #1"]);
+    assert_says(
+        &text,
+        &["stager: free tracer cell #1", "which the stager has freed"],
     );
-    let text = r.violated[0].steps.join("\n");
-    assert!(
-        text.contains("reads the tracer pointer -> tracer cell #1"),
-        "{text}"
-    );
-    assert!(text.contains("stager: free tracer cell #1"), "{text}");
-    assert!(text.contains("which the stager has freed"), "{text}");
 }
 
 /// The batch (`StagerOp::Batch`, docs/fewer-waits.md): several patterns staged in one step and
@@ -370,13 +300,9 @@ fn pipeline_models_hold_and_need_the_next_wait() {
         baseline(name, RunOptions::small());
     }
     let m = Some(SpecMutant::Engine(Mutant::SkipWaitBeforeFree));
-    let opts = RunOptions {
-        liveness: false,
-        ..RunOptions::small()
-    };
-    let hits = run("p2f2", model_config("p2f2").unwrap().with_mutant(m), opts);
+    let hits = safety("p2f2", m, false);
     assert!(hits.violated.is_empty(), "{:?}", hits.violated_names());
-    let v = run("pt2f1", model_config("pt2f1").unwrap().with_mutant(m), opts);
+    let v = safety("pt2f1", m, false);
     let text = v.violated[0].steps.join("\n");
     assert_eq!(v.violated_names(), vec!["no-use-after-free"]);
     assert!(text.contains("stager: free GenericBp#1"), "{text}");

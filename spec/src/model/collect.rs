@@ -397,44 +397,29 @@ impl Config {
                 };
             }
             ChargeStep::Ix => {
-                c.ix = self.read(s, sched, Loc::Ix, stale);
-                say(log, || {
-                    format!("scheduler {sched} reads the active index -> {}{st}", c.ix)
-                });
+                c.ix = self.read_ix(s, sched, stale, log);
                 c.step = ChargeStep::Half;
             }
             ChargeStep::Half => {
-                let g = c.at;
-                self.check_node(s, sched, g);
-                let n = &s.nodes[g as usize];
-                let (fl, o) = (n.half[c.ix as usize], n.tm[c.ix as usize]);
-                if n.unseen[c.ix as usize] & (1 << sched) != 0 && s.violation.is_none() {
-                    s.violation = Some(Violation::TornHalf {
-                        sched: sched as u8,
-                        node: g,
-                        half: c.ix,
-                    });
-                }
-                if fl & bits::TIME == 0 || o == NIL {
-                    say(log, || {
-                        format!(
-                            "scheduler {sched} reads half {} of {}: no call_time counter",
-                            c.ix,
-                            super::step::bp_name(g)
-                        )
-                    });
+                let (fl, o) = self.read_half(s, sched, c.at, c.ix);
+                let counter = fl & bits::TIME != 0 && o != NIL;
+                say(log, || {
+                    format!(
+                        "scheduler {sched} reads half {} of {}: {}",
+                        c.ix,
+                        super::step::bp_name(c.at),
+                        if counter {
+                            format!("counter {}", obj_name(s, o))
+                        } else {
+                            "no call_time counter".into()
+                        }
+                    )
+                });
+                if !counter {
                     self.charge_end(s, sched, dirty);
                     return;
                 }
                 c.obj = o;
-                say(log, || {
-                    format!(
-                        "scheduler {sched} reads half {} of {}: counter {}",
-                        c.ix,
-                        super::step::bp_name(g),
-                        obj_name(s, o)
-                    )
-                });
                 c.step = ChargeStep::Write;
             }
             ChargeStep::Write => {

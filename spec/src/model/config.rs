@@ -28,6 +28,39 @@ pub mod bits {
     /// `ERTS_BPF_META_TRACE`: a hit sends to the node's meta tracer (`BpMetaTracer`), whose
     /// tracer cell the model keeps in one location (`Loc::Tracer`, docs/spec.md §11).
     pub const META: u8 = 0x40;
+
+    /// Names of flag sets, one a row `(mask, value, name)`: the name stands for flags `fl` when
+    /// `fl & mask == value`.
+    pub type Names = [(u8, u8, &'static str)];
+
+    /// A `trace_pattern` call's flags, as its flag list names them.
+    pub const PATTERN: &Names = &[
+        (LOCAL, LOCAL, "local"),
+        (COUNT, COUNT, "call_count"),
+        (TIME, TIME, "call_time"),
+        (GLOBAL, GLOBAL, "global"),
+        (META, META, "meta"),
+    ];
+
+    /// A half's flags in the narration, a paused counter marked.
+    pub const HALF: &Names = &[
+        (LOCAL, LOCAL, "local"),
+        (GLOBAL, GLOBAL, "global"),
+        (META, META, "meta"),
+        (COUNT | COUNT_ACTIVE, COUNT | COUNT_ACTIVE, "count"),
+        (COUNT | COUNT_ACTIVE, COUNT, "count(paused)"),
+        (TIME | TIME_ACTIVE, TIME | TIME_ACTIVE, "time"),
+        (TIME | TIME_ACTIVE, TIME, "time(paused)"),
+    ];
+
+    /// The names in `table` that stand for `fl`, in the table's order.
+    pub fn names(fl: u8, table: &Names) -> Vec<&'static str> {
+        table
+            .iter()
+            .filter(|&&(mask, value, _)| fl & mask == value)
+            .map(|&(_, _, name)| name)
+            .collect()
+    }
 }
 
 /// The operation of a `trace_pattern` call.
@@ -101,6 +134,11 @@ impl StagerOp {
             flags,
         }
     }
+
+    /// A batch of the next `len` ops, under `batch-elide-idle` (`elide_idle`) or `batch`.
+    pub const fn batch(len: u8, elide_idle: bool) -> StagerOp {
+        StagerOp::Batch { len, elide_idle }
+    }
 }
 
 impl fmt::Display for StagerOp {
@@ -112,22 +150,7 @@ impl fmt::Display for StagerOp {
                 kind,
                 flags,
             } => {
-                let mut fl = Vec::new();
-                if flags & bits::LOCAL != 0 {
-                    fl.push("local");
-                }
-                if flags & bits::COUNT != 0 {
-                    fl.push("call_count");
-                }
-                if flags & bits::TIME != 0 {
-                    fl.push("call_time");
-                }
-                if flags & bits::GLOBAL != 0 {
-                    fl.push("global");
-                }
-                if flags & bits::META != 0 {
-                    fl.push("meta");
-                }
+                let fl = bits::names(flags, bits::PATTERN);
                 let fs: Vec<String> = (0..8)
                     .filter(|i| funcs & (1 << i) != 0)
                     .map(|i| format!("f{i}"))

@@ -172,6 +172,8 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
     let tp = StagerOp::tp;
     // Set (`on`) or remove the meta tracer (`meta`) or the session tracer.
     let tracer = |meta, on| StagerOp::SetTracer { meta, on };
+    // A batch of the next `len` ops under batch-elide-idle.
+    let batch = |len| StagerOp::batch(len, true);
     // Scripts that the pipeline-plan models (p2f2, p2f1x2h) run again.
     let s2f2x1 = vec![
         tp(0, 0b11, True, L),
@@ -180,11 +182,15 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
         tp(0, 0b01, Restart, C),
         tp(0, 0b11, False, L | C),
     ];
-    let s2f1x2h = vec![
-        tp(0, 0b1, True, L),
-        tp(1, 0b1, True, L),
-        tp(1, 0b1, False, L),
-    ];
+    // Two sessions on f0 with the trace flag `fl`: session 0 adds, session 1 adds, session
+    // `rm` removes (`s2f1x2`, `g2f1`: the tail; `s2f1x2h`: the head).
+    let two_sessions = |fl, rm| {
+        vec![
+            tp(0, 0b1, True, fl),
+            tp(1, 0b1, True, fl),
+            tp(rm, 0b1, False, fl),
+        ]
+    };
     vec![
         (
             "tiny",
@@ -201,14 +207,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "s2f1x2",
             "2 schedulers, 1 function, 2 sessions: session 0 adds, session 1 adds, session 0 \
              removes (its node is unlinked while session 1's node still leads to it)",
-            hits(
-                (2, 1, 2),
-                vec![
-                    tp(0, 0b1, True, L),
-                    tp(1, 0b1, True, L),
-                    tp(0, 0b1, False, L),
-                ],
-            ),
+            hits((2, 1, 2), two_sessions(L, 0)),
         ),
         (
             "s3f2x2",
@@ -227,7 +226,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "s2f1x2h",
             "2 schedulers, 1 function, 2 sessions: session 0 adds, session 1 adds, session 1 \
              removes (the chain's head is unlinked while schedulers may stand on it and walk on)",
-            hits((2, 1, 2), s2f1x2h.clone()),
+            hits((2, 1, 2), two_sessions(L, 1)),
         ),
         (
             "c2f1",
@@ -275,14 +274,7 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "2 schedulers, 1 export entry, 2 sessions: session 0 sets global trace, session 1 \
              sets global trace, session 0 removes it (the export entry's chain: the same six \
              steps on the entry's dispatch word and slot)",
-            hits(
-                (2, 1, 2),
-                vec![
-                    tp(0, 0b1, True, G),
-                    tp(1, 0b1, True, G),
-                    tp(0, 0b1, False, G),
-                ],
-            ),
+            hits((2, 1, 2), two_sessions(G, 0)),
         ),
         (
             "m2f1",
@@ -344,21 +336,17 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
              1 [remove both] (the head is unlinked while schedulers stand on it)",
             hits(
                 (2, 1, 2),
-                vec![
-                    StagerOp::tp(0, 0b1, True, L),
-                    StagerOp::Batch {
-                        len: 2,
-                        elide_idle: true,
-                    },
-                    StagerOp::tp(1, 0b1, True, L),
-                    StagerOp::tp(1, 0b1, True, C),
-                    StagerOp::Batch {
-                        len: 2,
-                        elide_idle: true,
-                    },
-                    StagerOp::tp(1, 0b1, False, L),
-                    StagerOp::tp(1, 0b1, False, C),
-                ],
+                [
+                    vec![tp(0, 0b1, True, L)],
+                    batched(
+                        true,
+                        &[
+                            &[tp(1, 0b1, True, L), tp(1, 0b1, True, C)],
+                            &[tp(1, 0b1, False, L), tp(1, 0b1, False, C)],
+                        ],
+                    ),
+                ]
+                .concat(),
             ),
         ),
         (
@@ -370,16 +358,10 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             hits(
                 (2, 1, 1),
                 vec![
-                    StagerOp::tp(0, 0b1, True, M),
-                    StagerOp::Batch {
-                        len: 1,
-                        elide_idle: true,
-                    },
-                    StagerOp::tp(0, 0b1, True, C),
-                    StagerOp::SetTracer {
-                        meta: true,
-                        on: true,
-                    },
+                    tp(0, 0b1, True, M),
+                    batch(1),
+                    tp(0, 0b1, True, C),
+                    tracer(true, true),
                 ],
             ),
         ),
@@ -408,60 +390,57 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
              schedulers may stand on it)",
             Config {
                 pipeline: true,
-                ..hits((2, 1, 2), [s2f1x2h, vec![tp(0, 0b1, False, L)]].concat())
+                ..hits(
+                    (2, 1, 2),
+                    [two_sessions(L, 1), vec![tp(0, 0b1, False, L)]].concat(),
+                )
             },
         ),
     ]
 }
 
-/// The hit-path batch script (`b2f2`, `b2f2b`): batches under `batch-elide-idle` (`elide`) or
-/// `batch`.
-fn batch_script_hits(elide: bool) -> Vec<StagerOp> {
-    use PatternKind::*;
-    const L: u8 = bits::LOCAL;
-    const C: u8 = bits::COUNT;
-    let b = |len| StagerOp::Batch {
-        len,
-        elide_idle: elide,
-    };
-    vec![
-        b(2),
-        StagerOp::tp(0, 0b01, True, L),
-        StagerOp::tp(0, 0b10, True, C),
-        b(4),
-        StagerOp::tp(0, 0b01, True, C),
-        StagerOp::tp(0, 0b10, Pause, C),
-        StagerOp::tp(0, 0b10, True, L),
-        StagerOp::tp(0, 0b10, False, L),
-        b(2),
-        StagerOp::tp(0, 0b01, False, L),
-        StagerOp::tp(0, 0b11, False, C),
-    ]
+/// The script of `batches`, each a list of `trace_pattern` calls in one session: per batch its
+/// `StagerOp::Batch` (under `batch-elide-idle` if `elide`, else `batch`), then its calls.
+fn batched(elide: bool, batches: &[&[StagerOp]]) -> Vec<StagerOp> {
+    let mut v = Vec::new();
+    for calls in batches {
+        let len = u8::try_from(calls.len()).expect("a batch of at most 255 calls");
+        v.push(StagerOp::batch(len, elide));
+        v.extend_from_slice(calls);
+    }
+    v
 }
 
-/// The call_time reader batch script (`bt2f1`), every batch under `batch-elide-idle`.
+/// The hit-path batch script (`b2f2`, `b2f2b`), one batch a line, under `batch-elide-idle`
+/// (`elide`) or `batch`.
+#[rustfmt::skip]
+fn batch_script_hits(elide: bool) -> Vec<StagerOp> {
+    use PatternKind::*;
+    use StagerOp as Op;
+    const L: u8 = bits::LOCAL;
+    const C: u8 = bits::COUNT;
+    batched(elide, &[
+        &[Op::tp(0, 0b01, True, L), Op::tp(0, 0b10, True, C)],
+        &[Op::tp(0, 0b01, True, C), Op::tp(0, 0b10, Pause, C), Op::tp(0, 0b10, True, L), Op::tp(0, 0b10, False, L)],
+        &[Op::tp(0, 0b01, False, L), Op::tp(0, 0b11, False, C)],
+    ])
+}
+
+/// The call_time reader batch script (`bt2f1`), one batch a line, every batch under
+/// `batch-elide-idle`.
+#[rustfmt::skip]
 fn batch_script_timem() -> Vec<StagerOp> {
     use PatternKind::*;
+    use StagerOp as Op;
     const T: u8 = bits::TIME;
     const L: u8 = bits::LOCAL;
-    let b = |len| StagerOp::Batch {
-        len,
-        elide_idle: true,
-    };
-    vec![
-        b(2),
-        StagerOp::tp(0, 0b1, True, T),
-        StagerOp::tp(0, 0b1, True, L),
-        b(1),
-        StagerOp::tp(0, 0b1, Pause, T),
-        b(1),
-        StagerOp::tp(0, 0b1, Restart, T),
-        b(2),
-        StagerOp::tp(0, 0b1, False, T),
-        StagerOp::tp(0, 0b1, False, L),
-        b(1),
-        StagerOp::tp(0, 0b1, True, T),
-    ]
+    batched(true, &[
+        &[Op::tp(0, 0b1, True, T), Op::tp(0, 0b1, True, L)],
+        &[Op::tp(0, 0b1, Pause, T)],
+        &[Op::tp(0, 0b1, Restart, T)],
+        &[Op::tp(0, 0b1, False, T), Op::tp(0, 0b1, False, L)],
+        &[Op::tp(0, 0b1, True, T)],
+    ])
 }
 
 /// The collection batch script (`bc2f1`): `collection_model`'s with its trace_pattern calls as
@@ -469,10 +448,7 @@ fn batch_script_timem() -> Vec<StagerOp> {
 fn batch_script_collect() -> Vec<StagerOp> {
     use PatternKind::*;
     const T: u8 = bits::TIME;
-    let b = StagerOp::Batch {
-        len: 1,
-        elide_idle: true,
-    };
+    let b = StagerOp::batch(1, true);
     let collect = StagerOp::Collect {
         session: 0,
         func: 0,

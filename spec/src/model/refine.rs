@@ -188,26 +188,8 @@ fn action_for(cfg: &Config, s: &State, e: &Event) -> Result<Action, String> {
             .ok_or_else(|| format!("no scheduler {i} in the spec"))
     };
     // A relaxed read of `l` by scheduler `i` that returned `v`.
-    let value = |i: usize, l: Loc, v: u8, what: &dyn Fn(u8) -> String| -> Result<bool, String> {
-        let idx = l.index(cfg.functions);
-        let cur = s.cur[idx];
-        let stale = s.scheds[i].stale[idx];
-        if v == cur {
-            Ok(false)
-        } else if stale != FRESH && v == stale {
-            Ok(true)
-        } else {
-            Err(format!(
-                "scheduler {i} cannot see {}: the current value is {}{}",
-                what(v),
-                what(cur),
-                if stale != FRESH {
-                    format!(" and its view still holds {}", what(stale))
-                } else {
-                    ", and its view holds nothing older".into()
-                }
-            ))
-        }
+    let value = |i: usize, l: Loc, v: u8, name: &dyn Fn(u8) -> String| {
+        may_read(s, i, l.index(cfg.functions), v, "", name)
     };
     let ix_name = |v: u8| v.to_string();
     let instr_name = |v: u8| {
@@ -377,25 +359,25 @@ fn timem_ix(cfg: &Config, s: &mut State, sched: usize, ix: u32) -> Result<(), St
     )
 }
 
-/// Scheduler `sched` read `v` from location index `i`: the current value (which drops the
-/// older one its view holds: coherence) or that older value; anything else is rejected.
-fn view_read(
-    s: &mut State,
+/// May scheduler `sched` read `v` from location index `i`? `Ok(false)`: the current value;
+/// `Ok(true)`: the older value its view still holds; anything else is rejected, naming the
+/// values as `what` followed by `name` of each.
+fn may_read(
+    s: &State,
     sched: usize,
     i: usize,
     v: u8,
     what: &str,
     name: &dyn Fn(u8) -> String,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let (cur, stale) = (s.cur[i], s.scheds[sched].stale[i]);
     if v == cur {
-        s.scheds[sched].stale[i] = FRESH;
-        Ok(())
+        Ok(false)
     } else if stale != FRESH && v == stale {
-        Ok(())
+        Ok(true)
     } else {
         Err(format!(
-            "scheduler {sched} cannot see {what} {}: the current value is {}{}",
+            "scheduler {sched} cannot see {what}{}: the current value is {}{}",
             name(v),
             name(cur),
             if stale != FRESH {
@@ -405,6 +387,22 @@ fn view_read(
             }
         ))
     }
+}
+
+/// Scheduler `sched` read `v` from location index `i` ([`may_read`]); reading the current
+/// value drops the older one its view holds (coherence).
+fn view_read(
+    s: &mut State,
+    sched: usize,
+    i: usize,
+    v: u8,
+    what: &str,
+    name: &dyn Fn(u8) -> String,
+) -> Result<(), String> {
+    if !may_read(s, sched, i, v, &format!("{what} "), name)? {
+        s.scheds[sched].stale[i] = FRESH;
+    }
+    Ok(())
 }
 
 /// A call_time reader's load of a slot or a `next` link (`TimemSlot`, `TimemNext`): like

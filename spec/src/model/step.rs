@@ -42,30 +42,7 @@ pub fn bp_name(g: u8) -> String {
 }
 
 pub fn flags_name(fl: u8) -> String {
-    let mut v = Vec::new();
-    if fl & bits::LOCAL != 0 {
-        v.push("local");
-    }
-    if fl & bits::GLOBAL != 0 {
-        v.push("global");
-    }
-    if fl & bits::META != 0 {
-        v.push("meta");
-    }
-    if fl & bits::COUNT != 0 {
-        v.push(if fl & bits::COUNT_ACTIVE != 0 {
-            "count"
-        } else {
-            "count(paused)"
-        });
-    }
-    if fl & bits::TIME != 0 {
-        v.push(if fl & bits::TIME_ACTIVE != 0 {
-            "time"
-        } else {
-            "time(paused)"
-        });
-    }
+    let v = bits::names(fl, bits::HALF);
     if v.is_empty() {
         "none".into()
     } else {
@@ -881,6 +858,43 @@ impl Config {
         }
     }
 
+    /// Scheduler `sched` reads the active index (`stale`: the older value its view holds, if
+    /// any), narrated.
+    pub(crate) fn read_ix(
+        &self,
+        s: &mut State,
+        sched: usize,
+        stale: bool,
+        log: &mut Log<'_>,
+    ) -> u8 {
+        let ix = self.read(s, sched, Loc::Ix, stale);
+        let st = if stale { " (stale)" } else { "" };
+        say(log, || {
+            format!("scheduler {sched} reads the active index -> {ix}{st}")
+        });
+        ix
+    }
+
+    /// Scheduler `sched` reads half `ix` of node `g` (plain data): its flags and its call_time
+    /// counter object. A read of a node whose allocation, or of a half whose last write, is not
+    /// visible to it races with that write.
+    pub(crate) fn read_half(&self, s: &mut State, sched: usize, g: u8, ix: u8) -> (u8, u8) {
+        self.check_node(s, sched, g);
+        let n = &s.nodes[g as usize];
+        let (half, torn) = (
+            (n.half[ix as usize], n.tm[ix as usize]),
+            n.unseen[ix as usize] & (1 << sched) != 0,
+        );
+        if torn && s.violation.is_none() {
+            s.violation = Some(Violation::TornHalf {
+                sched: sched as u8,
+                node: g,
+                half: ix,
+            });
+        }
+        half
+    }
+
     pub(crate) fn check_node(&self, s: &mut State, sched: usize, g: u8) {
         if s.nodes[g as usize].unseen[2] & (1 << sched) != 0 && s.violation.is_none() {
             s.violation = Some(Violation::UnpublishedNode {
@@ -998,24 +1012,13 @@ impl Config {
                         h.step = HitStep::Ix;
                     }
                     HitStep::Ix => {
-                        h.ix = self.read(s, i, Loc::Ix, stale);
-                        say(log, || {
-                            format!("scheduler {id} reads the active index -> {}{st}", h.ix)
-                        });
+                        h.ix = self.read_ix(s, i, stale, log);
                         h.step = HitStep::Half;
                     }
                     HitStep::Half => {
                         let g = h.at;
-                        self.check_node(s, i, g);
-                        let n = &s.nodes[g as usize];
-                        let (fl, differ) = (n.half[h.ix as usize], n.half[0] != n.half[1]);
-                        if n.unseen[h.ix as usize] & (1 << i) != 0 && s.violation.is_none() {
-                            s.violation = Some(Violation::TornHalf {
-                                sched: id,
-                                node: g,
-                                half: h.ix,
-                            });
-                        }
+                        let (fl, _) = self.read_half(s, i, g, h.ix);
+                        let differ = s.nodes[g as usize].half[0] != s.nodes[g as usize].half[1];
                         if differ && s.stager.phase != Phase::Stage {
                             let cur = s.active_ix(self);
                             let new_ix = if s.stager.committed { cur } else { cur ^ 1 };
