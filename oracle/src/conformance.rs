@@ -635,6 +635,14 @@ pub fn load_corpus() -> Result<Vec<Loaded>, String> {
         .collect()
 }
 
+/// The corpus scenario whose path ends with `file` (e.g. `global_vs_local.json`), loaded.
+pub fn corpus_file(file: &str) -> Result<Loaded, String> {
+    load_corpus()?
+        .into_iter()
+        .find(|l| l.source.ends_with(file))
+        .ok_or_else(|| format!("{file} is not in the corpus ({})", corpus_dir().display()))
+}
+
 /// Counts from [`check_corpus`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CorpusReport {
