@@ -225,6 +225,12 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
         Target::All => Pattern::all(),
     };
     let none = || (String::new(), String::new());
+    // The function `f` of the universe; a name that is in no engine past its end.
+    let mfa_of = |f: usize| {
+        u.get(f)
+            .cloned()
+            .unwrap_or_else(|| Mfa::new("m0", "missing", 0))
+    };
     // call_time/call_memory steps only between engines that both have them.
     let timem = [&x, &y].iter().all(|e| {
         e.supports(&crate::scenario::Feature::CallTime)
@@ -301,10 +307,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 }
             }
             ConfOp::GlobalInfo { session, f, key } => {
-                let mfa = u
-                    .get(*f)
-                    .cloned()
-                    .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
+                let mfa = mfa_of(*f);
                 let info = |e: &mut Box<dyn BreakpointEngine>| match key {
                     0 => e.trace_info_traced(*session, &mfa),
                     1 => e.trace_info_term(*session, &mfa, InfoKey::MatchSpec),
@@ -365,10 +368,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 none()
             }
             ConfOp::TimeInfo { session, f, key } => {
-                let mfa = u
-                    .get(*f)
-                    .cloned()
-                    .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
+                let mfa = mfa_of(*f);
                 let k = [InfoKey::CallTime, InfoKey::CallMemory, InfoKey::All][*key as usize];
                 (
                     x.trace_info_term(*session, &mfa, k).to_string(),
@@ -449,10 +449,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 format!("{:?}", y.call(*f, *pid, *traced)),
             ),
             ConfOp::Info { session, f, count } => {
-                let mfa = u
-                    .get(*f)
-                    .cloned()
-                    .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
+                let mfa = mfa_of(*f);
                 let item = if *count {
                     InfoItem::CallCount
                 } else {
