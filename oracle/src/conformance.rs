@@ -227,6 +227,12 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
         Target::All => Pattern::all(),
     };
     let none = || (String::new(), String::new());
+    // The function `f` of the universe; a name that is in no engine past its end.
+    let mfa_of = |f: usize| {
+        u.get(f)
+            .cloned()
+            .unwrap_or_else(|| Mfa::new("m0", "missing", 0))
+    };
     // call_time/call_memory steps only between engines that both have them.
     let timem = [&x, &y].iter().all(|e| {
         e.supports(&crate::scenario::Feature::CallTime)
@@ -301,10 +307,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 }
             }
             ConfOp::GlobalInfo { session, f, key } => {
-                let mfa = u
-                    .get(*f)
-                    .cloned()
-                    .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
+                let mfa = mfa_of(*f);
                 let info = |e: &mut Box<dyn BreakpointEngine>| match key {
                     0 => e.trace_info_term(*session, &mfa, InfoKey::Traced),
                     1 => e.trace_info_term(*session, &mfa, InfoKey::MatchSpec),
@@ -367,10 +370,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 none()
             }
             ConfOp::TimeInfo { session, f, key } => {
-                let mfa = u
-                    .get(*f)
-                    .cloned()
-                    .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
+                let mfa = mfa_of(*f);
                 let k = [InfoKey::CallTime, InfoKey::CallMemory, InfoKey::All][*key as usize];
                 (
                     x.trace_info_term(*session, &mfa, k).to_string(),
@@ -450,10 +450,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                 format!("{:?}", y.call(*f, *pid, *traced)),
             ),
             ConfOp::Info { session, f, count } => {
-                let mfa = u
-                    .get(*f)
-                    .cloned()
-                    .unwrap_or_else(|| Mfa::new("m0", "missing", 0));
+                let mfa = mfa_of(*f);
                 let item = if *count {
                     InfoItem::CallCount
                 } else {
@@ -633,6 +630,14 @@ pub fn load_corpus() -> Result<Vec<Loaded>, String> {
         .iter()
         .map(|p| crate::scenario::load_file(p).map_err(|e| e.to_string()))
         .collect()
+}
+
+/// The corpus scenario whose path ends with `file` (e.g. `global_vs_local.json`), loaded.
+pub fn corpus_file(file: &str) -> Result<Loaded, String> {
+    load_corpus()?
+        .into_iter()
+        .find(|l| l.source.ends_with(file))
+        .ok_or_else(|| format!("{file} is not in the corpus ({})", corpus_dir().display()))
 }
 
 /// Counts from [`check_corpus`].

@@ -601,6 +601,49 @@ fn is_name(s: &str) -> bool {
         && s.len() <= 64
 }
 
+/// Iterates `step` from `start` until it returns its argument, at most `rounds` + 1 times (the
+/// loop's limit: below the fixpoint each round raises one of `rounds` entries of a finite
+/// lattice); the least fixpoint.
+fn least_fixpoint<T: PartialEq>(start: T, rounds: usize, step: impl Fn(&T) -> T) -> T {
+    let mut cur = start;
+    for _ in 0..=rounds {
+        let next = step(&cur);
+        if next == cur {
+            break;
+        }
+        cur = next;
+    }
+    cur
+}
+
+/// Every clause of `code`: the base clause, if any, then the body.
+fn clauses_mut(code: &mut [Code]) -> impl Iterator<Item = &mut Vec<LStep>> {
+    code.iter_mut()
+        .flat_map(|c| c.base.iter_mut().chain(std::iter::once(&mut c.body)))
+}
+
+/// Cuts `clause` after its first local call (not in a catch) of a function that `never`
+/// returns, and makes that call, last now, a tail call (`call_only` / `call_last`): the caller's
+/// frame is gone, so `{caller}` and `return_to` name the function below it (seen on OTP 25 and
+/// 29, `caller_message.json`). Whether it cut.
+fn end_at_call_that_never_returns(clause: &mut Vec<LStep>, never: impl Fn(usize) -> bool) -> bool {
+    let Some(k) = clause
+        .iter()
+        .position(|s| matches!(s, LStep::Call { f, remote: false, catch: false, .. } if never(*f)))
+    else {
+        return false;
+    };
+    clause.truncate(k + 1);
+    if let Some(LStep::Call { f, args, .. }) = clause.pop() {
+        clause.push(LStep::TailCall {
+            f,
+            remote: false,
+            args,
+        });
+    }
+    true
+}
+
 /// Parse `M:F/A` (or `F/A` for a local call inside `module`).
 fn parse_mfa(s: &str, module: Option<&str>) -> Option<(Mfa, bool)> {
     let (m, rest, remote) = match s.split_once(':') {
@@ -623,6 +666,26 @@ impl V<'_> {
             path: path.into(),
             message: message.into(),
         })
+    }
+
+    /// A call of `mfa` with `given` arguments, whose list is at `path`: `given` must be its arity.
+    fn arity(&self, path: String, mfa: &Mfa, given: usize) -> Result<(), LoadError> {
+        if given != mfa.arity as usize {
+            return self.err(
+                path,
+                format!("{mfa} takes {} arguments, {given} given", mfa.arity),
+            );
+        }
+        Ok(())
+    }
+
+    /// The `times` of a call at `path`: 1 when absent, else it must be in 1..=MAX_TIMES.
+    fn times(&self, path: String, times: Option<u32>) -> Result<u32, LoadError> {
+        let times = times.unwrap_or(1);
+        if times == 0 || times > MAX_TIMES {
+            return self.err(path, format!("times must be in 1..={MAX_TIMES}"));
+        }
+        Ok(times)
     }
 }
 
@@ -794,28 +857,13 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                             return v
                                 .err(format!("{sp}.{key}"), "a local call stays in its module");
                         }
-                        if s.args.len() != mfa.arity as usize {
-                            return v.err(
-                                format!("{sp}.args"),
-                                format!(
-                                    "{mfa} takes {} arguments, {} given",
-                                    mfa.arity,
-                                    s.args.len()
-                                ),
-                            );
-                        }
+                        v.arity(format!("{sp}.args"), &mfa, s.args.len())?;
                         let mut args = Vec::new();
                         for (ai, a) in s.args.iter().enumerate() {
                             let ap = format!("{sp}.args[{ai}]");
                             args.push(expr(&v, a, &ap, true, f.arity, 0)?);
                         }
-                        let times = s.times.unwrap_or(1);
-                        if times == 0 || times > MAX_TIMES {
-                            return v.err(
-                                format!("{sp}.times"),
-                                format!("times must be in 1..={MAX_TIMES}"),
-                            );
-                        }
+                        let times = v.times(format!("{sp}.times"), s.times)?;
                         if s.call.is_some() {
                             LStep::Call {
                                 f: callee,
@@ -897,42 +945,21 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
         }
         true
     };
-    let mut returns = vec![false; declared.len()];
-    for _ in 0..=declared.len() {
-        let next: Vec<bool> = dcode
+    let returns = least_fixpoint(vec![false; declared.len()], declared.len(), |returns| {
+        dcode
             .iter()
             .map(|c| {
                 c.base
                     .as_deref()
-                    .is_some_and(|b| clause_returns(b, &returns))
-                    || clause_returns(&c.body, &returns)
+                    .is_some_and(|b| clause_returns(b, returns))
+                    || clause_returns(&c.body, returns)
             })
-            .collect();
-        if next == returns {
-            break;
-        }
-        returns = next;
-    }
+            .collect()
+    });
     // The compiler drops the code after a local call that never returns; the runner never gets
     // there either, so drop it here too.
-    for c in &mut dcode {
-        for clause in c.base.iter_mut().chain(std::iter::once(&mut c.body)) {
-            if let Some(k) = clause.iter().position(
-                |s| matches!(s, LStep::Call { f, remote: false, catch: false, .. } if !returns[*f]),
-            ) {
-                clause.truncate(k + 1);
-                // ... and, the call being last now, makes it a tail call (`call_only` /
-                // `call_last`): the caller's frame is gone, so `{caller}` and `return_to` name
-                // the function below it (seen on OTP 25 and 29, `caller_message.json`).
-                if let Some(LStep::Call { f, args, .. }) = clause.pop() {
-                    clause.push(LStep::TailCall {
-                        f,
-                        remote: false,
-                        args,
-                    });
-                }
-            }
-        }
+    for clause in clauses_mut(&mut dcode) {
+        end_at_call_that_never_returns(clause, |f| !returns[f]);
     }
     // The compiler's type analysis also knows a local function's return value when it is
     // always the same literal (an atom, an integer, `[]`, or a tuple of those; not a
@@ -979,95 +1006,78 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             (base, body)
         })
         .collect();
-    let mut ret = vec![Ret::None; declared.len()];
-    for _ in 0..=declared.len() {
-        let next: Vec<Ret> = dcode
+    let ret = least_fixpoint(vec![Ret::None; declared.len()], declared.len(), |ret| {
+        dcode
             .iter()
             .zip(&reach)
             .map(|(c, &(rb, rbody))| {
                 let bind = Some((c.base_arg, &c.base_match));
                 let b = match c.base.as_deref() {
-                    Some(b) if rb => clause_ret(b, &ret, bind),
+                    Some(b) if rb => clause_ret(b, ret, bind),
                     _ => Ret::None,
                 };
                 let body = if rbody {
-                    clause_ret(&c.body, &ret, None)
+                    clause_ret(&c.body, ret, None)
                 } else {
                     Ret::None
                 };
                 b.join(body)
             })
-            .collect();
-        if next == ret {
-            break;
+            .collect()
+    });
+    for clause in clauses_mut(&mut dcode) {
+        // A call that never returns with the narrowed clauses either (every reachable
+        // clause raises) ends the clause as a tail call, as above (seed 25 #2021 on OTP 29).
+        if end_at_call_that_never_returns(clause, |f| ret[f] == Ret::None) {
+            continue;
         }
-        ret = next;
-    }
-    for c in &mut dcode {
-        for clause in c.base.iter_mut().chain(std::iter::once(&mut c.body)) {
-            // A call that never returns with the narrowed clauses either (every reachable
-            // clause raises) ends the clause as a tail call, as above (seed 25 #2021 on OTP 29).
-            if let Some(k) = clause.iter().position(|s| {
-                matches!(s, LStep::Call { f, remote: false, catch: false, .. } if ret[*f] == Ret::None)
-            }) {
-                clause.truncate(k + 1);
-                if let Some(LStep::Call { f, args, .. }) = clause.pop() {
-                    clause.push(LStep::TailCall {
-                        f,
-                        remote: false,
-                        args,
-                    });
-                }
-                continue;
-            }
-            // The literal the clause returns after its last call: a final `return` of a
-            // literal, or the implicit `ok`. `allocate`/`advance` steps have no Erlang code:
-            // between the call and the return they move before the call.
-            let (lit, end) = match clause.last() {
-                Some(LStep::Return(a)) => match folded(a, None) {
-                    Some(v) => (v, clause.len() - 1),
-                    None => continue,
-                },
-                _ => (Val::Atom("ok".into()), clause.len()),
-            };
-            let Some(k) = clause[..end]
-                .iter()
-                .rposition(|s| !matches!(s, LStep::Allocate(_) | LStep::Advance(_)))
-            else {
-                continue;
-            };
-            let LStep::Call {
+        // The literal the clause returns after its last call: a final `return` of a
+        // literal, or the implicit `ok`. `allocate`/`advance` steps have no Erlang code:
+        // between the call and the return they move before the call.
+        let (lit, end) = match clause.last() {
+            Some(LStep::Return(a)) => match folded(a, None) {
+                Some(v) => (v, clause.len() - 1),
+                None => continue,
+            },
+            _ => (Val::Atom("ok".into()), clause.len()),
+        };
+        let Some(k) = clause[..end]
+            .iter()
+            .rposition(|s| !matches!(s, LStep::Allocate(_) | LStep::Advance(_)))
+        else {
+            continue;
+        };
+        let LStep::Call {
+            f,
+            remote: false,
+            catch: false,
+            times,
+            args,
+        } = &clause[k]
+        else {
+            continue;
+        };
+        if ret[*f] != Ret::Lit(lit) {
+            continue;
+        }
+        let (f, times, args) = (*f, *times, args.clone());
+        let logical: Vec<LStep> = clause[k + 1..end].to_vec();
+        clause.truncate(k);
+        if times > 1 {
+            clause.push(LStep::Call {
                 f,
                 remote: false,
+                args: args.clone(),
+                times: times - 1,
                 catch: false,
-                times,
-                args,
-            } = &clause[k]
-            else {
-                continue;
-            };
-            if ret[*f] != Ret::Lit(lit) {
-                continue;
-            }
-            let (f, times, args) = (*f, *times, args.clone());
-            let logical: Vec<LStep> = clause[k + 1..end].to_vec();
-            clause.truncate(k);
-            if times > 1 {
-                clause.push(LStep::Call {
-                    f,
-                    remote: false,
-                    args: args.clone(),
-                    times: times - 1,
-                    catch: false,
-                });
-            }
-            clause.extend(logical);
-            clause.push(LStep::TailCall {
-                f,
-                remote: false,
-                args,
             });
         }
+        clause.extend(logical);
+        clause.push(LStep::TailCall {
+            f,
+            remote: false,
+            args,
+        });
     }
     // Reachability: the compiler drops local functions nothing reaches.
     let mut keep = vec![false; declared.len()];
@@ -1315,27 +1325,12 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                         format!("{mfa} is not an exported function of the scenario"),
                     );
                 };
-                if c.args.len() != mfa.arity as usize {
-                    return v.err(
-                        format!("{p}.args"),
-                        format!(
-                            "{mfa} takes {} arguments, {} given",
-                            mfa.arity,
-                            c.args.len()
-                        ),
-                    );
-                }
+                v.arity(format!("{p}.args"), &mfa, c.args.len())?;
                 let mut args = Vec::new();
                 for (ai, a) in c.args.iter().enumerate() {
                     args.push(literal(&v, a, &format!("{p}.args[{ai}]"), 0)?);
                 }
-                let times = c.times.unwrap_or(1);
-                if times == 0 || times > MAX_TIMES {
-                    return v.err(
-                        format!("{p}.times"),
-                        format!("times must be in 1..={MAX_TIMES}"),
-                    );
-                }
+                let times = v.times(format!("{p}.times"), c.times)?;
                 LOp::Call {
                     process,
                     f,

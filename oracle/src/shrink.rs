@@ -11,79 +11,71 @@ use crate::scenario::{load, Op, Scenario};
 /// move.
 pub fn candidates(cur: &Scenario) -> Vec<Scenario> {
     let mut cands = Vec::new();
+    // One candidate: `cur` with `edit` applied.
+    let mut cut = |edit: &dyn Fn(&mut Scenario)| {
+        let mut c = cur.clone();
+        edit(&mut c);
+        cands.push(c);
+    };
     let mut k = cur.ops.len() / 2;
     while k >= 2 {
         for start in (0..cur.ops.len()).step_by(k) {
-            let mut c = cur.clone();
-            c.ops.drain(start..(start + k).min(c.ops.len()));
-            c.expect = None;
-            cands.push(c);
+            cut(&|c| {
+                c.ops.drain(start..(start + k).min(c.ops.len()));
+                c.expect = None;
+            });
         }
         k /= 2;
     }
     for i in 0..cur.ops.len() {
-        let mut c = cur.clone();
-        c.ops.remove(i);
-        c.expect = None;
-        cands.push(c);
+        cut(&|c| {
+            c.ops.remove(i);
+            c.expect = None;
+        });
     }
     for mi in 0..cur.modules.len() {
         if cur.modules.len() > 1 {
-            let mut c = cur.clone();
-            c.modules.remove(mi);
-            cands.push(c);
+            cut(&|c| drop(c.modules.remove(mi)));
         }
         for fi in 0..cur.modules[mi].functions.len() {
             if cur.modules[mi].functions.len() > 1 {
-                let mut c = cur.clone();
-                c.modules[mi].functions.remove(fi);
-                cands.push(c);
+                cut(&|c| drop(c.modules[mi].functions.remove(fi)));
             }
             let f = &cur.modules[mi].functions[fi];
             if f.base.is_some() {
-                let mut c = cur.clone();
-                c.modules[mi].functions[fi].base = None;
-                cands.push(c);
+                cut(&|c| c.modules[mi].functions[fi].base = None);
             }
             for si in 0..f.body.len() {
-                let mut c = cur.clone();
-                c.modules[mi].functions[fi].body.remove(si);
-                cands.push(c);
+                cut(&|c| drop(c.modules[mi].functions[fi].body.remove(si)));
                 if f.body[si].times.is_some() {
-                    let mut c = cur.clone();
-                    c.modules[mi].functions[fi].body[si].times = None;
-                    cands.push(c);
+                    cut(&|c| c.modules[mi].functions[fi].body[si].times = None);
                 }
             }
         }
     }
     for pi in 0..cur.processes.len() {
         if cur.processes.len() > 1 {
-            let mut c = cur.clone();
-            c.processes.remove(pi);
-            cands.push(c);
+            cut(&|c| drop(c.processes.remove(pi)));
         }
         if !cur.processes[pi].trace.is_empty() {
-            let mut c = cur.clone();
-            c.processes[pi].trace.clear();
-            cands.push(c);
+            cut(&|c| c.processes[pi].trace.clear());
         }
     }
     for (oi, op) in cur.ops.iter().enumerate() {
         if let Op::Call(call) = op {
             if call.times.is_some() {
-                let mut c = cur.clone();
-                if let Op::Call(x) = &mut c.ops[oi] {
-                    x.times = None;
-                }
-                cands.push(c);
+                cut(&|c| {
+                    if let Op::Call(x) = &mut c.ops[oi] {
+                        x.times = None;
+                    }
+                });
             }
             if call.args.iter().any(|a| *a != 0) {
-                let mut c = cur.clone();
-                if let Op::Call(x) = &mut c.ops[oi] {
-                    x.args.iter_mut().for_each(|a| *a = 0.into());
-                }
-                cands.push(c);
+                cut(&|c| {
+                    if let Op::Call(x) = &mut c.ops[oi] {
+                        x.args.iter_mut().for_each(|a| *a = 0.into());
+                    }
+                });
             }
         }
     }

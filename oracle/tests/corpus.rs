@@ -2,7 +2,7 @@
 //! against OTP's suites) holds on our engine and on the sequential oracle; the known deviation
 //! still differs; scenarios using features the engine lacks are refused as unsupported.
 
-use bpspec_oracle::conformance::load_corpus;
+use bpspec_oracle::conformance::{corpus_file, load_corpus};
 use bpspec_oracle::observe::diff_expect as diff;
 use bpspec_oracle::run::{run, RunError};
 use bpspec_oracle::scenario::Loaded;
@@ -124,10 +124,7 @@ impl BreakpointEngine for NoExportEntry {
 
 #[test]
 fn global_trace_runs_on_the_engine_and_catches_a_missing_export_entry() {
-    let sc = corpus()
-        .into_iter()
-        .find(|s| s.source.ends_with("global_vs_local.json"))
-        .expect("global_vs_local.json in the corpus");
+    let sc = corpus_file("global_vs_local.json").unwrap_or_else(|e| panic!("{e}"));
     let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
     let obs =
         run(&sc, RefEngine::boxed(sc.funcs.clone()).as_mut()).unwrap_or_else(|e| panic!("{e}"));
@@ -199,10 +196,7 @@ fn trace_frames_run_on_engine_and_oracle_and_catch_the_frame_mutants() {
 /// The corpus scenario `file` (recorded on OTP 25) holds on the engine and on the sequential
 /// oracle, and `wrong` disagrees with it: the number of recorded observations, and that diff.
 fn holds_but_not_on(file: &str, wrong: Wrong) -> (usize, String) {
-    let sc = corpus()
-        .into_iter()
-        .find(|s| s.source.ends_with(file))
-        .unwrap_or_else(|| panic!("{file} in the corpus"));
+    let sc = corpus_file(file).unwrap_or_else(|e| panic!("{e}"));
     let exp = sc.scenario.expect.as_ref().expect("recorded on OTP 25");
     for mut e in [
         RefEngine::boxed(sc.funcs.clone()),

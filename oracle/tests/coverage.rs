@@ -53,12 +53,16 @@ fn a_missing_feature_shows_as_gaps() {
 /// (256 cases, seed 9).
 #[test]
 fn pairs_scenarios_conform() {
-    use bpspec_oracle::conformance::check_scenarios;
-    use bpspec_oracle::target::{RefEngine, SpecOracle};
-    let cfg = GenConfig {
+    conforms(GenConfig {
         pairs: true,
         ..GenConfig::default()
-    };
+    });
+}
+
+/// The engine and the sequential oracle agree on 256 scenarios drawn with `cfg` (seed 9).
+fn conforms(cfg: GenConfig) {
+    use bpspec_oracle::conformance::check_scenarios;
+    use bpspec_oracle::target::{RefEngine, SpecOracle};
     if let Err(f) = check_scenarios(&RefEngine::boxed, &SpecOracle::boxed, cfg, 256, 9) {
         panic!("{}\nminimal scenario:\n{}", f.message, f.minimal);
     }
@@ -69,17 +73,12 @@ fn pairs_scenarios_conform() {
 /// seed 9).
 #[test]
 fn extras_scenarios_conform() {
-    use bpspec_oracle::conformance::check_scenarios;
-    use bpspec_oracle::target::{RefEngine, SpecOracle};
-    let cfg = GenConfig {
+    conforms(GenConfig {
         terms: true,
         extras: true,
         call_memory: true,
         ..GenConfig::default()
-    };
-    if let Err(f) = check_scenarios(&RefEngine::boxed, &SpecOracle::boxed, cfg, 256, 9) {
-        panic!("{}\nminimal scenario:\n{}", f.message, f.minimal);
-    }
+    });
 }
 
 fn pairs_on_erts(erl: &bpspec_oracle::erlang::Erl) {

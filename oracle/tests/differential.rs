@@ -3,11 +3,13 @@
 //! default 300; make check uses more) run on our engine, the sequential oracle and ERTS, and must
 //! agree exactly. A disagreement prints the minimized scenario.
 
-use bpspec_oracle::conformance::load_corpus;
+use bpspec_oracle::conformance::{corpus_file, load_corpus};
 use bpspec_oracle::erlang::{differential, differential_of, minimize, Erl, Summary, Verdict};
 use bpspec_oracle::gen::{sample, GenConfig};
-use bpspec_oracle::scenario::{load, Loaded};
+use bpspec_oracle::scenario::{load, Loaded, Scenario};
 use bpspec_oracle::target::{Wrong, WrongOracle};
+
+mod common;
 
 fn erl() -> Erl {
     Erl::setup().unwrap_or_else(|m| panic!("{m}"))
@@ -208,14 +210,32 @@ fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
     s
 }
 
+/// The 150 random scenarios (seed 25) the wrong-engine tests draw with `cfg`, and them loaded.
+fn draws(cfg: GenConfig) -> (Vec<Scenario>, Vec<Loaded>) {
+    let raw = sample(cfg, 150, 25);
+    let scs = raw.iter().map(|s| s.loaded().unwrap()).collect();
+    (raw, scs)
+}
+
+/// ERTS tells the wrong engine `w` apart on `scs`: at least one scenario differs.
+fn caught(erl: &Erl, scs: &[Loaded], w: Wrong) {
+    let vs = differential_of(erl, scs, &WrongOracle::factory(w), false).unwrap();
+    let s = Summary::of(&vs);
+    eprintln!(
+        "{w:?} on {} random scenarios on {}: {s}",
+        scs.len(),
+        erl.origin()
+    );
+    assert!(s.differ >= 1, "ERTS did not catch {w:?}: {s}");
+}
+
 /// The differential run can fail: ERTS tells a deliberately wrong engine (the sequential oracle
 /// without the pause/restart quirk) apart on the random scenarios, and the minimizer shrinks the
 /// first disagreement to a handful of ops.
 #[test]
 fn erts_rejects_a_wrong_engine_and_the_minimizer_shrinks_it() {
     let erl = erl();
-    let raw = sample(GenConfig::default(), 150, 25);
-    let scs: Vec<Loaded> = raw.iter().map(|s| s.loaded().unwrap()).collect();
+    let (raw, scs) = draws(GenConfig::default());
     let wrong = WrongOracle::factory(Wrong::PauseIgnored);
     let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
     let first = vs.iter().position(|v| matches!(v, Verdict::Differ(_)));
@@ -249,11 +269,7 @@ fn driver_errors_are_reported_per_scenario() {
         r#"{"name": "shadow", "modules": [{"name": "lists", "functions": [{"name": "f", "exported": true}]}], "ops": []}"#,
     )
     .unwrap();
-    let good = corpus()
-        .into_iter()
-        .find(|(f, _)| f.ends_with("call_count_basic.json"))
-        .unwrap()
-        .1;
+    let good = corpus_file("call_count_basic.json").unwrap();
     let vs = differential(&erl, &[bad, good]).unwrap();
     assert!(
         matches!(&vs[0], Verdict::Error(e) if e.contains("module_name_taken_by_otp")),
@@ -268,24 +284,17 @@ fn driver_errors_are_reported_per_scenario() {
 #[test]
 fn erts_rejects_a_wrong_call_time_engine() {
     let erl = erl();
-    let raw = sample(GenConfig::default(), 150, 25);
-    let scs: Vec<Loaded> = raw.iter().map(|s| s.loaded().unwrap()).collect();
-    let wrong = WrongOracle::factory(Wrong::TimeRestartIgnored);
-    let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
-    let s = Summary::of(&vs);
-    eprintln!("wrong call_time engine on 150 random scenarios: {s}");
-    assert!(s.differ >= 1, "ERTS did not catch TimeRestartIgnored: {s}");
+    let (_, scs) = draws(GenConfig::default());
+    caught(&erl, &scs, Wrong::TimeRestartIgnored);
 }
 
 /// The corpus on a second, newer OTP in a Debian root (`BPSPEC_OTP_ROOT`, built by
 /// scripts/otp-root.sh; `.ci/run` builds /opt/otp29). Skipped, and says so, when it is unset.
 #[test]
 fn corpus_on_otp_root() {
-    let Some(root) = Erl::env_root() else {
-        eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
+    let Some(erl) = common::otp_root() else {
         return;
     };
-    let erl = Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}"));
     let c = corpus();
     let scs: Vec<Loaded> = c.iter().map(|(_, l)| l.clone()).collect();
     let vs = differential(&erl, &scs).unwrap_or_else(|e| panic!("{e}"));
@@ -311,11 +320,9 @@ fn corpus_on_otp_root() {
 /// when the variable is unset.
 #[test]
 fn random_scenarios_agree_with_erts_on_otp_root() {
-    let Some(root) = Erl::env_root() else {
-        eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
+    let Some(erl) = common::otp_root() else {
         return;
     };
-    let erl = Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}"));
     let cfg = GenConfig {
         call_memory: erl.otp >= 26,
         ..GenConfig::default()
@@ -328,29 +335,16 @@ fn random_scenarios_agree_with_erts_on_otp_root() {
 /// random scenarios with call_memory. Skipped, and says so, without `BPSPEC_OTP_ROOT`.
 #[test]
 fn otp_root_rejects_a_wrong_call_memory_engine() {
-    let Some(root) = Erl::env_root() else {
-        eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
+    let Some(erl) = common::otp_root() else {
         return;
     };
-    let erl = Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}"));
     assert!(erl.otp >= 26, "{} has no call_memory", erl.origin());
     let cfg = GenConfig {
         call_memory: true,
         ..GenConfig::default()
     };
-    let raw = sample(cfg, 150, 25);
-    let scs: Vec<Loaded> = raw.iter().map(|s| s.loaded().unwrap()).collect();
-    let wrong = WrongOracle::factory(Wrong::MemoryRestartIgnored);
-    let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
-    let s = Summary::of(&vs);
-    eprintln!(
-        "wrong call_memory engine on 150 random scenarios on {}: {s}",
-        erl.origin()
-    );
-    assert!(
-        s.differ >= 1,
-        "ERTS did not catch MemoryRestartIgnored: {s}"
-    );
+    let (_, scs) = draws(cfg);
+    caught(&erl, &scs, Wrong::MemoryRestartIgnored);
 }
 
 /// OTP 29.1.2 segfaults when a call-traced process calls a function with call_time and
@@ -360,11 +354,9 @@ fn otp_root_rejects_a_wrong_call_memory_engine() {
 /// scenario must agree instead (and the docs need updating; the message says so).
 #[test]
 fn a_node_crash_is_blamed_on_its_scenario_and_the_batch_goes_on() {
-    let Some(root) = Erl::env_root() else {
-        eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
+    let Some(erl) = common::otp_root() else {
         return;
     };
-    let erl = Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}"));
     let crasher = load(
         "otp29_crash.json",
         r#"{"name": "call_time caller, call_time + call_memory callee",
@@ -410,11 +402,7 @@ fn a_node_crash_is_blamed_on_its_scenario_and_the_batch_goes_on() {
 /// node (the OTP root, if set: max_otp 28 on OTP 29).
 #[test]
 fn max_otp_limits_the_releases_a_scenario_runs_on() {
-    let base = corpus()
-        .into_iter()
-        .find(|(f, _)| f.ends_with("call_count_basic.json"))
-        .unwrap()
-        .1;
+    let base = corpus_file("call_count_basic.json").unwrap();
     let with_max = |m: u32| {
         let mut sc = base.scenario.clone();
         sc.max_otp = Some(m);
@@ -452,13 +440,8 @@ fn max_otp_limits_the_releases_a_scenario_runs_on() {
 #[test]
 fn erts_rejects_wrong_trace_frame_engines() {
     let erl = erl();
-    let raw = sample(GenConfig::default(), 150, 25);
-    let scs: Vec<Loaded> = raw.iter().map(|s| s.loaded().unwrap()).collect();
+    let (_, scs) = draws(GenConfig::default());
     for w in Wrong::FRAMES {
-        let wrong = WrongOracle::factory(w);
-        let vs = differential_of(&erl, &scs, &wrong, false).unwrap();
-        let s = Summary::of(&vs);
-        eprintln!("{w:?} on 150 random scenarios: {s}");
-        assert!(s.differ >= 1, "ERTS did not catch {w:?}: {s}");
+        caught(&erl, &scs, w);
     }
 }

@@ -4,7 +4,7 @@
 //! the runner refuses an engine that hands out a bad session id; scenarios with sessions are
 //! skipped (and counted) on OTP < 27 and agree with ERTS on the OTP root (BPSPEC_OTP_ROOT).
 
-use bpspec_oracle::conformance::{check_corpus, check_scenarios_of, load_corpus};
+use bpspec_oracle::conformance::{check_corpus, check_scenarios_of, corpus_file, load_corpus};
 use bpspec_oracle::erlang::{differential, differential_of, Erl, Summary, Verdict};
 use bpspec_oracle::gen::GenConfig;
 use bpspec_oracle::gen_sessions;
@@ -14,6 +14,8 @@ use bpspec_oracle::target::{BreakpointEngine, RefEngine, SpecOracle, Wrong, Wron
 use bpspec_reference::{
     InfoItem, InfoValue, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceSpec,
 };
+
+mod common;
 
 fn wrong(w: Wrong) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
     WrongOracle::factory(w)
@@ -144,10 +146,7 @@ impl BreakpointEngine for ZeroId {
 
 #[test]
 fn runner_refuses_an_engine_that_reuses_a_session_id() {
-    let sc = session_corpus()
-        .into_iter()
-        .find(|l| l.source.ends_with("needs_sessions.json"))
-        .expect("needs_sessions.json");
+    let sc = corpus_file("needs_sessions.json").unwrap_or_else(|e| panic!("{e}"));
     let mut e = ZeroId(SpecOracle(bpspec_spec::Oracle::new(sc.funcs.clone())));
     match run(&sc, &mut e) {
         Err(RunError::Fault { path, message, .. }) => {
@@ -178,11 +177,9 @@ fn session_scenarios_are_skipped_and_counted_before_otp_27() {
 /// sessions agree with ERTS exactly, and ERTS tells every session mutant apart.
 #[test]
 fn sessions_agree_with_erts_on_the_otp_root() {
-    let Some(root) = Erl::env_root() else {
-        eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
+    let Some(erl) = common::otp_root() else {
         return;
     };
-    let erl = Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}"));
     assert!(erl.otp >= 27, "{} has no trace sessions", erl.origin());
     let corpus = session_corpus();
     let n = std::env::var("BPSPEC_DIFF_CASES")

@@ -21,24 +21,18 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            // The torture harness (src/torture/) is test scaffolding on real threads, not a
-            // protocol path: its orderings coordinate the harness's own phases and counters.
-            if p.file_name().is_some_and(|n| n == "torture") {
-                continue;
-            }
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
+/// The `.rs` files under `dir`, in path order. The torture harness (src/torture/) is left out:
+/// it is test scaffolding on real threads, not a protocol path, and its orderings coordinate the
+/// harness's own phases and counters.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !(e.file_type().is_dir() && e.file_name() == "torture"))
+        .map(|e| e.unwrap_or_else(|err| panic!("read {}: {err}", dir.display())))
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect()
 }
 
 /// An ordering or fence found in the source.
@@ -193,8 +187,7 @@ fn scan(file: &str, text: &str) -> Vec<Found> {
 /// Every ordering and fence of reference/src, by file (relative to reference/src).
 fn scan_source() -> Vec<Found> {
     let src = root().join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    let files = rust_files(&src);
     let mut out = Vec::new();
     for p in files {
         let rel = p

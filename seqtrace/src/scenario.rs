@@ -398,240 +398,199 @@ pub fn corpus() -> Vec<Scenario> {
         tag: tag.into(),
     };
     let recv = |p: u32, tag: &str| Recv { p, tag: tag.into() };
-    let mut v: Vec<(&str, Vec<Step>)> = Vec::new();
-    v.push((
-        "empty token",
-        vec![
-            Get { p: 0 },
-            GetComponent {
-                p: 0,
-                component: "serial".into(),
-            },
-            send(0, 0, "a"),
-            recv(0, "a"),
-        ],
-    ));
-    v.push(("manual example", {
-        let mut s = vec![Spawn { p: 0, child: 1 }];
-        s.extend([
-            set(0, "label", "17"),
-            set(0, "'receive'", "true"),
-            set(0, "print", "true"),
-        ]);
-        s.extend([
-            PrintLabel {
-                p: 0,
-                label: "17".into(),
-                info: "started".into(),
-            },
-            send(0, 1, "the_message"),
-            recv(1, "the_message"),
-            PrintLabel {
-                p: 1,
-                label: "17".into(),
-                info: "here".into(),
-            },
-            send(1, 0, "ack"),
-            recv(0, "ack"),
-            Get { p: 0 },
-            Get { p: 1 },
-        ]);
-        s
-    }));
-    v.push(("max on receive", {
-        let mut s = vec![Spawn { p: 0, child: 1 }];
-        s.extend(trace(0));
-        s.push(send(0, 1, "m"));
-        s.extend(trace(1));
-        s.extend((0..6).map(|_| Print {
-            p: 1,
-            info: "x".into(),
-        }));
-        s.extend([
-            recv(1, "m"),
-            Get { p: 1 },
-            send(1, 0, "r"),
-            recv(0, "r"),
-            Get { p: 0 },
-        ]);
-        s
-    }));
-    v.push(("spawn with token", {
-        let mut s = trace(0);
-        s.extend([
-            Spawn { p: 0, child: 1 },
-            Get { p: 0 },
-            Get { p: 1 },
-            send(0, 1, "a"),
-            recv(1, "a"),
-            Get { p: 1 },
-        ]);
-        s
-    }));
-    v.push(("exit signal", {
-        let mut s = trace(0);
-        s.extend([
-            TrapExit { p: 0 },
-            SpawnLink { p: 0, child: 1 },
-            send(0, 1, "a"),
-            recv(1, "a"),
-            Exit {
-                p: 1,
-                reason: "bye".into(),
-            },
-            RecvExit { p: 0, from: 1 },
-            Get { p: 0 },
-        ]);
-        s
-    }));
-    v.push(("empty receive empties", {
-        let mut s = vec![Spawn { p: 0, child: 1 }];
-        s.extend(trace(0));
-        s.extend([
-            send(1, 0, "plain"),
-            send(0, 0, "self"),
-            recv(0, "self"),
-            recv(0, "plain"),
-            Get { p: 0 },
-            GetComponent {
-                p: 0,
-                component: "label".into(),
-            },
-            set(0, "label", "3"),
-            Get { p: 0 },
-        ]);
-        s
-    }));
-    v.push(("set serial and restore", {
-        let mut s = trace(0);
-        s.extend([
-            set(0, "serial", "{5,9}"),
-            Get { p: 0 },
-            send(0, 0, "x"),
-            recv(0, "x"),
-            Save { p: 0, slot: 1 },
-            SetEmpty { p: 0 },
-            send(0, 0, "plain"),
-            recv(0, "plain"),
-            Print {
-                p: 0,
-                info: "hidden".into(),
-            },
-            Restore { p: 0, slot: 1 },
-            Get { p: 0 },
-            send(0, 0, "y"),
-            recv(0, "y"),
-            Get { p: 0 },
-        ]);
-        s
-    }));
-    v.push(("fresh token keeps prev_cnt", {
-        let mut s = vec![Spawn { p: 0, child: 1 }];
-        s.extend(trace(0));
-        s.extend([
-            send(0, 1, "m"),
-            recv(1, "m"),
-            send(1, 1, "n"),
-            SetEmpty { p: 1 },
-            set(1, "label", "4"),
-            Get { p: 1 },
-            GetComponent {
-                p: 1,
-                component: "serial".into(),
-            },
-        ]);
-        s
-    }));
-    v.push(("reset empties queues", {
-        let mut s = vec![Spawn { p: 0, child: 1 }];
-        s.extend(trace(0));
-        s.extend([
-            send(0, 1, "a"),
-            send(0, 1, "b"),
-            Reset { p: 0 },
-            Get { p: 0 },
-            recv(1, "a"),
-            Get { p: 1 },
-            set(1, "label", "7"),
-            Get { p: 1 },
-            recv(1, "b"),
-            Get { p: 1 },
-        ]);
-        s
-    }));
-    v.push(("print labels and bad input", {
-        vec![
-            set(0, "bogus", "true"),
-            set(0, "send", "1"),
-            set(0, "serial", "{a,1}"),
-            set(0, "label", "foo"),
-            set(0, "print", "true"),
-            PrintLabel {
-                p: 0,
-                label: "foo".into(),
-                info: "x".into(),
-            },
-            PrintLabel {
-                p: 0,
-                label: "1".into(),
-                info: "y".into(),
-            },
-            Print {
-                p: 0,
-                info: "z".into(),
-            },
-            GetComponent {
-                p: 0,
-                component: "bogus".into(),
-            },
-            GetComponent {
-                p: 0,
-                component: "label".into(),
-            },
-            GetComponent {
-                p: 0,
-                component: "'receive'".into(),
-            },
-        ]
-    }));
-    v.push(("timestamp precedence", {
-        let mut s = trace(0);
-        s.extend([
-            set(0, "timestamp", "true"),
-            set(0, "monotonic_timestamp", "true"),
-            Print {
-                p: 0,
-                info: "t1".into(),
-            },
-            set(0, "timestamp", "false"),
-            Print {
-                p: 0,
-                info: "t2".into(),
-            },
-            set(0, "strict_monotonic_timestamp", "true"),
-            Print {
-                p: 0,
-                info: "t3".into(),
-            },
-            set(0, "monotonic_timestamp", "false"),
-            send(0, 0, "t4"),
-            recv(0, "t4"),
-            Get { p: 0 },
-        ]);
-        s
-    }));
-    v.push(("no send flag still counts", {
-        vec![
-            Spawn { p: 0, child: 1 },
-            set(0, "label", "2"),
-            set(0, "'receive'", "true"),
-            send(0, 1, "a"),
-            send(0, 1, "b"),
-            recv(1, "b"),
-            recv(1, "a"),
-            Get { p: 1 },
-        ]
-    }));
+    let print = |p: u32, info: &str| Print {
+        p,
+        info: info.into(),
+    };
+    let print_label = |p: u32, label: &str, info: &str| PrintLabel {
+        p,
+        label: label.into(),
+        info: info.into(),
+    };
+    let component = |p: u32, c: &str| GetComponent {
+        p,
+        component: c.into(),
+    };
+    let cat = |parts: Vec<Vec<Step>>| parts.concat();
+    // Process 0 traced with label 17, then `steps`; the same after spawning process 1.
+    let traced = |steps: Vec<Step>| cat(vec![trace(0), steps]);
+    let spawned_traced =
+        |steps: Vec<Step>| cat(vec![vec![Spawn { p: 0, child: 1 }], trace(0), steps]);
+    let v: Vec<(&str, Vec<Step>)> = vec![
+        (
+            "empty token",
+            vec![
+                Get { p: 0 },
+                component(0, "serial"),
+                send(0, 0, "a"),
+                recv(0, "a"),
+            ],
+        ),
+        (
+            "manual example",
+            vec![
+                Spawn { p: 0, child: 1 },
+                set(0, "label", "17"),
+                set(0, "'receive'", "true"),
+                set(0, "print", "true"),
+                print_label(0, "17", "started"),
+                send(0, 1, "the_message"),
+                recv(1, "the_message"),
+                print_label(1, "17", "here"),
+                send(1, 0, "ack"),
+                recv(0, "ack"),
+                Get { p: 0 },
+                Get { p: 1 },
+            ],
+        ),
+        (
+            "max on receive",
+            cat(vec![
+                vec![Spawn { p: 0, child: 1 }],
+                trace(0),
+                vec![send(0, 1, "m")],
+                trace(1),
+                vec![print(1, "x"); 6],
+                vec![
+                    recv(1, "m"),
+                    Get { p: 1 },
+                    send(1, 0, "r"),
+                    recv(0, "r"),
+                    Get { p: 0 },
+                ],
+            ]),
+        ),
+        (
+            "spawn with token",
+            traced(vec![
+                Spawn { p: 0, child: 1 },
+                Get { p: 0 },
+                Get { p: 1 },
+                send(0, 1, "a"),
+                recv(1, "a"),
+                Get { p: 1 },
+            ]),
+        ),
+        (
+            "exit signal",
+            traced(vec![
+                TrapExit { p: 0 },
+                SpawnLink { p: 0, child: 1 },
+                send(0, 1, "a"),
+                recv(1, "a"),
+                Exit {
+                    p: 1,
+                    reason: "bye".into(),
+                },
+                RecvExit { p: 0, from: 1 },
+                Get { p: 0 },
+            ]),
+        ),
+        (
+            "empty receive empties",
+            spawned_traced(vec![
+                send(1, 0, "plain"),
+                send(0, 0, "self"),
+                recv(0, "self"),
+                recv(0, "plain"),
+                Get { p: 0 },
+                component(0, "label"),
+                set(0, "label", "3"),
+                Get { p: 0 },
+            ]),
+        ),
+        (
+            "set serial and restore",
+            traced(vec![
+                set(0, "serial", "{5,9}"),
+                Get { p: 0 },
+                send(0, 0, "x"),
+                recv(0, "x"),
+                Save { p: 0, slot: 1 },
+                SetEmpty { p: 0 },
+                send(0, 0, "plain"),
+                recv(0, "plain"),
+                print(0, "hidden"),
+                Restore { p: 0, slot: 1 },
+                Get { p: 0 },
+                send(0, 0, "y"),
+                recv(0, "y"),
+                Get { p: 0 },
+            ]),
+        ),
+        (
+            "fresh token keeps prev_cnt",
+            spawned_traced(vec![
+                send(0, 1, "m"),
+                recv(1, "m"),
+                send(1, 1, "n"),
+                SetEmpty { p: 1 },
+                set(1, "label", "4"),
+                Get { p: 1 },
+                component(1, "serial"),
+            ]),
+        ),
+        (
+            "reset empties queues",
+            spawned_traced(vec![
+                send(0, 1, "a"),
+                send(0, 1, "b"),
+                Reset { p: 0 },
+                Get { p: 0 },
+                recv(1, "a"),
+                Get { p: 1 },
+                set(1, "label", "7"),
+                Get { p: 1 },
+                recv(1, "b"),
+                Get { p: 1 },
+            ]),
+        ),
+        (
+            "print labels and bad input",
+            vec![
+                set(0, "bogus", "true"),
+                set(0, "send", "1"),
+                set(0, "serial", "{a,1}"),
+                set(0, "label", "foo"),
+                set(0, "print", "true"),
+                print_label(0, "foo", "x"),
+                print_label(0, "1", "y"),
+                print(0, "z"),
+                component(0, "bogus"),
+                component(0, "label"),
+                component(0, "'receive'"),
+            ],
+        ),
+        (
+            "timestamp precedence",
+            traced(vec![
+                set(0, "timestamp", "true"),
+                set(0, "monotonic_timestamp", "true"),
+                print(0, "t1"),
+                set(0, "timestamp", "false"),
+                print(0, "t2"),
+                set(0, "strict_monotonic_timestamp", "true"),
+                print(0, "t3"),
+                set(0, "monotonic_timestamp", "false"),
+                send(0, 0, "t4"),
+                recv(0, "t4"),
+                Get { p: 0 },
+            ]),
+        ),
+        (
+            "no send flag still counts",
+            vec![
+                Spawn { p: 0, child: 1 },
+                set(0, "label", "2"),
+                set(0, "'receive'", "true"),
+                send(0, 1, "a"),
+                send(0, 1, "b"),
+                recv(1, "b"),
+                recv(1, "a"),
+                Get { p: 1 },
+            ],
+        ),
+    ];
     v.into_iter()
         .enumerate()
         .map(|(i, (name, steps))| Scenario {

@@ -28,14 +28,20 @@ pub enum Label {
     Atom(String),
 }
 
-impl fmt::Display for Label {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Label::Int(i) => write!(f, "{i}"),
-            Label::Atom(a) => write!(f, "{a}"),
+/// `Display` for an enum whose every variant wraps one displayable value: the value as it shows.
+macro_rules! display_wrapped {
+    ($ty:ident: $($variant:ident),+) => {
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $($ty::$variant(v) => write!(f, "{v}"),)+
+                }
+            }
         }
-    }
+    };
 }
+
+display_wrapped!(Label: Int, Atom);
 
 /// One token flag. The discriminants are the bits ERTS uses in the token's flag word
 /// (observed through `get_token/0` on OTP 25: send|receive|print = 7, print|timestamp|monotonic = 44).
@@ -203,15 +209,7 @@ pub enum Value {
     Bool(bool),
 }
 
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Label(l) => write!(f, "{l}"),
-            Value::Serial(s) => write!(f, "{s}"),
-            Value::Bool(b) => write!(f, "{b}"),
-        }
-    }
-}
+display_wrapped!(Value: Label, Serial, Bool);
 
 /// Everything the reference refuses, with what and where.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -16,6 +16,26 @@ fn traced(node: &mut Node, p: Pid, label: i64, flags: &[Flag]) {
     }
 }
 
+/// `n` with one root process spawned.
+fn one_root(mut n: Node) -> (Node, Pid) {
+    let a = n.spawn_root().unwrap();
+    (n, a)
+}
+
+/// A node with two root processes.
+fn two_roots() -> (Node, Pid, Pid) {
+    let (mut n, a) = one_root(Node::new());
+    let b = n.spawn_root().unwrap();
+    (n, a, b)
+}
+
+/// `two_roots`, the first traced with `label` and every flag.
+fn traced_pair(label: i64) -> (Node, Pid, Pid) {
+    let (mut n, a, b) = two_roots();
+    traced(&mut n, a, label, &ALL);
+    (n, a, b)
+}
+
 const ALL: [Flag; 3] = [Flag::Send, Flag::Receive, Flag::Print];
 
 fn ser(prev: u32, curr: u32) -> Serial {
@@ -25,15 +45,8 @@ fn ser(prev: u32, curr: u32) -> Serial {
 /// The manual's example: Info {0,1}, Received {0,2}, Info {2,3}, Received {2,4}.
 #[test]
 fn manual_example_serials() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
-    let b = n.spawn_root().unwrap();
-    n.set_token_component(a, Component::Label, Value::Label(Label::Int(17)))
-        .unwrap();
-    n.set_token_component(a, Component::Flag(Flag::Receive), Value::Bool(true))
-        .unwrap();
-    n.set_token_component(a, Component::Flag(Flag::Print), Value::Bool(true))
-        .unwrap();
+    let (mut n, a, b) = two_roots();
+    traced(&mut n, a, 17, &[Flag::Receive, Flag::Print]);
     n.print_label(a, &Label::Int(17), "**** Trace Started ****")
         .unwrap();
     n.send(a, b, "the_message").unwrap();
@@ -56,10 +69,7 @@ fn manual_example_serials() {
 
 #[test]
 fn receive_takes_max_and_sets_prev() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
-    let b = n.spawn_root().unwrap();
-    traced(&mut n, a, 1, &ALL);
+    let (mut n, a, b) = traced_pair(1);
     for _ in 0..5 {
         n.print(a, "x").unwrap();
     }
@@ -78,9 +88,7 @@ fn receive_takes_max_and_sets_prev() {
 
 #[test]
 fn counters_move_without_send_flag_but_no_event() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
-    let b = n.spawn_root().unwrap();
+    let (mut n, a, b) = two_roots();
     traced(&mut n, a, 3, &[]);
     n.send(a, b, "m").unwrap();
     assert!(n.log().is_empty(), "no flag, no event");
@@ -91,10 +99,7 @@ fn counters_move_without_send_flag_but_no_event() {
 
 #[test]
 fn empty_token_receive_empties_the_token_and_keeps_counters() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
-    let b = n.spawn_root().unwrap();
-    traced(&mut n, a, 3, &ALL);
+    let (mut n, a, b) = traced_pair(3);
     n.send(b, a, "plain").unwrap();
     n.print(a, "p").unwrap();
     n.receive(a, "plain").unwrap();
@@ -117,8 +122,7 @@ fn empty_token_receive_empties_the_token_and_keeps_counters() {
 
 #[test]
 fn otp25_print_moves_the_serial_without_the_print_flag() {
-    let mut n = Node::new().with_dialect(Dialect::Otp25);
-    let a = n.spawn_root().unwrap();
+    let (mut n, a) = one_root(Node::new().with_dialect(Dialect::Otp25));
     traced(&mut n, a, 17, &[]);
     n.print(a, "counted, not output").unwrap();
     n.print_label(a, &Label::Int(18), "other label: neither")
@@ -129,8 +133,7 @@ fn otp25_print_moves_the_serial_without_the_print_flag() {
 
 #[test]
 fn print_needs_flag_and_matching_integer_label() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
+    let (mut n, a) = one_root(Node::new());
     n.print(a, "no token").unwrap();
     traced(&mut n, a, 17, &[]);
     n.print(a, "no print flag").unwrap();
@@ -155,8 +158,7 @@ fn print_needs_flag_and_matching_integer_label() {
 
 #[test]
 fn token_travels_with_spawn_and_exit_signals() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
+    let (mut n, a) = one_root(Node::new());
     traced(&mut n, a, 5, &ALL);
     n.trap_exit(a, true).unwrap();
     let c = n.spawn(a, true).unwrap();
@@ -192,8 +194,7 @@ fn token_travels_with_spawn_and_exit_signals() {
 
 #[test]
 fn spawn_without_token_is_untraced_and_child_starts_at_zero() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
+    let (mut n, a) = one_root(Node::new());
     let c = n.spawn(a, false).unwrap();
     assert_eq!(n.get_token(c).unwrap(), None);
     assert_eq!(n.counters(c).unwrap(), Counters::default());
@@ -202,8 +203,7 @@ fn spawn_without_token_is_untraced_and_child_starts_at_zero() {
 
 #[test]
 fn otp25_spawn_reply_uses_tagged_counter() {
-    let mut n = Node::new().with_dialect(Dialect::Otp25);
-    let a = n.spawn_root().unwrap();
+    let (mut n, a) = one_root(Node::new().with_dialect(Dialect::Otp25));
     traced(&mut n, a, 5, &ALL);
     n.spawn(a, false).unwrap();
     assert_eq!(n.counters(a).unwrap(), Counters { prev: 47, curr: 47 });
@@ -212,10 +212,7 @@ fn otp25_spawn_reply_uses_tagged_counter() {
 
 #[test]
 fn reset_empties_tokens_everywhere_and_zeroes_counters() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
-    let b = n.spawn_root().unwrap();
-    traced(&mut n, a, 5, &ALL);
+    let (mut n, a, b) = traced_pair(5);
     n.send(a, b, "m").unwrap();
     n.reset_trace();
     assert_eq!(n.get_token(a).unwrap(), None);
@@ -230,8 +227,7 @@ fn reset_empties_tokens_everywhere_and_zeroes_counters() {
 
 #[test]
 fn set_token_returns_old_values_and_sets_counters() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
+    let (mut n, a) = one_root(Node::new());
     let old = n
         .set_token_component(a, Component::Label, Value::Label(Label::Int(3)))
         .unwrap();
@@ -260,8 +256,7 @@ fn set_token_returns_old_values_and_sets_counters() {
 
 #[test]
 fn bad_input_is_refused_with_a_clear_error() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
+    let (mut n, a) = one_root(Node::new());
     assert!(matches!(
         Component::parse("bogus"),
         Err(SeqTraceError::BadComponent(_))
@@ -308,10 +303,7 @@ fn bad_input_is_refused_with_a_clear_error() {
 
 #[test]
 fn counter_limit_refuses_the_send() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
-    let b = n.spawn_root().unwrap();
-    traced(&mut n, a, 1, &ALL);
+    let (mut n, a, b) = traced_pair(1);
     n.set_token_component(a, Component::Serial, Value::Serial(ser(0, COUNTER_MAX)))
         .unwrap();
     let e = n.send(a, b, "m").unwrap_err();
@@ -325,8 +317,7 @@ fn counter_limit_refuses_the_send() {
 
 #[test]
 fn timestamps_follow_precedence() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
+    let (mut n, a) = one_root(Node::new());
     traced(
         &mut n,
         a,
@@ -379,8 +370,7 @@ impl TracerModule for Shared {
 
 #[test]
 fn system_tracer_module_and_process() {
-    let mut n = Node::new();
-    let a = n.spawn_root().unwrap();
+    let (mut n, a) = one_root(Node::new());
     let t = n.spawn_root().unwrap();
     let seen = Rc::new(RefCell::new(Vec::new()));
     n.set_system_tracer(SystemTracer::Module(Box::new(Shared(seen.clone(), 9))))

@@ -26,19 +26,15 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
+/// The `.rs` files under `dir`, in path order.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap_or_else(|err| panic!("read {}: {err}", dir.display())))
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect()
 }
 
 /// The function a `fn` line declares, if any (`pub(crate) fn name<..>(`, `unsafe fn name(`).
@@ -70,8 +66,7 @@ fn code(line: &str) -> &str {
 /// modules) that loads breakpoint memory, and every function declared there.
 fn scan() -> (BTreeSet<String>, BTreeSet<String>) {
     let src = root().join("reference/src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    let files = rust_files(&src);
     assert!(!files.is_empty(), "no sources under {}", src.display());
     let mut loaders = BTreeSet::new();
     let mut declared = BTreeSet::new();

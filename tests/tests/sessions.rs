@@ -39,6 +39,11 @@ fn engine() -> Arc<Engine> {
 
 /// A scheduler, awake for the whole test (every wait is passed by the stager's own thread only
 /// when no scheduler holds it back, so it is put to sleep around stager work by `sleep`).
+/// The usual start: an engine, the process <0.100.0>, and the mailbox of tracer process `tracer`.
+fn start(tracer: u64) -> (Arc<Engine>, Proc, Arc<Mailbox>) {
+    (engine(), Proc::new(Process::new(100)), Mailbox::new(tracer))
+}
+
 fn sched(e: &Arc<Engine>) -> Scheduler {
     let mut s = Scheduler::start(e.clone(), 0);
     s.sleep();
@@ -277,10 +282,8 @@ fn one_combination(n: usize, kinds: u32, victim: usize, by_destroy: bool) {
 
 #[test]
 fn destroy_clears_patterns_and_every_later_query_fails() {
-    let e = engine();
+    let (e, mut p, t1) = start(901);
     let s1 = e.create_session("doomed").unwrap();
-    let t1 = Mailbox::new(901);
-    let mut p = Proc::new(Process::new(100));
     traced(&e, &mut p, s1, &t1);
     let all3 = TraceSpec::counters(FlagSet {
         local: true,
@@ -481,9 +484,7 @@ fn traced_with_return_to(e: &Engine, p: &mut Proc, session: u32, mb: &Arc<Mailbo
 
 #[test]
 fn return_trace_exception_trace_and_return_to_frames() {
-    let e = engine();
-    let mb = Mailbox::new(900);
-    let mut p = Proc::new(Process::new(100));
+    let (e, mut p, mb) = start(900);
     traced_with_return_to(&e, &mut p, 0, &mb);
     let rt = TraceSpec::local().ms(Some(MatchSpec::RETURN_TRACE));
     let et = TraceSpec::local().ms(Some(MatchSpec::EXCEPTION_TRACE));
@@ -535,9 +536,7 @@ fn return_trace_exception_trace_and_return_to_frames() {
 /// pushed a continuation. Tail calls push no frame; return_to is pushed once.
 #[test]
 fn caller_reports_where_the_call_returns_to() {
-    let e = engine();
-    let mb = Mailbox::new(900);
-    let mut p = Proc::new(Process::new(100));
+    let (e, mut p, mb) = start(900);
     traced_with_return_to(&e, &mut p, 0, &mb);
     tp_ms(&e, BAR, MatchSpec::CALLER);
     let mut s = sched(&e);
@@ -576,9 +575,7 @@ fn caller_reports_where_the_call_returns_to() {
 /// call_time pushes its frame only if the top frame is not already a trace frame.
 #[test]
 fn call_time_frame_only_without_a_trace_frame_on_top() {
-    let e = engine();
-    let mb = Mailbox::new(900);
-    let mut p = Proc::new(Process::new(100));
+    let (e, mut p, mb) = start(900);
     traced(&e, &mut p, 0, &mb);
     let s1 = e.create_session("prof").unwrap();
     traced(&e, &mut p, s1, &Mailbox::new(901));
@@ -751,22 +748,32 @@ struct Counting {
     seen: std::sync::Mutex<Vec<(TraceTag, TraceOpts)>>,
 }
 
+impl Counting {
+    /// An `enabled*` callback: counted in `calls`, always `trace`.
+    fn enable(calls: &AtomicUsize) -> Enabled {
+        calls.fetch_add(1, Relaxed);
+        Enabled::Trace
+    }
+
+    /// A `trace*` callback: counted in `calls`, its tag and options kept.
+    fn record(&self, calls: &AtomicUsize, tag: TraceTag, o: &TraceOpts) {
+        calls.fetch_add(1, Relaxed);
+        self.seen.lock().unwrap().push((tag, o.clone()));
+    }
+}
+
 impl Tracer for Counting {
     fn enabled(&self, _: TraceTag, _: &Term, _: &Term) -> Enabled {
-        self.enabled.fetch_add(1, Relaxed);
-        Enabled::Trace
+        Counting::enable(&self.enabled)
     }
     fn trace(&self, tag: TraceTag, _: &Term, _: &Term, _: &Term, o: &TraceOpts) {
-        self.trace.fetch_add(1, Relaxed);
-        self.seen.lock().unwrap().push((tag, o.clone()));
+        self.record(&self.trace, tag, o)
     }
     fn enabled_call(&self, _: TraceTag, _: &Term, _: &Term) -> Enabled {
-        self.enabled_call.fetch_add(1, Relaxed);
-        Enabled::Trace
+        Counting::enable(&self.enabled_call)
     }
     fn trace_send(&self, tag: TraceTag, _: &Term, _: &Term, _: &Term, o: &TraceOpts) {
-        self.trace_send.fetch_add(1, Relaxed);
-        self.seen.lock().unwrap().push((tag, o.clone()));
+        self.record(&self.trace_send, tag, o)
     }
 }
 
@@ -863,10 +870,8 @@ fn session_tracer_set_and_removed() {
 /// call_time), not for call_count; a flag in one session does not count for another.
 #[test]
 fn call_flag_is_per_session_and_not_needed_for_call_count() {
-    let e = engine();
+    let (e, mut p, mb) = start(900);
     let s1 = e.create_session("s1").unwrap();
-    let mb = Mailbox::new(900);
-    let mut p = Proc::new(Process::new(100));
     // Tracer in session 0 but without the call flag; call flag in s1 only.
     let no_call = ProcFlags::default();
     e.trace_process(&mut p, 0, true, no_call, Some(ProcessTracer::spec(&mb)))

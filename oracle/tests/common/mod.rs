@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use bpspec_oracle::conformance::{ConfOp, Target};
+use bpspec_oracle::erlang::Erl;
 use bpspec_reference::{FlagSet, PatternOp};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -45,4 +46,14 @@ pub fn timed_entry(target: Target) -> Vec<ConfOp> {
         },
         ConfOp::Advance { dt: 5 },
     ]
+}
+
+/// The node of the OTP root in `BPSPEC_OTP_ROOT`, or `None` after saying that the test is
+/// skipped because it is unset.
+pub fn otp_root() -> Option<Erl> {
+    let Some(root) = Erl::env_root() else {
+        eprintln!("skipped: BPSPEC_OTP_ROOT is not set (scripts/otp-root.sh builds one)");
+        return None;
+    };
+    Some(Erl::setup_root(&root).unwrap_or_else(|m| panic!("{m}")))
 }

@@ -256,13 +256,7 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut steps = 0;
         while !g.is_null() {
-            steps += 1;
-            assert!(
-                steps <= crate::MAX_CHAIN,
-                "chain of {} longer than {}",
-                code.funcs[f].mfa,
-                crate::MAX_CHAIN
-            );
+            chain_step(&mut steps, &code.funcs[f].mfa);
             // SAFETY: as above.
             let node = unsafe { &*g };
             if node.session == session {
@@ -272,6 +266,18 @@ impl<P: ThreadProgress> Engine<P> {
         }
         std::ptr::null_mut()
     }
+}
+
+/// One more node in a walk down the breakpoint chain of `mfa`: the walk's limit,
+/// `crate::MAX_CHAIN` nodes.
+#[inline]
+pub(crate) fn chain_step(steps: &mut usize, mfa: &Mfa) {
+    *steps += 1;
+    assert!(
+        *steps <= crate::MAX_CHAIN,
+        "{mfa}: chain longer than {}",
+        crate::MAX_CHAIN
+    );
 }
 
 impl<P: ThreadProgress> Drop for Engine<P> {

@@ -4,7 +4,7 @@
 
 use crate::bp::{flags, GenericBp, SessionId};
 use crate::code::{FuncId, OP_I_GENERIC_BREAKPOINT};
-use crate::engine::Engine;
+use crate::engine::{chain_step, Engine};
 use crate::history::{node_id, Event};
 use crate::ordering::Site;
 use crate::process::Proc;
@@ -268,13 +268,7 @@ impl<P: ThreadProgress> Scheduler<P> {
         let mut g = head;
         let mut steps = 0;
         while !g.is_null() {
-            steps += 1;
-            assert!(
-                steps <= crate::MAX_CHAIN,
-                "{}: chain longer than {}",
-                h.mfa,
-                crate::MAX_CHAIN
-            );
+            chain_step(&mut steps, &h.mfa);
             // SAFETY: g was read from the slot or a `next` link. A node is freed only after it
             // was unlinked and a wait (W4) let every scheduler pass a progress point, and this
             // hit began after our last one (invariant I1, docs/protocol.md; loom + shuttle check).

@@ -33,6 +33,15 @@ pub enum Verdict {
     NotCaught(&'static str),
 }
 
+/// The row's verdict when loom kills the weakening on `scenario` of `family` with `progress`.
+const fn killed(family: &'static str, progress: &'static str, scenario: &'static str) -> Verdict {
+    Verdict::Killed {
+        family,
+        progress,
+        scenario,
+    }
+}
+
 /// One row of the table.
 #[derive(Clone, Copy, Debug)]
 pub struct SiteRow {
@@ -156,11 +165,7 @@ pub const SITES: &[SiteRow] = &[
         protects: "G: a scheduler's reads before a progress point happen before the stager's \
                    step after the wait; its hits after it see the stager's writes before W1",
         tried: &[(TP, QSBR, "remove-long")],
-        verdict: Verdict::Killed {
-            family: TP,
-            progress: QSBR,
-            scenario: "remove-long",
-        },
+        verdict: killed(TP, QSBR, "remove-long"),
     },
     SiteRow {
         site: Site::QsbrSleepFence,
@@ -170,11 +175,7 @@ pub const SITES: &[SiteRow] = &[
         protects: "G for a sleeping thread: its reads before sleeping happen before the \
                    stager's step after a wait that read SLEEPING",
         tried: &[(TP, QSBR, "remove")],
-        verdict: Verdict::Killed {
-            family: TP,
-            progress: QSBR,
-            scenario: "remove",
-        },
+        verdict: killed(TP, QSBR, "remove"),
     },
     SiteRow {
         site: Site::QsbrWakeFence,
@@ -184,11 +185,7 @@ pub const SITES: &[SiteRow] = &[
         protects: "G for a waking thread: either the wait sees its new local period or its \
                    hits see the stager's writes before W1",
         tried: &[(TP, QSBR, "remove-nap")],
-        verdict: Verdict::Killed {
-            family: TP,
-            progress: QSBR,
-            scenario: "remove-nap",
-        },
+        verdict: killed(TP, QSBR, "remove-nap"),
     },
     SiteRow {
         site: Site::QsbrWaitEnterFence,
@@ -198,11 +195,7 @@ pub const SITES: &[SiteRow] = &[
         protects: "G-acq: the stager's writes before the wait are visible to every hit after \
                    the progress point that reads the new period",
         tried: &[(TP, QSBR, "add")],
-        verdict: Verdict::Killed {
-            family: TP,
-            progress: QSBR,
-            scenario: "add",
-        },
+        verdict: killed(TP, QSBR, "add"),
     },
     SiteRow {
         site: Site::QsbrWaitExitFence,
@@ -212,11 +205,7 @@ pub const SITES: &[SiteRow] = &[
         protects: "G-rel: every read a scheduler made before its progress point or sleep \
                    happens before the stager's next step (restore, unlink, free)",
         tried: &[(TP, QSBR, "remove-session")],
-        verdict: Verdict::Killed {
-            family: TP,
-            progress: QSBR,
-            scenario: "remove-session",
-        },
+        verdict: killed(TP, QSBR, "remove-session"),
     },
     SiteRow {
         site: Site::EpochProgressFence,
@@ -308,11 +297,7 @@ pub const SITES: &[SiteRow] = &[
         protects: "a scheduler that slept through a whole block and sees it lifted is \
                    ordered after the collector's reads",
         tried: &[("collection", QSBR, "info-stw-nap")],
-        verdict: Verdict::Killed {
-            family: "collection",
-            progress: QSBR,
-            scenario: "info-stw-nap",
-        },
+        verdict: killed("collection", QSBR, "info-stw-nap"),
     },
     SiteRow {
         site: Site::StwBlockPark,
@@ -341,11 +326,7 @@ pub const SITES: &[SiteRow] = &[
         partner: "stw-block-check, stw-block-park",
         protects: "as stw-block-park (B3)",
         tried: &[("collection", QSBR, "info-stw")],
-        verdict: Verdict::Killed {
-            family: "collection",
-            progress: QSBR,
-            scenario: "info-stw",
-        },
+        verdict: killed("collection", QSBR, "info-stw"),
     },
     SiteRow {
         site: Site::MetaTracerSwap,
@@ -354,11 +335,7 @@ pub const SITES: &[SiteRow] = &[
         partner: "meta-tracer-hit-load (M2), meta-tracer-info-load",
         protects: "M1: a new meta tracer cell is written before a scheduler can load it",
         tried: &[("meta", QSBR, "meta-replace")],
-        verdict: Verdict::Killed {
-            family: "meta",
-            progress: QSBR,
-            scenario: "meta-replace",
-        },
+        verdict: killed("meta", QSBR, "meta-replace"),
     },
     SiteRow {
         site: Site::MetaTracerHitLoad,
@@ -367,11 +344,7 @@ pub const SITES: &[SiteRow] = &[
         partner: "meta-tracer-swap (M1)",
         protects: "M2: the hit path sees the meta tracer cell's contents",
         tried: &[("meta", QSBR, "meta-replace")],
-        verdict: Verdict::Killed {
-            family: "meta",
-            progress: QSBR,
-            scenario: "meta-replace",
-        },
+        verdict: killed("meta", QSBR, "meta-replace"),
     },
     SiteRow {
         site: Site::MetaTracerInfoLoad,
@@ -395,11 +368,7 @@ pub const SITES: &[SiteRow] = &[
         partner: "session-tracer-swap (T1)",
         protects: "T1: the hit path sees a published session tracer cell's contents",
         tried: &[("sessions", QSBR, "tracer-replace")],
-        verdict: Verdict::Killed {
-            family: "sessions",
-            progress: QSBR,
-            scenario: "tracer-replace",
-        },
+        verdict: killed("sessions", QSBR, "tracer-replace"),
     },
     SiteRow {
         site: Site::SessionTracerSwap,
@@ -408,11 +377,7 @@ pub const SITES: &[SiteRow] = &[
         partner: "session-tracer-load (T1)",
         protects: "T1: a new session tracer cell is written before a scheduler can load it",
         tried: &[("sessions", QSBR, "tracer-replace")],
-        verdict: Verdict::Killed {
-            family: "sessions",
-            progress: QSBR,
-            scenario: "tracer-replace",
-        },
+        verdict: killed("sessions", QSBR, "tracer-replace"),
     },
     SiteRow {
         site: Site::FreshNodeStore,
@@ -423,11 +388,7 @@ pub const SITES: &[SiteRow] = &[
                    schedule-out, previous-function charge) that finds it in an unpatched \
                    function's slot, which no wait orders",
         tried: &[(READERS, QSBR, "timem-fresh-node")],
-        verdict: Verdict::Killed {
-            family: READERS,
-            progress: QSBR,
-            scenario: "timem-fresh-node",
-        },
+        verdict: killed(READERS, QSBR, "timem-fresh-node"),
     },
     SiteRow {
         site: Site::TimemSlotLoad,
@@ -436,11 +397,7 @@ pub const SITES: &[SiteRow] = &[
         partner: "fresh-node-store",
         protects: "F3: the reader side of the fresh node's publication",
         tried: &[(READERS, QSBR, "timem-fresh-node")],
-        verdict: Verdict::Killed {
-            family: READERS,
-            progress: QSBR,
-            scenario: "timem-fresh-node",
-        },
+        verdict: killed(READERS, QSBR, "timem-fresh-node"),
     },
     SiteRow {
         site: Site::CodeIxCommit,
@@ -450,11 +407,7 @@ pub const SITES: &[SiteRow] = &[
         protects: "a call that reads the new code index sees the new version fully written \
                    (code, slots, breakpoints in both halves) and the staging export addresses",
         tried: &[(LOAD, QSBR, "load-under-hits")],
-        verdict: Verdict::Killed {
-            family: LOAD,
-            progress: QSBR,
-            scenario: "load-under-hits",
-        },
+        verdict: killed(LOAD, QSBR, "load-under-hits"),
     },
     SiteRow {
         site: Site::CodeIxLoad,
@@ -463,10 +416,6 @@ pub const SITES: &[SiteRow] = &[
         partner: "code-ix-commit",
         protects: "as code-ix-commit, on the reader's side",
         tried: &[(LOAD, QSBR, "load-under-hits")],
-        verdict: Verdict::Killed {
-            family: LOAD,
-            progress: QSBR,
-            scenario: "load-under-hits",
-        },
+        verdict: killed(LOAD, QSBR, "load-under-hits"),
     },
 ];

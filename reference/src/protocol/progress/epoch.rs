@@ -49,11 +49,7 @@ pub struct EpochHandle {
 impl ThreadProgress for EpochProgress {
     type Handle = EpochHandle;
 
-    fn new(managed: usize, mutant: Option<Mutant>) -> Self {
-        assert!(
-            managed > 0,
-            "thread progress needs at least one managed thread"
-        );
+    fn with_managed(managed: usize, mutant: Option<Mutant>) -> Self {
         EpochProgress {
             collector: Collector::new(),
             managed,

@@ -25,7 +25,16 @@ pub trait ThreadProgress: Send + Sync + Sized + 'static {
     type Handle;
 
     /// Build for `managed` managed threads (the schedulers), optionally broken by a mutant.
-    fn new(managed: usize, mutant: Option<Mutant>) -> Self;
+    fn new(managed: usize, mutant: Option<Mutant>) -> Self {
+        assert!(
+            managed > 0,
+            "thread progress needs at least one managed thread"
+        );
+        Self::with_managed(managed, mutant)
+    }
+
+    /// [`ThreadProgress::new`] once it has checked that `managed` is at least 1.
+    fn with_managed(managed: usize, mutant: Option<Mutant>) -> Self;
 
     /// Register managed thread `index` (0-based). The thread starts asleep: call
     /// [`ThreadProgress::wake`] before its first breakpoint hit.

@@ -43,11 +43,7 @@ pub struct QsbrHandle {
 impl ThreadProgress for Qsbr {
     type Handle = QsbrHandle;
 
-    fn new(managed: usize, mutant: Option<Mutant>) -> Self {
-        assert!(
-            managed > 0,
-            "thread progress needs at least one managed thread"
-        );
+    fn with_managed(managed: usize, mutant: Option<Mutant>) -> Self {
         Qsbr {
             global: AtomicU64::new(0),
             locals: (0..managed).map(|_| AtomicU64::new(SLEEPING)).collect(),
