@@ -30,6 +30,7 @@
 //! bounded wait loops. Any panic on any thread, and any failed check, ends the run with a
 //! [`Violation`] that names the seed.
 
+pub mod load;
 mod stager;
 mod worker;
 
