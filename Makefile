@@ -182,7 +182,7 @@ orderings-doc:
 # TORTURE_SECS stops short of its hits, or that churned less than its minimums, is a failed row.
 # Then every wait-removal mutant for TORTURE_MUTANT_SECS each.
 # The load torture (docs/torture.md §3, `--load`): the code-loading engine under loads, deletes,
-# purges and trace_pattern, both protocols. make test: TEST_LOAD_TORTURE_HITS calls at 2
+# purges and trace_pattern, both protocols. make test: TEST_LOAD_TORTURE_HITS calls at 2 and at 8
 # schedulers per protocol, then load-clear-old-at-once, which it must kill. make check:
 # CHECK_LOAD_TORTURE_HITS calls at each of 2, 4 and 8 schedulers per protocol (LOAD_TORTURE_SECS
 # bounds each run), then every load mutant at 8 schedulers for LOAD_TORTURE_MUTANT_SECS each.
@@ -201,7 +201,7 @@ torture-test:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-mutant --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --schedulers 4 --mutant wait-without-new-period --mutant-seconds 60
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
-	$(BPSPEC) torture --load --schedulers 2 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
+	$(BPSPEC) torture --load --schedulers 2,8 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-mutant --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --load --schedulers 2 --mutant load-clear-old-at-once --mutant-seconds 60
 torture-check:

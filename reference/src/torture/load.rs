@@ -268,7 +268,6 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     rep.purges = purges;
     rep.purge_refusals = refusals;
     rep.seconds = start.elapsed().as_secs_f64();
-    rep.timed_out = rep.hits < cfg.hits;
     let mut violation = sh
         .violation
         .lock()
@@ -293,6 +292,7 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
             Err(p) => violation = Some(format!("at rest: {}", panic_message(&*p))),
         }
     }
+    rep.timed_out = rep.hits < cfg.hits && violation.is_none();
     if let Some(v) = violation {
         rep.violation = Some(format!("{v} (seed {:#x})", cfg.seed));
         // A failed run may have left poisoned memory reachable: never free it.
