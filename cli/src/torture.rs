@@ -17,8 +17,8 @@
 //! and parameters are printed), or a mutant expected to be killed survived; 2 bad usage.
 
 use bpspec_models::results::{record, Verdict};
-use bpspec_reference::torture::{run as torture, TortureConfig, TortureReport};
 use bpspec_reference::torture::load::{run as load_torture, LoadTortureConfig};
+use bpspec_reference::torture::{run as torture, TortureConfig, TortureReport};
 use bpspec_reference::{LoadProtocol, Mutant};
 use std::process::ExitCode;
 use std::time::Duration;
