@@ -17,7 +17,7 @@
 //! and parameters are printed), or a mutant expected to be killed survived; 2 bad usage.
 
 use bpspec_models::results::{record, Verdict};
-use bpspec_reference::torture::load::{run as load_torture, LoadTortureConfig};
+use bpspec_reference::torture::load::{run as load_torture, LoadTortureConfig, LoadTortureReport};
 use bpspec_reference::torture::{run as torture, TortureConfig, TortureReport};
 use bpspec_reference::{LoadProtocol, Mutant};
 use std::process::ExitCode;
@@ -213,7 +213,91 @@ fn one_mutant(a: &Args, n: usize, m: Mutant) -> bool {
 /// One run: print, record, and say whether it went as expected.
 fn one(cfg: &TortureConfig, expected: &str) -> bool {
     println!("torture: {}", cfg.describe());
-    let rep: TortureReport = match torture(cfg) {
+    finish(
+        torture(cfg),
+        &Expect {
+            mutant: cfg.mutant,
+            covered_by: cfg.mutant.map_or("", |m| expectation(m).1),
+            hits: cfg.hits,
+            expected,
+        },
+        |rep| rep.shortfalls(cfg),
+        &format!(
+            "churn-s{}{}",
+            cfg.schedulers,
+            if cfg.erts_collection { "-erts" } else { "" }
+        ),
+        |rep| {
+            format!(
+                "hits={} ({:.0}/s) trace_pattern={} collections={} seed={:#x}",
+                rep.hits,
+                rep.hits_per_second(),
+                rep.trace_patterns,
+                rep.collections,
+                cfg.seed
+            )
+        },
+    )
+}
+
+/// What the row of a torture run needs from its report (engine or load torture).
+trait Report {
+    fn describe(&self) -> String;
+    fn violation(&self) -> Option<String>;
+    fn hits(&self) -> u64;
+    fn seconds(&self) -> f64;
+}
+
+impl Report for TortureReport {
+    fn describe(&self) -> String {
+        TortureReport::describe(self)
+    }
+    fn violation(&self) -> Option<String> {
+        self.violation.as_ref().map(|v| v.to_string())
+    }
+    fn hits(&self) -> u64 {
+        self.hits
+    }
+    fn seconds(&self) -> f64 {
+        self.seconds
+    }
+}
+
+impl Report for LoadTortureReport {
+    fn describe(&self) -> String {
+        LoadTortureReport::describe(self)
+    }
+    fn violation(&self) -> Option<String> {
+        self.violation.clone()
+    }
+    fn hits(&self) -> u64 {
+        self.hits
+    }
+    fn seconds(&self) -> f64 {
+        self.seconds
+    }
+}
+
+/// What a run is expected to come to.
+struct Expect<'a> {
+    mutant: Option<Mutant>,
+    /// The checker that kills the mutant where the torture may not.
+    covered_by: &'static str,
+    /// The baseline's hits.
+    hits: u64,
+    expected: &'a str,
+}
+
+/// Print a run's report, violation or shortfall, record its row, and say whether it went as
+/// expected.
+fn finish<R: Report>(
+    run: Result<R, String>,
+    x: &Expect,
+    shortfalls: impl FnOnce(&R) -> Vec<String>,
+    scenario: &str,
+    bound: impl FnOnce(&R) -> String,
+) -> bool {
+    let rep = match run {
         Ok(r) => r,
         Err(e) => {
             eprintln!("bpspec torture: {e}");
@@ -221,20 +305,21 @@ fn one(cfg: &TortureConfig, expected: &str) -> bool {
         }
     };
     println!("  {}", rep.describe());
-    let short = if cfg.mutant.is_none() {
-        rep.shortfalls(cfg)
+    let short = if x.mutant.is_none() {
+        shortfalls(&rep)
     } else {
         Vec::new()
     };
-    let observed = match (&rep.violation, cfg.mutant) {
-        (None, None) if rep.hits < cfg.hits => "short-of-hits",
+    let violation = rep.violation();
+    let observed = match (&violation, x.mutant) {
+        (None, None) if rep.hits() < x.hits => "short-of-hits",
         (None, None) if !short.is_empty() => "short-of-churn",
         (None, None) => "hold",
         (Some(_), None) => "violated",
         (None, Some(_)) => "survives",
         (Some(_), Some(_)) => "killed",
     };
-    if let Some(v) = &rep.violation {
+    if let Some(v) = &violation {
         println!("  {v}");
     }
     if !short.is_empty() {
@@ -243,36 +328,25 @@ fn one(cfg: &TortureConfig, expected: &str) -> bool {
     record(&Verdict {
         checker: "torture",
         progress: "qsbr",
-        scenario: &format!(
-            "churn-s{}{}",
-            cfg.schedulers,
-            if cfg.erts_collection { "-erts" } else { "" }
-        ),
-        variant: cfg.mutant.map_or("baseline", |m| m.name()),
-        bound: format!(
-            "hits={} ({:.0}/s) trace_pattern={} collections={} seed={:#x}",
-            rep.hits,
-            rep.hits_per_second(),
-            rep.trace_patterns,
-            rep.collections,
-            cfg.seed
-        ),
-        expected,
+        scenario,
+        variant: x.mutant.map_or("baseline", |m| m.name()),
+        bound: bound(&rep),
+        expected: x.expected,
         observed,
-        seconds: rep.seconds,
-        detail: match (&rep.violation, cfg.mutant) {
-            (Some(v), _) => v.to_string(),
-            (None, Some(m)) => format!(
+        seconds: rep.seconds(),
+        detail: match (&violation, x.mutant) {
+            (Some(v), _) => v.clone(),
+            (None, Some(_)) => format!(
                 "not caught on x86 in {:.0} s; covered by {}",
-                rep.seconds,
-                expectation(m).1
+                rep.seconds(),
+                x.covered_by
             ),
             (None, None) if !short.is_empty() => format!("short: {}", short.join(", ")),
             (None, None) => String::new(),
         },
     });
     matches!(
-        (expected, observed),
+        (x.expected, observed),
         ("hold", "hold") | ("killed", "killed") | ("survives", _)
     )
 }
@@ -372,66 +446,29 @@ fn load_run(a: &Args) -> ExitCode {
 /// One load torture run: print, record, and say whether it went as expected.
 fn load_one(cfg: &LoadTortureConfig, expected: &str) -> bool {
     println!("torture: {}", cfg.describe());
-    let rep = match load_torture(cfg) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("bpspec torture: {e}");
-            return false;
-        }
-    };
-    println!("  {}", rep.describe());
-    let short = if cfg.mutant.is_none() {
-        rep.shortfalls(cfg)
-    } else {
-        Vec::new()
-    };
-    let observed = match (&rep.violation, cfg.mutant) {
-        (None, None) if rep.hits < cfg.hits => "short-of-hits",
-        (None, None) if !short.is_empty() => "short-of-churn",
-        (None, None) => "hold",
-        (Some(_), None) => "violated",
-        (None, Some(_)) => "survives",
-        (Some(_), Some(_)) => "killed",
-    };
-    if let Some(v) = &rep.violation {
-        println!("  violation: {v}");
-    }
-    if !short.is_empty() {
-        println!("  short: {}", short.join(", "));
-    }
-    record(&Verdict {
-        checker: "torture",
-        progress: "qsbr",
-        scenario: &format!("load-s{}@{}", cfg.schedulers, cfg.protocol.name()),
-        variant: cfg.mutant.map_or("baseline", |m| m.name()),
-        bound: format!(
-            "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} trace_pattern={} seed={:#x}",
-            rep.hits,
-            rep.hits_per_second(),
-            rep.loads,
-            rep.deletes,
-            rep.purges,
-            rep.purge_refusals,
-            rep.trace_patterns,
-            cfg.seed
-        ),
-        expected,
-        observed,
-        seconds: rep.seconds,
-        detail: match (&rep.violation, cfg.mutant) {
-            (Some(v), _) => v.clone(),
-            (None, Some(m)) => format!(
-                "not caught on x86 in {:.0} s; covered by {}",
-                rep.seconds,
-                load_covered_by(m)
-            ),
-            (None, None) if !short.is_empty() => format!("short: {}", short.join(", ")),
-            (None, None) => String::new(),
+    finish(
+        load_torture(cfg),
+        &Expect {
+            expected,
+            hits: cfg.hits,
+            covered_by: cfg.mutant.map_or("", load_covered_by),
+            mutant: cfg.mutant,
         },
-    });
-    matches!(
-        (expected, observed),
-        ("hold", "hold") | ("killed", "killed") | ("survives", _)
+        |rep| rep.shortfalls(cfg),
+        &format!("load-s{}@{}", cfg.schedulers, cfg.protocol.name()),
+        |rep| {
+            format!(
+                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} trace_pattern={} seed={:#x}",
+                rep.hits,
+                rep.calls_per_second(),
+                rep.loads,
+                rep.deletes,
+                rep.purges,
+                rep.purge_refusals,
+                rep.trace_patterns,
+                cfg.seed
+            )
+        },
     )
 }
 

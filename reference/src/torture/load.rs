@@ -24,7 +24,7 @@
 //! the stager by the schedulers' end and `max_time`; the purge retries and the pacing waits by
 //! `max_time`.
 
-use super::{panic_message, Rng};
+use super::{check_common, panic_message, per_second, shortfalls, Rng};
 use crate::load::{LoadEngine, LoadError, LoadProtocol, LoadScheduler};
 use crate::mutant::Mutant;
 use crate::progress::Qsbr;
@@ -76,35 +76,22 @@ impl LoadTortureConfig {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        if !(1..=64).contains(&self.schedulers) {
-            return Err(format!(
-                "schedulers must be 1..=64, got {}",
-                self.schedulers
-            ));
-        }
+        check_common(self.schedulers, self.mutant)?;
         if !(1..=255).contains(&self.functions) {
             return Err(format!("functions must be 1..=255, got {}", self.functions));
-        }
-        if self.mutant.is_some() && !crate::sync::CHECKED {
-            return Err("mutants exist only in checked builds (debug assertions)".into());
         }
         Ok(())
     }
 
+    /// One line with every parameter.
     pub fn describe(&self) -> String {
+        let c = self;
+        let (protocol, variant) = (c.protocol.name(), c.mutant.map_or("baseline", |m| m.name()));
+        let seconds = c.max_time.as_secs();
+        let checked = crate::sync::CHECKED;
         format!(
-            "load seed={:#x} protocol={} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={}s variant={} checked={}",
-            self.seed,
-            self.protocol.name(),
-            self.schedulers,
-            self.functions,
-            self.hits,
-            self.pace,
-            self.min_loads,
-            self.min_trace_patterns,
-            self.max_time.as_secs(),
-            self.mutant.map_or("baseline", |m| m.name()),
-            crate::sync::CHECKED
+            "load seed={:#x} protocol={protocol} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} checked={checked}",
+            c.seed, c.schedulers, c.functions, c.hits, c.pace, c.min_loads, c.min_trace_patterns
         )
     }
 }
@@ -134,33 +121,26 @@ pub struct LoadTortureReport {
 }
 
 impl LoadTortureReport {
-    pub fn hits_per_second(&self) -> f64 {
-        if self.seconds > 0.0 {
-            self.hits as f64 / self.seconds
-        } else {
-            0.0
-        }
+    /// What a run without a violation fell short of (empty when none): its hits (the time
+    /// bound stopped it), loads or trace_pattern calls.
+    pub fn shortfalls(&self, cfg: &LoadTortureConfig) -> Vec<String> {
+        shortfalls(&[
+            ("hits", self.hits, cfg.hits),
+            ("loads", self.loads, cfg.min_loads),
+            ("trace_pattern", self.trace_patterns, cfg.min_trace_patterns),
+        ])
     }
 
-    /// What a run without a violation fell short of (empty when none).
-    pub fn shortfalls(&self, cfg: &LoadTortureConfig) -> Vec<String> {
-        let mut v = Vec::new();
-        let mut short = |what: &str, got: u64, want: u64| {
-            if got < want {
-                v.push(format!("{what} {got} < {want}"));
-            }
-        };
-        short("hits", self.hits, cfg.hits);
-        short("loads", self.loads, cfg.min_loads);
-        short("trace_pattern", self.trace_patterns, cfg.min_trace_patterns);
-        v
+    /// Calls per second.
+    pub fn calls_per_second(&self) -> f64 {
+        per_second(self.hits, self.seconds)
     }
 
     pub fn describe(&self) -> String {
         format!(
             "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} trace_pattern={} naps={} total_count={} seconds={:.1}{}",
             self.hits,
-            self.hits_per_second(),
+            self.calls_per_second(),
             self.counted,
             self.local_calls,
             self.undef_calls,
@@ -373,55 +353,43 @@ fn calls(
         }
         let fx = rng.below(f) as usize;
         let r = rng.below(100);
-        let mut called = true;
-        if held != 0 {
-            match r {
-                0..=69 => {
-                    let c = s.local_call(fx);
-                    st.local += 1;
-                    if c.version != held || !c.local {
-                        return Err(format!(
-                            "a local call from version {held} ran version {} (local {})",
-                            c.version, c.local
-                        ));
-                    }
-                }
-                70..=84 => remote_seen(sh, s.call(fx), st)?,
-                85..=89 => {
-                    s.return_out();
-                    held = 0;
-                    in_version.set(false);
-                    called = false;
-                }
-                90..=97 => {
-                    s.progress();
-                    called = false;
-                }
-                _ => {
-                    nap(s, st);
-                    called = false;
+        // In a version: local calls mostly; outside: remote calls mostly (module comment).
+        let step = match (held != 0, r) {
+            (true, 0..=69) => Step::Local,
+            (true, 70..=84) | (false, 0..=79) => Step::Remote,
+            (true, 85..=89) => Step::Return,
+            (false, 80..=84) => Step::Stay,
+            (true, 90..=97) | (false, 85..=97) => Step::Progress,
+            _ => Step::Nap,
+        };
+        let called = matches!(step, Step::Local | Step::Remote | Step::Stay);
+        match step {
+            Step::Local => {
+                let c = s.local_call(fx);
+                st.local += 1;
+                if c.version != held || !c.local {
+                    return Err(format!(
+                        "a local call from version {held} ran version {} (local {})",
+                        c.version, c.local
+                    ));
                 }
             }
-        } else {
-            match r {
-                0..=79 => remote_seen(sh, s.call(fx), st)?,
-                80..=84 => {
-                    let c = s.call_and_stay(fx);
-                    remote_seen(sh, c, st)?;
-                    st.stays += 1;
-                    // undef: the process entered no code and holds nothing.
-                    held = c.version;
-                    in_version.set(held != 0);
-                }
-                85..=97 => {
-                    s.progress();
-                    called = false;
-                }
-                _ => {
-                    nap(s, st);
-                    called = false;
-                }
+            Step::Remote => remote_seen(sh, s.call(fx), st)?,
+            Step::Stay => {
+                let c = s.call_and_stay(fx);
+                remote_seen(sh, c, st)?;
+                st.stays += 1;
+                // undef: the process entered no code and holds nothing.
+                held = c.version;
+                in_version.set(held != 0);
             }
+            Step::Return => {
+                s.return_out();
+                held = 0;
+                in_version.set(false);
+            }
+            Step::Progress => s.progress(),
+            Step::Nap => nap(s, st),
         }
         if called {
             st.hits += 1;
@@ -430,6 +398,16 @@ fn calls(
     }
     sh.hits.fetch_add(unpublished, Relaxed);
     Ok(())
+}
+
+/// One step of a scheduler's process.
+enum Step {
+    Local,
+    Remote,
+    Stay,
+    Return,
+    Progress,
+    Nap,
 }
 
 /// A remote call's outcome: counted only in a version, and only a version a load announced.
