@@ -158,6 +158,11 @@ impl LoadTortureReport {
     }
 }
 
+/// The loader and the stager make at most one operation per this many calls (plus one), so that
+/// on a loaded machine they do not take the schedulers' time (the schedulers' pace, at least 64
+/// calls per operation, is larger: the two never wait for each other).
+const OPS_PACE: u64 = 16;
+
 /// What the threads share.
 struct Shared {
     deadline: Instant,
@@ -182,6 +187,14 @@ impl Shared {
     }
     fn stopped(&self) -> bool {
         self.stop.load(Relaxed) || Instant::now() >= self.deadline
+    }
+    /// The loader's and the stager's pace: wait while they are ahead of the calls (until the
+    /// stop or the deadline), then count one operation.
+    fn operation_done(&self) {
+        while self.ops.load(Relaxed) > self.hits.load(Relaxed) / OPS_PACE + 1 && !self.stopped() {
+            std::thread::sleep(Duration::from_micros(20));
+        }
+        self.ops.fetch_add(1, Relaxed);
     }
 }
 
@@ -492,7 +505,7 @@ fn loader(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64) -> (u64, u64, u64, u64) 
             } else {
                 purge(e, sh, &mut out)?;
             }
-            sh.ops.fetch_add(1, Relaxed);
+            sh.operation_done();
         }
         Ok(())
     }));
@@ -534,7 +547,7 @@ fn stager(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64) -> u64 {
             // Mostly on: a traced module is what the loads must keep traced.
             e.trace_pattern(rng.chance(3, 4));
             n += 1;
-            sh.ops.fetch_add(1, Relaxed);
+            sh.operation_done();
             if rng.chance(1, 4) {
                 std::thread::yield_now();
             }
