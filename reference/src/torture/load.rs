@@ -244,8 +244,13 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         std::thread::spawn(move || stager(&e, &sh, seed))
     };
     let mut rep = LoadTortureReport::default();
-    for h in scheds {
-        let s = h.join().unwrap_or_default();
+    for (id, h) in scheds.into_iter().enumerate() {
+        // Every panic of a scheduler's calls is caught in `scheduler`; one that escapes is a
+        // violation too.
+        let s = h.join().unwrap_or_else(|p| {
+            sh.fail(&format!("scheduler {id}"), panic_message(&*p));
+            SchedStats::default()
+        });
         rep.hits += s.hits;
         rep.counted += s.counted;
         rep.local_calls += s.local;
@@ -254,8 +259,14 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         rep.naps += s.naps;
     }
     sh.stop.store(true, Relaxed);
-    let (loads, deletes, purges, refusals) = loader.join().unwrap_or_default();
-    rep.trace_patterns = stager.join().unwrap_or_default();
+    let (loads, deletes, purges, refusals) = loader.join().unwrap_or_else(|p| {
+        sh.fail("loader", panic_message(&*p));
+        Default::default()
+    });
+    rep.trace_patterns = stager.join().unwrap_or_else(|p| {
+        sh.fail("stager", panic_message(&*p));
+        0
+    });
     rep.loads = loads;
     rep.deletes = deletes;
     rep.purges = purges;
@@ -306,8 +317,15 @@ fn scheduler(
     let mut s = LoadScheduler::start(e, id);
     let mut st = SchedStats::default();
     let held = std::cell::Cell::new(false);
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        calls(&mut s, &sh, cfg, id, quota, &mut st, &held)
+    let r = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+        calls(&mut s, &sh, cfg, id, quota, &mut st, &held)?;
+        // The process returns out of the version it is in (it exits), under the same watch: a
+        // return that reads a freed version is a violation like any other.
+        if held.get() {
+            s.return_out();
+            held.set(false);
+        }
+        Ok(())
     }));
     let failed = match r {
         Ok(Ok(())) => false,
@@ -326,9 +344,6 @@ fn scheduler(
         s.sleep();
         std::mem::forget(s);
     } else {
-        if held.get() {
-            s.return_out();
-        }
         s.sleep();
         // Dropping it only leaves (nothing held, asleep already).
         drop(s);
