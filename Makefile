@@ -181,6 +181,15 @@ orderings-doc:
 # torture), the schedulers waiting for the stager after every CHECK_TORTURE_PACE hits; a run that
 # TORTURE_SECS stops short of its hits, or that churned less than its minimums, is a failed row.
 # Then every wait-removal mutant for TORTURE_MUTANT_SECS each.
+# The load torture (docs/torture.md §3, `--load`): the code-loading engine under loads, deletes,
+# purges and trace_pattern, both protocols. make test: TEST_LOAD_TORTURE_HITS calls at 2 and at 8
+# schedulers per protocol, then load-clear-old-at-once, which it must kill. make check:
+# CHECK_LOAD_TORTURE_HITS calls at each of 2, 4 and 8 schedulers per protocol (LOAD_TORTURE_SECS
+# bounds each run), then every load mutant at 8 schedulers for LOAD_TORTURE_MUTANT_SECS each.
+TEST_LOAD_TORTURE_HITS   ?= 1000000
+CHECK_LOAD_TORTURE_HITS  ?= 20000000
+LOAD_TORTURE_SECS        ?= 60
+LOAD_TORTURE_MUTANT_SECS ?= 10
 TEST_TORTURE_HITS   ?= 1000000
 CHECK_TORTURE_HITS  ?= 34000000
 CHECK_TORTURE_PACE  ?= 4096
@@ -191,11 +200,19 @@ torture-test:
 	$(BPSPEC) torture --schedulers 2,8 --hits $(TEST_TORTURE_HITS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-mutant --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --schedulers 4 --mutant wait-without-new-period --mutant-seconds 60
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --load --schedulers 2,8 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-mutant --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --load --schedulers 2 --mutant load-clear-old-at-once --mutant-seconds 60
 torture-check:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
 	$(CARGO) run -q --profile torture -p bpspec -- torture --schedulers 2,4,8 \
 	  --hits $(CHECK_TORTURE_HITS) --pace $(CHECK_TORTURE_PACE) --seconds $(TORTURE_SECS) \
 	  --mutants --mutant-seconds $(TORTURE_MUTANT_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
+	$(CARGO) run -q --profile torture -p bpspec -- torture --load --schedulers 2,4,8 \
+	  --hits $(CHECK_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS) \
+	  --mutants --mutant-seconds $(LOAD_TORTURE_MUTANT_SECS)
 # The ERTS torture against a real node (the OTP on PATH, or the root in OTP_ROOT; chroot needs
 # root). A crash or an inconsistency is a finding about ERTS: it is reported in the table (checker
 # "erts-torture") and does not stop make check.

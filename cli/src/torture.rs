@@ -17,12 +17,13 @@
 //! and parameters are printed), or a mutant expected to be killed survived; 2 bad usage.
 
 use bpspec_models::results::{record, Verdict};
+use bpspec_reference::torture::load::{run as load_torture, LoadTortureConfig, LoadTortureReport};
 use bpspec_reference::torture::{run as torture, TortureConfig, TortureReport};
-use bpspec_reference::Mutant;
+use bpspec_reference::{LoadProtocol, Mutant};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection] [--mutant NAME | --mutants] [--mutant-seconds S]";
+pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]]] [--mutant NAME | --mutants] [--mutant-seconds S]";
 
 /// The mutants that remove a wait for thread progress (or break the grace period itself), in
 /// the order `--mutants` runs them (docs/mutants.md).
@@ -108,6 +109,20 @@ pub struct Args {
     /// Time bound per mutant run, in seconds.
     #[arg(long, default_value = "20", value_parser = number)]
     mutant_seconds: u64,
+    /// Torture the code-loading engine instead (loads, deletes, purges and trace_pattern under
+    /// calls; `--mutant`/`--mutants` then take the load mutants).
+    #[arg(long, conflicts_with = "erts")]
+    load: bool,
+    /// Load protocols, one run each per scheduler count (with `--load`).
+    #[arg(long, value_delimiter = ',', default_value = "blocking,nonblocking", value_parser = protocol, requires = "load")]
+    protocols: Vec<LoadProtocol>,
+}
+
+fn protocol(v: &str) -> Result<LoadProtocol, String> {
+    LoadProtocol::ALL
+        .into_iter()
+        .find(|p| p.name() == v)
+        .ok_or_else(|| format!("--protocols {v}: blocking or nonblocking"))
 }
 
 /// A number, decimal or 0x hex, `_` allowed.
@@ -139,6 +154,9 @@ pub fn run(a: &Args) -> ExitCode {
             "bpspec torture: mutants exist only in checked builds (debug assertions)\nusage: {USAGE}"
         );
         return ExitCode::from(2);
+    }
+    if a.load {
+        return load_run(a);
     }
     let mut ok = true;
     if let Some(m) = a.mutant {
@@ -195,7 +213,91 @@ fn one_mutant(a: &Args, n: usize, m: Mutant) -> bool {
 /// One run: print, record, and say whether it went as expected.
 fn one(cfg: &TortureConfig, expected: &str) -> bool {
     println!("torture: {}", cfg.describe());
-    let rep: TortureReport = match torture(cfg) {
+    finish(
+        torture(cfg),
+        &Expect {
+            mutant: cfg.mutant,
+            covered_by: cfg.mutant.map_or("", |m| expectation(m).1),
+            hits: cfg.hits,
+            expected,
+        },
+        |rep| rep.shortfalls(cfg),
+        &format!(
+            "churn-s{}{}",
+            cfg.schedulers,
+            if cfg.erts_collection { "-erts" } else { "" }
+        ),
+        |rep| {
+            format!(
+                "hits={} ({:.0}/s) trace_pattern={} collections={} seed={:#x}",
+                rep.hits,
+                rep.hits_per_second(),
+                rep.trace_patterns,
+                rep.collections,
+                cfg.seed
+            )
+        },
+    )
+}
+
+/// What the row of a torture run needs from its report (engine or load torture).
+trait Report {
+    fn describe(&self) -> String;
+    fn violation(&self) -> Option<String>;
+    fn hits(&self) -> u64;
+    fn seconds(&self) -> f64;
+}
+
+impl Report for TortureReport {
+    fn describe(&self) -> String {
+        TortureReport::describe(self)
+    }
+    fn violation(&self) -> Option<String> {
+        self.violation.as_ref().map(|v| v.to_string())
+    }
+    fn hits(&self) -> u64 {
+        self.hits
+    }
+    fn seconds(&self) -> f64 {
+        self.seconds
+    }
+}
+
+impl Report for LoadTortureReport {
+    fn describe(&self) -> String {
+        LoadTortureReport::describe(self)
+    }
+    fn violation(&self) -> Option<String> {
+        self.violation.clone()
+    }
+    fn hits(&self) -> u64 {
+        self.hits
+    }
+    fn seconds(&self) -> f64 {
+        self.seconds
+    }
+}
+
+/// What a run is expected to come to.
+struct Expect<'a> {
+    mutant: Option<Mutant>,
+    /// The checker that kills the mutant where the torture may not.
+    covered_by: &'static str,
+    /// The baseline's hits.
+    hits: u64,
+    expected: &'a str,
+}
+
+/// Print a run's report, violation or shortfall, record its row, and say whether it went as
+/// expected.
+fn finish<R: Report>(
+    run: Result<R, String>,
+    x: &Expect,
+    shortfalls: impl FnOnce(&R) -> Vec<String>,
+    scenario: &str,
+    bound: impl FnOnce(&R) -> String,
+) -> bool {
+    let rep = match run {
         Ok(r) => r,
         Err(e) => {
             eprintln!("bpspec torture: {e}");
@@ -203,20 +305,21 @@ fn one(cfg: &TortureConfig, expected: &str) -> bool {
         }
     };
     println!("  {}", rep.describe());
-    let short = if cfg.mutant.is_none() {
-        rep.shortfalls(cfg)
+    let short = if x.mutant.is_none() {
+        shortfalls(&rep)
     } else {
         Vec::new()
     };
-    let observed = match (&rep.violation, cfg.mutant) {
-        (None, None) if rep.hits < cfg.hits => "short-of-hits",
+    let violation = rep.violation();
+    let observed = match (&violation, x.mutant) {
+        (None, None) if rep.hits() < x.hits => "short-of-hits",
         (None, None) if !short.is_empty() => "short-of-churn",
         (None, None) => "hold",
         (Some(_), None) => "violated",
         (None, Some(_)) => "survives",
         (Some(_), Some(_)) => "killed",
     };
-    if let Some(v) = &rep.violation {
+    if let Some(v) = &violation {
         println!("  {v}");
     }
     if !short.is_empty() {
@@ -225,37 +328,147 @@ fn one(cfg: &TortureConfig, expected: &str) -> bool {
     record(&Verdict {
         checker: "torture",
         progress: "qsbr",
-        scenario: &format!(
-            "churn-s{}{}",
-            cfg.schedulers,
-            if cfg.erts_collection { "-erts" } else { "" }
-        ),
-        variant: cfg.mutant.map_or("baseline", |m| m.name()),
-        bound: format!(
-            "hits={} ({:.0}/s) trace_pattern={} collections={} seed={:#x}",
-            rep.hits,
-            rep.hits_per_second(),
-            rep.trace_patterns,
-            rep.collections,
-            cfg.seed
-        ),
-        expected,
+        scenario,
+        variant: x.mutant.map_or("baseline", |m| m.name()),
+        bound: bound(&rep),
+        expected: x.expected,
         observed,
-        seconds: rep.seconds,
-        detail: match (&rep.violation, cfg.mutant) {
-            (Some(v), _) => v.to_string(),
-            (None, Some(m)) => format!(
+        seconds: rep.seconds(),
+        detail: match (&violation, x.mutant) {
+            (Some(v), _) => v.clone(),
+            (None, Some(_)) => format!(
                 "not caught on x86 in {:.0} s; covered by {}",
-                rep.seconds,
-                expectation(m).1
+                rep.seconds(),
+                x.covered_by
             ),
             (None, None) if !short.is_empty() => format!("short: {}", short.join(", ")),
             (None, None) => String::new(),
         },
     });
     matches!(
-        (expected, observed),
+        (x.expected, observed),
         ("hold", "hold") | ("killed", "killed") | ("survives", _)
+    )
+}
+
+/// The protocols a load mutant changes (the others run it as the baseline).
+fn load_mutant_protocols(m: Mutant) -> &'static [LoadProtocol] {
+    match m {
+        Mutant::LoadBlockingWithoutBlock => &[LoadProtocol::Blocking],
+        Mutant::LoadPurgeSkipCheck => &LoadProtocol::ALL,
+        _ => &[LoadProtocol::NonBlocking],
+    }
+}
+
+/// The load mutants the load torture is expected to kill (on every protocol the mutant changes)
+/// within `--mutant-seconds` on this machine (x86-64); the others may survive, and the row names
+/// the checker that kills them (docs/nonblocking-load.md §5, docs/torture.md §3).
+/// Measured: each killed within 0.2 s at 2 and 4 schedulers, seeds 1 to 3 (docs/torture.md §3).
+/// `load-skip-lw1-after-commit` and `load-purge-skip-wait` survive: x86-TSO and the width of
+/// their windows (the free races a read of the same thread's last progress span).
+const LOAD_TORTURE_KILLS: [Mutant; 4] = [
+    Mutant::LoadCommitBeforeBreakpoints,
+    Mutant::LoadBlockingWithoutBlock,
+    Mutant::LoadClearOldAtOnce,
+    Mutant::LoadPurgeSkipCheck,
+];
+
+/// The checker that kills a load mutant (docs/nonblocking-load.md §5).
+fn load_covered_by(m: Mutant) -> &'static str {
+    match m {
+        Mutant::LoadCommitBeforeBreakpoints => "loom and shuttle load-under-hits",
+        Mutant::LoadSkipWaitAfterCommit => "loom old-code-untraced-purge, shuttle",
+        Mutant::LoadBlockingWithoutBlock => "loom and shuttle load-under-hits",
+        Mutant::LoadClearOldAtOnce => "loom and shuttle old-code-local-calls",
+        Mutant::LoadPurgeSkipCheck => "loom and shuttle old-code-purge",
+        Mutant::LoadPurgeSkipWait => "loom old-code-purge",
+        _ => "docs/mutants.md",
+    }
+}
+
+/// `bpspec torture --load`: the load torture per protocol and scheduler count, or its mutants.
+fn load_run(a: &Args) -> ExitCode {
+    if let Some(m) = a.mutant {
+        if !Mutant::LOAD.contains(&m) {
+            eprintln!(
+                "bpspec torture: --load --mutant {}: not a load mutant (load-...)\nusage: {USAGE}",
+                m.name()
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let mut ok = true;
+    let mutants: Vec<Mutant> = match (a.mutant, a.mutants) {
+        (Some(m), _) => vec![m],
+        (None, true) => Mutant::LOAD.to_vec(),
+        (None, false) => Vec::new(),
+    };
+    if a.mutant.is_none() {
+        for &p in &a.protocols {
+            for &n in &a.schedulers {
+                let mut cfg = LoadTortureConfig::new(p, n, a.hits, a.seed);
+                cfg.max_time = Duration::from_secs(a.seconds);
+                ok &= load_one(&cfg, "hold");
+            }
+        }
+    }
+    let counts: Vec<usize> = if a.mutant.is_some() {
+        a.schedulers.clone()
+    } else {
+        vec![*a.schedulers.iter().max().unwrap_or(&4)]
+    };
+    for m in mutants {
+        for &p in load_mutant_protocols(m) {
+            if !a.protocols.contains(&p) {
+                continue;
+            }
+            for &n in &counts {
+                let mut cfg = LoadTortureConfig::new(p, n, u64::MAX / 2, a.seed);
+                cfg.max_time = Duration::from_secs(a.mutant_seconds);
+                cfg.pace = 64;
+                cfg.mutant = Some(m);
+                let expected = if LOAD_TORTURE_KILLS.contains(&m) {
+                    "killed"
+                } else {
+                    "survives"
+                };
+                ok &= load_one(&cfg, expected);
+            }
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// One load torture run: print, record, and say whether it went as expected.
+fn load_one(cfg: &LoadTortureConfig, expected: &str) -> bool {
+    println!("torture: {}", cfg.describe());
+    finish(
+        load_torture(cfg),
+        &Expect {
+            expected,
+            hits: cfg.hits,
+            covered_by: cfg.mutant.map_or("", load_covered_by),
+            mutant: cfg.mutant,
+        },
+        |rep| rep.shortfalls(cfg),
+        &format!("load-s{}@{}", cfg.schedulers, cfg.protocol.name()),
+        |rep| {
+            format!(
+                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} trace_pattern={} seed={:#x}",
+                rep.hits,
+                rep.calls_per_second(),
+                rep.loads,
+                rep.deletes,
+                rep.purges,
+                rep.purge_refusals,
+                rep.trace_patterns,
+                cfg.seed
+            )
+        },
     )
 }
 
@@ -371,5 +584,16 @@ mod tests {
             assert_ne!(covered_by(m), "docs/mutants.md", "{}", m.name());
         }
         assert!(TORTURE_KILLS.iter().all(|m| WAIT_MUTANTS.contains(m)));
+    }
+
+    /// Every load mutant names the checker that kills it and a protocol it changes; what the
+    /// load torture kills is a load mutant.
+    #[test]
+    fn every_load_mutant_names_its_checker() {
+        for m in Mutant::LOAD {
+            assert_ne!(load_covered_by(m), "docs/mutants.md", "{}", m.name());
+            assert!(!load_mutant_protocols(m).is_empty(), "{}", m.name());
+        }
+        assert!(LOAD_TORTURE_KILLS.iter().all(|m| Mutant::LOAD.contains(m)));
     }
 }

@@ -47,3 +47,45 @@ fn a_run_the_time_bound_stops_short_of_its_hits_is_a_failed_row() {
     assert_has(&text, &["short: hits "]);
     assert_has(&rows, &["\thold\tshort-of-hits\t"]);
 }
+
+#[test]
+fn small_load_torture_holds_under_both_protocols_and_records_its_rows() {
+    let (code, text, rows) = torture_run("load", "--load --schedulers 2 --hits 100000 --seed 7");
+    assert_eq!(code, 0, "{text}");
+    assert_has(
+        &text,
+        &["protocol=blocking", "protocol=nonblocking", "loads="],
+    );
+    for p in ["blocking", "nonblocking"] {
+        assert!(
+            rows.lines().any(
+                |r| r.starts_with(&format!("torture\tqsbr\tload-s2@{p}\tbaseline\t"))
+                    && r.contains("\thold\thold\t")
+            ),
+            "{rows}"
+        );
+    }
+}
+
+#[test]
+fn load_torture_kills_a_mutant_and_refuses_a_non_load_one() {
+    let (code, text, rows) = torture_run(
+        "loadmut",
+        "--load --schedulers 2 --mutant load-purge-skip-check --mutant-seconds 20",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert_has(
+        &rows,
+        &[
+            "load-s2@blocking\tload-purge-skip-check\t",
+            "\tkilled\tkilled\t",
+        ],
+    );
+    assert_has(&rows, &["load-s2@nonblocking\tload-purge-skip-check\t"]);
+    let (code, _, err) = bpspec(&["torture", "--load", "--mutant", "wait-without-new-period"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a load mutant"), "{err}");
+    let (code, _, err) = bpspec(&["torture", "--protocols", "blocking"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("required arguments"), "{err}");
+}

@@ -30,6 +30,7 @@
 //! bounded wait loops. Any panic on any thread, and any failed check, ends the run with a
 //! [`Violation`] that names the seed.
 
+pub mod load;
 mod stager;
 mod worker;
 
@@ -123,12 +124,7 @@ impl TortureConfig {
 
     /// Check the parameters; the error names the bad one.
     pub fn validate(&self) -> Result<(), String> {
-        if !(1..=64).contains(&self.schedulers) {
-            return Err(format!(
-                "schedulers must be 1..=64, got {}",
-                self.schedulers
-            ));
-        }
+        check_common(self.schedulers, self.mutant)?;
         if self.stable < 1 || self.stable + 2 > self.functions {
             return Err(format!(
                 "stable must be at least 1 and leave two churn functions (functions {}, stable {})",
@@ -140,9 +136,6 @@ impl TortureConfig {
         }
         if self.phase_hits == 0 {
             return Err("phase hits must be positive".into());
-        }
-        if self.mutant.is_some() && !crate::sync::CHECKED {
-            return Err("mutants exist only in checked builds (debug assertions)".into());
         }
         Ok(())
     }
@@ -196,27 +189,18 @@ pub struct TortureReport {
 
 impl TortureReport {
     pub fn hits_per_second(&self) -> f64 {
-        if self.seconds > 0.0 {
-            self.hits as f64 / self.seconds
-        } else {
-            0.0
-        }
+        per_second(self.hits, self.seconds)
     }
 
     /// What a run without a violation fell short of: its hits (the time bound stopped it) or
     /// the churn minimums. Empty when the run reached every target.
     pub fn shortfalls(&self, cfg: &TortureConfig) -> Vec<String> {
-        let mut v = Vec::new();
-        let mut short = |what: &str, got: u64, want: u64| {
-            if got < want {
-                v.push(format!("{what} {got} < {want}"));
-            }
-        };
-        short("hits", self.hits, cfg.hits);
-        short("trace_pattern", self.trace_patterns, cfg.min_trace_patterns);
-        short("collections", self.collections, cfg.min_collections);
-        short("paused_checks", self.paused_checks, cfg.min_paused_checks);
-        v
+        shortfalls(&[
+            ("hits", self.hits, cfg.hits),
+            ("trace_pattern", self.trace_patterns, cfg.min_trace_patterns),
+            ("collections", self.collections, cfg.min_collections),
+            ("paused_checks", self.paused_checks, cfg.min_paused_checks),
+        ])
     }
 
     /// One line of figures.
@@ -267,6 +251,36 @@ impl std::fmt::Display for Violation {
 pub fn run(cfg: &TortureConfig) -> Result<TortureReport, String> {
     cfg.validate()?;
     Ok(stager::run(cfg))
+}
+
+/// The checks every torture's parameters share: 1 to 64 schedulers; a mutant only in a checked
+/// build.
+pub(crate) fn check_common(schedulers: usize, mutant: Option<Mutant>) -> Result<(), String> {
+    if !(1..=64).contains(&schedulers) {
+        return Err(format!("schedulers must be 1..=64, got {schedulers}"));
+    }
+    if mutant.is_some() && !crate::sync::CHECKED {
+        return Err("mutants exist only in checked builds (debug assertions)".into());
+    }
+    Ok(())
+}
+
+/// `n` per second over `seconds` (0 for no time).
+pub(crate) fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// "what got < want" for every (what, got, want) that fell short.
+pub(crate) fn shortfalls(targets: &[(&str, u64, u64)]) -> Vec<String> {
+    targets
+        .iter()
+        .filter(|(_, got, want)| got < want)
+        .map(|(what, got, want)| format!("{what} {got} < {want}"))
+        .collect()
 }
 
 /// splitmix64: a small deterministic generator (one per thread, seeded from the run's seed).

@@ -1,0 +1,575 @@
+//! The load torture: the code-loading engine (`load.rs`, docs/nonblocking-load.md) on real OS
+//! threads, at scale, under both protocols (docs/torture.md §3).
+//!
+//! Threads:
+//! - `schedulers` scheduler threads, each with one process that calls the module's functions
+//!   (`call`), calls and stays in the version it reached (`call_and_stay`, a return address into
+//!   it), makes local calls from the version it is in (`local_call`), returns out of it
+//!   (`return_out`), passes progress points and naps (asleep, as a scheduler with no work);
+//! - one loader thread: load a new version (purge first when ERTS says `not_purged`), delete,
+//!   purge; a purge refused because a process is still in the old code (`OldCodeInUse`) is
+//!   retried;
+//! - one stager thread: `trace_pattern` on and off on the module.
+//!
+//! Checked at run time, on every call: what the engine asserts itself (the promise of
+//! docs/nonblocking-load.md §2: a call into a version whose promise is made counts, its code and
+//! its first instruction are that version's, its breakpoint is that function's; the liveness
+//! words of versions and breakpoints: nothing read after its free, in checked builds where freed
+//! memory is poisoned and kept), and here: a local call runs the version the process is in, a
+//! counted call ran a version, a remote call's version was loaded. At the end, every thread
+//! stopped: `check_at_rest` and the count conservation (the calls the schedulers counted equal
+//! the module's live and retired counters: no count lost or doubled).
+//!
+//! Every loop is bounded: the schedulers by their share of `hits` and `max_time`; the loader and
+//! the stager by the schedulers' end and `max_time`; the purge retries and the pacing waits by
+//! `max_time`.
+
+use super::{check_common, panic_message, per_second, shortfalls, Rng};
+use crate::load::{LoadEngine, LoadError, LoadProtocol, LoadScheduler};
+use crate::mutant::Mutant;
+use crate::progress::Qsbr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Parameters of one load torture run.
+#[derive(Clone, Debug)]
+pub struct LoadTortureConfig {
+    pub protocol: LoadProtocol,
+    /// Scheduler threads (one process each).
+    pub schedulers: usize,
+    /// Functions of the module `m`.
+    pub functions: usize,
+    /// Stop after this many calls (remote and local, over all schedulers).
+    pub hits: u64,
+    pub max_time: Duration,
+    /// The schedulers make at most about this many calls per loader or stager operation, then
+    /// nap until the next one (0: no pacing), so that oversubscribed schedulers cannot starve the
+    /// loader.
+    pub pace: u64,
+    /// A baseline run with fewer loads (or purges, or trace_pattern calls) than this is short.
+    pub min_loads: u64,
+    pub min_trace_patterns: u64,
+    pub seed: u64,
+    pub mutant: Option<Mutant>,
+}
+
+impl LoadTortureConfig {
+    pub fn new(protocol: LoadProtocol, schedulers: usize, hits: u64, seed: u64) -> Self {
+        let pace = 512;
+        // A tenth of the operations the pace allows (the loader and the stager share them).
+        let ops = hits / pace / 20;
+        LoadTortureConfig {
+            protocol,
+            schedulers,
+            functions: 8,
+            hits,
+            max_time: Duration::from_secs(600),
+            pace,
+            min_loads: ops,
+            min_trace_patterns: ops,
+            seed,
+            mutant: None,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        check_common(self.schedulers, self.mutant)?;
+        if !(1..=255).contains(&self.functions) {
+            return Err(format!("functions must be 1..=255, got {}", self.functions));
+        }
+        Ok(())
+    }
+
+    /// One line with every parameter.
+    pub fn describe(&self) -> String {
+        let c = self;
+        let (protocol, variant) = (c.protocol.name(), c.mutant.map_or("baseline", |m| m.name()));
+        let seconds = c.max_time.as_secs();
+        let checked = crate::sync::CHECKED;
+        format!(
+            "load seed={:#x} protocol={protocol} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} checked={checked}",
+            c.seed, c.schedulers, c.functions, c.hits, c.pace, c.min_loads, c.min_trace_patterns
+        )
+    }
+}
+
+/// What a load torture run did.
+#[derive(Clone, Debug, Default)]
+pub struct LoadTortureReport {
+    /// Calls made (remote and local).
+    pub hits: u64,
+    pub counted: u64,
+    pub local_calls: u64,
+    pub undef_calls: u64,
+    pub stays: u64,
+    pub loads: u64,
+    pub deletes: u64,
+    pub purges: u64,
+    /// Purges refused because a process was in the old code (each retried).
+    pub purge_refusals: u64,
+    pub trace_patterns: u64,
+    pub naps: u64,
+    pub seconds: f64,
+    pub timed_out: bool,
+    /// The calls counted by the schedulers and the module's counters at the end (equal, or a
+    /// violation).
+    pub total_count: u64,
+    pub violation: Option<String>,
+}
+
+impl LoadTortureReport {
+    /// What a run without a violation fell short of (empty when none): its hits (the time
+    /// bound stopped it), loads or trace_pattern calls.
+    pub fn shortfalls(&self, cfg: &LoadTortureConfig) -> Vec<String> {
+        shortfalls(&[
+            ("hits", self.hits, cfg.hits),
+            ("loads", self.loads, cfg.min_loads),
+            ("trace_pattern", self.trace_patterns, cfg.min_trace_patterns),
+        ])
+    }
+
+    /// Calls per second.
+    pub fn calls_per_second(&self) -> f64 {
+        per_second(self.hits, self.seconds)
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} trace_pattern={} naps={} total_count={} seconds={:.1}{}",
+            self.hits,
+            self.calls_per_second(),
+            self.counted,
+            self.local_calls,
+            self.undef_calls,
+            self.stays,
+            self.loads,
+            self.deletes,
+            self.purges,
+            self.purge_refusals,
+            self.trace_patterns,
+            self.naps,
+            self.total_count,
+            self.seconds,
+            if self.timed_out { " (time bound reached)" } else { "" }
+        )
+    }
+}
+
+/// The loader and the stager make at most one operation per this many calls (plus one), so that
+/// on a loaded machine they do not take the schedulers' time (the schedulers' pace, at least 64
+/// calls per operation, is larger: the two never wait for each other).
+const OPS_PACE: u64 = 16;
+
+/// What the threads share.
+struct Shared {
+    deadline: Instant,
+    /// Set when the schedulers are done, the time bound passed, or a check failed.
+    stop: std::sync::atomic::AtomicBool,
+    /// Calls published by the schedulers (in batches).
+    hits: AtomicU64,
+    /// Loader and stager operations done (the pace).
+    ops: AtomicU64,
+    /// The highest version number a load may have published (set before the load).
+    announced: AtomicU64,
+    violation: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn fail(&self, thread: &str, msg: String) {
+        let mut v = self.violation.lock().unwrap_or_else(|e| e.into_inner());
+        if v.is_none() {
+            *v = Some(format!("{thread}: {msg}"));
+        }
+        self.stop.store(true, Relaxed);
+    }
+    fn stopped(&self) -> bool {
+        self.stop.load(Relaxed) || Instant::now() >= self.deadline
+    }
+    /// The loader's and the stager's pace: wait while they are ahead of the calls (until the
+    /// stop or the deadline), then count one operation.
+    fn operation_done(&self) {
+        while self.ops.load(Relaxed) > self.hits.load(Relaxed) / OPS_PACE + 1 && !self.stopped() {
+            std::thread::sleep(Duration::from_micros(20));
+        }
+        self.ops.fetch_add(1, Relaxed);
+    }
+}
+
+#[derive(Default)]
+struct SchedStats {
+    hits: u64,
+    counted: u64,
+    local: u64,
+    undef: u64,
+    stays: u64,
+    naps: u64,
+}
+
+/// Run the load torture. A violation is returned in the report, never a panic.
+pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
+    cfg.validate()?;
+    let start = Instant::now();
+    let e = Arc::new(LoadEngine::<Qsbr>::new(
+        cfg.functions,
+        cfg.schedulers,
+        cfg.protocol,
+        true,
+        cfg.mutant,
+    ));
+    let sh = Arc::new(Shared {
+        deadline: start + cfg.max_time,
+        stop: std::sync::atomic::AtomicBool::new(false),
+        hits: AtomicU64::new(0),
+        ops: AtomicU64::new(0),
+        announced: AtomicU64::new(1),
+        violation: Mutex::new(None),
+    });
+    let n = cfg.schedulers as u64;
+    let quota = cfg.hits.div_ceil(n);
+    let scheds: Vec<_> = (0..cfg.schedulers)
+        .map(|id| {
+            let (e, sh, cfg) = (e.clone(), sh.clone(), cfg.clone());
+            std::thread::spawn(move || scheduler(e, sh, &cfg, id, quota))
+        })
+        .collect();
+    let loader = {
+        let (e, sh, seed) = (e.clone(), sh.clone(), cfg.seed);
+        std::thread::spawn(move || loader(&e, &sh, seed))
+    };
+    let stager = {
+        let (e, sh, seed) = (e.clone(), sh.clone(), cfg.seed);
+        std::thread::spawn(move || stager(&e, &sh, seed))
+    };
+    let mut rep = LoadTortureReport::default();
+    for (id, h) in scheds.into_iter().enumerate() {
+        // Every panic of a scheduler's calls is caught in `scheduler`; one that escapes is a
+        // violation too.
+        let s = h.join().unwrap_or_else(|p| {
+            sh.fail(&format!("scheduler {id}"), panic_message(&*p));
+            SchedStats::default()
+        });
+        rep.hits += s.hits;
+        rep.counted += s.counted;
+        rep.local_calls += s.local;
+        rep.undef_calls += s.undef;
+        rep.stays += s.stays;
+        rep.naps += s.naps;
+    }
+    sh.stop.store(true, Relaxed);
+    let (loads, deletes, purges, refusals) = loader.join().unwrap_or_else(|p| {
+        sh.fail("loader", panic_message(&*p));
+        Default::default()
+    });
+    rep.trace_patterns = stager.join().unwrap_or_else(|p| {
+        sh.fail("stager", panic_message(&*p));
+        0
+    });
+    rep.loads = loads;
+    rep.deletes = deletes;
+    rep.purges = purges;
+    rep.purge_refusals = refusals;
+    rep.seconds = start.elapsed().as_secs_f64();
+    let mut violation = sh
+        .violation
+        .lock()
+        .unwrap_or_else(|er| er.into_inner())
+        .take();
+    if violation.is_none() {
+        // At rest: every scheduler asleep, no process in any version.
+        let end = catch_unwind(AssertUnwindSafe(|| {
+            e.check_at_rest()?;
+            let total = e.total_count();
+            if total != rep.counted {
+                return Err(format!(
+                    "count conservation: the schedulers counted {} calls, the module's counters hold {total}",
+                    rep.counted
+                ));
+            }
+            Ok(total)
+        }));
+        match end {
+            Ok(Ok(t)) => rep.total_count = t,
+            Ok(Err(m)) => violation = Some(format!("at rest: {m}")),
+            Err(p) => violation = Some(format!("at rest: {}", panic_message(&*p))),
+        }
+    }
+    rep.timed_out = rep.hits < cfg.hits && violation.is_none();
+    if let Some(v) = violation {
+        rep.violation = Some(format!("{v} (seed {:#x})", cfg.seed));
+        // A failed run may have left poisoned memory reachable: never free it.
+        std::mem::forget(e);
+    }
+    Ok(rep)
+}
+
+/// A scheduler thread: its process calls, stays, makes local calls and returns, with progress
+/// points and naps; bounded by `quota` calls and the deadline.
+fn scheduler(
+    e: Arc<LoadEngine<Qsbr>>,
+    sh: Arc<Shared>,
+    cfg: &LoadTortureConfig,
+    id: usize,
+    quota: u64,
+) -> SchedStats {
+    let mut s = LoadScheduler::start(e, id);
+    let mut st = SchedStats::default();
+    let held = std::cell::Cell::new(false);
+    let r = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+        calls(&mut s, &sh, cfg, id, quota, &mut st, &held)?;
+        // The process returns out of the version it is in (it exits), under the same watch: a
+        // return that reads a freed version is a violation like any other.
+        if held.get() {
+            s.return_out();
+            held.set(false);
+        }
+        Ok(())
+    }));
+    let failed = match r {
+        Ok(Ok(())) => false,
+        Ok(Err(m)) => {
+            sh.fail(&format!("scheduler {id}"), m);
+            true
+        }
+        Err(p) => {
+            sh.fail(&format!("scheduler {id}"), panic_message(&*p));
+            true
+        }
+    };
+    st.counted = s.counted;
+    if failed {
+        // Asleep so that the loader's waits end; never touch the (maybe freed) version again.
+        s.sleep();
+        std::mem::forget(s);
+    } else {
+        s.sleep();
+        // Dropping it only leaves (nothing held, asleep already).
+        drop(s);
+    }
+    st
+}
+
+/// The process's calls: returns when the quota is made or the run stops; `held` says whether the
+/// process is in a version at that point.
+fn calls(
+    s: &mut LoadScheduler<Qsbr>,
+    sh: &Shared,
+    cfg: &LoadTortureConfig,
+    id: usize,
+    quota: u64,
+    st: &mut SchedStats,
+    in_version: &std::cell::Cell<bool>,
+) -> Result<(), String> {
+    let mut rng = Rng::new(cfg.seed ^ (0x5C4E_D000 + id as u64).wrapping_mul(0x9E37_79B9));
+    let f = cfg.functions as u64;
+    let mut held: u32 = 0;
+    let mut unpublished = 0u64;
+    // Bounded by the quota; each step is a call or one of at most `quota` other steps.
+    for step in 0..quota.saturating_mul(4) {
+        if st.hits >= quota {
+            break;
+        }
+        if step % 64 == 0 {
+            if sh.stopped() {
+                break;
+            }
+            sh.hits.fetch_add(unpublished, Relaxed);
+            unpublished = 0;
+            pace(s, sh, cfg, st);
+        }
+        let fx = rng.below(f) as usize;
+        let r = rng.below(100);
+        // In a version: local calls mostly; outside: remote calls mostly (module comment).
+        let step = match (held != 0, r) {
+            (true, 0..=69) => Step::Local,
+            (true, 70..=84) | (false, 0..=79) => Step::Remote,
+            (true, 85..=89) => Step::Return,
+            (false, 80..=84) => Step::Stay,
+            (true, 90..=97) | (false, 85..=97) => Step::Progress,
+            _ => Step::Nap,
+        };
+        let called = matches!(step, Step::Local | Step::Remote | Step::Stay);
+        match step {
+            Step::Local => {
+                let c = s.local_call(fx);
+                st.local += 1;
+                if c.version != held || !c.local {
+                    return Err(format!(
+                        "a local call from version {held} ran version {} (local {})",
+                        c.version, c.local
+                    ));
+                }
+            }
+            Step::Remote => remote_seen(sh, s.call(fx), st)?,
+            Step::Stay => {
+                let c = s.call_and_stay(fx);
+                remote_seen(sh, c, st)?;
+                st.stays += 1;
+                // undef: the process entered no code and holds nothing.
+                held = c.version;
+                in_version.set(held != 0);
+            }
+            Step::Return => {
+                s.return_out();
+                held = 0;
+                in_version.set(false);
+            }
+            Step::Progress => s.progress(),
+            Step::Nap => nap(s, st),
+        }
+        if called {
+            st.hits += 1;
+            unpublished += 1;
+        }
+    }
+    sh.hits.fetch_add(unpublished, Relaxed);
+    Ok(())
+}
+
+/// One step of a scheduler's process.
+enum Step {
+    Local,
+    Remote,
+    Stay,
+    Return,
+    Progress,
+    Nap,
+}
+
+/// A remote call's outcome: counted only in a version, and only a version a load announced.
+fn remote_seen(sh: &Shared, c: crate::load::CallSeen, st: &mut SchedStats) -> Result<(), String> {
+    if c.local {
+        return Err("a remote call reported local".into());
+    }
+    if c.version == 0 {
+        st.undef += 1;
+        if c.counted {
+            return Err("a call to undef was counted".into());
+        }
+    }
+    // The loader announces a version before its load publishes it; the call read the code index
+    // the publication committed (Acquire, pairing with the commit's Release), so the announcement
+    // happens before this read, which sees it or a later one ([coh]).
+    let announced = sh.announced.load(Relaxed);
+    if c.version as u64 > announced {
+        return Err(format!(
+            "a call ran version {} but only {announced} were loaded",
+            c.version
+        ));
+    }
+    Ok(())
+}
+
+/// Asleep for a moment (a scheduler with no work): the loader's waits pass it.
+fn nap(s: &mut LoadScheduler<Qsbr>, st: &mut SchedStats) {
+    s.sleep();
+    std::thread::yield_now();
+    s.wake();
+    st.naps += 1;
+}
+
+/// The pace: at most `cfg.pace` calls (over all schedulers) per loader or stager operation;
+/// beyond, nap until the next one, the stop, or the deadline.
+fn pace(s: &mut LoadScheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut SchedStats) {
+    if cfg.pace == 0 {
+        return;
+    }
+    let allowed = |ops: u64| (ops + 1).saturating_mul(cfg.pace);
+    if sh.hits.load(Relaxed) <= allowed(sh.ops.load(Relaxed)) {
+        return;
+    }
+    s.sleep();
+    st.naps += 1;
+    while !sh.stopped() && sh.hits.load(Relaxed) > allowed(sh.ops.load(Relaxed)) {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    s.wake();
+}
+
+/// The loader: load (purging first when needed), delete, purge; refused purges retried. Returns
+/// (loads, deletes, purges, refusals).
+fn loader(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64) -> (u64, u64, u64, u64) {
+    let mut out = (0, 0, 0, 0);
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let mut rng = Rng::new(seed ^ 0x10AD_E500);
+        let mut next = 2u64; // version 1 is loaded by `LoadEngine::new`
+        while !sh.stopped() {
+            let r = rng.below(10);
+            if r < 7 {
+                sh.announced.store(next, Relaxed);
+                match e.load() {
+                    Ok(v) => {
+                        if v as u64 != next {
+                            return Err(format!("load returned version {v}, expected {next}"));
+                        }
+                        next += 1;
+                        out.0 += 1;
+                    }
+                    Err(LoadError::NotPurged) => purge(e, sh, &mut out)?,
+                    Err(er) => return Err(format!("load: {er}")),
+                }
+            } else if r < 8 {
+                match e.delete() {
+                    Ok(()) => out.1 += 1,
+                    Err(LoadError::NotPurged) => purge(e, sh, &mut out)?,
+                    Err(LoadError::NotLoaded) => {}
+                    Err(er) => return Err(format!("delete: {er}")),
+                }
+            } else {
+                purge(e, sh, &mut out)?;
+            }
+            sh.operation_done();
+        }
+        Ok(())
+    }));
+    match r {
+        Ok(Ok(())) => {}
+        Ok(Err(m)) => sh.fail("loader", m),
+        Err(p) => sh.fail("loader", panic_message(&*p)),
+    }
+    out
+}
+
+/// Purge, retried while a process is in the old code (bounded by the stop and the deadline).
+fn purge(e: &LoadEngine<Qsbr>, sh: &Shared, out: &mut (u64, u64, u64, u64)) -> Result<(), String> {
+    loop {
+        match e.purge() {
+            Ok(true) => {
+                out.2 += 1;
+                return Ok(());
+            }
+            Ok(false) => return Ok(()),
+            Err(LoadError::OldCodeInUse) => {
+                out.3 += 1;
+                if sh.stopped() {
+                    return Ok(());
+                }
+                std::thread::yield_now();
+            }
+            Err(er) => return Err(format!("purge: {er}")),
+        }
+    }
+}
+
+/// The stager: trace_pattern on and off on the module. Returns the calls made.
+fn stager(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64) -> u64 {
+    let mut n = 0;
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let mut rng = Rng::new(seed ^ 0x57A6_E500);
+        while !sh.stopped() {
+            // Mostly on: a traced module is what the loads must keep traced.
+            e.trace_pattern(rng.chance(3, 4));
+            n += 1;
+            sh.operation_done();
+            if rng.chance(1, 4) {
+                std::thread::yield_now();
+            }
+        }
+    }));
+    if let Err(p) = r {
+        sh.fail("stager", panic_message(&*p));
+    }
+    n
+}
