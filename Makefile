@@ -138,12 +138,13 @@ oracle-check-root:
 
 # Every benchmark of reference/benches/ in one run (docs/perf.md); each prints its tables.
 # `make perf-doc` runs them with BPSPEC_BENCH_RESULTS=docs/results, so the committed
-# docs/results/perf-*.tsv are that run's output, and regenerates the book's blocks from them.
+# docs/results/perf-*.tsv are that run's output (perf-rate.tsv: `bpspec rate`), and regenerates the book's blocks from them.
 bench:
 	$(CARGO) bench -p bpspec-reference
 
 perf-doc:
 	BPSPEC_BENCH_RESULTS=docs/results $(CARGO) bench -p bpspec-reference
+	$(CARGO) run --release -q -p bpspec -- rate --out docs/results/perf-rate.tsv
 	BPSPEC_BLESS=1 $(CARGO) test -p bpspec --test docs
 
 # The spec's checking rate next to a two-phase-commit model, in one run (docs/perf.md).

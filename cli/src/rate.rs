@@ -1,8 +1,9 @@
 //! `bpspec rate [--rms N]`: the spec's checking rate side by side with a two-phase-commit model
 //! (the commit protocol of Gray and Lamport's "Consensus on Transaction Commit", the model
 //! stateright ships as its own example), in one run, under the same checker settings: states per
-//! second of `s2f2x1` and of 2PC with N resource managers, and their ratio. docs/perf.md records
-//! the figures and what limits them.
+//! second of `s2f2x1` and of 2PC with N resource managers, and their ratio. With `--out FILE` it
+//! also writes them as a result table (docs/results/perf-rate.tsv, `make perf-doc`), which
+//! docs/perf.md renders; the page says what limits them.
 
 use bpspec_spec::model::model_config;
 use stateright::{Checker, Model, Property};
@@ -10,7 +11,7 @@ use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Instant;
 
-pub const USAGE: &str = "bpspec rate [--rms N] [--threads N]";
+pub const USAGE: &str = "bpspec rate [--rms N] [--threads N] [--out FILE]";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,6 +22,10 @@ pub struct Args {
     /// `s2f2x1`).
     #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// Also write the figures as a tab-separated result table to FILE (docs/results/perf-rate.tsv
+    /// in `make perf-doc`).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -166,9 +171,11 @@ pub fn main(a: &Args) -> ExitCode {
         eprintln!("bpspec rate: --rms must be 1..=12 and --threads positive\nusage: {USAGE}");
         return ExitCode::from(2);
     }
+    let load_start = loadavg();
     let spec = || bpspec_spec::model::BpModel::new(model_config("s2f2x1").expect("known model"));
     println!("model             checker            states      secs   states/s  ratio");
-    for (label, dfs, threads) in [("bfs, 1 thread", false, 1), ("dfs", true, a.threads)] {
+    let mut rows: Vec<[String; 6]> = Vec::new();
+    for (label, dfs, threads) in [("BFS, 1 thread", false, 1), ("DFS", true, a.threads)] {
         let (ns, ts) = measure(spec(), dfs, threads);
         let (nt, tt) = measure(TwoPc { rms: a.rms }, dfs, threads);
         let (rs, rt) = (ns as f64 / ts, nt as f64 / tt);
@@ -177,14 +184,61 @@ pub fn main(a: &Args) -> ExitCode {
         } else {
             label.to_string()
         };
-        println!(
-            "2pc {:<13} {checker:<18} {nt:>9} {tt:>8.2} {rt:>10.0}  1",
-            format!("rms={}", a.rms)
+        let two_pc = format!("2PC, {} resource managers", a.rms);
+        for (model, n, t, r, ratio) in [
+            (two_pc, nt, tt, rt, 1.0),
+            ("`s2f2x1`".to_string(), ns, ts, rs, rs / rt),
+        ] {
+            println!("{model:<28} {checker:<18} {n:>9} {t:>8.2} {r:>10.0}  {ratio:.2}");
+            rows.push([
+                model,
+                checker.clone(),
+                thousands(n),
+                format!("{t:.2} s"),
+                format!("{:.2} M", r / 1e6),
+                format!("{ratio:.2}"),
+            ]);
+        }
+    }
+    if let Some(out) = &a.out {
+        let mut text = format!(
+            "# written by cli/src/rate.rs, run as `bpspec rate --rms {} --threads {} --out FILE` \
+             (make perf-doc); do not edit.\n# {} cores; load average (1, 5, 15 min) {load_start} at \
+             the start, {} at the end. docs/perf.md shows it.\n\
+             model\tchecker\tstates>\ttime>\tstates/s>\tratio to 2PC>\n",
+            a.rms,
+            a.threads,
+            std::thread::available_parallelism().map_or(0, |n| n.get()),
+            loadavg()
         );
-        println!(
-            "s2f2x1            {checker:<18} {ns:>9} {ts:>8.2} {rs:>10.0}  {:.2}",
-            rs / rt
-        );
+        for r in &rows {
+            text.push_str(&r.join("\t"));
+            text.push('\n');
+        }
+        if let Err(e) = std::fs::write(out, text) {
+            eprintln!("bpspec rate: cannot write {}: {e}", out.display());
+            return ExitCode::from(1);
+        }
     }
     ExitCode::SUCCESS
+}
+
+/// `n` with a comma every three digits, as the book's tables print counts.
+fn thousands(n: usize) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The first three fields of /proc/loadavg, or `unknown`.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
 }

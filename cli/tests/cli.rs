@@ -78,3 +78,34 @@ fn mutants_lists_every_mutant() {
         ],
     );
 }
+
+#[test]
+fn rate_writes_its_result_table_and_refuses_bad_input() {
+    let (_, err) = exits(2, &["rate", "--rms", "0"]);
+    assert_has(&err, &["--rms must be 1..=12"]);
+    let d = fresh_dir("cli", "rate");
+    let (_, err) = exits(
+        1,
+        &[
+            "rate",
+            "--rms",
+            "2",
+            "--out",
+            d.join("no/such/dir.tsv").to_str().unwrap(),
+        ],
+    );
+    assert_has(&err, &["cannot write", "no/such/dir.tsv"]);
+    let out = d.join("perf-rate.tsv");
+    exits(0, &["rate", "--rms", "2", "--out", out.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows.len(), 5, "header and four rows: {text}");
+    assert!(rows[0].starts_with("model\tchecker\tstates>"), "{text}");
+    assert_has(
+        &text,
+        &[
+            "2PC, 2 resource managers\tBFS, 1 thread",
+            "`s2f2x1`\tDFS, 2 threads\t861,126",
+        ],
+    );
+}
