@@ -6,16 +6,20 @@
 #                          results directories with `bpspec report DIR...` (docs/results.md)
 # Every part runs through `bpspec part`: its output goes to results/logs/PART.log, its progress
 # to stderr, and its verdict to a row of the table. The parts run concurrently (JOBS); the exit
-# status is the table's verdict. Each checker builds into its own target dir, so switching cfgs
-# never rebuilds the others.
+# status is the table's verdict. make check first builds everything its parts run (one part,
+# `build`, with a row of its own), so the other rows' seconds are checking time; then it runs the
+# parts longest first. Every checker of make check, and loom and shuttle in make test, use the
+# optimised checked profile (`checked` in Cargo.toml): loom and shuttle each in their own target
+# dir (their cfgs differ), the spec, seq_trace, the oracle and the tortures one build in target/.
 
 CARGO        ?= cargo
 RESULTS      ?= $(CURDIR)/results
 SHARD        ?=
 JOBS         ?= 2
 TEST_JOBS    ?= 1
-LOOM_FLAGS   := --cfg loom --cfg crossbeam_loom -C debug-assertions
-SHUTTLE_FLAGS:= --cfg shuttle -C debug-assertions
+LOOM_FLAGS   := --cfg loom --cfg crossbeam_loom
+SHUTTLE_FLAGS:= --cfg shuttle
+CHECKED      := --profile checked
 BPSPEC       := $(CURDIR)/target/debug/bpspec
 PART          = $(BPSPEC) part --results $(RESULTS)
 # For parts that are one unit: run in the shard its name hashes to.
@@ -37,7 +41,7 @@ CHECK_SHUTTLE_ITERS?= 50000
 ORACLE_CHECK_CASES ?= 4096
 ORACLE_CHECK_DIFF  ?= 3000
 
-.PHONY: test check bin report bench perf-doc rate fmt clean-results test-parts check-parts book \
+.PHONY: test check check-build build-loom build-shuttle build-checked bin report bench perf-doc rate fmt clean-results test-parts check-parts book \
 	test-std test-oracle test-oracle-root test-loom test-shuttle test-spec-batch \
 	loom shuttle spec-check check-seqtrace oracle-check oracle-check-root \
 	torture-test torture-check erts-torture
@@ -47,6 +51,7 @@ test: clean-results bin
 	$(MAKE) report
 
 check: clean-results bin
+	$(MAKE) check-build
 	$(MAKE) -j$(JOBS) check-parts
 	$(MAKE) report
 
@@ -58,7 +63,25 @@ report:
 
 test-parts: test-std test-oracle test-oracle-root test-loom test-shuttle test-spec-batch torture-test
 
-check-parts: loom shuttle spec-check check-seqtrace oracle-check oracle-check-root torture-check erts-torture
+# Longest first (the parts' seconds in docs/running.md), so both cores stay busy to the end.
+check-parts: shuttle loom torture-check spec-check erts-torture oracle-check check-seqtrace oracle-check-root
+
+# Every build the parts of make check run, as one part with its own row (checker "build"): loom,
+# shuttle and the checked build side by side (JOBS), each cargo with its own target dir.
+check-build:
+	$(PART) build --checker build --scenario "loom, shuttle and checked builds" \
+	--bound "profile=checked jobs=$(JOBS)" -- $(MAKE) -j$(JOBS) build-loom build-shuttle build-checked
+
+build-loom:
+	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -q -p bpspec-models $(CHECKED) --target-dir target/loom --no-run
+
+build-shuttle:
+	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(CARGO) test -q -p bpspec-models $(CHECKED) --target-dir target/shuttle --no-run
+
+build-checked:
+	$(CARGO) build -q $(CHECKED) -p bpspec
+	$(CARGO) test -q $(CHECKED) -p bpspec-seqtrace --test model --no-run
+	$(CARGO) test -q $(CHECKED) -p bpspec-oracle --test conformance --test differential --no-run
 
 # make test -----------------------------------------------------------------------------------
 
@@ -82,12 +105,12 @@ test-oracle-root:
 test-loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
 	RUSTFLAGS="$(LOOM_FLAGS)" $(PART) loom --checker loom --no-row -- \
-	$(TESTSHARD) -p bpspec-models --release --target-dir target/loom -- --test-threads=2
+	$(TESTSHARD) -p bpspec-models $(CHECKED) --target-dir target/loom -- --test-threads=2
 
 test-shuttle:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test BPSPEC_SHUTTLE_ITERS=$(TEST_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
 	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(PART) shuttle --checker shuttle --no-row -- \
-	$(TESTSHARD) -p bpspec-models --release --target-dir target/shuttle
+	$(TESTSHARD) -p bpspec-models $(CHECKED) --target-dir target/shuttle
 
 # The wait plans in the stateright model (docs/spec.md §12): the hit-path batch models under both
 # batch plans, the pipelined call_time reader model, and their kill-matrix rows, one row each
@@ -102,39 +125,39 @@ test-spec-batch:
 loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check LOOM_MAX_PREEMPTIONS=$(CHECK_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
 	BPSPEC_EPOCH_LOOM_BOUND=$(CHECK_EPOCH_LOOM_BOUND) RUSTFLAGS="$(LOOM_FLAGS)" $(PART) loom --checker loom --no-row -- \
-	$(TESTSHARD) -p bpspec-models --release --target-dir target/loom -- --test-threads=2
+	$(TESTSHARD) -p bpspec-models $(CHECKED) --target-dir target/loom -- --test-threads=2
 
 # The refinement runs are part of the shuttle targets (models/tests/refine.rs,
 # BPSPEC_SHUTTLE_ITERS / 2 iterations per scenario and scheduler).
 shuttle:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check BPSPEC_SHUTTLE_ITERS=$(CHECK_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
 	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(PART) shuttle --checker shuttle --no-row -- \
-	$(TESTSHARD) -p bpspec-models --release --target-dir target/shuttle
+	$(TESTSHARD) -p bpspec-models $(CHECKED) --target-dir target/shuttle
 
 # spec: the stateright models at full size (s3f2x2: DFS with symmetry over schedulers) and the
 # exact kill matrix; one row per model and per kill-matrix entry.
 spec-check:
 	$(PART) spec --checker stateright --no-row -- \
-	$(CARGO) run --release -q -p bpspec -- check --mutants --results $(RESULTS) $(WHOLE)
+	$(CARGO) run $(CHECKED) -q -p bpspec -- check --mutants --results $(RESULTS) $(WHOLE)
 
 # seq_trace (seqtrace/): the stateright model at its larger bound (4 processes, 3 hops).
 check-seqtrace:
 	$(PART) seqtrace --checker seqtrace --scenario model --bound "procs=4 hops=3" $(WHOLE) -- \
 	env BPSPEC_SEQTRACE_PROCS=4 BPSPEC_SEQTRACE_HOPS=3 \
-	$(CARGO) test --release -p bpspec-seqtrace --test model larger_bound -- --ignored --nocapture
+	$(CARGO) test $(CHECKED) -p bpspec-seqtrace --test model larger_bound -- --ignored --nocapture
 
 # The oracle at larger bounds against the Erlang/OTP on PATH, and on the OTP root if there is one.
 oracle-check:
 	$(PART) oracle-check-otp$(OTP_RELEASE) --checker oracle --scenario "conformance+differential" \
 	--bound "otp=$(OTP_RELEASE) (erl on PATH) conformance-cases=$(ORACLE_CHECK_CASES) differential-cases=$(ORACLE_CHECK_DIFF)" $(WHOLE) -- \
 	env -u BPSPEC_OTP_ROOT BPSPEC_CONFORMANCE_CASES=$(ORACLE_CHECK_CASES) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
-	$(CARGO) test -p bpspec-oracle --release --test conformance --test differential
+	$(CARGO) test -p bpspec-oracle $(CHECKED) --test conformance --test differential
 
 oracle-check-root:
 	$(PART) oracle-check-otp-root --checker oracle --scenario "differential on OTP root" \
 	--bound "otp-root=$(OTP_ROOT) differential-cases=$(ORACLE_CHECK_DIFF)" $(WHOLE) $(NO_OTP_ROOT) -- \
 	env BPSPEC_OTP_ROOT=$(OTP_ROOT) BPSPEC_DIFF_CASES=$(ORACLE_CHECK_DIFF) \
-	$(CARGO) test -p bpspec-oracle --release --test differential -- otp_root a_node_crash
+	$(CARGO) test -p bpspec-oracle $(CHECKED) --test differential -- otp_root a_node_crash
 
 # Every benchmark of reference/benches/ in one run (docs/perf.md); each prints its tables.
 # `make perf-doc` runs them with BPSPEC_BENCH_RESULTS=docs/results, so the committed
@@ -172,14 +195,14 @@ clean-results:
 orderings-doc:
 	rm -rf $(RESULTS)/orderings
 	BPSPEC_RESULTS=$(RESULTS)/orderings LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
-	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models --release --target-dir target/loom --test orderings_loom -- --test-threads=2
+	RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -p bpspec-models $(CHECKED) --target-dir target/loom --test orderings_loom -- --test-threads=2
 	BPSPEC_BLESS=1 BPSPEC_ORDERINGS_RESULTS=$(RESULTS)/orderings/loom.tsv $(CARGO) test -p bpspec-reference --test orderings
 
 # The engine torture (docs/torture.md): real scheduler threads under pattern churn; it writes its
 # own rows (checker "torture"). make test: one million hits at 2 and at 8 schedulers (checked
 # debug build), then wait-without-new-period, which it must kill. make check: 34 million hits at
 # each of 2, 4 and 8 schedulers (102 million in all) in the optimised checked build (profile
-# torture), the schedulers waiting for the stager after every CHECK_TORTURE_PACE hits; a run that
+# checked), the schedulers waiting for the stager after every CHECK_TORTURE_PACE hits; a run that
 # TORTURE_SECS stops short of its hits, or that churned less than its minimums, is a failed row.
 # Then every wait-removal mutant for TORTURE_MUTANT_SECS each.
 # The load torture (docs/torture.md §3, `--load`): the code-loading engine under loads, deletes,
@@ -207,11 +230,11 @@ torture-test:
 	$(BPSPEC) torture --load --schedulers 2 --mutant load-clear-old-at-once --mutant-seconds 60
 torture-check:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
-	$(CARGO) run -q --profile torture -p bpspec -- torture --schedulers 2,4,8 \
+	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --schedulers 2,4,8 \
 	  --hits $(CHECK_TORTURE_HITS) --pace $(CHECK_TORTURE_PACE) --seconds $(TORTURE_SECS) \
 	  --mutants --mutant-seconds $(TORTURE_MUTANT_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
-	$(CARGO) run -q --profile torture -p bpspec -- torture --load --schedulers 2,4,8 \
+	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --load --schedulers 2,4,8 \
 	  --hits $(CHECK_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS) \
 	  --mutants --mutant-seconds $(LOAD_TORTURE_MUTANT_SECS)
 # The ERTS torture against a real node (the OTP on PATH, or the root in OTP_ROOT; chroot needs
