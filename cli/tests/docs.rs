@@ -819,9 +819,11 @@ fn every_label_is_in_the_register() {
                     l.replace_range(k..end, "");
                 }
             }
-            if prev.trim_end().ends_with("BpTimemTrace") || prev.trim_end().ends_with("temporary")
-            {
-                l = l.trim_start().split_once(' ').map_or(String::new(), |(_, r)| r.to_string());
+            if prev.trim_end().ends_with("BpTimemTrace") || prev.trim_end().ends_with("temporary") {
+                l = l
+                    .trim_start()
+                    .split_once(' ')
+                    .map_or(String::new(), |(_, r)| r.to_string());
             }
             check(f, i + 1, &l);
             prev = line;
