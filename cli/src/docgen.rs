@@ -25,7 +25,7 @@
 //! malformed line (the message names the file and line), or filters that leave no row.
 
 use bpspec_spec::model::props::{LIVENESS, SAFETY};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The kinds `--markdown` knows.
@@ -399,9 +399,23 @@ fn kill_cell(rows: &[&Row]) -> String {
 fn kill_matrix(opts: &[String], files: &[PathBuf]) -> Result<String, String> {
     let all = read_rows(files)?;
     let v = view_options("kill-matrix", opts)?;
+    // One configuration counts once: two rows of the same checker, thread progress, scenario,
+    // mutant, bound and verdict are the same deterministic run made by two tests (a finding's
+    // own test and the kill matrix both run it), not two kills.
+    let mut seen = HashSet::new();
     let rows: Vec<&Row> = filtered("kill-matrix", &v, &all)?
         .into_iter()
         .filter(|r| r.variant != "baseline")
+        .filter(|r| {
+            seen.insert((
+                r.checker.as_str(),
+                r.progress.as_str(),
+                r.scenario.as_str(),
+                r.variant.as_str(),
+                r.bound.as_str(),
+                r.observed.as_str(),
+            ))
+        })
         .collect();
     let mut mutants: Vec<&str> = Vec::new();
     for r in &rows {

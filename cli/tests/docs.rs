@@ -663,3 +663,191 @@ fn generated_blocks_and_timelines_are_fresh() {
         bad.join("\n")
     );
 }
+
+/// The label register, docs/labels.md: the labels of its "Labels" table (ranges expanded) and
+/// the words of label shape its "Not labels" table lets through, with the file each applies to
+/// (`*`: every file).
+struct Register {
+    labels: BTreeMap<String, usize>,
+    not_labels: Vec<(String, String)>,
+}
+
+/// `X1–X9`, `L5a–L5c` or one label: the labels a register entry names.
+fn expand(entry: &str) -> Vec<String> {
+    let entry = entry.trim().trim_matches('`');
+    let Some((a, b)) = entry.split_once('–') else {
+        return vec![entry.to_string()];
+    };
+    let split = |s: &str| {
+        let i = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
+        (s[..i].to_string(), s[i..].to_string())
+    };
+    let ((pa, na), (pb, nb)) = (split(a), split(b));
+    assert_eq!(pa, pb, "docs/labels.md: a range over two prefixes: {entry}");
+    if let (Ok(x), Ok(y)) = (na.parse::<u32>(), nb.parse::<u32>()) {
+        return (x..=y).map(|k| format!("{pa}{k}")).collect();
+    }
+    // A letter range on one number: L5a–L5c.
+    let (da, la) = na.split_at(na.len() - 1);
+    let (db, lb) = nb.split_at(nb.len() - 1);
+    assert_eq!(da, db, "docs/labels.md: a range over two numbers: {entry}");
+    let (x, y) = (la.as_bytes()[0], lb.as_bytes()[0]);
+    (x..=y).map(|c| format!("{pa}{da}{}", c as char)).collect()
+}
+
+fn register() -> Register {
+    let text = read(&root().join("docs/labels.md"));
+    let mut labels = BTreeMap::new();
+    let mut not_labels = Vec::new();
+    let mut section = "";
+    let mut dup = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if let Some(h) = line.strip_prefix("## ") {
+            section = if h.starts_with("Labels") {
+                "labels"
+            } else if h.starts_with("Not labels") {
+                "not"
+            } else {
+                ""
+            };
+            continue;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 4 || !line.starts_with('|') || cells[1].starts_with("---") {
+            continue;
+        }
+        match section {
+            "labels" if cells[1] != "labels" => {
+                for e in cells[1].split(',') {
+                    for l in expand(e) {
+                        if labels.insert(l.clone(), n + 1).is_some() {
+                            dup.push(l);
+                        }
+                    }
+                }
+            }
+            "not" if cells[1] != "word" => {
+                not_labels.push((cells[1].trim_matches('`').to_string(), cells[2].to_string()))
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        dup.is_empty(),
+        "docs/labels.md lists these labels twice (one label, one meaning): {dup:?}"
+    );
+    Register { labels, not_labels }
+}
+
+/// Whether `w` has the shape of a label: 1–3 capitals, 1–2 digits, an optional lowercase letter
+/// and an optional proof step `.k` (T1, QW2b, L5a, I2.13); or 1–2 capitals, a hyphen and 2–5
+/// lowercase letters (G-done, P-load, S-fr).
+fn label_shape(w: &str) -> bool {
+    let b = w.as_bytes();
+    let caps = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    let rest = &b[caps..];
+    if (1..=2).contains(&caps) && rest.first() == Some(&b'-') {
+        let low = &rest[1..];
+        return (2..=5).contains(&low.len()) && low.iter().all(u8::is_ascii_lowercase);
+    }
+    let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut rest = &rest[digits..];
+    if !(1..=3).contains(&caps) || !(1..=2).contains(&digits) {
+        return false;
+    }
+    if rest.first().is_some_and(u8::is_ascii_lowercase) {
+        rest = &rest[1..];
+    }
+    if let Some(step) = rest.strip_prefix(b".") {
+        return (1..=2).contains(&step.len()) && step.iter().all(u8::is_ascii_digit);
+    }
+    rest.is_empty()
+}
+
+/// The words of label shape in a piece of text (inline code spans left out: they quote code,
+/// arguments and Erlang terms). A word is a run of letters, digits, `_`, `.` and `-`; a word
+/// that is not a label as a whole is tried part by part around its hyphens (`S1-S5`).
+fn labels_in(text: &str) -> Vec<String> {
+    let (_, rest) = code_spans(text);
+    let mut out = Vec::new();
+    let is_word = |c: char| c.is_ascii_alphanumeric() || "_.-".contains(c);
+    for w in rest.split(|c: char| !is_word(c)) {
+        let w = w.trim_end_matches(['.', '-']);
+        if w.contains('_') {
+            continue;
+        }
+        if label_shape(w) {
+            out.push(w.to_string());
+        } else {
+            out.extend(w.split('-').filter(|p| label_shape(p)).map(str::to_string));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_label_is_in_the_register() {
+    let reg = register();
+    let mut files = Vec::new();
+    walk(&root().join("docs"), ".md", &mut files);
+    let mut bad = BTreeMap::<String, Vec<String>>::new();
+    let mut check = |f: &Path, n: usize, text: &str| {
+        let file = rel(f);
+        for w in labels_in(text) {
+            let base = w.split_once('.').map_or(w.as_str(), |(b, _)| b);
+            let allowed = reg
+                .not_labels
+                .iter()
+                .any(|(nw, nf)| *nw == w && (nf == "*" || file.ends_with(nf.as_str())));
+            if !allowed && !reg.labels.contains_key(base) {
+                bad.entry(w).or_default().push(format!("{file}:{n}"));
+            }
+        }
+    };
+    for f in &files {
+        // Object names of the spec's counterexamples ("temporary T1", "BpTimemTrace R0") are
+        // names, not labels: drop them with the word that introduces them.
+        let text = read(f);
+        let mut prev = "";
+        for (i, line) in text.lines().enumerate() {
+            let mut l = line.to_string();
+            for intro in ["temporary ", "BpTimemTrace "] {
+                while let Some(k) = l.find(intro) {
+                    let end = l[k + intro.len()..]
+                        .find(|c: char| !c.is_ascii_alphanumeric())
+                        .map_or(l.len(), |e| k + intro.len() + e);
+                    l.replace_range(k..end, "");
+                }
+            }
+            if prev.trim_end().ends_with("BpTimemTrace") || prev.trim_end().ends_with("temporary") {
+                l = l
+                    .trim_start()
+                    .split_once(' ')
+                    .map_or(String::new(), |(_, r)| r.to_string());
+            }
+            check(f, i + 1, &l);
+            prev = line;
+        }
+    }
+    let mut sources = Vec::new();
+    for dir in ["reference/src", "spec/src", "models/src"] {
+        walk(&root().join(dir), ".rs", &mut sources);
+    }
+    for f in &sources {
+        for (i, line) in read(f).lines().enumerate() {
+            if let Some(k) = line.find("//") {
+                check(f, i + 1, &line[k..]);
+            }
+        }
+    }
+    let list: Vec<String> = bad
+        .iter()
+        .map(|(w, at)| format!("{w}: {}", at[..at.len().min(4)].join(", ")))
+        .collect();
+    assert!(
+        list.is_empty(),
+        "labels not in the register docs/labels.md (add them, with their meaning and where \
+         they are defined, or rename them to a registered family):\n{}",
+        list.join("\n")
+    );
+}

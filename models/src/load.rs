@@ -5,11 +5,11 @@
 //!
 //! During a run the engine asserts the promise (no mix, no read after free, the version's code
 //! fully loaded) and loom checks every liveness word and code body for causality. After it:
-//! - L1 no lost event: the counted calls equal the counters (live and retired);
-//! - L2 per scheduler, the versions its remote calls ran never go back (the code index is read
+//! - LP1 no lost event: the counted calls equal the counters (live and retired);
+//! - LP2 per scheduler, the versions its remote calls ran never go back (the code index is read
 //!   coherently; `undef` after a delete is skipped; local calls stay in the version their
 //!   process is in and are not ordered);
-//! - L3 in scenarios where the module stays traced, every remote call that reached code counted
+//! - LP3 in scenarios where the module stays traced, every remote call that reached code counted
 //!   (a local call in old code is uncounted once the old version's breakpoints are removed);
 //! - at rest: halves equal, patched iff traced, promise as pattern, nothing leaked.
 
@@ -50,13 +50,13 @@ pub struct LScenario {
     /// One script per stager thread (the second is the concurrent trace_pattern).
     pub stagers: Vec<Vec<LOp>>,
     pub schedulers: Vec<Vec<LStep>>,
-    /// L3 applies (no trace_pattern false, traced from the start).
+    /// LP3 applies (no trace_pattern false, traced from the start).
     pub always_traced: bool,
 }
 
 impl LScenario {
     /// `stagers` racing `schedulers` on `functions` functions of a module loaded `traced` or
-    /// not; L3 applies when it is traced and no stager runs `trace_pattern` false.
+    /// not; LP3 applies when it is traced and no stager runs `trace_pattern` false.
     pub fn new(
         name: &'static str,
         functions: usize,
@@ -230,14 +230,14 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
             }
             assert!(
                 call.version >= last,
-                "L2 violated: scheduler {id} call {n} ran version {} after version {last}",
+                "LP2 violated: scheduler {id} call {n} ran version {} after version {last}",
                 call.version
             );
             last = call.version;
             if scn.always_traced {
                 assert!(
                     call.counted,
-                    "L3 violated: scheduler {id} call {n} ran version {} uncounted",
+                    "LP3 violated: scheduler {id} call {n} ran version {} uncounted",
                     call.version
                 );
             }
@@ -246,7 +246,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
     assert_eq!(
         e.total_count(),
         counted,
-        "L1 violated: a counted call was lost"
+        "LP1 violated: a counted call was lost"
     );
     if let Err(m) = e.check_at_rest() {
         panic!("at rest: {m}");

@@ -11,11 +11,11 @@
 //! and a stager that removes (`false`), pauses, restarts and sets the patterns again meanwhile.
 //!
 //! Properties:
-//! - R1 no reader reads a freed node or counter (liveness words: loom causality, poison asserted
+//! - RD1 no reader reads a freed node or counter (liveness words: loom causality, poison asserted
 //!   under shuttle) and no reader reads a half while it is written (loom cells, write marks);
-//! - R2 no reader reads a node it found in a slot before the node's initialisation is visible
+//! - RD2 no reader reads a node it found in a slot before the node's initialisation is visible
 //!   (loom: a cell read not ordered after the cell's creation is a causality error);
-//! - R3 conservation where it applies: a session the stager does not touch ends with the same
+//! - RD3 conservation where it applies: a session the stager does not touch ends with the same
 //!   figures as the same scripts run sequentially with no stager at all;
 //! - at rest afterwards (I5).
 //!
@@ -80,7 +80,7 @@ pub struct RScenario {
     pub stagers: Vec<Vec<ROp>>,
     /// One script per scheduler (scheduler `i` runs pid `100 + 16 i`).
     pub schedulers: Vec<Vec<RStep>>,
-    /// R3: this session's final figures must equal a sequential run without the stager.
+    /// RD3: this session's final figures must equal a sequential run without the stager.
     pub conserve: Option<u32>,
 }
 
@@ -230,7 +230,7 @@ pub fn shuttle_scenarios() -> Vec<RScenario> {
     let mut out = loom_scenarios();
     for s in out.iter_mut() {
         s.schedulers.push(script(4, s.functions));
-        // R3 only with the loom script: a process that *calls* f0 while the other session's
+        // RD3 only with the loom script: a process that *calls* f0 while the other session's
         // node is removed gets session 0's own return frame after the removal (one frame per
         // hit, pushed by the first session that acts), so its session 0 figures differ from a
         // run without the stager (seen under shuttle; docs/readers.md).
@@ -477,7 +477,7 @@ pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, pla
         let want = figures(&*execute::<P>(s, None, false, false, plan), s, session);
         assert_eq!(
             got, want,
-            "R3 violated: session {session}'s figures differ from the run without the stager"
+            "RD3 violated: session {session}'s figures differ from the run without the stager"
         );
     }
     if let Err(err) = e.check_at_rest() {

@@ -6,8 +6,8 @@
 //! schedule-out (the slot-walking readers), and sleeping through the waits. Shared by
 //! `tests/waits_loom.rs` and `tests/waits_shuttle.rs`.
 //!
-//! Properties: those of [`crate::readers`] (R1 no read of a freed node or counter, R2 no read of
-//! a node before its initialisation, R3 conservation where it applies, I5 at rest).
+//! Properties: those of [`crate::readers`] (RD1 no read of a freed node or counter, RD2 no read of
+//! a node before its initialisation, RD3 conservation where it applies, I5 at rest).
 
 use crate::readers::{ROp, RScenario, RStep, TIME, TIME_MEM};
 use bpspec_reference::{Mutant, PatternOp, WaitPlan};
@@ -126,7 +126,7 @@ pub fn shuttle_scenarios() -> Vec<RScenario> {
             Work(1),
             Ret,
         ]);
-        // As in the readers models: a second process's own return frames make R3 differ.
+        // As in the readers models: a second process's own return frames make RD3 differ.
         s.conserve = None;
     }
     out

@@ -66,7 +66,9 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
 ) -> *const BpTimemTrace {
     // Acquire: pairs with the Release store of a fresh node into an unpatched function's slot
     // (`stage.rs`): this reader does not go through the instruction word, so no wait orders the
-    // node's initialisation before it (finding F3). Nodes reached through `next` were linked at
+    // node's initialisation before it (finding F3). The node's staging half, written after the
+    // Release store, is read here only once `active_bp_index` names it, after T3, so after W1
+    // (G-seen; docs/protocol.md I2.13-I2.19). Nodes reached through `next` were linked at
     // install, after W0, and are ordered by thread progress (G).
     let mut g = e.code.funcs[f]
         .gen_bp

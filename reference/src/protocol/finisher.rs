@@ -212,7 +212,7 @@ impl<P: ThreadProgress> Engine<P> {
             }
         }
         // W3 and W4 guard only what consolidate unlinks; when it will unlink nothing the
-        // elide-idle plan skips both (docs/fewer-waits.md, proof E).
+        // elide-idle plan skips both (docs/fewer-waits.md, proof EL).
         let idle = self.wait_plan.elides_idle() && !crate::waitplan::will_unlink(self, st, &areas);
         if !idle {
             self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3

@@ -84,11 +84,11 @@ macro_rules! sites {
 }
 
 sites! {
-    /// qsbr.rs P2: the progress point's full barrier.
+    /// qsbr.rs QP2: the progress point's full barrier.
     QsbrProgressFence = "qsbr-progress-fence",
-    /// qsbr.rs S1: the barrier before going to sleep.
+    /// qsbr.rs QS1: the barrier before going to sleep.
     QsbrSleepFence = "qsbr-sleep-fence",
-    /// qsbr.rs K3: the barrier on wake-up.
+    /// qsbr.rs QK3: the barrier on wake-up.
     QsbrWakeFence = "qsbr-wake-fence",
     /// qsbr.rs W1: the stager's barrier before it starts a new period.
     QsbrWaitEnterFence = "qsbr-wait-enter-fence",
@@ -114,9 +114,9 @@ sites! {
     MetaTracerHitLoad = "meta-tracer-hit-load",
     /// meta.rs: `trace_info(MFA, meta)`'s Acquire load of the meta tracer cell.
     MetaTracerInfoLoad = "meta-tracer-info-load",
-    /// session.rs T1: the hit path's Acquire load of the session tracer cell.
+    /// session.rs ST1: the hit path's Acquire load of the session tracer cell.
     SessionTracerLoad = "session-tracer-load",
-    /// session.rs T1: the stager's Release swap of a new session tracer cell.
+    /// session.rs ST1: the stager's Release swap of a new session tracer cell.
     SessionTracerSwap = "session-tracer-swap",
     /// stage.rs: the Release store of a fresh node into an unpatched function's slot (F3).
     FreshNodeStore = "fresh-node-store",
@@ -192,7 +192,7 @@ pub const SITES: &[SiteRow] = &[
         file: "protocol/progress/qsbr.rs",
         ordering: "fence(SeqCst)",
         partner: "qsbr-progress-fence (QP2), qsbr-wake-fence (QK3)",
-        protects: "G-acq: the stager's writes before the wait are visible to every hit after \
+        protects: "G-seen: the stager's writes before the wait are visible to every hit after \
                    the progress point that reads the new period",
         tried: &[(TP, QSBR, "add")],
         verdict: killed(TP, QSBR, "add"),
@@ -202,7 +202,7 @@ pub const SITES: &[SiteRow] = &[
         file: "protocol/progress/qsbr.rs",
         ordering: "fence(SeqCst)",
         partner: "qsbr-progress-fence (QP2), qsbr-sleep-fence (QS1)",
-        protects: "G-rel: every read a scheduler made before its progress point or sleep \
+        protects: "G-done: every read a scheduler made before its progress point or sleep \
                    happens before the stager's next step (restore, unlink, free)",
         tried: &[(TP, QSBR, "remove-session")],
         verdict: killed(TP, QSBR, "remove-session"),
@@ -233,7 +233,7 @@ pub const SITES: &[SiteRow] = &[
         file: "protocol/progress/epoch.rs",
         ordering: "fence(SeqCst)",
         partner: "crossbeam-epoch's fences in pin and in the stager's flush",
-        protects: "G-acq for a waking thread under EpochProgress",
+        protects: "G-seen for a waking thread under EpochProgress",
         tried: &[(TP, EPOCH, "remove-nap"), (TP, EPOCH, "remove")],
         verdict: Verdict::NotCaught(
             "not harmless, as epoch-progress-fence: after `pin`'s Relaxed load of the global \
@@ -315,7 +315,7 @@ pub const SITES: &[SiteRow] = &[
              full fence comes before any breakpoint access. C11 fence synchronization: the \
              release store B3 synchronizes with that acquire fence, because the relaxed load \
              that read B3's value is sequenced before it; so the collector's reads happen before \
-             the scheduler's next writes without the Acquire (Qsbr's K3; EpochProgress's \
+             the scheduler's next writes without the Acquire (Qsbr's QK3; EpochProgress's \
              epoch-wake-fence).",
         ),
     },
@@ -365,8 +365,8 @@ pub const SITES: &[SiteRow] = &[
         site: Site::SessionTracerLoad,
         file: "sessions/session.rs",
         ordering: "load Acquire",
-        partner: "session-tracer-swap (T1)",
-        protects: "T1: the hit path sees a published session tracer cell's contents",
+        partner: "session-tracer-swap (ST1)",
+        protects: "ST1: the hit path sees a published session tracer cell's contents",
         tried: &[("sessions", QSBR, "tracer-replace")],
         verdict: killed("sessions", QSBR, "tracer-replace"),
     },
@@ -374,8 +374,8 @@ pub const SITES: &[SiteRow] = &[
         site: Site::SessionTracerSwap,
         file: "sessions/session.rs",
         ordering: "swap Release",
-        partner: "session-tracer-load (T1)",
-        protects: "T1: a new session tracer cell is written before a scheduler can load it",
+        partner: "session-tracer-load (ST1)",
+        protects: "ST1: a new session tracer cell is written before a scheduler can load it",
         tried: &[("sessions", QSBR, "tracer-replace")],
         verdict: killed("sessions", QSBR, "tracer-replace"),
     },

@@ -90,7 +90,10 @@ pub(crate) fn stage_in<P: ThreadProgress>(
                 h.gen_bp.store(node, Relaxed);
             } else {
                 // Release: pairs with the Acquire load of the slot in `get_timem_break`, so the
-                // node's initialisation happens before any reader that finds it there.
+                // node's initialisation (`GenericBp::new`: liveness word, session, `next`, both
+                // halves empty) happens before any reader that finds it there. The staging half
+                // written below, after this store, is not covered by it: a reader reads that half
+                // only through the index T3 flips, hence after W1 (docs/protocol.md I2.13-I2.19).
                 h.gen_bp
                     .store(node, ord(e.mutant, Site::FreshNodeStore, Release));
             }

@@ -244,7 +244,7 @@ impl Stager {
             .is_ok()
     }
 
-    /// Fresh counters on the stable functions in sessions 0 and S1 (window closed).
+    /// Fresh counters on the stable functions in sessions 0 and s1 (window closed).
     fn set_stable(&mut self, stable: u64) -> Check {
         for f in 0..self.cfg.functions {
             if stable & (1 << f) == 0 {
@@ -367,7 +367,7 @@ impl Stager {
         }
     }
 
-    /// One churn operation. Sessions 0 and S1 only touch non-stable functions with
+    /// One churn operation. Sessions 0 and s1 only touch non-stable functions with
     /// trace_pattern; ephemeral sessions touch any function.
     fn op(&mut self, stable: u64) -> Check {
         let r = self.rng.below(100);
@@ -403,7 +403,7 @@ impl Stager {
             }
             35..=44 => self.meta_swap(stable),
             45..=69 => {
-                // A collection on a stable function while it is hit (sessions 0 and S1).
+                // A collection on a stable function while it is hit (sessions 0 and s1).
                 let s = if self.rng.chance(1, 2) { 0 } else { self.s1 };
                 let f = loop {
                     let f = self.rng.below(self.cfg.functions as u64) as usize;
@@ -556,7 +556,7 @@ impl Stager {
     }
 
     /// Every call the schedulers made to a stable function in `phase`'s window is counted
-    /// exactly once in call_count, call_time and call_memory, in session 0 and in S1.
+    /// exactly once in call_count, call_time and call_memory, in session 0 and in s1.
     fn check_conservation(&mut self, phase: u64) -> Check {
         let pubs: Vec<Published> = self
             .sh

@@ -120,7 +120,7 @@ pub enum StagerOp {
     /// engine refuses those in a batch), are staged one after another in one `Stage` step (T1
     /// of entry 1, …, T1 of entry `len`), then one sequence W0…W4 finishes them over the union
     /// of their functions (W0 and install left out if every entry is `false`). `elide_idle`: W3
-    /// and W4 are left out when consolidate will unlink no node (Proof E).
+    /// and W4 are left out when consolidate will unlink no node (Proof EL).
     Batch { len: u8, elide_idle: bool },
 }
 

@@ -262,8 +262,8 @@ impl Config {
         }
     }
 
-    /// The current op's matched functions (a batch: the union over its entries, Proof B5) and
-    /// whether it only removes (every entry `false`: no W0, no install, Proof B6).
+    /// The current op's matched functions (a batch: the union over its entries, docs/fewer-waits.md BA5) and
+    /// whether it only removes (every entry `false`: no W0, no install, BA6 there).
     fn op(&self, s: &State) -> (u8, bool) {
         self.entries(s)
             .iter()
@@ -346,7 +346,7 @@ impl Config {
             "removal in phase {p:?}"
         );
         // A phase is left out if a mutant removes it or the op has none.
-        // Under `batch-elide-idle` (Proof E) W3 is left out when, after uninstall, consolidate
+        // Under `batch-elide-idle` (Proof EL) W3 is left out when, after uninstall, consolidate
         // will unlink nothing, and W4 when consolidate unlinked nothing (the free list is
         // empty). The batch mutants: W2 too when idle (decided right after the commit, which is
         // where the stager is when W2 comes next), or W3 and W4 whatever the test says.
@@ -504,7 +504,7 @@ impl Config {
                 for x in &mut s.scheds {
                     x.saw_new = false;
                 }
-                // A batch: each entry's T1 in order, each seeing the earlier ones' (Proof B1-B3).
+                // A batch: each entry's T1 in order, each seeing the earlier ones' (docs/fewer-waits.md BA1-BA3).
                 for e in self.entries(s).to_vec() {
                     let StagerOp::TracePattern {
                         session,

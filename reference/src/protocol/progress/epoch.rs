@@ -83,7 +83,7 @@ impl ThreadProgress for EpochProgress {
         h.guard = Some(h.local.pin());
         // Full barrier, as in `wake`: pairs with the stager's wait (its flush and the Acquire
         // load of the deferred flag) so that the stager's writes before the wait are visible to
-        // this thread's reads after the progress point (G-acq in docs/protocol.md).
+        // this thread's reads after the progress point (G-seen in docs/protocol.md).
         fence_at(self.mutant, Site::EpochProgressFence, SeqCst);
     }
 
