@@ -1,6 +1,6 @@
 //! call_time and call_memory against what OTP's trace_call_time_SUITE, trace_call_memory_SUITE
 //! and trace_session_SUITE assert, with the logical clock so every figure is exact; and the
-//! OTP 29 collection under concurrent schedulers (`trace_info_noblock`, `reset` / #8835).
+//! OTP 29 collection under concurrent schedulers (`trace_info_noblock`, `reset` / erlang/otp#8835).
 
 use bpspec_reference::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
