@@ -100,6 +100,11 @@ pub enum Mutant {
     /// size 0, then initialised again), while schedulers charge them with no wait in between
     /// (docs/erts-findings/README.md, the reset crash).
     ErtsR16Reset,
+    /// The proposed fix of the call_time + call_memory segfault (docs/erts-findings/ctm-segfault.md):
+    /// the call_time/call_memory return frame keeps the previous function per kind, not ERTS's
+    /// single `prev_info`. Not a broken variant: with it, call_time behaves the same whether or
+    /// not call_memory is on too.
+    CtmTwoPrevSlots,
 }
 
 impl Mutant {
@@ -160,9 +165,9 @@ impl Mutant {
         Mutant::LoadPurgeSkipWait,
     ];
 
-    /// Variants that model a released ERTS's code where it differs from the engine, each
-    /// reproducing a crash of that release (docs/erts-findings/findings.tsv).
-    pub const ERTS: [Mutant; 1] = [Mutant::ErtsR16Reset];
+    /// Variants that model ERTS's code where it differs from the engine: a released ERTS's
+    /// bug, or a fix proposed for one (docs/erts-findings/findings.tsv).
+    pub const ERTS: [Mutant; 2] = [Mutant::ErtsR16Reset, Mutant::CtmTwoPrevSlots];
 
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
@@ -202,6 +207,7 @@ impl Mutant {
             Mutant::LoadPurgeSkipCheck => "load-purge-skip-check",
             Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
             Mutant::ErtsR16Reset => "erts-r16-reset",
+            Mutant::CtmTwoPrevSlots => "ctm-two-prev-slots",
         }
     }
 
