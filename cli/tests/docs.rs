@@ -562,7 +562,7 @@ fn no_references_to_work_items_by_number() {
 /// docs/erts-findings/findings.tsv, the findings table: every row states its upstream status
 /// ("known" with an `erlang/otp#N` citation, or "new: " with what was searched), and every
 /// variant, scenario and test its last two columns name exists (an engine variant,
-/// `Mutant::from_name`, or a name under models/ or tests/).
+/// `Mutant::from_name`, or a name under models/, tests/ or oracle/tests/).
 #[test]
 fn erts_findings_table_is_complete() {
     let path = root().join("docs/erts-findings/findings.tsv");
@@ -571,6 +571,7 @@ fn erts_findings_table_is_complete() {
     let mut tests = Vec::new();
     walk(&root().join("models"), ".rs", &mut tests);
     walk(&root().join("tests"), ".rs", &mut tests);
+    walk(&root().join("oracle/tests"), ".rs", &mut tests);
     for t in &tests {
         models.push_str(&read(t));
     }
@@ -600,7 +601,7 @@ fn erts_findings_table_is_complete() {
                 assert!(
                     known,
                     "findings.tsv: {what} `{name}` of {:?} is no engine variant and no model \
-                     scenario or test under models/ or tests/",
+                     scenario or test under models/, tests/ or oracle/tests/",
                     r[0]
                 );
             }
