@@ -206,8 +206,8 @@ fn global_mutants_show_in_messages_and_trace_info() {
 }
 
 /// The call_time + call_memory segfault (docs/erts-findings/ctm-segfault.md), on the scenario the
-/// OTP 29 differential found (`a_node_crash_is_blamed_on_its_scenario_and_the_batch_goes_on` in
-/// differential.rs, where ERTS dies): the engine under the proposed fix, `ctm-two-prev-slots`,
+/// OTP 29 differential found (`common::OTP29_CRASH`, on which ERTS dies in
+/// `a_node_crash_is_blamed_on_its_scenario_and_the_batch_goes_on`, differential.rs): the engine under the proposed fix, `ctm-two-prev-slots`,
 /// gives the sequential oracle's crash-free answer, as the engine as it is does. Checked builds
 /// only (the variant is a switch of checked builds).
 #[test]
@@ -215,23 +215,7 @@ fn global_mutants_show_in_messages_and_trace_info() {
 fn ctm_two_prev_slots_agrees_with_the_oracle_on_the_crash_scenario() {
     use bpspec_oracle::run::run;
     use bpspec_oracle::scenario::load;
-    let sc = load(
-        "otp29_crash.json",
-        r#"{"name": "call_time caller, call_time + call_memory callee",
-         "modules": [{"name": "bpcrash", "functions": [
-           {"name": "f", "arity": 1, "exported": true, "body": [{"return": "r"}]},
-           {"name": "g", "exported": true, "body": [{"call": "f/1", "args": [0]}, {"return": "ok"}]}]}],
-         "processes": [{"name": "p1", "trace": {"legacy": ["call"]}}],
-         "ops": [
-           {"trace_pattern": {"pattern": "bpcrash:g/0", "spec": true, "flags": ["call_time"]}},
-           {"trace_pattern": {"pattern": "bpcrash:f/1", "spec": true, "flags": ["call_time", "call_memory"]}},
-           {"call": {"process": "p1", "mfa": "bpcrash:g/0"}},
-           {"trace_info": {"mfa": "bpcrash:f/1", "item": "all"}},
-           {"call": {"process": "p1", "mfa": "bpcrash:g/0"}},
-           {"trace_info": {"mfa": "bpcrash:f/1", "item": "call_memory"}},
-           {"trace_info": {"mfa": "bpcrash:g/0", "item": "call_count"}}]}"#,
-    )
-    .unwrap();
+    let sc = load("otp29_crash.json", common::OTP29_CRASH).unwrap();
     let oracle = run(&sc, SpecOracle::boxed(sc.funcs.clone()).as_mut()).unwrap();
     let fixed = run(
         &sc,
