@@ -25,7 +25,7 @@ use std::process::ExitCode;
 
 mod kit;
 
-pub const USAGE: &str = "bpspec oracle run FILE [--engine reference|oracle] | bpspec oracle check FILE [--engine reference|oracle] | bpspec oracle erl [--otp-root DIR] FILE... | bpspec oracle check --engine-cmd CMD [FILE|DIR...] [--count N] [--seed S] [--features F,..] [--out DIR] [--timeout SECS] [--shrink-max K] | bpspec oracle gen --count N [--seed S] [--features F,..] [--out DIR] [--coverage] | bpspec oracle torture [--otp-root DIR] [--schedulers N[,N...]] [--seconds S] [--seed N] [--workers N]";
+pub const USAGE: &str = "bpspec oracle run FILE [--engine reference|oracle] | bpspec oracle check FILE [--engine reference|oracle] | bpspec oracle erl [--otp-root DIR] FILE... | bpspec oracle check --engine-cmd CMD [FILE|DIR...] [--count N] [--seed S] [--features F,..] [--out DIR] [--timeout SECS] [--shrink-max K] | bpspec oracle gen --count N [--seed S] [--features F,..] [--out DIR] [--coverage] | bpspec oracle torture [--otp-root DIR] [--schedulers N[,N...]] [--seconds S] [--seed N] [--workers N] [--resets auto|on|off]";
 
 fn code(c: u8) -> ExitCode {
     ExitCode::from(c)

@@ -490,6 +490,10 @@ pub struct OracleArgs {
     /// Erlang worker processes.
     #[arg(long, default_value = "32", value_parser = number)]
     workers: u64,
+    /// call_time/call_memory resets by the stager: on, off, or auto (off before OTP 28, which
+    /// may predate the fix of the reset crash, erlang/otp#8835).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "on", "off"])]
+    resets: String,
 }
 
 /// `bpspec oracle torture`: the ERTS torture (oracle/erlang/bpspec_torture.erl) on a real node,
@@ -508,6 +512,11 @@ pub fn oracle_run(a: &OracleArgs) -> ExitCode {
             seconds,
             seed,
             workers: workers as usize,
+            resets: match a.resets.as_str() {
+                "on" => Some(true),
+                "off" => Some(false),
+                _ => None,
+            },
         };
         println!("erts torture: {}", cfg.describe());
         let out = match erts(&cfg) {

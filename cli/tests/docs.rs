@@ -495,11 +495,50 @@ fn cited_files_functions_and_items_exist() {
     );
 }
 
+/// Does `line` refer to a work item by number (the word for one, or "pull request", then a
+/// number, with `#` or not)?
+/// An upstream citation names its repository (`erlang/otp#8835`) and is not one.
+fn names_a_work_item(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let words = [["is", "sue"].concat(), "pull request".to_string()];
+    words.iter().any(|word| {
+        let mut s = lower.as_str();
+        while let Some(i) = s.find(word.as_str()) {
+            let after = s[i + word.len()..].trim_start_matches('s');
+            let after = after.trim_start_matches([' ', '#', '-', '_']);
+            if after.starts_with(|c: char| c.is_ascii_digit()) {
+                return true;
+            }
+            s = &s[i + word.len()..];
+        }
+        false
+    })
+}
+
+#[test]
+fn work_item_numbers_are_told_from_upstream_citations() {
+    let word = ["is", "sue"].concat();
+    for bad in [
+        format!("see {word} 26"),
+        format!("{word} #26"),
+        format!("{word}s 3"),
+        ["pull", " request #8"].concat(),
+    ] {
+        assert!(names_a_work_item(&bad), "not caught: {bad}");
+    }
+    for good in [
+        "known: erlang/otp#8835, fix erlang/otp#8897",
+        "seed 7 #764",
+        "node #1",
+    ] {
+        assert!(!names_a_work_item(good), "wrongly caught: {good}");
+    }
+}
+
 #[test]
 fn no_references_to_work_items_by_number() {
-    let word = ["is", "sue"].concat();
     let mut files = pages();
-    for ext in [".rs", ".toml", ".sh", ".erl", ".json", "Makefile"] {
+    for ext in [".rs", ".toml", ".sh", ".erl", ".json", ".tsv", "Makefile"] {
         walk(&root(), ext, &mut files);
     }
     let mut bad = Vec::new();
@@ -508,16 +547,8 @@ fn no_references_to_work_items_by_number() {
             continue;
         };
         for (n, line) in text.lines().enumerate() {
-            let lower = line.to_lowercase();
-            let mut s = lower.as_str();
-            while let Some(i) = s.find(&word) {
-                let after = s[i + word.len()..].trim_start_matches('s');
-                let after = after.trim_start_matches([' ', '#', '-', '_']);
-                if after.starts_with(|c: char| c.is_ascii_digit()) {
-                    bad.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
-                    break;
-                }
-                s = &s[i + word.len()..];
+            if names_a_work_item(line) {
+                bad.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
             }
         }
     }
@@ -526,6 +557,56 @@ fn no_references_to_work_items_by_number() {
         "name the feature or the file, not a work item's number:\n{}",
         bad.join("\n")
     );
+}
+
+/// docs/erts-findings/findings.tsv, the findings table: every row states its upstream status
+/// ("known" with an `erlang/otp#N` citation, or "new: " with what was searched), and every
+/// variant, scenario and test its last two columns name exists (an engine variant,
+/// `Mutant::from_name`, or a name under models/, tests/ or oracle/tests/).
+#[test]
+fn erts_findings_table_is_complete() {
+    let path = root().join("docs/erts-findings/findings.tsv");
+    let text = read(&path);
+    let mut models = String::new();
+    let mut tests = Vec::new();
+    walk(&root().join("models"), ".rs", &mut tests);
+    walk(&root().join("tests"), ".rs", &mut tests);
+    walk(&root().join("oracle/tests"), ".rs", &mut tests);
+    for t in &tests {
+        models.push_str(&read(t));
+    }
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .skip(1)
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert!(rows.len() >= 2, "findings.tsv has no rows");
+    for r in rows {
+        assert_eq!(r.len(), 6, "findings.tsv: six columns: {r:?}");
+        let upstream = r[3];
+        let cites = upstream.contains("erlang/otp#");
+        assert!(
+            (upstream.starts_with("known") && cites) || upstream.starts_with("new: "),
+            "findings.tsv: upstream status of {:?} is neither known (with an erlang/otp# \
+             citation) nor new: {upstream}",
+            r[0]
+        );
+        for (col, what) in [(4, "variant"), (5, "check")] {
+            let (spans, _) = code_spans(r[col]);
+            for name in spans.iter().filter(|s| !s.ends_with(".rs")) {
+                let known = bpspec_reference::Mutant::from_name(name).is_some()
+                    || models.contains(&format!("\"{name}\""))
+                    || models.contains(&format!("fn {name}("));
+                assert!(
+                    known,
+                    "findings.tsv: {what} `{name}` of {:?} is no engine variant and no model \
+                     scenario or test under models/, tests/ or oracle/tests/",
+                    r[0]
+                );
+            }
+        }
+    }
 }
 
 /// Expand the file arguments of a marker (relative to the page; `DIR/*.EXT` globs); options

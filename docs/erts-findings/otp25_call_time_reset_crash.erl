@@ -3,7 +3,8 @@
 %% (erlang:trace_pattern(MFA, true, [call_time]) on a function that already has one) again and
 %% again while call-traced processes run inside that function and are scheduled out and in, with
 %% two or more schedulers. `restart` and `true`/`false` churn crash it the same way; `pause`
-%% alone does not. Found by bpspec's ERTS torture (docs/erts-findings/torture-outcome.md).
+%% alone does not. Found by bpspec's ERTS torture (docs/erts-findings/torture-outcome.md); already
+%% known and fixed upstream: erlang/otp#8835, fixed by erlang/otp#8897 (OTP 26.2.5.4, the 27 line).
 %% Survived on OTP 29 (17.1.1, /opt/otp29) and on OTP 25 with one scheduler (+S 1:1), 10 s each.
 %% Run (exit 136 or 139 within seconds on 25.2.3; prints "survived" otherwise):
 %%   erlc otp25_call_time_reset_crash.erl && erl +S 2:2 -noshell -s otp25_call_time_reset_crash go

@@ -170,7 +170,7 @@ pub fn loom_scenarios() -> Vec<CScenario> {
         query("info-inflight", all, &inflight),
         // Rehash: three pids on one scheduler (the initial table holds two).
         base("info-rehash", rehash, vec![info], true),
-        // true/restart racing with calls (#8835), then a query.
+        // true/restart racing with calls (erlang/otp#8835), then a query.
         base(
             "reset",
             two_calls(),

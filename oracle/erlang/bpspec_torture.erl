@@ -27,7 +27,7 @@
 %% function, docs/erts-findings/otp29_call_time_memory_crash.erl) is kept out: even functions
 %% only ever get call_time, odd ones only call_memory (call_count on any), in every session.
 -module(bpspec_torture).
--export([main/3, stable_t/1, stable_m/1,
+-export([main/3, main/4, stable_t/1, stable_m/1,
          f0/1, f1/1, f2/1, f3/1, f4/1, f5/1, f6/1, f7/1, f8/1, f9/1, f10/1, f11/1]).
 
 -define(NF, 12).
@@ -97,26 +97,38 @@ fname(N) -> list_to_atom("f" ++ integer_to_list(N)).
 %% ---------------------------------------------------------------------------------------------
 
 main(Seconds, Seed, Workers) ->
+    main(Seconds, Seed, Workers, auto).
+
+%% Resets: whether the stager and the sessions may change call_time (and call_memory) counters
+%% of f0..f11 (`true`, `restart`, `false`, `pause`): `on`, `off`, or `auto` (off on a release that
+%% may predate erlang/otp#8897, the fix of the reset crash erlang/otp#8835, so that the torture
+%% there looks for other problems). With resets off, even functions churn call_count instead;
+%% stable_t keeps its call_time counter, charged on every schedule-in and -out.
+main(Seconds, Seed, Workers, Resets) ->
     rand:seed(exsss, {Seed, Seed bxor 16#5eed, Seed + 1}),
     Sink = spawn(fun sink/0),
     register(bpspec_torture_sink, Sink),
-    Memory = memory_supported(),
+    Time = case Resets of on -> true; off -> false; auto -> not reset_crash_possible() end,
+    Memory = Time andalso memory_supported(),
     Sessions = sessions_supported(),
     io:format("bpspec_torture start otp=~s schedulers=~p dirty_cpu=~p seconds=~p seed=~p "
-              "workers=~p call_memory=~p sessions=~p~n",
+              "workers=~p call_memory=~p sessions=~p call_time_resets=~p~n",
               [erlang:system_info(otp_release), erlang:system_info(schedulers_online),
                erlang:system_info(dirty_cpu_schedulers_online), Seconds, Seed, Workers,
-               Memory, Sessions]),
+               Memory, Sessions, Time]),
+    put(bpspec_time_resets, Time),
     ets:new(bpspec_torture, [named_table, public, set, {write_concurrency, true}]),
     [ets:insert(bpspec_torture, {K, 0}) || K <- counters()],
     erlang:trace_pattern({?MODULE, stable_t, 1}, true, [call_count, call_time]),
     Memory andalso erlang:trace_pattern({?MODULE, stable_m, 1}, true, [call_count, call_memory]),
     Deadline = erlang:monotonic_time(millisecond) + Seconds * 1000,
     Main = self(),
-    Helpers = [spawn_monitor(fun() -> seed(Seed + 11), stager(Deadline, Memory) end),
+    Helpers = [spawn_monitor(fun() -> seed(Seed + 11), put(bpspec_time_resets, Time),
+                                      stager(Deadline, Memory) end),
                spawn_monitor(fun() -> seed(Seed + 12), querier(Deadline, Memory) end),
                spawn_monitor(fun() -> seed(Seed + 13), querier(Deadline, Memory) end)]
-        ++ [spawn_monitor(fun() -> seed(Seed + 14), session_churn(Deadline, Sink) end) || Sessions],
+        ++ [spawn_monitor(fun() -> seed(Seed + 14), session_churn(Deadline, Sink) end)
+            || Sessions, Time],
     [spawn_worker(Main, Sink, Seed + 100 + I, Deadline) || I <- lists:seq(1, Workers)],
     {T, M, Calls, Spawned} = collect(Workers, Main, Sink, Seed, Deadline, 0, 0, 0, Workers, 0),
     [wait_down(H) || H <- Helpers],
@@ -195,6 +207,12 @@ collect(Live, Main, Sink, Seed, Deadline, T, M, C, Spawned, Seq) ->
             {T, M, C, Spawned}
     end.
 
+%% Can this release crash when a call_time/call_memory counter is reset under traced processes
+%% (erlang/otp#8835)? The fix (erlang/otp#8897) is in OTP 26.2.5.4 and the 27 line; before 28 this
+%% says yes whenever it cannot tell (26.2.5.4 and later 26 or 27 patches lose the resets, harmless).
+reset_crash_possible() ->
+    list_to_integer(erlang:system_info(otp_release)) < 28.
+
 %% The stager: churn on f0..f11, pause checks.
 stager(Deadline, Memory) ->
     case erlang:monotonic_time(millisecond) < Deadline of
@@ -202,7 +220,11 @@ stager(Deadline, Memory) ->
         true ->
             N = rand:uniform(?NF) - 1,
             MFA = {?MODULE, fname(N), 1},
-            Kind = case N rem 2 of 0 -> call_time; 1 when Memory -> call_memory; 1 -> call_count end,
+            Kind = case N rem 2 of
+                       0 -> case get(bpspec_time_resets) of false -> call_count; _ -> call_time end;
+                       1 when Memory -> call_memory;
+                       1 -> call_count
+                   end,
             Flags = case rand:uniform(3) of 1 -> [call_count]; 2 -> [Kind]; 3 -> lists:usort([call_count, Kind]) end,
             Op = element(rand:uniform(6), {true, false, pause, restart, pause, pause}),
             Check = Op =:= pause andalso Kind =/= call_count andalso lists:member(Kind, Flags),

@@ -24,20 +24,34 @@ pub struct ErtsTortureConfig {
     pub seed: u64,
     /// Worker processes alive at any time.
     pub workers: usize,
+    /// Whether the stager may reset call_time/call_memory counters: `Some(false)` keeps them
+    /// out (the reset crash erlang/otp#8835, fixed by erlang/otp#8897), `None` lets the program
+    /// decide from the release (`auto`: out before OTP 28).
+    pub resets: Option<bool>,
 }
 
 impl ErtsTortureConfig {
     pub fn describe(&self) -> String {
         format!(
-            "otp={} schedulers={} seconds={} seed={} workers={}",
+            "otp={} schedulers={} seconds={} seed={} workers={} resets={}",
             self.root
                 .as_ref()
                 .map_or("PATH".to_string(), |r| format!("chroot {}", r.display())),
             self.schedulers,
             self.seconds,
             self.seed,
-            self.workers
+            self.workers,
+            self.resets_arg()
         )
+    }
+
+    /// The program's `Resets` argument.
+    pub fn resets_arg(&self) -> &'static str {
+        match self.resets {
+            None => "auto",
+            Some(true) => "on",
+            Some(false) => "off",
+        }
     }
 }
 
@@ -98,8 +112,11 @@ pub fn run(cfg: &ErtsTortureConfig) -> Result<ErtsTortureOutcome, String> {
         .arg(inner_path(root, &dir))
         .arg("-eval")
         .arg(format!(
-            "bpspec_torture:main({}, {}, {})",
-            cfg.seconds, cfg.seed, cfg.workers
+            "bpspec_torture:main({}, {}, {}, {})",
+            cfg.seconds,
+            cfg.seed,
+            cfg.workers,
+            cfg.resets_arg()
         ))
         .stdin(Stdio::null())
         .stdout(file)

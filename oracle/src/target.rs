@@ -291,6 +291,14 @@ impl RefEngine {
         Box::new(RefEngine::new(funcs))
     }
 
+    /// The engine under one of its variants (`bpspec_reference::Mutant`; in checked builds only,
+    /// elsewhere the variant is ignored), e.g. a fix proposed for an ERTS crash.
+    pub fn with_mutant(funcs: Vec<Mfa>, m: bpspec_reference::Mutant) -> RefEngine {
+        let mut cfg = RefEngine::config(funcs);
+        cfg.mutant = Some(m);
+        RefEngine::over(Engine::<Qsbr>::new(cfg))
+    }
+
     fn funcs(&self) -> Vec<Mfa> {
         self.engine
             .code

@@ -204,3 +204,25 @@ fn global_mutants_show_in_messages_and_trace_info() {
         "{w:?}"
     );
 }
+
+/// The call_time + call_memory segfault (docs/erts-findings/ctm-segfault.md), on the scenario the
+/// OTP 29 differential found (`common::OTP29_CRASH`, on which ERTS dies in
+/// `a_node_crash_is_blamed_on_its_scenario_and_the_batch_goes_on`, differential.rs): the engine under the proposed fix, `ctm-two-prev-slots`,
+/// gives the sequential oracle's crash-free answer, as the engine as it is does. Checked builds
+/// only (the variant is a switch of checked builds).
+#[test]
+#[cfg(debug_assertions)]
+fn ctm_two_prev_slots_agrees_with_the_oracle_on_the_crash_scenario() {
+    use bpspec_oracle::run::run;
+    use bpspec_oracle::scenario::load;
+    let sc = load("otp29_crash.json", common::OTP29_CRASH).unwrap();
+    let oracle = run(&sc, SpecOracle::boxed(sc.funcs.clone()).as_mut()).unwrap();
+    let fixed = run(
+        &sc,
+        &mut RefEngine::with_mutant(sc.funcs.clone(), bpspec_reference::Mutant::CtmTwoPrevSlots),
+    )
+    .unwrap();
+    let as_is = run(&sc, &mut RefEngine::new(sc.funcs.clone())).unwrap();
+    assert_eq!(fixed, oracle, "ctm-two-prev-slots against the oracle");
+    assert_eq!(as_is, oracle, "the engine as it is against the oracle");
+}

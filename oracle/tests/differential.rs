@@ -357,20 +357,7 @@ fn a_node_crash_is_blamed_on_its_scenario_and_the_batch_goes_on() {
     let Some(erl) = common::otp_root() else {
         return;
     };
-    let crasher = load(
-        "otp29_crash.json",
-        r#"{"name": "call_time caller, call_time + call_memory callee",
-         "modules": [{"name": "bpcrash", "functions": [
-           {"name": "f", "arity": 1, "exported": true, "body": [{"return": "r"}]},
-           {"name": "g", "exported": true, "body": [{"call": "f/1", "args": [0]}, {"return": "ok"}]}]}],
-         "processes": [{"name": "p1", "trace": {"legacy": ["call"]}}],
-         "ops": [
-           {"trace_pattern": {"pattern": "bpcrash:g/0", "spec": true, "flags": ["call_time"]}},
-           {"trace_pattern": {"pattern": "bpcrash:f/1", "spec": true, "flags": ["call_time", "call_memory"]}},
-           {"call": {"process": "p1", "mfa": "bpcrash:g/0"}},
-           {"trace_info": {"mfa": "bpcrash:f/1", "item": "all"}}]}"#,
-    )
-    .unwrap();
+    let crasher = load("otp29_crash.json", common::OTP29_CRASH).unwrap();
     let c = corpus();
     let good = |name: &str| c.iter().find(|(f, _)| f.ends_with(name)).unwrap().1.clone();
     let batch = vec![

@@ -94,6 +94,17 @@ pub enum Mutant {
     /// Non-blocking purge: the old version is freed right after the check, without the grace
     /// period (PW) that orders the last process's return before the free.
     LoadPurgeSkipWait,
+    /// ERTS from R16 until erlang/otp#8897 (OTP 26.2.5.4, 27.2): `true`/`restart` on an
+    /// existing call_time/call_memory counter keeps the object the active half shares and
+    /// resets its per-scheduler tables in place at T1 (`bp_hash_reset`: each table deleted, its
+    /// size 0, then initialised again), while schedulers charge them with no wait in between
+    /// (docs/erts-findings/README.md, the reset crash).
+    ErtsR16Reset,
+    /// The proposed fix of the call_time + call_memory segfault (docs/erts-findings/ctm-segfault.md):
+    /// the call_time/call_memory return frame keeps the previous function per kind, not ERTS's
+    /// single `prev_info`. Not a broken variant: with it, call_time behaves the same whether or
+    /// not call_memory is on too.
+    CtmTwoPrevSlots,
 }
 
 impl Mutant {
@@ -154,6 +165,10 @@ impl Mutant {
         Mutant::LoadPurgeSkipWait,
     ];
 
+    /// Variants that model ERTS's code where it differs from the engine: a released ERTS's
+    /// bug, or a fix proposed for one (docs/erts-findings/findings.tsv).
+    pub const ERTS: [Mutant; 2] = [Mutant::ErtsR16Reset, Mutant::CtmTwoPrevSlots];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -191,6 +206,8 @@ impl Mutant {
             Mutant::LoadClearOldAtOnce => "load-clear-old-at-once",
             Mutant::LoadPurgeSkipCheck => "load-purge-skip-check",
             Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
+            Mutant::ErtsR16Reset => "erts-r16-reset",
+            Mutant::CtmTwoPrevSlots => "ctm-two-prev-slots",
         }
     }
 
@@ -203,6 +220,7 @@ impl Mutant {
             .chain(Mutant::META)
             .chain(Mutant::READERS)
             .chain(Mutant::LOAD)
+            .chain(Mutant::ERTS)
             .find(|m| m.name() == name)
             .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
     }

@@ -1,6 +1,6 @@
 //! call_time and call_memory against what OTP's trace_call_time_SUITE, trace_call_memory_SUITE
 //! and trace_session_SUITE assert, with the logical clock so every figure is exact; and the
-//! OTP 29 collection under concurrent schedulers (`trace_info_noblock`, `reset` / #8835).
+//! OTP 29 collection under concurrent schedulers (`trace_info_noblock`, `reset` / erlang/otp#8835).
 
 use bpspec_reference::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
@@ -627,5 +627,53 @@ fn docs_example_runs() {
             .to_string(),
         "{all,[{traced,false},{match_spec,false},{meta,false},{meta_match_spec,false},\
          {call_memory,[{<0.7.0>,1,3}]},{call_time,[{<0.7.0>,1,0,3}]},{call_count,false}]}"
+    );
+}
+
+/// The call_time + call_memory segfault (docs/erts-findings/ctm-segfault.md): a call_time-only
+/// caller `f0` calls `f1`, traced with call_time (+ call_memory). The crash-free semantics is
+/// that `f0`'s call_time does not depend on whether `f1` also has call_memory: 3 before the
+/// call and 5 after the return. The proposed fix (`ctm-two-prev-slots`, one prev slot per kind)
+/// agrees with it; the engine as it is (ERTS's single `prev_info`, where ERTS then dereferences
+/// NULL and the engine charges nothing) loses the 5, which is how this check fails.
+#[test]
+#[cfg(debug_assertions)]
+fn ctm_two_prev_slots_agrees_with_call_time_alone() {
+    let run = |callee: FlagSet, m: Option<Mutant>| -> (String, String) {
+        let e =
+            Arc::new(Engine::new(EngineConfig::simple(2, 1).with_mutant(m)).with_stop_the_world());
+        let (mut s, mut p) = one_proc_on(&e, &[(0, TIME), (1, callee)], 7);
+        slice(&mut s, &mut p, |s, p| {
+            s.call_proc(0, p);
+            s.advance(3);
+            call(s, p, 1, 4);
+            s.advance(5);
+            s.ret(p);
+        });
+        (
+            info(&e, 0, InfoKey::CallTime),
+            info(&e, 1, InfoKey::CallTime),
+        )
+    };
+    let both = FlagSet {
+        call_time: true,
+        call_memory: true,
+        ..Default::default()
+    };
+    let alone = run(TIME, None);
+    assert_eq!(
+        alone,
+        (
+            "{call_time,[{<0.7.0>,1,0,8}]}".to_string(),
+            "{call_time,[{<0.7.0>,1,0,4}]}".to_string()
+        )
+    );
+    assert_eq!(run(TIME, Some(Mutant::CtmTwoPrevSlots)), alone);
+    assert_eq!(run(both, Some(Mutant::CtmTwoPrevSlots)), alone);
+    let single = run(both, None);
+    assert_eq!(single.1, alone.1);
+    assert_eq!(
+        single.0, "{call_time,[{<0.7.0>,1,0,3}]}",
+        "ERTS's single prev_info"
     );
 }

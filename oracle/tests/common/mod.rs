@@ -8,6 +8,19 @@ use bpspec_reference::{FlagSet, PatternOp};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
+/// The scenario on which OTP 27.3 and 29.1 segfault (a call_time-only caller `g` calls `f`,
+/// traced with call_time + call_memory; docs/erts-findings/ctm-segfault.md).
+pub const OTP29_CRASH: &str = r#"{"name": "call_time caller, call_time + call_memory callee",
+    "modules": [{"name": "bpcrash", "functions": [
+      {"name": "f", "arity": 1, "exported": true, "body": [{"return": "r"}]},
+      {"name": "g", "exported": true, "body": [{"call": "f/1", "args": [0]}, {"return": "ok"}]}]}],
+    "processes": [{"name": "p1", "trace": {"legacy": ["call"]}}],
+    "ops": [
+      {"trace_pattern": {"pattern": "bpcrash:g/0", "spec": true, "flags": ["call_time"]}},
+      {"trace_pattern": {"pattern": "bpcrash:f/1", "spec": true, "flags": ["call_time", "call_memory"]}},
+      {"call": {"process": "p1", "mfa": "bpcrash:g/0"}},
+      {"trace_info": {"mfa": "bpcrash:f/1", "item": "all"}}]}"#;
+
 /// Every property name a JSON schema declares (the keys of each `properties` object, at any
 /// depth): what the loader must accept, no more and no less.
 pub fn schema_properties(schema: &Value) -> BTreeSet<String> {

@@ -18,6 +18,7 @@ use crate::sync::{
     Ordering::{Acquire, Relaxed},
 };
 use crate::timem::{BpTimemTrace, DeadHashes};
+use crate::Mutant;
 
 /// Which counter of a breakpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,27 +195,42 @@ impl<P: ThreadProgress> Charger<'_, P> {
             "pid {} hit a breakpoint while not scheduled in",
             proc.p.pid
         );
+        // ERTS: one `prev_info`, the memory call's result overwriting the time call's.
         let mut prev = None;
+        let mut prev_time = None;
+        let mut prev_memory = None;
         if let Some(t) = time {
-            prev = self.call_acc(Kind::Time, session, f, self.now, t, proc);
+            prev_time = self.call_acc(Kind::Time, session, f, self.now, t, proc);
+            prev = prev_time;
         }
         if let Some(m) = mem {
             let words = proc.allocated;
-            prev = self.call_acc(Kind::Memory, session, f, words, m, proc);
+            prev_memory = self.call_acc(Kind::Memory, session, f, words, m, proc);
+            prev = prev_memory;
         }
+        // The proposed fix of the call_time + call_memory segfault: one prev slot per kind.
+        let (prev, prev_memory) = if crate::mutant::is(self.engine.mutant, Mutant::CtmTwoPrevSlots)
+        {
+            (prev_time, prev_memory)
+        } else {
+            (prev, prev)
+        };
         if !proc.stack.last().is_some_and(Frame::is_trace_frame) {
             proc.push(Frame::CallTraceReturn {
                 prev,
+                prev_memory,
                 flags: bp_flags,
                 session,
             });
         }
     }
 
-    /// `erts_call_trace_return`: charge the function being charged and restore the caller.
+    /// `erts_call_trace_return`: charge the function being charged and restore the caller
+    /// (`prev[0]` for call_time, `prev[1]` for call_memory; equal except under
+    /// `ctm-two-prev-slots`).
     pub(crate) fn trace_return(
         &mut self,
-        prev: Option<FuncId>,
+        prev: [Option<FuncId>; 2],
         bp_flags: u32,
         session: SessionId,
         proc: &mut Proc,
@@ -236,7 +252,7 @@ impl<P: ThreadProgress> Charger<'_, P> {
                 continue;
             };
             let charge = b.ci.map(|ci| (ci, accum - b.accumulator));
-            b.ci = prev;
+            b.ci = prev[kind as usize];
             b.accumulator = accum;
             if let Some((ci, delta)) = charge {
                 self.add_to_break(session, ci, kind, pid, delta);
@@ -302,7 +318,7 @@ impl<P: ThreadProgress> Scheduler<P> {
     /// The call_time/call_memory return frame.
     pub(crate) fn trace_return_frame(
         &mut self,
-        prev: Option<FuncId>,
+        prev: [Option<FuncId>; 2],
         flags: u32,
         session: SessionId,
         proc: &mut Proc,

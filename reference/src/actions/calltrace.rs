@@ -379,11 +379,12 @@ impl<P: ThreadProgress> Scheduler<P> {
                 (
                     Frame::CallTraceReturn {
                         prev,
+                        prev_memory,
                         flags,
                         session,
                     },
                     _,
-                ) => self.trace_return_frame(prev, flags, session, proc),
+                ) => self.trace_return_frame([prev, prev_memory], flags, session, proc),
                 (Frame::ReturnTrace { .. } | Frame::ReturnToTrace { .. }, Unwind::Return(v)) => {
                     frame_return(self.engine(), id, fr, v, proc)
                 }

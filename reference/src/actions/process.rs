@@ -33,8 +33,11 @@ pub enum Frame {
     Code,
     /// `beam_call_trace_return`, pushed by a call_time/call_memory breakpoint unless the top
     /// frame already is a trace frame: `E[1] = prev_info`, `E[2] = bp_flags`, `E[3] = session`.
+    /// ERTS keeps one `prev_info` for both kinds (`prev` and `prev_memory` are then equal); the
+    /// `ctm-two-prev-slots` variant keeps one per kind (docs/erts-findings/ctm-segfault.md).
     CallTraceReturn {
         prev: Option<FuncId>,
+        prev_memory: Option<FuncId>,
         flags: u32,
         session: SessionId,
     },

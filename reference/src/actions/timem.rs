@@ -259,6 +259,44 @@ impl BpTimemTrace {
         }
     }
 
+    /// ERTS before erlang/otp#8897, `bp_hash_reset` on the object the active half shares: every
+    /// slot's table is emptied in place (`bp_hash_delete`: no buckets, size 0), then given
+    /// [`BP_HASH_INITIAL`] empty buckets again (`bp_hash_init`), by the stager, while the
+    /// slot's owner may be charging it. Only the `erts-r16-reset` variant calls this; a charge
+    /// that lands between the two writes computes its bucket modulo 0 (the SIGFPE of the crash).
+    pub(crate) fn reset_in_place(&self) {
+        for slot in self.threads.iter() {
+            let h = slot.load(Relaxed);
+            if h.is_null() {
+                continue;
+            }
+            // SAFETY: none; this is the broken step being modelled. The table stays allocated
+            // (only its body is rewritten), so the model's race is on the body, as in ERTS.
+            let table = unsafe { &*h };
+            table.body.with_mut(|b| {
+                // SAFETY: as above; the owner's charges are not excluded (the crash).
+                let b = unsafe { &mut *b };
+                b.buckets = Vec::new();
+                b.used = 0;
+            });
+            // The gap between ERTS's free and its new allocation: a step the checker may
+            // schedule the owner into (a Relaxed load, a yield point under shuttle).
+            let _ = slot.load(Relaxed);
+            table.body.with_mut(|b| {
+                // SAFETY: as above.
+                let b = unsafe { &mut *b };
+                b.buckets = vec![
+                    Bucket {
+                        pid: NIL,
+                        count: 0,
+                        acc: 0
+                    };
+                    BP_HASH_INITIAL
+                ];
+            });
+        }
+    }
+
     /// Quick emptiness test (stager side, quiescent object).
     pub fn is_empty(&self) -> bool {
         let mut t = Totals::new();

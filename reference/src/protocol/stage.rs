@@ -119,6 +119,8 @@ pub(crate) fn stage_in<P: ThreadProgress>(
     let mut dead_ms = None;
     let pause_keeps_running = crate::mutant::is(e.mutant, crate::Mutant::TimemPauseKeepsRunning);
     let restart_keeps = crate::mutant::is(e.mutant, crate::Mutant::TimemRestartKeepsCounter);
+    let r16_reset = crate::mutant::is(e.mutant, crate::Mutant::ErtsR16Reset);
+    let mut reset_in_place: Vec<Refc<BpTimemTrace>> = Vec::new();
     let mut dead_meta = None;
     node.write_half(staging, |d| {
         if let Some(spec) = &extra.meta {
@@ -185,9 +187,17 @@ pub(crate) fn stage_in<P: ThreadProgress>(
                 dead_timem.push(fresh);
                 continue;
             }
+            if r16_reset && d.flags & x != 0 {
+                // ERTS before erlang/otp#8897: keep the shared object, reset its tables in
+                // place (below, after the half is closed).
+                d.flags |= xa;
+                reset_in_place.extend(slot.clone());
+                dead_timem.push(fresh);
+                continue;
+            }
             // true/restart on an existing counter: a fresh object in the staging half only;
             // the active half keeps the old one until consolidate (`bp_hash_reset`, the fix of
-            // OTP #8835). A new counter (also pause/restart on a node without one, the ERTS
+            // erlang/otp#8835, erlang/otp#8897). A new counter (also pause/restart on a node without one, the ERTS
             // fall-through quirk) is created active.
             if let Some(old) = slot.replace(fresh) {
                 dead_timem.push(old);
@@ -195,6 +205,9 @@ pub(crate) fn stage_in<P: ThreadProgress>(
             d.flags |= x | xa;
         }
     });
+    for t in reset_in_place {
+        t.reset_in_place();
+    }
     drop(dead_ms);
     release_dead(e, st, dead_meta, dead, dead_timem);
 }

@@ -346,7 +346,7 @@ pub const NOT_MODELLED: [(&str, &str); 3] = [
     ),
     (
         "timem-restart-keeps-counter",
-        "restart's effect is a value (counts start from zero, OTP #8835); the spec models restart \
+        "restart's effect is a value (counts start from zero, erlang/otp#8835); the spec models restart \
          of a call_time counter as a fresh object in the staging half (the old one freed at \
          consolidate), and a kept object is protocol-wise a counter with no new allocation; \
          killed by the engine's RestartCheck and behaviour tests",

@@ -820,7 +820,7 @@ impl Config {
                 (PatternKind::Pause, true) => *h &= !bits::TIME_ACTIVE,
                 // true/restart on an existing counter: a fresh object in the staging half, the
                 // old one stays in the active half until consolidate drops it (the fix of OTP
-                // #8835, as the engine's stage.rs). A new counter, also for pause/restart on a
+                // erlang/otp#8835, as the engine's stage.rs). A new counter, also for pause/restart on a
                 // node without one (the ERTS fall-through), is created running.
                 _ => {
                     *h |= bits::TIME | bits::TIME_ACTIVE;
