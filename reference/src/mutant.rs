@@ -94,6 +94,13 @@ pub enum Mutant {
     /// Non-blocking purge: the old version is freed right after the check, without the grace
     /// period (PW) that orders the last process's return before the free.
     LoadPurgeSkipWait,
+    /// Batch plans (`waitplan.rs`): a batched `false` also clears the session's global trace on
+    /// the matched export entries (the local-excludes-global clearing made for every op, not
+    /// only for those that set), which consecutive calls do not do.
+    BatchFalseClearsGlobal,
+    /// Meta trace (`meta.rs`, M3): the reclaim waits first and takes the retired list after, so
+    /// a cell retired during the wait is freed without a wait that began after its retirement.
+    MetaReclaimWaitBeforeTake,
 }
 
 impl Mutant {
@@ -154,6 +161,14 @@ impl Mutant {
         Mutant::LoadPurgeSkipWait,
     ];
 
+    /// The wait plans' mutant, killed by `tests/tests/fewer_waits.rs` (every plan compared with
+    /// the ERTS sequence on sessions that hold global, meta and call_time patterns).
+    pub const WAIT_PLANS: [Mutant; 1] = [Mutant::BatchFalseClearsGlobal];
+
+    /// The meta reclaim's ordering mutant, killed by the meta models on several cells retired
+    /// before and during one reclaim (`bpspec_models::meta`, scenario `meta-reclaim-many`).
+    pub const META_RECLAIM: [Mutant; 1] = [Mutant::MetaReclaimWaitBeforeTake];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -191,6 +206,8 @@ impl Mutant {
             Mutant::LoadClearOldAtOnce => "load-clear-old-at-once",
             Mutant::LoadPurgeSkipCheck => "load-purge-skip-check",
             Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
+            Mutant::BatchFalseClearsGlobal => "batch-false-clears-global",
+            Mutant::MetaReclaimWaitBeforeTake => "meta-reclaim-wait-before-take",
         }
     }
 
@@ -203,6 +220,8 @@ impl Mutant {
             .chain(Mutant::META)
             .chain(Mutant::READERS)
             .chain(Mutant::LOAD)
+            .chain(Mutant::WAIT_PLANS)
+            .chain(Mutant::META_RECLAIM)
             .find(|m| m.name() == name)
             .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
     }

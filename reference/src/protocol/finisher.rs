@@ -212,8 +212,12 @@ impl<P: ThreadProgress> Engine<P> {
             }
         }
         // W3 and W4 guard only what consolidate unlinks; when it will unlink nothing the
-        // elide-idle plan skips both (docs/fewer-waits.md, proof E).
-        let idle = self.wait_plan.elides_idle() && !crate::waitplan::will_unlink(self, st, &areas);
+        // elide-idle plan skips both (docs/fewer-waits.md, proof E). Proof E covers the code
+        // area without meta: a sequence that touches the export area or a meta tracer keeps
+        // both waits (E7).
+        let idle = self.wait_plan.elides_idle()
+            && !crate::waitplan::beyond_proof_e(self, st, &areas)
+            && !crate::waitplan::will_unlink(self, st, &areas);
         if !idle {
             self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3
         }
