@@ -276,3 +276,191 @@ fn rejected_history_as_a_trace_file() {
         std::fs::write(&path, text).expect("write the trace file");
     }
 }
+
+/// A batch-plan scenario: each stager op is one batch of entries in session 0.
+#[derive(Clone)]
+struct BatchScn {
+    name: &'static str,
+    schedulers: usize,
+    functions: usize,
+    batches: Vec<Vec<Op>>,
+}
+
+fn batch_scenarios() -> Vec<BatchScn> {
+    use PatternOp::*;
+    vec![
+        // Idle first batch (nothing to unlink: 3 waits under elide-idle), then one that unlinks
+        // f1's node (local off everywhere, call_count paused on f0), then f0 emptied.
+        BatchScn {
+            name: "2sched-2func-batches",
+            schedulers: 2,
+            functions: 2,
+            batches: vec![
+                vec![(0, None, True, LOCAL), (0, Some(0), True, COUNT)],
+                vec![(0, Some(0), Pause, COUNT), (0, None, False, LOCAL)],
+                vec![(0, Some(0), Restart, COUNT)],
+                vec![(0, Some(0), False, COUNT)],
+            ],
+        },
+    ]
+}
+
+/// One execution of `scn` under `plan`; returns the recorded history. `calls`: the schedulers
+/// call the functions between progress points (otherwise they only pass progress points).
+fn execute_batches(
+    scn: &BatchScn,
+    plan: bpspec_reference::WaitPlan,
+    mutant: Option<Mutant>,
+    calls: bool,
+) -> Vec<Event> {
+    use bpspec_reference::BatchEntry;
+    let e = Arc::new(
+        Engine::<Qsbr>::new(
+            EngineConfig::simple(scn.functions, scn.schedulers).with_mutant(mutant),
+        )
+        .with_wait_plan(plan),
+    );
+    e.history.start();
+    let handles: Vec<_> = (0..scn.schedulers)
+        .map(|id| {
+            let (e, nf) = (e.clone(), scn.functions);
+            spawn(move || {
+                let mut s = Scheduler::start(e, id);
+                s.record = false;
+                let p = Process::call_traced_in(10 + id as u64, 0);
+                for round in 0..4 {
+                    if calls {
+                        s.call((id + round) % nf, &p);
+                        s.call((id + round + 1) % nf, &p);
+                    }
+                    s.progress();
+                    yield_now();
+                }
+                s.sleep();
+            })
+        })
+        .collect();
+    for b in &scn.batches {
+        let entries: Vec<BatchEntry> = b
+            .iter()
+            .map(|&(_, f, op, fl)| {
+                let pat = f.map_or_else(Pattern::all, |f| {
+                    Pattern::exact(&Mfa::new("m", &format!("f{f}"), 0))
+                });
+                BatchEntry {
+                    pattern: pat,
+                    op,
+                    spec: TraceSpec::from(fl),
+                }
+            })
+            .collect();
+        e.trace_pattern_batch(0, &entries).expect("valid batch");
+    }
+    for h in handles {
+        h.join().expect("scheduler thread");
+    }
+    e.history.take()
+}
+
+/// Histories of batch runs (both batch plans) refine the spec's batch op (`StagerOp::Batch`,
+/// docs/spec.md §12): the engine records the batch and its entries, every hit-path read and
+/// every further read of the active index, and the checker walks them through the spec.
+#[test]
+fn batch_histories_refine_the_spec() {
+    use bpspec_reference::WaitPlan;
+    let n = iters();
+    for scn in batch_scenarios() {
+        for plan in [WaitPlan::Batch, WaitPlan::BatchElideIdle] {
+            for pct in [false, true] {
+                let accepted = Arc::new(AtomicUsize::new(0));
+                let interleaved = Arc::new(AtomicUsize::new(0));
+                let (a, il) = (accepted.clone(), interleaved.clone());
+                let t0 = std::time::Instant::now();
+                let s2 = scn.clone();
+                let body = move || {
+                    let h = execute_batches(&s2, plan, None, true);
+                    assert!(h.iter().any(|e| matches!(e, Event::Batch { .. })));
+                    // A hit's read of the index between a flip and the end of the next wait.
+                    let mut after_flip = false;
+                    for e in &h {
+                        match e {
+                            Event::Commit => after_flip = true,
+                            Event::WaitEnd => after_flip = false,
+                            Event::Ix { .. } if after_flip => {
+                                il.fetch_add(1, Relaxed);
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                    match check(&h, s2.schedulers as u8, s2.functions as u8) {
+                        Ok(k) => {
+                            assert!(k > 20, "short history");
+                            a.fetch_add(1, Relaxed);
+                        }
+                        Err(r) => panic!("{}@{}: {r}", s2.name, plan.name()),
+                    }
+                };
+                if pct {
+                    Runner::new(PctScheduler::new_from_seed(SEED, 3, n), Config::new()).run(body);
+                } else {
+                    Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+                }
+                let (got, il) = (accepted.load(Relaxed), interleaved.load(Relaxed));
+                assert_eq!(
+                    got,
+                    n,
+                    "{}@{}: every run must be checked",
+                    scn.name,
+                    plan.name()
+                );
+                assert!(
+                    il > 0,
+                    "{}@{}: no run read the index between a flip and its wait",
+                    scn.name,
+                    plan.name()
+                );
+                eprintln!(
+                    "refinement: {}@{} ({}, {n} iterations, seed {SEED:#x}): {got} histories \
+                     accepted ({il} with a hit reading the index between a flip and the next \
+                     wait's end) in {:.1} s",
+                    scn.name,
+                    plan.name(),
+                    if pct { "pct depth 3" } else { "random" },
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+}
+
+/// The batch plan's mutant `batch-elide-unlinking` (W3 and W4 skipped although consolidate
+/// unlinks) is rejected by the refinement in every run, at the consolidate the spec's stager
+/// does not allow before W3. The schedulers only pass progress points here: with calls, the
+/// engine's own assertions could stop a run before its history is checked.
+#[test]
+fn batch_elide_unlinking_is_rejected_by_the_refinement() {
+    use bpspec_reference::WaitPlan;
+    let n = iters().min(200);
+    let scn = batch_scenarios().remove(0);
+    let rejected = Arc::new(AtomicUsize::new(0));
+    let r2 = rejected.clone();
+    let body = move || {
+        let h = execute_batches(
+            &scn,
+            WaitPlan::BatchElideIdle,
+            Some(Mutant::BatchElideUnlinking),
+            false,
+        );
+        let r = check(&h, scn.schedulers as u8, scn.functions as u8)
+            .expect_err("batch-elide-unlinking must be rejected");
+        assert!(
+            r.reason
+                .contains("consolidate, but the spec's stager is at W3"),
+            "{r}"
+        );
+        r2.fetch_add(1, Relaxed);
+    };
+    Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+    assert_eq!(rejected.load(Relaxed), n);
+}

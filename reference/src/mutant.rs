@@ -98,6 +98,10 @@ pub enum Mutant {
     /// the matched export entries (the local-excludes-global clearing made for every op, not
     /// only for those that set), which consecutive calls do not do.
     BatchFalseClearsGlobal,
+    /// Batch plans (`finisher.rs`): the elide-idle plan skips W3 and W4 whatever consolidate
+    /// will unlink (the spec's mutant of the same name); caught by the refinement of batch
+    /// histories (`models/tests/refine.rs`).
+    BatchElideUnlinking,
     /// Meta trace (`meta.rs`, M3): the reclaim waits first and takes the retired list after, so
     /// a cell retired during the wait is freed without a wait that began after its retirement.
     MetaReclaimWaitBeforeTake,
@@ -163,7 +167,9 @@ impl Mutant {
 
     /// The wait plans' mutant, killed by `tests/tests/fewer_waits.rs` (every plan compared with
     /// the ERTS sequence on sessions that hold global, meta and call_time patterns).
-    pub const WAIT_PLANS: [Mutant; 1] = [Mutant::BatchFalseClearsGlobal];
+    /// `batch-elide-unlinking` by the refinement of batch histories (`models/tests/refine.rs`).
+    pub const WAIT_PLANS: [Mutant; 2] =
+        [Mutant::BatchFalseClearsGlobal, Mutant::BatchElideUnlinking];
 
     /// The meta reclaim's ordering mutant, killed by the meta models on several cells retired
     /// before and during one reclaim (`bpspec_models::meta`, scenario `meta-reclaim-many`).
@@ -207,6 +213,7 @@ impl Mutant {
             Mutant::LoadPurgeSkipCheck => "load-purge-skip-check",
             Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
             Mutant::BatchFalseClearsGlobal => "batch-false-clears-global",
+            Mutant::BatchElideUnlinking => "batch-elide-unlinking",
             Mutant::MetaReclaimWaitBeforeTake => "meta-reclaim-wait-before-take",
         }
     }

@@ -215,9 +215,11 @@ impl<P: ThreadProgress> Engine<P> {
         // elide-idle plan skips both (docs/fewer-waits.md, proof E). Proof E covers the code
         // area without meta: a sequence that touches the export area or a meta tracer keeps
         // both waits (E7).
+        let elide_unlinking = mutant::is(self.mutant, Mutant::BatchElideUnlinking);
         let idle = self.wait_plan.elides_idle()
-            && !crate::waitplan::beyond_proof_e(self, st, &areas)
-            && !crate::waitplan::will_unlink(self, st, &areas);
+            && (elide_unlinking
+                || (!crate::waitplan::beyond_proof_e(self, st, &areas)
+                    && !crate::waitplan::will_unlink(self, st, &areas)));
         if !idle {
             self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3
         }
@@ -226,7 +228,7 @@ impl<P: ThreadProgress> Engine<P> {
             consolidate::consolidate(self, st, a, m);
         }
         assert!(
-            !idle || st.free_list.is_empty(),
+            !idle || elide_unlinking || st.free_list.is_empty(),
             "an idle consolidate unlinked a node"
         );
         if pipeline {

@@ -146,6 +146,10 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = self.seize_for(session)?;
         let staging = self.staging_ix();
+        self.history.record(|| crate::history::Event::Batch {
+            entries: entries.len() as u32,
+            elide_idle: self.wait_plan.elides_idle(),
+        });
         let mut counts = Vec::with_capacity(entries.len());
         let mut all_code: Vec<FuncId> = Vec::new();
         let mut all_exps: Vec<usize> = Vec::new();
@@ -154,6 +158,8 @@ impl<P: ThreadProgress> Engine<P> {
             let code: Vec<FuncId> = e.pattern.matching(self.code.funcs.iter().map(|h| &h.mfa));
             let on = e.op != PatternOp::False;
             installs |= on;
+            self.history
+                .record(|| crate::history::trace_pattern(session, &code, e.op, e.spec.flags));
             let extra = stage::Extra {
                 global: false,
                 ms: e.spec.ms.clone().map(std::sync::Arc::new),

@@ -63,6 +63,13 @@ pub fn describe(e: &Event) -> String {
         } => format!(
             "stager: trace_pattern begins (session {session}, functions {funcs:#b}, op {op}, flags {flags:#b})"
         ),
+        Event::Batch {
+            entries,
+            elide_idle,
+        } => format!(
+            "stager: a batch of {entries} entries begins ({})",
+            if elide_idle { "batch-elide-idle" } else { "batch" }
+        ),
         Event::WaitBegin => "stager: a wait begins".into(),
         Event::WaitEnd => "stager: a wait completes".into(),
         Event::Install => "stager: install".into(),
@@ -125,7 +132,20 @@ pub fn describe(e: &Event) -> String {
 pub fn config_of(events: &[Event], schedulers: u8, functions: u8) -> Result<Config, String> {
     let mut script = Vec::new();
     let mut sessions = 1u8;
+    // An open batch: its op's index in the script and how many entries are still to come.
+    let mut batch: Option<(usize, u32)> = None;
     for e in events {
+        if let Event::Batch {
+            entries,
+            elide_idle,
+        } = *e
+        {
+            if batch.is_some() {
+                return Err("a batch begins inside a batch".into());
+            }
+            script.push(StagerOp::batch(0, elide_idle));
+            batch = (entries > 0).then_some((script.len() - 1, entries));
+        }
         if let Event::TracePattern {
             session,
             funcs,
@@ -159,8 +179,19 @@ pub fn config_of(events: &[Event], schedulers: u8, functions: u8) -> Result<Conf
                     kind,
                     (flags & 3) | time,
                 ));
+                if let Some((at, _)) = batch {
+                    if let StagerOp::Batch { len, .. } = &mut script[at] {
+                        *len += 1;
+                    }
+                }
+            }
+            if let Some((at, left)) = batch {
+                batch = (left > 1).then_some((at, left - 1));
             }
         }
+    }
+    if batch.is_some() {
+        return Err("the history ends inside a batch's entries".into());
     }
     let cfg = Config::hits(schedulers, functions, sessions, script);
     cfg.validate()?;
@@ -232,6 +263,7 @@ fn action_for(cfg: &Config, s: &State, e: &Event) -> Result<Action, String> {
     use super::state::Phase as P;
     match *e {
         Event::TracePattern { .. } => stager("trace_pattern begins", phase == P::Stage),
+        Event::Batch { .. } => stager("a batch begins", phase == P::Stage),
         Event::WaitBegin => stager("a wait begins", phase.wait_number().is_some() && !waiting),
         Event::WaitEnd => {
             if waiting && !cfg.stager_enabled(s) {
@@ -465,7 +497,16 @@ pub fn check(events: &[Event], schedulers: u8, functions: u8) -> Result<usize, R
     for x in &mut s.scheds {
         x.mode = Mode::Asleep;
     }
+    // The entries of the batch under way that are still to come: their `TracePattern`s are the
+    // batch's script, not steps (the batch's one stage step was its `Batch` event).
+    let mut entries_left = 0u32;
     for (i, e) in events.iter().enumerate() {
+        if let Event::Batch { entries, .. } = *e {
+            entries_left = entries;
+        } else if matches!(e, Event::TracePattern { .. }) && entries_left > 0 {
+            entries_left -= 1;
+            continue;
+        }
         if matches!(e, Event::TracePattern { funcs: 0, .. }) {
             continue; // matched nothing: the spec's script omits it
         }
