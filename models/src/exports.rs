@@ -218,34 +218,25 @@ pub const EXPORT_MUTANTS: [Mutant; 5] = [
 ];
 
 /// The export scenarios run under every wait plan (`tests/waits_loom.rs`, `waits_shuttle.rs`):
-/// a first set (idle: nothing to unlink), a removal in one session and in two (where a scheduler
-/// can stand on the unlinked node), and local trace replacing global.
-pub const PLAN_SCENARIOS: [&str; 4] = [
+/// every loom scenario (the shuttle runs add their two schedulers).
+pub const PLAN_SCENARIOS: [&str; 8] = [
     "global-set",
+    "global-set-2f",
+    "global-remove-2f",
     "global-remove",
-    "global-remove-2sess",
+    "global-pause",
     "global-to-local",
+    "global-remove-2sess",
+    "global-remove-old-2sess",
 ];
 
-/// The wait-removal mutants each checker must kill on [`PLAN_SCENARIOS`] under `plan`: a
-/// single `trace_pattern` on the export area makes ERTS's five waits under the batch plans (the
-/// elide-idle plan keeps W3 and W4 there, proof E, E7), and all but W4 under the pipeline plan
-/// (where `skip-w4-before-free` frees at once what the call unlinked).
-pub fn expected_plan_kills(checker: &str, plan: WaitPlan) -> Vec<(Mutant, &'static str)> {
-    use Mutant::*;
-    let _ = plan;
-    match checker {
-        "loom" => vec![
-            (SkipWaitBeforeInstall, "global-set"),
-            (SkipWaitBeforeConsolidate, "global-remove"),
-            (SkipWaitBeforeFree, "global-remove-2sess"),
-        ],
-        "shuttle" => vec![
-            (SkipWaitBeforeConsolidate, "global-remove"),
-            (SkipWaitBeforeFree, "global-remove-2sess"),
-        ],
-        other => panic!("unknown checker {other}"),
-    }
+/// The wait-removal mutants each checker must kill on [`PLAN_SCENARIOS`] under `plan`: those of
+/// [`expected_kills`]. A single `trace_pattern` on the export area makes ERTS's five waits under
+/// both batch plans (the elide-idle plan keeps W3 and W4 there: docs/fewer-waits.md, proof E,
+/// E0), and all but W4 under the pipeline plan, where `skip-w4-before-free` frees at once what
+/// the call unlinked.
+pub fn expected_plan_kills(checker: &str, _plan: WaitPlan) -> Vec<(Mutant, &'static str)> {
+    expected_kills(checker)
 }
 
 /// Which checker kills which wait-removal mutant on which export scenario.

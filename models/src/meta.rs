@@ -16,7 +16,7 @@
 //! `BPSPEC_SHUTTLE_ITERS` iterations each (seed `harness::shuttle_run::SEED`); loom at
 //! `LOOM_MAX_PREEMPTIONS` (the results table records executions).
 
-use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::Relaxed};
+use bpspec_reference::sync::{spawn, Arc, AtomicU32, JoinHandle, Ordering::Relaxed};
 use bpspec_reference::{
     Enabled, Engine, EngineConfig, FlagSet, InfoKey, Mutant, PatternOp, Process, Scheduler, Term,
     ThreadProgress, TraceOpts, TraceSpec, TraceTag, Tracer, TracerSpec, WaitPlan,
@@ -87,6 +87,18 @@ pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
     );
 }
 
+/// Scheduler 0 on its own thread: its process calls f0, then again after a progress point.
+fn hit_twice<P: ThreadProgress>(engine: &Arc<Engine<P>>) -> JoinHandle<()> {
+    let e2 = engine.clone();
+    spawn(move || {
+        let mut s = Scheduler::start(e2, 0);
+        s.call(0, &Process::new(100));
+        s.progress();
+        s.call(0, &Process::new(100));
+        s.sleep();
+    })
+}
+
 /// The meta tracer replaced while a scheduler hits the function (M1/M2 under loom): the stager
 /// sets meta trace again with a second tracer, which swaps a new cell into the slot (Release)
 /// while the scheduler loads it (Acquire) and calls it. Property: M-free (the liveness word of
@@ -96,14 +108,7 @@ pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
     let engine = engine::<P>(1, mutant);
     let (first, second) = (gone(7), gone(8));
     set_meta(&engine, &first);
-    let e2 = engine.clone();
-    let h = spawn(move || {
-        let mut s = Scheduler::start(e2, 0);
-        s.call(0, &Process::new(100));
-        s.progress();
-        s.call(0, &Process::new(100));
-        s.sleep();
-    });
+    let h = hit_twice(&engine);
     set_meta(&engine, &second);
     engine.reclaim_meta_tracers();
     h.join().expect("scheduler panicked");
@@ -171,14 +176,7 @@ pub fn run_meta_clear<P: ThreadProgress>(mutant: Option<Mutant>, plan: WaitPlan,
     };
     let meta = TraceSpec::counters(fl).meta(gone(7));
     crate::trace_on(&engine, Some(0), PatternOp::True, &meta);
-    let e2 = engine.clone();
-    let h = spawn(move || {
-        let mut s = Scheduler::start(e2, 0);
-        s.call(0, &Process::new(100));
-        s.progress();
-        s.call(0, &Process::new(100));
-        s.sleep();
-    });
+    let h = hit_twice(&engine);
     let clear = TraceSpec::counters(FlagSet::default()).meta(gone(9));
     crate::trace_on(&engine, Some(0), PatternOp::False, &clear);
     engine.settle();

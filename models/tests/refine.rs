@@ -72,22 +72,35 @@ fn scenarios() -> Vec<Scn> {
     ]
 }
 
-/// One execution; returns the recorded history.
-fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<bpspec_reference::history::Event> {
-    let e = Arc::new(Engine::<Qsbr>::new(
-        EngineConfig::simple(scn.functions, scn.schedulers).with_mutant(mutant),
-    ));
+/// `m:f{f}/0`, or every function of `m` for `None`.
+fn pattern(f: Option<usize>) -> Pattern {
+    f.map_or_else(Pattern::all, |f| {
+        Pattern::exact(&Mfa::new("m", &format!("f{f}"), 0))
+    })
+}
+
+/// One execution on `e` (history recording started here): `schedulers` threads each run four
+/// rounds (two calls when `calls`, then a progress point; scheduler 0 sleeps and wakes instead
+/// in round 2) while `stager` runs on this thread; returns the recorded history.
+fn record(
+    e: Arc<Engine<Qsbr>>,
+    (schedulers, functions): (usize, usize),
+    calls: bool,
+    stager: impl FnOnce(&Engine<Qsbr>),
+) -> Vec<Event> {
     e.history.start();
-    let handles: Vec<_> = (0..scn.schedulers)
+    let handles: Vec<_> = (0..schedulers)
         .map(|id| {
-            let (e, nf) = (e.clone(), scn.functions);
+            let (e, nf) = (e.clone(), functions);
             spawn(move || {
                 let mut s = Scheduler::start(e, id);
                 s.record = false;
                 let p = Process::call_traced_in(10 + id as u64, 0);
                 for round in 0..4 {
-                    s.call((id + round) % nf, &p);
-                    s.call((id + round + 1) % nf, &p);
+                    if calls {
+                        s.call((id + round) % nf, &p);
+                        s.call((id + round + 1) % nf, &p);
+                    }
                     if round == 2 && id == 0 {
                         s.sleep();
                         s.wake();
@@ -100,17 +113,24 @@ fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<bpspec_reference::history::
             })
         })
         .collect();
-    for &(session, f, op, fl) in &scn.ops {
-        let pat = f.map_or_else(Pattern::all, |f| {
-            Pattern::exact(&Mfa::new("m", &format!("f{f}"), 0))
-        });
-        e.trace_pattern(&pat, op, &TraceSpec::from(fl).session(session))
-            .expect("valid op");
-    }
+    stager(&e);
     for h in handles {
         h.join().expect("scheduler thread");
     }
     e.history.take()
+}
+
+/// One execution; returns the recorded history.
+fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<Event> {
+    let e = Arc::new(Engine::<Qsbr>::new(
+        EngineConfig::simple(scn.functions, scn.schedulers).with_mutant(mutant),
+    ));
+    record(e, (scn.schedulers, scn.functions), true, |e| {
+        for &(session, f, op, fl) in &scn.ops {
+            e.trace_pattern(&pattern(f), op, &TraceSpec::from(fl).session(session))
+                .expect("valid op");
+        }
+    })
 }
 
 fn run(scn: &Scn, pct: bool, n: usize, f: impl Fn(&Scn) + Send + Sync + 'static) {
@@ -123,54 +143,73 @@ fn run(scn: &Scn, pct: bool, n: usize, f: impl Fn(&Scn) + Send + Sync + 'static)
     }
 }
 
+/// `n` runs (PCT depth 3 or random) of `history`, each recorded history checked against the
+/// spec (`schedulers` and `functions` as recorded); asserts every run was accepted and that in
+/// some run a hit read the active index between a flip and the end of the wait after it (the
+/// stager and the schedulers really interleaved), and prints the figures under `name`.
+fn refine_runs(
+    name: String,
+    (schedulers, functions): (usize, usize),
+    pct: bool,
+    n: usize,
+    history: impl Fn() -> Vec<Event> + Send + Sync + 'static,
+) {
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let interleaved = Arc::new(AtomicUsize::new(0));
+    let (a, il) = (accepted.clone(), interleaved.clone());
+    let t0 = std::time::Instant::now();
+    let label = name.clone();
+    let body = move || {
+        let h = history();
+        let mut after_flip = false;
+        for e in &h {
+            match e {
+                Event::Commit => after_flip = true,
+                Event::WaitEnd => after_flip = false,
+                Event::Ix { .. } if after_flip => {
+                    il.fetch_add(1, Relaxed);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        match check(&h, schedulers as u8, functions as u8) {
+            Ok(k) => {
+                assert!(k > 20, "short history");
+                a.fetch_add(1, Relaxed);
+            }
+            Err(r) => panic!("{label}: {r}"),
+        }
+    };
+    if pct {
+        Runner::new(PctScheduler::new_from_seed(SEED, 3, n), Config::new()).run(body);
+    } else {
+        Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+    }
+    let (got, il) = (accepted.load(Relaxed), interleaved.load(Relaxed));
+    assert_eq!(got, n, "{name}: every run must be checked");
+    assert!(
+        il > 0,
+        "{name}: no run read the index between a flip and its wait"
+    );
+    eprintln!(
+        "refinement: {name} ({}, {n} iterations, seed {SEED:#x}): {got} histories accepted \
+         ({il} with a hit reading the index between a flip and the next wait's end) in {:.1} s",
+        if pct { "pct depth 3" } else { "random" },
+        t0.elapsed().as_secs_f64()
+    );
+}
+
 #[test]
 fn engine_histories_refine_the_spec() {
     let n = iters();
     for scn in scenarios() {
         for pct in [false, true] {
-            let accepted = Arc::new(AtomicUsize::new(0));
-            let interleaved = Arc::new(AtomicUsize::new(0));
-            let (a, il) = (accepted.clone(), interleaved.clone());
-            let t0 = std::time::Instant::now();
-            run(&scn, pct, n, move |scn| {
-                let h = execute(scn, None);
-                // A hit's read between a flip and the end of the wait after it: the stager and
-                // the schedulers really interleaved in this run.
-                let mut after_flip = false;
-                for e in &h {
-                    match e {
-                        Event::Commit => after_flip = true,
-                        Event::WaitEnd => after_flip = false,
-                        Event::Ix { .. } if after_flip => {
-                            il.fetch_add(1, Relaxed);
-                            break;
-                        }
-                        _ => {}
-                    }
-                }
-                match check(&h, scn.schedulers as u8, scn.functions as u8) {
-                    Ok(k) => {
-                        assert!(k > 20, "short history");
-                        a.fetch_add(1, Relaxed);
-                    }
-                    Err(r) => panic!("{}: {r}", scn.name),
-                }
+            let size = (scn.schedulers, scn.functions);
+            let s2 = scn.clone();
+            refine_runs(scn.name.to_string(), size, pct, n, move || {
+                execute(&s2, None)
             });
-            let got = accepted.load(Relaxed);
-            let il = interleaved.load(Relaxed);
-            assert_eq!(got, n, "{}: every run must be checked", scn.name);
-            assert!(
-                il > 0,
-                "{}: no run read the index between a flip and its wait",
-                scn.name
-            );
-            eprintln!(
-                "refinement: {} ({}, {n} iterations, seed {SEED:#x}): {got} histories accepted \
-                 ({il} with a hit reading the index between a flip and the next wait's end) in {:.1} s",
-                scn.name,
-                if pct { "pct depth 3" } else { "random" },
-                t0.elapsed().as_secs_f64()
-            );
         }
     }
 }
@@ -305,8 +344,7 @@ fn batch_scenarios() -> Vec<BatchScn> {
     ]
 }
 
-/// One execution of `scn` under `plan`; returns the recorded history. `calls`: the schedulers
-/// call the functions between progress points (otherwise they only pass progress points).
+/// One execution of `scn` under `plan` ([`record`]); returns the recorded history.
 fn execute_batches(
     scn: &BatchScn,
     plan: bpspec_reference::WaitPlan,
@@ -320,46 +358,19 @@ fn execute_batches(
         )
         .with_wait_plan(plan),
     );
-    e.history.start();
-    let handles: Vec<_> = (0..scn.schedulers)
-        .map(|id| {
-            let (e, nf) = (e.clone(), scn.functions);
-            spawn(move || {
-                let mut s = Scheduler::start(e, id);
-                s.record = false;
-                let p = Process::call_traced_in(10 + id as u64, 0);
-                for round in 0..4 {
-                    if calls {
-                        s.call((id + round) % nf, &p);
-                        s.call((id + round + 1) % nf, &p);
-                    }
-                    s.progress();
-                    yield_now();
-                }
-                s.sleep();
-            })
-        })
-        .collect();
-    for b in &scn.batches {
-        let entries: Vec<BatchEntry> = b
-            .iter()
-            .map(|&(_, f, op, fl)| {
-                let pat = f.map_or_else(Pattern::all, |f| {
-                    Pattern::exact(&Mfa::new("m", &format!("f{f}"), 0))
-                });
-                BatchEntry {
-                    pattern: pat,
+    record(e, (scn.schedulers, scn.functions), calls, |e| {
+        for b in &scn.batches {
+            let entries: Vec<BatchEntry> = b
+                .iter()
+                .map(|&(_, f, op, fl)| BatchEntry {
+                    pattern: pattern(f),
                     op,
                     spec: TraceSpec::from(fl),
-                }
-            })
-            .collect();
-        e.trace_pattern_batch(0, &entries).expect("valid batch");
-    }
-    for h in handles {
-        h.join().expect("scheduler thread");
-    }
-    e.history.take()
+                })
+                .collect();
+            e.trace_pattern_batch(0, &entries).expect("valid batch");
+        }
+    })
 }
 
 /// Histories of batch runs (both batch plans) refine the spec's batch op (`StagerOp::Batch`,
@@ -372,63 +383,14 @@ fn batch_histories_refine_the_spec() {
     for scn in batch_scenarios() {
         for plan in [WaitPlan::Batch, WaitPlan::BatchElideIdle] {
             for pct in [false, true] {
-                let accepted = Arc::new(AtomicUsize::new(0));
-                let interleaved = Arc::new(AtomicUsize::new(0));
-                let (a, il) = (accepted.clone(), interleaved.clone());
-                let t0 = std::time::Instant::now();
+                let size = (scn.schedulers, scn.functions);
                 let s2 = scn.clone();
-                let body = move || {
+                let name = format!("{}@{}", scn.name, plan.name());
+                refine_runs(name, size, pct, n, move || {
                     let h = execute_batches(&s2, plan, None, true);
                     assert!(h.iter().any(|e| matches!(e, Event::Batch { .. })));
-                    // A hit's read of the index between a flip and the end of the next wait.
-                    let mut after_flip = false;
-                    for e in &h {
-                        match e {
-                            Event::Commit => after_flip = true,
-                            Event::WaitEnd => after_flip = false,
-                            Event::Ix { .. } if after_flip => {
-                                il.fetch_add(1, Relaxed);
-                                break;
-                            }
-                            _ => {}
-                        }
-                    }
-                    match check(&h, s2.schedulers as u8, s2.functions as u8) {
-                        Ok(k) => {
-                            assert!(k > 20, "short history");
-                            a.fetch_add(1, Relaxed);
-                        }
-                        Err(r) => panic!("{}@{}: {r}", s2.name, plan.name()),
-                    }
-                };
-                if pct {
-                    Runner::new(PctScheduler::new_from_seed(SEED, 3, n), Config::new()).run(body);
-                } else {
-                    Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
-                }
-                let (got, il) = (accepted.load(Relaxed), interleaved.load(Relaxed));
-                assert_eq!(
-                    got,
-                    n,
-                    "{}@{}: every run must be checked",
-                    scn.name,
-                    plan.name()
-                );
-                assert!(
-                    il > 0,
-                    "{}@{}: no run read the index between a flip and its wait",
-                    scn.name,
-                    plan.name()
-                );
-                eprintln!(
-                    "refinement: {}@{} ({}, {n} iterations, seed {SEED:#x}): {got} histories \
-                     accepted ({il} with a hit reading the index between a flip and the next \
-                     wait's end) in {:.1} s",
-                    scn.name,
-                    plan.name(),
-                    if pct { "pct depth 3" } else { "random" },
-                    t0.elapsed().as_secs_f64()
-                );
+                    h
+                });
             }
         }
     }

@@ -94,44 +94,58 @@ fn snapshot(e: &Engine, n: usize) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn every_plan_ends_where_the_erts_sequence_ends() {
-    use PatternOp::*;
-    let fls = [
-        COUNT,
-        FlagSet::CALL_TIME,
-        LOCAL,
-        FlagSet {
-            call_count: true,
-            call_memory: true,
-            ..FlagSet::default()
-        },
-    ];
-    let ops = [True, False, Pause, Restart];
-    let pats = ["m:f0/0", "m:f1/0", "m:f2/0", "{m,'_','_'}"];
-    // A deterministic walk over batches of one to four entries (an LCG picks them).
-    let mut x: u64 = 0x627073706563;
-    let mut next = |m: usize| {
-        x = x
+const PATS: [&str; 4] = ["m:f0/0", "m:f1/0", "m:f2/0", "{m,'_','_'}"];
+
+/// A deterministic walk (an LCG picks each choice) over batches of one to four entries:
+/// true/false/pause/restart over call_count, call_time, local and call_count+call_memory, on
+/// one function or all.
+struct Walk(u64);
+
+impl Walk {
+    fn new() -> Walk {
+        Walk(0x627073706563)
+    }
+
+    /// A number below `m`.
+    fn next(&mut self, m: usize) -> usize {
+        self.0 = self
+            .0
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        ((x >> 33) as usize) % m
-    };
-    let batches: Vec<Vec<BatchEntry>> = (0..60)
-        .map(|_| {
-            (0..1 + next(4))
-                .map(|_| {
-                    let (op, fl) = (ops[next(4)], fls[next(4)]);
-                    let fl = if fl.local && matches!(op, Pause | Restart) {
-                        COUNT
-                    } else {
-                        fl
-                    };
-                    entry(pats[next(4)], op, fl)
-                })
-                .collect()
-        })
-        .collect();
+        ((self.0 >> 33) as usize) % m
+    }
+
+    fn batch(&mut self) -> Vec<BatchEntry> {
+        use PatternOp::*;
+        let fls = [
+            COUNT,
+            FlagSet::CALL_TIME,
+            LOCAL,
+            FlagSet {
+                call_count: true,
+                call_memory: true,
+                ..FlagSet::default()
+            },
+        ];
+        let ops = [True, False, Pause, Restart];
+        (0..1 + self.next(4))
+            .map(|_| {
+                let (op, fl) = (ops[self.next(4)], fls[self.next(4)]);
+                let fl = if fl.local && matches!(op, Pause | Restart) {
+                    COUNT
+                } else {
+                    fl
+                };
+                entry(PATS[self.next(4)], op, fl)
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn every_plan_ends_where_the_erts_sequence_ends() {
+    let mut walk = Walk::new();
+    let batches: Vec<Vec<BatchEntry>> = (0..60).map(|_| walk.batch()).collect();
     let engines: Vec<Arc<Engine>> = WaitPlan::ALL.iter().map(|&p| engine(3, p)).collect();
     let p = Process::new(7);
     let mut scheds: Vec<Scheduler> = engines
@@ -322,25 +336,7 @@ type Seen = (Vec<usize>, Vec<String>, Vec<String>);
 /// export entry's hit, then the code's) after every step. Returns the first difference.
 fn walk_with_global_meta_and_call_time(mutant: Option<Mutant>) -> Result<(), String> {
     use PatternOp::*;
-    let fls = [
-        COUNT,
-        FlagSet::CALL_TIME,
-        LOCAL,
-        FlagSet {
-            call_count: true,
-            call_memory: true,
-            ..FlagSet::default()
-        },
-    ];
-    let ops = [True, False, Pause, Restart];
-    let pats = ["m:f0/0", "m:f1/0", "m:f2/0", "{m,'_','_'}"];
-    let mut x: u64 = 0x627073706563;
-    let mut next = |m: usize| {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((x >> 33) as usize) % m
-    };
+    let mut walk = Walk::new();
     // Global in both sessions first, so every batch runs in a session holding global patterns.
     let mut steps = vec![
         Step::Global(0, "{m,'_','_'}", True),
@@ -348,24 +344,11 @@ fn walk_with_global_meta_and_call_time(mutant: Option<Mutant>) -> Result<(), Str
         Step::Meta("m:f1/0", True),
     ];
     for _ in 0..80 {
-        let s = next(2) as SessionId;
-        steps.push(match next(6) {
-            0 => Step::Global(s, pats[next(4)], [True, False][next(2)]),
-            1 => Step::Meta(pats[next(4)], [True, False][next(2)]),
-            _ => Step::Batch(
-                s,
-                (0..1 + next(4))
-                    .map(|_| {
-                        let (op, fl) = (ops[next(4)], fls[next(4)]);
-                        let fl = if fl.local && matches!(op, Pause | Restart) {
-                            COUNT
-                        } else {
-                            fl
-                        };
-                        entry(pats[next(4)], op, fl)
-                    })
-                    .collect(),
-            ),
+        let s = walk.next(2) as SessionId;
+        steps.push(match walk.next(6) {
+            0 => Step::Global(s, PATS[walk.next(4)], [True, False][walk.next(2)]),
+            1 => Step::Meta(PATS[walk.next(4)], [True, False][walk.next(2)]),
+            _ => Step::Batch(s, walk.batch()),
         });
     }
     let mut want: Vec<Seen> = Vec::new();
