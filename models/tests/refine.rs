@@ -11,7 +11,7 @@ use bpspec_reference::TraceSpec;
 use bpspec_reference::{
     Engine, EngineConfig, Mfa, Mutant, Pattern, PatternOp, Process, Qsbr, Scheduler, TraceFlags,
 };
-use bpspec_spec::model::refine::check;
+use bpspec_spec::model::refine::{check, check_pipelined};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -122,10 +122,23 @@ fn record(
 
 /// One execution; returns the recorded history.
 fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<Event> {
-    let e = Arc::new(Engine::<Qsbr>::new(
-        EngineConfig::simple(scn.functions, scn.schedulers).with_mutant(mutant),
-    ));
-    record(e, (scn.schedulers, scn.functions), true, |e| {
+    execute_in(scn, mutant, bpspec_reference::WaitPlan::Erts, true)
+}
+
+/// One execution under `plan` ([`record`]); returns the recorded history.
+fn execute_in(
+    scn: &Scn,
+    mutant: Option<Mutant>,
+    plan: bpspec_reference::WaitPlan,
+    calls: bool,
+) -> Vec<Event> {
+    let e = Arc::new(
+        Engine::<Qsbr>::new(
+            EngineConfig::simple(scn.functions, scn.schedulers).with_mutant(mutant),
+        )
+        .with_wait_plan(plan),
+    );
+    record(e, (scn.schedulers, scn.functions), calls, |e| {
         for &(session, f, op, fl) in &scn.ops {
             e.trace_pattern(&pattern(f), op, &TraceSpec::from(fl).session(session))
                 .expect("valid op");
@@ -152,6 +165,18 @@ fn refine_runs(
     (schedulers, functions): (usize, usize),
     pct: bool,
     n: usize,
+    history: impl Fn() -> Vec<Event> + Send + Sync + 'static,
+) {
+    refine_runs_with(name, (schedulers, functions), pct, n, check, history)
+}
+
+/// [`refine_runs`] with the checker `check` ([`check`] or [`check_pipelined`]).
+fn refine_runs_with(
+    name: String,
+    (schedulers, functions): (usize, usize),
+    pct: bool,
+    n: usize,
+    check: fn(&[Event], u8, u8) -> Result<usize, bpspec_spec::model::refine::Rejection>,
     history: impl Fn() -> Vec<Event> + Send + Sync + 'static,
 ) {
     let accepted = Arc::new(AtomicUsize::new(0));
@@ -424,5 +449,52 @@ fn batch_elide_unlinking_is_rejected_by_the_refinement() {
         r2.fetch_add(1, Relaxed);
     };
     Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+    assert_eq!(rejected.load(Relaxed), n);
+}
+
+/// Histories of pipelined runs (`WaitPlan::Pipeline`, docs/fewer-waits.md §6) refine the spec
+/// under `Config::pipeline` ([`check_pipelined`]): every call without W4, its unlinked nodes
+/// freed after the next call's first wait.
+#[test]
+fn pipeline_histories_refine_the_spec() {
+    use bpspec_reference::WaitPlan;
+    let n = iters();
+    for scn in scenarios() {
+        for pct in [false, true] {
+            let size = (scn.schedulers, scn.functions);
+            let s2 = scn.clone();
+            let name = format!("{}@pipeline", scn.name);
+            refine_runs_with(name, size, pct, n, check_pipelined, move || {
+                execute_in(&s2, None, WaitPlan::Pipeline, true)
+            });
+        }
+    }
+}
+
+/// Under the pipeline plan, `skip-w4-before-free` (the call frees what it unlinked at once,
+/// without the next call's first wait) is rejected in every run. The schedulers only pass
+/// progress points here (with calls, the engine's own assertions could stop a run first).
+#[test]
+fn pipeline_skip_w4_is_rejected_by_the_refinement() {
+    use bpspec_reference::WaitPlan;
+    let n = iters().min(200);
+    let scn = scenarios().remove(0);
+    let rejected = Arc::new(AtomicUsize::new(0));
+    let r2 = rejected.clone();
+    run(&scn, false, n, move |scn| {
+        let h = execute_in(
+            scn,
+            Some(Mutant::SkipWaitBeforeFree),
+            WaitPlan::Pipeline,
+            false,
+        );
+        let r = check_pipelined(&h, scn.schedulers as u8, scn.functions as u8)
+            .expect_err("skip-w4-before-free under the pipeline plan must be rejected");
+        assert!(
+            r.reason.contains("no wait begun after their consolidate"),
+            "{r}"
+        );
+        r2.fetch_add(1, Relaxed);
+    });
     assert_eq!(rejected.load(Relaxed), n);
 }

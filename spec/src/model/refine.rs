@@ -485,12 +485,36 @@ fn timem_link(cfg: &Config, s: &mut State, e: &Event) -> Result<(), String> {
 /// Check `events` (recorded by an engine with `schedulers` schedulers, which start asleep, and
 /// `functions` functions). Returns the number of steps accepted.
 pub fn check(events: &[Event], schedulers: u8, functions: u8) -> Result<usize, Rejection> {
+    check_in(events, schedulers, functions, false)
+}
+
+/// [`check`] for an engine under the pipeline plan (`Config::pipeline`, docs/fewer-waits.md
+/// §6). The engine returns from a call after consolidate and records the deferred free after
+/// the next call's first wait; the spec takes a `Free` step that frees nothing and frees the
+/// list when that wait completes. So the spec's `Free` step is taken, with no engine event,
+/// before the engine's next event; and the engine's `Free` is no step, allowed only when the
+/// spec's list is already empty (a wait that began after the consolidate has freed it).
+pub fn check_pipelined(
+    events: &[Event],
+    schedulers: u8,
+    functions: u8,
+) -> Result<usize, Rejection> {
+    check_in(events, schedulers, functions, true)
+}
+
+fn check_in(
+    events: &[Event],
+    schedulers: u8,
+    functions: u8,
+    pipeline: bool,
+) -> Result<usize, Rejection> {
     let reject = |index: usize, reason: String| Rejection {
         index,
         event: events.get(index).copied().unwrap_or(Event::WaitBegin),
         reason,
     };
-    let cfg = config_of(events, schedulers, functions).map_err(|r| reject(0, r))?;
+    let mut cfg = config_of(events, schedulers, functions).map_err(|r| reject(0, r))?;
+    cfg.pipeline = pipeline;
     let m = BpModel::new(cfg.clone());
     let props = m.properties();
     let mut s = State::initial(&cfg);
@@ -509,6 +533,24 @@ pub fn check(events: &[Event], schedulers: u8, functions: u8) -> Result<usize, R
         }
         if matches!(e, Event::TracePattern { funcs: 0, .. }) {
             continue; // matched nothing: the spec's script omits it
+        }
+        if pipeline {
+            use super::state::Phase;
+            if *e == Event::Free {
+                if !s.stager.free_list.is_empty() {
+                    return Err(reject(
+                        i,
+                        "the engine frees nodes that no wait begun after their consolidate has \
+                         passed (the spec's free list still holds them)"
+                            .into(),
+                    ));
+                }
+                continue;
+            }
+            if s.stager.phase == Phase::Free && !s.stager.waiting && cfg.stager_enabled(&s) {
+                // The call returned after consolidate: the spec's Free step frees nothing.
+                cfg.apply(&mut s, Action::Stager, &mut None);
+            }
         }
         if let Event::TimemIx { sched, ix } = *e {
             timem_ix(&cfg, &mut s, sched, ix).map_err(|r| reject(i, r))?;
