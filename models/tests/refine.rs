@@ -79,15 +79,19 @@ fn pattern(f: Option<usize>) -> Pattern {
     })
 }
 
-/// One execution on `e` (history recording started here): `schedulers` threads each run four
+/// One execution on an engine with `mutant` under `plan` (its history recorded): `schedulers` threads each run four
 /// rounds (two calls when `calls`, then a progress point; scheduler 0 sleeps and wakes instead
 /// in round 2) while `stager` runs on this thread; returns the recorded history.
 fn record(
-    e: Arc<Engine<Qsbr>>,
     (schedulers, functions): (usize, usize),
+    (mutant, plan): (Option<Mutant>, bpspec_reference::WaitPlan),
     calls: bool,
     stager: impl FnOnce(&Engine<Qsbr>),
 ) -> Vec<Event> {
+    let e = Arc::new(
+        Engine::<Qsbr>::new(EngineConfig::simple(functions, schedulers).with_mutant(mutant))
+            .with_wait_plan(plan),
+    );
     e.history.start();
     let handles: Vec<_> = (0..schedulers)
         .map(|id| {
@@ -132,18 +136,17 @@ fn execute_in(
     plan: bpspec_reference::WaitPlan,
     calls: bool,
 ) -> Vec<Event> {
-    let e = Arc::new(
-        Engine::<Qsbr>::new(
-            EngineConfig::simple(scn.functions, scn.schedulers).with_mutant(mutant),
-        )
-        .with_wait_plan(plan),
-    );
-    record(e, (scn.schedulers, scn.functions), calls, |e| {
-        for &(session, f, op, fl) in &scn.ops {
-            e.trace_pattern(&pattern(f), op, &TraceSpec::from(fl).session(session))
-                .expect("valid op");
-        }
-    })
+    record(
+        (scn.schedulers, scn.functions),
+        (mutant, plan),
+        calls,
+        |e| {
+            for &(session, f, op, fl) in &scn.ops {
+                e.trace_pattern(&pattern(f), op, &TraceSpec::from(fl).session(session))
+                    .expect("valid op");
+            }
+        },
+    )
 }
 
 fn run(scn: &Scn, pct: bool, n: usize, f: impl Fn(&Scn) + Send + Sync + 'static) {
@@ -239,24 +242,35 @@ fn engine_histories_refine_the_spec() {
     }
 }
 
-#[test]
-fn reordered_engine_is_rejected_in_every_run() {
+/// `min(iters(), 200)` random runs of `history`, each rejected by `check` (recorded with
+/// `size` = (schedulers, functions)) for a reason containing `why`.
+fn rejected_in_every_run(
+    size: (usize, usize),
+    check: fn(&[Event], u8, u8) -> Result<usize, bpspec_spec::model::refine::Rejection>,
+    why: &'static str,
+    history: impl Fn() -> Vec<Event> + Send + Sync + 'static,
+) {
     let n = iters().min(200);
-    let scn = scenarios().remove(0);
     let rejected = Arc::new(AtomicUsize::new(0));
     let r2 = rejected.clone();
-    run(&scn, false, n, move |scn| {
-        let h = execute(scn, Some(Mutant::UninstallBeforeCommit));
-        let r = check(&h, scn.schedulers as u8, scn.functions as u8)
-            .expect_err("the reordered engine must be rejected");
-        assert!(
-            r.reason
-                .contains("uninstall, but the spec's stager is at Commit"),
-            "{r}"
-        );
+    let body = move || {
+        let h = history();
+        let r = check(&h, size.0 as u8, size.1 as u8).expect_err("the mutant must be rejected");
+        assert!(r.reason.contains(why), "{r}");
         r2.fetch_add(1, Relaxed);
-    });
+    };
+    Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
     assert_eq!(rejected.load(Relaxed), n);
+}
+
+#[test]
+fn reordered_engine_is_rejected_in_every_run() {
+    let scn = scenarios().remove(0);
+    let size = (scn.schedulers, scn.functions);
+    let why = "uninstall, but the spec's stager is at Commit";
+    rejected_in_every_run(size, check, why, move || {
+        execute(&scn, Some(Mutant::UninstallBeforeCommit))
+    });
 }
 
 /// A bug only some interleavings show: with `wait-without-new-period` a wait may complete on a
@@ -377,25 +391,24 @@ fn execute_batches(
     calls: bool,
 ) -> Vec<Event> {
     use bpspec_reference::BatchEntry;
-    let e = Arc::new(
-        Engine::<Qsbr>::new(
-            EngineConfig::simple(scn.functions, scn.schedulers).with_mutant(mutant),
-        )
-        .with_wait_plan(plan),
-    );
-    record(e, (scn.schedulers, scn.functions), calls, |e| {
-        for b in &scn.batches {
-            let entries: Vec<BatchEntry> = b
-                .iter()
-                .map(|&(_, f, op, fl)| BatchEntry {
-                    pattern: pattern(f),
-                    op,
-                    spec: TraceSpec::from(fl),
-                })
-                .collect();
-            e.trace_pattern_batch(0, &entries).expect("valid batch");
-        }
-    })
+    record(
+        (scn.schedulers, scn.functions),
+        (mutant, plan),
+        calls,
+        |e| {
+            for b in &scn.batches {
+                let entries: Vec<BatchEntry> = b
+                    .iter()
+                    .map(|&(_, f, op, fl)| BatchEntry {
+                        pattern: pattern(f),
+                        op,
+                        spec: TraceSpec::from(fl),
+                    })
+                    .collect();
+                e.trace_pattern_batch(0, &entries).expect("valid batch");
+            }
+        },
+    )
 }
 
 /// Histories of batch runs (both batch plans) refine the spec's batch op (`StagerOp::Batch`,
@@ -428,28 +441,13 @@ fn batch_histories_refine_the_spec() {
 #[test]
 fn batch_elide_unlinking_is_rejected_by_the_refinement() {
     use bpspec_reference::WaitPlan;
-    let n = iters().min(200);
     let scn = batch_scenarios().remove(0);
-    let rejected = Arc::new(AtomicUsize::new(0));
-    let r2 = rejected.clone();
-    let body = move || {
-        let h = execute_batches(
-            &scn,
-            WaitPlan::BatchElideIdle,
-            Some(Mutant::BatchElideUnlinking),
-            false,
-        );
-        let r = check(&h, scn.schedulers as u8, scn.functions as u8)
-            .expect_err("batch-elide-unlinking must be rejected");
-        assert!(
-            r.reason
-                .contains("consolidate, but the spec's stager is at W3"),
-            "{r}"
-        );
-        r2.fetch_add(1, Relaxed);
-    };
-    Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
-    assert_eq!(rejected.load(Relaxed), n);
+    let size = (scn.schedulers, scn.functions);
+    let why = "consolidate, but the spec's stager is at W3";
+    rejected_in_every_run(size, check, why, move || {
+        let m = Some(Mutant::BatchElideUnlinking);
+        execute_batches(&scn, WaitPlan::BatchElideIdle, m, false)
+    });
 }
 
 /// Histories of pipelined runs (`WaitPlan::Pipeline`, docs/fewer-waits.md §6) refine the spec
@@ -477,24 +475,15 @@ fn pipeline_histories_refine_the_spec() {
 #[test]
 fn pipeline_skip_w4_is_rejected_by_the_refinement() {
     use bpspec_reference::WaitPlan;
-    let n = iters().min(200);
     let scn = scenarios().remove(0);
-    let rejected = Arc::new(AtomicUsize::new(0));
-    let r2 = rejected.clone();
-    run(&scn, false, n, move |scn| {
-        let h = execute_in(
-            scn,
+    let size = (scn.schedulers, scn.functions);
+    let why = "no wait begun after their consolidate";
+    rejected_in_every_run(size, check_pipelined, why, move || {
+        execute_in(
+            &scn,
             Some(Mutant::SkipWaitBeforeFree),
             WaitPlan::Pipeline,
             false,
-        );
-        let r = check_pipelined(&h, scn.schedulers as u8, scn.functions as u8)
-            .expect_err("skip-w4-before-free under the pipeline plan must be rejected");
-        assert!(
-            r.reason.contains("no wait begun after their consolidate"),
-            "{r}"
-        );
-        r2.fetch_add(1, Relaxed);
+        )
     });
-    assert_eq!(rejected.load(Relaxed), n);
 }
