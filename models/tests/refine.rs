@@ -16,6 +16,9 @@ use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
+/// A refinement checker: [`check`] or [`check_pipelined`].
+type CheckFn = fn(&[Event], u8, u8) -> Result<usize, bpspec_spec::model::refine::Rejection>;
+
 const SEED: u64 = 0x7370_6563_3372; // "spec3r"
 
 fn iters() -> usize {
@@ -159,27 +162,16 @@ fn run(scn: &Scn, pct: bool, n: usize, f: impl Fn(&Scn) + Send + Sync + 'static)
     }
 }
 
-/// `n` runs (PCT depth 3 or random) of `history`, each recorded history checked against the
-/// spec (`schedulers` and `functions` as recorded); asserts every run was accepted and that in
-/// some run a hit read the active index between a flip and the end of the wait after it (the
-/// stager and the schedulers really interleaved), and prints the figures under `name`.
+/// `n` runs (PCT depth 3 or random) of `history`, each recorded history checked by `check`
+/// (`schedulers` and `functions` as recorded); asserts every run was accepted and that in some
+/// run a hit read the active index between a flip and the end of the wait after it (the stager
+/// and the schedulers really interleaved), and prints the figures under `name`.
 fn refine_runs(
     name: String,
     (schedulers, functions): (usize, usize),
     pct: bool,
     n: usize,
-    history: impl Fn() -> Vec<Event> + Send + Sync + 'static,
-) {
-    refine_runs_with(name, (schedulers, functions), pct, n, check, history)
-}
-
-/// [`refine_runs`] with the checker `check` ([`check`] or [`check_pipelined`]).
-fn refine_runs_with(
-    name: String,
-    (schedulers, functions): (usize, usize),
-    pct: bool,
-    n: usize,
-    check: fn(&[Event], u8, u8) -> Result<usize, bpspec_spec::model::refine::Rejection>,
+    check: CheckFn,
     history: impl Fn() -> Vec<Event> + Send + Sync + 'static,
 ) {
     let accepted = Arc::new(AtomicUsize::new(0));
@@ -228,25 +220,34 @@ fn refine_runs_with(
     );
 }
 
-#[test]
-fn engine_histories_refine_the_spec() {
+/// The single-call scenarios under `plan`, each history checked by `check`.
+fn refine_single_calls(plan: bpspec_reference::WaitPlan, check: CheckFn) {
     let n = iters();
     for scn in scenarios() {
         for pct in [false, true] {
             let size = (scn.schedulers, scn.functions);
             let s2 = scn.clone();
-            refine_runs(scn.name.to_string(), size, pct, n, move || {
-                execute(&s2, None)
+            let name = match plan {
+                bpspec_reference::WaitPlan::Erts => scn.name.to_string(),
+                p => format!("{}@{}", scn.name, p.name()),
+            };
+            refine_runs(name, size, pct, n, check, move || {
+                execute_in(&s2, None, plan, true)
             });
         }
     }
+}
+
+#[test]
+fn engine_histories_refine_the_spec() {
+    refine_single_calls(bpspec_reference::WaitPlan::Erts, check);
 }
 
 /// `min(iters(), 200)` random runs of `history`, each rejected by `check` (recorded with
 /// `size` = (schedulers, functions)) for a reason containing `why`.
 fn rejected_in_every_run(
     size: (usize, usize),
-    check: fn(&[Event], u8, u8) -> Result<usize, bpspec_spec::model::refine::Rejection>,
+    check: CheckFn,
     why: &'static str,
     history: impl Fn() -> Vec<Event> + Send + Sync + 'static,
 ) {
@@ -424,7 +425,7 @@ fn batch_histories_refine_the_spec() {
                 let size = (scn.schedulers, scn.functions);
                 let s2 = scn.clone();
                 let name = format!("{}@{}", scn.name, plan.name());
-                refine_runs(name, size, pct, n, move || {
+                refine_runs(name, size, pct, n, check, move || {
                     let h = execute_batches(&s2, plan, None, true);
                     assert!(h.iter().any(|e| matches!(e, Event::Batch { .. })));
                     h
@@ -455,18 +456,7 @@ fn batch_elide_unlinking_is_rejected_by_the_refinement() {
 /// freed after the next call's first wait.
 #[test]
 fn pipeline_histories_refine_the_spec() {
-    use bpspec_reference::WaitPlan;
-    let n = iters();
-    for scn in scenarios() {
-        for pct in [false, true] {
-            let size = (scn.schedulers, scn.functions);
-            let s2 = scn.clone();
-            let name = format!("{}@pipeline", scn.name);
-            refine_runs_with(name, size, pct, n, check_pipelined, move || {
-                execute_in(&s2, None, WaitPlan::Pipeline, true)
-            });
-        }
-    }
+    refine_single_calls(bpspec_reference::WaitPlan::Pipeline, check_pipelined);
 }
 
 /// Under the pipeline plan, `skip-w4-before-free` (the call frees what it unlinked at once,
