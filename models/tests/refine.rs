@@ -40,6 +40,9 @@ struct Scn {
     schedulers: usize,
     functions: usize,
     ops: Vec<Op>,
+    /// The sizes of the batches the ops form, in order, run by `trace_pattern_batch` in
+    /// session 0; empty: each op is its own `trace_pattern` call.
+    batches: Vec<usize>,
 }
 
 fn scenarios() -> Vec<Scn> {
@@ -49,6 +52,7 @@ fn scenarios() -> Vec<Scn> {
         schedulers,
         functions,
         ops: ops.to_vec(),
+        batches: vec![],
     };
     let one_session = [
         (0, None, True, LOCAL),
@@ -132,21 +136,39 @@ fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<Event> {
     execute_in(scn, mutant, bpspec_reference::WaitPlan::Erts, true)
 }
 
-/// One execution under `plan` ([`record`]); returns the recorded history.
+/// One execution under `plan` ([`record`]): the ops as single calls, or as the scenario's
+/// batches; returns the recorded history.
 fn execute_in(
     scn: &Scn,
     mutant: Option<Mutant>,
     plan: bpspec_reference::WaitPlan,
     calls: bool,
 ) -> Vec<Event> {
+    use bpspec_reference::BatchEntry;
     record(
         (scn.schedulers, scn.functions),
         (mutant, plan),
         calls,
         |e| {
-            for &(session, f, op, fl) in &scn.ops {
-                e.trace_pattern(&pattern(f), op, &TraceSpec::from(fl).session(session))
-                    .expect("valid op");
+            let mut ops = scn.ops.iter();
+            if scn.batches.is_empty() {
+                for &(session, f, op, fl) in ops {
+                    e.trace_pattern(&pattern(f), op, &TraceSpec::from(fl).session(session))
+                        .expect("valid op");
+                }
+                return;
+            }
+            for &k in &scn.batches {
+                let entries: Vec<BatchEntry> = ops
+                    .by_ref()
+                    .take(k)
+                    .map(|&(_, f, op, fl)| BatchEntry {
+                        pattern: pattern(f),
+                        op,
+                        spec: TraceSpec::from(fl),
+                    })
+                    .collect();
+                e.trace_pattern_batch(0, &entries).expect("valid batch");
             }
         },
     )
@@ -356,60 +378,27 @@ fn rejected_history_as_a_trace_file() {
     }
 }
 
-/// A batch-plan scenario: each stager op is one batch of entries in session 0.
-#[derive(Clone)]
-struct BatchScn {
-    name: &'static str,
-    schedulers: usize,
-    functions: usize,
-    batches: Vec<Vec<Op>>,
-}
-
-fn batch_scenarios() -> Vec<BatchScn> {
+/// The batch scenarios.
+fn batch_scenarios() -> Vec<Scn> {
     use PatternOp::*;
     vec![
         // Idle first batch (nothing to unlink: 3 waits under elide-idle), then one that unlinks
         // f1's node (local off everywhere, call_count paused on f0), then f0 emptied.
-        BatchScn {
+        Scn {
             name: "2sched-2func-batches",
             schedulers: 2,
             functions: 2,
-            batches: vec![
-                vec![(0, None, True, LOCAL), (0, Some(0), True, COUNT)],
-                vec![(0, Some(0), Pause, COUNT), (0, None, False, LOCAL)],
-                vec![(0, Some(0), Restart, COUNT)],
-                vec![(0, Some(0), False, COUNT)],
+            ops: vec![
+                (0, None, True, LOCAL),
+                (0, Some(0), True, COUNT),
+                (0, Some(0), Pause, COUNT),
+                (0, None, False, LOCAL),
+                (0, Some(0), Restart, COUNT),
+                (0, Some(0), False, COUNT),
             ],
+            batches: vec![2, 2, 1, 1],
         },
     ]
-}
-
-/// One execution of `scn` under `plan` ([`record`]); returns the recorded history.
-fn execute_batches(
-    scn: &BatchScn,
-    plan: bpspec_reference::WaitPlan,
-    mutant: Option<Mutant>,
-    calls: bool,
-) -> Vec<Event> {
-    use bpspec_reference::BatchEntry;
-    record(
-        (scn.schedulers, scn.functions),
-        (mutant, plan),
-        calls,
-        |e| {
-            for b in &scn.batches {
-                let entries: Vec<BatchEntry> = b
-                    .iter()
-                    .map(|&(_, f, op, fl)| BatchEntry {
-                        pattern: pattern(f),
-                        op,
-                        spec: TraceSpec::from(fl),
-                    })
-                    .collect();
-                e.trace_pattern_batch(0, &entries).expect("valid batch");
-            }
-        },
-    )
 }
 
 /// Histories of batch runs (both batch plans) refine the spec's batch op (`StagerOp::Batch`,
@@ -426,7 +415,7 @@ fn batch_histories_refine_the_spec() {
                 let s2 = scn.clone();
                 let name = format!("{}@{}", scn.name, plan.name());
                 refine_runs(name, size, pct, n, check, move || {
-                    let h = execute_batches(&s2, plan, None, true);
+                    let h = execute_in(&s2, None, plan, true);
                     assert!(h.iter().any(|e| matches!(e, Event::Batch { .. })));
                     h
                 });
@@ -447,7 +436,7 @@ fn batch_elide_unlinking_is_rejected_by_the_refinement() {
     let why = "consolidate, but the spec's stager is at W3";
     rejected_in_every_run(size, check, why, move || {
         let m = Some(Mutant::BatchElideUnlinking);
-        execute_batches(&scn, WaitPlan::BatchElideIdle, m, false)
+        execute_in(&scn, m, WaitPlan::BatchElideIdle, false)
     });
 }
 
