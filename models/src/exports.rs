@@ -23,6 +23,7 @@
 use bpspec_reference::sync::Arc;
 use bpspec_reference::{
     flags, Area, Engine, EngineConfig, FlagSet, Mutant, PatternOp, ThreadProgress, TraceSpec,
+    WaitPlan,
 };
 
 use crate::sessions::call_traced_procs;
@@ -158,9 +159,20 @@ fn acted_now<P: ThreadProgress>(e: &Engine<P>) -> Vec<u32> {
 
 /// Run one execution of `scn`. Panics on any violation.
 pub fn run<P: ThreadProgress>(scn: &ExportScenario, mutant: Option<Mutant>) {
+    run_planned::<P>(scn, mutant, WaitPlan::Erts)
+}
+
+/// [`run`] on an engine under `plan` (docs/fewer-waits.md; `tests/waits_loom.rs`,
+/// `waits_shuttle.rs`). Under the pipeline plan the stager settles after its last op, so the
+/// run ends at rest.
+pub fn run_planned<P: ThreadProgress>(
+    scn: &ExportScenario,
+    mutant: Option<Mutant>,
+    plan: WaitPlan,
+) {
     assert_eq!(scn.rounds, 1, "the export models run their ops once");
     let cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
-    let engine = Arc::new(Engine::<P>::new(cfg));
+    let engine = Arc::new(Engine::<P>::new(cfg).with_wait_plan(plan));
     assert_eq!(engine.create_session("s1"), Ok(1));
     for o in &scn.setup {
         apply(&engine, o);
@@ -190,6 +202,7 @@ pub fn run<P: ThreadProgress>(scn: &ExportScenario, mutant: Option<Mutant>) {
         let seen: Vec<Seen> = calls.iter().flatten().copied().collect();
         check_generations(id, &seen, &gens);
     }
+    engine.settle();
     if let Err(e) = engine.check_at_rest() {
         panic!("I5 at rest violated: {e}");
     }
@@ -203,6 +216,28 @@ pub const EXPORT_MUTANTS: [Mutant; 5] = [
     Mutant::SkipWaitBeforeConsolidate,
     Mutant::SkipWaitBeforeFree,
 ];
+
+/// The export scenarios run under every wait plan (`tests/waits_loom.rs`, `waits_shuttle.rs`):
+/// every loom scenario (the shuttle runs add their two schedulers).
+pub const PLAN_SCENARIOS: [&str; 8] = [
+    "global-set",
+    "global-set-2f",
+    "global-remove-2f",
+    "global-remove",
+    "global-pause",
+    "global-to-local",
+    "global-remove-2sess",
+    "global-remove-old-2sess",
+];
+
+/// The wait-removal mutants each checker must kill on [`PLAN_SCENARIOS`] under `plan`: those of
+/// [`expected_kills`]. A single `trace_pattern` on the export area makes ERTS's five waits under
+/// both batch plans (the elide-idle plan keeps W3 and W4 there: docs/fewer-waits.md, proof EL,
+/// EL0), and all but W4 under the pipeline plan, where `skip-w4-before-free` frees at once what
+/// the call unlinked.
+pub fn expected_plan_kills(checker: &str, _plan: WaitPlan) -> Vec<(Mutant, &'static str)> {
+    expected_kills(checker)
+}
 
 /// Which checker kills which wait-removal mutant on which export scenario.
 pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {

@@ -16,10 +16,10 @@
 //! `BPSPEC_SHUTTLE_ITERS` iterations each (seed `harness::shuttle_run::SEED`); loom at
 //! `LOOM_MAX_PREEMPTIONS` (the results table records executions).
 
-use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::Relaxed};
+use bpspec_reference::sync::{spawn, Arc, AtomicU32, JoinHandle, Ordering::Relaxed};
 use bpspec_reference::{
     Enabled, Engine, EngineConfig, FlagSet, InfoKey, Mutant, PatternOp, Process, Scheduler, Term,
-    ThreadProgress, TraceOpts, TraceSpec, TraceTag, Tracer, TracerSpec,
+    ThreadProgress, TraceOpts, TraceSpec, TraceTag, Tracer, TracerSpec, WaitPlan,
 };
 
 /// A meta tracer that is gone: every event answers `remove`.
@@ -87,6 +87,18 @@ pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
     );
 }
 
+/// Scheduler 0 on its own thread: its process calls f0, then again after a progress point.
+fn hit_twice<P: ThreadProgress>(engine: &Arc<Engine<P>>) -> JoinHandle<()> {
+    let e2 = engine.clone();
+    spawn(move || {
+        let mut s = Scheduler::start(e2, 0);
+        s.call(0, &Process::new(100));
+        s.progress();
+        s.call(0, &Process::new(100));
+        s.sleep();
+    })
+}
+
 /// The meta tracer replaced while a scheduler hits the function (M1/M2 under loom): the stager
 /// sets meta trace again with a second tracer, which swaps a new cell into the slot (Release)
 /// while the scheduler loads it (Acquire) and calls it. Property: M-free (the liveness word of
@@ -96,23 +108,114 @@ pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
     let engine = engine::<P>(1, mutant);
     let (first, second) = (gone(7), gone(8));
     set_meta(&engine, &first);
-    let e2 = engine.clone();
-    let h = spawn(move || {
-        let mut s = Scheduler::start(e2, 0);
-        s.call(0, &Process::new(100));
-        s.progress();
-        s.call(0, &Process::new(100));
-        s.sleep();
-    });
+    let h = hit_twice(&engine);
     set_meta(&engine, &second);
     engine.reclaim_meta_tracers();
     h.join().expect("scheduler panicked");
     engine.reclaim_meta_tracers();
 }
 
-/// The meta scenarios, by name: `meta-swap` ([`run_meta_swap`]) and `meta-replace`
-/// ([`run_meta_replace`]).
-pub const META_SCENARIOS: [&str; 2] = ["meta-swap", "meta-replace"];
+/// Several cells retired before and during one reclaim (M3 with a list of more than one cell):
+/// two functions meta traced with one tracer, replaced in one `trace_pattern` (two cells retired
+/// by the staging swaps, none reclaimed yet); then the stager reclaims while two schedulers hit
+/// f0, whose new tracer answers `remove`: the winner of the compare-and-swap retires a third
+/// cell during the reclaim. Scheduler 1 passes a progress point first, then hits f0: under the
+/// mutant [`Mutant::MetaReclaimWaitBeforeTake`] the reclaim's wait can count that point, end
+/// after scheduler 0's retirement and progress point, and take and free the third cell while
+/// scheduler 1 is still inside its tracer call. Properties: M-free (the engine's liveness
+/// assertions on the cell), and every retired cell freed once (three in all, at rest).
+/// Checked parameters: 2 schedulers, 2 functions, 3 retirements, 2 reclaims.
+pub fn run_meta_reclaim_many<P: ThreadProgress>(mutant: Option<Mutant>) {
+    let engine = Arc::new(Engine::<P>::new(
+        EngineConfig::simple(2, 2).with_mutant(mutant),
+    ));
+    let only_meta = |t: &TracerSpec| TraceSpec::counters(FlagSet::default()).meta(t.clone());
+    crate::trace_on(&engine, None, PatternOp::True, &only_meta(&gone(7)));
+    // Both cells of tracer 7 are swapped out and retired (the reclaim at the start of this
+    // trace_pattern ran before, on an empty list).
+    crate::trace_on(&engine, None, PatternOp::True, &only_meta(&gone(8)));
+    let handles: Vec<_> = (0..2)
+        .map(|id| {
+            let engine = engine.clone();
+            spawn(move || {
+                let mut s = Scheduler::start(engine, id);
+                if id == 1 {
+                    s.progress();
+                }
+                s.call(0, &Process::new(100 + id as u64));
+                s.progress();
+                s.sleep();
+            })
+        })
+        .collect();
+    let mut freed = engine.reclaim_meta_tracers();
+    for h in handles {
+        h.join().expect("scheduler panicked");
+    }
+    freed += engine.reclaim_meta_tracers();
+    assert_eq!(
+        freed, 3,
+        "M-once: two swapped cells and one removed, each freed once"
+    );
+}
+
+/// Meta cleared by `trace_pattern(false, [meta])` under `plan` while a scheduler hits the
+/// function twice around a progress point. `keep_count`: the function also has call_count, so
+/// its node stays (the sequence unlinks nothing and uninstall restores nothing: an idle
+/// sequence but for the meta tracer consolidate releases, which the elide-idle plan therefore
+/// does not treat as idle); otherwise the node is unlinked and freed (W3 and W4 needed).
+/// Properties: M-free and I1 (the engine's liveness assertions on the node, the
+/// `BpMetaTracer` and the cell), I5 at rest, the cell freed once.
+pub fn run_meta_clear<P: ThreadProgress>(mutant: Option<Mutant>, plan: WaitPlan, keep_count: bool) {
+    let engine = Arc::new(
+        Engine::<P>::new(EngineConfig::simple(1, 1).with_mutant(mutant)).with_wait_plan(plan),
+    );
+    let fl = FlagSet {
+        call_count: keep_count,
+        ..FlagSet::default()
+    };
+    let meta = TraceSpec::counters(fl).meta(gone(7));
+    crate::trace_on(&engine, Some(0), PatternOp::True, &meta);
+    let h = hit_twice(&engine);
+    let clear = TraceSpec::counters(FlagSet::default()).meta(gone(9));
+    crate::trace_on(&engine, Some(0), PatternOp::False, &clear);
+    engine.settle();
+    h.join().expect("scheduler panicked");
+    engine.reclaim_meta_tracers();
+    if let Err(e) = engine.check_at_rest() {
+        panic!("I5 at rest violated: {e}");
+    }
+}
+
+/// The meta scenarios, by name: `meta-swap` ([`run_meta_swap`]), `meta-replace`
+/// ([`run_meta_replace`]) and `meta-reclaim-many` ([`run_meta_reclaim_many`]).
+pub const META_SCENARIOS: [&str; 3] = ["meta-swap", "meta-replace", "meta-reclaim-many"];
+
+/// The meta scenarios run under every wait plan (`tests/waits_loom.rs`, `waits_shuttle.rs`):
+/// `meta-clear` (the node unlinked) and `meta-clear-keep` (call_count keeps the node).
+pub const META_PLAN_SCENARIOS: [&str; 2] = ["meta-clear", "meta-clear-keep"];
+
+/// Run a scenario of [`META_PLAN_SCENARIOS`] under `plan`.
+pub fn run_meta_planned<P: ThreadProgress>(name: &str, mutant: Option<Mutant>, plan: WaitPlan) {
+    match name {
+        "meta-clear" => run_meta_clear::<P>(mutant, plan, false),
+        "meta-clear-keep" => run_meta_clear::<P>(mutant, plan, true),
+        other => panic!("unknown meta plan scenario {other}"),
+    }
+}
+
+/// The wait-removal mutants each checker must kill on the meta scenarios under `plan`. W4 is
+/// not claimed: with one session, once W3 has passed no scheduler reaches the unlinked node
+/// (its instruction is restored and its slot emptied), so `skip-w4-before-free` survives
+/// `meta-clear` (loom, preemption bound 2); the export scenario `global-remove-2sess` kills it
+/// under every plan.
+pub fn expected_meta_plan_kills(checker: &str, _plan: WaitPlan) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    match checker {
+        "loom" | "shuttle" => vec![(SkipWaitBeforeConsolidate, "meta-clear")],
+        other => panic!("unknown checker {other}"),
+    }
+}
 
 /// Which checker kills which meta mutant on which scenario.
 pub fn expected_meta_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
@@ -122,8 +225,14 @@ pub fn expected_meta_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
         // its last access, or by the stager's swap at staging, and then the same
         // trace_pattern's waits W0-W4 pass the scheduler's progress point before the reclaim.
         // meta-swap needs a second scheduler still inside the cell the winner retired.
-        "loom" => vec![(Mutant::MetaFreeWithoutWait, "meta-swap")],
-        "shuttle" => vec![(Mutant::MetaFreeWithoutWait, "meta-swap")],
+        "loom" => vec![
+            (Mutant::MetaFreeWithoutWait, "meta-swap"),
+            (Mutant::MetaReclaimWaitBeforeTake, "meta-reclaim-many"),
+        ],
+        "shuttle" => vec![
+            (Mutant::MetaFreeWithoutWait, "meta-swap"),
+            (Mutant::MetaReclaimWaitBeforeTake, "meta-reclaim-many"),
+        ],
         other => panic!("unknown checker {other}"),
     }
 }

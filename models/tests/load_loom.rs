@@ -48,6 +48,7 @@ baselines! {
     load_delete_purge_under_hits => "delete-purge-under-hits",
     load_vs_trace_pattern => "load-vs-trace-pattern",
     load_trace_pattern_then_load => "trace-pattern-then-load",
+    load_trace_pattern_off_under_hits => "trace-pattern-off-under-hits",
     load_old_code_local_calls => "old-code-local-calls",
     load_old_code_purge => "old-code-purge",
     load_old_code_untraced_purge => "old-code-untraced-purge",

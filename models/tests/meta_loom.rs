@@ -7,13 +7,14 @@
 #![cfg(loom)]
 
 use bpspec_models::harness::{assert_all_killed, loom_run};
-use bpspec_models::meta::{expected_meta_kills, run_meta_swap};
+use bpspec_models::meta::{expected_meta_kills, run_meta_reclaim_many, run_meta_swap};
 use bpspec_reference::{Mutant, Qsbr};
 
 fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
-    assert_eq!(name, "meta-swap", "loom runs the swap model here");
-    loom_run::explore_mutant(name, mutant, expected, usize::MAX, move || {
-        run_meta_swap::<Qsbr>(mutant)
+    loom_run::explore_mutant(name, mutant, expected, usize::MAX, move || match name {
+        "meta-swap" => run_meta_swap::<Qsbr>(mutant),
+        "meta-reclaim-many" => run_meta_reclaim_many::<Qsbr>(mutant),
+        other => panic!("loom runs meta-swap and meta-reclaim-many here, not {other}"),
     })
 }
 
@@ -21,6 +22,17 @@ fn explore(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option
 fn meta_swap_holds() {
     let cx = explore("meta-swap", None, "hold");
     assert!(cx.is_none(), "loom: meta-swap violated: {}", cx.unwrap());
+}
+
+/// Several cells retired before and during one reclaim: the baseline holds.
+#[test]
+fn meta_reclaim_many_holds() {
+    let cx = explore("meta-reclaim-many", None, "hold");
+    assert!(
+        cx.is_none(),
+        "loom: meta-reclaim-many violated: {}",
+        cx.unwrap()
+    );
 }
 
 /// Every meta mutant in loom's column must produce a counterexample.

@@ -11,5 +11,9 @@ fn every_meta_mutant_has_a_killer_on_an_existing_scenario() {
         ("loom", META_SCENARIOS.to_vec()),
         ("shuttle", META_SCENARIOS.to_vec()),
     ];
-    assert_matrix_complete("meta", &Mutant::META, &scenarios, expected_meta_kills);
+    let mutants: Vec<Mutant> = Mutant::META
+        .into_iter()
+        .chain(Mutant::META_RECLAIM)
+        .collect();
+    assert_matrix_complete("meta", &mutants, &scenarios, expected_meta_kills);
 }

@@ -11,10 +11,13 @@ use bpspec_reference::TraceSpec;
 use bpspec_reference::{
     Engine, EngineConfig, Mfa, Mutant, Pattern, PatternOp, Process, Qsbr, Scheduler, TraceFlags,
 };
-use bpspec_spec::model::refine::check;
+use bpspec_spec::model::refine::{check, check_pipelined};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// A refinement checker: [`check`] or [`check_pipelined`].
+type CheckFn = fn(&[Event], u8, u8) -> Result<usize, bpspec_spec::model::refine::Rejection>;
 
 const SEED: u64 = 0x7370_6563_3372; // "spec3r"
 
@@ -37,6 +40,9 @@ struct Scn {
     schedulers: usize,
     functions: usize,
     ops: Vec<Op>,
+    /// The sizes of the batches the ops form, in order, run by `trace_pattern_batch` in
+    /// session 0; empty: each op is its own `trace_pattern` call.
+    batches: Vec<usize>,
 }
 
 fn scenarios() -> Vec<Scn> {
@@ -46,6 +52,7 @@ fn scenarios() -> Vec<Scn> {
         schedulers,
         functions,
         ops: ops.to_vec(),
+        batches: vec![],
     };
     let one_session = [
         (0, None, True, LOCAL),
@@ -72,22 +79,39 @@ fn scenarios() -> Vec<Scn> {
     ]
 }
 
-/// One execution; returns the recorded history.
-fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<bpspec_reference::history::Event> {
-    let e = Arc::new(Engine::<Qsbr>::new(
-        EngineConfig::simple(scn.functions, scn.schedulers).with_mutant(mutant),
-    ));
+/// `m:f{f}/0`, or every function of `m` for `None`.
+fn pattern(f: Option<usize>) -> Pattern {
+    f.map_or_else(Pattern::all, |f| {
+        Pattern::exact(&Mfa::new("m", &format!("f{f}"), 0))
+    })
+}
+
+/// One execution on an engine with `mutant` under `plan` (its history recorded): `schedulers` threads each run four
+/// rounds (two calls when `calls`, then a progress point; scheduler 0 sleeps and wakes instead
+/// in round 2) while `stager` runs on this thread; returns the recorded history.
+fn record(
+    (schedulers, functions): (usize, usize),
+    (mutant, plan): (Option<Mutant>, bpspec_reference::WaitPlan),
+    calls: bool,
+    stager: impl FnOnce(&Engine<Qsbr>),
+) -> Vec<Event> {
+    let e = Arc::new(
+        Engine::<Qsbr>::new(EngineConfig::simple(functions, schedulers).with_mutant(mutant))
+            .with_wait_plan(plan),
+    );
     e.history.start();
-    let handles: Vec<_> = (0..scn.schedulers)
+    let handles: Vec<_> = (0..schedulers)
         .map(|id| {
-            let (e, nf) = (e.clone(), scn.functions);
+            let (e, nf) = (e.clone(), functions);
             spawn(move || {
                 let mut s = Scheduler::start(e, id);
                 s.record = false;
                 let p = Process::call_traced_in(10 + id as u64, 0);
                 for round in 0..4 {
-                    s.call((id + round) % nf, &p);
-                    s.call((id + round + 1) % nf, &p);
+                    if calls {
+                        s.call((id + round) % nf, &p);
+                        s.call((id + round + 1) % nf, &p);
+                    }
                     if round == 2 && id == 0 {
                         s.sleep();
                         s.wake();
@@ -100,17 +124,54 @@ fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<bpspec_reference::history::
             })
         })
         .collect();
-    for &(session, f, op, fl) in &scn.ops {
-        let pat = f.map_or_else(Pattern::all, |f| {
-            Pattern::exact(&Mfa::new("m", &format!("f{f}"), 0))
-        });
-        e.trace_pattern(&pat, op, &TraceSpec::from(fl).session(session))
-            .expect("valid op");
-    }
+    stager(&e);
     for h in handles {
         h.join().expect("scheduler thread");
     }
     e.history.take()
+}
+
+/// One execution; returns the recorded history.
+fn execute(scn: &Scn, mutant: Option<Mutant>) -> Vec<Event> {
+    execute_in(scn, mutant, bpspec_reference::WaitPlan::Erts, true)
+}
+
+/// One execution under `plan` ([`record`]): the ops as single calls, or as the scenario's
+/// batches; returns the recorded history.
+fn execute_in(
+    scn: &Scn,
+    mutant: Option<Mutant>,
+    plan: bpspec_reference::WaitPlan,
+    calls: bool,
+) -> Vec<Event> {
+    use bpspec_reference::BatchEntry;
+    record(
+        (scn.schedulers, scn.functions),
+        (mutant, plan),
+        calls,
+        |e| {
+            let mut ops = scn.ops.iter();
+            if scn.batches.is_empty() {
+                for &(session, f, op, fl) in ops {
+                    e.trace_pattern(&pattern(f), op, &TraceSpec::from(fl).session(session))
+                        .expect("valid op");
+                }
+                return;
+            }
+            for &k in &scn.batches {
+                let entries: Vec<BatchEntry> = ops
+                    .by_ref()
+                    .take(k)
+                    .map(|&(_, f, op, fl)| BatchEntry {
+                        pattern: pattern(f),
+                        op,
+                        spec: TraceSpec::from(fl),
+                    })
+                    .collect();
+                e.trace_pattern_batch(0, &entries).expect("valid batch");
+            }
+        },
+    )
 }
 
 fn run(scn: &Scn, pct: bool, n: usize, f: impl Fn(&Scn) + Send + Sync + 'static) {
@@ -123,76 +184,116 @@ fn run(scn: &Scn, pct: bool, n: usize, f: impl Fn(&Scn) + Send + Sync + 'static)
     }
 }
 
-#[test]
-fn engine_histories_refine_the_spec() {
+/// `n` runs (PCT depth 3 or random) of `history`, each recorded history checked by `check`
+/// (`schedulers` and `functions` as recorded); asserts every run was accepted and that in some
+/// run a hit read the active index between a flip and the end of the wait after it (the stager
+/// and the schedulers really interleaved), and prints the figures under `name`.
+fn refine_runs(
+    name: String,
+    (schedulers, functions): (usize, usize),
+    pct: bool,
+    n: usize,
+    check: CheckFn,
+    history: impl Fn() -> Vec<Event> + Send + Sync + 'static,
+) {
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let interleaved = Arc::new(AtomicUsize::new(0));
+    let (a, il) = (accepted.clone(), interleaved.clone());
+    let t0 = std::time::Instant::now();
+    let label = name.clone();
+    let body = move || {
+        let h = history();
+        let mut after_flip = false;
+        for e in &h {
+            match e {
+                Event::Commit => after_flip = true,
+                Event::WaitEnd => after_flip = false,
+                Event::Ix { .. } if after_flip => {
+                    il.fetch_add(1, Relaxed);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        match check(&h, schedulers as u8, functions as u8) {
+            Ok(k) => {
+                assert!(k > 20, "short history");
+                a.fetch_add(1, Relaxed);
+            }
+            Err(r) => panic!("{label}: {r}"),
+        }
+    };
+    if pct {
+        Runner::new(PctScheduler::new_from_seed(SEED, 3, n), Config::new()).run(body);
+    } else {
+        Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+    }
+    let (got, il) = (accepted.load(Relaxed), interleaved.load(Relaxed));
+    assert_eq!(got, n, "{name}: every run must be checked");
+    assert!(
+        il > 0,
+        "{name}: no run read the index between a flip and its wait"
+    );
+    eprintln!(
+        "refinement: {name} ({}, {n} iterations, seed {SEED:#x}): {got} histories accepted \
+         ({il} with a hit reading the index between a flip and the next wait's end) in {:.1} s",
+        if pct { "pct depth 3" } else { "random" },
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// The single-call scenarios under `plan`, each history checked by `check`.
+fn refine_single_calls(plan: bpspec_reference::WaitPlan, check: CheckFn) {
     let n = iters();
     for scn in scenarios() {
         for pct in [false, true] {
-            let accepted = Arc::new(AtomicUsize::new(0));
-            let interleaved = Arc::new(AtomicUsize::new(0));
-            let (a, il) = (accepted.clone(), interleaved.clone());
-            let t0 = std::time::Instant::now();
-            run(&scn, pct, n, move |scn| {
-                let h = execute(scn, None);
-                // A hit's read between a flip and the end of the wait after it: the stager and
-                // the schedulers really interleaved in this run.
-                let mut after_flip = false;
-                for e in &h {
-                    match e {
-                        Event::Commit => after_flip = true,
-                        Event::WaitEnd => after_flip = false,
-                        Event::Ix { .. } if after_flip => {
-                            il.fetch_add(1, Relaxed);
-                            break;
-                        }
-                        _ => {}
-                    }
-                }
-                match check(&h, scn.schedulers as u8, scn.functions as u8) {
-                    Ok(k) => {
-                        assert!(k > 20, "short history");
-                        a.fetch_add(1, Relaxed);
-                    }
-                    Err(r) => panic!("{}: {r}", scn.name),
-                }
+            let size = (scn.schedulers, scn.functions);
+            let s2 = scn.clone();
+            let name = match plan {
+                bpspec_reference::WaitPlan::Erts => scn.name.to_string(),
+                p => format!("{}@{}", scn.name, p.name()),
+            };
+            refine_runs(name, size, pct, n, check, move || {
+                execute_in(&s2, None, plan, true)
             });
-            let got = accepted.load(Relaxed);
-            let il = interleaved.load(Relaxed);
-            assert_eq!(got, n, "{}: every run must be checked", scn.name);
-            assert!(
-                il > 0,
-                "{}: no run read the index between a flip and its wait",
-                scn.name
-            );
-            eprintln!(
-                "refinement: {} ({}, {n} iterations, seed {SEED:#x}): {got} histories accepted \
-                 ({il} with a hit reading the index between a flip and the next wait's end) in {:.1} s",
-                scn.name,
-                if pct { "pct depth 3" } else { "random" },
-                t0.elapsed().as_secs_f64()
-            );
         }
     }
 }
 
 #[test]
-fn reordered_engine_is_rejected_in_every_run() {
+fn engine_histories_refine_the_spec() {
+    refine_single_calls(bpspec_reference::WaitPlan::Erts, check);
+}
+
+/// `min(iters(), 200)` random runs of `history`, each rejected by `check` (recorded with
+/// `size` = (schedulers, functions)) for a reason containing `why`.
+fn rejected_in_every_run(
+    size: (usize, usize),
+    check: CheckFn,
+    why: &'static str,
+    history: impl Fn() -> Vec<Event> + Send + Sync + 'static,
+) {
     let n = iters().min(200);
-    let scn = scenarios().remove(0);
     let rejected = Arc::new(AtomicUsize::new(0));
     let r2 = rejected.clone();
-    run(&scn, false, n, move |scn| {
-        let h = execute(scn, Some(Mutant::UninstallBeforeCommit));
-        let r = check(&h, scn.schedulers as u8, scn.functions as u8)
-            .expect_err("the reordered engine must be rejected");
-        assert!(
-            r.reason
-                .contains("uninstall, but the spec's stager is at Commit"),
-            "{r}"
-        );
+    let body = move || {
+        let h = history();
+        let r = check(&h, size.0 as u8, size.1 as u8).expect_err("the mutant must be rejected");
+        assert!(r.reason.contains(why), "{r}");
         r2.fetch_add(1, Relaxed);
-    });
+    };
+    Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
     assert_eq!(rejected.load(Relaxed), n);
+}
+
+#[test]
+fn reordered_engine_is_rejected_in_every_run() {
+    let scn = scenarios().remove(0);
+    let size = (scn.schedulers, scn.functions);
+    let why = "uninstall, but the spec's stager is at Commit";
+    rejected_in_every_run(size, check, why, move || {
+        execute(&scn, Some(Mutant::UninstallBeforeCommit))
+    });
 }
 
 /// A bug only some interleavings show: with `wait-without-new-period` a wait may complete on a
@@ -275,4 +376,93 @@ fn rejected_history_as_a_trace_file() {
         std::fs::create_dir_all(&dir).expect("create the trace directory");
         std::fs::write(&path, text).expect("write the trace file");
     }
+}
+
+/// The batch scenarios.
+fn batch_scenarios() -> Vec<Scn> {
+    use PatternOp::*;
+    vec![
+        // Idle first batch (nothing to unlink: 3 waits under elide-idle), then one that unlinks
+        // f1's node (local off everywhere, call_count paused on f0), then f0 emptied.
+        Scn {
+            name: "2sched-2func-batches",
+            schedulers: 2,
+            functions: 2,
+            ops: vec![
+                (0, None, True, LOCAL),
+                (0, Some(0), True, COUNT),
+                (0, Some(0), Pause, COUNT),
+                (0, None, False, LOCAL),
+                (0, Some(0), Restart, COUNT),
+                (0, Some(0), False, COUNT),
+            ],
+            batches: vec![2, 2, 1, 1],
+        },
+    ]
+}
+
+/// Histories of batch runs (both batch plans) refine the spec's batch op (`StagerOp::Batch`,
+/// docs/spec.md §12): the engine records the batch and its entries, every hit-path read and
+/// every further read of the active index, and the checker walks them through the spec.
+#[test]
+fn batch_histories_refine_the_spec() {
+    use bpspec_reference::WaitPlan;
+    let n = iters();
+    for scn in batch_scenarios() {
+        for plan in [WaitPlan::Batch, WaitPlan::BatchElideIdle] {
+            for pct in [false, true] {
+                let size = (scn.schedulers, scn.functions);
+                let s2 = scn.clone();
+                let name = format!("{}@{}", scn.name, plan.name());
+                refine_runs(name, size, pct, n, check, move || {
+                    let h = execute_in(&s2, None, plan, true);
+                    assert!(h.iter().any(|e| matches!(e, Event::Batch { .. })));
+                    h
+                });
+            }
+        }
+    }
+}
+
+/// The batch plan's mutant `batch-elide-unlinking` (W3 and W4 skipped although consolidate
+/// unlinks) is rejected by the refinement in every run, at the consolidate the spec's stager
+/// does not allow before W3. The schedulers only pass progress points here: with calls, the
+/// engine's own assertions could stop a run before its history is checked.
+#[test]
+fn batch_elide_unlinking_is_rejected_by_the_refinement() {
+    use bpspec_reference::WaitPlan;
+    let scn = batch_scenarios().remove(0);
+    let size = (scn.schedulers, scn.functions);
+    let why = "consolidate, but the spec's stager is at W3";
+    rejected_in_every_run(size, check, why, move || {
+        let m = Some(Mutant::BatchElideUnlinking);
+        execute_in(&scn, m, WaitPlan::BatchElideIdle, false)
+    });
+}
+
+/// Histories of pipelined runs (`WaitPlan::Pipeline`, docs/fewer-waits.md §6) refine the spec
+/// under `Config::pipeline` ([`check_pipelined`]): every call without W4, its unlinked nodes
+/// freed after the next call's first wait.
+#[test]
+fn pipeline_histories_refine_the_spec() {
+    refine_single_calls(bpspec_reference::WaitPlan::Pipeline, check_pipelined);
+}
+
+/// Under the pipeline plan, `skip-w4-before-free` (the call frees what it unlinked at once,
+/// without the next call's first wait) is rejected in every run. The schedulers only pass
+/// progress points here (with calls, the engine's own assertions could stop a run first).
+#[test]
+fn pipeline_skip_w4_is_rejected_by_the_refinement() {
+    use bpspec_reference::WaitPlan;
+    let scn = scenarios().remove(0);
+    let size = (scn.schedulers, scn.functions);
+    let why = "no wait begun after their consolidate";
+    rejected_in_every_run(size, check_pipelined, why, move || {
+        execute_in(
+            &scn,
+            Some(Mutant::SkipWaitBeforeFree),
+            WaitPlan::Pipeline,
+            false,
+        )
+    });
 }

@@ -7,6 +7,7 @@ use bpspec_models::baselines;
 use bpspec_models::harness::{assert_all_killed_under, loom_run, scenario_named};
 use bpspec_models::readers::run_planned;
 use bpspec_models::waits::{expected_kills, loom_scenarios, PLANS};
+use bpspec_models::{exports, meta};
 use bpspec_reference::{Mutant, Qsbr, WaitPlan};
 
 /// The two-session scenario runs at preemption bound 2 at most, whatever `LOOM_MAX_PREEMPTIONS`
@@ -56,7 +57,7 @@ fn waits_kill_matrix() {
 
 /// The elide-idle plan's claim seen from the other side: under the batch plan (all five waits),
 /// removing W3 or W4 on a batch that unlinks nothing (`batch-restart-set`) breaks no property
-/// at this bound. Recorded as surviving; the proof is docs/fewer-waits.md, proof E.
+/// at this bound. Recorded as surviving; the proof is docs/fewer-waits.md, proof EL.
 #[test]
 fn finding_w3_w4_idle_not_needed() {
     for m in [
@@ -66,4 +67,51 @@ fn finding_w3_w4_idle_not_needed() {
         let cx = explore("batch-restart-set", WaitPlan::Batch, Some(m), "survives");
         assert!(cx.is_none(), "{m} on an idle batch: {}", cx.unwrap());
     }
+}
+
+/// Explore an export or meta scenario under `plan` (scenario `name@plan`).
+fn explore_other(
+    name: &'static str,
+    plan: WaitPlan,
+    mutant: Option<Mutant>,
+    expected: &str,
+) -> Option<String> {
+    let label = format!("{name}@{}", plan.name());
+    if name.starts_with("meta-") {
+        return loom_run::explore_mutant(&label, mutant, expected, usize::MAX, move || {
+            meta::run_meta_planned::<Qsbr>(name, mutant, plan)
+        });
+    }
+    let scn = scenario_named(exports::loom_scenarios(), name, |s| s.name);
+    loom_run::explore_mutant(&label, mutant, expected, usize::MAX, move || {
+        exports::run_planned::<Qsbr>(&scn, mutant, plan)
+    })
+}
+
+/// Global (export) and meta patterns under every plan: the baselines hold.
+#[test]
+fn waits_global_and_meta_hold_under_every_plan() {
+    let names = exports::PLAN_SCENARIOS
+        .into_iter()
+        .chain(meta::META_PLAN_SCENARIOS);
+    for name in names {
+        for plan in PLANS {
+            let cx = explore_other(name, plan, None, "hold");
+            assert!(cx.is_none(), "{name} under {plan:?}: {}", cx.unwrap());
+        }
+    }
+}
+
+/// Global (export) and meta patterns under every plan: each wait the plan makes there, removed,
+/// is caught.
+#[test]
+fn waits_global_and_meta_kill_matrix() {
+    let kills = |plan| {
+        let mut v = exports::expected_plan_kills("loom", plan);
+        v.extend(meta::expected_meta_plan_kills("loom", plan));
+        v
+    };
+    assert_all_killed_under("wait-plan", "loom", &PLANS, kills, |m, name, plan| {
+        explore_other(name, plan, Some(m), "killed").is_some()
+    });
 }

@@ -26,6 +26,14 @@ pub enum Event {
         op: u8,
         flags: u8,
     },
+    /// The stager begins a batch of `entries` `trace_pattern` entries under a batch plan
+    /// (before staging): one stage step for all of them, then one sequence. The entries'
+    /// [`Event::TracePattern`]s follow (they are the batch's script, no step of their own).
+    /// `elide_idle`: under `batch-elide-idle`.
+    Batch {
+        entries: u32,
+        elide_idle: bool,
+    },
     /// The stager starts / completes a wait for thread progress.
     WaitBegin,
     WaitEnd,

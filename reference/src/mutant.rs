@@ -105,6 +105,17 @@ pub enum Mutant {
     /// single `prev_info`. Not a broken variant: with it, call_time behaves the same whether or
     /// not call_memory is on too.
     CtmTwoPrevSlots,
+    /// Batch plans (`waitplan.rs`): a batched `false` also clears the session's global trace on
+    /// the matched export entries (the local-excludes-global clearing made for every op, not
+    /// only for those that set), which consecutive calls do not do.
+    BatchFalseClearsGlobal,
+    /// Batch plans (`finisher.rs`): the elide-idle plan skips W3 and W4 whatever consolidate
+    /// will unlink (the spec's mutant of the same name); caught by the refinement of batch
+    /// histories (`models/tests/refine.rs`).
+    BatchElideUnlinking,
+    /// Meta trace (`meta.rs`, M3): the reclaim waits first and takes the retired list after, so
+    /// a cell retired during the wait is freed without a wait that began after its retirement.
+    MetaReclaimWaitBeforeTake,
 }
 
 impl Mutant {
@@ -169,6 +180,16 @@ impl Mutant {
     /// bug, or a fix proposed for one (docs/erts-findings/findings.tsv).
     pub const ERTS: [Mutant; 2] = [Mutant::ErtsR16Reset, Mutant::CtmTwoPrevSlots];
 
+    /// The wait plans' mutant, killed by `tests/tests/fewer_waits.rs` (every plan compared with
+    /// the ERTS sequence on sessions that hold global, meta and call_time patterns).
+    /// `batch-elide-unlinking` by the refinement of batch histories (`models/tests/refine.rs`).
+    pub const WAIT_PLANS: [Mutant; 2] =
+        [Mutant::BatchFalseClearsGlobal, Mutant::BatchElideUnlinking];
+
+    /// The meta reclaim's ordering mutant, killed by the meta models on several cells retired
+    /// before and during one reclaim (`bpspec_models::meta`, scenario `meta-reclaim-many`).
+    pub const META_RECLAIM: [Mutant; 1] = [Mutant::MetaReclaimWaitBeforeTake];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -208,6 +229,9 @@ impl Mutant {
             Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
             Mutant::ErtsR16Reset => "erts-r16-reset",
             Mutant::CtmTwoPrevSlots => "ctm-two-prev-slots",
+            Mutant::BatchFalseClearsGlobal => "batch-false-clears-global",
+            Mutant::BatchElideUnlinking => "batch-elide-unlinking",
+            Mutant::MetaReclaimWaitBeforeTake => "meta-reclaim-wait-before-take",
         }
     }
 
@@ -221,6 +245,8 @@ impl Mutant {
             .chain(Mutant::READERS)
             .chain(Mutant::LOAD)
             .chain(Mutant::ERTS)
+            .chain(Mutant::WAIT_PLANS)
+            .chain(Mutant::META_RECLAIM)
             .find(|m| m.name() == name)
             .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
     }

@@ -94,44 +94,58 @@ fn snapshot(e: &Engine, n: usize) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn every_plan_ends_where_the_erts_sequence_ends() {
-    use PatternOp::*;
-    let fls = [
-        COUNT,
-        FlagSet::CALL_TIME,
-        LOCAL,
-        FlagSet {
-            call_count: true,
-            call_memory: true,
-            ..FlagSet::default()
-        },
-    ];
-    let ops = [True, False, Pause, Restart];
-    let pats = ["m:f0/0", "m:f1/0", "m:f2/0", "{m,'_','_'}"];
-    // A deterministic walk over batches of one to four entries (an LCG picks them).
-    let mut x: u64 = 0x627073706563;
-    let mut next = |m: usize| {
-        x = x
+const PATS: [&str; 4] = ["m:f0/0", "m:f1/0", "m:f2/0", "{m,'_','_'}"];
+
+/// A deterministic walk (an LCG picks each choice) over batches of one to four entries:
+/// true/false/pause/restart over call_count, call_time, local and call_count+call_memory, on
+/// one function or all.
+struct Walk(u64);
+
+impl Walk {
+    fn new() -> Walk {
+        Walk(0x627073706563)
+    }
+
+    /// A number below `m`.
+    fn next(&mut self, m: usize) -> usize {
+        self.0 = self
+            .0
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        ((x >> 33) as usize) % m
-    };
-    let batches: Vec<Vec<BatchEntry>> = (0..60)
-        .map(|_| {
-            (0..1 + next(4))
-                .map(|_| {
-                    let (op, fl) = (ops[next(4)], fls[next(4)]);
-                    let fl = if fl.local && matches!(op, Pause | Restart) {
-                        COUNT
-                    } else {
-                        fl
-                    };
-                    entry(pats[next(4)], op, fl)
-                })
-                .collect()
-        })
-        .collect();
+        ((self.0 >> 33) as usize) % m
+    }
+
+    fn batch(&mut self) -> Vec<BatchEntry> {
+        use PatternOp::*;
+        let fls = [
+            COUNT,
+            FlagSet::CALL_TIME,
+            LOCAL,
+            FlagSet {
+                call_count: true,
+                call_memory: true,
+                ..FlagSet::default()
+            },
+        ];
+        let ops = [True, False, Pause, Restart];
+        (0..1 + self.next(4))
+            .map(|_| {
+                let (op, fl) = (ops[self.next(4)], fls[self.next(4)]);
+                let fl = if fl.local && matches!(op, Pause | Restart) {
+                    COUNT
+                } else {
+                    fl
+                };
+                entry(PATS[self.next(4)], op, fl)
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn every_plan_ends_where_the_erts_sequence_ends() {
+    let mut walk = Walk::new();
+    let batches: Vec<Vec<BatchEntry>> = (0..60).map(|_| walk.batch()).collect();
     let engines: Vec<Arc<Engine>> = WaitPlan::ALL.iter().map(|&p| engine(3, p)).collect();
     let p = Process::new(7);
     let mut scheds: Vec<Scheduler> = engines
@@ -297,4 +311,165 @@ fn pipeline_frees_the_previous_calls_nodes_after_the_next_calls_first_wait() {
         assert_eq!(e.pending_free(), 0, "f0's node freed by the next call");
         e.check_at_rest().unwrap();
     }
+}
+
+/// One step of [`walk_with_global_meta_and_call_time`].
+#[derive(Clone, Debug)]
+enum Step {
+    /// A batch of local and counter entries (call_time among them) in a session.
+    Batch(SessionId, Vec<BatchEntry>),
+    /// `trace_pattern(Pattern, Op, [global])` in a session (a single call: not batchable).
+    Global(SessionId, &'static str, PatternOp),
+    /// `trace_pattern(Pattern, Op, [{meta, Tracer}])` in session 0 (a single call).
+    Meta(&'static str, PatternOp),
+}
+
+/// What one engine shows after a step: the step's returned counts, `trace_info` of every
+/// function for every key in both sessions (end state), and the history the step's calls saw
+/// (each hit's function and the flags it acted on, and the meta tracer's messages).
+type Seen = (Vec<usize>, Vec<String>, Vec<String>);
+
+/// Every wait plan against the ERTS sequence, end states and histories, on sessions that hold
+/// global, meta and call_time patterns: a deterministic walk of 80 steps over two sessions
+/// (batches of local, call_count, call_time and call_memory entries; single global and meta
+/// calls), with a process traced in both sessions making a remote call of each function (the
+/// export entry's hit, then the code's) after every step. Returns the first difference.
+fn walk_with_global_meta_and_call_time(mutant: Option<Mutant>) -> Result<(), String> {
+    use PatternOp::*;
+    let mut walk = Walk::new();
+    // Global in both sessions first, so every batch runs in a session holding global patterns.
+    let mut steps = vec![
+        Step::Global(0, "{m,'_','_'}", True),
+        Step::Global(1, "{m,'_','_'}", True),
+        Step::Meta("m:f1/0", True),
+    ];
+    for _ in 0..80 {
+        let s = walk.next(2) as SessionId;
+        steps.push(match walk.next(6) {
+            0 => Step::Global(s, PATS[walk.next(4)], [True, False][walk.next(2)]),
+            1 => Step::Meta(PATS[walk.next(4)], [True, False][walk.next(2)]),
+            _ => Step::Batch(s, walk.batch()),
+        });
+    }
+    let mut want: Vec<Seen> = Vec::new();
+    for (k, plan) in WaitPlan::ALL.into_iter().enumerate() {
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(3, 1).with_mutant(mutant))
+                .with_wait_plan(plan),
+        );
+        assert_eq!(e.create_session("s1"), Ok(1));
+        let mb = Mailbox::new(99);
+        let mut proc = Proc::new(Process::new(7));
+        let call = ProcFlags {
+            call: true,
+            ..ProcFlags::default()
+        };
+        for sess in 0..2 {
+            e.trace_process(&mut proc, sess, true, call, None).unwrap();
+        }
+        let mut s = Scheduler::start(e.clone(), 0);
+        s.sleep();
+        for (i, step) in steps.iter().enumerate() {
+            let pat = |p: &str| Pattern::parse(p).unwrap();
+            let n = match step {
+                Step::Batch(sess, b) => e.trace_pattern_batch(*sess, b).unwrap(),
+                Step::Global(sess, p, op) => {
+                    let spec = TraceSpec::global().session(*sess);
+                    vec![e.trace_pattern(&pat(p), *op, &spec).unwrap()]
+                }
+                Step::Meta(p, op) => {
+                    let spec =
+                        TraceSpec::counters(FlagSet::default()).meta(ProcessTracer::spec(&mb));
+                    vec![e.trace_pattern(&pat(p), *op, &spec).unwrap()]
+                }
+            };
+            e.check_at_rest()
+                .unwrap_or_else(|err| panic!("{plan:?} step {i}: {err}"));
+            s.wake();
+            s.schedule_in(&mut proc);
+            for f in 0..3 {
+                s.tail_call_remote(f, &mut proc);
+                s.advance(1);
+            }
+            s.schedule_out(&mut proc);
+            s.sleep();
+            let mut history: Vec<String> = std::mem::take(&mut s.hits)
+                .iter()
+                .map(|h| format!("f{} acted {:#x}", h.func, h.flags))
+                .collect();
+            history.extend(mb.take_strings());
+            let mut state = snapshot(&e, 3);
+            for f in 0..3 {
+                let mfa = Mfa::new("m", &format!("f{f}"), 0);
+                for sess in 0..2 {
+                    for key in [InfoKey::Traced, InfoKey::Meta, InfoKey::CallTime] {
+                        let v = e.trace_info_term(sess, &mfa, key);
+                        state.push(format!("s{sess} f{f} {}: {v}", key.atom()));
+                    }
+                }
+            }
+            let got = (n, state, history);
+            if k == 0 {
+                want.push(got);
+            } else if got != want[i] {
+                return Err(format!(
+                    "{plan:?} differs from the ERTS sequence after step {i} ({step:?}):\n\
+                     {got:?}\nERTS: {:?}",
+                    want[i]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_plan_matches_the_erts_sequence_with_global_meta_and_call_time() {
+    walk_with_global_meta_and_call_time(None).unwrap();
+}
+
+/// The mutant `batch-false-clears-global` (a batched `false` also clears the session's global
+/// trace) makes a batch plan differ from the ERTS sequence on that walk.
+#[test]
+fn mutant_batch_false_clears_global_is_caught() {
+    for m in [Mutant::BatchFalseClearsGlobal] {
+        let err = walk_with_global_meta_and_call_time(Some(m))
+            .expect_err("the mutant ends where the ERTS sequence ends");
+        assert!(err.contains("Batch"), "{m}: {err}");
+        eprintln!("{m}: {}", err.lines().next().unwrap_or(""));
+    }
+}
+
+/// The elide-idle plan skips W3 and W4 only where proof EL reaches (docs/fewer-waits.md, EL7):
+/// a sequence on the code area with no meta tracer on its chains. A global pattern, a local one
+/// in a session that holds global patterns, and a meta pattern keep all five waits (four for
+/// `false`) even when consolidate unlinks nothing.
+#[test]
+fn elide_idle_keeps_w3_and_w4_for_global_and_meta() {
+    use PatternOp::*;
+    let e = engine(2, WaitPlan::BatchElideIdle);
+    let f0 = Pattern::parse("m:f0/0").unwrap();
+    let f1 = Pattern::parse("m:f1/0").unwrap();
+    let waits = |pat: &Pattern, op, spec: &TraceSpec| {
+        let before = e.progress.completed_waits();
+        e.trace_pattern(pat, op, spec).unwrap();
+        e.check_at_rest().unwrap();
+        e.progress.completed_waits() - before
+    };
+    // Within proof EL: a first call_count on f0 unlinks nothing.
+    assert_eq!(waits(&f0, True, &TraceSpec::from(COUNT)), 3);
+    // Meta on f1 (a fresh node, nothing unlinked), then restarted call_count beside it.
+    let mb = Mailbox::new(99);
+    let meta = TraceSpec::counters(FlagSet::default()).meta(ProcessTracer::spec(&mb));
+    assert_eq!(waits(&f1, True, &meta), 5);
+    assert_eq!(waits(&f1, True, &TraceSpec::from(COUNT)), 5);
+    assert_eq!(waits(&f1, Restart, &TraceSpec::from(COUNT)), 5);
+    // Meta cleared while call_count keeps the node: nothing unlinked, W3 and W4 kept.
+    assert_eq!(waits(&f1, False, &meta), 4);
+    // Now f1 holds no meta tracer: within proof EL again (3 waits), after the one wait of the
+    // reclaim of the meta tracer cell that consolidate retired (M3).
+    assert_eq!(waits(&f1, Restart, &TraceSpec::from(COUNT)), 1 + 3);
+    // Global on f0's export entry (nothing unlinked), and local in that session afterwards.
+    assert_eq!(waits(&f0, True, &TraceSpec::global()), 5);
+    assert_eq!(waits(&f0, Restart, &TraceSpec::from(COUNT)), 5);
 }

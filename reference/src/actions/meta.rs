@@ -164,7 +164,9 @@ pub(crate) fn stage_meta<P: ThreadProgress>(
 
 /// Drop one half's reference; the last one unpublishes the tracer (M3) and poisons the object.
 /// Called by the stager only where no scheduler reads a half holding `mt` any more (consolidate
-/// after W3, staging on an object only the staging half held).
+/// after W3, staging on an object only the staging half held). Consolidate runs after W3 under
+/// every wait plan when a chain holds a meta tracer: the elide-idle plan keeps W3 and W4 then
+/// (`waitplan::beyond_proof_e`, docs/fewer-waits.md proof EL, EL7).
 pub(crate) fn release_meta<P: ThreadProgress>(e: &Engine<P>, mt: Refc<BpMetaTracer>) {
     if Refc::strong_count(&mt) == 1 {
         // Relaxed: no scheduler reaches `mt` any more (see above); the cell goes through the
@@ -172,8 +174,8 @@ pub(crate) fn release_meta<P: ThreadProgress>(e: &Engine<P>, mt: Refc<BpMetaTrac
         let c = mt.tracer.swap(std::ptr::null_mut(), Relaxed);
         e.meta.retire(c);
         // SAFETY (`Liveness::kill`'s contract, I1): `mt` is held by no half any scheduler still
-        // reads (the caller's precondition: consolidate after W3, or an object only the staging
-        // half held), so every scheduler's last `live` check is ordered before this; the
+        // reads (the caller's precondition: consolidate after W3, under every wait plan, or an
+        // object only the staging half held), so every scheduler's last `live` check is ordered before this; the
         // meta-swap shuttle model and `mutant_meta_free_without_wait_is_caught` check the wait.
         unsafe { mt.live.kill() };
         if CHECKED {
@@ -245,13 +247,24 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// [`Engine::reclaim_meta_tracers`] for a caller that holds the permission.
     pub(crate) fn reclaim_meta(&self, _st: &crate::engine::Permission<'_>) -> usize {
-        let batch = std::mem::take(&mut *lock(&self.meta.retired));
-        if batch.is_empty() {
-            return 0;
-        }
-        if !mutant::is(self.mutant, Mutant::MetaFreeWithoutWait) {
+        let batch = if mutant::is(self.mutant, Mutant::MetaReclaimWaitBeforeTake) {
+            // Mutant: wait, then take; a cell retired during the wait is freed without a wait
+            // that began after its retirement (M3's "the take →sb the start of W" fails).
+            if lock(&self.meta.retired).is_empty() {
+                return 0;
+            }
             self.progress.wait();
-        }
+            std::mem::take(&mut *lock(&self.meta.retired))
+        } else {
+            let batch = std::mem::take(&mut *lock(&self.meta.retired));
+            if batch.is_empty() {
+                return 0;
+            }
+            if !mutant::is(self.mutant, Mutant::MetaFreeWithoutWait) {
+                self.progress.wait();
+            }
+            batch
+        };
         let n = batch.len();
         for Retired(c) in batch {
             // SAFETY: unpublished before it was retired, and the wait above began after we took

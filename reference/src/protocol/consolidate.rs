@@ -1,8 +1,11 @@
 //! Step 5, consolidate (`consolidate_bp_data`): make the staging half equal to the active half
-//! again, and unlink nodes whose active flags are all off onto the free list. Runs after W3, so
-//! no scheduler reads the staging half (the old active one) or reaches a function whose
-//! instruction uninstall restored. An unlinked node keeps its `next`, so a scheduler standing on
-//! it can walk on.
+//! again, and unlink nodes whose active flags are all off onto the free list. Runs after W3 under
+//! every wait plan, except an idle sequence of the elide-idle plan (docs/fewer-waits.md, proof EL:
+//! nothing to unlink, uninstall restored nothing, code area only, no meta tracer on the chains),
+//! where it runs after W2 and uninstall. Either way no scheduler reads the staging half (the old
+//! active one: G-done of W2, and W3 where it is made) or reaches a function whose instruction
+//! uninstall restored (there is none in an idle sequence, EL2). An unlinked node keeps its
+//! `next`, so a scheduler standing on it can walk on.
 
 use crate::code::FuncId;
 use crate::engine::{Engine, Permission};

@@ -1,5 +1,7 @@
 //! Step 6, free (`erts_free_breakpoints`): release the nodes unlinked at consolidate. Runs after
-//! W4, so no scheduler still stands on them. Also the release of counters whose last half
+//! W4 (under the pipeline plan, after the next call's first wait, which began after that
+//! consolidate; under the elide-idle plan W4 is skipped only when the free list is empty), so no
+//! scheduler still stands on them. Also the release of counters whose last half
 //! reference went away.
 
 use crate::bp::{BpCount, GenericBp};
@@ -39,7 +41,8 @@ pub(crate) fn free(st: &mut Permission<'_>) {
 /// Drop one half's reference to a counter; the last reference poisons it.
 pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
     if Refc::strong_count(&c) == 1 {
-        // SAFETY: the last half reference went away at consolidate (after W3) or when the
+        // SAFETY: the last half reference went away at consolidate (after W3, or in an idle
+        // sequence of the elide-idle plan after W2: proof EL5 of docs/fewer-waits.md) or when the
         // staging half that alone held it was rewritten, so no scheduler reaches the counter.
         unsafe { c.live.kill() };
         if CHECKED && st.dead_counts.len() < QUARANTINE {
@@ -50,8 +53,9 @@ pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
 
 /// Drop one reference to a call_time/call_memory object (`bp_calltrace_unref`); the last one
 /// frees it. Every caller runs at a point where no scheduler can reach the object any more
-/// through a half it still reads (consolidate after W3, the collection after its last wait,
-/// staging on an object only the staging half held).
+/// through a half it still reads (consolidate after W3, or after W2 in an idle sequence of the
+/// elide-idle plan, proof EL5; the collection after its last wait; staging on an object only the
+/// staging half held).
 pub(crate) fn release_timem(st: &mut Permission<'_>, t: Refc<BpTimemTrace>) {
     if Refc::strong_count(&t) == 1 {
         // SAFETY: every caller runs where no scheduler can reach `t` any more (see above; the

@@ -146,6 +146,10 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = self.seize_for(session)?;
         let staging = self.staging_ix();
+        self.history.record(|| crate::history::Event::Batch {
+            entries: entries.len() as u32,
+            elide_idle: self.wait_plan.elides_idle(),
+        });
         let mut counts = Vec::with_capacity(entries.len());
         let mut all_code: Vec<FuncId> = Vec::new();
         let mut all_exps: Vec<usize> = Vec::new();
@@ -154,6 +158,8 @@ impl<P: ThreadProgress> Engine<P> {
             let code: Vec<FuncId> = e.pattern.matching(self.code.funcs.iter().map(|h| &h.mfa));
             let on = e.op != PatternOp::False;
             installs |= on;
+            self.history
+                .record(|| crate::history::trace_pattern(session, &code, e.op, e.spec.flags));
             let extra = stage::Extra {
                 global: false,
                 ms: e.spec.ms.clone().map(std::sync::Arc::new),
@@ -172,8 +178,11 @@ impl<P: ThreadProgress> Engine<P> {
                     &extra,
                 );
             }
-            // Local excludes global within a session, as in `trace_pattern`.
-            if on && st.global_sessions & (1u64 << session) != 0 {
+            // Local excludes global within a session, as in `trace_pattern` (only for an op
+            // that sets: a `false` leaves the global trace alone).
+            let clears_global =
+                on || crate::mutant::is(self.mutant, crate::Mutant::BatchFalseClearsGlobal);
+            if clears_global && st.global_sessions & (1u64 << session) != 0 {
                 let exps: Vec<usize> = e
                     .pattern
                     .matching(self.exports.funcs.iter().map(|h| &h.mfa));
@@ -228,6 +237,25 @@ impl<P: ThreadProgress> Engine<P> {
             }
         }
     }
+}
+
+/// Whether the sequence lies outside proof EL (docs/fewer-waits.md), so the elide-idle plan makes
+/// W3 and W4 whatever consolidate unlinks: it touches the export area (a global pattern, or a
+/// local one in a session that holds global patterns), or a node on a chain of the matched
+/// functions holds a meta tracer in either half (consolidate may release it). Stager side,
+/// under the permission, before consolidate.
+pub(crate) fn beyond_proof_e<P: ThreadProgress>(
+    e: &Engine<P>,
+    st: &crate::engine::Permission<'_>,
+    areas: &[(Area, &[FuncId])],
+) -> bool {
+    areas.iter().any(|&(area, funcs)| {
+        (area == Area::Export && !funcs.is_empty())
+            || funcs.iter().any(|&f| {
+                crate::rest::chain(e, st, area, f)
+                    .any(|node| (0..2).any(|ix| node.snapshot_half(ix).meta.is_some()))
+            })
+    })
 }
 
 /// Whether consolidate, run now (after the commit), would unlink a node: some node on a chain

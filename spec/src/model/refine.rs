@@ -63,6 +63,13 @@ pub fn describe(e: &Event) -> String {
         } => format!(
             "stager: trace_pattern begins (session {session}, functions {funcs:#b}, op {op}, flags {flags:#b})"
         ),
+        Event::Batch {
+            entries,
+            elide_idle,
+        } => format!(
+            "stager: a batch of {entries} entries begins ({})",
+            if elide_idle { "batch-elide-idle" } else { "batch" }
+        ),
         Event::WaitBegin => "stager: a wait begins".into(),
         Event::WaitEnd => "stager: a wait completes".into(),
         Event::Install => "stager: install".into(),
@@ -125,7 +132,20 @@ pub fn describe(e: &Event) -> String {
 pub fn config_of(events: &[Event], schedulers: u8, functions: u8) -> Result<Config, String> {
     let mut script = Vec::new();
     let mut sessions = 1u8;
+    // An open batch: its op's index in the script and how many entries are still to come.
+    let mut batch: Option<(usize, u32)> = None;
     for e in events {
+        if let Event::Batch {
+            entries,
+            elide_idle,
+        } = *e
+        {
+            if batch.is_some() {
+                return Err("a batch begins inside a batch".into());
+            }
+            script.push(StagerOp::batch(0, elide_idle));
+            batch = (entries > 0).then_some((script.len() - 1, entries));
+        }
         if let Event::TracePattern {
             session,
             funcs,
@@ -159,8 +179,19 @@ pub fn config_of(events: &[Event], schedulers: u8, functions: u8) -> Result<Conf
                     kind,
                     (flags & 3) | time,
                 ));
+                if let Some((at, _)) = batch {
+                    if let StagerOp::Batch { len, .. } = &mut script[at] {
+                        *len += 1;
+                    }
+                }
+            }
+            if let Some((at, left)) = batch {
+                batch = (left > 1).then_some((at, left - 1));
             }
         }
+    }
+    if batch.is_some() {
+        return Err("the history ends inside a batch's entries".into());
     }
     let cfg = Config::hits(schedulers, functions, sessions, script);
     cfg.validate()?;
@@ -232,6 +263,7 @@ fn action_for(cfg: &Config, s: &State, e: &Event) -> Result<Action, String> {
     use super::state::Phase as P;
     match *e {
         Event::TracePattern { .. } => stager("trace_pattern begins", phase == P::Stage),
+        Event::Batch { .. } => stager("a batch begins", phase == P::Stage),
         Event::WaitBegin => stager("a wait begins", phase.wait_number().is_some() && !waiting),
         Event::WaitEnd => {
             if waiting && !cfg.stager_enabled(s) {
@@ -453,21 +485,72 @@ fn timem_link(cfg: &Config, s: &mut State, e: &Event) -> Result<(), String> {
 /// Check `events` (recorded by an engine with `schedulers` schedulers, which start asleep, and
 /// `functions` functions). Returns the number of steps accepted.
 pub fn check(events: &[Event], schedulers: u8, functions: u8) -> Result<usize, Rejection> {
+    check_in(events, schedulers, functions, false)
+}
+
+/// [`check`] for an engine under the pipeline plan (`Config::pipeline`, docs/fewer-waits.md
+/// §6). The engine returns from a call after consolidate and records the deferred free after
+/// the next call's first wait; the spec takes a `Free` step that frees nothing and frees the
+/// list when that wait completes. So the spec's `Free` step is taken, with no engine event,
+/// before the engine's next event; and the engine's `Free` is no step, allowed only when the
+/// spec's list is already empty (a wait that began after the consolidate has freed it).
+pub fn check_pipelined(
+    events: &[Event],
+    schedulers: u8,
+    functions: u8,
+) -> Result<usize, Rejection> {
+    check_in(events, schedulers, functions, true)
+}
+
+fn check_in(
+    events: &[Event],
+    schedulers: u8,
+    functions: u8,
+    pipeline: bool,
+) -> Result<usize, Rejection> {
     let reject = |index: usize, reason: String| Rejection {
         index,
         event: events.get(index).copied().unwrap_or(Event::WaitBegin),
         reason,
     };
-    let cfg = config_of(events, schedulers, functions).map_err(|r| reject(0, r))?;
+    let mut cfg = config_of(events, schedulers, functions).map_err(|r| reject(0, r))?;
+    cfg.pipeline = pipeline;
     let m = BpModel::new(cfg.clone());
     let props = m.properties();
     let mut s = State::initial(&cfg);
     for x in &mut s.scheds {
         x.mode = Mode::Asleep;
     }
+    // The entries of the batch under way that are still to come: their `TracePattern`s are the
+    // batch's script, not steps (the batch's one stage step was its `Batch` event).
+    let mut entries_left = 0u32;
     for (i, e) in events.iter().enumerate() {
+        if let Event::Batch { entries, .. } = *e {
+            entries_left = entries;
+        } else if matches!(e, Event::TracePattern { .. }) && entries_left > 0 {
+            entries_left -= 1;
+            continue;
+        }
         if matches!(e, Event::TracePattern { funcs: 0, .. }) {
             continue; // matched nothing: the spec's script omits it
+        }
+        if pipeline {
+            use super::state::Phase;
+            if *e == Event::Free {
+                if !s.stager.free_list.is_empty() {
+                    return Err(reject(
+                        i,
+                        "the engine frees nodes that no wait begun after their consolidate has \
+                         passed (the spec's free list still holds them)"
+                            .into(),
+                    ));
+                }
+                continue;
+            }
+            if s.stager.phase == Phase::Free && !s.stager.waiting && cfg.stager_enabled(&s) {
+                // The call returned after consolidate: the spec's Free step frees nothing.
+                cfg.apply(&mut s, Action::Stager, &mut None);
+            }
         }
         if let Event::TimemIx { sched, ix } = *e {
             timem_ix(&cfg, &mut s, sched, ix).map_err(|r| reject(i, r))?;
