@@ -15,7 +15,7 @@
 //!   list empty, nothing leaked;
 //! - I6 a paused count is frozen; a restarted count starts from zero.
 
-use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU32, Ordering::*};
+use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::*};
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
     flags, Engine, EngineConfig, InfoItem, InfoValue, Mutant, Pattern, PatternOp, Process,
@@ -274,10 +274,11 @@ pub(crate) fn walk_script<P: ThreadProgress, T>(
         match step {
             Step::Call(f) => seen.push(call(s, f)),
             Step::Progress => {
+                // No yield after the progress point: in loom a yield makes this thread's later
+                // loads skip every store it saw before it (docs/protocol.md §0.4), which would
+                // hide the stale re-reads the progress barrier exists to prevent. The stager's
+                // wait loop yields instead, so the scheduler runs when the stager waits on it.
                 s.progress();
-                // Between processes a scheduler lets others run: a voluntary switch, which does
-                // not spend loom's preemption budget.
-                yield_now();
             }
             Step::Nap => {
                 s.sleep();
@@ -522,3 +523,15 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
 /// The [`bpspec_reference::EpochProgress`] mutants and the loom scenario (of
 /// [`loom_scenarios`], run with the epoch grace period) that kills each.
 pub const EPOCH_KILLS: &[(Mutant, &str)] = &[(Mutant::EpochRepinWithoutFence, "remove-long")];
+
+/// The QSBR fences kept at their release side only (`Mutant::FENCE_HALVES`), each killed by
+/// loom under the QSBR grace period on a single-function trace_pattern scenario, where no
+/// scheduler yields after a progress point (docs/protocol.md §0.4), and the preemption bound
+/// it needs: the wake fence's at `make test`'s bound (2); the progress fence's at 3, because a
+/// scheduler that must pass a wait with a progress point and go on needs one preemption per
+/// such point once it no longer yields there (survives at 2 on every single-function script
+/// tried: docs/protocol.md §0.4).
+pub const FENCE_HALF_KILLS: &[(Mutant, &str, usize)] = &[
+    (Mutant::ProgressFenceReleaseOnly, "remove-long", 3),
+    (Mutant::WakeFenceReleaseOnly, "remove-nap", 2),
+];

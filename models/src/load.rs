@@ -13,7 +13,7 @@
 //!   (a local call in old code is uncounted once the old version's breakpoints are removed);
 //! - at rest: halves equal, patched iff traced, promise as pattern, nothing leaked.
 
-use bpspec_reference::sync::{spawn, yield_now, Arc};
+use bpspec_reference::sync::{spawn, Arc};
 use bpspec_reference::{LoadEngine, LoadProtocol, LoadScheduler, Mutant, ThreadProgress};
 
 /// A stager op.
@@ -202,8 +202,9 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                         LStep::Local(f) => seen.push(s.local_call(f)),
                         LStep::Return => s.return_out(),
                         LStep::Progress => {
+                            // No yield: it would prune stale re-reads after the progress
+                            // point (docs/protocol.md §0.4).
                             s.progress();
-                            yield_now();
                         }
                         LStep::Nap => {
                             s.sleep();

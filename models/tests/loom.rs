@@ -5,7 +5,9 @@
 
 use bpspec_models::harness::loom_run::{self, builder};
 use bpspec_models::harness::{assert_all_killed, scenario_named};
-use bpspec_models::{baselines, expected_kills, loom_scenarios, run, EPOCH_KILLS};
+use bpspec_models::{
+    baselines, expected_kills, loom_scenarios, run, EPOCH_KILLS, FENCE_HALF_KILLS,
+};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
 
 /// Explore scenario `name` under `mutant` with the grace period `P`; record the verdict against
@@ -79,4 +81,21 @@ fn kill_matrix() {
         expected_kills("loom"),
         |m, name| explore::<Qsbr>(name, Some(m), "killed", &b).is_some(),
     );
+}
+
+/// A progress point's or wake-up's full fence kept at its release side only: loom must find a
+/// scheduler whose hit after it misses the stager's writes before the wait (`FENCE_HALF_KILLS`:
+/// single-function scenarios, each at the bound it names, whatever `LOOM_MAX_PREEMPTIONS` says).
+#[test]
+fn fence_half_kill_matrix() {
+    let kills = FENCE_HALF_KILLS.iter().map(|&(m, s, _)| (m, s)).collect();
+    assert_all_killed("fence-half", "loom", kills, |m, name| {
+        let &(_, _, bound) = FENCE_HALF_KILLS
+            .iter()
+            .find(|k| k.0 == m)
+            .expect("listed");
+        let mut b = builder();
+        b.preemption_bound = Some(bound);
+        explore::<Qsbr>(name, Some(m), "killed", &b).is_some()
+    });
 }

@@ -94,6 +94,13 @@ pub enum Mutant {
     /// Non-blocking purge: the old version is freed right after the check, without the grace
     /// period (PW) that orders the last process's return before the free.
     LoadPurgeSkipWait,
+    /// Thread progress ([`crate::Qsbr`]): the progress point's full fence (QP2) becomes
+    /// `fence(Release)`: its release side stays, its acquire side goes, so the scheduler's reads
+    /// after the progress point need not see the stager's writes before the wait's QW1.
+    ProgressFenceReleaseOnly,
+    /// Thread progress ([`crate::Qsbr`]): the wake-up's full fence (QK3) becomes
+    /// `fence(Release)` (release side kept, acquire side gone).
+    WakeFenceReleaseOnly,
 }
 
 impl Mutant {
@@ -154,6 +161,13 @@ impl Mutant {
         Mutant::LoadPurgeSkipWait,
     ];
 
+    /// The thread-progress fences weakened to their release side only, killed by the
+    /// single-function trace_pattern loom scenarios (`bpspec_models::FENCE_HALF_KILLS`).
+    pub const FENCE_HALVES: [Mutant; 2] = [
+        Mutant::ProgressFenceReleaseOnly,
+        Mutant::WakeFenceReleaseOnly,
+    ];
+
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
         match self {
@@ -191,6 +205,8 @@ impl Mutant {
             Mutant::LoadClearOldAtOnce => "load-clear-old-at-once",
             Mutant::LoadPurgeSkipCheck => "load-purge-skip-check",
             Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
+            Mutant::ProgressFenceReleaseOnly => "progress-fence-release-only",
+            Mutant::WakeFenceReleaseOnly => "wake-fence-release-only",
         }
     }
 
@@ -203,8 +219,18 @@ impl Mutant {
             .chain(Mutant::META)
             .chain(Mutant::READERS)
             .chain(Mutant::LOAD)
+            .chain(Mutant::FENCE_HALVES)
             .find(|m| m.name() == name)
             .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
+    }
+
+    /// The fence site whose fence this mutant keeps only the release side of.
+    pub fn release_only_site(self) -> Option<crate::ordering::Site> {
+        match self {
+            Mutant::ProgressFenceReleaseOnly => Some(crate::ordering::Site::QsbrProgressFence),
+            Mutant::WakeFenceReleaseOnly => Some(crate::ordering::Site::QsbrWakeFence),
+            _ => None,
+        }
     }
 
     /// Is this mutant about the grace period itself rather than the trace_pattern sequence?
@@ -214,6 +240,8 @@ impl Mutant {
             Mutant::ProgressWithoutBarrier
                 | Mutant::WaitWithoutNewPeriod
                 | Mutant::WakeWithoutBarrier
+                | Mutant::ProgressFenceReleaseOnly
+                | Mutant::WakeFenceReleaseOnly
         )
     }
 }
