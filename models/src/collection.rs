@@ -400,9 +400,8 @@ fn run_script<P: ThreadProgress>(
             }
             CStep::Switch => {
                 s.schedule_out(&mut procs[cur]);
-                // No yield: it would prune stale re-reads after the progress point
-                // (docs/protocol.md §0.4); the collector's and stager's wait loops yield instead.
                 s.progress();
+                crate::switch_after_progress();
                 cur = (cur + 1) % procs.len();
                 s.schedule_in(&mut procs[cur]);
             }

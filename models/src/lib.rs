@@ -249,6 +249,18 @@ pub fn shuttle_scenarios() -> Vec<Scenario> {
     out
 }
 
+/// A scheduler's voluntary switch after a progress point: `yield_now` under shuttle and on real
+/// threads, nothing under loom. In loom 0.7.2 a yield makes the thread's later loads skip every
+/// store it had seen before it when a newer one exists (`rt/atomic.rs`, `match_load_to_stores`
+/// and `is_seen_before_yield`), which would hide exactly the stale re-reads a progress point's
+/// barrier exists to prevent; under loom the scheduler runs on when the stager's wait loop
+/// yields, and any other switch is a preemption (docs/protocol.md §0.4). Shuttle runs every
+/// access sequentially consistent, so its yield prunes nothing and keeps its schedules.
+pub(crate) fn switch_after_progress() {
+    #[cfg(not(loom))]
+    bpspec_reference::sync::yield_now();
+}
+
 /// What a scheduler observed on one call.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Seen {
@@ -274,11 +286,8 @@ pub(crate) fn walk_script<P: ThreadProgress, T>(
         match step {
             Step::Call(f) => seen.push(call(s, f)),
             Step::Progress => {
-                // No yield after the progress point: in loom a yield makes this thread's later
-                // loads skip every store it saw before it (docs/protocol.md §0.4), which would
-                // hide the stale re-reads the progress barrier exists to prevent. The stager's
-                // wait loop yields instead, so the scheduler runs when the stager waits on it.
                 s.progress();
+                switch_after_progress();
             }
             Step::Nap => {
                 s.sleep();

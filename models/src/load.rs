@@ -202,9 +202,8 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                         LStep::Local(f) => seen.push(s.local_call(f)),
                         LStep::Return => s.return_out(),
                         LStep::Progress => {
-                            // No yield: it would prune stale re-reads after the progress
-                            // point (docs/protocol.md §0.4).
                             s.progress();
+                            crate::switch_after_progress();
                         }
                         LStep::Nap => {
                             s.sleep();

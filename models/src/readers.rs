@@ -321,9 +321,8 @@ fn step<P: ThreadProgress>(s: &mut Scheduler<P>, p: &mut Proc, st: RStep) {
         }
         RStep::Switch => {
             s.schedule_out(p);
-            // No yield here: it would prune this scheduler's stale re-reads after the progress
-            // point (docs/protocol.md §0.4); the stager's wait loop yields instead.
             s.progress();
+            crate::switch_after_progress();
             s.schedule_in(p);
         }
         RStep::Nap => {
