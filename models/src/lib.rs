@@ -565,7 +565,6 @@ pub const KILL_BOUND_FLOOR: &[(Mutant, &str, usize)] = &[
         "remove-long",
         3,
     ),
-    (Mutant::CollectMergeWithoutLock, "info-dirty", 3),
 ];
 
 /// The preemption bound floor of `mutant` on `scenario` ([`KILL_BOUND_FLOOR`]), if any.
