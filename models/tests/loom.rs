@@ -85,43 +85,26 @@ baselines! { "loom epoch", |s| explore::<EpochProgress>(s, None, "hold", &epoch_
     epoch_remove_long => "remove-long",
 }
 
-/// Every mutant in loom's column of the kill matrix must produce a counterexample (at the
-/// bound `LOOM_MAX_PREEMPTIONS` gives, or the mutant's `KILL_BOUND_FLOOR`).
+/// Explore each of `kills` under the QSBR grace period at its kill's bound
+/// (`loom_run::kill_builder`: `LOOM_MAX_PREEMPTIONS`, or the `KILL_BOUND_FLOOR`); every one
+/// must produce a counterexample.
+fn assert_qsbr_kills(family: &str, kills: Vec<(Mutant, &'static str)>) {
+    assert_all_killed(family, "loom", kills, |m, name| {
+        let b = loom_run::kill_builder(Some(m), name);
+        explore::<Qsbr>(name, Some(m), "killed", &b).is_some()
+    });
+}
+
+/// Every mutant in loom's column of the kill matrix must produce a counterexample.
 #[test]
 fn kill_matrix() {
-    assert_all_killed(
-        "trace_pattern",
-        "loom",
-        expected_kills("loom"),
-        |m, name| {
-            explore::<Qsbr>(
-                name,
-                Some(m),
-                "killed",
-                &loom_run::kill_builder(Some(m), name),
-            )
-            .is_some()
-        },
-    )
+    assert_qsbr_kills("trace_pattern", expected_kills("loom"));
 }
 
 /// A progress point's or wake-up's full fence kept at its release side only: loom must find a
-/// scheduler whose hit after it misses the stager's writes before the wait (`FENCE_HALF_KILLS`:
-/// single-function scenarios, each at the bound it names, whatever `LOOM_MAX_PREEMPTIONS` says).
+/// scheduler whose hit after it misses the stager's writes before the wait (`FENCE_HALF_KILLS`,
+/// single-function scenarios).
 #[test]
 fn fence_half_kill_matrix() {
-    assert_all_killed(
-        "fence-half",
-        "loom",
-        FENCE_HALF_KILLS.to_vec(),
-        |m, name| {
-            explore::<Qsbr>(
-                name,
-                Some(m),
-                "killed",
-                &loom_run::kill_builder(Some(m), name),
-            )
-            .is_some()
-        },
-    );
+    assert_qsbr_kills("fence-half", FENCE_HALF_KILLS.to_vec());
 }
