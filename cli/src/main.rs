@@ -130,6 +130,9 @@ fn main() -> ExitCode {
             for m in bpspec_reference::Mutant::LOAD {
                 println!("{m}");
             }
+            for m in bpspec_reference::Mutant::FENCE_HALVES {
+                println!("{m}");
+            }
             ExitCode::SUCCESS
         }
         Cmd::Check(a) => check::main(&a),

@@ -401,6 +401,12 @@ fn run_script<P: ThreadProgress>(
             CStep::Switch => {
                 s.schedule_out(&mut procs[cur]);
                 s.progress();
+                // Still a yield under loom, unlike the other models' progress points
+                // (`crate::switch_after_progress`): it prunes this scheduler's stale re-reads
+                // after the point (docs/protocol.md §0.4), but without it loom loses finding F2
+                // on `info-dirty` at preemption bounds 2, 3 and 4 (1,575, 7,522 and 32,404
+                // executions), F1 on `paused-inflight` and `collect-merge-without-lock` on
+                // `info-dirty` at bound 2.
                 yield_now();
                 cur = (cur + 1) % procs.len();
                 s.schedule_in(&mut procs[cur]);

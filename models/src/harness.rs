@@ -263,10 +263,30 @@ pub mod loom_run {
         });
     }
 
+    /// [`builder`] for `mutant` on `scenario`: its bound raised to the floor
+    /// [`crate::KILL_BOUND_FLOOR`] gives that kill, if any.
+    pub fn kill_builder(mutant: Option<Mutant>, scenario: &str) -> loom::model::Builder {
+        let mut b = builder();
+        if let Some(f) = crate::kill_bound_floor(mutant, scenario) {
+            b.preemption_bound = Some(b.preemption_bound.map_or(f, |p| p.max(f)));
+        }
+        b
+    }
+
     /// A builder at the bound of [`builder`] capped at `cap`.
     pub fn capped(cap: usize) -> loom::model::Builder {
         let mut b = builder();
         b.preemption_bound = b.preemption_bound.map(|p| p.min(cap));
+        b
+    }
+
+    /// [`capped`]`(cap)` for `mutant` on `scenario`, raised to its kill's floor
+    /// ([`kill_builder`]) when that is higher.
+    fn capped_for(cap: usize, mutant: Option<Mutant>, scenario: &str) -> loom::model::Builder {
+        let mut b = capped(cap);
+        if let Some(f) = crate::kill_bound_floor(mutant, scenario) {
+            b.preemption_bound = Some(b.preemption_bound.map_or(f, |p| p.max(f)));
+        }
         b
     }
 
@@ -295,7 +315,10 @@ pub mod loom_run {
         model: impl Fn() + Sync + Send + 'static,
     ) -> Option<String> {
         let variant = mutant.map_or("baseline", |m| m.name());
-        explore_variant(scenario, variant, expected, cap, model)
+        let o = explore(&capped_for(cap, mutant, scenario), model);
+        record_outcome("qsbr", scenario, variant, expected, &o);
+        assert!(o.executions > 0, "loom ran no execution of {scenario}");
+        o.cx
     }
 
     /// The counterexample of `o`, asserting that the exploration ran and that loom's branch

@@ -13,7 +13,7 @@
 //!   (a local call in old code is uncounted once the old version's breakpoints are removed);
 //! - at rest: halves equal, patched iff traced, promise as pattern, nothing leaked.
 
-use bpspec_reference::sync::{spawn, yield_now, Arc};
+use bpspec_reference::sync::{spawn, Arc};
 use bpspec_reference::{LoadEngine, LoadProtocol, LoadScheduler, Mutant, ThreadProgress};
 
 /// A stager op.
@@ -211,7 +211,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                         LStep::Return => s.return_out(),
                         LStep::Progress => {
                             s.progress();
-                            yield_now();
+                            crate::switch_after_progress();
                         }
                         LStep::Nap => {
                             s.sleep();

@@ -32,7 +32,7 @@
 //! functions); PCT (depth 3) and random, 2,000 (`make test`) or 50,000 (`make check`)
 //! iterations each, seed 0x627073706563. Loom and shuttle explore executions, not states.
 
-use bpspec_reference::sync::{spawn, yield_now, Arc};
+use bpspec_reference::sync::{spawn, Arc};
 use bpspec_reference::term::Term;
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
@@ -322,7 +322,7 @@ fn step<P: ThreadProgress>(s: &mut Scheduler<P>, p: &mut Proc, st: RStep) {
         RStep::Switch => {
             s.schedule_out(p);
             s.progress();
-            yield_now();
+            crate::switch_after_progress();
             s.schedule_in(p);
         }
         RStep::Nap => {

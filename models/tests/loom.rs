@@ -5,7 +5,9 @@
 
 use bpspec_models::harness::loom_run::{self, builder};
 use bpspec_models::harness::{assert_all_killed, scenario_named};
-use bpspec_models::{baselines, expected_kills, loom_scenarios, run, EPOCH_KILLS};
+use bpspec_models::{
+    baselines, expected_kills, loom_scenarios, run, EPOCH_KILLS, EPOCH_SURVIVORS, FENCE_HALF_KILLS,
+};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
 
 /// Explore scenario `name` under `mutant` with the grace period `P`; record the verdict against
@@ -61,6 +63,20 @@ fn epoch_kill_matrix() {
     });
 }
 
+/// The epoch mutants loom does not kill (`EPOCH_SURVIVORS`) still survive: a kill means the
+/// list and docs/thread-progress.md are out of date.
+#[test]
+fn epoch_survivors() {
+    let b = epoch_builder();
+    let killed: Vec<String> = EPOCH_SURVIVORS
+        .iter()
+        .filter_map(|&(m, name)| {
+            explore::<EpochProgress>(name, Some(m), "survives", &b).map(|cx| format!("{m}: {cx}"))
+        })
+        .collect();
+    assert!(killed.is_empty(), "epoch survivors were killed: {killed:?}");
+}
+
 baselines! { "loom epoch", |s| explore::<EpochProgress>(s, None, "hold", &epoch_builder());
     epoch_add => "add",
     epoch_remove => "remove",
@@ -69,14 +85,26 @@ baselines! { "loom epoch", |s| explore::<EpochProgress>(s, None, "hold", &epoch_
     epoch_remove_long => "remove-long",
 }
 
+/// Explore each of `kills` under the QSBR grace period at its kill's bound
+/// (`loom_run::kill_builder`: `LOOM_MAX_PREEMPTIONS`, or the `KILL_BOUND_FLOOR`); every one
+/// must produce a counterexample.
+fn assert_qsbr_kills(family: &str, kills: Vec<(Mutant, &'static str)>) {
+    assert_all_killed(family, "loom", kills, |m, name| {
+        let b = loom_run::kill_builder(Some(m), name);
+        explore::<Qsbr>(name, Some(m), "killed", &b).is_some()
+    });
+}
+
 /// Every mutant in loom's column of the kill matrix must produce a counterexample.
 #[test]
 fn kill_matrix() {
-    let b = builder();
-    assert_all_killed(
-        "trace_pattern",
-        "loom",
-        expected_kills("loom"),
-        |m, name| explore::<Qsbr>(name, Some(m), "killed", &b).is_some(),
-    );
+    assert_qsbr_kills("trace_pattern", expected_kills("loom"));
+}
+
+/// A progress point's or wake-up's full fence kept at its release side only: loom must find a
+/// scheduler whose hit after it misses the stager's writes before the wait (`FENCE_HALF_KILLS`,
+/// single-function scenarios).
+#[test]
+fn fence_half_kill_matrix() {
+    assert_qsbr_kills("fence-half", FENCE_HALF_KILLS.to_vec());
 }

@@ -116,6 +116,13 @@ pub enum Mutant {
     /// Meta trace (`meta.rs`, M3): the reclaim waits first and takes the retired list after, so
     /// a cell retired during the wait is freed without a wait that began after its retirement.
     MetaReclaimWaitBeforeTake,
+    /// Thread progress ([`crate::Qsbr`]): the progress point's full fence (QP2) becomes
+    /// `fence(Release)`: its release side stays, its acquire side goes, so the scheduler's reads
+    /// after the progress point need not see the stager's writes before the wait's QW1.
+    ProgressFenceReleaseOnly,
+    /// Thread progress ([`crate::Qsbr`]): the wake-up's full fence (QK3) becomes
+    /// `fence(Release)` (release side kept, acquire side gone).
+    WakeFenceReleaseOnly,
 }
 
 impl Mutant {
@@ -189,6 +196,12 @@ impl Mutant {
     /// The meta reclaim's ordering mutant, killed by the meta models on several cells retired
     /// before and during one reclaim (`bpspec_models::meta`, scenario `meta-reclaim-many`).
     pub const META_RECLAIM: [Mutant; 1] = [Mutant::MetaReclaimWaitBeforeTake];
+    /// The thread-progress fences weakened to their release side only, killed by the
+    /// single-function trace_pattern loom scenarios (`bpspec_models::FENCE_HALF_KILLS`).
+    pub const FENCE_HALVES: [Mutant; 2] = [
+        Mutant::ProgressFenceReleaseOnly,
+        Mutant::WakeFenceReleaseOnly,
+    ];
 
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
@@ -232,6 +245,8 @@ impl Mutant {
             Mutant::BatchFalseClearsGlobal => "batch-false-clears-global",
             Mutant::BatchElideUnlinking => "batch-elide-unlinking",
             Mutant::MetaReclaimWaitBeforeTake => "meta-reclaim-wait-before-take",
+            Mutant::ProgressFenceReleaseOnly => "progress-fence-release-only",
+            Mutant::WakeFenceReleaseOnly => "wake-fence-release-only",
         }
     }
 
@@ -247,8 +262,18 @@ impl Mutant {
             .chain(Mutant::ERTS)
             .chain(Mutant::WAIT_PLANS)
             .chain(Mutant::META_RECLAIM)
+            .chain(Mutant::FENCE_HALVES)
             .find(|m| m.name() == name)
             .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
+    }
+
+    /// The fence site whose fence this mutant keeps only the release side of.
+    pub fn release_only_site(self) -> Option<crate::ordering::Site> {
+        match self {
+            Mutant::ProgressFenceReleaseOnly => Some(crate::ordering::Site::QsbrProgressFence),
+            Mutant::WakeFenceReleaseOnly => Some(crate::ordering::Site::QsbrWakeFence),
+            _ => None,
+        }
     }
 
     /// Is this mutant about the grace period itself rather than the trace_pattern sequence?
@@ -258,6 +283,8 @@ impl Mutant {
             Mutant::ProgressWithoutBarrier
                 | Mutant::WaitWithoutNewPeriod
                 | Mutant::WakeWithoutBarrier
+                | Mutant::ProgressFenceReleaseOnly
+                | Mutant::WakeFenceReleaseOnly
         )
     }
 }

@@ -222,10 +222,12 @@ pub const SITES: &[SiteRow] = &[
              the epoch, is this fence ([sw-af], docs/protocol.md §0.2); an RMW on another \
              location is no fence, so without it G-seen has no edge in C++20 or in M (on other \
              targets `pin` ends with its own fence(SeqCst) and this one is redundant). Survives \
-             remove-long and remove at the epoch rows' preemption bound 1, and at bound 2 \
-             remove-long (4,286 executions) and add (28,701); the repin mutant (no unpin, no \
-             pin, no fence) is killed on remove-long. Why loom finds no race without the fence \
-             is not established; a scenario that separates the two is missing",
+             remove-long and remove at the epoch rows' preemption bound 1 without the model \
+             schedulers' yield after a progress point (that yield made loom prune their stale \
+             re-reads, docs/protocol.md §0.4; with it, it also survived remove-long and add at \
+             bound 2). The repin mutant (no unpin, no pin, no fence) now survives remove-long \
+             too, at bounds 1, 2 and 3, so no epoch scenario separates a progress point with \
+             and without its fence; a scenario (or a bound beyond 3) is missing",
         ),
     },
     SiteRow {
@@ -240,8 +242,9 @@ pub const SITES: &[SiteRow] = &[
              epoch and its compare-exchange of the local one, this fence is the woken \
              scheduler's only acquire step ([sw-af]), and without it its relaxed reads have no \
              edge to the stager's writes before the wait. Survives remove-nap and remove at the \
-             epoch rows' preemption bound 1, and remove-nap at bound 2 (7,171 executions); a \
-             scenario or bound that reaches that interleaving is missing",
+             epoch rows' preemption bound 1 without the model schedulers' yield after a \
+             progress point (and remove-nap at bound 2 with it, 7,171 executions); a scenario \
+             or bound that reaches that interleaving is missing",
         ),
     },
     SiteRow {

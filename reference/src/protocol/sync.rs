@@ -119,11 +119,17 @@ pub fn ord(mutant: Option<Mutant>, site: Site, o: Ordering) -> Ordering {
     }
 }
 
-/// A fence at `site`, left out under the mutant that weakens this site. A plain fence in
-/// release builds.
+/// A fence at `site`, left out under the mutant that weakens this site, and only its release
+/// side (`fence(Release)`) under the mutant that keeps that much of it
+/// ([`Mutant::release_only_site`]). A plain fence in release builds.
 #[inline(always)]
 pub fn fence_at(mutant: Option<Mutant>, site: Site, o: Ordering) {
-    if !(CHECKED && mutant == Some(Mutant::Weaken(site))) {
-        fence(o); // ordering: pass-through (the site is the caller's)
+    if CHECKED && mutant == Some(Mutant::Weaken(site)) {
+        return;
     }
+    if CHECKED && mutant.and_then(Mutant::release_only_site) == Some(site) {
+        fence(Ordering::Release); // ordering: pass-through (the mutant of the caller's site)
+        return;
+    }
+    fence(o); // ordering: pass-through (the site is the caller's)
 }

@@ -6,7 +6,11 @@
 //! breakpoint hits) and (2) executed a full memory barrier there, or it was asleep (a sleeping
 //! thread issues its barrier on wake-up). Readers therefore need no barrier on the hit path.
 //!
-//! Two implementations of one interface, checked by the same loom and shuttle models:
+//! Two implementations of one interface. Every loom and shuttle model runs under [`Qsbr`];
+//! `EpochProgress` is checked on 7 scenarios only: loom's trace_pattern `add`, `remove`,
+//! `remove-nap`, `remove-session`, `remove-long` and shuttle's `churn-4sched`, `toggle-3sched`
+//! (docs/thread-progress.md, "Check"), and none of its four ordering sites is killed.
+//!
 //! - [`Qsbr`]: ERTS's scheme, a global period counter and one local counter per managed thread;
 //! - [`EpochProgress`]: a grace period built from crossbeam-epoch's `defer` + `flush`, with each
 //!   scheduler pinned between its progress points (QSBR on top of EBR).
