@@ -148,7 +148,7 @@ impl<'ast> Visit<'ast> for Scanner<'_> {
             return;
         }
         self.func.push(f.sig.ident.to_string());
-        let ty = std::mem::replace(&mut self.impl_ty, Vec::new());
+        let ty = std::mem::take(&mut self.impl_ty);
         syn::visit::visit_item_fn(self, f);
         self.impl_ty = ty;
         self.func.pop();
