@@ -44,6 +44,7 @@ use protocol::install;
 pub use protocol::load;
 pub use protocol::ordering;
 pub use protocol::progress;
+pub use protocol::readers;
 use protocol::rest;
 use protocol::stage;
 pub use protocol::sync;

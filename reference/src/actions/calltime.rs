@@ -13,6 +13,7 @@ use crate::hit::Scheduler;
 use crate::ordering::Site;
 use crate::process::{Frame, Pbt, Proc};
 use crate::progress::ThreadProgress;
+use crate::readers::{self, Reader};
 use crate::sync::{
     lock, ord,
     Ordering::{Acquire, Relaxed},
@@ -71,9 +72,11 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
     // Release store, is read here only once `active_bp_index` names it, after T3, so after W1
     // (G-seen; docs/protocol.md I2.13-I2.19). Nodes reached through `next` were linked at
     // install, after W0, and are ordered by thread progress (G).
-    let mut g = e.code.funcs[f]
-        .gen_bp
-        .load(ord(e.mutant, Site::TimemSlotLoad, Acquire));
+    let mut g = readers::load_slot(
+        Reader::TimemCharge,
+        &e.code.funcs[f].gen_bp,
+        ord(e.mutant, Site::TimemSlotLoad, Acquire),
+    );
     // SAFETY: just loaded from the slot (history::node_id's contract).
     e.history.record(|| crate::history::Event::TimemSlot {
         sched,
@@ -88,11 +91,11 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
         // points; a node is freed only after W4 (I1, docs/protocol.md).
         let node = unsafe { &*g };
         if node.session == session {
-            let ix = e.active_bp_index.load(Relaxed);
+            let ix = readers::active_ix(Reader::TimemCharge, &e.active_bp_index, Relaxed);
             e.history
                 .record(|| crate::history::Event::TimemIx { sched, ix });
             let ix = ix as usize;
-            return node.read_half(ix, |bp| {
+            return readers::read_half(Reader::TimemCharge, node, ix, |bp| {
                 let o = match kind {
                     Kind::Time => &bp.time,
                     Kind::Memory => &bp.memory,
@@ -103,7 +106,7 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
                 }
             });
         }
-        g = node.next.load(Relaxed);
+        g = readers::load_next(Reader::TimemCharge, &node.next, Relaxed);
         // SAFETY: just loaded from a `next` link (history::node_id's contract).
         e.history.record(|| crate::history::Event::TimemNext {
             sched,

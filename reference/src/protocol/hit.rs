@@ -9,6 +9,7 @@ use crate::history::{node_id, Event};
 use crate::ordering::Site;
 use crate::process::Proc;
 use crate::progress::{Qsbr, ThreadProgress};
+use crate::readers::{self, Reader};
 use crate::sync::{ord, yield_now, Arc, Ordering::Acquire, Ordering::Relaxed};
 use crate::timem::{BpTimemTrace, DeadHashes};
 use std::sync::Arc as Refc;
@@ -250,7 +251,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             }
             return instr;
         }
-        let head = h.gen_bp.load(Relaxed);
+        let head = readers::load_slot(Reader::HitIn, &h.gen_bp, Relaxed);
         // SAFETY: just loaded from the slot (history::node_id's contract).
         engine.history.record(|| Event::Slot {
             sched: id,
@@ -284,7 +285,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             last_ix = ix;
             node.live
                 .assert_live(&|| format!("GenericBp#{} (next link)", node.id));
-            g = node.next.load(Relaxed);
+            g = readers::load_next(Reader::HitIn, &node.next, Relaxed);
             // SAFETY: just loaded from a `next` link (history::node_id's contract).
             engine.history.record(|| Event::Next {
                 sched: id,
@@ -332,7 +333,11 @@ fn do_session_breakpoint<P: ThreadProgress>(
     cx: &mut crate::calltime::Charger<'_, P>,
 ) -> (u32, u32) {
     {
-        let ix = engine.active_bp_index.load(Relaxed);
+        let ix = readers::active_ix(
+            Reader::DoSessionBreakpoint,
+            &engine.active_bp_index,
+            Relaxed,
+        );
         engine.history.record(|| Event::Ix { sched, ix });
         // Step 1: a session being destroyed is inert at once (ERTS `erts_is_trace_session_alive`).
         if !engine.sessions.is_alive(g.session)
@@ -344,7 +349,7 @@ fn do_session_breakpoint<P: ThreadProgress>(
         let mut proc = proc;
         let mut objs: (*const BpTimemTrace, *const BpTimemTrace) =
             (std::ptr::null(), std::ptr::null());
-        let acted = g.read_half(ix as usize, |bp| {
+        let acted = readers::read_half(Reader::DoSessionBreakpoint, g, ix as usize, |bp| {
             let mut fl = bp.flags;
             let needs_call_flag = flags::LOCAL_TRACE
                 | flags::GLOBAL_TRACE

@@ -38,6 +38,7 @@ use crate::code_ix::{
 };
 use crate::mutant::{self, Mutant};
 use crate::progress::ThreadProgress;
+use crate::readers::{self, Reader};
 use crate::sync::Ordering::Relaxed;
 use crate::sync::{
     lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex,
@@ -815,9 +816,9 @@ impl<P: ThreadProgress> LoadScheduler<P> {
             "scheduler {} called while asleep",
             self.id
         );
-        let ix = e.code_ix.erts_active_code_ix(e.mutant);
+        let ix = readers::code_ix(Reader::LoadRemote, &e.code_ix, e.mutant);
         assert!(ix < ERTS_NUM_CODE_IX);
-        let v = e.exports[f].addresses[ix].load(Relaxed);
+        let v = readers::export_address(Reader::LoadRemote, &e.exports[f].addresses[ix], Relaxed);
         self.calls += 1;
         if v.is_null() {
             return CallSeen {
@@ -863,7 +864,7 @@ impl<P: ThreadProgress> LoadScheduler<P> {
         let instr = vf.instr.load(Relaxed);
         let mut counted = false;
         if instr == OP_I_GENERIC_BREAKPOINT {
-            let g = vf.gen_bp.load(Relaxed);
+            let g = readers::load_slot(Reader::LoadRunVersion, &vf.gen_bp, Relaxed);
             assert!(
                 !g.is_null(),
                 "scheduler {}: version {} of m:f{f}/0 is patched but its slot is empty",
@@ -876,8 +877,11 @@ impl<P: ThreadProgress> LoadScheduler<P> {
             node.live.assert_live(&|| {
                 format!("breakpoint #{} of version {} m:f{f}/0", node.id, ver.number)
             });
-            let bix = e.active_bp_index.load(Relaxed) as usize;
-            if node.halves[bix].load(Relaxed) & COUNT != 0 {
+            let bix =
+                readers::active_ix(Reader::LoadRunVersion, &e.active_bp_index, Relaxed) as usize;
+            if readers::load_half_flags(Reader::LoadRunVersion, &node.halves[bix], Relaxed) & COUNT
+                != 0
+            {
                 node.count.fetch_add(1, Relaxed);
                 counted = true;
             }

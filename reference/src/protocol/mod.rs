@@ -26,6 +26,7 @@ pub(crate) mod install;
 pub mod load;
 pub mod ordering;
 pub mod progress;
+pub mod readers;
 pub(crate) mod rest;
 pub(crate) mod stage;
 pub mod sync;
