@@ -8,8 +8,9 @@ use bpspec_models::meta::run_meta_swap;
 use bpspec_reference::{Mutant, Qsbr};
 
 fn explore(mutant: Option<Mutant>, pct: bool) -> Option<String> {
-    let (cx, seconds, bound) =
-        shuttle_run::explore(pct, iters(), move || run_meta_swap::<Qsbr>(mutant));
+    let (cx, seconds, bound) = shuttle_run::explore("meta-swap", pct, iters(), move || {
+        run_meta_swap::<Qsbr>(mutant)
+    });
     eprintln!(
         "shuttle meta-swap {} pct={pct} {bound}: {} ({seconds:.1} s)",
         mutant.map_or("baseline", |m| m.name()),

@@ -15,6 +15,8 @@ fn env(name: &str, default: u64) -> u64 {
 
 #[test]
 fn torture_one_million_hits_without_a_violation() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("torture::torture_one_million_hits_without_a_violation");
     let mut cfg = TortureConfig::new(
         env("BPSPEC_TORTURE_SCHEDULERS", 4) as usize,
         env("BPSPEC_TORTURE_HITS", 1_000_000),
@@ -49,6 +51,8 @@ fn torture_one_million_hits_without_a_violation() {
 #[cfg(debug_assertions)]
 #[test]
 fn torture_kills_wait_without_new_period() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("torture::torture_kills_wait_without_new_period");
     let mut cfg = TortureConfig::new(4, u64::MAX / 2, env("BPSPEC_TORTURE_SEED", 0x746f_7274));
     cfg.phase_hits = 100_000;
     cfg.pace = 0;
@@ -68,6 +72,8 @@ fn torture_kills_wait_without_new_period() {
 /// collections and paused-counter checks.
 #[test]
 fn a_torture_that_does_not_churn_is_short() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("torture::a_torture_that_does_not_churn_is_short");
     let mut cfg = TortureConfig::new(2, 200_000, env("BPSPEC_TORTURE_SEED", 0x746f_7274));
     cfg = cfg.with_churn_minimums();
     cfg.idle_stager = true;
@@ -85,6 +91,8 @@ fn a_torture_that_does_not_churn_is_short() {
 /// pacing guarantees for its hits is short of churn operations.
 #[test]
 fn a_torture_below_the_pacing_bound_is_short() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("torture::a_torture_below_the_pacing_bound_is_short");
     let cfg = TortureConfig::new(8, 1_000_000, 1).with_churn_minimums();
     let bound = cfg.pacing_bound(1_000_000, 40);
     assert!(bound > 800, "{bound}");

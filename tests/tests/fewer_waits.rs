@@ -26,6 +26,7 @@ fn waits_of(e: &Engine, batch: &[BatchEntry]) -> u64 {
 
 #[test]
 fn grace_periods_per_batch_for_each_plan_whatever_the_number_of_functions_and_patterns() {
+    let _watchdog = bpspec_reference::watchdog::arm("fewer_waits::grace_periods_per_batch_for_each_plan_whatever_the_number_of_functions_and_patterns");
     use PatternOp::*;
     for plan in WaitPlan::ALL {
         for n in [1usize, 10, 300] {
@@ -56,6 +57,8 @@ fn grace_periods_per_batch_for_each_plan_whatever_the_number_of_functions_and_pa
 
 #[test]
 fn a_mixed_batch_costs_one_sequence() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("fewer_waits::a_mixed_batch_costs_one_sequence");
     use PatternOp::*;
     for plan in WaitPlan::ALL {
         let e = engine(4, plan);
@@ -96,6 +99,9 @@ fn snapshot(e: &Engine, n: usize) -> Vec<String> {
 
 #[test]
 fn every_plan_ends_where_the_erts_sequence_ends() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::every_plan_ends_where_the_erts_sequence_ends",
+    );
     use PatternOp::*;
     let fls = [
         COUNT,
@@ -166,6 +172,9 @@ fn every_plan_ends_where_the_erts_sequence_ends() {
 
 #[test]
 fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::bad_batch_entries_are_errors_naming_the_entry_and_change_nothing",
+    );
     for plan in WaitPlan::ALL {
         let e = engine(2, plan);
         let before = e.progress.completed_waits();
@@ -225,6 +234,9 @@ fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
 /// them after one wait of its own.
 #[test]
 fn pipeline_waits_per_call_in_a_sequence_of_n_calls() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::pipeline_waits_per_call_in_a_sequence_of_n_calls",
+    );
     use PatternOp::*;
     for n in [1usize, 10, 100] {
         for plan in [WaitPlan::Erts, WaitPlan::Pipeline] {
@@ -276,6 +288,9 @@ fn pipeline_waits_per_call_in_a_sequence_of_n_calls() {
 /// at once.
 #[test]
 fn pipeline_frees_the_previous_calls_nodes_after_the_next_calls_first_wait() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::pipeline_frees_the_previous_calls_nodes_after_the_next_calls_first_wait",
+    );
     use PatternOp::*;
     for mutant in [None, Some(Mutant::SkipWaitBeforeFree)] {
         let e = Arc::new(

@@ -127,6 +127,9 @@ fn inventory() -> BTreeSet<String> {
 
 #[test]
 fn every_function_that_loads_breakpoint_memory_is_in_the_inventory() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "reader_inventory::every_function_that_loads_breakpoint_memory_is_in_the_inventory",
+    );
     let (loaders, _) = scan();
     assert!(
         loaders.contains("calltime.rs::get_timem_break") && loaders.contains("hit.rs::hit_in"),
@@ -143,6 +146,9 @@ fn every_function_that_loads_breakpoint_memory_is_in_the_inventory() {
 
 #[test]
 fn every_function_the_inventory_names_exists() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "reader_inventory::every_function_the_inventory_names_exists",
+    );
     let (_, declared) = scan();
     let stale: Vec<_> = inventory()
         .into_iter()
@@ -156,6 +162,8 @@ fn every_function_the_inventory_names_exists() {
 
 #[test]
 fn the_scan_sees_a_load_split_over_lines() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("reader_inventory::the_scan_sees_a_load_split_over_lines");
     let lines = ["let g = h", "    .gen_bp", "    .load(Relaxed);"];
     let mut joined: String = lines[0].split_whitespace().collect();
     for t in &lines[1..] {
@@ -214,6 +222,8 @@ const NOT_IN_SPEC: [&str; 4] = [
 /// Every reader class names the spec models that contain it, and those models exist.
 #[test]
 fn every_reader_names_its_spec_models() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("reader_inventory::every_reader_names_its_spec_models");
     let readers = table_rows("## Schedulers");
     let spec = table_rows("## Spec models per reader class");
     let key = |cell: &str| quoted(cell).join(" ");

@@ -279,7 +279,17 @@ impl std::fmt::Display for Violation {
 /// Run the torture. Never panics on a violation: it is returned in the report.
 pub fn run(cfg: &TortureConfig) -> Result<TortureReport, String> {
     cfg.validate()?;
-    Ok(stager::run(cfg))
+    let cfg = cfg.clone();
+    let name = format!(
+        "torture churn-s{} {}",
+        cfg.schedulers,
+        cfg.mutant.map_or("baseline", |m| m.name())
+    );
+    // The run's own time bound, then the watchdog's on top.
+    let limit = cfg.max_time + crate::watchdog::bound();
+    Ok(crate::watchdog::guard_for(&name, limit, move || {
+        stager::run(&cfg)
+    }))
 }
 
 /// The checks every torture's parameters share: 1 to 64 schedulers; a mutant only in a checked
