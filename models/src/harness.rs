@@ -362,6 +362,22 @@ pub mod loom_run {
         explore_mutant(name, mutant, expected, cap, move || run(&scn, mutant))
     }
 
+    /// A copy of `b` (loom's `Builder` is not `Clone`), for the watchdog's thread.
+    fn copy_builder(b: &loom::model::Builder) -> loom::model::Builder {
+        let mut c = loom::model::Builder::new();
+        c.max_threads = b.max_threads;
+        c.max_branches = b.max_branches;
+        c.max_permutations = b.max_permutations;
+        c.max_duration = b.max_duration;
+        c.preemption_bound = b.preemption_bound;
+        c.checkpoint_file = b.checkpoint_file.clone();
+        c.checkpoint_interval = b.checkpoint_interval;
+        c.expect_explicit_explore = b.expect_explicit_explore;
+        c.location = b.location;
+        c.log = b.log;
+        c
+    }
+
     /// Explore `model` with `b`, counting executions, under the watchdog (`name` names the run
     /// if it hangs).
     pub fn explore(
@@ -382,7 +398,7 @@ pub mod loom_run {
             crate::results::Progress::start("loom", "executions", bound.clone(), execs.clone());
         // The watchdog (bpspec_reference::watchdog) names the run if it hangs; outside `catch`,
         // so that a hang is a failed test, never a counterexample.
-        let b = b.clone();
+        let b = copy_builder(b);
         let cx = bpspec_reference::watchdog::guard(&format!("loom {name} ({bound})"), move || {
             catch(|| {
                 b.check(move || {
