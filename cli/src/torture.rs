@@ -5,8 +5,8 @@
 //!                [--erts-collection] [--mutant NAME | --mutants] [--mutant-seconds S]
 //! ```
 //! One run per scheduler count, each to `--hits` hits or `--seconds`, whichever comes first; a
-//! run the time bound stops short of its hits, or with fewer trace_pattern calls, collections or
-//! paused-counter checks than its minimums, is a failed row (`short-of-hits`,
+//! run the time bound stops short of its hits, or that churned less than its minimums (measured
+//! against its hits and churn operations: `TortureReport::shortfalls`), is a failed row (`short-of-hits`,
 //! `short-of-churn`). `--mutant NAME` runs that mutant instead, on each scheduler count;
 //! `--mutants` then runs every wait-removal mutant under the torture for `--mutant-seconds`
 //! each (checked builds only). With `BPSPEC_RESULTS` set, every run appends a row to
@@ -229,11 +229,14 @@ fn one(cfg: &TortureConfig, expected: &str) -> bool {
         ),
         |rep| {
             format!(
-                "hits={} ({:.0}/s) trace_pattern={} collections={} seed={:#x}",
+                "hits={} ({:.0}/s) trace_pattern={} collections={} churn_ops={} (pacing bound {}) paused_checks={} seed={:#x}",
                 rep.hits,
                 rep.hits_per_second(),
                 rep.trace_patterns,
                 rep.collections,
+                rep.churn_ops,
+                cfg.pacing_bound(rep.hits, rep.phases),
+                rep.paused_checks,
                 cfg.seed
             )
         },

@@ -299,7 +299,7 @@ pub mod loom_run {
         cap: usize,
         model: impl Fn() + Sync + Send + 'static,
     ) -> Option<String> {
-        let o = explore(&capped(cap), model);
+        let o = explore(&format!("{scenario} {variant}"), &capped(cap), model);
         record_outcome("qsbr", scenario, variant, expected, &o);
         assert!(o.executions > 0, "loom ran no execution of {scenario}");
         o.cx
@@ -385,8 +385,29 @@ pub mod loom_run {
         explore_mutant(name, mutant, expected, cap, move || run(&scn, mutant))
     }
 
-    /// Explore `model` with `b`, counting executions.
-    pub fn explore(b: &loom::model::Builder, model: impl Fn() + Sync + Send + 'static) -> Outcome {
+    /// A copy of `b` (loom's `Builder` is not `Clone`), for the watchdog's thread.
+    fn copy_builder(b: &loom::model::Builder) -> loom::model::Builder {
+        let mut c = loom::model::Builder::new();
+        c.max_threads = b.max_threads;
+        c.max_branches = b.max_branches;
+        c.max_permutations = b.max_permutations;
+        c.max_duration = b.max_duration;
+        c.preemption_bound = b.preemption_bound;
+        c.checkpoint_file = b.checkpoint_file.clone();
+        c.checkpoint_interval = b.checkpoint_interval;
+        c.expect_explicit_explore = b.expect_explicit_explore;
+        c.location = b.location;
+        c.log = b.log;
+        c
+    }
+
+    /// Explore `model` with `b`, counting executions, under the watchdog (`name` names the run
+    /// if it hangs).
+    pub fn explore(
+        name: &str,
+        b: &loom::model::Builder,
+        model: impl Fn() + Sync + Send + 'static,
+    ) -> Outcome {
         let execs = Arc::new(AtomicUsize::new(0));
         let execs2 = execs.clone();
         let start = Instant::now();
@@ -398,10 +419,15 @@ pub mod loom_run {
         // loom has no progress callback: the closure counts executions, a reporter reads it.
         let progress =
             crate::results::Progress::start("loom", "executions", bound.clone(), execs.clone());
-        let cx = catch(|| {
-            b.check(move || {
-                execs2.fetch_add(1, Relaxed);
-                model();
+        // The watchdog (bpspec_reference::watchdog) names the run if it hangs; outside `catch`,
+        // so that a hang is a failed test, never a counterexample.
+        let b = copy_builder(b);
+        let cx = bpspec_reference::watchdog::guard(&format!("loom {name} ({bound})"), move || {
+            catch(|| {
+                b.check(move || {
+                    execs2.fetch_add(1, Relaxed);
+                    model();
+                })
             })
         });
         drop(progress);
@@ -472,7 +498,7 @@ pub mod shuttle_run {
         n: usize,
         model: impl Fn() + Send + Sync + 'static,
     ) -> Option<String> {
-        let (cx, seconds, bound) = explore(pct, n, model);
+        let (cx, seconds, bound) = explore(&format!("{scenario} {variant}"), pct, n, model);
         record_outcome(progress, scenario, variant, expected, bound, seconds, &cx);
         cx
     }
@@ -622,9 +648,11 @@ pub mod shuttle_run {
         }
     }
 
-    /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler; returns
-    /// (counterexample, seconds, bound text).
+    /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler, under the
+    /// watchdog (`name` names the run if it hangs); returns (counterexample, seconds, bound
+    /// text).
     pub fn explore(
+        name: &str,
         pct: bool,
         n: usize,
         model: impl Fn() + Send + Sync + 'static,
@@ -643,17 +671,23 @@ pub mod shuttle_run {
             counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             model();
         };
-        let cx = catch(|| {
-            if pct {
-                Runner::new(
-                    PctScheduler::new_from_seed(SEED, PCT_DEPTH, n),
-                    Config::new(),
-                )
-                .run(model);
-            } else {
-                Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(model);
-            }
-        });
+        // The watchdog names the run if it hangs; outside `catch`, so that a hang is a failed
+        // test, never a counterexample.
+        let cx =
+            bpspec_reference::watchdog::guard(&format!("shuttle {name} ({label})"), move || {
+                catch(|| {
+                    if pct {
+                        Runner::new(
+                            PctScheduler::new_from_seed(SEED, PCT_DEPTH, n),
+                            Config::new(),
+                        )
+                        .run(model);
+                    } else {
+                        Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new())
+                            .run(model);
+                    }
+                })
+            });
         drop(progress);
         let mut bound = if pct {
             format!("pct depth={PCT_DEPTH} iterations={n} seed={SEED:#x}")

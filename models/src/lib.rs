@@ -387,17 +387,24 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
             })
         })
         .collect();
-    let mut paused_at: Option<u64> = None;
+    // The counter the last op paused (session, function) and its count right after the pause.
+    let mut paused_at: Option<(u32, usize, u64)> = None;
     for round in 0..scn.rounds {
         for (i, o) in scn.ops.iter().enumerate() {
-            if let Some(c) = paused_at.take() {
-                // I6: nothing counts while paused, whatever the schedulers did meanwhile.
-                let now = count(&engine, o.session, o.func.unwrap_or(0));
-                assert_eq!(now, Some(c), "paused count changed from {c} to {now:?}");
+            if let Some((s, f, c)) = paused_at.take() {
+                // I6: nothing counts while paused, whatever the schedulers did meanwhile (the
+                // paused counter itself, whatever function the next op names).
+                let now = count(&engine, s, f);
+                assert_eq!(
+                    now,
+                    Some(c),
+                    "paused count of f{f} in session {s} changed from {c} to {now:?}"
+                );
             }
             apply(&engine, o);
             if o.op == PatternOp::Pause {
-                paused_at = count(&engine, o.session, o.func.unwrap_or(0));
+                let f = o.func.unwrap_or(0);
+                paused_at = count(&engine, o.session, f).map(|c| (o.session, f, c));
             }
             if round == 0 {
                 gens.push(acted_now(&engine, scn.functions));

@@ -24,9 +24,11 @@ fn explore(
         // breakpoints removed by the full sequence, took 749,560 executions (78 s) for one row.
         b.preemption_bound = b.preemption_bound.map(|p| p.min(2));
     }
-    let o = loom_run::explore(&b, move || run::<Qsbr>(&scn, proto, mutant));
     let label = format!("{name}@{}", proto.name());
     let variant = mutant.map_or("baseline", |m| m.name());
+    let o = loom_run::explore(&format!("{label} {variant}"), &b, move || {
+        run::<Qsbr>(&scn, proto, mutant)
+    });
     loom_run::record_outcome("qsbr", &label, variant, expected, &o);
     loom_run::conclusive(o, name)
 }

@@ -19,8 +19,10 @@ fn explore<P: ThreadProgress>(
     b: &loom::model::Builder,
 ) -> Option<String> {
     let scn = scenario_named(loom_scenarios(), name, |s| s.name);
-    let o = loom_run::explore(b, move || run::<P>(&scn, mutant));
     let variant = mutant.map_or("baseline", |m| m.name());
+    let o = loom_run::explore(&format!("{name} {variant}"), b, move || {
+        run::<P>(&scn, mutant)
+    });
     loom_run::record_outcome(P::name(), name, variant, expected, &o);
     assert!(o.executions > 0, "loom ran no execution of {name}");
     o.cx

@@ -15,7 +15,7 @@ fn explore(name: &str, mutant: Option<Mutant>, pct: bool) -> Option<String> {
         "meta-reclaim-many" => run_meta_reclaim_many::<Qsbr>,
         other => panic!("unknown meta scenario {other}"),
     };
-    let (cx, seconds, bound) = shuttle_run::explore(pct, iters(), move || run(mutant));
+    let (cx, seconds, bound) = shuttle_run::explore(name, pct, iters(), move || run(mutant));
     eprintln!(
         "shuttle {name} {} pct={pct} {bound}: {} ({seconds:.1} s)",
         mutant.map_or("baseline", |m| m.name()),

@@ -61,7 +61,7 @@ fn weakened(
         }
         other => panic!("{site}: no loom family {other:?}"),
     };
-    let o = loom_run::explore(&b, model);
+    let o = loom_run::explore(&format!("{site} on {name}"), &b, model);
     loom_run::record_outcome(progress, name, site.mutant_name(), expected, &o);
     loom_run::conclusive(o, &format!("{site} on {name}"))
 }
@@ -69,7 +69,9 @@ fn weakened(
 /// The meta-replace model (models/src/meta.rs) holds unweakened.
 #[test]
 fn meta_replace_baseline() {
-    let o = loom_run::explore(&builder(), || meta::run_meta_replace::<Qsbr>(None));
+    let o = loom_run::explore("meta-replace baseline", &builder(), || {
+        meta::run_meta_replace::<Qsbr>(None)
+    });
     loom_run::record_outcome("qsbr", "meta-replace", "baseline", "hold", &o);
     assert!(
         o.cx.is_none(),

@@ -175,13 +175,16 @@ fn execute_in(
 }
 
 fn run(scn: &Scn, pct: bool, n: usize, f: impl Fn(&Scn) + Send + Sync + 'static) {
+    let name = format!("refine {} pct={pct}", scn.name);
     let scn = scn.clone();
     let body = move || f(&scn);
-    if pct {
-        Runner::new(PctScheduler::new_from_seed(SEED, 3, n), Config::new()).run(body);
-    } else {
-        Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
-    }
+    bpspec_reference::watchdog::guard(&name, move || {
+        if pct {
+            Runner::new(PctScheduler::new_from_seed(SEED, 3, n), Config::new()).run(body);
+        } else {
+            Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+        }
+    });
 }
 
 /// `n` runs (PCT depth 3 or random) of `history`, each recorded history checked by `check`

@@ -171,6 +171,12 @@ impl Erl {
         } else {
             INSTALL_HINT
         };
+        let names: Vec<&str> = scs.iter().map(|s| s.scenario.name.as_str()).collect();
+        let _watchdog = bpspec_reference::watchdog::arm(&format!(
+            "oracle erl batch{b} ({} scenarios: {})",
+            scs.len(),
+            names.join(" ")
+        ));
         let out = tool(self.root.as_deref(), "erl")
             .arg("-noshell")
             .arg("-pa")

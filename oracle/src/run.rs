@@ -133,8 +133,14 @@ enum Outcome {
     Raise(Val),
 }
 
-/// Run `sc` on `engine`.
+/// Run `sc` on `engine`, under the watchdog (`bpspec_reference::watchdog::arm`: a run that
+/// hangs ends the process naming the scenario and the engine).
 pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observation>, RunError> {
+    let _watchdog = bpspec_reference::watchdog::arm(&format!(
+        "oracle scenario {} on {}",
+        sc.scenario.name,
+        engine.name()
+    ));
     if let Some(e) = unsupported(sc, engine) {
         return Err(e);
     }

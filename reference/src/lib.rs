@@ -18,6 +18,7 @@ pub mod mutant;
 pub mod pattern;
 #[cfg(not(any(loom, shuttle)))]
 pub mod torture;
+pub mod watchdog;
 
 // The files grouped by what they are (docs/protocol.md §6); every module is re-exported
 // at the root, so `crate::stage` and `bpspec_reference::sync` name what they named.

@@ -18,6 +18,8 @@ macro_rules! op {
 
 #[test]
 fn load_delete_purge_sequence_under_both_protocols() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::load_delete_purge_sequence_under_both_protocols");
     for proto in LoadProtocol::ALL {
         let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
         let mut s = LoadScheduler::start(e.clone(), 0);
@@ -55,6 +57,8 @@ fn load_delete_purge_sequence_under_both_protocols() {
 
 #[test]
 fn loads_under_busy_schedulers_lose_no_count() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::loads_under_busy_schedulers_lose_no_count");
     for proto in LoadProtocol::ALL {
         let e = Arc::new(LoadEngine::<Qsbr>::new(4, 2, proto, true, None));
         let stop = Arc::new(AtomicBool::new(false));
@@ -93,6 +97,9 @@ fn loads_under_busy_schedulers_lose_no_count() {
 /// refused (soft purge, `check_process_code`) until it returns out of the old version.
 #[test]
 fn process_in_old_code_keeps_local_calls_and_blocks_purge() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "load::process_in_old_code_keeps_local_calls_and_blocks_purge",
+    );
     for proto in LoadProtocol::ALL {
         let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
         let mut s = LoadScheduler::start(e.clone(), 0);

@@ -247,6 +247,8 @@ fn site_lines() -> BTreeMap<Site, (String, usize)> {
 
 #[test]
 fn every_ordering_in_the_source_has_a_row() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("orderings::every_ordering_in_the_source_has_a_row");
     let at = site_lines();
     assert_eq!(at.len(), Site::ALL.len());
     assert_eq!(SITES.len(), Site::ALL.len(), "one row per site");
@@ -261,6 +263,8 @@ fn every_ordering_in_the_source_has_a_row() {
 
 #[test]
 fn the_scanner_sees_an_unnamed_ordering() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("orderings::the_scanner_sees_an_unnamed_ordering");
     let text = "use crate::sync::Ordering::{Acquire, Release};\n\
                 fn f() {\n    // fence(SeqCst) in a comment\n    let _ = \"Release\";\n    x.store(1, Release);\n\
                 \n    y.load(ord(m, Site::StwUnblock, Acquire));\n    fence(SeqCst);\n}\n\
@@ -411,6 +415,7 @@ fn check_measured(measured: &BTreeMap<String, String>) {
 
 #[test]
 fn docs_orderings_md_is_fresh() {
+    let _watchdog = bpspec_reference::watchdog::arm("orderings::docs_orderings_md_is_fresh");
     let path = root().join("..").join(DOC);
     let current = std::fs::read_to_string(&path).unwrap_or_default();
     let measured = match std::env::var("BPSPEC_ORDERINGS_RESULTS") {

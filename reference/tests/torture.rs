@@ -15,6 +15,8 @@ fn env(name: &str, default: u64) -> u64 {
 
 #[test]
 fn torture_one_million_hits_without_a_violation() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("torture::torture_one_million_hits_without_a_violation");
     let mut cfg = TortureConfig::new(
         env("BPSPEC_TORTURE_SCHEDULERS", 4) as usize,
         env("BPSPEC_TORTURE_HITS", 1_000_000),
@@ -49,6 +51,8 @@ fn torture_one_million_hits_without_a_violation() {
 #[cfg(debug_assertions)]
 #[test]
 fn torture_kills_wait_without_new_period() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("torture::torture_kills_wait_without_new_period");
     let mut cfg = TortureConfig::new(4, u64::MAX / 2, env("BPSPEC_TORTURE_SEED", 0x746f_7274));
     cfg.phase_hits = 100_000;
     cfg.pace = 0;
@@ -61,4 +65,57 @@ fn torture_kills_wait_without_new_period() {
         .violation
         .expect("wait-without-new-period survived the torture");
     println!("torture: killed: {v}");
+}
+
+/// The churn minimums can fail: a run whose stager makes no churn operation (`idle_stager`: the
+/// pace still advances, so the run reaches its hits) is short of trace_pattern calls,
+/// collections and paused-counter checks.
+#[test]
+fn a_torture_that_does_not_churn_is_short() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("torture::a_torture_that_does_not_churn_is_short");
+    let mut cfg = TortureConfig::new(2, 200_000, env("BPSPEC_TORTURE_SEED", 0x746f_7274));
+    cfg = cfg.with_churn_minimums();
+    cfg.idle_stager = true;
+    cfg.max_time = Duration::from_secs(env("BPSPEC_TORTURE_SECONDS", 300));
+    let rep = run(&cfg).expect("valid parameters");
+    println!("torture: {}", rep.describe());
+    assert!(rep.violation.is_none(), "{:?}", rep.violation);
+    let short = rep.shortfalls(&cfg).join(", ");
+    for what in ["trace_pattern", "collections", "paused_checks"] {
+        assert!(short.contains(what), "{what} not short: {short}");
+    }
+}
+
+/// The churn minimums can fail on the pace: a report whose stager made fewer operations than the
+/// pacing guarantees for its hits is short of churn operations.
+#[test]
+fn a_torture_below_the_pacing_bound_is_short() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("torture::a_torture_below_the_pacing_bound_is_short");
+    let cfg = TortureConfig::new(8, 1_000_000, 1).with_churn_minimums();
+    let bound = cfg.pacing_bound(1_000_000, 40);
+    assert!(bound > 800, "{bound}");
+    // The unpaced start that once let 8 schedulers make every hit before the first window
+    // opened left a run of 8 phases with a handful of operations: far below.
+    assert!(cfg.pacing_bound(1_000_000, 8) > 900);
+    let rep = bpspec_reference::torture::TortureReport {
+        hits: 1_000_000,
+        phases: 40,
+        churn_ops: bound - 1,
+        churn_trace_patterns: bound,
+        churn_collections: bound,
+        paused_checks: bound,
+        ..Default::default()
+    };
+    let short = rep.shortfalls(&cfg);
+    assert_eq!(
+        short,
+        vec![format!("churn operations {} < {bound}", bound - 1)]
+    );
+    let at = bpspec_reference::torture::TortureReport {
+        churn_ops: bound,
+        ..rep
+    };
+    assert!(at.shortfalls(&cfg).is_empty(), "{:?}", at.shortfalls(&cfg));
 }

@@ -436,7 +436,11 @@ impl LoadModel {
     pub fn check_all(&self) -> LoadRun {
         use stateright::Checker;
         let t = std::time::Instant::now();
-        let c = self.clone().checker().spawn_bfs().join();
+        let m = self.clone();
+        let c =
+            bpspec_reference::watchdog::guard(&format!("stateright {}", self.name()), move || {
+                m.checker().spawn_bfs().join()
+            });
         LoadRun {
             violated: ["no-mix", "no-use-after-free"]
                 .into_iter()

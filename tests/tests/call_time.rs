@@ -105,6 +105,7 @@ fn call(s: &mut Scheduler, p: &mut Proc, f: usize, dt: i64) {
 
 #[test]
 fn info_shapes_follow_erts() {
+    let _watchdog = bpspec_reference::watchdog::arm("call_time::info_shapes_follow_erts");
     let e = engine(2, 1);
     expect(&e, 0, InfoKey::CallTime, "{call_time,false}");
     expect(&e, 0, InfoKey::All, "{all,false}");
@@ -152,6 +153,7 @@ fn info_shapes_follow_erts() {
 
 #[test]
 fn basic_time_and_memory_are_exact() {
+    let _watchdog = bpspec_reference::watchdog::arm("call_time::basic_time_and_memory_are_exact");
     let (e, mut s, mut p) = one_proc(2, &[(0, ALL3)], 9);
     slice(&mut s, &mut p, |s, p| {
         for _ in 0..5 {
@@ -172,6 +174,9 @@ fn basic_time_and_memory_are_exact() {
 
 #[test]
 fn process_without_call_flag_is_not_timed_but_counted() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "call_time::process_without_call_flag_is_not_timed_but_counted",
+    );
     let e = engine(1, 1);
     let mut s = sched(&e, 0);
     tp(&e, 0, PatternOp::True, ALL3);
@@ -184,6 +189,9 @@ fn process_without_call_flag_is_not_timed_but_counted() {
 
 #[test]
 fn called_function_gets_its_own_time_and_caller_excludes_it() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "call_time::called_function_gets_its_own_time_and_caller_excludes_it",
+    );
     let (e, mut s, mut p) = one_proc(3, &[(0, TIME), (1, TIME)], 5);
     slice(&mut s, &mut p, |s, p| {
         s.call_proc(0, p); // f0
@@ -202,6 +210,7 @@ fn called_function_gets_its_own_time_and_caller_excludes_it() {
 
 #[test]
 fn tail_call_reuses_the_trace_frame() {
+    let _watchdog = bpspec_reference::watchdog::arm("call_time::tail_call_reuses_the_trace_frame");
     let (e, mut s, mut p) = one_proc(2, &[(0, TIME), (1, TIME)], 6);
     slice(&mut s, &mut p, |s, p| {
         s.call_proc(0, p);
@@ -222,6 +231,7 @@ fn tail_call_reuses_the_trace_frame() {
 
 #[test]
 fn time_scheduled_out_is_not_charged() {
+    let _watchdog = bpspec_reference::watchdog::arm("call_time::time_scheduled_out_is_not_charged");
     let e = engine(1, 2);
     let mut s0 = sched(&e, 0);
     let mut s1 = sched(&e, 1);
@@ -247,6 +257,9 @@ fn time_scheduled_out_is_not_charged() {
 
 #[test]
 fn pause_freezes_the_count_and_restart_starts_from_zero() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "call_time::pause_freezes_the_count_and_restart_starts_from_zero",
+    );
     let (e, mut s, mut p) = one_proc(1, &[(0, TIME)], 3);
     slice(&mut s, &mut p, |s, p| {
         call(s, p, 0, 2);
@@ -263,6 +276,8 @@ fn pause_freezes_the_count_and_restart_starts_from_zero() {
 
 #[test]
 fn paused_time_still_grows_from_frames_in_flight() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("call_time::paused_time_still_grows_from_frames_in_flight");
     // Notes §4: only the count of a paused counter is frozen.
     let (e, mut s, mut p) = one_proc(1, &[(0, TIME)], 3);
     slice(&mut s, &mut p, |s, p| {
@@ -279,6 +294,7 @@ fn paused_time_still_grows_from_frames_in_flight() {
 
 #[test]
 fn call_time_off_keeps_call_memory() {
+    let _watchdog = bpspec_reference::watchdog::arm("call_time::call_time_off_keeps_call_memory");
     let (e, mut s, mut p) = one_proc(1, &[(0, TIME), (0, MEM)], 2);
     let run = |s: &mut Scheduler, p: &mut Proc| {
         s.call_proc(0, p);
@@ -297,6 +313,8 @@ fn call_time_off_keeps_call_memory() {
 
 #[test]
 fn stop_the_world_reports_the_same_figures() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("call_time::stop_the_world_reports_the_same_figures");
     let e = engine(1, 2);
     let (mut s, mut p) = one_proc_on(&e, &[(0, ALL3)], 11);
     let mut q = traced(12);
@@ -325,6 +343,7 @@ fn stop_the_world_reports_the_same_figures() {
 
 #[test]
 fn many_pids_rehash_and_lose_nothing() {
+    let _watchdog = bpspec_reference::watchdog::arm("call_time::many_pids_rehash_and_lose_nothing");
     let e = engine(1, 1);
     let mut s = sched(&e, 0);
     tp(&e, 0, PatternOp::True, TIME);
@@ -471,11 +490,17 @@ fn conserves_under_load(rounds: usize, collection: term::Collection) {
 
 #[test]
 fn trace_info_noblock_counts_between_checkpoints_and_conserve() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "call_time::trace_info_noblock_counts_between_checkpoints_and_conserve",
+    );
     conserves_under_load(200, term::Collection::NonBlocking);
 }
 
 #[test]
 fn trace_info_noblock_paused_queries_are_identical() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "call_time::trace_info_noblock_paused_queries_are_identical",
+    );
     let mut c = 0;
     under_load(TIME, |e, _| {
         let count = || totals(&e.trace_info_term(0, &mfa(0), InfoKey::CallTime)).0;
@@ -493,6 +518,7 @@ fn trace_info_noblock_paused_queries_are_identical() {
 
 #[test]
 fn reset_racing_calls_is_safe_8835() {
+    let _watchdog = bpspec_reference::watchdog::arm("call_time::reset_racing_calls_is_safe_8835");
     for fl in [TIME, MEM] {
         under_load(fl, |e, _| {
             for i in 0..100 {
@@ -510,11 +536,14 @@ fn reset_racing_calls_is_safe_8835() {
 
 #[test]
 fn stop_the_world_under_load_conserves() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("call_time::stop_the_world_under_load_conserves");
     conserves_under_load(100, term::Collection::StopTheWorld);
 }
 
 #[test]
 fn flag_list_parses_and_rejects() {
+    let _watchdog = bpspec_reference::watchdog::arm("call_time::flag_list_parses_and_rejects");
     assert_eq!(
         FlagSet::parse("[call_time, call_memory]").unwrap(),
         FlagSet {
@@ -541,6 +570,9 @@ fn flag_list_parses_and_rejects() {
 
 #[test]
 fn trace_info_noblock_all_reports_identical_time_and_memory_counts() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "call_time::trace_info_noblock_all_reports_identical_time_and_memory_counts",
+    );
     let time_mem = FlagSet {
         call_time: true,
         call_memory: true,
@@ -580,6 +612,8 @@ fn trace_info_noblock_all_reports_identical_time_and_memory_counts() {
 #[test]
 #[cfg(debug_assertions)]
 fn pause_and_restart_checks_catch_their_mutants() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("call_time::pause_and_restart_checks_catch_their_mutants");
     let run = |m: Option<Mutant>| -> (String, String) {
         let e =
             Arc::new(Engine::new(EngineConfig::simple(1, 1).with_mutant(m)).with_stop_the_world());
@@ -604,6 +638,7 @@ fn pause_and_restart_checks_catch_their_mutants() {
 /// The example in docs/collection.md §8, verbatim in behaviour.
 #[test]
 fn docs_example_runs() {
+    let _watchdog = bpspec_reference::watchdog::arm("call_time::docs_example_runs");
     let e = Arc::new(Engine::<Qsbr>::new(EngineConfig::simple(2, 1)).with_stop_the_world());
     let n = e
         .trace_pattern(

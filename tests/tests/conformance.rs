@@ -56,6 +56,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
     #[test]
     fn engine_agrees_with_the_oracle(ops in proptest::collection::vec(op_strategy(), 1..40)) {
+        let _watchdog = bpspec_reference::watchdog::arm("conformance::engine_agrees_with_the_oracle");
         let e = Arc::new(Engine::<Qsbr>::new(EngineConfig { functions: mfas(), schedulers: 1, mutant: None }));
         let mut o = Oracle::new(mfas());
         let mut s = Scheduler::start(e.clone(), 0);

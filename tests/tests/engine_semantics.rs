@@ -43,6 +43,9 @@ fn count(e: &Engine, i: usize) -> InfoValue {
 
 #[test]
 fn call_count_basic_counts_every_call_without_process_flags() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "engine_semantics::call_count_basic_counts_every_call_without_process_flags",
+    );
     let e = engine(3);
     let mut s = sched(&e);
     assert_eq!(tp(&e, "m:f1/0", PatternOp::True, COUNT), 1);
@@ -64,6 +67,9 @@ fn call_count_basic_counts_every_call_without_process_flags() {
 
 #[test]
 fn pause_keeps_restart_resets_true_resets_false_removes() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "engine_semantics::pause_keeps_restart_resets_true_resets_false_removes",
+    );
     let e = engine(2);
     let mut s = sched(&e);
     let p = Process::new(1);
@@ -99,6 +105,9 @@ fn pause_keeps_restart_resets_true_resets_false_removes() {
 
 #[test]
 fn pause_or_restart_without_breakpoint_does_nothing() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "engine_semantics::pause_or_restart_without_breakpoint_does_nothing",
+    );
     let e = engine(2);
     assert_eq!(
         tp(&e, "m:f0/0", PatternOp::Pause, COUNT),
@@ -113,6 +122,9 @@ fn pause_or_restart_without_breakpoint_does_nothing() {
 
 #[test]
 fn quirk_pause_on_node_without_counter_creates_an_active_counter() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "engine_semantics::quirk_pause_on_node_without_counter_creates_an_active_counter",
+    );
     // beam_bp.c falls through to "initialize new" (docs/deviations.md): we keep the quirk.
     let e = engine(1);
     let mut s = sched(&e);
@@ -129,6 +141,9 @@ fn quirk_pause_on_node_without_counter_creates_an_active_counter() {
 
 #[test]
 fn wildcard_patterns_return_the_same_number_on_and_off() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "engine_semantics::wildcard_patterns_return_the_same_number_on_and_off",
+    );
     let e = Arc::new(Engine::<Qsbr>::new(EngineConfig {
         functions: vec![
             Mfa::new("a", "x", 0),
@@ -148,6 +163,9 @@ fn wildcard_patterns_return_the_same_number_on_and_off() {
 
 #[test]
 fn local_trace_needs_the_call_flag_and_call_count_does_not() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "engine_semantics::local_trace_needs_the_call_flag_and_call_count_does_not",
+    );
     let e = engine(1);
     let mut s = sched(&e);
     tp(
@@ -181,6 +199,9 @@ fn local_trace_needs_the_call_flag_and_call_count_does_not() {
 
 #[test]
 fn waits_per_trace_pattern_match_erts_whatever_the_number_of_functions() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "engine_semantics::waits_per_trace_pattern_match_erts_whatever_the_number_of_functions",
+    );
     for n in [1usize, 10, 1000] {
         let e = engine(n);
         for (op, want) in [
@@ -203,6 +224,9 @@ fn waits_per_trace_pattern_match_erts_whatever_the_number_of_functions() {
 
 #[test]
 fn bad_patterns_are_errors_naming_what_and_where() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "engine_semantics::bad_patterns_are_errors_naming_what_and_where",
+    );
     let e = engine(1);
     for (bad, needle) in [
         ("{'_', f0, 0}", "wildcard"),
@@ -246,6 +270,9 @@ fn bad_patterns_are_errors_naming_what_and_where() {
 
 #[test]
 fn concurrent_schedulers_with_epoch_and_qsbr_progress() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "engine_semantics::concurrent_schedulers_with_epoch_and_qsbr_progress",
+    );
     fn run<P: ThreadProgress>() {
         let e = Arc::new(Engine::<P>::new(EngineConfig::simple(4, 2)));
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));

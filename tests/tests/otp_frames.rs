@@ -140,6 +140,7 @@ fn engine_messages() -> Vec<String> {
 
 #[test]
 fn trace_frames_match_otp() {
+    let _watchdog = bpspec_reference::watchdog::arm("otp_frames::trace_frames_match_otp");
     let ours = engine_messages();
     let theirs = otp_messages();
     assert_eq!(ours.len(), 19, "{ours:#?}");

@@ -113,6 +113,9 @@ fn info(e: &Engine, s: u32, f: usize, key: InfoKey) -> String {
 /// remotely; enabled and disabled in either order. Each tracer gets exactly its own events.
 #[test]
 fn basic_two_sessions_each_tracer_gets_its_own_events() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "sessions::basic_two_sessions_each_tracer_gets_its_own_events",
+    );
     let e = engine();
     let s1 = e.create_session("s1").unwrap();
     assert_ne!(s1, 0);
@@ -176,6 +179,8 @@ fn basic_two_sessions_each_tracer_gets_its_own_events() {
 /// never changes another's.
 #[test]
 fn call_counters_are_isolated_per_session() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("sessions::call_counters_are_isolated_per_session");
     let e = engine();
     let s1 = e.create_session("s1").unwrap();
     let s2 = e.create_session("s2").unwrap();
@@ -219,6 +224,9 @@ fn call_counters_are_isolated_per_session() {
 /// session) never stops the others' events.
 #[test]
 fn is_bif_traced_every_combination_of_sessions_and_kinds() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "sessions::is_bif_traced_every_combination_of_sessions_and_kinds",
+    );
     for n in 1..=3usize {
         for kinds in 0..(1u32 << n) {
             for victim in 0..n {
@@ -282,6 +290,9 @@ fn one_combination(n: usize, kinds: u32, victim: usize, by_destroy: bool) {
 
 #[test]
 fn destroy_clears_patterns_and_every_later_query_fails() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "sessions::destroy_clears_patterns_and_every_later_query_fails",
+    );
     let (e, mut p, t1) = start(901);
     let s1 = e.create_session("doomed").unwrap();
     traced(&e, &mut p, s1, &t1);
@@ -356,6 +367,8 @@ fn destroy_clears_patterns_and_every_later_query_fails() {
 
 #[test]
 fn negative_undefined_false_and_tracer_conflict() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("sessions::negative_undefined_false_and_tracer_conflict");
     let e = engine();
     let s1 = e.create_session("neg").unwrap();
     for s in [0, s1] {
@@ -420,6 +433,9 @@ fn negative_undefined_false_and_tracer_conflict() {
 
 #[test]
 fn global_counts_exports_and_excludes_local_both_ways() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "sessions::global_counts_exports_and_excludes_local_both_ways",
+    );
     let e = engine();
     // Five of the six functions are exported.
     assert_eq!(
@@ -484,6 +500,9 @@ fn traced_with_return_to(e: &Engine, p: &mut Proc, session: u32, mb: &Arc<Mailbo
 
 #[test]
 fn return_trace_exception_trace_and_return_to_frames() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "sessions::return_trace_exception_trace_and_return_to_frames",
+    );
     let (e, mut p, mb) = start(900);
     traced_with_return_to(&e, &mut p, 0, &mb);
     let rt = TraceSpec::local().ms(Some(MatchSpec::RETURN_TRACE));
@@ -536,6 +555,8 @@ fn return_trace_exception_trace_and_return_to_frames() {
 /// pushed a continuation. Tail calls push no frame; return_to is pushed once.
 #[test]
 fn caller_reports_where_the_call_returns_to() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("sessions::caller_reports_where_the_call_returns_to");
     let (e, mut p, mb) = start(900);
     traced_with_return_to(&e, &mut p, 0, &mb);
     tp_ms(&e, BAR, MatchSpec::CALLER);
@@ -575,6 +596,9 @@ fn caller_reports_where_the_call_returns_to() {
 /// call_time pushes its frame only if the top frame is not already a trace frame.
 #[test]
 fn call_time_frame_only_without_a_trace_frame_on_top() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "sessions::call_time_frame_only_without_a_trace_frame_on_top",
+    );
     let (e, mut p, mb) = start(900);
     traced(&e, &mut p, 0, &mb);
     let s1 = e.create_session("prof").unwrap();
@@ -605,6 +629,8 @@ fn call_time_frame_only_without_a_trace_frame_on_top() {
 /// A frame outlives the breakpoint that pushed it and the session it belongs to.
 #[test]
 fn frames_outlive_their_breakpoint_and_session() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("sessions::frames_outlive_their_breakpoint_and_session");
     let e = engine();
     let s1 = e.create_session("short").unwrap();
     let (t0, t1) = (Mailbox::new(900), Mailbox::new(901));
@@ -694,6 +720,9 @@ impl Tracer for MsgTracer {
 
 #[test]
 fn example_message_tracer_follows_the_dispatch_rules() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "sessions::example_message_tracer_follows_the_dispatch_rules",
+    );
     let e = engine();
     let sink = Mailbox::new(500);
     let t = Arc::new(MsgTracer {
@@ -779,6 +808,9 @@ impl Tracer for Counting {
 
 #[test]
 fn optional_callbacks_fall_back_and_opts_carry_what_was_asked() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "sessions::optional_callbacks_fall_back_and_opts_carry_what_was_asked",
+    );
     let e = engine();
     let c = Arc::new(Counting::default());
     let fl = ProcFlags {
@@ -825,6 +857,7 @@ fn optional_callbacks_fall_back_and_opts_carry_what_was_asked() {
 /// trace_status when set, and it is removed (and freed after a wait) while others keep going.
 #[test]
 fn session_tracer_set_and_removed() {
+    let _watchdog = bpspec_reference::watchdog::arm("sessions::session_tracer_set_and_removed");
     let e = engine();
     let s1 = e.create_session("with-tracer").unwrap();
     let mb = Mailbox::new(950);
@@ -870,6 +903,9 @@ fn session_tracer_set_and_removed() {
 /// call_time), not for call_count; a flag in one session does not count for another.
 #[test]
 fn call_flag_is_per_session_and_not_needed_for_call_count() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "sessions::call_flag_is_per_session_and_not_needed_for_call_count",
+    );
     let (e, mut p, mb) = start(900);
     let s1 = e.create_session("s1").unwrap();
     // Tracer in session 0 but without the call flag; call flag in s1 only.
@@ -963,6 +999,7 @@ fn call_during_destroy(mutant: Option<Mutant>) -> Vec<String> {
 
 #[test]
 fn destroy_inert_mutant_is_caught() {
+    let _watchdog = bpspec_reference::watchdog::arm("sessions::destroy_inert_mutant_is_caught");
     assert!(
         call_during_destroy(None).is_empty(),
         "a session being destroyed is inert at once"

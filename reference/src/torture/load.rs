@@ -211,6 +211,19 @@ struct SchedStats {
 /// Run the load torture. A violation is returned in the report, never a panic.
 pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     cfg.validate()?;
+    let cfg = cfg.clone();
+    let name = format!(
+        "torture load-s{}@{} {}",
+        cfg.schedulers,
+        cfg.protocol.name(),
+        cfg.mutant.map_or("baseline", |m| m.name())
+    );
+    // The run's own time bound, then the watchdog's on top.
+    let limit = cfg.max_time + crate::watchdog::bound();
+    crate::watchdog::guard_for(&name, limit, move || run_unguarded(&cfg))
+}
+
+fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     let start = Instant::now();
     let e = Arc::new(LoadEngine::<Qsbr>::new(
         cfg.functions,

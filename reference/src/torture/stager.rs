@@ -65,7 +65,12 @@ pub(super) fn run(cfg: &TortureConfig) -> TortureReport {
         e = e.with_paused_via_flip().with_wait_before_flip_back();
     }
     let e = Arc::new(e);
-    let sh = Arc::new(Shared::new(cfg.schedulers, cfg.functions, cfg.seed));
+    let sh = Arc::new(Shared::new(
+        cfg.schedulers,
+        cfg.functions,
+        cfg.seed,
+        cfg.pace,
+    ));
     let mut seeds = Rng::new(cfg.seed);
     let stager_seed = seeds.next();
     let workers: Vec<_> = (0..cfg.schedulers)
@@ -267,10 +272,27 @@ impl Stager {
     fn churn(&mut self, phase: u64, stable: u64, start: Instant) -> Check {
         let begin = self.sh.hits.load(Relaxed);
         let target = (begin + self.cfg.phase_hits).min(self.cfg.hits.max(begin + 1));
-        let mut last = (begin, Instant::now());
         let mut ops = 0u64;
         self.phase_sessions = 0;
+        let (tp0, coll0) = (self.rep.trace_patterns, self.rep.collections);
         self.allow(begin);
+        let r = self.churn_ops(phase, stable, start, begin, target, &mut ops);
+        self.rep.churn_ops += ops;
+        self.rep.churn_trace_patterns += self.rep.trace_patterns - tp0;
+        self.rep.churn_collections += self.rep.collections - coll0;
+        r
+    }
+
+    fn churn_ops(
+        &mut self,
+        phase: u64,
+        stable: u64,
+        start: Instant,
+        begin: u64,
+        target: u64,
+        ops: &mut u64,
+    ) -> Check {
+        let mut last = (begin, Instant::now());
         loop {
             if self.sh.failed.load(Relaxed) || start.elapsed() >= self.cfg.max_time {
                 return Ok(());
@@ -287,11 +309,13 @@ impl Stager {
                     LIVENESS.as_secs()
                 ));
             }
-            self.op(stable)?;
+            if !self.cfg.idle_stager {
+                self.op(stable)?;
+            }
             self.allow(self.sh.hits.load(Relaxed));
             self.let_schedulers_run();
-            ops += 1;
-            if ops & 31 == 0 {
+            *ops += 1;
+            if *ops & 31 == 0 {
                 self.at_rest()?;
             }
             for mb in self.meta.values() {

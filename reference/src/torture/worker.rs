@@ -22,6 +22,16 @@ pub(crate) const STOP: u64 = 2;
 /// Deepest call stack a torture process builds.
 const MAX_DEPTH: usize = 4;
 
+/// Most actions (so most hits) in one slice.
+const SLICE_ACTIONS: u64 = 6;
+
+/// Slices a scheduler runs between two publications of its hits (and checks of the pace).
+const BATCH_SLICES: u64 = 16;
+
+/// Most hits a scheduler makes between two checks of the pace: the most it can overshoot the
+/// stager's allowance by (the pacing bound of `TortureReport::shortfalls`).
+pub(crate) const MAX_BATCH_HITS: u64 = SLICE_ACTIONS * BATCH_SLICES;
+
 /// What a scheduler publishes when it acknowledges a close.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Published {
@@ -48,7 +58,10 @@ pub(crate) struct Shared {
     pub hits: AtomicU64,
     /// The schedulers wait (asleep, so the stager's grace periods do not wait for them) once
     /// `hits` reached `allow`; the stager raises it by the pace after every churn operation, so
-    /// that oversubscribed schedulers cannot starve it (`u64::MAX`: no pacing).
+    /// that oversubscribed schedulers cannot starve it (`u64::MAX`: no pacing). Paced, it starts
+    /// at 0: before the first window opens the schedulers make one batch each and wait, so
+    /// that no hits are made while the stager sets up (on a loaded machine they once made every
+    /// hit of the run there, and the run churned only its minimum phases).
     pub allow: AtomicU64,
     /// Times a scheduler waited for the stager.
     pub waits: AtomicU64,
@@ -60,7 +73,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(schedulers: usize, functions: usize, seed: u64) -> Shared {
+    pub(crate) fn new(schedulers: usize, functions: usize, seed: u64, pace: u64) -> Shared {
         Shared {
             ctl: AtomicU64::new(1 << 2),
             masks: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -76,7 +89,7 @@ impl Shared {
                 })
                 .collect(),
             hits: AtomicU64::new(0),
-            allow: AtomicU64::new(u64::MAX),
+            allow: AtomicU64::new(if pace > 0 { 0 } else { u64::MAX }),
             waits: AtomicU64::new(0),
             raises: AtomicU64::new(0),
             schedule_outs: AtomicU64::new(0),
@@ -203,7 +216,7 @@ fn slices(e: &Arc<Engine<Qsbr>>, sh: &Shared, w: &WorkerCfg) {
         s.events.clear();
         s.progress();
         n += 1;
-        if n & 15 == 0 {
+        if n % BATCH_SLICES == 0 {
             let h = sh.hits.fetch_add(l.hits, Relaxed) + l.hits;
             sh.raises.fetch_add(l.raises, Relaxed);
             sh.schedule_outs.fetch_add(l.outs, Relaxed);
@@ -294,7 +307,7 @@ fn slice(
     avoid: u64,
 ) {
     s.schedule_in(p);
-    let actions = 1 + l.rng.below(6);
+    let actions = 1 + l.rng.below(SLICE_ACTIONS);
     for _ in 0..actions {
         let depth = p.conts.len();
         let r = l.rng.below(100);

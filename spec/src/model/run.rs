@@ -203,6 +203,16 @@ fn holder_of_freed_cell(s: &State) -> String {
 
 /// Check one configuration.
 pub fn run(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
+    let label = format!(
+        "stateright {name} {}",
+        cfg.mutant.map_or("baseline", |m| m.name())
+    );
+    let name = name.to_string();
+    bpspec_reference::watchdog::guard(&label, move || run_unguarded(&name, cfg, opts))
+}
+
+/// [`run`] without the watchdog.
+fn run_unguarded(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
     let m = BpModel::new(cfg.clone());
     let params = cfg.params();
     let t0 = Instant::now();
