@@ -315,7 +315,11 @@ pub mod loom_run {
         model: impl Fn() + Sync + Send + 'static,
     ) -> Option<String> {
         let variant = mutant.map_or("baseline", |m| m.name());
-        let o = explore(&capped_for(cap, mutant, scenario), model);
+        let o = explore(
+            &format!("{scenario} {variant}"),
+            &capped_for(cap, mutant, scenario),
+            model,
+        );
         record_outcome("qsbr", scenario, variant, expected, &o);
         assert!(o.executions > 0, "loom ran no execution of {scenario}");
         o.cx

@@ -57,7 +57,8 @@ fn grace_periods_per_batch_for_each_plan_whatever_the_number_of_functions_and_pa
 
 #[test]
 fn a_mixed_batch_costs_one_sequence() {
-    let _watchdog = bpspec_reference::watchdog::arm("fewer_waits::a_mixed_batch_costs_one_sequence");
+    let _watchdog =
+        bpspec_reference::watchdog::arm("fewer_waits::a_mixed_batch_costs_one_sequence");
     use PatternOp::*;
     for plan in WaitPlan::ALL {
         let e = engine(4, plan);
@@ -146,7 +147,9 @@ impl Walk {
 
 #[test]
 fn every_plan_ends_where_the_erts_sequence_ends() {
-    let _watchdog = bpspec_reference::watchdog::arm("fewer_waits::every_plan_ends_where_the_erts_sequence_ends");
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::every_plan_ends_where_the_erts_sequence_ends",
+    );
     let mut walk = Walk::new();
     let batches: Vec<Vec<BatchEntry>> = (0..60).map(|_| walk.batch()).collect();
     let engines: Vec<Arc<Engine>> = WaitPlan::ALL.iter().map(|&p| engine(3, p)).collect();
@@ -183,7 +186,9 @@ fn every_plan_ends_where_the_erts_sequence_ends() {
 
 #[test]
 fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
-    let _watchdog = bpspec_reference::watchdog::arm("fewer_waits::bad_batch_entries_are_errors_naming_the_entry_and_change_nothing");
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::bad_batch_entries_are_errors_naming_the_entry_and_change_nothing",
+    );
     for plan in WaitPlan::ALL {
         let e = engine(2, plan);
         let before = e.progress.completed_waits();
@@ -243,7 +248,9 @@ fn bad_batch_entries_are_errors_naming_the_entry_and_change_nothing() {
 /// them after one wait of its own.
 #[test]
 fn pipeline_waits_per_call_in_a_sequence_of_n_calls() {
-    let _watchdog = bpspec_reference::watchdog::arm("fewer_waits::pipeline_waits_per_call_in_a_sequence_of_n_calls");
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::pipeline_waits_per_call_in_a_sequence_of_n_calls",
+    );
     use PatternOp::*;
     for n in [1usize, 10, 100] {
         for plan in [WaitPlan::Erts, WaitPlan::Pipeline] {
@@ -295,7 +302,9 @@ fn pipeline_waits_per_call_in_a_sequence_of_n_calls() {
 /// at once.
 #[test]
 fn pipeline_frees_the_previous_calls_nodes_after_the_next_calls_first_wait() {
-    let _watchdog = bpspec_reference::watchdog::arm("fewer_waits::pipeline_frees_the_previous_calls_nodes_after_the_next_calls_first_wait");
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::pipeline_frees_the_previous_calls_nodes_after_the_next_calls_first_wait",
+    );
     use PatternOp::*;
     for mutant in [None, Some(Mutant::SkipWaitBeforeFree)] {
         let e = Arc::new(
@@ -431,7 +440,9 @@ fn walk_with_global_meta_and_call_time(mutant: Option<Mutant>) -> Result<(), Str
 
 #[test]
 fn every_plan_matches_the_erts_sequence_with_global_meta_and_call_time() {
-    let _watchdog = bpspec_reference::watchdog::arm("fewer_waits::every_plan_matches_the_erts_sequence_with_global_meta_and_call_time");
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::every_plan_matches_the_erts_sequence_with_global_meta_and_call_time",
+    );
     walk_with_global_meta_and_call_time(None).unwrap();
 }
 
@@ -439,7 +450,8 @@ fn every_plan_matches_the_erts_sequence_with_global_meta_and_call_time() {
 /// trace) makes a batch plan differ from the ERTS sequence on that walk.
 #[test]
 fn mutant_batch_false_clears_global_is_caught() {
-    let _watchdog = bpspec_reference::watchdog::arm("fewer_waits::mutant_batch_false_clears_global_is_caught");
+    let _watchdog =
+        bpspec_reference::watchdog::arm("fewer_waits::mutant_batch_false_clears_global_is_caught");
     for m in [Mutant::BatchFalseClearsGlobal] {
         let err = walk_with_global_meta_and_call_time(Some(m))
             .expect_err("the mutant ends where the ERTS sequence ends");
@@ -454,7 +466,9 @@ fn mutant_batch_false_clears_global_is_caught() {
 /// `false`) even when consolidate unlinks nothing.
 #[test]
 fn elide_idle_keeps_w3_and_w4_for_global_and_meta() {
-    let _watchdog = bpspec_reference::watchdog::arm("fewer_waits::elide_idle_keeps_w3_and_w4_for_global_and_meta");
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "fewer_waits::elide_idle_keeps_w3_and_w4_for_global_and_meta",
+    );
     use PatternOp::*;
     let e = engine(2, WaitPlan::BatchElideIdle);
     let f0 = Pattern::parse("m:f0/0").unwrap();

@@ -328,7 +328,9 @@ const STAGER_HEADER: &str = "| path | function | what it loads | why |";
 
 #[test]
 fn the_call_sites_of_the_readers_api_are_the_inventory() {
-    let _watchdog = bpspec_reference::watchdog::arm("reader_inventory::the_call_sites_of_the_readers_api_are_the_inventory");
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "reader_inventory::the_call_sites_of_the_readers_api_are_the_inventory",
+    );
     let found = scan();
     assert!(
         found.api.contains(&(
@@ -358,7 +360,9 @@ fn the_call_sites_of_the_readers_api_are_the_inventory() {
 
 #[test]
 fn raw_accesses_are_only_in_the_stager_side_functions_listed() {
-    let _watchdog = bpspec_reference::watchdog::arm("reader_inventory::raw_accesses_are_only_in_the_stager_side_functions_listed");
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "reader_inventory::raw_accesses_are_only_in_the_stager_side_functions_listed",
+    );
     let found = scan();
     let listed: BTreeSet<(String, String)> = strict_table(STAGER, STAGER_HEADER, 2)
         .into_iter()
@@ -400,7 +404,8 @@ fn raw_in(found: &Found, f: &str) -> bool {
 /// Each evasion of a substring match is a raw access to the scanner.
 #[test]
 fn the_scanner_catches_each_evasion() {
-    let _watchdog = bpspec_reference::watchdog::arm("reader_inventory::the_scanner_catches_each_evasion");
+    let _watchdog =
+        bpspec_reference::watchdog::arm("reader_inventory::the_scanner_catches_each_evasion");
     let evasions = [
         (
             "an alias of the slot",
@@ -499,7 +504,8 @@ const NOT_IN_SPEC: [&str; 4] = [
 /// Every reader class names the spec models that contain it, and those models exist.
 #[test]
 fn every_reader_names_its_spec_models() {
-    let _watchdog = bpspec_reference::watchdog::arm("reader_inventory::every_reader_names_its_spec_models");
+    let _watchdog =
+        bpspec_reference::watchdog::arm("reader_inventory::every_reader_names_its_spec_models");
     let readers = table_rows("## Schedulers");
     let spec = table_rows("## Spec models per reader class");
     let key = |cell: &str| quoted(cell).join(" ");
