@@ -46,6 +46,7 @@
 //! see the header of `mod.rs` and docs/spec.md §7 for the figures.
 
 use super::config::{bits, CollectMutant, Config};
+use super::inline::InlineVec;
 use super::state::*;
 use super::step::{Action, Log};
 
@@ -76,7 +77,7 @@ impl Config {
         s.objs.push(TmObj {
             temp,
             freed: false,
-            cnt: vec![0; self.schedulers as usize + 1],
+            cnt: InlineVec::filled(0, self.schedulers as usize + 1),
             read_unseen: 0,
             read_published: true,
         });

@@ -472,6 +472,32 @@ impl Config {
             .sum()
     }
 
+    /// Upper bound on call_time counter objects ever allocated: one per function of each op
+    /// that sets call_time (a fresh object in the staging half), one temporary per collection.
+    pub fn max_objs(&self) -> usize {
+        self.script
+            .iter()
+            .map(|op| match *op {
+                StagerOp::TracePattern { funcs, flags, .. } if flags & bits::TIME != 0 => {
+                    funcs.count_ones() as usize
+                }
+                StagerOp::Collect { .. } => 1,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Upper bound on tracer cells ever published: the meta tracer's first one, one per
+    /// `SetTracer` that sets a cell.
+    pub fn max_cells(&self) -> usize {
+        let set = self
+            .script
+            .iter()
+            .filter(|op| matches!(op, StagerOp::SetTracer { on: true, .. }))
+            .count();
+        set + usize::from(self.tracer() == Some(true))
+    }
+
     /// The tracer cell the model's hits send to: `Some(true)` the meta tracer (hits on a half
     /// with `META`), `Some(false)` the session tracer (hits on a half with `LOCAL` or
     /// `GLOBAL`), `None` no tracer op in the script (hits send to nothing the model tracks).
@@ -595,8 +621,26 @@ impl Config {
                     .into(),
             );
         }
-        if 2 * self.functions as usize + 2 + self.max_nodes() > 64 {
-            return Err("too many memory locations for the 64-bit dirty mask".into());
+        // The state's inline capacities (`state.rs`); the 64-bit dirty mask holds MAX_LOCS.
+        use super::state::{MAX_CELLS, MAX_NODES, MAX_OBJS};
+        if self.max_nodes() > MAX_NODES {
+            return Err(format!(
+                "the script may allocate {} GenericBp nodes, more than the state's {MAX_NODES}",
+                self.max_nodes()
+            ));
+        }
+        if self.max_objs() > MAX_OBJS {
+            return Err(format!(
+                "the script may allocate {} call_time counter objects, more than the state's \
+                 {MAX_OBJS}",
+                self.max_objs()
+            ));
+        }
+        if self.max_cells() > MAX_CELLS {
+            return Err(format!(
+                "the script may publish {} tracer cells, more than the state's {MAX_CELLS}",
+                self.max_cells()
+            ));
         }
         Ok(())
     }

@@ -74,6 +74,7 @@
 
 pub mod collect;
 pub mod config;
+pub mod inline;
 pub mod liveness;
 pub mod matrix;
 pub mod props;

@@ -11,6 +11,27 @@
 //! write was published by a wait that began after it and the reader passed a barrier after that.
 
 use super::config::Config;
+use super::inline::InlineVec;
+
+/// Capacities of the inline vectors of a [`State`] (`Config::validate` refuses models that
+/// could outgrow them): schedulers, `GenericBp` nodes ever allocated, memory locations
+/// (`2 * functions + 2 + nodes`), call_time counter objects and tracer cells.
+pub const MAX_SCHEDS: usize = 4;
+pub const MAX_NODES: usize = 12;
+pub const MAX_LOCS: usize = 2 * 4 + 2 + MAX_NODES;
+const _: () = assert!(
+    MAX_LOCS <= 64,
+    "a location is a bit of the 64-bit dirty mask"
+);
+pub const MAX_OBJS: usize = 8;
+pub const MAX_CELLS: usize = 8;
+
+/// One byte per memory location (current values, stale views, published values).
+pub type Locs = InlineVec<u8, MAX_LOCS>;
+/// Node indices (a chain, the free list).
+pub type NodeList = InlineVec<u8, MAX_NODES>;
+/// Tracer cell indices.
+pub type CellList = InlineVec<u8, MAX_CELLS>;
 
 /// Null pointer / no node.
 pub const NIL: u8 = 0xFF;
@@ -46,7 +67,7 @@ impl Loc {
 }
 
 /// One `GenericBp`: one session's breakpoint on one function.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Node {
     pub func: u8,
     pub session: u8,
@@ -142,13 +163,13 @@ pub struct Charge {
 }
 
 /// One `BpTimemTrace`: per-scheduler tables and the shared slot, as charge counts.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TmObj {
     /// A temporary of a collection.
     pub temp: bool,
     pub freed: bool,
     /// Charges per table: index `s` scheduler `s`'s table, the last one the shared slot.
-    pub cnt: Vec<u8>,
+    pub cnt: InlineVec<u8, { MAX_SCHEDS + 1 }>,
     /// Schedulers (bit mask) whose later writes are not ordered after the collector's last read
     /// of this object's tables (cleared like `Node::unseen`).
     pub read_unseen: u8,
@@ -156,9 +177,10 @@ pub struct TmObj {
     pub read_published: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mode {
     /// Asleep: holds nothing, never holds a wait back.
+    #[default]
     Asleep,
     /// Awake between hits (between processes or between calls of one process).
     Idle,
@@ -168,11 +190,11 @@ pub enum Mode {
     Charge(Charge),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sched {
     pub mode: Mode,
     /// Per location: an older value it may still read, or [`FRESH`].
-    pub stale: Vec<u8>,
+    pub stale: Locs,
     /// Passed a progress point (or slept) since the current wait began.
     pub counted: bool,
     /// Passed a progress point since the latest wait began (for `wait-without-new-period`).
@@ -247,14 +269,14 @@ impl Phase {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Stager {
     /// Index of the current script op (`== script.len()` when done).
     pub op: u8,
     pub phase: Phase,
     /// Inside a wait (it began and has not completed).
     pub waiting: bool,
-    pub free_list: Vec<u8>,
+    pub free_list: NodeList,
     /// Functions whose instruction this op patched / restored (I3 classification).
     pub patched: u8,
     pub restored: u8,
@@ -292,20 +314,20 @@ pub enum Violation {
     FreedTracer { sched: u8, cell: u8 },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct State {
     /// Current value per location.
-    pub cur: Vec<u8>,
+    pub cur: Locs,
     /// Locations written since the latest wait began (bit per location index).
     pub dirty: u64,
     /// Per dirty location: its value when the latest wait began ([`FRESH`] when clean).
-    pub published: Vec<u8>,
-    pub nodes: Vec<Node>,
-    pub scheds: Vec<Sched>,
+    pub published: Locs,
+    pub nodes: InlineVec<Node, MAX_NODES>,
+    pub scheds: InlineVec<Sched, MAX_SCHEDS>,
     pub stager: Stager,
     pub violation: Option<Violation>,
     /// call_time counter objects.
-    pub objs: Vec<TmObj>,
+    pub objs: InlineVec<TmObj, MAX_OBJS>,
     /// Charges begun / landed in a table.
     pub started: u8,
     pub charged: u8,
@@ -316,26 +338,25 @@ pub struct State {
     /// or a schedule-out may charge it (walk its slot) at any time (models with calls).
     pub timem_entered: bool,
     /// Tracer cells ever published (`Loc::Tracer`): freed or not.
-    pub cells: Vec<bool>,
+    pub cells: InlineVec<bool, MAX_CELLS>,
     /// Cells a hit's compare-and-swap unpublished (the meta tracer's retire list), waiting for
     /// the stager to take them.
-    pub retired: Vec<u8>,
+    pub retired: CellList,
     /// Cells the stager unpublished or took off the retire list, freed at its `Free` step.
-    pub cell_free: Vec<u8>,
+    pub cell_free: CellList,
 }
 
 impl State {
     pub fn initial(cfg: &Config) -> State {
         let nlocs = 2 * cfg.functions as usize + 2 + cfg.max_nodes();
-        let mut cur = vec![NIL; nlocs];
+        let mut cur = Locs::filled(NIL, nlocs);
         // The meta tracer starts with a cell (the tracer given with the meta pattern, published
         // with the node's half by W0/W1); a session starts with no tracer.
-        let cells = if cfg.tracer() == Some(true) {
+        let mut cells = InlineVec::new();
+        if cfg.tracer() == Some(true) {
             cur[Loc::Tracer.index(cfg.functions)] = 0;
-            vec![false]
-        } else {
-            Vec::new()
-        };
+            cells.push(false);
+        }
         for f in 0..cfg.functions {
             cur[Loc::Instr(f).index(cfg.functions)] = ORIG;
         }
@@ -343,12 +364,12 @@ impl State {
         State {
             cur,
             dirty: 0,
-            published: vec![FRESH; nlocs],
-            nodes: Vec::new(),
+            published: Locs::filled(FRESH, nlocs),
+            nodes: InlineVec::new(),
             scheds: (0..cfg.schedulers)
                 .map(|_| Sched {
                     mode: Mode::Idle,
-                    stale: vec![FRESH; nlocs],
+                    stale: Locs::filled(FRESH, nlocs),
                     counted: false,
                     point_since_begin: false,
                     saw_new: false,
@@ -358,7 +379,7 @@ impl State {
                 op: 0,
                 phase: Phase::Stage,
                 waiting: false,
-                free_list: Vec::new(),
+                free_list: NodeList::new(),
                 patched: 0,
                 restored: 0,
                 committed: false,
@@ -366,14 +387,14 @@ impl State {
                 temp: NIL,
             },
             violation: None,
-            objs: Vec::new(),
+            objs: InlineVec::new(),
             started: 0,
             charged: 0,
             lock: NIL,
             timem_entered: false,
             cells,
-            retired: Vec::new(),
-            cell_free: Vec::new(),
+            retired: CellList::new(),
+            cell_free: CellList::new(),
         }
     }
 
@@ -396,8 +417,8 @@ impl State {
     }
 
     /// The chain of function `f`, from the slot through `next` links.
-    pub fn chain(&self, cfg: &Config, f: u8) -> Vec<u8> {
-        let mut v = Vec::new();
+    pub fn chain(&self, cfg: &Config, f: u8) -> NodeList {
+        let mut v = NodeList::new();
         let mut g = self.get(cfg, Loc::Slot(f));
         while g != NIL {
             assert!(v.len() <= self.nodes.len(), "cycle in the chain of f{f}");
@@ -411,10 +432,16 @@ impl State {
     /// schedulers and renumber the scheduler bit masks of the nodes to match.
     pub fn representative(&self) -> State {
         let n = self.scheds.len();
-        let mut perm: Vec<usize> = (0..n).collect();
+        let mut perm = [0usize; MAX_SCHEDS];
+        for (i, p) in perm.iter_mut().enumerate() {
+            *p = i;
+        }
+        let perm = &mut perm[..n];
         perm.sort_by(|&a, &b| self.scheds[a].cmp(&self.scheds[b]));
-        let mut s = self.clone();
-        s.scheds = perm.iter().map(|&i| self.scheds[i].clone()).collect();
+        let mut s = *self;
+        for (j, &i) in perm.iter().enumerate() {
+            s.scheds[j] = self.scheds[i];
+        }
         let remap = |m: u8| -> u8 {
             let mut r = 0;
             for (j, &i) in perm.iter().enumerate() {
@@ -424,23 +451,203 @@ impl State {
             }
             r
         };
-        for node in &mut s.nodes {
+        for node in s.nodes.iter_mut() {
             for u in &mut node.unseen {
                 *u = remap(*u);
             }
         }
-        for o in &mut s.objs {
+        for (o, orig) in s.objs.iter_mut().zip(self.objs.iter()) {
             o.read_unseen = remap(o.read_unseen);
             // The tables are per scheduler: renumber them too (the shared slot stays last).
-            let mut c = o.cnt.clone();
             for (j, &i) in perm.iter().enumerate() {
-                c[j] = o.cnt[i];
+                o.cnt[j] = orig.cnt[i];
             }
-            o.cnt = c;
         }
         if s.lock != NIL {
             s.lock = perm.iter().position(|&i| i == s.lock as usize).unwrap() as u8;
         }
         s
+    }
+}
+
+/// A byte buffer the state is packed into for hashing (its live parts only; see [`State::pack`]).
+pub struct Packed {
+    len: usize,
+    buf: [u8; PACKED_MAX],
+}
+
+/// Upper bound on a packed state's bytes (`State::pack` asserts it).
+pub const PACKED_MAX: usize = 16
+    + 2 * (1 + MAX_LOCS)
+    + 1
+    + MAX_NODES * 12
+    + 1
+    + MAX_SCHEDS * (12 + 1 + MAX_LOCS)
+    + 10
+    + 1
+    + MAX_NODES
+    + 4
+    + 1
+    + MAX_OBJS * (4 + MAX_SCHEDS + 1)
+    + 3 * (1 + MAX_CELLS);
+
+impl Packed {
+    fn put(&mut self, b: &[u8]) {
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        self.len += b.len();
+    }
+
+    fn u8(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    /// A length-prefixed byte list.
+    fn list(&mut self, b: &[u8]) {
+        self.u8(b.len() as u8);
+        self.put(b);
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+fn bools(b: &[bool]) -> u8 {
+    b.iter()
+        .enumerate()
+        .fold(0, |m, (i, &x)| m | (x as u8) << i)
+}
+
+impl Mode {
+    fn pack(&self, p: &mut Packed) {
+        match *self {
+            Mode::Asleep => p.put(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+            Mode::Idle => p.put(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+            Mode::Hit(h) => p.put(&[
+                2,
+                h.func,
+                h.step as u8,
+                h.head,
+                h.at,
+                h.ix,
+                h.spans_flip as u8,
+                h.linked,
+                h.visited,
+                h.cell,
+            ]),
+            Mode::Charge(c) => p.put(&[3, c.step as u8, c.at, c.ix, c.obj, 0, 0, 0, 0, 0]),
+        }
+    }
+}
+
+impl Violation {
+    fn pack(v: &Option<Violation>) -> [u8; 4] {
+        use Violation::*;
+        match *v {
+            None => [0; 4],
+            Some(TornHalf { sched, node, half }) => [1, sched, node, half],
+            Some(UnpublishedNode { sched, node }) => [2, sched, node, 0],
+            Some(EmptySlot { sched, func }) => [3, sched, func, 0],
+            Some(OldAfterNew { sched, func }) => [4, sched, func, 0],
+            Some(TableRace { sched, obj, during }) => [5, sched, obj, during as u8],
+            Some(SharedSlotRace { sched, obj }) => [6, sched, obj, 0],
+            Some(TempUseAfterFree { sched, obj }) => [7, sched, obj, 0],
+            Some(MissedNode { sched, func, node }) => [8, sched, func, node],
+            Some(FreedTracer { sched, cell }) => [9, sched, cell, 0],
+        }
+    }
+}
+
+impl State {
+    /// Every live field, packed as bytes: fixed-size records and length-prefixed lists, so two
+    /// states pack equal exactly when they are equal (`==`). Hashing the packed bytes in one
+    /// call is what the checker's fingerprint costs (instead of a hasher call per field).
+    pub fn pack(&self) -> Packed {
+        let mut p = Packed {
+            len: 0,
+            buf: [0; PACKED_MAX],
+        };
+        p.put(&self.dirty.to_le_bytes());
+        p.list(&self.cur);
+        p.list(&self.published);
+        p.u8(self.nodes.len() as u8);
+        for n in self.nodes.iter() {
+            p.put(&[
+                n.func,
+                n.session,
+                n.half[0],
+                n.half[1],
+                n.tm[0],
+                n.tm[1],
+                n.to_insert,
+                n.unlinked as u8 | (n.freed as u8) << 1,
+                n.unseen[0],
+                n.unseen[1],
+                n.unseen[2],
+                bools(&n.published) | bools(&n.released) << 3,
+            ]);
+        }
+        p.u8(self.scheds.len() as u8);
+        for x in self.scheds.iter() {
+            x.mode.pack(&mut p);
+            p.u8(bools(&[x.counted, x.point_since_begin, x.saw_new]));
+            p.list(&x.stale);
+        }
+        let st = &self.stager;
+        p.put(&[
+            st.op,
+            st.phase as u8,
+            bools(&[st.waiting, st.committed]),
+            st.patched,
+            st.restored,
+            st.real,
+            st.temp,
+        ]);
+        p.list(&st.free_list);
+        p.put(&Violation::pack(&self.violation));
+        p.u8(self.objs.len() as u8);
+        for o in self.objs.iter() {
+            p.put(&[bools(&[o.temp, o.freed, o.read_published]), o.read_unseen]);
+            p.list(&o.cnt);
+        }
+        p.put(&[
+            self.started,
+            self.charged,
+            self.lock,
+            self.timem_entered as u8,
+        ]);
+        p.u8(self.cells.len() as u8);
+        p.u8(bools(&self.cells));
+        p.list(&self.retired);
+        p.list(&self.cell_free);
+        p
+    }
+}
+
+impl std::hash::Hash for State {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write(self.pack().bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::named_models;
+
+    /// Every named model fits the inline capacities, and packing tells its initial state from a
+    /// step later.
+    #[test]
+    fn named_models_fit_the_packed_state() {
+        for (name, _, cfg) in named_models() {
+            cfg.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let s = State::initial(&cfg);
+            assert!(s.pack().bytes().len() <= PACKED_MAX);
+            let mut t = s;
+            t.scheds[0].counted = true;
+            assert_ne!(s.pack().bytes(), t.pack().bytes(), "{name}");
+        }
+        eprintln!("State: {} bytes", std::mem::size_of::<State>());
     }
 }
