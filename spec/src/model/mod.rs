@@ -126,7 +126,7 @@ impl BpModel {
 
     /// The step `a` from `s` narrated in protocol words (one line per effect).
     pub fn narrate(&self, s: &State, a: Action) -> (State, Vec<String>) {
-        let mut next = s.clone();
+        let mut next = *s;
         let mut lines = Vec::new();
         self.cfg.apply(&mut next, a, &mut Some(&mut lines));
         (next, lines)
@@ -146,7 +146,7 @@ impl Model for BpModel {
     }
 
     fn next_state(&self, last: &State, action: Action) -> Option<State> {
-        let mut s = last.clone();
+        let mut s = *last;
         self.cfg.apply(&mut s, action, &mut None);
         Some(s)
     }

@@ -562,7 +562,7 @@ fn check_in(
         }
         let a = action_for(&cfg, &s, e).map_err(|r| reject(i, r))?;
         debug_assert!(cfg.is_enabled(&s, a), "{a:?} chosen but not enabled");
-        let mut n = s.clone();
+        let mut n = s;
         cfg.apply(&mut n, a, &mut None);
         for p in &props {
             if p.expectation == Expectation::Always && !(p.condition)(&m, &n) {
