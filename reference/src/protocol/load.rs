@@ -428,7 +428,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
         if bare && !ver.promised.load(Relaxed) {
             return; // untraced: nothing a local call could reach
         }
-        self.set_pattern(bst, v, false);
+        self.trace_pattern_on(bst, v, false);
         assert!(
             !ver.promised.load(Relaxed)
                 && ver.code.funcs.iter().all(|h| h.gen_bp.load(Relaxed).is_null()
@@ -493,14 +493,14 @@ impl<P: ThreadProgress> LoadEngine<P> {
             return 0;
         }
         let mut bst = self.bp.seize();
-        self.set_pattern(&mut bst, v, on)
+        self.trace_pattern_on(&mut bst, v, on)
     }
 
     /// `trace_pattern` with call_count on every function of version `v` (the current one, or
     /// the one a load makes old: `remove_old_breakpoints`): `stage.rs` in the staging half,
     /// then `finisher.rs::finish_in` on the version's area. The promise is withdrawn before
     /// staging (`false`) or made right after W2 (`true`), when every hit runs the new half.
-    fn set_pattern(&self, bst: &mut Permission<'_>, v: *mut CodeVersion, on: bool) -> usize {
+    fn trace_pattern_on(&self, bst: &mut Permission<'_>, v: *mut CodeVersion, on: bool) -> usize {
         // SAFETY: v is live while the permission is held (current, or becoming old).
         let ver = unsafe { &*v };
         let area = area_of(ver);
