@@ -14,10 +14,10 @@
 //! difference is only in when the next load may start, not in what a call sees.
 
 use crate::bp::Liveness;
+use crate::code::CodeArea;
 use crate::mutant::Mutant;
 use crate::ordering::Site;
 use crate::sync::Ordering::{Acquire, Release};
-use crate::code::CodeArea;
 use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, UnsafeCell};
 
 /// Code indices (ERTS keeps three; see the module comment).

@@ -431,8 +431,9 @@ impl<P: ThreadProgress> LoadEngine<P> {
         self.trace_pattern_on(bst, v, false);
         assert!(
             !ver.promised.load(Relaxed)
-                && ver.code.funcs.iter().all(|h| h.gen_bp.load(Relaxed).is_null()
-                    && h.instr.load(Relaxed) == h.original),
+                && ver.code.funcs.iter().all(
+                    |h| h.gen_bp.load(Relaxed).is_null() && h.instr.load(Relaxed) == h.original
+                ),
             "version {}: breakpoints left after their removal",
             ver.number
         );
@@ -505,7 +506,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let ver = unsafe { &*v };
         let area = area_of(ver);
         let funcs: Vec<FuncId> = (0..self.functions).collect();
-        let op = if on { PatternOp::True } else { PatternOp::False };
+        let op = if on {
+            PatternOp::True
+        } else {
+            PatternOp::False
+        };
         let fl = FlagSet {
             call_count: true,
             ..FlagSet::default()
@@ -528,12 +533,17 @@ impl<P: ThreadProgress> LoadEngine<P> {
             );
         }
         let promised = &ver.promised;
-        self.bp
-            .finish_in(bst, op, Some((area, &funcs)), &[(area, &funcs)], &mut || {
+        self.bp.finish_in(
+            bst,
+            op,
+            Some((area, &funcs)),
+            &[(area, &funcs)],
+            &mut || {
                 if on {
                     promised.store(true, Relaxed);
                 }
-            });
+            },
+        );
         self.functions
     }
 
@@ -543,7 +553,9 @@ impl<P: ThreadProgress> LoadEngine<P> {
     pub fn total_count(&self) -> u64 {
         let st = lock(&self.permission);
         let bst = self.bp.seize();
-        let mut n = bst.retired_counts.expect("the load engine folds its counters");
+        let mut n = bst
+            .retired_counts
+            .expect("the load engine folds its counters");
         for v in [st.module.curr, st.module.old] {
             if v.is_null() {
                 continue;
@@ -552,7 +564,8 @@ impl<P: ThreadProgress> LoadEngine<P> {
             for f in 0..self.functions {
                 for node in crate::rest::chain(&self.bp, &bst, area_of(unsafe { &*v }), f) {
                     let (a, s) = (node.snapshot_half(0).count, node.snapshot_half(1).count);
-                    let same = matches!((&a, &s), (Some(x), Some(y)) if std::sync::Arc::ptr_eq(x, y));
+                    let same =
+                        matches!((&a, &s), (Some(x), Some(y)) if std::sync::Arc::ptr_eq(x, y));
                     for c in a.iter().chain(s.iter().filter(|_| !same)) {
                         n += c.acount.load(Relaxed);
                     }
@@ -865,8 +878,7 @@ impl<P: ThreadProgress> LoadScheduler<P> {
         let instr = self.sched.hit_in(area_of(ver), f, f, &process, None);
         let hit = self.sched.hits.pop().expect("hit_in records every hit");
         assert_eq!(
-            instr,
-            ver.code.funcs[f].original,
+            instr, ver.code.funcs[f].original,
             "m:f{f}/0: a foreign instruction word in version {}",
             ver.number
         );
