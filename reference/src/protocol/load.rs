@@ -26,17 +26,18 @@
 //! only then removes the old version's breakpoints: after LW1 no remote call reaches the old
 //! version, but a process still executing in it (held across progress points) keeps making local
 //! calls into it, so the removal is the full `trace_pattern(false)` sequence on the old version
-//! (stage, W1, commit, W2, uninstall, W3, consolidate, W4, free).
+//! (stage, W1, commit, W2, uninstall, W3, consolidate, W4, free). Purge is a soft purge
+//! (`check_process_code`, then refuse): it fails while a process is in the old version; otherwise
+//! it unlinks the version, waits for thread progress (PW: every process's return from it happens
+//! before) and frees it. Delete is a load of "no version" (the `undef` stub).
 //!
 //! The breakpoints are the breakpoint engine's own: each version's code area holds `GenericBp`
 //! chains (`code_ix.rs`), this engine holds an [`Engine`] (its permission, active index, thread
 //! progress and mutant), and every `trace_pattern` on a version, the removal of an old version's
 //! breakpoints included, is `stage.rs` followed by the finisher's one sequence
 //! (`finisher.rs::finish_in`, with its W0–W4 mutants) on that version's area
-//! ([`Area::Version`]). A call into a version runs the engine's hit path (`hit.rs::hit_in`). Purge is a soft purge
-//! (`check_process_code`, then refuse): it fails while a process is in the old version; otherwise
-//! it unlinks the version, waits for thread progress (PW: every process's return from it happens
-//! before) and frees it. Delete is a load of "no version" (the `undef` stub).
+//! ([`Area::Version`]). A call into a version runs the engine's hit path (`hit.rs::hit_in`).
+//! Lock order: this engine's permission (the module table), then the breakpoint engine's.
 
 use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
 use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
