@@ -336,7 +336,7 @@ impl Oracle {
             return t;
         }
         let pair = |v: Term| Term::Tuple(vec![Term::Atom(key.atom()), v]);
-        let Some(f) = self.funcs.iter().position(|m| m == mfa) else {
+        let Some(f) = self.position(mfa) else {
             return pair(Term::Atom("undefined"));
         };
         let Some(n) = self.nodes.get(&(f, session)) else {

@@ -1,0 +1,161 @@
+//! Code loading in the sequential oracle: `code:load_binary/3`, `code:delete/1`,
+//! `code:purge/1` and `code:soft_purge/1` on a module, as their effect on breakpoints and on
+//! what `trace_pattern` and `trace_info` see (docs/scenario.md, "Code loading").
+//!
+//! Measured on OTP 25 and OTP 29.1.2, the same on both (docs/scenario.md lists the programs):
+//! - CL1 (load): the new version has no breakpoints: every session's local trace, match specs,
+//!   counters, call_time/call_memory rows and meta trace of the module's functions are gone, and
+//!   so is global (export entry) trace: `trace_info` answers `false` for every item. ERTS's
+//!   `finish_loading` (beam_bif_load.c) blocks thread progress when the current version has
+//!   breakpoints and runs `erts_clear_module_break` on it, so the version that becomes old is
+//!   cleared too: a call-traced process still in the old version sends no call messages for
+//!   its local calls there. A new version is not traced by earlier patterns: only a later
+//!   `trace_pattern` (which matches the current version only) traces it.
+//! - CL2 (load over old code): `code:load_binary/3` first purges the module's old version
+//!   (the code server does; a process in it would be killed), so it always answers
+//!   `{module, M}`.
+//! - CL3 (delete): the current version becomes old with its breakpoints cleared, as in CL1; the
+//!   module's functions then do not exist for `trace_pattern` (not matched) or `trace_info`
+//!   (`undefined`), and a remote call raises `error:undef`. `false` (nothing changes) when the
+//!   module already has an old version or has no current one.
+//! - CL4 (purge): removes the old version; answers `true` only if it killed a process
+//!   running there. Scenario processes wait in the driver between calls, never in module code,
+//!   so here it always answers `false`.
+//! - CL5 (soft_purge): removes the old version unless a process runs there (then `false`);
+//!   `true` otherwise, also without old code.
+
+use crate::Oracle;
+use bpspec_reference::{Mfa, Pattern};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One of the four code operations of a scenario op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CodeOp {
+    /// `code:load_binary/3` of a new version (CL1, CL2).
+    Load,
+    /// `code:delete/1` (CL3).
+    Delete,
+    /// `code:purge/1` (CL4).
+    Purge,
+    /// `code:soft_purge/1` (CL5).
+    SoftPurge,
+}
+
+impl CodeOp {
+    /// The op's key in a scenario and the Erlang function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CodeOp::Load => "load",
+            CodeOp::Delete => "delete",
+            CodeOp::Purge => "purge",
+            CodeOp::SoftPurge => "soft_purge",
+        }
+    }
+}
+
+/// Which versions of a module exist: a current one (loaded, not deleted) and an old one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Versions {
+    current: bool,
+    old: bool,
+}
+
+/// The modules' versions. A module not in the map has only its first, current version.
+#[derive(Clone, Debug, Default)]
+pub struct CodeTable {
+    modules: BTreeMap<String, Versions>,
+    /// Functions whose module has no current version (deleted).
+    unloaded: BTreeSet<usize>,
+}
+
+impl Oracle {
+    /// Run `op` on `module`; returns what the Erlang call answers as a boolean (`load`: `true`
+    /// for `{module, M}`; the others their boolean result). CL1 to CL5 in the module docs.
+    pub fn code_op(&mut self, op: CodeOp, module: &str) -> bool {
+        let fs: Vec<usize> = (0..self.funcs.len())
+            .filter(|&f| self.funcs[f].module == module)
+            .collect();
+        let v = self
+            .code
+            .modules
+            .entry(module.to_string())
+            .or_insert(Versions {
+                current: true,
+                old: false,
+            });
+        let answer = match op {
+            CodeOp::Load => {
+                // CL2: the old version is purged first; CL1: the current one becomes old.
+                v.old = v.current;
+                v.current = true;
+                for f in &fs {
+                    self.code.unloaded.remove(f);
+                }
+                true
+            }
+            CodeOp::Delete => {
+                if v.old || !v.current {
+                    return false;
+                }
+                v.old = true;
+                v.current = false;
+                self.code.unloaded.extend(fs.iter().copied());
+                true
+            }
+            CodeOp::Purge => {
+                v.old = false;
+                false
+            }
+            CodeOp::SoftPurge => {
+                v.old = false;
+                true
+            }
+        };
+        if matches!(op, CodeOp::Load | CodeOp::Delete) {
+            self.clear_module_break(&fs);
+        }
+        answer
+    }
+
+    /// ERTS's `erts_clear_module_break` and `erts_clear_all_export_break` on the functions
+    /// `fs` of one module, in every session: nothing of the breakpoint machinery is left on them.
+    fn clear_module_break(&mut self, fs: &[usize]) {
+        let sessions: Vec<(usize, u32)> = self
+            .nodes
+            .keys()
+            .copied()
+            .filter(|(f, _)| fs.contains(f))
+            .collect();
+        for key in sessions {
+            self.nodes.remove(&key);
+        }
+        for &f in fs {
+            for s in 0..u32::BITS {
+                self.frames.forget(f, s);
+            }
+        }
+        self.clear_export_break(fs);
+        self.clear_meta(fs);
+    }
+
+    /// Does `f`'s module have a current version (not deleted)?
+    pub fn is_loaded(&self, f: usize) -> bool {
+        !self.code.unloaded.contains(&f)
+    }
+
+    /// The functions of the current code that `pat` matches (deleted modules have none).
+    pub(crate) fn matching(&self, pat: &Pattern) -> Vec<usize> {
+        pat.matching(&self.funcs)
+            .into_iter()
+            .filter(|&f| self.is_loaded(f))
+            .collect()
+    }
+
+    /// The index of `mfa` in the current code (`None`: no such function, or deleted).
+    pub(crate) fn position(&self, mfa: &Mfa) -> Option<usize> {
+        self.funcs
+            .iter()
+            .position(|m| m == mfa)
+            .filter(|&f| self.is_loaded(f))
+    }
+}
