@@ -47,6 +47,7 @@ run({scenario, Id, Mods, Procs, Ops}) ->
         sessions_cleanup(),
         cleanup([{M, x} || M <- Loaded], case get(pids) of undefined -> []; P -> P end),
         [erase({loaded, M}) || M <- Loaded],
+        [erase({src, M}) || {M, _} <- Mods],
         case erase(meta) of undefined -> ok; MP -> exit(MP, kill) end,
         erase(pids)
     end.
@@ -63,10 +64,27 @@ load({M, Src}) ->
     case compile:file(Src, [binary, return_errors]) of
         {ok, M, Bin} ->
             {module, M} = code:load_binary(M, Src, Bin),
-            put({loaded, M}, true);
+            put({loaded, M}, true),
+            put({src, M}, Src);
         Other ->
             error({compile, Src, Other})
     end.
+
+%% A new version of the same code (compiled again from its source), delete, purge,
+%% soft_purge (docs/scenario.md, "Code loading"); the answer as a boolean.
+code_op(load, M) ->
+    Src = get({src, M}),
+    {ok, M, Bin} = compile:file(Src, [binary, return_errors]),
+    case code:load_binary(M, Src, Bin) of
+        {module, M} -> true;
+        {error, _} -> false
+    end;
+code_op(delete, M) ->
+    code:delete(M);
+code_op(purge, M) ->
+    code:purge(M);
+code_op(soft_purge, M) ->
+    code:soft_purge(M).
 
 spawn_proc(Self, Flags) ->
     P = spawn(fun ?MODULE:proc_loop/0),
@@ -154,6 +172,8 @@ op(Id, I, {trace_flags, Proc, How, Flags}, Pids) ->
     obs(Id, I, ["\"trace_flags\":", integer_to_list(N)]);
 op(_Id, _I, nop, _Pids) ->
     ok;
+op(Id, I, {code, Kind, M}, _Pids) ->
+    obs(Id, I, ["\"code\":", atom_to_list(code_op(Kind, M))]);
 op(Id, I, Op, Pids) ->
     session_op(Id, I, Op, Pids).
 

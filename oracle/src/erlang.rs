@@ -396,6 +396,8 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             // integer, with a caller, and return_to messages are read.
             Feature::ProcessFlag(p) if p == "arity" || p == "return_to" => false,
             Feature::Caller => false,
+            // code:load_binary/3, code:delete/1, code:purge/1, code:soft_purge/1.
+            Feature::CodeLoading => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"
@@ -598,6 +600,7 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
         }
         LOp::ScheduleOut(_) | LOp::ScheduleIn(_) => "nop".into(),
         LOp::SessionCreate(_) | LOp::SessionDestroy(_) => crate::sessions::erl_session_op(sc, op),
+        LOp::Code(kind, m) => format!("{{code, {}, '{m}'}}", kind.name()),
     }
 }
 
@@ -743,6 +746,18 @@ pub fn run_ours(
     let mut orc = SpecOracle::boxed(sc.funcs.clone());
     let a = match run::run(sc, eng.as_mut()) {
         Ok(a) => a,
+        // Code loading is in the sequential oracle only (spec/src/code.rs): ERTS is then
+        // compared with the oracle alone.
+        Err(run::RunError::Unsupported { feature, .. })
+            if with_oracle && feature == crate::scenario::Feature::CodeLoading =>
+        {
+            return run::run(sc, orc.as_mut()).map_err(|e| match e {
+                run::RunError::Unsupported { feature, .. } => {
+                    Verdict::SkippedFeature(feature.to_string())
+                }
+                e => Verdict::Error(e.to_string()),
+            });
+        }
         Err(run::RunError::Unsupported { feature, .. }) => {
             return Err(Verdict::SkippedFeature(feature.to_string()))
         }

@@ -29,6 +29,8 @@ pub enum What {
     TraceInfo(InfoObs),
     /// `erlang:trace/3`'s result: the number of processes changed.
     TraceFlags(Value),
+    /// The boolean answer of `load` (`{module, M}`), `delete`, `purge` or `soft_purge`.
+    Code(Value),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

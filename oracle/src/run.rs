@@ -80,6 +80,7 @@ pub fn runner_supports(feature: &Feature) -> bool {
                 | Feature::MatchSpec
                 | Feature::GlobalMatchSpec
                 | Feature::MetaTrace
+                | Feature::CodeLoading
         )
         || matches!(feature, Feature::ProcessFlag(f) if f == "arity" || f == "return_to")
         || *feature == Feature::Caller
@@ -368,6 +369,12 @@ impl Exec<'_> {
                 self.wake(*process);
                 let mut last = None;
                 for _ in 0..*times {
+                    if !self.engine.is_loaded(*f) {
+                        // A deleted module (spec/src/code.rs CL3): `error:undef` before any
+                        // entry, caught by the driver's `try`; nothing unwinds.
+                        last = Some(Outcome::Raise(Val::Atom("undef".into())));
+                        continue;
+                    }
                     // The driver calls `M:F(Args)`: remote, through the export entry.
                     let o = self.exec(*process, *f, args.clone(), 0, true)?;
                     if let Outcome::Raise(r) = &o {
@@ -456,6 +463,10 @@ impl Exec<'_> {
             // the driver turns these ops into nops.
             LOp::ScheduleOut(p) => self.rest(*p),
             LOp::ScheduleIn(_) => {}
+            LOp::Code(kind, module) => {
+                let r = self.engine.code_op(*kind, module);
+                self.push(What::Code(Value::Bool(r)));
+            }
             LOp::SessionCreate(s) => {
                 if let Err(message) = self.sessions.create(self.sc, self.engine, *s) {
                     return Err(RunError::Fault {
@@ -627,6 +638,20 @@ impl Exec<'_> {
                         one(a).map_err(|m| self.limit(m))?.map(|v| vec![v])
                     }
                     LStep::Allocate(_) | LStep::Advance(_) => Ok(vec![]),
+                };
+                // A remote call into a deleted module raises `error:undef` here, before any
+                // entry (spec/src/code.rs CL3), as an argument that fails does.
+                let value = match (s, value) {
+                    (
+                        LStep::Call {
+                            f: g, remote: true, ..
+                        }
+                        | LStep::TailCall {
+                            f: g, remote: true, ..
+                        },
+                        Ok(_),
+                    ) if !self.engine.is_loaded(*g) => Err(Val::Atom("undef".into())),
+                    (_, v) => v,
                 };
                 let a = match value {
                     Ok(a) => a,

@@ -4,6 +4,7 @@
 //! and types) or the JSON path (contradictions), and maps to exit code 2.
 
 use bpspec_reference::{Mfa, Pattern};
+pub use bpspec_spec::code::CodeOp;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -129,6 +130,14 @@ pub enum Op {
     ScheduleIn(String),
     SessionCreate(String),
     SessionDestroy(String),
+    /// `code:load_binary/3` of a new version of the module (the same code).
+    Load(String),
+    /// `code:delete/1`.
+    Delete(String),
+    /// `code:purge/1`.
+    Purge(String),
+    /// `code:soft_purge/1`.
+    SoftPurge(String),
 }
 
 fn legacy() -> String {
@@ -200,6 +209,8 @@ pub enum Feature {
     MetaMatchSpec,
     /// The match-spec action `{message, {caller}}`: call messages carry the caller.
     Caller,
+    /// The ops `load`, `delete`, `purge` and `soft_purge` (spec/src/code.rs).
+    CodeLoading,
 }
 
 impl Feature {
@@ -228,6 +239,7 @@ impl fmt::Display for Feature {
             Feature::GlobalMatchSpec => write!(f, "match specs on global breakpoints"),
             Feature::MetaMatchSpec => write!(f, "match specs on meta breakpoints"),
             Feature::Caller => write!(f, "the match-spec action {{message, {{caller}}}}"),
+            Feature::CodeLoading => write!(f, "code loading (load, delete, purge, soft_purge)"),
         }
     }
 }
@@ -461,6 +473,8 @@ pub enum LOp {
     ScheduleIn(usize),
     SessionCreate(u32),
     SessionDestroy(u32),
+    /// load, delete, purge or soft_purge of a module (spec/src/code.rs).
+    Code(CodeOp, String),
 }
 
 /// The largest `allocate` / `advance` of one step: with the runner's call limit the logical
@@ -1424,6 +1438,20 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 } else {
                     LOp::SessionDestroy(s as u32)
                 }
+            }
+            Op::Load(m) | Op::Delete(m) | Op::Purge(m) | Op::SoftPurge(m) => {
+                let kind = match op {
+                    Op::Load(_) => CodeOp::Load,
+                    Op::Delete(_) => CodeOp::Delete,
+                    Op::Purge(_) => CodeOp::Purge,
+                    _ => CodeOp::SoftPurge,
+                };
+                let p = format!("{op_path}.{}", kind.name());
+                if !sc.modules.iter().any(|d| d.name == *m) {
+                    return v.err(p, format!("no module named {m:?} in $.modules"));
+                }
+                feature(Feature::CodeLoading, p);
+                LOp::Code(kind, m.clone())
             }
         };
         ops.push(lop);

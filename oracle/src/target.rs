@@ -164,6 +164,21 @@ pub trait BreakpointEngine {
     fn callers(&mut self, _f: FuncId, _pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
         vec![None; sessions.len()]
     }
+
+    // ---- code loading (`Feature::CodeLoading`; spec/src/code.rs). Called only if `supports`
+    // says yes. Our engine (`RefEngine`) has no code loading behind this trait yet.
+
+    /// `code:load_binary/3` (a new version of the same code), `code:delete/1`, `code:purge/1`
+    /// or `code:soft_purge/1` of `module`: its answer as a boolean (`load`: `{module, M}`).
+    /// A load or delete removes every breakpoint of the module's functions in every session
+    /// (local, global, meta, counters, call_time/call_memory rows, match specs).
+    fn code_op(&mut self, _op: crate::scenario::CodeOp, _module: &str) -> bool {
+        panic!("{}: code loading is not supported", self.name())
+    }
+    /// Does `f`'s module have a current version (false after `delete` until the next load)?
+    fn is_loaded(&mut self, _f: FuncId) -> bool {
+        true
+    }
 }
 
 /// For an engine with local + call_count only: the flags of `spec`, checked as the engines
@@ -396,8 +411,9 @@ impl BreakpointEngine for RefEngine {
         self.engine.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        // Our engine has everything the runner drives.
-        crate::run::runner_supports(feature)
+        // Our engine has everything the runner drives, except code loading (docs/scenario.md,
+        // "Code loading": the sequential oracle alone gives its semantics).
+        crate::run::runner_supports(feature) && *feature != Feature::CodeLoading
     }
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
         self.meta_take()
@@ -525,7 +541,14 @@ impl BreakpointEngine for SpecOracle {
             || *feature == Feature::MetaTrace
             || matches!(feature, Feature::ProcessFlag(f) if f == "arity" || f == "return_to")
             || *feature == Feature::Caller
+            || *feature == Feature::CodeLoading
             || crate::sessions::sessions_feature(feature)
+    }
+    fn code_op(&mut self, op: crate::scenario::CodeOp, module: &str) -> bool {
+        self.0.code_op(op, module)
+    }
+    fn is_loaded(&mut self, f: FuncId) -> bool {
+        self.0.is_loaded(f)
     }
     fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
         self.0.set_return_to(pid, call_traced, sessions)

@@ -17,7 +17,7 @@
 //! - CL3 (delete): the current version becomes old with its breakpoints cleared, as in CL1; the
 //!   module's functions then do not exist for `trace_pattern` (not matched) or `trace_info`
 //!   (`undefined`), and a remote call raises `error:undef`. `false` (nothing changes) when the
-//!   module already has an old version or has no current one.
+//!   module already has an old version; `true` (nothing changes) when it has neither version.
 //! - CL4 (purge): removes the old version; answers `true` only if it killed a process
 //!   running there. Scenario processes wait in the driver between calls, never in module code,
 //!   so here it always answers `false`.
@@ -94,12 +94,14 @@ impl Oracle {
                 true
             }
             CodeOp::Delete => {
-                if v.old || !v.current {
+                if v.old {
                     return false;
                 }
-                v.old = true;
-                v.current = false;
-                self.code.unloaded.extend(fs.iter().copied());
+                if v.current {
+                    v.old = true;
+                    v.current = false;
+                    self.code.unloaded.extend(fs.iter().copied());
+                }
                 true
             }
             CodeOp::Purge => {

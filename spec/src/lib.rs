@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 /// call_time and call_memory: counters, processes, the logical clock.
 pub mod timem;
 
+/// Code loading in scenarios: load, delete, purge, soft_purge of a module.
+pub mod code;
 /// How a process enters a function ([`Oracle::enter`]).
 pub mod entry;
 /// return_trace / exception_trace frames.
@@ -23,8 +25,6 @@ pub mod global;
 pub mod load;
 /// Meta trace: `{meta, Pid}`.
 pub mod meta;
-/// Code loading in scenarios: load, delete, purge, soft_purge of a module.
-pub mod code;
 
 pub use entry::Entry;
 
