@@ -11,6 +11,7 @@ use bpspec_reference::{
     PatternError, PatternOp, Proc, Process, Qsbr, Scheduler, SessionId, Term, TraceFlags,
     TraceSpec,
 };
+use bpspec_spec::code::CodeMutant;
 /// How the runner enters a function (`BreakpointEngine::enter`): the sequential oracle's.
 pub use bpspec_spec::Entry;
 use bpspec_spec::Oracle;
@@ -634,6 +635,10 @@ pub enum Wrong {
     /// `{message, {caller}}` always names the harness ("top"), not the function the call
     /// returns to; not in [`Wrong::ALL`]: caught by `caller_message.json`.
     CallerAlwaysTop,
+    /// A `load` keeps the module's breakpoints on the new version (spec/src/code.rs CL1).
+    LoadKeepsBreakpoints,
+    /// A `delete` leaves the module's functions defined and callable (code.rs CL3).
+    DeleteKeepsFunctions,
 }
 
 impl Wrong {
@@ -664,6 +669,8 @@ impl Wrong {
     pub const SESSIONS: [Wrong; 2] = [Wrong::SessionInfoLeak, Wrong::DestroyClearsOthers];
     /// The meta trace mutants (caught by `oracle/corpus/meta_untraced_process.json`).
     pub const META: [Wrong; 1] = [Wrong::MetaOnlyCallTraced];
+    /// The code-loading mutants (caught by the corpus's code_*.json: oracle/tests/corpus.rs).
+    pub const CODE: [Wrong; 2] = [Wrong::LoadKeepsBreakpoints, Wrong::DeleteKeepsFunctions];
 }
 
 pub struct WrongOracle {
@@ -684,6 +691,11 @@ impl WrongOracle {
         let mut o = Oracle::new(funcs.clone());
         if wrong == Wrong::TailCallReusesReturnFrame {
             o.mutant_reuse_trace_frame();
+        }
+        match wrong {
+            Wrong::LoadKeepsBreakpoints => o.mutant_code(CodeMutant::LoadKeepsBreakpoints),
+            Wrong::DeleteKeepsFunctions => o.mutant_code(CodeMutant::DeleteKeepsFunctions),
+            _ => {}
         }
         WrongOracle {
             inner: SpecOracle(o),
@@ -724,6 +736,12 @@ impl BreakpointEngine for WrongOracle {
     });
     fn supports(&self, feature: &Feature) -> bool {
         self.inner.supports(feature)
+    }
+    fn code_op(&mut self, op: crate::scenario::CodeOp, module: &str) -> bool {
+        self.inner.code_op(op, module)
+    }
+    fn is_loaded(&mut self, f: FuncId) -> bool {
+        self.inner.is_loaded(f)
     }
     fn name(&self) -> String {
         format!("wrong oracle ({:?})", self.wrong)

@@ -60,12 +60,23 @@ struct Versions {
     old: bool,
 }
 
+/// Deliberately wrong code loading, for the checks that must catch it
+/// (`Wrong::LoadKeepsBreakpoints`, `Wrong::DeleteKeepsFunctions` in oracle/src/target.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodeMutant {
+    /// A load leaves the breakpoints in place (the new version inherits the old one's).
+    LoadKeepsBreakpoints,
+    /// A delete leaves the functions defined and callable (only the breakpoints go).
+    DeleteKeepsFunctions,
+}
+
 /// The modules' versions. A module not in the map has only its first, current version.
 #[derive(Clone, Debug, Default)]
 pub struct CodeTable {
     modules: BTreeMap<String, Versions>,
     /// Functions whose module has no current version (deleted).
     unloaded: BTreeSet<usize>,
+    mutant: Option<CodeMutant>,
 }
 
 impl Oracle {
@@ -100,7 +111,9 @@ impl Oracle {
                 if v.current {
                     v.old = true;
                     v.current = false;
-                    self.code.unloaded.extend(fs.iter().copied());
+                    if self.code.mutant != Some(CodeMutant::DeleteKeepsFunctions) {
+                        self.code.unloaded.extend(fs.iter().copied());
+                    }
                 }
                 true
             }
@@ -113,10 +126,16 @@ impl Oracle {
                 true
             }
         };
-        if matches!(op, CodeOp::Load | CodeOp::Delete) {
+        let keep = op == CodeOp::Load && self.code.mutant == Some(CodeMutant::LoadKeepsBreakpoints);
+        if matches!(op, CodeOp::Load | CodeOp::Delete) && !keep {
             self.clear_module_break(&fs);
         }
         answer
+    }
+
+    /// Make code loading wrong in the way `m` says (a mutant oracle).
+    pub fn mutant_code(&mut self, m: CodeMutant) {
+        self.code.mutant = Some(m);
     }
 
     /// ERTS's `erts_clear_module_break` and `erts_clear_all_export_break` on the functions
