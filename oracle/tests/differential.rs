@@ -129,6 +129,52 @@ fn extras_on(erl: &Erl) {
     );
 }
 
+/// The same draws with the generator's `code`: load, delete, purge and soft_purge ops between
+/// the others (docs/scenario.md, "Code loading"). The engine has no code loading, so ERTS is
+/// compared with the sequential oracle on them; ERTS also catches the two code-loading mutants
+/// of the oracle on 150 of them. `code_loading_on_otp_root` runs the same on the OTP root.
+#[test]
+fn random_scenarios_with_code_loading_agree_with_erts() {
+    code_loading_on(&erl());
+}
+
+/// [`random_scenarios_with_code_loading_agree_with_erts`] on the OTP root (`BPSPEC_OTP_ROOT`).
+/// Skipped, and says so, when the variable is unset.
+#[test]
+fn code_loading_on_otp_root() {
+    let Some(erl) = common::otp_root() else {
+        return;
+    };
+    code_loading_on(&erl);
+}
+
+fn code_loading_on(erl: &Erl) {
+    use bpspec_oracle::scenario::Feature;
+    let cfg = GenConfig {
+        code: true,
+        ..GenConfig::default()
+    };
+    let s = random_on(erl, cfg);
+    assert!(s.ok(), "{s}");
+    let (_, scs) = draws(cfg);
+    let with = scs
+        .iter()
+        .filter(|l| l.features.contains_key(&Feature::CodeLoading))
+        .count();
+    eprintln!(
+        "code sample (seed 25): {with} of {} with code loading",
+        scs.len()
+    );
+    assert!(
+        with * 4 >= scs.len(),
+        "too few scenarios with code loading: {with} of {}",
+        scs.len()
+    );
+    for w in Wrong::CODE {
+        caught(erl, &scs, w);
+    }
+}
+
 /// The random scenarios, `BPSPEC_DIFF_CASES` (default 300) from `BPSPEC_DIFF_SEED` (default 25),
 /// on `erl`; every one must agree. `cfg.call_memory` adds call_memory (OTP 26+).
 fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {

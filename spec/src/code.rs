@@ -11,9 +11,11 @@
 //!   cleared too: a call-traced process still in the old version sends no call messages for
 //!   its local calls there. A new version is not traced by earlier patterns: only a later
 //!   `trace_pattern` (which matches the current version only) traces it.
-//! - CL2 (load over old code): `code:load_binary/3` first purges the module's old version
-//!   (the code server does; a process in it would be killed), so it always answers
-//!   `{module, M}`.
+//! - CL2 (load over old code): `code:load_binary/3` always answers `{module, M}`. With a
+//!   current version, the module's old version is purged first (the code server does; a
+//!   process in it would be killed) and the current one becomes old; after a delete (no current
+//!   version) the old version stays old, so a `delete` right after answers `false` (found by
+//!   the differential run, `GenConfig::code`, seed 25 #261, OTP 25).
 //! - CL3 (delete): the current version becomes old with its breakpoints cleared, as in CL1; the
 //!   module's functions then do not exist for `trace_pattern` (not matched) or `trace_info`
 //!   (`undefined`), and a remote call raises `error:undef`. `false` (nothing changes) when the
@@ -96,8 +98,9 @@ impl Oracle {
             });
         let answer = match op {
             CodeOp::Load => {
-                // CL2: the old version is purged first; CL1: the current one becomes old.
-                v.old = v.current;
+                // CL2: with a current version, the old one is purged first and the current one
+                // becomes old (CL1); without one (deleted), the old version stays.
+                v.old |= v.current;
                 v.current = true;
                 for f in &fs {
                     self.code.unloaded.remove(f);
