@@ -77,9 +77,14 @@ impl Oracle {
                     self.exports.global.insert((f, session), self.seq);
                 }
             }
-            // Global excludes local: every local flag of the session goes, on every match.
+            // Global excludes local: every local flag of the session goes, on every match, and
+            // in the legacy session meta trace too (`erts_clear_all_breaks`; OTP 25 answers
+            // `{meta, false}` after it, as the engine does).
             for &f in &matched {
                 self.nodes.remove(&(f, session));
+            }
+            if session == 0 {
+                self.clear_meta(&matched);
             }
         }
         exps.len()

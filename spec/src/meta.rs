@@ -37,7 +37,7 @@ impl Oracle {
         }
     }
 
-    /// Code loading clears meta trace of `fs` (code.rs CL1, CL3).
+    /// Code loading (code.rs CL1, CL3) and a global pattern (global.rs) clear meta trace of `fs`.
     pub(crate) fn clear_meta(&mut self, fs: &[usize]) {
         self.meta.tracer.retain(|f, _| !fs.contains(f));
     }
