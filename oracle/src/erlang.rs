@@ -397,6 +397,7 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             Feature::ProcessFlag(p) if p == "arity" || p == "return_to" => false,
             Feature::Caller => false,
             // code:load_binary/3, code:delete/1, code:purge/1, code:soft_purge/1.
+            // (with receive functions and the resume op: bpspec_driver.erl's call_wait.)
             Feature::CodeLoading => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
@@ -437,9 +438,15 @@ pub fn module_source(sc: &Loaded, m: &str) -> String {
             )
             .expect("string");
         }
+        // A receive function waits for the driver's `bpspec_resume` (a `resume` op).
+        let (pre, post) = if c.receive {
+            ("receive bpspec_resume ->\n    ", "\n    end")
+        } else {
+            ("", "")
+        };
         writeln!(
             s,
-            "'{}'({}) ->\n    {}.",
+            "'{}'({}) ->\n    {pre}{}{post}.",
             f.name,
             params.join(", "),
             body(sc, m, c, &c.body)
@@ -575,14 +582,21 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
         } => {
             let mfa = &sc.funcs[*f];
             let a: Vec<String> = args.iter().map(Val::erl).collect();
+            // A receive function: the driver waits until the process waits in it.
+            let tag = if sc.code[*f].receive {
+                "call_wait"
+            } else {
+                "call"
+            };
             format!(
-                "{{call, '{}', '{}', '{}', [{}], {times}}}",
+                "{{{tag}, '{}', '{}', '{}', [{}], {times}}}",
                 sc.processes[*process],
                 mfa.module,
                 mfa.name,
                 a.join(", ")
             )
         }
+        LOp::Resume(p) => format!("{{resume, '{}'}}", sc.processes[*p]),
         LOp::TraceInfo { mfa, item, .. } => {
             format!(
                 "{{trace_info, {{'{}', '{}', {}}}, {item}}}",

@@ -285,6 +285,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 base_arg: None,
                 base_match: None,
                 body,
+                receive: false,
             });
             decl.push((mname.clone(), name, d.arity, exported));
         }

@@ -180,6 +180,21 @@ pub trait BreakpointEngine {
     fn is_loaded(&mut self, _f: FuncId) -> bool {
         true
     }
+    /// Process `pid` entered `f` (a receive function) and waits there, in `f`'s module's
+    /// current version. Its stack stays as the entry left it.
+    fn wait_in(&mut self, _pid: u64, _f: FuncId) {
+        panic!("{}: code loading is not supported", self.name())
+    }
+    /// The waiting process `pid` goes on: `Some(true)` if its version is old now (its body
+    /// then runs with `Entry::old` for local calls), `Some(false)` if current, `None` if a
+    /// purge killed it.
+    fn resume(&mut self, _pid: u64) -> Option<bool> {
+        panic!("{}: code loading is not supported", self.name())
+    }
+    /// Was `pid` killed by a purge of the version it waited in?
+    fn killed(&self, _pid: u64) -> bool {
+        false
+    }
 }
 
 /// For an engine with local + call_count only: the flags of `spec`, checked as the engines
@@ -551,6 +566,15 @@ impl BreakpointEngine for SpecOracle {
     fn is_loaded(&mut self, f: FuncId) -> bool {
         self.0.is_loaded(f)
     }
+    fn wait_in(&mut self, pid: u64, f: FuncId) {
+        self.0.wait_in(pid, f)
+    }
+    fn resume(&mut self, pid: u64) -> Option<bool> {
+        self.0.resume(pid)
+    }
+    fn killed(&self, pid: u64) -> bool {
+        self.0.killed(pid)
+    }
     fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
         self.0.set_return_to(pid, call_traced, sessions)
     }
@@ -639,6 +663,8 @@ pub enum Wrong {
     LoadKeepsBreakpoints,
     /// A `delete` leaves the module's functions defined and callable (code.rs CL3).
     DeleteKeepsFunctions,
+    /// A process resumed in an old version runs the current one (code.rs CL6).
+    OldCodeIsCurrent,
 }
 
 impl Wrong {
@@ -670,7 +696,11 @@ impl Wrong {
     /// The meta trace mutants (caught by `oracle/corpus/meta_untraced_process.json`).
     pub const META: [Wrong; 1] = [Wrong::MetaOnlyCallTraced];
     /// The code-loading mutants (caught by the corpus's code_*.json: oracle/tests/corpus.rs).
-    pub const CODE: [Wrong; 2] = [Wrong::LoadKeepsBreakpoints, Wrong::DeleteKeepsFunctions];
+    pub const CODE: [Wrong; 3] = [
+        Wrong::LoadKeepsBreakpoints,
+        Wrong::DeleteKeepsFunctions,
+        Wrong::OldCodeIsCurrent,
+    ];
 }
 
 pub struct WrongOracle {
@@ -695,6 +725,7 @@ impl WrongOracle {
         match wrong {
             Wrong::LoadKeepsBreakpoints => o.mutant_code(CodeMutant::LoadKeepsBreakpoints),
             Wrong::DeleteKeepsFunctions => o.mutant_code(CodeMutant::DeleteKeepsFunctions),
+            Wrong::OldCodeIsCurrent => o.mutant_code(CodeMutant::OldCodeIsCurrent),
             _ => {}
         }
         WrongOracle {
@@ -742,6 +773,15 @@ impl BreakpointEngine for WrongOracle {
     }
     fn is_loaded(&mut self, f: FuncId) -> bool {
         self.inner.is_loaded(f)
+    }
+    fn wait_in(&mut self, pid: u64, f: FuncId) {
+        self.inner.wait_in(pid, f)
+    }
+    fn resume(&mut self, pid: u64) -> Option<bool> {
+        self.inner.resume(pid)
+    }
+    fn killed(&self, pid: u64) -> bool {
+        self.inner.killed(pid)
     }
     fn name(&self) -> String {
         format!("wrong oracle ({:?})", self.wrong)

@@ -67,9 +67,9 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     // Both run global trace (global_vs_local; the sequential oracle since spec/src/global.rs),
     // the local return/exception trace scenarios, return_to, {caller} and sessions;
     // global_match_spec and return_to_global_sends_none need global match specs, which only
-    // the engine has; the six code_*.json need code loading, which only the oracle has.
+    // the engine has; the nine code_*.json need code loading, which only the oracle has.
     for (f, unsup) in [
-        (&RefEngine::boxed as &dyn Fn(_) -> _, 6),
+        (&RefEngine::boxed as &dyn Fn(_) -> _, 9),
         (&SpecOracle::boxed, 2),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));

@@ -411,6 +411,12 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
     let v = serde_json::to_value(&l.scenario).unwrap();
     let mut used = std::collections::BTreeSet::new();
     keys(&v, &mut used, &[]);
+    // Receive functions go without match specs and call_time: a scenario of their own.
+    let waits = r#"{"name": "w", "modules": [{"name": "m", "functions": [{"name": "w", "exported": true, "receive": true, "body": []}]}],
+      "processes": [{"name": "p"}], "ops": [{"call": {"process": "p", "mfa": "m:w/0", "args": []}}, {"resume": "p"}],
+      "expect": [{"op": 0, "waiting": true}, {"op": 1, "return": "ok"}]}"#;
+    let w = load("waits.json", waits).unwrap_or_else(|e| panic!("{e}"));
+    keys(&serde_json::to_value(&w.scenario).unwrap(), &mut used, &[]);
     // Process trace maps are keyed by session name, not by schema keys.
     used.remove("legacy");
     for k in &used {

@@ -21,10 +21,14 @@
 //!   (`undefined`), and a remote call raises `error:undef`. `false` (nothing changes) when the
 //!   module already has an old version; `true` (nothing changes) when it has neither version.
 //! - CL4 (purge): removes the old version; answers `true` only if it killed a process
-//!   running there. Scenario processes wait in the driver between calls, never in module code,
-//!   so here it always answers `false`.
+//!   running there (CL6).
 //! - CL5 (soft_purge): removes the old version unless a process runs there (then `false`);
 //!   `true` otherwise, also without old code.
+//! - CL6 (processes in old code): a process waiting in a `receive` of a function stays in the
+//!   version it entered. Resumed after a load or delete, its local calls run the old version,
+//!   which has no breakpoints (no call message, no count, no meta); its remote calls run the
+//!   current version (or raise `undef` after a delete). A purge of its version (`purge`, or a
+//!   `load` over a current version) kills it: its frames go without returning, no message.
 
 use crate::Oracle;
 use bpspec_reference::{Mfa, Pattern};
@@ -55,11 +59,14 @@ impl CodeOp {
     }
 }
 
-/// Which versions of a module exist: a current one (loaded, not deleted) and an old one.
+/// Which versions of a module exist: a current one (loaded, not deleted) and an old one, by
+/// their load number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Versions {
-    current: bool,
-    old: bool,
+    current: Option<u64>,
+    old: Option<u64>,
+    /// Load number of the newest version.
+    loads: u64,
 }
 
 /// Deliberately wrong code loading, for the checks that must catch it
@@ -70,6 +77,9 @@ pub enum CodeMutant {
     LoadKeepsBreakpoints,
     /// A delete leaves the functions defined and callable (only the breakpoints go).
     DeleteKeepsFunctions,
+    /// A process resumed in an old version runs the current one (its local calls hit the
+    /// current breakpoints).
+    OldCodeIsCurrent,
 }
 
 /// The modules' versions. A module not in the map has only its first, current version.
@@ -79,53 +89,95 @@ pub struct CodeTable {
     /// Functions whose module has no current version (deleted).
     unloaded: BTreeSet<usize>,
     mutant: Option<CodeMutant>,
+    /// Processes waiting in a `receive` of a function: pid -> (module, version).
+    waiting: BTreeMap<u64, (String, u64)>,
+    /// Processes killed by a purge of the version they waited in.
+    killed: BTreeSet<u64>,
 }
 
 impl Oracle {
+    fn versions(&mut self, module: &str) -> &mut Versions {
+        self.code
+            .modules
+            .entry(module.to_string())
+            .or_insert(Versions {
+                current: Some(0),
+                old: None,
+                loads: 0,
+            })
+    }
+
+    /// Remove `module`'s old version: kills the processes waiting in it (CL4); their stacks
+    /// go without returning (no trace message, no charge). Returns whether it killed any.
+    fn purge_old(&mut self, module: &str) -> bool {
+        let Some(old) = self.versions(module).old.take() else {
+            return false;
+        };
+        let dead: Vec<u64> = self
+            .code
+            .waiting
+            .iter()
+            .filter(|(_, (m, v))| m == module && *v == old)
+            .map(|(&pid, _)| pid)
+            .collect();
+        for pid in &dead {
+            self.code.waiting.remove(pid);
+            self.code.killed.insert(*pid);
+            self.procs.remove(pid);
+        }
+        !dead.is_empty()
+    }
+
     /// Run `op` on `module`; returns what the Erlang call answers as a boolean (`load`: `true`
-    /// for `{module, M}`; the others their boolean result). CL1 to CL5 in the module docs.
+    /// for `{module, M}`; the others their boolean result). CL1 to CL6 in the module docs.
     pub fn code_op(&mut self, op: CodeOp, module: &str) -> bool {
         let fs: Vec<usize> = (0..self.funcs.len())
             .filter(|&f| self.funcs[f].module == module)
             .collect();
-        let v = self
-            .code
-            .modules
-            .entry(module.to_string())
-            .or_insert(Versions {
-                current: true,
-                old: false,
-            });
         let answer = match op {
             CodeOp::Load => {
                 // CL2: with a current version, the old one is purged first and the current one
                 // becomes old (CL1); without one (deleted), the old version stays.
-                v.old |= v.current;
-                v.current = true;
+                if self.versions(module).current.is_some() {
+                    self.purge_old(module);
+                }
+                let v = self.versions(module);
+                if v.current.is_some() {
+                    v.old = v.current;
+                }
+                v.loads += 1;
+                v.current = Some(v.loads);
                 for f in &fs {
                     self.code.unloaded.remove(f);
                 }
                 true
             }
             CodeOp::Delete => {
-                if v.old {
+                let v = self.versions(module);
+                if v.old.is_some() {
                     return false;
                 }
-                if v.current {
-                    v.old = true;
-                    v.current = false;
+                if v.current.is_some() {
+                    v.old = v.current.take();
                     if self.code.mutant != Some(CodeMutant::DeleteKeepsFunctions) {
                         self.code.unloaded.extend(fs.iter().copied());
                     }
                 }
                 true
             }
-            CodeOp::Purge => {
-                v.old = false;
-                false
-            }
+            CodeOp::Purge => self.purge_old(module),
             CodeOp::SoftPurge => {
-                v.old = false;
+                let old = self.versions(module).old;
+                if old.is_some()
+                    && self
+                        .code
+                        .waiting
+                        .values()
+                        .any(|(m, v)| m == module && Some(*v) == old)
+                {
+                    return false;
+                }
+                self.versions(module).old = None;
                 true
             }
         };
@@ -134,6 +186,31 @@ impl Oracle {
             self.clear_module_break(&fs);
         }
         answer
+    }
+
+    /// Process `pid` waits in a `receive` of `f` (its entry was made): it is in `f`'s module's
+    /// current version now (CL6).
+    pub fn wait_in(&mut self, pid: u64, f: usize) {
+        let module = self.funcs[f].module.clone();
+        let v = self
+            .versions(&module)
+            .current
+            .expect("a process enters only a current version");
+        self.code.waiting.insert(pid, (module, v));
+    }
+
+    /// Process `pid` gets its message and goes on: `Some(true)` if its version is old now (a
+    /// load or delete came since it entered), `Some(false)` if still current, `None` if a
+    /// purge killed it (CL6).
+    pub fn resume(&mut self, pid: u64) -> Option<bool> {
+        let (module, v) = self.code.waiting.remove(&pid)?;
+        let old = self.versions(&module).current != Some(v);
+        Some(old && self.code.mutant != Some(CodeMutant::OldCodeIsCurrent))
+    }
+
+    /// Was `pid` killed by a purge?
+    pub fn killed(&self, pid: u64) -> bool {
+        self.code.killed.contains(&pid)
     }
 
     /// Make code loading wrong in the way `m` says (a mutant oracle).
