@@ -449,6 +449,7 @@ impl Exec<'_> {
                 on,
                 flags,
             } => {
+                self.check_alive(*process)?;
                 let session = &self.sessions.id(*session);
                 let before = self.return_to[*process];
                 for (flag, bits) in [
