@@ -41,7 +41,7 @@ CHECK_SHUTTLE_ITERS?= 50000
 ORACLE_CHECK_CASES ?= 4096
 ORACLE_CHECK_DIFF  ?= 3000
 
-.PHONY: test check check-build build-loom build-shuttle build-checked bin report bench perf-doc rate fmt clean-results test-parts check-parts book \
+.PHONY: test check check-build build-loom build-shuttle build-checked bin report bench perf-doc scale-doc rate fmt clean-results test-parts check-parts book \
 	test-std test-oracle test-oracle-root test-loom test-shuttle test-spec-batch \
 	loom shuttle spec-check check-seqtrace oracle-check oracle-check-root \
 	torture-test torture-check erts-torture
@@ -168,6 +168,18 @@ bench:
 perf-doc:
 	BPSPEC_BENCH_RESULTS=docs/results $(CARGO) bench -p bpspec-reference
 	$(CARGO) run --release -q -p bpspec -- rate --out docs/results/perf-rate.tsv
+	BPSPEC_BLESS=1 $(CARGO) test -p bpspec --test docs
+
+# How the cost of checking grows (docs/perf.md, "How the cost grows"): the spec's states and
+# time against schedulers, functions and sessions (`bpspec scale`), and loom's executions
+# against its preemption bound (models/tests/loom_scale.rs, an ignored generator test).
+scale-doc:
+	$(CARGO) run --release -q -p bpspec -- scale --out docs/results/perf-scale.tsv
+	rm -rf target/scale && mkdir -p target/scale
+	BPSPEC_SCALE_RESULTS=$(CURDIR)/target/scale RUSTFLAGS="$(LOOM_FLAGS)" $(CARGO) test -q -p bpspec-models \
+	  $(CHECKED) --target-dir target/loom --test loom_scale -- --ignored --nocapture
+	{ echo "# written by models/tests/loom_scale.rs (make scale-doc), $$(date -u '+%Y-%m-%d %H:%M UTC'), load average $$(cut -d' ' -f1-3 /proc/loadavg) at the end; do not edit."; \
+	  cat target/scale/loom-scale.tsv; } > docs/results/loom-scale.tsv
 	BPSPEC_BLESS=1 $(CARGO) test -p bpspec --test docs
 
 # The spec's checking rate next to a two-phase-commit model, in one run (docs/perf.md).

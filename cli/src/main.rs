@@ -11,6 +11,7 @@
 //! bpspec part ...       run one part of make check and record its row (cli/src/part.rs)
 //! bpspec shard i/N      keep the lines of stdin that belong to shard i of N (cli/src/shard.rs)
 //! bpspec rate           the spec's checking rate next to a 2PC model (cli/src/rate.rs)
+//! bpspec scale          states and time against schedulers, functions, sessions (cli/src/scale.rs)
 //! bpspec torture ...    the engine torture on real threads (cli/src/torture.rs)
 //! ```
 //! Exit codes: 0 all verdicts as expected; 1 some verdict differs from its expectation (a
@@ -27,6 +28,7 @@ mod oracle;
 mod part;
 mod rate;
 mod report;
+mod scale;
 mod shard;
 mod torture;
 
@@ -59,6 +61,8 @@ enum Cmd {
     Shard(shard::Args),
     /// The spec's checking rate side by side with a two-phase-commit model (docs/perf.md).
     Rate(rate::Args),
+    /// States and time of the spec against schedulers, functions and sessions (docs/perf.md).
+    Scale(scale::Args),
     /// The engine torture on real scheduler threads under pattern churn (docs/torture.md).
     Torture(torture::Args),
 }
@@ -141,6 +145,7 @@ fn main() -> ExitCode {
         Cmd::Part(a) => part::main(&a),
         Cmd::Shard(a) => shard::main(&a),
         Cmd::Rate(a) => rate::main(&a),
+        Cmd::Scale(a) => scale::main(&a),
         Cmd::Torture(a) => torture::run(&a),
     }
 }

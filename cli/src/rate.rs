@@ -224,7 +224,7 @@ pub fn main(a: &Args) -> ExitCode {
 }
 
 /// `n` with a comma every three digits, as the book's tables print counts.
-fn thousands(n: usize) -> String {
+pub(crate) fn thousands(n: usize) -> String {
     let d = n.to_string();
     let mut out = String::new();
     for (i, c) in d.chars().enumerate() {
@@ -237,7 +237,7 @@ fn thousands(n: usize) -> String {
 }
 
 /// The first three fields of /proc/loadavg, or `unknown`.
-fn loadavg() -> String {
+pub(crate) fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())

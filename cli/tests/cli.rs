@@ -81,6 +81,39 @@ fn mutants_lists_every_mutant() {
 }
 
 #[test]
+fn scale_writes_its_result_table_and_refuses_bad_input() {
+    let (_, err) = exits(2, &["scale", "--max-secs", "0"]);
+    assert_has(&err, &["--max-secs and --threads must be positive"]);
+    let d = fresh_dir("cli", "scale");
+    let out = d.join("perf-scale.tsv");
+    // One second per instance: each axis runs until its first instance over the limit.
+    exits(
+        0,
+        &["scale", "--max-secs", "1", "--out", out.to_str().unwrap()],
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(rows[0].starts_with("axis\tschedulers>"), "{text}");
+    for axis in [
+        "schedulers\t1\t1\t1\t1,682\t763\t",
+        "functions\t2\t1\t1\t",
+        "sessions\t2\t1\t1\t",
+    ] {
+        assert!(text.contains(axis), "no row {axis:?}: {text}");
+    }
+    // An axis goes on only after an instance that finished.
+    for w in rows[1..].windows(2) {
+        let axis = |r: &str| r.split('\t').next().unwrap().to_string();
+        if axis(w[0]) == axis(w[1]) {
+            assert!(
+                w[0].ends_with("\tyes"),
+                "an axis went on after a stop: {text}"
+            );
+        }
+    }
+}
+
+#[test]
 fn rate_writes_its_result_table_and_refuses_bad_input() {
     let (_, err) = exits(2, &["rate", "--rms", "0"]);
     assert_has(&err, &["--rms must be 1..=12"]);

@@ -47,6 +47,7 @@ run({scenario, Id, Mods, Procs, Ops}) ->
         sessions_cleanup(),
         cleanup([{M, x} || M <- Loaded], case get(pids) of undefined -> []; P -> P end),
         [erase({loaded, M}) || M <- Loaded],
+        [erase({src, M}) || {M, _} <- Mods],
         case erase(meta) of undefined -> ok; MP -> exit(MP, kill) end,
         erase(pids)
     end.
@@ -63,10 +64,27 @@ load({M, Src}) ->
     case compile:file(Src, [binary, return_errors]) of
         {ok, M, Bin} ->
             {module, M} = code:load_binary(M, Src, Bin),
-            put({loaded, M}, true);
+            put({loaded, M}, true),
+            put({src, M}, Src);
         Other ->
             error({compile, Src, Other})
     end.
+
+%% A new version of the same code (compiled again from its source), delete, purge,
+%% soft_purge (docs/scenario.md, "Code loading"); the answer as a boolean.
+code_op(load, M) ->
+    Src = get({src, M}),
+    {ok, M, Bin} = compile:file(Src, [binary, return_errors]),
+    case code:load_binary(M, Src, Bin) of
+        {module, M} -> true;
+        {error, _} -> false
+    end;
+code_op(delete, M) ->
+    code:delete(M);
+code_op(purge, M) ->
+    code:purge(M);
+code_op(soft_purge, M) ->
+    code:soft_purge(M).
 
 spawn_proc(Self, Flags) ->
     P = spawn(fun ?MODULE:proc_loop/0),
@@ -132,18 +150,19 @@ op(Id, I, {call, Proc, M, F, Args, Times}, Pids) ->
     Pid = proplists:get_value(Proc, Pids),
     Pid ! {call, self(), M, F, Args, Times},
     R = receive {result, Pid, Res} -> Res after ?TIMEOUT -> error({timeout, call, M, F, Args}) end,
-    scheduled_out(Pid, 100000),
-    Ref = erlang:trace_delivered(Pid),
-    receive {trace_delivered, Pid, Ref} -> ok after ?TIMEOUT -> error(trace_delivered_timeout) end,
-    case get(ts) of
-        true -> session_traces(Id, I, Pids);
-        _ -> traces(Id, I, Pids)
-    end,
-    meta_traces(Id, I, Pids),
-    case R of
-        {return, V} -> obs(Id, I, ["\"return\":", term_json(V)]);
-        {raise, E} -> obs(Id, I, ["\"raise\":", term_json(E)])
-    end;
+    end_call(Id, I, Pid, R, Pids);
+%% A function with receive: the process waits in it (docs/scenario.md, "Code loading") until a
+%% resume op sends bpspec_resume; its result comes then.
+op(Id, I, {call_wait, Proc, M, F, Args, 1}, Pids) ->
+    Pid = proplists:get_value(Proc, Pids),
+    Pid ! {call, self(), M, F, Args, 1},
+    waiting_in(Pid, {M, F, length(Args)}, 10000),
+    end_call(Id, I, Pid, waiting, Pids);
+op(Id, I, {resume, Proc}, Pids) ->
+    Pid = proplists:get_value(Proc, Pids),
+    Pid ! bpspec_resume,
+    R = receive {result, Pid, Res} -> Res after ?TIMEOUT -> error({timeout, resume, Proc}) end,
+    end_call(Id, I, Pid, R, Pids);
 op(Id, I, {trace_info, MFA, Item}, Pids) ->
     {Item, V} = erlang:trace_info(MFA, Item),
     obs(Id, I, ["\"trace_info\":{\"item\":", str(Item), ",\"value\":", info_value(Item, V, Pids), "}"]);
@@ -154,8 +173,37 @@ op(Id, I, {trace_flags, Proc, How, Flags}, Pids) ->
     obs(Id, I, ["\"trace_flags\":", integer_to_list(N)]);
 op(_Id, _I, nop, _Pids) ->
     ok;
+op(Id, I, {code, Kind, M}, _Pids) ->
+    obs(Id, I, ["\"code\":", atom_to_list(code_op(Kind, M))]);
 op(Id, I, Op, Pids) ->
     session_op(Id, I, Op, Pids).
+
+%% The end of a call (or resume) op: wait until the process waits in receive again (scheduled
+%% out), then its trace messages, meta messages and result (or `waiting`: it waits inside a
+%% receive function).
+end_call(Id, I, Pid, R, Pids) ->
+    scheduled_out(Pid, 100000),
+    Ref = erlang:trace_delivered(Pid),
+    receive {trace_delivered, Pid, Ref} -> ok after ?TIMEOUT -> error(trace_delivered_timeout) end,
+    case get(ts) of
+        true -> session_traces(Id, I, Pids);
+        _ -> traces(Id, I, Pids)
+    end,
+    meta_traces(Id, I, Pids),
+    case R of
+        {return, V} -> obs(Id, I, ["\"return\":", term_json(V)]);
+        {raise, E} -> obs(Id, I, ["\"raise\":", term_json(E)]);
+        waiting -> obs(Id, I, ["\"waiting\":true"])
+    end.
+
+%% Wait until Pid waits in receive inside MFA (polled, at most N times 1 ms).
+waiting_in(Pid, MFA, 0) ->
+    error({timeout, waiting_in, Pid, MFA});
+waiting_in(Pid, MFA, N) ->
+    case erlang:process_info(Pid, [status, current_function]) of
+        [{status, waiting}, {current_function, MFA}] -> ok;
+        _ -> timer:sleep(1), waiting_in(Pid, MFA, N - 1)
+    end.
 
 %% Wait until the process waits in receive, i.e. it has been scheduled out (which charges the
 %% pending call_time/call_memory of the function it is charged to): bpspec's runner schedules a

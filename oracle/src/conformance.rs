@@ -298,6 +298,7 @@ pub fn compare_ops(a: Factory, b: Factory, ops: &[ConfOp]) -> Result<(), String>
                     let how = Entry {
                         tail: *tail,
                         remote,
+                        old: false,
                     };
                     let enter = |e: &mut Box<dyn BreakpointEngine>| e.enter(*f, *pid, *traced, how);
                     (

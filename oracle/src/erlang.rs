@@ -396,6 +396,9 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             // integer, with a caller, and return_to messages are read.
             Feature::ProcessFlag(p) if p == "arity" || p == "return_to" => false,
             Feature::Caller => false,
+            // code:load_binary/3, code:delete/1, code:purge/1, code:soft_purge/1.
+            // (with receive functions and the resume op: bpspec_driver.erl's call_wait.)
+            Feature::CodeLoading => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"
@@ -435,9 +438,15 @@ pub fn module_source(sc: &Loaded, m: &str) -> String {
             )
             .expect("string");
         }
+        // A receive function waits for the driver's `bpspec_resume` (a `resume` op).
+        let (pre, post) = if c.receive {
+            ("receive bpspec_resume ->\n    ", "\n    end")
+        } else {
+            ("", "")
+        };
         writeln!(
             s,
-            "'{}'({}) ->\n    {}.",
+            "'{}'({}) ->\n    {pre}{}{post}.",
             f.name,
             params.join(", "),
             body(sc, m, c, &c.body)
@@ -573,14 +582,21 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
         } => {
             let mfa = &sc.funcs[*f];
             let a: Vec<String> = args.iter().map(Val::erl).collect();
+            // A receive function: the driver waits until the process waits in it.
+            let tag = if sc.code[*f].receive {
+                "call_wait"
+            } else {
+                "call"
+            };
             format!(
-                "{{call, '{}', '{}', '{}', [{}], {times}}}",
+                "{{{tag}, '{}', '{}', '{}', [{}], {times}}}",
                 sc.processes[*process],
                 mfa.module,
                 mfa.name,
                 a.join(", ")
             )
         }
+        LOp::Resume(p) => format!("{{resume, '{}'}}", sc.processes[*p]),
         LOp::TraceInfo { mfa, item, .. } => {
             format!(
                 "{{trace_info, {{'{}', '{}', {}}}, {item}}}",
@@ -598,6 +614,7 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
         }
         LOp::ScheduleOut(_) | LOp::ScheduleIn(_) => "nop".into(),
         LOp::SessionCreate(_) | LOp::SessionDestroy(_) => crate::sessions::erl_session_op(sc, op),
+        LOp::Code(kind, m) => format!("{{code, {}, '{m}'}}", kind.name()),
     }
 }
 
@@ -743,6 +760,18 @@ pub fn run_ours(
     let mut orc = SpecOracle::boxed(sc.funcs.clone());
     let a = match run::run(sc, eng.as_mut()) {
         Ok(a) => a,
+        // Code loading is in the sequential oracle only (spec/src/code.rs): ERTS is then
+        // compared with the oracle alone.
+        Err(run::RunError::Unsupported { feature, .. })
+            if with_oracle && feature == crate::scenario::Feature::CodeLoading =>
+        {
+            return run::run(sc, orc.as_mut()).map_err(|e| match e {
+                run::RunError::Unsupported { feature, .. } => {
+                    Verdict::SkippedFeature(feature.to_string())
+                }
+                e => Verdict::Error(e.to_string()),
+            });
+        }
         Err(run::RunError::Unsupported { feature, .. }) => {
             return Err(Verdict::SkippedFeature(feature.to_string()))
         }

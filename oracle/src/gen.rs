@@ -52,6 +52,10 @@ pub struct GenConfig {
     /// `next_catch` sends return_to after an exception in fewer cases (docs/deviations.md,
     /// "return_to after an exception (OTP 25)"). On by default.
     pub return_to_with_raises: bool,
+    /// Also code loading (docs/scenario.md, "Code loading"): half of the scheduling draws
+    /// become a `load` (most), `delete`, `purge` or `soft_purge` of a module, so later calls
+    /// run on a new version or raise `undef`. Off by default (the other runs keep their draws).
+    pub code: bool,
 }
 
 impl Default for GenConfig {
@@ -67,6 +71,7 @@ impl Default for GenConfig {
             terms: false,
             extras: false,
             return_to_with_raises: true,
+            code: false,
         }
     }
 }
@@ -280,6 +285,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 base_arg: None,
                 base_match: None,
                 body,
+                receive: false,
             });
             decl.push((mname.clone(), name, d.arity, exported));
         }
@@ -339,6 +345,15 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
     let ops = ops
         .into_iter()
         .flat_map(|o| match o {
+            ODraw::Sched { p, f } if cfg.code && p % 2 == 1 => {
+                let m = format!("bpm{}", (f / 8) as usize % nmods);
+                vec![match f % 8 {
+                    0..=3 => Op::Load(m),
+                    4 | 5 => Op::Delete(m),
+                    6 => Op::Purge(m),
+                    _ => Op::SoftPurge(m),
+                }]
+            }
             ODraw::Sched { p, f } if cfg.call_time => {
                 let p = p as usize % processes.len();
                 let name = format!("p{}", p + 1);

@@ -29,6 +29,10 @@ pub enum What {
     TraceInfo(InfoObs),
     /// `erlang:trace/3`'s result: the number of processes changed.
     TraceFlags(Value),
+    /// The boolean answer of `load` (`{module, M}`), `delete`, `purge` or `soft_purge`.
+    Code(Value),
+    /// The call op's call waits in a receive function (`true`) until a `resume` op.
+    Waiting(bool),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -80,6 +80,7 @@ pub fn runner_supports(feature: &Feature) -> bool {
                 | Feature::MatchSpec
                 | Feature::GlobalMatchSpec
                 | Feature::MetaTrace
+                | Feature::CodeLoading
         )
         || matches!(feature, Feature::ProcessFlag(f) if f == "arity" || f == "return_to")
         || *feature == Feature::Caller
@@ -125,12 +126,17 @@ struct Exec<'a> {
     entries: usize,
     /// Does the scenario have match specs (so that entries push frames)?
     framed: bool,
+    /// Per process, the receive function (and its arguments) it waits in, if any.
+    waiting: Vec<Option<(usize, Vec<Val>)>>,
 }
 
 enum Outcome {
     Return(Val),
     /// `error:Reason`.
     Raise(Val),
+    /// The call op's call of a receive function entered it and waits there (a `resume` op
+    /// runs its body).
+    Wait,
 }
 
 /// Run `sc` on `engine`, under the watchdog (`bpspec_reference::watchdog::arm`: a run that
@@ -183,6 +189,7 @@ pub fn run(sc: &Loaded, engine: &mut dyn BreakpointEngine) -> Result<Vec<Observa
                 .contains_key(&Feature::ProcessFlag("return_to".into())),
         sessions: crate::sessions::SessionMap::new(sc),
         meta_pending: Vec::new(),
+        waiting: vec![None; sc.processes.len()],
     };
     for (i, op) in sc.ops.iter().enumerate() {
         ex.op = i;
@@ -365,28 +372,42 @@ impl Exec<'_> {
                 args,
                 times,
             } => {
+                self.check_alive(*process)?;
                 self.wake(*process);
                 let mut last = None;
                 for _ in 0..*times {
+                    if !self.engine.is_loaded(*f) {
+                        // A deleted module (spec/src/code.rs CL3): `error:undef` before any
+                        // entry, caught by the driver's `try`; nothing unwinds.
+                        last = Some(Outcome::Raise(Val::Atom("undef".into())));
+                        continue;
+                    }
                     // The driver calls `M:F(Args)`: remote, through the export entry.
-                    let o = self.exec(*process, *f, args.clone(), 0, true)?;
-                    if let Outcome::Raise(r) = &o {
-                        // Caught at the top (the driver's `try`): every body call unwinds.
-                        let e = Raise::error(crate::frames::val_term(r), self.raised_at + 1);
-                        let pid = *process as u64 + 1;
-                        let msgs = self.engine.raise(pid, self.traced[*process], &e);
-                        self.frame_msgs(*process, msgs);
+                    let o = self.exec(*process, *f, args.clone(), 0, true, false, false)?;
+                    self.caught_at_top(*process, &o);
+                    if let Outcome::Wait = o {
+                        // spec/src/code.rs CL6: it stays in this version of the function.
+                        self.engine.wait_in(*process as u64 + 1, *f);
+                        self.waiting[*process] = Some((*f, args.clone()));
                     }
                     last = Some(o);
                 }
-                self.rest(*process);
-                for m in std::mem::take(&mut self.meta_pending) {
-                    self.push(What::Trace(m));
-                }
-                match last.expect("times >= 1") {
-                    Outcome::Return(v) => self.push(What::Return(v.to_json())),
-                    Outcome::Raise(r) => self.push(What::Raise(r.to_json())),
-                }
+                self.end_call(*process, last.expect("times >= 1"));
+            }
+            LOp::Resume(process) => {
+                let p = *process;
+                self.check_alive(p)?;
+                let (f, args) = self.waiting[p]
+                    .take()
+                    .expect("validated: the process waits");
+                let old = self
+                    .engine
+                    .resume(p as u64 + 1)
+                    .expect("checked alive: a waiting process that was not killed");
+                self.wake(p);
+                let o = self.exec(p, f, args, 0, true, old, true)?;
+                self.caught_at_top(p, &o);
+                self.end_call(p, o);
             }
             LOp::TraceInfo { session, mfa, item } => {
                 let session = &self.sessions.id(*session);
@@ -428,6 +449,7 @@ impl Exec<'_> {
                 on,
                 flags,
             } => {
+                self.check_alive(*process)?;
                 let session = &self.sessions.id(*session);
                 let before = self.return_to[*process];
                 for (flag, bits) in [
@@ -456,6 +478,10 @@ impl Exec<'_> {
             // the driver turns these ops into nops.
             LOp::ScheduleOut(p) => self.rest(*p),
             LOp::ScheduleIn(_) => {}
+            LOp::Code(kind, module) => {
+                let r = self.engine.code_op(*kind, module);
+                self.push(What::Code(Value::Bool(r)));
+            }
             LOp::SessionCreate(s) => {
                 if let Err(message) = self.sessions.create(self.sc, self.engine, *s) {
                     return Err(RunError::Fault {
@@ -493,6 +519,41 @@ impl Exec<'_> {
         }
     }
 
+    /// A purge killed process `p` (spec/src/code.rs CL6): naming it again is a contradiction.
+    fn check_alive(&self, p: usize) -> Result<(), RunError> {
+        if self.engine.killed(p as u64 + 1) {
+            return Err(self.limit(format!(
+                "process {} was killed by a purge of the code it waited in",
+                self.sc.processes[p]
+            )));
+        }
+        Ok(())
+    }
+
+    /// An exception of a call op's call is caught at the top (the driver's `try`): every body
+    /// call unwinds.
+    fn caught_at_top(&mut self, p: usize, o: &Outcome) {
+        if let Outcome::Raise(r) = o {
+            let e = Raise::error(crate::frames::val_term(r), self.raised_at + 1);
+            let msgs = self.engine.raise(p as u64 + 1, self.traced[p], &e);
+            self.frame_msgs(p, msgs);
+        }
+    }
+
+    /// The end of a call op (or a resume): the process waits for its next call, the meta
+    /// messages, then the last call's outcome.
+    fn end_call(&mut self, p: usize, last: Outcome) {
+        self.rest(p);
+        for m in std::mem::take(&mut self.meta_pending) {
+            self.push(What::Trace(m));
+        }
+        match last {
+            Outcome::Return(v) => self.push(What::Return(v.to_json())),
+            Outcome::Raise(r) => self.push(What::Raise(r.to_json())),
+            Outcome::Wait => self.push(What::Waiting(true)),
+        }
+    }
+
     /// Process `p` gets its next call: scheduled in (its time baselines restart now).
     fn wake(&mut self, p: usize) {
         if self.idle[p] {
@@ -503,6 +564,11 @@ impl Exec<'_> {
 
     /// Process `p` calls function `f` with `args`: hit the breakpoint, then run the body.
     /// Tail calls loop here (no Rust recursion), non-tail calls recurse up to MAX_DEPTH.
+    /// `old`: the call is made in an old version of `f`'s module (a local call there, or the
+    /// resumed body of a receive function whose version was replaced): no breakpoint is hit
+    /// (spec/src/code.rs CL6). `resume`: `f` was entered already (a receive function); run its
+    /// body.
+    #[allow(clippy::too_many_arguments)]
     fn exec(
         &mut self,
         p: usize,
@@ -510,14 +576,17 @@ impl Exec<'_> {
         args: Vec<Val>,
         depth: usize,
         remote: bool,
+        old: bool,
+        resume: bool,
     ) -> Result<Outcome, RunError> {
         // The entries of this call (and its tail calls) leave the stack with it.
         let before = self.entries;
-        let r = self.exec_entries(p, f, args, depth, remote);
+        let r = self.exec_entries(p, f, args, depth, remote, old, resume);
         self.entries = before;
         r
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn exec_entries(
         &mut self,
         p: usize,
@@ -525,6 +594,8 @@ impl Exec<'_> {
         mut args: Vec<Val>,
         depth: usize,
         mut remote: bool,
+        mut old: bool,
+        mut resume: bool,
     ) -> Result<Outcome, RunError> {
         if depth > MAX_DEPTH {
             return Err(self.limit(format!("calls nest deeper than {MAX_DEPTH}")));
@@ -547,8 +618,14 @@ impl Exec<'_> {
             let how = Entry {
                 tail,
                 remote: remote && self.sc.code[f].exported,
+                old,
             };
-            let sessions = self.engine.enter(f, pid, self.traced[p], how);
+            // A resumed receive function was entered by its call op already.
+            let sessions = if resume {
+                Vec::new()
+            } else {
+                self.engine.enter(f, pid, self.traced[p], how)
+            };
             tail = true;
             // Meta messages go to their own receiver; they are observed after the call op's
             // other messages (ERTS orders messages per receiver only).
@@ -594,6 +671,11 @@ impl Exec<'_> {
                 }));
             }
             let code = &self.sc.code[f];
+            if code.receive && !resume {
+                // Only call ops call it (validated): the process waits here.
+                return Ok(Outcome::Wait);
+            }
+            resume = false;
             assert_eq!(
                 args.len(),
                 code.arity as usize,
@@ -628,6 +710,20 @@ impl Exec<'_> {
                     }
                     LStep::Allocate(_) | LStep::Advance(_) => Ok(vec![]),
                 };
+                // A remote call into a deleted module raises `error:undef` here, before any
+                // entry (spec/src/code.rs CL3), as an argument that fails does.
+                let value = match (s, value) {
+                    (
+                        LStep::Call {
+                            f: g, remote: true, ..
+                        }
+                        | LStep::TailCall {
+                            f: g, remote: true, ..
+                        },
+                        Ok(_),
+                    ) if !self.engine.is_loaded(*g) => Err(Val::Atom("undef".into())),
+                    (_, v) => v,
+                };
                 let a = match value {
                     Ok(a) => a,
                     // `catch g(Args)` catches the arguments' exception too: nothing was
@@ -648,7 +744,7 @@ impl Exec<'_> {
                     } => {
                         for _ in 0..*times {
                             if let Outcome::Raise(r) =
-                                self.exec(p, *g, a.clone(), depth + 1, *rem)?
+                                self.exec(p, *g, a.clone(), depth + 1, *rem, old && !*rem, false)?
                             {
                                 if !*catch {
                                     return Ok(Outcome::Raise(r));
@@ -690,6 +786,8 @@ impl Exec<'_> {
                     f = g;
                     args = a;
                     remote = r;
+                    // A local tail call stays in the version it is made in.
+                    old = old && !r;
                 }
                 None => {
                     let ok = Val::Atom("ok".into());

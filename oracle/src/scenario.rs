@@ -4,6 +4,7 @@
 //! and types) or the JSON path (contradictions), and maps to exit code 2.
 
 use bpspec_reference::{Mfa, Pattern};
+pub use bpspec_spec::code::CodeOp;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -77,6 +78,11 @@ pub struct Function {
     /// Runs otherwise (always, without `base`).
     #[serde(default)]
     pub body: Vec<Step>,
+    /// The body runs after a `receive`: a call op leaves the process waiting in the function
+    /// until a `resume` op (docs/scenario.md, "Code loading"). Exported, without `base`, and
+    /// called by call ops only.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub receive: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -129,6 +135,16 @@ pub enum Op {
     ScheduleIn(String),
     SessionCreate(String),
     SessionDestroy(String),
+    /// `code:load_binary/3` of a new version of the module (the same code).
+    Load(String),
+    /// `code:delete/1`.
+    Delete(String),
+    /// `code:purge/1`.
+    Purge(String),
+    /// `code:soft_purge/1`.
+    SoftPurge(String),
+    /// The process waiting in a `receive` function gets its message and goes on.
+    Resume(String),
 }
 
 fn legacy() -> String {
@@ -200,6 +216,8 @@ pub enum Feature {
     MetaMatchSpec,
     /// The match-spec action `{message, {caller}}`: call messages carry the caller.
     Caller,
+    /// The ops `load`, `delete`, `purge` and `soft_purge` (spec/src/code.rs).
+    CodeLoading,
 }
 
 impl Feature {
@@ -228,6 +246,7 @@ impl fmt::Display for Feature {
             Feature::GlobalMatchSpec => write!(f, "match specs on global breakpoints"),
             Feature::MetaMatchSpec => write!(f, "match specs on meta breakpoints"),
             Feature::Caller => write!(f, "the match-spec action {{message, {{caller}}}}"),
+            Feature::CodeLoading => write!(f, "code loading (load, delete, purge, soft_purge)"),
         }
     }
 }
@@ -409,6 +428,8 @@ pub struct Code {
     pub base_match: Val,
     pub base: Option<Vec<LStep>>,
     pub body: Vec<LStep>,
+    /// The body runs after a `receive` (the process waits there for a `resume` op).
+    pub receive: bool,
 }
 
 /// What `trace_pattern`'s second argument says.
@@ -461,6 +482,10 @@ pub enum LOp {
     ScheduleIn(usize),
     SessionCreate(u32),
     SessionDestroy(u32),
+    /// load, delete, purge or soft_purge of a module (spec/src/code.rs).
+    Code(CodeOp, String),
+    /// The process waiting in a `receive` function goes on (spec/src/code.rs CL6).
+    Resume(usize),
 }
 
 /// The largest `allocate` / `advance` of one step: with the runner's call limit the logical
@@ -912,6 +937,15 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 None => None,
             };
             let body = steps(&f.body, format!("{fp}.body"))?;
+            if f.receive {
+                if !f.exported || f.base.is_some() {
+                    return v.err(
+                        format!("{fp}.receive"),
+                        "a function with receive must be exported and have no base (call ops call it)",
+                    );
+                }
+                feature(Feature::CodeLoading, format!("{fp}.receive"));
+            }
             dcode.push(Code {
                 arity: f.arity,
                 exported: f.exported,
@@ -919,7 +953,24 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 base_match,
                 base,
                 body,
+                receive: f.receive,
             });
+        }
+    }
+    // A process waits in a receive function only as the call op's own call (the runner and the
+    // driver resume it there): no step calls one.
+    for (i, c) in dcode.iter().enumerate() {
+        for (key, steps) in [("base", c.base.as_deref()), ("body", Some(&c.body[..]))] {
+            for s in steps.into_iter().flatten() {
+                if let LStep::Call { f, .. } | LStep::TailCall { f, .. } = s {
+                    if dcode[*f].receive {
+                        return v.err(
+                            format!("{}.{key}", declared[i].1),
+                            format!("{} has receive: only call ops may call it", declared[*f].0),
+                        );
+                    }
+                }
+            }
         }
     }
     // Which functions can return? The compiler's type analysis knows that a local call to a
@@ -1119,6 +1170,7 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 base_match: Val::Int(0),
                 base: None,
                 body: vec![LStep::Return(Arg::Atom("module_info".into()))],
+                receive: false,
             });
         }
     }
@@ -1189,6 +1241,8 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
     alive[0] = true;
     let mut created = vec![false; sessions.len()];
     let mut out_now = vec![false; processes.len()];
+    // Processes waiting in a receive function (until a resume op).
+    let mut waiting = vec![false; processes.len()];
     let mut ops = Vec::new();
     for (oi, op) in sc.ops.iter().enumerate() {
         let op_path = format!("$.ops[{oi}]");
@@ -1331,6 +1385,24 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                     args.push(literal(&v, a, &format!("{p}.args[{ai}]"), 0)?);
                 }
                 let times = v.times(format!("{p}.times"), c.times)?;
+                if waiting[process] {
+                    return v.err(
+                        format!("{p}.process"),
+                        format!(
+                            "process {} waits in a receive here (resume it first)",
+                            c.process
+                        ),
+                    );
+                }
+                if code[f].receive {
+                    if times != 1 {
+                        return v.err(
+                            format!("{p}.times"),
+                            "a call of a receive function waits: times must be 1",
+                        );
+                    }
+                    waiting[process] = true;
+                }
                 LOp::Call {
                     process,
                     f,
@@ -1425,8 +1497,59 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                     LOp::SessionDestroy(s as u32)
                 }
             }
+            Op::Resume(n) => {
+                let p = format!("{op_path}.resume");
+                let process = proc_ix(n, p.clone())?;
+                if !waiting[process] {
+                    return v.err(p, format!("process {n} does not wait in a receive here"));
+                }
+                if out_now[process] {
+                    return v.err(p, format!("process {n} is scheduled out here"));
+                }
+                waiting[process] = false;
+                feature(Feature::CodeLoading, p);
+                LOp::Resume(process)
+            }
+            Op::Load(m) | Op::Delete(m) | Op::Purge(m) | Op::SoftPurge(m) => {
+                let kind = match op {
+                    Op::Load(_) => CodeOp::Load,
+                    Op::Delete(_) => CodeOp::Delete,
+                    Op::Purge(_) => CodeOp::Purge,
+                    _ => CodeOp::SoftPurge,
+                };
+                let p = format!("{op_path}.{}", kind.name());
+                if !sc.modules.iter().any(|d| d.name == *m) {
+                    return v.err(p, format!("no module named {m:?} in $.modules"));
+                }
+                feature(Feature::CodeLoading, p);
+                LOp::Code(kind, m.clone())
+            }
         };
         ops.push(lop);
+    }
+    // Processes in old code with frames or time on their stack are not modelled yet (the
+    // frames would have to know the version they were pushed in).
+    if let Some(path) = sc.modules.iter().enumerate().find_map(|(mi, m)| {
+        m.functions
+            .iter()
+            .position(|f| f.receive)
+            .map(|fi| format!("$.modules[{mi}].functions[{fi}].receive"))
+    }) {
+        if let Some(f) = features.keys().find(|f| {
+            matches!(
+                f,
+                Feature::CallTime
+                    | Feature::CallMemory
+                    | Feature::MatchSpec
+                    | Feature::GlobalMatchSpec
+                    | Feature::Caller
+            ) || **f == Feature::ProcessFlag("return_to".into())
+        }) {
+            return v.err(
+                path,
+                format!("receive together with {f} is not supported yet"),
+            );
+        }
     }
     if let Some(m) = sc.max_otp {
         let min = features

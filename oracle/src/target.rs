@@ -11,6 +11,7 @@ use bpspec_reference::{
     PatternError, PatternOp, Proc, Process, Qsbr, Scheduler, SessionId, Term, TraceFlags,
     TraceSpec,
 };
+use bpspec_spec::code::CodeMutant;
 /// How the runner enters a function (`BreakpointEngine::enter`): the sequential oracle's.
 pub use bpspec_spec::Entry;
 use bpspec_spec::Oracle;
@@ -163,6 +164,36 @@ pub trait BreakpointEngine {
     /// (`Some(TOP)` for the harness), else `None`.
     fn callers(&mut self, _f: FuncId, _pid: u64, sessions: &[SessionId]) -> Vec<Option<FuncId>> {
         vec![None; sessions.len()]
+    }
+
+    // ---- code loading (`Feature::CodeLoading`; spec/src/code.rs). Called only if `supports`
+    // says yes. Our engine (`RefEngine`) has no code loading behind this trait yet.
+
+    /// `code:load_binary/3` (a new version of the same code), `code:delete/1`, `code:purge/1`
+    /// or `code:soft_purge/1` of `module`: its answer as a boolean (`load`: `{module, M}`).
+    /// A load or delete removes every breakpoint of the module's functions in every session
+    /// (local, global, meta, counters, call_time/call_memory rows, match specs).
+    fn code_op(&mut self, _op: crate::scenario::CodeOp, _module: &str) -> bool {
+        panic!("{}: code loading is not supported", self.name())
+    }
+    /// Does `f`'s module have a current version (false after `delete` until the next load)?
+    fn is_loaded(&mut self, _f: FuncId) -> bool {
+        true
+    }
+    /// Process `pid` entered `f` (a receive function) and waits there, in `f`'s module's
+    /// current version. Its stack stays as the entry left it.
+    fn wait_in(&mut self, _pid: u64, _f: FuncId) {
+        panic!("{}: code loading is not supported", self.name())
+    }
+    /// The waiting process `pid` goes on: `Some(true)` if its version is old now (its body
+    /// then runs with `Entry::old` for local calls), `Some(false)` if current, `None` if a
+    /// purge killed it.
+    fn resume(&mut self, _pid: u64) -> Option<bool> {
+        panic!("{}: code loading is not supported", self.name())
+    }
+    /// Was `pid` killed by a purge of the version it waited in?
+    fn killed(&self, _pid: u64) -> bool {
+        false
     }
 }
 
@@ -396,8 +427,9 @@ impl BreakpointEngine for RefEngine {
         self.engine.trace_info(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        // Our engine has everything the runner drives.
-        crate::run::runner_supports(feature)
+        // Our engine has everything the runner drives, except code loading (docs/scenario.md,
+        // "Code loading": the sequential oracle alone gives its semantics).
+        crate::run::runner_supports(feature) && *feature != Feature::CodeLoading
     }
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
         self.meta_take()
@@ -525,7 +557,23 @@ impl BreakpointEngine for SpecOracle {
             || *feature == Feature::MetaTrace
             || matches!(feature, Feature::ProcessFlag(f) if f == "arity" || f == "return_to")
             || *feature == Feature::Caller
+            || *feature == Feature::CodeLoading
             || crate::sessions::sessions_feature(feature)
+    }
+    fn code_op(&mut self, op: crate::scenario::CodeOp, module: &str) -> bool {
+        self.0.code_op(op, module)
+    }
+    fn is_loaded(&mut self, f: FuncId) -> bool {
+        self.0.is_loaded(f)
+    }
+    fn wait_in(&mut self, pid: u64, f: FuncId) {
+        self.0.wait_in(pid, f)
+    }
+    fn resume(&mut self, pid: u64) -> Option<bool> {
+        self.0.resume(pid)
+    }
+    fn killed(&self, pid: u64) -> bool {
+        self.0.killed(pid)
     }
     fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
         self.0.set_return_to(pid, call_traced, sessions)
@@ -611,6 +659,12 @@ pub enum Wrong {
     /// `{message, {caller}}` always names the harness ("top"), not the function the call
     /// returns to; not in [`Wrong::ALL`]: caught by `caller_message.json`.
     CallerAlwaysTop,
+    /// A `load` keeps the module's breakpoints on the new version (spec/src/code.rs CL1).
+    LoadKeepsBreakpoints,
+    /// A `delete` leaves the module's functions defined and callable (code.rs CL3).
+    DeleteKeepsFunctions,
+    /// A process resumed in an old version runs the current one (code.rs CL6).
+    OldCodeIsCurrent,
 }
 
 impl Wrong {
@@ -641,6 +695,12 @@ impl Wrong {
     pub const SESSIONS: [Wrong; 2] = [Wrong::SessionInfoLeak, Wrong::DestroyClearsOthers];
     /// The meta trace mutants (caught by `oracle/corpus/meta_untraced_process.json`).
     pub const META: [Wrong; 1] = [Wrong::MetaOnlyCallTraced];
+    /// The code-loading mutants (caught by the corpus's code_*.json: oracle/tests/corpus.rs).
+    pub const CODE: [Wrong; 3] = [
+        Wrong::LoadKeepsBreakpoints,
+        Wrong::DeleteKeepsFunctions,
+        Wrong::OldCodeIsCurrent,
+    ];
 }
 
 pub struct WrongOracle {
@@ -661,6 +721,12 @@ impl WrongOracle {
         let mut o = Oracle::new(funcs.clone());
         if wrong == Wrong::TailCallReusesReturnFrame {
             o.mutant_reuse_trace_frame();
+        }
+        match wrong {
+            Wrong::LoadKeepsBreakpoints => o.mutant_code(CodeMutant::LoadKeepsBreakpoints),
+            Wrong::DeleteKeepsFunctions => o.mutant_code(CodeMutant::DeleteKeepsFunctions),
+            Wrong::OldCodeIsCurrent => o.mutant_code(CodeMutant::OldCodeIsCurrent),
+            _ => {}
         }
         WrongOracle {
             inner: SpecOracle(o),
@@ -701,6 +767,21 @@ impl BreakpointEngine for WrongOracle {
     });
     fn supports(&self, feature: &Feature) -> bool {
         self.inner.supports(feature)
+    }
+    fn code_op(&mut self, op: crate::scenario::CodeOp, module: &str) -> bool {
+        self.inner.code_op(op, module)
+    }
+    fn is_loaded(&mut self, f: FuncId) -> bool {
+        self.inner.is_loaded(f)
+    }
+    fn wait_in(&mut self, pid: u64, f: FuncId) {
+        self.inner.wait_in(pid, f)
+    }
+    fn resume(&mut self, pid: u64) -> Option<bool> {
+        self.inner.resume(pid)
+    }
+    fn killed(&self, pid: u64) -> bool {
+        self.inner.killed(pid)
     }
     fn name(&self) -> String {
         format!("wrong oracle ({:?})", self.wrong)

@@ -67,9 +67,9 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     // Both run global trace (global_vs_local; the sequential oracle since spec/src/global.rs),
     // the local return/exception trace scenarios, return_to, {caller} and sessions;
     // global_match_spec and return_to_global_sends_none need global match specs, which only
-    // the engine has.
+    // the engine has; the nine code_*.json need code loading, which only the oracle has.
     for (f, unsup) in [
-        (&RefEngine::boxed as &dyn Fn(_) -> _, 0),
+        (&RefEngine::boxed as &dyn Fn(_) -> _, 9),
         (&SpecOracle::boxed, 2),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
@@ -84,7 +84,8 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     let caught = Wrong::ALL
         .into_iter()
         .filter(|&w| w != Wrong::SessionOrderReversed)
-        .chain(Wrong::RETURN_TO);
+        .chain(Wrong::RETURN_TO)
+        .chain(Wrong::CODE);
     for w in caught {
         let f = WrongOracle::factory(w);
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong oracle");

@@ -129,6 +129,59 @@ fn extras_on(erl: &Erl) {
     );
 }
 
+/// The same draws with the generator's `code`: load, delete, purge and soft_purge ops between
+/// the others (docs/scenario.md, "Code loading"), on the OTP on PATH and, when
+/// `BPSPEC_OTP_ROOT` is set, on the OTP root (the name has `otp_root`, so make's
+/// oracle-check-root part runs it). The engine has no code loading, so ERTS is compared with
+/// the sequential oracle on them; ERTS also catches the two code-loading mutants of the oracle
+/// on 150 of them.
+#[test]
+fn code_loading_agrees_with_erts_and_the_otp_root() {
+    code_loading_on(&erl());
+    if let Some(erl) = common::otp_root() {
+        code_loading_on(&erl);
+    }
+}
+
+fn code_loading_on(erl: &Erl) {
+    use bpspec_oracle::scenario::Feature;
+    let cfg = GenConfig {
+        code: true,
+        ..GenConfig::default()
+    };
+    let s = random_on(erl, cfg);
+    assert!(s.ok(), "{s}");
+    let (_, scs) = draws(cfg);
+    let with = scs
+        .iter()
+        .filter(|l| l.features.contains_key(&Feature::CodeLoading))
+        .count();
+    eprintln!(
+        "code sample (seed 25): {with} of {} with code loading",
+        scs.len()
+    );
+    assert!(
+        with * 4 >= scs.len(),
+        "too few scenarios with code loading: {with} of {}",
+        scs.len()
+    );
+    // The generator draws no receive functions: the old-code mutant is checked on the corpus's
+    // code_*.json.
+    let code_corpus: Vec<Loaded> = corpus()
+        .into_iter()
+        .filter(|(f, _)| f.contains("/code_"))
+        .map(|(_, l)| l)
+        .collect();
+    for w in Wrong::CODE {
+        let on = if w == Wrong::OldCodeIsCurrent {
+            &code_corpus
+        } else {
+            &scs
+        };
+        caught(erl, on, w);
+    }
+}
+
 /// The random scenarios, `BPSPEC_DIFF_CASES` (default 300) from `BPSPEC_DIFF_SEED` (default 25),
 /// on `erl`; every one must agree. `cfg.call_memory` adds call_memory (OTP 26+).
 fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {

@@ -7,6 +7,9 @@
 pub struct Entry {
     pub tail: bool,
     pub remote: bool,
+    /// A local call made in an old version of a module (code.rs CL6): the old version has no
+    /// breakpoints, so the entry hits nothing; the process's stack grows as for any entry.
+    pub old: bool,
 }
 
 impl Entry {
@@ -20,6 +23,7 @@ impl Entry {
         Entry {
             tail,
             remote: false,
+            old: false,
         }
     }
     /// The same entry, through the export entry.

@@ -187,7 +187,7 @@ impl Oracle {
         ms: &MatchSpec,
     ) {
         if op != PatternOp::False {
-            for f in pat.matching(&self.funcs) {
+            for f in self.matching(pat) {
                 if self.nodes.get(&(f, session)).is_some_and(|n| n.local) {
                     self.frames.ms.insert((f, session), ms.clone());
                 }

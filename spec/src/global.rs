@@ -60,7 +60,7 @@ impl Oracle {
     /// `trace_pattern` with `global` alone (the flags were checked by
     /// [`Oracle::trace_pattern`]): the number of matched exports.
     pub(crate) fn pattern_global(&mut self, session: u32, pat: &Pattern, op: PatternOp) -> usize {
-        let matched = pat.matching(&self.funcs);
+        let matched = self.matching(pat);
         let exps: Vec<usize> = matched
             .iter()
             .copied()
@@ -77,12 +77,23 @@ impl Oracle {
                     self.exports.global.insert((f, session), self.seq);
                 }
             }
-            // Global excludes local: every local flag of the session goes, on every match.
+            // Global excludes local: every local flag of the session goes, on every match, and
+            // in the legacy session meta trace too (`erts_clear_all_breaks`; OTP 25 answers
+            // `{meta, false}` after it, as the engine does).
             for &f in &matched {
                 self.nodes.remove(&(f, session));
             }
+            if session == 0 {
+                self.clear_meta(&matched);
+            }
         }
         exps.len()
+    }
+
+    /// Code loading clears the global trace of `fs` in every session
+    /// (`erts_clear_all_export_break`; code.rs CL1, CL3).
+    pub(crate) fn clear_export_break(&mut self, fs: &[usize]) {
+        self.exports.global.retain(|(f, _), _| !fs.contains(f));
     }
 
     /// Local excludes global: a local `trace_pattern` with `op` on `matched` (called by
@@ -129,7 +140,7 @@ impl Oracle {
 
     /// `trace_info` of a function with global trace in `session`; `None` if it has none.
     pub fn global_info(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Option<Term> {
-        let f = self.funcs.iter().position(|m| m == mfa)?;
+        let f = self.position(mfa)?;
         self.exports.global.get(&(f, session))?;
         // Local and global exclude each other: nothing else is on the function.
         Some(crate::timem::all_or_one(key, |k| match k {

@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 /// call_time and call_memory: counters, processes, the logical clock.
 pub mod timem;
 
+/// Code loading in scenarios: load, delete, purge, soft_purge of a module.
+pub mod code;
 /// How a process enters a function ([`Oracle::enter`]).
 pub mod entry;
 /// return_trace / exception_trace frames.
@@ -63,6 +65,8 @@ pub struct Oracle {
     sessions: sessions::SessionTable,
     /// Meta-traced functions and the meta tracer's messages ([`meta`]).
     meta: meta::MetaTable,
+    /// Module versions: deleted modules ([`code`]).
+    code: code::CodeTable,
 }
 
 impl Oracle {
@@ -101,7 +105,7 @@ impl Oracle {
             let n = if fl.local || fl.counters() {
                 self.pattern_local(session, pat, op, fl, false)?
             } else {
-                pat.matching(&self.funcs).len()
+                self.matching(pat).len()
             };
             self.set_meta(pat, op, tracer);
             return Ok(n);
@@ -142,7 +146,7 @@ impl Oracle {
                 "a match spec needs local or global (not only call_count/time/memory)".into(),
             ));
         }
-        let matched = pat.matching(&self.funcs);
+        let matched = self.matching(pat);
         for &f in &matched {
             let key = (f, session);
             if fl.local {
@@ -259,7 +263,7 @@ impl Oracle {
     }
 
     pub fn trace_info(&self, session: u32, mfa: &Mfa, item: InfoItem) -> InfoValue {
-        let Some(f) = self.funcs.iter().position(|m| m == mfa) else {
+        let Some(f) = self.position(mfa) else {
             return InfoValue::Undefined;
         };
         let Some(n) = self.nodes.get(&(f, session)) else {

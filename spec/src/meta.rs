@@ -28,13 +28,18 @@ impl Oracle {
         let Term::Pid(pid) = tracer.state else {
             panic!("meta tracer {tracer:?}: the oracle knows only {{tracer, Pid}}")
         };
-        for f in pat.matching(self.funcs.iter()) {
+        for f in self.matching(pat) {
             if op == PatternOp::False {
                 self.meta.tracer.remove(&f);
             } else {
                 self.meta.tracer.insert(f, pid);
             }
         }
+    }
+
+    /// Code loading (code.rs CL1, CL3) and a global pattern (global.rs) clear meta trace of `fs`.
+    pub(crate) fn clear_meta(&mut self, fs: &[usize]) {
+        self.meta.tracer.retain(|f, _| !fs.contains(f));
     }
 
     /// A hit of `f` by `pid` (any process): the meta message, if meta traced.
@@ -53,7 +58,7 @@ impl Oracle {
     /// answer without meta (timem.rs, global.rs) patched for the meta items.
     pub fn trace_info_term(&self, session: u32, mfa: &Mfa, key: InfoKey) -> Term {
         let base = self.info_without_meta(session, mfa, key);
-        let f = self.funcs.iter().position(|m| m == mfa);
+        let f = self.position(mfa);
         let tracer = f
             .and_then(|f| self.meta.tracer.get(&f))
             .filter(|_| session == 0);

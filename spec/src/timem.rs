@@ -148,8 +148,10 @@ impl Oracle {
         call_traced: u64,
         how: Entry,
     ) -> Vec<(u32, u64, usize)> {
-        self.meta_hit(f, pid);
-        let mut events = if how.remote {
+        if !how.old {
+            self.meta_hit(f, pid);
+        }
+        let mut events = if how.remote && !how.old {
             self.export_hit(f, pid, call_traced)
         } else {
             Vec::new()
@@ -163,7 +165,9 @@ impl Oracle {
             p.conts.push(cur);
         }
         p.current = Some(f);
-        events.extend(self.hit(f, pid, call_traced, true));
+        if !how.old {
+            events.extend(self.hit(f, pid, call_traced, true));
+        }
         events
     }
 
@@ -336,7 +340,7 @@ impl Oracle {
             return t;
         }
         let pair = |v: Term| Term::Tuple(vec![Term::Atom(key.atom()), v]);
-        let Some(f) = self.funcs.iter().position(|m| m == mfa) else {
+        let Some(f) = self.position(mfa) else {
             return pair(Term::Atom("undefined"));
         };
         let Some(n) = self.nodes.get(&(f, session)) else {

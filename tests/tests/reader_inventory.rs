@@ -1,13 +1,13 @@
 //! The reader inventory (docs/readers.md) is the set of call sites of the readers' API
 //! (`reference/src/protocol/readers.rs`): every function that reads breakpoint memory from a
-//! scheduler calls `readers::load_slot`, `load_next`, `active_ix`, `read_half`,
-//! `load_half_flags`, `code_ix` or `export_address` with its `Reader` class as the first
+//! scheduler calls `readers::load_slot`, `load_next`, `active_ix`, `read_half`, `code_ix` or
+//! `export_address` with its `Reader` class as the first
 //! argument. This test parses `reference/src` with `syn` and
 //! - compares the set of (file, function, class) of those calls with the table under
 //!   "## Reader call sites" in docs/readers.md, row for row;
 //! - finds every raw access to breakpoint memory outside the API module: a field access to a
 //!   slot (`gen_bp`), a chain link (`next`), the active index (`active_bp_index`), an export
-//!   entry's `addresses`, a load-engine node's `halves`, or a call of `read_half`,
+//!   entry's `addresses`, or a call of `read_half`,
 //!   `snapshot_half`, `active_ix()`, `staging_ix()`, `erts_active_code_ix`, `stager_active_ix`
 //!   (any use at all, so an alias `let s = &h.gen_bp; s.load(..)` or a `swap` counts), and
 //!   compares the set of (file, function) that make one with the stager-side table under
@@ -21,17 +21,16 @@ use syn::visit::Visit;
 /// The API module: the only place where raw accesses are the point.
 const API_FILE: &str = "reference/src/protocol/readers.rs";
 /// The API's functions; each takes the reader class first.
-const API_FNS: [&str; 7] = [
+const API_FNS: [&str; 6] = [
     "load_slot",
     "load_next",
     "active_ix",
     "read_half",
-    "load_half_flags",
     "code_ix",
     "export_address",
 ];
 /// Fields whose every use is an access to breakpoint memory.
-const RAW_FIELDS: [&str; 5] = ["gen_bp", "next", "active_bp_index", "addresses", "halves"];
+const RAW_FIELDS: [&str; 4] = ["gen_bp", "next", "active_bp_index", "addresses"];
 /// Methods whose every call reads breakpoint memory (a half, the active index, the code index).
 const RAW_METHODS: [&str; 6] = [
     "read_half",
@@ -372,7 +371,7 @@ fn raw_accesses_are_only_in_the_stager_side_functions_listed() {
     let stale: Vec<_> = listed.difference(&found.raw).collect();
     assert!(
         missing.is_empty() && stale.is_empty(),
-        "raw accesses to breakpoint memory (gen_bp, next, active_bp_index, addresses, halves, \
+        "raw accesses to breakpoint memory (gen_bp, next, active_bp_index, addresses, \
          read_half, snapshot_half, active_ix(), staging_ix(), erts_active_code_ix, \
          stager_active_ix) outside {API_FILE} and outside the stager side of docs/readers.md: \
          {missing:?}; stager-side rows that make no raw access {stale:?}"

@@ -135,10 +135,11 @@ pub fn gen_config(features: &str) -> Result<GenConfig, String> {
             "pairs",
             "terms",
             "extras",
+            "code",
         ]
         .contains(n)
         {
-            return Err(format!("unknown generator feature {n:?} (call_count, local, global, call_time, call_memory, frames, pairs, terms, extras)"));
+            return Err(format!("unknown generator feature {n:?} (call_count, local, global, call_time, call_memory, frames, pairs, terms, extras, code)"));
         }
     }
     let has = |n: &str| names.contains(&n);
@@ -150,6 +151,7 @@ pub fn gen_config(features: &str) -> Result<GenConfig, String> {
         pairs: has("pairs"),
         terms: has("terms"),
         extras: has("extras"),
+        code: has("code"),
         call_count_only: !has("local"),
         ..GenConfig::default()
     };

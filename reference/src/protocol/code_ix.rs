@@ -3,10 +3,10 @@
 //! functions with breakpoint slots, and export entries with one address per code index.
 //! Schedulers call through the export entry of the active code index.
 //!
-//! The load protocols that change this state are in `load.rs` (docs/nonblocking-load.md). This
-//! is a model of its own, beside the breakpoint engine of `engine.rs`: one module `m` with a
-//! fixed set of functions, one trace session, and the call_count flag only, so that a load can
-//! be checked against hits and a concurrent `trace_pattern` in loom and shuttle.
+//! The load protocols that change this state are in `load.rs` (docs/nonblocking-load.md): one
+//! module `m` with a fixed set of functions, whose versions' breakpoints are the breakpoint
+//! engine's own (`GenericBp` chains in each version's code area, set and removed by the engine's
+//! one W0–W4 sequence, `finisher.rs`), traced with call_count in the legacy session.
 //!
 //! ERTS has three code indices (`ERTS_NUM_CODE_IX`) so that the next staging can start before
 //! the previous commit has been seen by every scheduler; we keep two and wait for thread progress
@@ -14,16 +14,14 @@
 //! difference is only in when the next load may start, not in what a call sees.
 
 use crate::bp::Liveness;
+use crate::code::CodeArea;
 use crate::mutant::Mutant;
 use crate::ordering::Site;
 use crate::sync::Ordering::{Acquire, Release};
-use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, UnsafeCell};
+use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, UnsafeCell};
 
 /// Code indices (ERTS keeps three; see the module comment).
 pub const ERTS_NUM_CODE_IX: usize = 2;
-
-/// The call_count flag of a breakpoint half (as `flags::COUNT_ACTIVE` in `bp.rs`).
-pub const COUNT: u32 = 1;
 
 /// The instruction word of a patched function (as `code::OP_I_GENERIC_BREAKPOINT`).
 pub use crate::code::OP_I_GENERIC_BREAKPOINT;
@@ -79,33 +77,15 @@ impl Default for CodeIndex {
     }
 }
 
-/// The breakpoint of one function of one version (a one-session `GenericBp` with call_count):
-/// two halves of flags selected by the load engine's `active_bp_index`, and the counter, shared
-/// by both halves as ERTS shares `BpCount`.
-pub struct VersionBp {
-    pub id: u64,
-    /// `data[0]`, `data[1]`: the flags of each half (relaxed; written only by the stager while
-    /// no scheduler can read that half, as in `bp.rs`).
-    pub halves: [AtomicU32; 2],
-    /// `BpCount.acount` (relaxed increments, `erts_atomic_inc_nob`).
-    pub count: AtomicU64,
-    /// The original first instruction saved at install (`orig_instr`).
-    pub orig_instr: usize,
-    pub live: Liveness,
-}
-
-/// One function of a version: first instruction word and breakpoint slot (`ErtsCodeInfo`).
-pub struct VersionFunc {
-    pub instr: AtomicUsize,
-    pub gen_bp: AtomicPtr<VersionBp>,
-    pub original: usize,
-}
-
 /// One loaded version of a module (`struct erl_module_instance`): its code area.
 pub struct CodeVersion {
     /// 1, 2, ... per load.
     pub number: u32,
-    pub funcs: Vec<VersionFunc>,
+    /// The version's code area: per function its first instruction word and breakpoint slot,
+    /// the slot holding the engine's own `GenericBp` chain, so the engine's steps (stage,
+    /// install, commit, uninstall, consolidate, free) and hit path run on it as on the engine's
+    /// code area ([`crate::export::Area::Version`]).
+    pub code: CodeArea,
     /// The loaded code proper: written once by the loader before the version is published,
     /// read by every call into it (a loom cell: a call not ordered after the loader's write is a
     /// causality violation).

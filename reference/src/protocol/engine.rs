@@ -34,6 +34,11 @@ pub struct Stager {
     /// session outside this set has no export node to clear, so its trace_pattern leaves the
     /// export area alone.
     pub(crate) global_sessions: u64,
+    /// call_count totals of counters whose last half reference went away (`free.rs`
+    /// `release_count`), kept only where a caller asks for them (the load engine's count
+    /// conservation, `load.rs` `total_count`): `None` elsewhere, so the other models make no
+    /// extra load of a counter.
+    pub(crate) retired_counts: Option<u64>,
 }
 
 // SAFETY: the raw pointers are owned by the stager state and only dereferenced by the thread
@@ -138,6 +143,7 @@ impl<P: ThreadProgress> Engine<P> {
                 next_timem_id: 1,
                 live_timem: 0,
                 global_sessions: 0,
+                retired_counts: None,
             }),
             mutant: cfg.mutant,
             schedulers: cfg.schedulers,

@@ -165,8 +165,25 @@ impl<P: ThreadProgress> Engine<P> {
         code: &[FuncId],
         exps: &[usize],
     ) {
-        let staging = self.staging_ix();
+        let install = install_area.map(|a| (a, if a == Area::Code { code } else { exps }));
         let areas = [(Area::Code, code), (Area::Export, exps)];
+        self.finish_in(st, op, install, &areas, &mut || {});
+    }
+
+    /// The one W0–W4 sequence (stage has run): install in `install` (the area being set and
+    /// its matched entries), uninstall and consolidate in every entry of `areas`. `after_w2`
+    /// runs right after W2, when every hit runs the committed half (G of W2): the load engine
+    /// makes its promise for a version there (`load.rs`). `finish` runs it over the engine's
+    /// code and export areas, `load.rs` over a version's code area ([`Area::Version`]).
+    pub(crate) fn finish_in(
+        &self,
+        st: &mut crate::engine::Permission<'_>,
+        op: PatternOp,
+        install: Option<(Area, &[FuncId])>,
+        areas: &[(Area, &[FuncId])],
+        after_w2: &mut dyn FnMut(),
+    ) {
+        let staging = self.staging_ix();
         let pipeline = self.wait_plan.pipelines();
         // Pipeline: what the previous call unlinked is on the free list (and nothing else:
         // this call's consolidate has not run). The first wait of this call began after that
@@ -184,30 +201,30 @@ impl<P: ThreadProgress> Engine<P> {
                 free::free(st);
             }
         };
-        if let (true, Some(a)) = (op != PatternOp::False, install_area) {
+        if let (true, Some((a, matched))) = (op != PatternOp::False, install) {
             self.wait_unless(Mutant::SkipWaitBeforeInstall); // W0
             free_deferred(st);
-            let matched = if a == Area::Code { code } else { exps };
             self.history.record(|| Event::Install);
             install::install(self, st, a, matched);
         }
         self.wait_unless(Mutant::SkipWaitBeforeCommit); // W1
-        if op == PatternOp::False || install_area.is_none() {
+        if op == PatternOp::False || install.is_none() {
             free_deferred(st);
         }
         let reorder = mutant::is(self.mutant, Mutant::UninstallBeforeCommit);
         if reorder {
             self.history.record(|| Event::Uninstall);
-            for (a, m) in areas {
+            for &(a, m) in areas {
                 uninstall::uninstall(self, st, a, m, staging);
             }
         }
         self.history.record(|| Event::Commit);
         commit::commit(self, st);
         self.wait_unless(Mutant::SkipWaitBeforeUninstall); // W2
+        after_w2();
         if !reorder {
             self.history.record(|| Event::Uninstall);
-            for (a, m) in areas {
+            for &(a, m) in areas {
                 uninstall::uninstall(self, st, a, m, self.active_ix());
             }
         }
@@ -218,13 +235,13 @@ impl<P: ThreadProgress> Engine<P> {
         let elide_unlinking = mutant::is(self.mutant, Mutant::BatchElideUnlinking);
         let idle = self.wait_plan.elides_idle()
             && (elide_unlinking
-                || (!crate::waitplan::beyond_proof_e(self, st, &areas)
-                    && !crate::waitplan::will_unlink(self, st, &areas)));
+                || (!crate::waitplan::beyond_proof_e(self, st, areas)
+                    && !crate::waitplan::will_unlink(self, st, areas)));
         if !idle {
             self.wait_unless(Mutant::SkipWaitBeforeConsolidate); // W3
         }
         self.history.record(|| Event::Consolidate);
-        for (a, m) in areas {
+        for &(a, m) in areas {
             consolidate::consolidate(self, st, a, m);
         }
         assert!(

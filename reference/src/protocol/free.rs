@@ -41,6 +41,10 @@ pub(crate) fn free(st: &mut Permission<'_>) {
 /// Drop one half's reference to a counter; the last reference poisons it.
 pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
     if Refc::strong_count(&c) == 1 {
+        if let Some(n) = st.retired_counts.as_mut() {
+            // No scheduler reaches the counter any more (below): its count is final.
+            *n += c.acount.load(crate::sync::Ordering::Relaxed);
+        }
         // SAFETY: the last half reference went away at consolidate (after W3, or in an idle
         // sequence of the elide-idle plan after W2: proof EL5 of docs/fewer-waits.md) or when the
         // staging half that alone held it was rewritten, so no scheduler reaches the counter.

@@ -30,19 +30,31 @@
 //! (`check_process_code`, then refuse): it fails while a process is in the old version; otherwise
 //! it unlinks the version, waits for thread progress (PW: every process's return from it happens
 //! before) and frees it. Delete is a load of "no version" (the `undef` stub).
+//!
+//! The breakpoints are the breakpoint engine's own: each version's code area holds `GenericBp`
+//! chains (`code_ix.rs`), this engine holds an [`Engine`] (its permission, active index, thread
+//! progress and mutant), and every `trace_pattern` on a version, the removal of an old version's
+//! breakpoints included, is `stage.rs` followed by the finisher's one sequence
+//! (`finisher.rs::finish_in`, with its W0–W4 mutants) on that version's area
+//! ([`Area::Version`]). A call into a version runs the engine's hit path (`hit.rs::hit_in`).
+//! Lock order: this engine's permission (the module table), then the breakpoint engine's.
 
-use crate::bp::Liveness;
+use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
+use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
 use crate::code_ix::{
-    CodeIndex, CodeVersion, ExportEntry, Module, VersionBp, VersionFunc, COUNT, ERTS_NUM_CODE_IX,
-    OP_I_GENERIC_BREAKPOINT,
+    CodeIndex, CodeVersion, ExportEntry, Module, ERTS_NUM_CODE_IX, OP_I_GENERIC_BREAKPOINT,
 };
+use crate::engine::{Engine, EngineConfig, Permission};
+use crate::export::{Area, VersionArea};
+use crate::hit::{Process, Scheduler};
 use crate::mutant::{self, Mutant};
+use crate::pattern::{FlagSet, PatternOp};
 use crate::progress::ThreadProgress;
 use crate::readers::{self, Reader};
 use crate::sync::Ordering::Relaxed;
 use crate::sync::{
-    lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex,
-    RwLock, RwLockReadGuard, UnsafeCell, CHECKED,
+    lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock,
+    RwLockReadGuard, UnsafeCell, CHECKED,
 };
 
 /// Which load protocol the engine runs.
@@ -92,19 +104,15 @@ impl std::fmt::Display for LoadError {
     }
 }
 
-/// Stager-owned state (under the code modification permission).
+/// Stager-owned state of the module table (under the load engine's permission, which every
+/// operation takes before the breakpoint engine's).
 pub struct LoadStager {
     pub module: Module,
     next_version: u32,
-    next_bp_id: u64,
-    /// Counts of freed breakpoints, folded in when they are freed.
-    pub retired_count: u64,
-    /// Checked builds: freed versions and breakpoints, poisoned, never returned to the allocator.
+    /// Checked builds: freed versions, poisoned, never returned to the allocator.
     graveyard_versions: Vec<*mut CodeVersion>,
-    graveyard_bps: Vec<*mut VersionBp>,
-    /// Versions and breakpoints allocated minus freed.
+    /// Versions allocated minus freed.
     pub live_versions: u64,
-    pub live_bps: u64,
 }
 
 // SAFETY: the raw pointers are owned by the stager state and dereferenced for writing only by the
@@ -112,13 +120,15 @@ pub struct LoadStager {
 // (checked by the liveness words, loom and shuttle: models/tests/load_*.rs).
 unsafe impl Send for LoadStager {}
 
-/// The load engine: one module `m` of `functions` functions, exported.
+/// The load engine: one module `m` of `functions` functions, exported, whose versions carry the
+/// breakpoint engine's breakpoints.
 pub struct LoadEngine<P: ThreadProgress> {
     pub code_ix: CodeIndex,
     pub exports: Vec<ExportEntry>,
-    /// `erts_active_bp_index` of this engine's breakpoints (relaxed, as in `engine.rs`).
-    pub active_bp_index: AtomicU32,
-    pub progress: P,
+    /// The breakpoint engine: its permission (the stager state of the breakpoints: ids, free
+    /// list, graveyard, live counts), `erts_active_bp_index`, thread progress and the steps. Its
+    /// own code area is empty; the versions' code areas are its [`Area::Version`]s.
+    pub bp: Arc<Engine<P>>,
     permission: Mutex<LoadStager>,
     /// The stop-the-world of the blocking protocol (`erts_thr_progress_block`): an awake
     /// scheduler holds the shared side from one progress point (or wake-up) to the next, so the
@@ -141,20 +151,27 @@ pub struct CallSeen {
 }
 
 fn alloc_version(number: u32, functions: usize) -> *mut CodeVersion {
+    let funcs = (0..functions)
+        .map(|f| FuncHeader {
+            mfa: Mfa::new("m", &format!("f{f}"), 0),
+            instr: AtomicUsize::new(CodeVersion::instr_of(number, f)),
+            gen_bp: AtomicPtr::new(std::ptr::null_mut()),
+            original: CodeVersion::instr_of(number, f),
+        })
+        .collect();
     Box::into_raw(Box::new(CodeVersion {
         number,
-        funcs: (0..functions)
-            .map(|f| VersionFunc {
-                instr: AtomicUsize::new(CodeVersion::instr_of(number, f)),
-                gen_bp: AtomicPtr::new(std::ptr::null_mut()),
-                original: CodeVersion::instr_of(number, f),
-            })
-            .collect(),
+        code: CodeArea { funcs },
         body: UnsafeCell::new(CodeVersion::body_of(number)),
         promised: AtomicBool::new(false),
         in_code: AtomicU32::new(0),
         live: Liveness::new(),
     }))
+}
+
+/// The engine's name for version `ver`'s code area.
+fn area_of(ver: &CodeVersion) -> Area {
+    Area::Version(VersionArea(&ver.code))
 }
 
 impl<P: ThreadProgress> LoadEngine<P> {
@@ -172,11 +189,17 @@ impl<P: ThreadProgress> LoadEngine<P> {
             mutant.is_none() || CHECKED,
             "mutants exist only in checked builds"
         );
+        let mut bp = Engine::<P>::new(EngineConfig::simple(0, schedulers).with_mutant(mutant));
+        // Count conservation across versions: fold every counter's total in when its last half
+        // reference goes (`free.rs` `release_count`).
+        bp.permission
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .retired_counts = Some(0);
         let e = LoadEngine {
             code_ix: CodeIndex::new(),
             exports: (0..functions).map(|_| ExportEntry::new()).collect(),
-            active_bp_index: AtomicU32::new(0),
-            progress: P::new(schedulers, mutant),
+            bp: Arc::new(bp),
             permission: Mutex::new(LoadStager {
                 module: Module {
                     curr: std::ptr::null_mut(),
@@ -184,12 +207,8 @@ impl<P: ThreadProgress> LoadEngine<P> {
                     pattern: traced,
                 },
                 next_version: 1,
-                next_bp_id: 1,
-                retired_count: 0,
                 graveyard_versions: Vec::new(),
-                graveyard_bps: Vec::new(),
                 live_versions: 0,
-                live_bps: 0,
             }),
             world: RwLock::new(()),
             protocol,
@@ -204,7 +223,12 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// Build a version with the module's pattern set in both halves of every breakpoint (the
     /// version is unreachable: nothing to stage in steps). With `patterns == false` the
     /// breakpoints are left for later (the commit-before-breakpoints mutant).
-    fn build_version(&self, st: &mut LoadStager, patterns: bool) -> *mut CodeVersion {
+    fn build_version(
+        &self,
+        st: &mut LoadStager,
+        bst: &mut Permission<'_>,
+        patterns: bool,
+    ) -> *mut CodeVersion {
         let number = st.next_version;
         st.next_version += 1;
         let v = alloc_version(number, self.functions);
@@ -213,71 +237,74 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let ver = unsafe { &*v };
         if st.module.pattern {
             if patterns {
-                self.set_version_breakpoints(st, ver);
+                self.set_version_breakpoints(bst, ver);
             }
             ver.promised.store(true, Relaxed);
         }
         v
     }
 
-    /// Set call_count on every function of `ver`, both halves, and patch the instructions.
-    fn set_version_breakpoints(&self, st: &mut LoadStager, ver: &CodeVersion) {
-        for (f, vf) in ver.funcs.iter().enumerate() {
+    /// Set call_count (legacy session) on every function of `ver`, both halves sharing one
+    /// counter, and patch the instructions: the state the finisher leaves after
+    /// `trace_pattern(true)`, written at once because no scheduler can reach `ver` (it is not
+    /// published; the code index commit, Release, publishes it). The commit-before-breakpoints
+    /// mutant calls it on a published version.
+    fn set_version_breakpoints(&self, bst: &mut Permission<'_>, ver: &CodeVersion) {
+        for (f, h) in ver.code.funcs.iter().enumerate() {
             assert!(
-                vf.gen_bp.load(Relaxed).is_null(),
+                h.gen_bp.load(Relaxed).is_null(),
                 "version {} f{f} already has a breakpoint",
                 ver.number
             );
-            let g = Box::into_raw(Box::new(VersionBp {
-                id: st.next_bp_id,
-                halves: [AtomicU32::new(COUNT), AtomicU32::new(COUNT)],
-                count: AtomicU64::new(0),
-                orig_instr: vf.original,
-                live: Liveness::new(),
-            }));
-            st.next_bp_id += 1;
-            st.live_bps += 1;
-            vf.gen_bp.store(g, Relaxed);
-            vf.instr.store(OP_I_GENERIC_BREAKPOINT, Relaxed);
+            let node = GenericBp::new(bst.next_bp_id, 0, h.original);
+            bst.next_bp_id += 1;
+            bst.live_nodes += 1;
+            let count = BpCount::new();
+            for ix in 0..ERTS_NUM_BP_IX {
+                node.write_half(ix, |d| {
+                    d.flags = flags::COUNT | flags::COUNT_ACTIVE;
+                    d.count = Some(count.clone());
+                });
+            }
+            h.gen_bp.store(Box::into_raw(node), Relaxed);
+            h.instr.store(OP_I_GENERIC_BREAKPOINT, Relaxed);
         }
     }
 
     /// `erts_clear_module_break` on a version no scheduler can reach: promise withdrawn, original
-    /// instructions back, breakpoints unlinked and freed (their counts folded in first).
-    fn clear_version_breakpoints(&self, st: &mut LoadStager, v: *mut CodeVersion) {
+    /// instructions back, breakpoints unlinked, their halves emptied (the counters' totals folded
+    /// in) and freed (`free.rs`). The load-clear-old-at-once mutant runs it on a version a
+    /// process still executes.
+    fn clear_version_breakpoints(&self, bst: &mut Permission<'_>, v: *mut CodeVersion) {
         if v.is_null() {
             return;
         }
+        assert!(bst.free_list.is_empty(), "free list not empty at rest");
         // SAFETY: v is a live version owned by the module table; the permission is held.
         let ver = unsafe { &*v };
         ver.promised.store(false, Relaxed);
-        for vf in &ver.funcs {
-            vf.instr.store(vf.original, Relaxed);
-            let g = vf.gen_bp.swap(std::ptr::null_mut(), Relaxed);
-            if !g.is_null() {
-                self.free_bp(st, g);
+        for h in &ver.code.funcs {
+            h.instr.store(h.original, Relaxed);
+            let g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
+            if g.is_null() {
+                continue;
             }
+            // SAFETY: g was the only node in the slot (one session); permission held.
+            let node = unsafe { &*g };
+            assert!(node.next.load(Relaxed).is_null(), "a second session on m");
+            for ix in 0..ERTS_NUM_BP_IX {
+                let old = node.write_half(ix, std::mem::take);
+                if let Some(c) = old.count {
+                    crate::free::release_count(bst, c);
+                }
+            }
+            bst.free_list.push(g);
         }
+        crate::free::free(bst);
     }
 
-    fn free_bp(&self, st: &mut LoadStager, g: *mut VersionBp) {
-        // SAFETY: g is a breakpoint unlinked from its slot; by the caller's protocol no scheduler
-        // can still reach it (LW1, the block, or W4 of trace_pattern).
-        let node = unsafe { &*g };
-        st.retired_count += node.count.load(Relaxed);
-        st.live_bps -= 1;
-        if CHECKED {
-            // SAFETY: as above (I1 of docs/protocol.md for this engine; loom checks the order).
-            unsafe { node.live.kill() };
-            st.graveyard_bps.push(g);
-        } else {
-            // SAFETY: from Box::into_raw, freed once (it was unlinked from its only slot).
-            drop(unsafe { Box::from_raw(g) });
-        }
-    }
-
-    fn free_version(&self, st: &mut LoadStager, v: *mut CodeVersion) {
-        self.clear_version_breakpoints(st, v);
+    fn free_version(&self, st: &mut LoadStager, bst: &mut Permission<'_>, v: *mut CodeVersion) {
+        self.clear_version_breakpoints(bst, v);
         st.live_versions -= 1;
         if CHECKED {
             // SAFETY: v is unreachable from every export entry since the LW1 (or the block) of
@@ -317,13 +344,14 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let blocking = self.protocol == LoadProtocol::Blocking;
         let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
             .then(|| write(&self.world));
+        let mut bst = self.bp.seize();
         let late_bps = !blocking && mutant::is(self.mutant, Mutant::LoadCommitBeforeBreakpoints);
         if blocking {
             // ERTS: the old code's breakpoints are cleared while thread progress is blocked.
             let curr = st.module.curr;
-            self.clear_version_breakpoints(&mut st, curr);
+            self.clear_version_breakpoints(&mut bst, curr);
         }
-        let v = self.build_version(&mut st, !late_bps);
+        let v = self.build_version(&mut st, &mut bst, !late_bps);
         let s = self.start_staging();
         for x in &self.exports {
             x.addresses[s].store(v, Relaxed);
@@ -332,12 +360,12 @@ impl<P: ThreadProgress> LoadEngine<P> {
         if late_bps {
             // The mutant: the on_load patterns set after the commit, as a later trace_pattern.
             // SAFETY: v is live (the module table is about to own it; permission held).
-            self.set_version_breakpoints(&mut st, unsafe { &*v });
+            self.set_version_breakpoints(&mut bst, unsafe { &*v });
         }
         if !blocking {
-            self.wait_unless(Mutant::LoadSkipWaitAfterCommit);
+            self.bp.wait_unless(Mutant::LoadSkipWaitAfterCommit);
             let curr = st.module.curr;
-            self.remove_old_breakpoints(&mut st, curr);
+            self.remove_old_breakpoints(&mut bst, curr);
         }
         st.module.old = st.module.curr;
         st.module.curr = v;
@@ -357,9 +385,10 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let blocking = self.protocol == LoadProtocol::Blocking;
         let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
             .then(|| write(&self.world));
+        let mut bst = self.bp.seize();
         if blocking {
             let curr = st.module.curr;
-            self.clear_version_breakpoints(&mut st, curr);
+            self.clear_version_breakpoints(&mut bst, curr);
         }
         let s = self.start_staging();
         for x in &self.exports {
@@ -367,9 +396,9 @@ impl<P: ThreadProgress> LoadEngine<P> {
         }
         self.code_ix.erts_commit_staging_code_ix(self.mutant);
         if !blocking {
-            self.wait_unless(Mutant::LoadSkipWaitAfterCommit);
+            self.bp.wait_unless(Mutant::LoadSkipWaitAfterCommit);
             let curr = st.module.curr;
-            self.remove_old_breakpoints(&mut st, curr);
+            self.remove_old_breakpoints(&mut bst, curr);
         }
         st.module.old = st.module.curr;
         st.module.curr = std::ptr::null_mut();
@@ -378,36 +407,34 @@ impl<P: ThreadProgress> LoadEngine<P> {
 
     /// NonBlocking, after LW1: remove the breakpoints of the version that is becoming old. No
     /// remote call reaches it any more, but a process executing in it makes local calls into it
-    /// (a hit like any other), so this is `trace_pattern(false)` on that version: stage (promise
-    /// withdrawn, staging halves cleared), W1, commit, W2, uninstall, W3, consolidate, W4, free
-    /// (docs/protocol.md §2). The mutant clears them at once, as if no process were left in it.
-    fn remove_old_breakpoints(&self, st: &mut LoadStager, v: *mut CodeVersion) {
+    /// (a hit like any other), so this is `trace_pattern(false)` on that version, the engine's
+    /// one sequence: stage (promise withdrawn, staging halves cleared), W1, commit, W2,
+    /// uninstall, W3, consolidate, W4, free (docs/protocol.md §2). The mutant clears them at
+    /// once, as if no process were left in it.
+    fn remove_old_breakpoints(&self, bst: &mut Permission<'_>, v: *mut CodeVersion) {
         if v.is_null() {
             return;
         }
         if mutant::is(self.mutant, Mutant::LoadClearOldAtOnce) {
-            self.clear_version_breakpoints(st, v);
+            self.clear_version_breakpoints(bst, v);
             return;
         }
         // SAFETY: v is live (still the module's current version; permission held).
-        let bare = unsafe { &*v }
+        let ver = unsafe { &*v };
+        let bare = ver
+            .code
             .funcs
             .iter()
-            .all(|vf| vf.gen_bp.load(Relaxed).is_null());
-        // SAFETY: as above.
-        if bare && !unsafe { &*v }.promised.load(Relaxed) {
+            .all(|h| h.gen_bp.load(Relaxed).is_null());
+        if bare && !ver.promised.load(Relaxed) {
             return; // untraced: nothing a local call could reach
         }
-        self.set_pattern(st, v, false);
-        // SAFETY: v is live (still the module's current version; permission held).
-        let ver = unsafe { &*v };
+        self.trace_pattern_on(bst, v, false);
         assert!(
             !ver.promised.load(Relaxed)
-                && ver
-                    .funcs
-                    .iter()
-                    .all(|vf| vf.gen_bp.load(Relaxed).is_null()
-                        && vf.instr.load(Relaxed) == vf.original),
+                && ver.code.funcs.iter().all(
+                    |h| h.gen_bp.load(Relaxed).is_null() && h.instr.load(Relaxed) == h.original
+                ),
             "version {}: breakpoints left after their removal",
             ver.number
         );
@@ -426,6 +453,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let blocking = self.protocol == LoadProtocol::Blocking;
         let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
             .then(|| write(&self.world));
+        let mut bst = self.bp.seize();
         // check_process_code. Every increment of `in_code` happens before this read: it is made
         // by a remote call that read the version from an export entry, before its scheduler's
         // next progress point, and the operation that made the version old waited for that
@@ -441,124 +469,107 @@ impl<P: ThreadProgress> LoadEngine<P> {
             // at it; a local call needs a process already in it). A process that returned out
             // of it did so before its next progress point: after this wait, all its reads of
             // the version happen before the free (G-done).
-            self.wait_unless(Mutant::LoadPurgeSkipWait);
+            self.bp.wait_unless(Mutant::LoadPurgeSkipWait);
         }
-        self.free_version(&mut st, old);
+        self.free_version(&mut st, &mut bst, old);
         Ok(true)
     }
 
-    /// `trace_pattern({m, '_', '_'}, true | false, [call_count])` on the current version, with
-    /// the ERTS sequence of `finisher.rs` (stage, W0, install, W1, commit, W2, uninstall, W3,
-    /// consolidate, W4, free) on this engine's breakpoints. The waits are those of protocol.md
-    /// and take its mutants. Returns the number of functions matched.
+    /// `trace_pattern({m, '_', '_'}, true | false, [call_count])` on the current version: the
+    /// engine's `stage.rs` and finisher sequence (W0–W4, with their mutants) on the version's
+    /// code area. Returns the number of functions matched. `true` on a module already traced
+    /// changes nothing here: in ERTS it resets the counters (`erts_atomic_set_nob(&acount, 0)`
+    /// in `set_function_break`), which the models' count conservation (LP1) cannot follow.
     pub fn trace_pattern(&self, on: bool) -> usize {
         let mut st = lock(&self.permission);
+        if on && st.module.pattern {
+            return if st.module.curr.is_null() {
+                0
+            } else {
+                self.functions
+            };
+        }
         st.module.pattern = on;
         let v = st.module.curr;
         if v.is_null() {
             return 0;
         }
-        self.set_pattern(&mut st, v, on)
+        let mut bst = self.bp.seize();
+        self.trace_pattern_on(&mut bst, v, on)
     }
 
-    /// The ERTS sequence on the breakpoints of version `v` (the current one, or the one a load
-    /// makes old: `remove_old_breakpoints`).
-    fn set_pattern(&self, st: &mut LoadStager, v: *mut CodeVersion, on: bool) -> usize {
+    /// `trace_pattern` with call_count on every function of version `v` (the current one, or
+    /// the one a load makes old: `remove_old_breakpoints`): `stage.rs` in the staging half,
+    /// then `finisher.rs::finish_in` on the version's area. The promise is withdrawn before
+    /// staging (`false`) or made right after W2 (`true`), when every hit runs the new half.
+    fn trace_pattern_on(&self, bst: &mut Permission<'_>, v: *mut CodeVersion, on: bool) -> usize {
         // SAFETY: v is live while the permission is held (current, or becoming old).
         let ver = unsafe { &*v };
-        let six = self.active_bp_index.load(Relaxed) as usize ^ 1;
-        let want = if on { COUNT } else { 0 };
-        // T1: stage.
+        let area = area_of(ver);
+        let funcs: Vec<FuncId> = (0..self.functions).collect();
+        let op = if on {
+            PatternOp::True
+        } else {
+            PatternOp::False
+        };
+        let fl = FlagSet {
+            call_count: true,
+            ..FlagSet::default()
+        };
         if !on {
             ver.promised.store(false, Relaxed);
         }
-        for vf in &ver.funcs {
-            let g = vf.gen_bp.load(Relaxed);
-            if g.is_null() {
+        let staging = self.bp.staging_ix();
+        for &f in &funcs {
+            crate::stage::stage_in(
+                &self.bp,
+                bst,
+                area,
+                f,
+                0,
+                staging,
+                op,
+                fl,
+                &crate::stage::Extra::default(),
+            );
+        }
+        let promised = &ver.promised;
+        self.bp.finish_in(
+            bst,
+            op,
+            Some((area, &funcs)),
+            &[(area, &funcs)],
+            &mut || {
                 if on {
-                    let g = Box::into_raw(Box::new(VersionBp {
-                        id: st.next_bp_id,
-                        halves: [AtomicU32::new(0), AtomicU32::new(0)],
-                        count: AtomicU64::new(0),
-                        orig_instr: vf.original,
-                        live: Liveness::new(),
-                    }));
-                    st.next_bp_id += 1;
-                    st.live_bps += 1;
-                    // SAFETY: just allocated.
-                    unsafe { &*g }.halves[six].store(COUNT, Relaxed);
-                    // The function is not patched: no hit reads the slot until install (W0).
-                    vf.gen_bp.store(g, Relaxed);
+                    promised.store(true, Relaxed);
                 }
-            } else {
-                // SAFETY: a live node in the slot; permission held.
-                unsafe { &*g }.halves[six].store(want, Relaxed);
-            }
-        }
-        if on {
-            self.wait_unless(Mutant::SkipWaitBeforeInstall);
-            for vf in &ver.funcs {
-                vf.instr.store(OP_I_GENERIC_BREAKPOINT, Relaxed);
-            }
-        }
-        self.wait_unless(Mutant::SkipWaitBeforeCommit);
-        self.active_bp_index.store(six as u32, Relaxed);
-        self.wait_unless(Mutant::SkipWaitBeforeUninstall);
-        if on {
-            // Every hit from here on runs the new half (G of W2): the promise can be made.
-            ver.promised.store(true, Relaxed);
-        } else {
-            for vf in &ver.funcs {
-                vf.instr.store(vf.original, Relaxed);
-            }
-        }
-        self.wait_unless(Mutant::SkipWaitBeforeConsolidate);
-        let aix = six;
-        let mut unlinked = Vec::new();
-        for vf in &ver.funcs {
-            let g = vf.gen_bp.load(Relaxed);
-            if g.is_null() {
-                continue;
-            }
-            // SAFETY: live node, permission held.
-            let node = unsafe { &*g };
-            let a = node.halves[aix].load(Relaxed);
-            node.halves[aix ^ 1].store(a, Relaxed);
-            if a == 0 {
-                vf.gen_bp.store(std::ptr::null_mut(), Relaxed);
-                unlinked.push(g);
-            }
-        }
-        if !unlinked.is_empty() {
-            self.wait_unless(Mutant::SkipWaitBeforeFree);
-            for g in unlinked {
-                self.free_bp(st, g);
-            }
-        }
+            },
+        );
         self.functions
     }
 
-    fn wait_unless(&self, skip: Mutant) {
-        if !mutant::is(self.mutant, skip) {
-            self.progress.wait();
-        }
-    }
-
-    /// Calls counted so far: the live counters of every version plus the retired total. At
-    /// rest (no call running), this is the number of counted calls (no lost event).
+    /// Calls counted so far: the live counters of every version plus the totals folded in when
+    /// counters were released. At rest (no call running), this is the number of counted calls
+    /// (no lost event).
     pub fn total_count(&self) -> u64 {
         let st = lock(&self.permission);
-        let mut n = st.retired_count;
+        let bst = self.bp.seize();
+        let mut n = bst
+            .retired_counts
+            .expect("the load engine folds its counters");
         for v in [st.module.curr, st.module.old] {
             if v.is_null() {
                 continue;
             }
             // SAFETY: live versions of the module table; permission held.
-            for vf in unsafe { &*v }.funcs.iter() {
-                let g = vf.gen_bp.load(Relaxed);
-                if !g.is_null() {
-                    // SAFETY: live node in a slot; permission held.
-                    n += unsafe { &*g }.count.load(Relaxed);
+            for f in 0..self.functions {
+                for node in crate::rest::chain(&self.bp, &bst, area_of(unsafe { &*v }), f) {
+                    let (a, s) = (node.snapshot_half(0).count, node.snapshot_half(1).count);
+                    let same =
+                        matches!((&a, &s), (Some(x), Some(y)) if std::sync::Arc::ptr_eq(x, y));
+                    for c in a.iter().chain(s.iter().filter(|_| !same)) {
+                        n += c.acount.load(Relaxed);
+                    }
                 }
             }
         }
@@ -578,6 +589,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// nothing leaked, every export entry on the current version in both code indices' use.
     pub fn check_at_rest(&self) -> Result<(), String> {
         let st = lock(&self.permission);
+        let bst = self.bp.seize();
         let a = self.code_ix.stager_active_ix();
         for (f, x) in self.exports.iter().enumerate() {
             let p = x.addresses[a].load(Relaxed);
@@ -602,20 +614,18 @@ impl<P: ThreadProgress> LoadEngine<P> {
             if ver.promised.load(Relaxed) != traced {
                 return Err(format!("version {}: promise is not {traced}", ver.number));
             }
-            for (f, vf) in ver.funcs.iter().enumerate() {
-                let g = vf.gen_bp.load(Relaxed);
-                let patched = vf.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
+            for (f, h) in ver.code.funcs.iter().enumerate() {
+                let g = h.gen_bp.load(Relaxed);
+                let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
                 if patched != traced || g.is_null() == traced {
                     return Err(format!(
                         "version {} f{f}: patched {patched}, slot {g:?}, pattern {traced}",
                         ver.number
                     ));
                 }
-                if !g.is_null() {
+                for node in crate::rest::chain(&self.bp, &bst, area_of(ver), f) {
                     bps += 1;
-                    // SAFETY: live node; permission held.
-                    let n = unsafe { &*g };
-                    if n.halves[0].load(Relaxed) != n.halves[1].load(Relaxed) {
+                    if !node.snapshot_half(0).same_as(&node.snapshot_half(1)) {
                         return Err(format!(
                             "version {} f{f}: halves differ at rest",
                             ver.number
@@ -628,10 +638,13 @@ impl<P: ThreadProgress> LoadEngine<P> {
             .iter()
             .filter(|v| !v.is_null())
             .count() as u64;
-        if st.live_versions != versions || st.live_bps != bps {
+        if st.live_versions != versions || bst.live_nodes != bps || !bst.free_list.is_empty() {
             return Err(format!(
-                "leak: {} versions and {} breakpoints live, {versions} and {bps} reachable",
-                st.live_versions, st.live_bps
+                "leak: {} versions and {} breakpoints live ({} on the free list), {versions} and \
+                 {bps} reachable",
+                st.live_versions,
+                bst.live_nodes,
+                bst.free_list.len()
             ));
         }
         Ok(())
@@ -644,26 +657,23 @@ impl<P: ThreadProgress> Drop for LoadEngine<P> {
             return; // a failed model run: leak (as `engine.rs`)
         }
         let st = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
-        let mut bps: Vec<*mut VersionBp> = std::mem::take(&mut st.graveyard_bps);
         let mut vs: Vec<*mut CodeVersion> = std::mem::take(&mut st.graveyard_versions);
         for v in [st.module.curr, st.module.old] {
             if !v.is_null() {
                 vs.push(v);
-                // SAFETY: drop has exclusive access; v is live.
-                for vf in unsafe { &*v }.funcs.iter() {
-                    let g = vf.gen_bp.load(Relaxed);
+                // SAFETY: drop has exclusive access (no scheduler holds the engine); v is live.
+                for h in unsafe { &*v }.code.funcs.iter() {
+                    let g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
                     if !g.is_null() {
-                        bps.push(g);
+                        // SAFETY: from Box::into_raw; a version's slot is its node's only owner
+                        // (freed nodes went through `free.rs` into the engine's graveyard).
+                        drop(unsafe { Box::from_raw(g) });
                     }
                 }
             }
         }
-        for g in bps {
-            // SAFETY: each from Box::into_raw, in exactly one of the lists.
-            drop(unsafe { Box::from_raw(g) });
-        }
         for v in vs {
-            // SAFETY: as above.
+            // SAFETY: from Box::into_raw, in exactly one of the lists.
             drop(unsafe { Box::from_raw(v) });
         }
     }
@@ -683,9 +693,10 @@ pub struct LoadScheduler<P: ThreadProgress> {
     /// Blocking protocol: the shared side of the world lock while awake (see `LoadEngine::world`).
     /// Declared before `engine` and released in `Drop` before it: it borrows `engine.world`.
     inside: Option<RwLockReadGuard<'static, ()>>,
+    /// The breakpoint engine's scheduler: its thread progress handle and its hit path.
+    sched: Scheduler<P>,
     engine: Arc<LoadEngine<P>>,
     pub id: usize,
-    handle: P::Handle,
     pub calls: u64,
     pub counted: u64,
     /// The version this scheduler's process executes in across progress points (null: none):
@@ -696,13 +707,12 @@ pub struct LoadScheduler<P: ThreadProgress> {
 impl<P: ThreadProgress> LoadScheduler<P> {
     /// Register and wake (on its own thread).
     pub fn start(engine: Arc<LoadEngine<P>>, id: usize) -> LoadScheduler<P> {
-        let mut handle = engine.progress.register(id);
-        engine.progress.wake(&mut handle);
+        let sched = Scheduler::start(engine.bp.clone(), id);
         let mut s = LoadScheduler {
             inside: None,
+            sched,
             engine,
             id,
-            handle,
             calls: 0,
             counted: 0,
             held: std::ptr::null(),
@@ -737,18 +747,18 @@ impl<P: ThreadProgress> LoadScheduler<P> {
 
     /// A progress point; under `Blocking` also the point where a stopped world holds it.
     pub fn progress(&mut self) {
-        self.engine.progress.progress(&mut self.handle);
+        self.sched.progress();
         self.leave();
         self.enter();
     }
 
     pub fn sleep(&mut self) {
         self.leave();
-        self.engine.progress.sleep(&mut self.handle);
+        self.sched.sleep();
     }
 
     pub fn wake(&mut self) {
-        self.engine.progress.wake(&mut self.handle);
+        self.sched.wake();
         self.enter();
     }
 
@@ -843,7 +853,6 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     /// Run function `f` of version `v`: its code, its first instruction and, if patched, its
     /// breakpoint; the promise checked last.
     fn run_version(&mut self, v: *const CodeVersion, f: usize) -> CallSeen {
-        let e = &*self.engine;
         // SAFETY: read from the export entry of the active code index: a version is freed only
         // after it left both indices and a grace period passed (LW1), or under the block, and
         // this call began after this scheduler's last progress point (docs/nonblocking-load.md);
@@ -860,48 +869,21 @@ impl<P: ThreadProgress> LoadScheduler<P> {
             "m:f{f}/0: version {} not fully loaded",
             ver.number
         );
-        let vf = &ver.funcs[f];
-        let instr = vf.instr.load(Relaxed);
-        let mut counted = false;
-        if instr == OP_I_GENERIC_BREAKPOINT {
-            let g = readers::load_slot(Reader::LoadRunVersion, &vf.gen_bp, Relaxed);
-            assert!(
-                !g.is_null(),
-                "scheduler {}: version {} of m:f{f}/0 is patched but its slot is empty",
-                self.id,
-                ver.number
-            );
-            // SAFETY: a node in the slot of a patched function: freed only after it was unlinked
-            // and W4 (trace_pattern) or, for a whole version, LW1 / the block passed.
-            let node = unsafe { &*g };
-            node.live.assert_live(&|| {
-                format!("breakpoint #{} of version {} m:f{f}/0", node.id, ver.number)
-            });
-            let bix =
-                readers::active_ix(Reader::LoadRunVersion, &e.active_bp_index, Relaxed) as usize;
-            if readers::load_half_flags(Reader::LoadRunVersion, &node.halves[bix], Relaxed) & COUNT
-                != 0
-            {
-                node.count.fetch_add(1, Relaxed);
-                counted = true;
-            }
-            node.live.assert_live(&|| {
-                format!(
-                    "breakpoint #{} of version {} m:f{f}/0 (after count)",
-                    node.id, ver.number
-                )
-            });
-            assert_eq!(
-                node.orig_instr, vf.original,
-                "breakpoint of another function"
-            );
-        } else {
-            assert_eq!(
-                instr, vf.original,
-                "m:f{f}/0: a foreign instruction word in version {}",
-                ver.number
-            );
-        }
+        // The engine's hit path on the version's code area (`hit.rs::hit_in`): the instruction
+        // word, the slot, the chain, the active index and half, the counter; it checks the
+        // original instruction it goes on to run against the function's.
+        // What `hit_in` dereferences is live: a node in the slot of a patched function is
+        // freed only after it was unlinked and W4 passed, or, for a whole version, after LW1 /
+        // under the block (invariant I1 of docs/protocol.md, docs/nonblocking-load.md §3).
+        let process = Process::new(self.id as u64);
+        let instr = self.sched.hit_in(area_of(ver), f, f, &process, None);
+        let hit = self.sched.hits.pop().expect("hit_in records every hit");
+        assert_eq!(
+            instr, ver.code.funcs[f].original,
+            "m:f{f}/0: a foreign instruction word in version {}",
+            ver.number
+        );
+        let counted = hit.flags & flags::COUNT_ACTIVE != 0;
         // Read last: a withdrawn promise is stored before anything a call could see of the
         // withdrawal (trace_pattern T1 / the loader before its clear), a made one after every
         // hit can see the breakpoint (after W2 / before publication).

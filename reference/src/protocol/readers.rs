@@ -30,9 +30,6 @@ pub enum Reader {
     /// A remote call of the load engine (`load.rs::remote`): the active code index and the
     /// export entry's address for it.
     LoadRemote,
-    /// A call running a version of the load engine (`load.rs::run_version`): the function's
-    /// slot, the active breakpoint index and the active half's flags.
-    LoadRunVersion,
 }
 
 /// Load a function's breakpoint slot (`ErtsCodeInfo.gen_bp`).
@@ -66,13 +63,6 @@ pub fn read_half<R>(
     f: impl FnOnce(&GenericBpData) -> R,
 ) -> R {
     node.read_half(ix, f)
-}
-
-/// Load a half's flags word of the load engine's breakpoints (atomic halves).
-#[inline]
-#[track_caller]
-pub fn load_half_flags(_r: Reader, half: &AtomicU32, o: Ordering) -> u32 {
-    half.load(o)
 }
 
 /// Read the active code index ([`CodeIndex::erts_active_code_ix`], its ordering site inside).

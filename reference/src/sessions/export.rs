@@ -27,7 +27,16 @@ pub enum Area {
     Code,
     /// Export entries: global breakpoints.
     Export,
+    /// The code area of one loaded version of a module (`code_ix.rs::CodeVersion::code`): local
+    /// breakpoints on code that a load made or will make old (`load.rs`).
+    Version(VersionArea),
 }
+
+/// A version's code area as [`Area::Version`] names it. Made only by `load.rs`, for a version the
+/// module table owns; the version is freed only by a purge (under the permission, after PW), so
+/// the area outlives every step and hit that is given it (docs/nonblocking-load.md §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VersionArea(pub(crate) *const CodeArea);
 
 /// Build the export area for `exported` functions of `code`.
 pub(crate) fn export_area(code: &CodeArea, exported: &[FuncId]) -> (CodeArea, Vec<FuncId>) {
@@ -52,6 +61,10 @@ impl<P: ThreadProgress> crate::engine::Engine<P> {
         match a {
             Area::Code => &self.code,
             Area::Export => &self.exports,
+            // SAFETY: a `VersionArea` names the code area of a live version (see its type): the
+            // stager passes it under the permission while the module table owns the version, a
+            // scheduler while its call is ordered before the version's free (LW1 / PW).
+            Area::Version(v) => unsafe { &*v.0 },
         }
     }
 

@@ -23,7 +23,7 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
         // With one session a node is unlinked exactly when its function's instruction was
         // restored, and W3 keeps every scheduler off it: nobody stands on an unlinked node.
         // Models without call_time make no charges.
-        "s2f2x1" | "tiny" | "b2f2" | "b2f2b" | "p2f2" => &[
+        "s2f2x1" | "tiny" | "b2f2" | "b2f2b" | "p2f2" | "s2f3x1" | "s4f1x1" => &[
             "stands-on-unlinked-node",
             "charge-lands-in-temp",
             "charges-old-table-after-flip",
@@ -52,7 +52,7 @@ pub fn expected_unreached(model: &str) -> &'static [&'static str] {
         ],
         // The collection models: one session and no removal (no node is unlinked), and no
         // calls (the charges stand for them), so no hit reads a half or spans a flip.
-        "c2f1" | "c3f1" | "bc2f1" => &[
+        "c2f1" | "c2f1c3" | "c3f1" | "c3f1d2" | "bc2f1" => &[
             "old-half-after-flip",
             "stands-on-unlinked-node",
             "hit-spans-flip",

@@ -60,6 +60,10 @@
 //! | `m2f1` | 2 x 1 x 1; meta on, replace the meta tracer twice (hits may answer remove) | BFS, 1 thread | 726,802 | 219,645 | 78 | 1.59 s |
 //! | `st2f1` | 2 x 1 x 1; local on, set, replace, remove the session tracer | BFS, 1 thread | 202,250 | 62,866 | 72 | 0.56 s |
 //!
+//! One size up on each axis (docs/cutoff.md §8; figures in docs/results/check-stateright.tsv):
+//! `s4f1x1` (4 schedulers, DFS + symmetry), `s2f3x1` (3 functions), `s2f1x3` (3 sessions, a
+//! middle unlink), `c2f1c3` (3 charges on 2 schedulers), `c3f1d2` (two dirty schedulers).
+//!
 //! The wait plans (docs/spec.md §12, docs/fewer-waits.md): the batch models `b2f2`, `b2f2b`,
 //! `bt2f1`, `bc2f1`, `b2f1x2`, `bm2f1` (`StagerOp::Batch`; 98,605 to 364,258 unique states) and
 //! the pipelined `p2f2`, `pt2f1`, `p2f1x2h` (`Config::pipeline`; 120,410 to 221,100), all BFS
@@ -234,6 +238,62 @@ pub fn named_models() -> Vec<(&'static str, &'static str, Config)> {
             "2 schedulers (scheduler 1 dirty), 1 function, 1 session, 2 call_time charges: \
              call_time on, trace_info(call_time), pause, trace_info(call_time)",
             collection_model(2),
+        ),
+        (
+            "s4f1x1",
+            "4 schedulers, 1 function, 1 session: add local with call_count, pause it, remove \
+             everything (DFS with symmetry; the scheduler axis of docs/cutoff.md one size up)",
+            hits(
+                (4, 1, 1),
+                vec![
+                    tp(0, 0b1, True, L | C),
+                    tp(0, 0b1, Pause, C),
+                    tp(0, 0b1, False, L | C),
+                ],
+            ),
+        ),
+        (
+            "s2f1x3",
+            "2 schedulers, 1 function, 3 sessions: sessions 0, 1 and 2 add local, session 1 \
+             removes (its node is unlinked from the middle of the chain)",
+            hits(
+                (2, 1, 3),
+                vec![
+                    tp(0, 0b1, True, L),
+                    tp(1, 0b1, True, L),
+                    tp(2, 0b1, True, L),
+                    tp(1, 0b1, False, L),
+                ],
+            ),
+        ),
+        (
+            "s2f3x1",
+            "2 schedulers, 3 functions, 1 session: add local on all three, update f1 with \
+             call_count, remove everything",
+            hits(
+                (2, 3, 1),
+                vec![
+                    tp(0, 0b111, True, L),
+                    tp(0, 0b010, True, C),
+                    tp(0, 0b111, False, L | C),
+                ],
+            ),
+        ),
+        (
+            "c2f1c3",
+            "c2f1 with 3 call_time charges (a scheduler charges twice)",
+            Config {
+                charges: 3,
+                ..collection_model(2)
+            },
+        ),
+        (
+            "c3f1d2",
+            "c3f1 with schedulers 1 and 2 dirty (two chargers share the dirty lock)",
+            Config {
+                dirty: 0b110,
+                ..collection_model(3)
+            },
         ),
         (
             "c3f1",
