@@ -123,6 +123,11 @@ pub enum Mutant {
     /// Thread progress ([`crate::Qsbr`]): the wake-up's full fence (QK3) becomes
     /// `fence(Release)` (release side kept, acquire side gone).
     WakeFenceReleaseOnly,
+    /// Thread progress ([`crate::EpochProgress`]): the progress point pins again while still
+    /// pinned (the new pin taken before the old guard drops), so the scheduler never unpins
+    /// and no grace period ends while it is awake (a liveness bug, killed by
+    /// `reference/tests/progress_liveness.rs`).
+    EpochRepinWhilePinned,
 }
 
 impl Mutant {
@@ -202,6 +207,10 @@ impl Mutant {
         Mutant::ProgressFenceReleaseOnly,
         Mutant::WakeFenceReleaseOnly,
     ];
+    /// The thread-progress liveness mutant, killed by the bounded std test that a wait ends
+    /// while every awake scheduler keeps passing progress points
+    /// (`reference/tests/progress_liveness.rs`).
+    pub const LIVENESS: [Mutant; 1] = [Mutant::EpochRepinWhilePinned];
 
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
@@ -247,6 +256,7 @@ impl Mutant {
             Mutant::MetaReclaimWaitBeforeTake => "meta-reclaim-wait-before-take",
             Mutant::ProgressFenceReleaseOnly => "progress-fence-release-only",
             Mutant::WakeFenceReleaseOnly => "wake-fence-release-only",
+            Mutant::EpochRepinWhilePinned => "epoch-repin-while-pinned",
         }
     }
 
@@ -263,6 +273,7 @@ impl Mutant {
             .chain(Mutant::WAIT_PLANS)
             .chain(Mutant::META_RECLAIM)
             .chain(Mutant::FENCE_HALVES)
+            .chain(Mutant::LIVENESS)
             .find(|m| m.name() == name)
             .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
     }

@@ -79,7 +79,10 @@ impl ThreadProgress for EpochProgress {
             return;
         }
         // Unpin and pin again: the quiescent point.
-        h.guard = None;
+        if !crate::mutant::is(self.mutant, Mutant::EpochRepinWhilePinned) {
+            h.guard = None;
+        }
+        // (Mutant: the new pin is taken while the old guard still holds the thread pinned.)
         h.guard = Some(h.local.pin());
         // Full barrier, as in `wake`: pairs with the stager's wait (its flush and the Acquire
         // load of the deferred flag) so that the stager's writes before the wait are visible to
