@@ -14,7 +14,7 @@ use std::sync::Arc;
 const SCHEDULERS: usize = 3;
 /// Progress points each scheduler passes while the wait is pending before it calls the wait
 /// stuck. A correct implementation ends the wait after two or three points per scheduler.
-const PROGRESS_BOUND: u64 = 20_000;
+const PROGRESS_BOUND: u64 = 200_000;
 
 /// Ok(most points any scheduler passed while the wait was pending) or Err(message).
 fn wait_ends<P: ThreadProgress>(mutant: Option<Mutant>) -> Result<u64, String> {
