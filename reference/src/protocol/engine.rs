@@ -39,6 +39,10 @@ pub struct Stager {
     /// conservation, `load.rs` `total_count`): `None` elsewhere, so the other models make no
     /// extra load of a counter.
     pub(crate) retired_counts: Option<u64>,
+    /// Checked builds: per (session, function), the calls a `true`/`restart` on a running
+    /// counter discarded when it set it back to zero (`stage.rs`), for count conservation
+    /// (`Engine::count_ledger`).
+    pub(crate) count_resets: std::collections::BTreeMap<(SessionId, FuncId), u64>,
 }
 
 // SAFETY: the raw pointers are owned by the stager state and only dereferenced by the thread
@@ -144,6 +148,7 @@ impl<P: ThreadProgress> Engine<P> {
                 live_timem: 0,
                 global_sessions: 0,
                 retired_counts: None,
+                count_resets: std::collections::BTreeMap::new(),
             }),
             mutant: cfg.mutant,
             schedulers: cfg.schedulers,

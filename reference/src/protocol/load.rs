@@ -259,7 +259,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
             let node = GenericBp::new(bst.next_bp_id, 0, h.original);
             bst.next_bp_id += 1;
             bst.live_nodes += 1;
-            let count = BpCount::new();
+            let count = BpCount::new(0, f);
             for ix in 0..ERTS_NUM_BP_IX {
                 node.write_half(ix, |d| {
                     d.flags = flags::COUNT | flags::COUNT_ACTIVE;
