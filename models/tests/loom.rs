@@ -6,7 +6,8 @@
 use bpspec_models::harness::loom_run::{self, builder};
 use bpspec_models::harness::{assert_all_killed, scenario_named};
 use bpspec_models::{
-    baselines, count_kills, expected_kills, loom_scenarios, run, EPOCH_KILLS, EPOCH_SURVIVORS, FENCE_HALF_KILLS,
+    baselines, count_kills, expected_kills, loom_scenarios, run, EPOCH_KILLS, EPOCH_SURVIVORS,
+    FENCE_HALF_KILLS,
 };
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
 

@@ -73,12 +73,19 @@ fn kill_matrix() {
 /// (`bpspec_models::count_kills`); each must be found by PCT or random.
 #[test]
 fn count_kill_matrix() {
-    let rows = kill_rows(&Mutant::COUNTS, &count_kills("shuttle"), |_| "remove-2sched");
-    assert_kill_column("call_count", rows, |_, _| false, |(m, name, _), pct, exp| {
-        let scn = shuttle_scenarios()
-            .into_iter()
-            .find(|s| s.name == name)
-            .expect("scenario");
-        explore_run("qsbr", &scn, m.name(), Some(m), pct, exp, run::<Qsbr>).is_some()
+    let rows = kill_rows(&Mutant::COUNTS, &count_kills("shuttle"), |_| {
+        "remove-2sched"
     });
+    assert_kill_column(
+        "call_count",
+        rows,
+        |_, _| false,
+        |(m, name, _), pct, exp| {
+            let scn = shuttle_scenarios()
+                .into_iter()
+                .find(|s| s.name == name)
+                .expect("scenario");
+            explore_run("qsbr", &scn, m.name(), Some(m), pct, exp, run::<Qsbr>).is_some()
+        },
+    );
 }

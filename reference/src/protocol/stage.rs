@@ -12,8 +12,8 @@ use crate::mutant::{self, Mutant};
 use crate::ordering::Site;
 use crate::pattern::{FlagSet, PatternOp};
 use crate::progress::ThreadProgress;
-use crate::sync::{ord, CHECKED};
 use crate::sync::Ordering::{Relaxed, Release};
+use crate::sync::{ord, CHECKED};
 use crate::timem::BpTimemTrace;
 use std::sync::Arc as Refc;
 
