@@ -1,58 +1,107 @@
-//! The stateright model of loading a traced module (`bpspec_spec::load`): both protocols hold
-//! their properties exhaustively, and every load mutant is killed by its property.
+//! The stateright model of loading a traced module (`bpspec_spec::load`): every baseline of the
+//! default plan holds its properties exhaustively with every reachability property found, every
+//! load mutant is killed by its property, and the index schemes compare as
+//! docs/nonblocking-load.md §8 says (what the third code index buys).
 
 use bpspec_reference::LoadProtocol;
-use bpspec_spec::load::{LoadModel, LoadSpecMutant};
+use bpspec_spec::load::{CodeIx, LoadModel, LoadRun, LoadSpecMutant, PurgeKind};
 
-const CALLS: u8 = 3;
-
-fn check(m: LoadModel) -> (Vec<&'static str>, usize, bool) {
+fn run(m: &LoadModel) -> LoadRun {
     let r = m.check_all();
-    (r.violated, r.unique, r.reached)
+    eprintln!(
+        "spec {} [{}] {}: {:?} violated, reached={}, {} states, {} unique, depth {}, {:.2} s",
+        m.name(),
+        m.bound(),
+        m.mutant.map_or("baseline", |mu| mu.name()),
+        r.violated,
+        r.reached,
+        r.states,
+        r.unique,
+        r.depth,
+        r.secs
+    );
+    r
 }
 
 #[test]
-fn both_protocols_hold() {
-    for protocol in LoadProtocol::ALL {
-        let (found, states, reached) = check(LoadModel {
-            protocol,
-            mutant: None,
-            calls: CALLS,
-        });
+fn every_plan_model_holds() {
+    for m in LoadModel::plan() {
+        let r = run(&m);
         assert!(
-            found.is_empty(),
-            "{protocol:?}: {found:?} violated ({states} states)"
+            r.violated.is_empty(),
+            "{}: {:?} violated ({} states)",
+            m.name(),
+            r.violated,
+            r.unique
         );
-        assert!(reached, "{protocol:?}: no call reaches the new version");
-        eprintln!(
-            "spec load {}: {states} unique states, calls={CALLS}, hold",
-            protocol.name()
+        assert!(
+            r.reached,
+            "{}: a reachability property was not found",
+            m.name()
         );
     }
 }
 
 #[test]
+fn the_plan_has_both_protocols_and_both_index_schemes() {
+    let plan = LoadModel::plan();
+    for protocol in LoadProtocol::ALL {
+        assert!(plan.iter().any(|m| m.protocol == protocol));
+    }
+    assert!(plan
+        .iter()
+        .any(|m| m.code_ix == CodeIx::Three && m.purge == PurgeKind::Kill && m.loads >= 2));
+    assert!(plan
+        .iter()
+        .any(|m| m.code_ix == CodeIx::Two && m.purge == PurgeKind::Kill && m.loads >= 2));
+}
+
+#[test]
 fn every_load_mutant_is_killed() {
-    for m in LoadSpecMutant::ALL {
-        let (found, states, _) = check(LoadModel {
-            protocol: m.protocol(),
-            mutant: Some(m),
-            calls: CALLS,
-        });
+    for mu in LoadSpecMutant::ALL {
+        let m = mu.model();
+        assert_eq!(m.protocol, mu.protocol(), "{}", mu.name());
+        let r = run(&m);
         assert!(
-            found.contains(&m.killed_by()),
-            "{} survived ({states} states; found {found:?})",
-            m.name()
+            r.violated.contains(&mu.killed_by()),
+            "{} survived ({} states; found {:?})",
+            mu.name(),
+            r.unique,
+            r.violated
         );
-        assert!(
-            bpspec_reference::Mutant::from_name(m.name()).is_some(),
-            "{}: the engine has a mutant of the same name",
-            m.name()
-        );
-        eprintln!(
-            "spec load {}: killed by {} ({states} unique states)",
-            m.name(),
-            m.killed_by()
-        );
+        if mu.in_engine() {
+            assert!(
+                bpspec_reference::Mutant::from_name(mu.name()).is_some(),
+                "{}: the engine has a mutant of the same name",
+                mu.name()
+            );
+        }
+    }
+}
+
+/// What the third code index buys: with ERTS's waits (the code barrier before each commit, no
+/// wait after it, the purge waiting before its check), two indices let the next load stage the
+/// slot a scheduler that has not seen the last commit still reads (`no-uncommitted-call`), and
+/// three do not; bpspec's two indices hold only with LW1 after each commit, the wait the third
+/// index lets ERTS put before the commit instead.
+#[test]
+fn what_the_third_code_index_buys() {
+    let erts = LoadModel::erts();
+    assert!(run(&erts).violated.is_empty());
+    let two = run(&erts.clone().with_mutant(LoadSpecMutant::TwoCodeIx));
+    assert!(two.violated.contains(&"no-uncommitted-call"));
+    let bpspec = LoadModel::kill();
+    assert!(run(&bpspec).violated.is_empty());
+    let no_lw1 = run(&bpspec.with_mutant(LoadSpecMutant::SkipWaitAfterCommit));
+    assert!(no_lw1.violated.contains(&"no-uncommitted-call"));
+}
+
+/// The killing purge under bpspec's order (check, kill, wait for the exits, PW, free) also
+/// needs its wait for the exits.
+#[test]
+fn the_kill_needs_its_wait_under_both_index_schemes() {
+    for m in [LoadModel::kill(), LoadModel::erts()] {
+        let r = run(&m.with_mutant(LoadSpecMutant::PurgeKillSkipDown));
+        assert!(r.violated.contains(&"no-use-after-free"));
     }
 }
