@@ -11,7 +11,6 @@
 //! expected properties); 1 a violation (or an unexpected matrix entry); 2 bad usage.
 
 use bpspec_models::results::{record_in, Shard, Verdict};
-use bpspec_reference::LoadProtocol;
 use bpspec_spec::load::{LoadModel, LoadSpecMutant};
 use bpspec_spec::model::matrix::{expected_unreached, kills};
 use bpspec_spec::model::props::{LIVENESS, SAFETY};
