@@ -290,7 +290,7 @@ pub enum Step {
 /// leave its process in the version, for `LOCALS` local calls and a return) against `loads`
 /// loads, each followed by the removal of the old version's breakpoints and its purge, with the
 /// module traced or not (two initial states). Build it with [`LoadModel::classic`],
-/// [`LoadModel::erts`], [`LoadModel::kill`] and the `with_*` switches.
+/// [`LoadModel::erts`], [`LoadModel::kill`] and [`LoadModel::with`].
 #[derive(Clone, Debug)]
 pub struct LoadModel {
     pub protocol: LoadProtocol,
@@ -328,16 +328,18 @@ impl LoadModel {
     /// ERTS's index scheme (`Three`) with the killing purge: a fresh module loaded three times
     /// (two purges) under two schedulers, each making 2 calls.
     pub fn erts() -> LoadModel {
-        LoadModel::classic(LoadProtocol::NonBlocking)
-            .with_code_ix(CodeIx::Three)
-            .with_purge(PurgeKind::Kill)
-            .with_loads(3, true)
-            .with_schedulers(2)
-            .with_calls(2)
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| {
+            m.code_ix = CodeIx::Three;
+            m.purge = PurgeKind::Kill;
+            m.loads = 3;
+            m.fresh = true;
+            m.schedulers = 2;
+            m.calls = 2;
+        })
     }
     /// bpspec's index scheme (`Two`, LW1) with the killing purge, otherwise as [`LoadModel::erts`].
     pub fn kill() -> LoadModel {
-        LoadModel::erts().with_code_ix(CodeIx::Two)
+        LoadModel::erts().with(|m| m.code_ix = CodeIx::Two)
     }
     /// The baseline models of `bpspec check`'s default plan.
     pub fn plan() -> Vec<LoadModel> {
@@ -349,30 +351,13 @@ impl LoadModel {
         v.push(LoadModel::erts());
         v
     }
-    pub fn with_mutant(mut self, m: LoadSpecMutant) -> LoadModel {
-        self.mutant = Some(m);
+    /// The model with its switches changed by `f` (the loader's program rebuilt).
+    pub fn with(mut self, f: impl FnOnce(&mut LoadModel)) -> LoadModel {
+        f(&mut self);
         self.rebuilt()
     }
-    pub fn with_code_ix(mut self, c: CodeIx) -> LoadModel {
-        self.code_ix = c;
-        self.rebuilt()
-    }
-    pub fn with_purge(mut self, p: PurgeKind) -> LoadModel {
-        self.purge = p;
-        self.rebuilt()
-    }
-    pub fn with_loads(mut self, loads: u8, fresh: bool) -> LoadModel {
-        self.loads = loads;
-        self.fresh = fresh;
-        self.rebuilt()
-    }
-    pub fn with_schedulers(mut self, n: u8) -> LoadModel {
-        self.schedulers = n;
-        self.rebuilt()
-    }
-    pub fn with_calls(mut self, calls: u8) -> LoadModel {
-        self.calls = calls;
-        self.rebuilt()
+    pub fn with_mutant(self, mu: LoadSpecMutant) -> LoadModel {
+        self.with(|m| m.mutant = Some(mu))
     }
     fn rebuilt(mut self) -> LoadModel {
         assert!(self.loads >= 1 && (self.loads as usize) < MAX_VERS - usize::from(!self.fresh));

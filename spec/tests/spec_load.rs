@@ -113,11 +113,12 @@ fn the_kill_needs_its_wait_under_both_index_schemes() {
 fn state_space_around_the_plan() {
     for base in [LoadModel::kill(), LoadModel::erts()] {
         for (calls, loads, schedulers) in [(3, 3, 1), (2, 2, 2), (2, 3, 2), (3, 2, 2), (3, 3, 2)] {
-            let m = base
-                .clone()
-                .with_calls(calls)
-                .with_loads(loads, true)
-                .with_schedulers(schedulers);
+            let m = base.clone().with(|m| {
+                m.calls = calls;
+                m.loads = loads;
+                m.fresh = true;
+                m.schedulers = schedulers;
+            });
             let r = run(&m);
             assert!(r.violated.is_empty());
         }
