@@ -19,14 +19,19 @@
 //! - [`PurgeKind`]: `Soft` (`code:soft_purge/1`: refused while a process is in the old version)
 //!   or `Kill` (`code:purge/1`: such processes are sent a kill and the purger waits for them to
 //!   exit, their frames dropped without returning, before the free).
+//! - `call_time`: the module is traced with call_time as well; a process that stays in a
+//!   version after running a patched function is charged at schedule-out (a read of that
+//!   function's slot, whatever its instruction says, then a write to the node), until it
+//!   returns or is killed (its call_time state discarded uncharged).
 //! - `loads`, `fresh` (the module is not loaded at first: the first load makes nothing old),
-//!   `schedulers` (1 or 2, one process each), `calls`.
+//!   `schedulers` (1 or 2, one process each), `calls`, `locals`.
 //!
 //! Properties: `no-mix` (a call never runs a version whose patterns are promised without its
 //! breakpoint), `no-use-after-free` (a call never enters a freed version or touches a freed
 //! breakpoint node), `no-uncommitted-call` (a call never enters a version that no commit has
 //! published: the staging slot is the loader's alone). Reachability: `calls-new-version`,
-//! `local-call-in-old-code`, and with `Kill` `purge-kills`. Mutants: [`LoadSpecMutant`], each
+//! `local-call-in-old-code`, with `Kill` `purge-kills`, and with `call_time`
+//! `charge-in-old-code` (a charge read the linked slot of a version no longer current). Mutants: [`LoadSpecMutant`], each
 //! killed (spec/tests/spec_load.rs).
 
 use bpspec_reference::LoadProtocol;
@@ -164,6 +169,9 @@ pub struct Ver {
     pub node_freed: bool,
     /// A commit has made it active (a staged version is the loader's until then).
     pub published: bool,
+    /// Its breakpoint slot holds the node (a charge reads the slot whatever the instruction
+    /// says; the removal unlinks it with the uninstall, before its wait).
+    pub linked: bool,
 }
 
 /// Where a scheduler is in a call.
@@ -177,6 +185,10 @@ pub enum Sched {
     /// A local call into the version the process is in: read its first instruction (patched
     /// or not), about to run it (and its breakpoint node if patched).
     Local(u8, bool),
+    /// A call_time charge at schedule-out (`call_time`): read the slot of the function its
+    /// call_time state names, in this version (the node linked or not), about to add to the
+    /// node.
+    Charge(u8, bool),
 }
 
 /// A scheduler and its one process.
@@ -195,6 +207,10 @@ pub struct Proc {
     /// A kill (exit signal) sent by the purge is pending: the process handles it at its next
     /// step boundary.
     pub kill: bool,
+    /// `call_time`: the version of the function the process's call_time state (`pbt.ci`)
+    /// names (0: none). Set when the process runs a patched function and stays in the
+    /// version; cleared by its return and by its kill (the frames are discarded uncharged).
+    pub pbt: u8,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -220,6 +236,8 @@ pub struct LState {
     pub ran_old_local: bool,
     /// A process was killed by a purge.
     pub killed: bool,
+    /// A call_time charge read the linked slot of a version that is no longer current.
+    pub charged_old: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -232,6 +250,9 @@ pub enum LAction {
     RunStay(u8),
     LocalRead(u8),
     LocalRun(u8),
+    /// A call_time charge: read the slot, then add to the node (`call_time`).
+    ChargeRead(u8),
+    ChargeRun(u8),
     Return(u8),
     Progress(u8),
     /// The process handles the purge's kill: its frames are dropped without returning.
@@ -302,6 +323,12 @@ pub struct LoadModel {
     /// The module is not loaded at first (the first load makes nothing old).
     pub fresh: bool,
     pub schedulers: u8,
+    /// Local calls each process may make from the version it stays in.
+    pub locals: u8,
+    /// The module is traced with call_time as well: a process that stays in a version after
+    /// running a patched function is charged at schedule-out (a read of that function's slot
+    /// and a write to its node), until it returns or is killed.
+    pub call_time: bool,
     script: Vec<Step>,
 }
 
@@ -321,6 +348,8 @@ impl LoadModel {
             loads: 1,
             fresh: false,
             schedulers: 1,
+            locals: LOCALS,
+            call_time: false,
             script: Vec::new(),
         }
         .rebuilt()
@@ -347,8 +376,10 @@ impl LoadModel {
             .into_iter()
             .map(LoadModel::classic)
             .collect();
-        v.push(LoadModel::kill());
-        v.push(LoadModel::erts());
+        for m in [LoadModel::kill(), LoadModel::erts()] {
+            v.push(m.clone());
+            v.push(m.with(|m| m.call_time = true));
+        }
         v
     }
     /// The model with its switches changed by `f` (the loader's program rebuilt).
@@ -492,6 +523,7 @@ impl LoadModel {
                 s.ver[v as usize] = Ver {
                     bp: s.traced && !self.is(LoadSpecMutant::CommitBeforeBreakpoints),
                     promised: s.traced,
+                    linked: s.traced,
                     ..Ver::default()
                 }
             }
@@ -499,6 +531,7 @@ impl LoadModel {
                 s.ver[v as usize] = Ver {
                     bp: s.traced,
                     promised: s.traced,
+                    linked: s.traced,
                     ..Ver::default()
                 }
             }
@@ -521,10 +554,14 @@ impl LoadModel {
                 ver.promised = false;
                 if self.is(LoadSpecMutant::ClearOldAtOnce) {
                     ver.bp = false;
+                    ver.linked = false;
                     ver.node_freed = true;
                 }
             }
-            Step::Uninstall(o) => s.ver[o as usize].bp = false,
+            Step::Uninstall(o) => {
+                s.ver[o as usize].bp = false;
+                s.ver[o as usize].linked = false;
+            }
             Step::FreeNode(o) => s.ver[o as usize].node_freed = true,
             Step::Check(o) => {
                 let found = self.in_version(s, o);
@@ -548,6 +585,7 @@ impl LoadModel {
                 let ver = &mut s.ver[o as usize];
                 ver.promised = false;
                 ver.bp = false;
+                ver.linked = false;
                 ver.node_freed = true;
             }
             Step::PurgeBlocked(o) => {
@@ -582,6 +620,7 @@ impl Model for LoadModel {
                         bp: traced,
                         promised: traced,
                         published: true,
+                        linked: traced,
                         ..Ver::default()
                     };
                     (1, 1)
@@ -594,11 +633,12 @@ impl Model for LoadModel {
                     locals_left: 0,
                     passed: false,
                     kill: false,
+                    pbt: 0,
                 }; MAX_SCHEDS];
                 for i in self.procs() {
                     procs[i].calls_left = self.calls;
                     procs[i].may_stay = true;
-                    procs[i].locals_left = LOCALS;
+                    procs[i].locals_left = self.locals;
                 }
                 LState {
                     traced,
@@ -616,6 +656,7 @@ impl Model for LoadModel {
                     ran_last: false,
                     ran_old_local: false,
                     killed: false,
+                    charged_old: false,
                 }
             })
             .collect()
@@ -648,6 +689,9 @@ impl Model for LoadModel {
                     if p.kill {
                         out.push(LAction::Exit(n));
                     }
+                    if p.pbt != 0 && !s.blocked && !Self::asleep(p) {
+                        out.push(LAction::ChargeRead(n));
+                    }
                 }
                 Sched::HasIx(_) => out.push(LAction::ReadAddr(n)),
                 Sched::HasVer(_) => {
@@ -657,6 +701,7 @@ impl Model for LoadModel {
                     }
                 }
                 Sched::Local(..) => out.push(LAction::LocalRun(n)),
+                Sched::Charge(..) => out.push(LAction::ChargeRun(n)),
             }
         }
     }
@@ -702,6 +747,9 @@ impl Model for LoadModel {
                 if matches!(a, LAction::RunStay(_)) {
                     p.held = v;
                     p.may_stay = false;
+                    if self.call_time && ver.bp {
+                        p.pbt = v;
+                    }
                 }
                 Self::settle(&mut n, i);
             }
@@ -723,10 +771,31 @@ impl Model for LoadModel {
                 let p = &mut n.procs[i];
                 p.sched = Sched::Idle;
                 p.locals_left -= 1;
+                if self.call_time && patched {
+                    p.pbt = v;
+                }
+                Self::settle(&mut n, i);
+            }
+            LAction::ChargeRead(i) => {
+                let p = &mut n.procs[i as usize];
+                let ver = s.ver[p.pbt as usize];
+                n.uaf |= ver.freed;
+                n.charged_old |= ver.linked && p.pbt != s.cur;
+                p.sched = Sched::Charge(p.pbt, ver.linked);
+            }
+            LAction::ChargeRun(i) => {
+                let i = i as usize;
+                let Sched::Charge(v, linked) = s.procs[i].sched else {
+                    unreachable!()
+                };
+                let ver = s.ver[v as usize];
+                n.uaf |= ver.freed || (linked && ver.node_freed);
+                n.procs[i].sched = Sched::Idle;
                 Self::settle(&mut n, i);
             }
             LAction::Return(i) => {
                 n.procs[i as usize].held = 0;
+                n.procs[i as usize].pbt = 0;
                 Self::settle(&mut n, i as usize);
             }
             LAction::Progress(i) => n.procs[i as usize].passed = true,
@@ -739,6 +808,7 @@ impl Model for LoadModel {
                 p.calls_left = 0;
                 p.locals_left = 0;
                 p.may_stay = false;
+                p.pbt = 0;
                 n.killed = true;
                 Self::settle(&mut n, i as usize);
             }
@@ -757,6 +827,12 @@ impl Model for LoadModel {
         if self.purge == PurgeKind::Kill {
             v.push(Property::sometimes("purge-kills", |_, s: &LState| s.killed));
         }
+        if self.call_time {
+            v.push(Property::sometimes(
+                "charge-in-old-code",
+                |_, s: &LState| s.charged_old,
+            ));
+        }
         v
     }
 }
@@ -771,7 +847,8 @@ pub struct LoadRun {
     pub violated: Vec<&'static str>,
     /// Whether every reachability property of the model was found: a call reached the version
     /// of the last load (`calls-new-version`), a local call ran a version after it became old
-    /// (`local-call-in-old-code`), and with `Kill` a purge killed a process (`purge-kills`).
+    /// (`local-call-in-old-code`), with `Kill` a purge killed a process (`purge-kills`), and
+    /// with `call_time` a charge read the linked slot of an old version (`charge-in-old-code`).
     pub reached: bool,
     pub states: usize,
     pub unique: usize,
@@ -782,7 +859,8 @@ pub struct LoadRun {
 impl LoadModel {
     /// The model's name in results rows and shard keys: `load-blocking` / `load-nonblocking`
     /// for [`LoadModel::classic`], and `load-nonblocking-kill` / `load-nonblocking-3ix-kill`
-    /// for the others (the index scheme when `Three`, the purge when `Kill`).
+    /// for the others (the index scheme when `Three`, the purge when `Kill`), with
+    /// `-call-time` when `call_time`.
     pub fn name(&self) -> String {
         let mut n = format!("load-{}", self.protocol.name());
         if self.code_ix == CodeIx::Three {
@@ -791,17 +869,25 @@ impl LoadModel {
         if self.purge == PurgeKind::Kill {
             n.push_str("-kill");
         }
+        if self.call_time {
+            n.push_str("-call-time");
+        }
         n
     }
 
     /// The bounds of the model, as recorded next to its verdict.
     pub fn bound(&self) -> String {
         format!(
-            "calls={} loads={}{} schedulers={}",
+            "calls={} loads={}{} schedulers={}{}",
             self.calls,
             self.loads,
             if self.fresh { " fresh" } else { "" },
-            self.schedulers
+            self.schedulers,
+            if self.locals == LOCALS {
+                String::new()
+            } else {
+                format!(" locals={}", self.locals)
+            }
         )
     }
 
@@ -811,6 +897,7 @@ impl LoadModel {
         let t = std::time::Instant::now();
         let m = self.clone();
         let kill = self.purge == PurgeKind::Kill;
+        let call_time = self.call_time;
         let c =
             bpspec_reference::watchdog::guard(&format!("stateright {}", self.name()), move || {
                 m.checker().spawn_bfs().join()
@@ -822,7 +909,8 @@ impl LoadModel {
                 .collect(),
             reached: c.discovery("calls-new-version").is_some()
                 && c.discovery("local-call-in-old-code").is_some()
-                && (!kill || c.discovery("purge-kills").is_some()),
+                && (!kill || c.discovery("purge-kills").is_some())
+                && (!call_time || c.discovery("charge-in-old-code").is_some()),
             states: c.state_count(),
             unique: c.unique_state_count(),
             depth: c.max_depth(),

@@ -124,3 +124,37 @@ fn state_space_around_the_plan() {
         }
     }
 }
+
+/// call_time on the loaded versions: a process that stays in a version after running a patched
+/// function is charged at schedule-out (its call_time state names that function: a read of the
+/// slot, then a write to the node), across the load that makes the version old, the removal of
+/// its breakpoints and the purge (refused, or the process killed and its state discarded).
+/// Every baseline holds, with a charge of old code reached under NonBlocking; the removal's wait covers the
+/// charges: with no local calls, `load-clear-old-at-once` survives without call_time (nothing
+/// else reads the old node) and is killed by a charge with it.
+#[test]
+fn call_time_charges_in_old_code() {
+    for m in [
+        LoadModel::classic(LoadProtocol::Blocking),
+        LoadModel::classic(LoadProtocol::NonBlocking),
+        LoadModel::kill(),
+        LoadModel::erts(),
+    ] {
+        let blocking = m.protocol == LoadProtocol::Blocking;
+        let r = run(&m.with(|m| m.call_time = true));
+        assert!(r.violated.is_empty(), "{:?}", r.violated);
+        // Blocking clears the old version's breakpoints under the block before the commit, so
+        // no charge reads a linked node of a version that is no longer current.
+        assert_eq!(r.reached, !blocking);
+    }
+    let no_locals = LoadModel::classic(LoadProtocol::NonBlocking)
+        .with(|m| m.locals = 0)
+        .with_mutant(LoadSpecMutant::ClearOldAtOnce);
+    assert!(run(&no_locals).violated.is_empty());
+    let r = run(&no_locals.with(|m| m.call_time = true));
+    assert!(
+        r.violated.contains(&"no-use-after-free"),
+        "{:?}",
+        r.violated
+    );
+}
