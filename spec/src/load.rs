@@ -595,6 +595,25 @@ impl LoadModel {
         }
         s.loader += 1;
     }
+    /// The first step of a local call or a charge: a read in version `v`'s code area (its
+    /// first instruction or its slot), a use after free if the version was freed.
+    fn read(s: &LState, n: &mut LState, v: u8) -> Ver {
+        let ver = s.ver[v as usize];
+        n.uaf |= ver.freed;
+        ver
+    }
+    /// The second step of a local call or a charge (the scheduler is idle after it): the
+    /// version and whether the first step found the node (the patched instruction, the linked
+    /// slot). Touching a freed version, or a found node freed since, is a use after free.
+    fn touch(s: &LState, n: &mut LState, i: usize) -> (u8, bool) {
+        let (Sched::Local(v, found) | Sched::Charge(v, found)) = s.procs[i].sched else {
+            unreachable!()
+        };
+        let ver = s.ver[v as usize];
+        n.uaf |= ver.freed || (found && ver.node_freed);
+        n.procs[i].sched = Sched::Idle;
+        (v, found)
+    }
     /// A scheduler step that ends idle: if a wait is open and the scheduler now sleeps, it has
     /// passed.
     fn settle(s: &mut LState, i: usize) {
@@ -754,22 +773,16 @@ impl Model for LoadModel {
                 Self::settle(&mut n, i);
             }
             LAction::LocalRead(i) => {
-                let p = &mut n.procs[i as usize];
-                let ver = s.ver[p.held as usize];
-                n.uaf |= ver.freed;
-                p.sched = Sched::Local(p.held, ver.bp);
+                let v = s.procs[i as usize].held;
+                let patched = Self::read(s, &mut n, v).bp;
+                n.procs[i as usize].sched = Sched::Local(v, patched);
             }
             LAction::LocalRun(i) => {
                 let i = i as usize;
-                let Sched::Local(v, patched) = s.procs[i].sched else {
-                    unreachable!()
-                };
-                let ver = s.ver[v as usize];
-                n.uaf |= ver.freed || (patched && ver.node_freed);
-                n.mix |= ver.promised && !patched;
+                let (v, patched) = Self::touch(s, &mut n, i);
+                n.mix |= s.ver[v as usize].promised && !patched;
                 n.ran_old_local |= v != s.cur;
                 let p = &mut n.procs[i];
-                p.sched = Sched::Idle;
                 p.locals_left -= 1;
                 if self.call_time && patched {
                     p.pbt = v;
@@ -777,21 +790,14 @@ impl Model for LoadModel {
                 Self::settle(&mut n, i);
             }
             LAction::ChargeRead(i) => {
-                let p = &mut n.procs[i as usize];
-                let ver = s.ver[p.pbt as usize];
-                n.uaf |= ver.freed;
-                n.charged_old |= ver.linked && p.pbt != s.cur;
-                p.sched = Sched::Charge(p.pbt, ver.linked);
+                let v = s.procs[i as usize].pbt;
+                let linked = Self::read(s, &mut n, v).linked;
+                n.charged_old |= linked && v != s.cur;
+                n.procs[i as usize].sched = Sched::Charge(v, linked);
             }
             LAction::ChargeRun(i) => {
-                let i = i as usize;
-                let Sched::Charge(v, linked) = s.procs[i].sched else {
-                    unreachable!()
-                };
-                let ver = s.ver[v as usize];
-                n.uaf |= ver.freed || (linked && ver.node_freed);
-                n.procs[i].sched = Sched::Idle;
-                Self::settle(&mut n, i);
+                Self::touch(s, &mut n, i as usize);
+                Self::settle(&mut n, i as usize);
             }
             LAction::Return(i) => {
                 n.procs[i as usize].held = 0;

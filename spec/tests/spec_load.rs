@@ -83,27 +83,33 @@ fn every_load_mutant_is_killed() {
 /// wait after it, the purge waiting before its check), two indices let the next load stage the
 /// slot a scheduler that has not seen the last commit still reads (`no-uncommitted-call`), and
 /// three do not; bpspec's two indices hold only with LW1 after each commit, the wait the third
-/// index lets ERTS put before the commit instead.
+/// index lets ERTS put before the commit instead. The first three are rows of the plan
+/// (`every_plan_model_holds`, `every_load_mutant_is_killed`); the fourth is here.
 #[test]
 fn what_the_third_code_index_buys() {
-    let erts = LoadModel::erts();
-    assert!(run(&erts).violated.is_empty());
-    let two = run(&erts.clone().with_mutant(LoadSpecMutant::TwoCodeIx));
-    assert!(two.violated.contains(&"no-uncommitted-call"));
-    let bpspec = LoadModel::kill();
-    assert!(run(&bpspec).violated.is_empty());
-    let no_lw1 = run(&bpspec.with_mutant(LoadSpecMutant::SkipWaitAfterCommit));
+    let plan = LoadModel::plan();
+    assert!(plan.iter().any(|m| m.name() == LoadModel::erts().name()));
+    assert!(plan.iter().any(|m| m.name() == LoadModel::kill().name()));
+    assert_eq!(
+        LoadSpecMutant::TwoCodeIx.model().name(),
+        LoadModel::erts().name()
+    );
+    assert_eq!(LoadSpecMutant::TwoCodeIx.killed_by(), "no-uncommitted-call");
+    let no_lw1 = run(&LoadModel::kill().with_mutant(LoadSpecMutant::SkipWaitAfterCommit));
     assert!(no_lw1.violated.contains(&"no-uncommitted-call"));
 }
 
-/// The killing purge under bpspec's order (check, kill, wait for the exits, PW, free) also
-/// needs its wait for the exits.
+/// The killing purge needs its wait for the exits under ERTS's order (wait, check, kill, wait
+/// for the exits, free) as under bpspec's (`every_load_mutant_is_killed` runs the mutant on
+/// `LoadModel::kill`).
 #[test]
 fn the_kill_needs_its_wait_under_both_index_schemes() {
-    for m in [LoadModel::kill(), LoadModel::erts()] {
-        let r = run(&m.with_mutant(LoadSpecMutant::PurgeKillSkipDown));
-        assert!(r.violated.contains(&"no-use-after-free"));
-    }
+    assert_eq!(
+        LoadSpecMutant::PurgeKillSkipDown.model().name(),
+        LoadModel::kill().name()
+    );
+    let r = run(&LoadModel::erts().with_mutant(LoadSpecMutant::PurgeKillSkipDown));
+    assert!(r.violated.contains(&"no-use-after-free"));
 }
 
 /// The sizes of the killing-purge models around the plan's bounds (`--ignored`; the figures
@@ -129,17 +135,19 @@ fn state_space_around_the_plan() {
 /// function is charged at schedule-out (its call_time state names that function: a read of the
 /// slot, then a write to the node), across the load that makes the version old, the removal of
 /// its breakpoints and the purge (refused, or the process killed and its state discarded).
-/// Every baseline holds, with a charge of old code reached under NonBlocking; the removal's wait covers the
+/// The `-call-time` rows of the plan hold with a charge of old code reached
+/// (`every_plan_model_holds`), and so do the first models with call_time (the Blocking one
+/// without reaching it); the removal's wait covers the
 /// charges: with no local calls, `load-clear-old-at-once` survives without call_time (nothing
 /// else reads the old node) and is killed by a charge with it.
 #[test]
 fn call_time_charges_in_old_code() {
-    for m in [
-        LoadModel::classic(LoadProtocol::Blocking),
-        LoadModel::classic(LoadProtocol::NonBlocking),
-        LoadModel::kill(),
-        LoadModel::erts(),
-    ] {
+    assert_eq!(
+        LoadModel::plan().iter().filter(|m| m.call_time).count(),
+        2,
+        "the plan has the -kill and -3ix-kill models with call_time"
+    );
+    for m in LoadProtocol::ALL.map(LoadModel::classic) {
         let blocking = m.protocol == LoadProtocol::Blocking;
         let r = run(&m.with(|m| m.call_time = true));
         assert!(r.violated.is_empty(), "{:?}", r.violated);
