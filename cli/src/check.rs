@@ -54,7 +54,7 @@ pub struct Args {
 }
 
 /// The name that selects the code-loading models (`bpspec_spec::load`, docs/nonblocking-load.md):
-/// `load-blocking` and `load-nonblocking`, and with `--mutants` each load mutant on its protocol.
+/// the baselines of `LoadModel::plan`, and with `--mutants` each load mutant on its model.
 const LOAD_MODEL: &str = "load";
 
 fn known_models() -> String {
