@@ -67,9 +67,17 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     // Both run global trace (global_vs_local; the sequential oracle since spec/src/global.rs),
     // the local return/exception trace scenarios, return_to, {caller} and sessions;
     // global_match_spec and return_to_global_sends_none need global match specs, which only
-    // the engine has; the nine code_*.json need code loading, which only the oracle has.
+    // the engine has. The code_*.json run on both, the engine's versions under both load
+    // protocols (oracle/src/target/code.rs).
+    let blocking = |funcs| -> Box<dyn BreakpointEngine> {
+        Box::new(RefEngine::with_load_protocol(
+            funcs,
+            bpspec_reference::LoadProtocol::Blocking,
+        ))
+    };
     for (f, unsup) in [
-        (&RefEngine::boxed as &dyn Fn(_) -> _, 9),
+        (&RefEngine::boxed as &dyn Fn(_) -> _, 0),
+        (&blocking, 0),
         (&SpecOracle::boxed, 2),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
