@@ -760,8 +760,8 @@ pub fn run_ours(
     let mut orc = SpecOracle::boxed(sc.funcs.clone());
     let a = match run::run(sc, eng.as_mut()) {
         Ok(a) => a,
-        // Code loading is in the sequential oracle only (spec/src/code.rs): ERTS is then
-        // compared with the oracle alone.
+        // An engine without code loading (our engine has it: oracle/src/target/code.rs): ERTS
+        // is then compared with the sequential oracle alone (spec/src/code.rs).
         Err(run::RunError::Unsupported { feature, .. })
             if with_oracle && feature == crate::scenario::Feature::CodeLoading =>
         {

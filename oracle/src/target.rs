@@ -470,9 +470,11 @@ impl BreakpointEngine for RefEngine {
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         assert!(self.procs.is_empty(), "set_exports after processes ran");
-        let protocol = self.code.protocol;
+        // The code state (protocol, mutant) is kept: nothing ran yet.
+        let fresh = code::Code::new(self.code.protocol);
+        let keep = std::mem::replace(&mut self.code, fresh);
         *self = RefEngine::with_exports(self.funcs(), exported);
-        self.code = code::Code::new(protocol);
+        self.code = keep;
     }
     fn ret(&mut self, pid: u64, call_traced: u64) {
         self.on_proc(pid, call_traced, |s, p| s.ret(p));

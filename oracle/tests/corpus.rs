@@ -99,6 +99,23 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong oracle");
         assert!(e.contains("expected (-) vs observed (+)"), "{e}");
     }
+    // The same three code-loading mistakes made by our engine (oracle/src/target/code.rs).
+    use bpspec_spec::code::CodeMutant;
+    for m in [
+        CodeMutant::LoadKeepsBreakpoints,
+        CodeMutant::DeleteKeepsFunctions,
+        CodeMutant::OldCodeIsCurrent,
+    ] {
+        let f = move |funcs| -> Box<dyn BreakpointEngine> {
+            Box::new(RefEngine::with_code_mutant(funcs, m))
+        };
+        let e = check_corpus(&f).expect_err("the corpus must catch a wrong engine");
+        assert!(e.contains("expected (-) vs observed (+)"), "{m:?}: {e}");
+        eprintln!(
+            "{m:?} on our engine: caught by {}",
+            e.lines().next().unwrap_or("")
+        );
+    }
 }
 
 /// Our engine, but remote calls skip the export entry (global breakpoints never hit): the

@@ -132,9 +132,9 @@ fn extras_on(erl: &Erl) {
 /// The same draws with the generator's `code`: load, delete, purge and soft_purge ops between
 /// the others (docs/scenario.md, "Code loading"), on the OTP on PATH and, when
 /// `BPSPEC_OTP_ROOT` is set, on the OTP root (the name has `otp_root`, so make's
-/// oracle-check-root part runs it). The engine has no code loading, so ERTS is compared with
-/// the sequential oracle on them; ERTS also catches the two code-loading mutants of the oracle
-/// on 150 of them.
+/// oracle-check-root part runs it). ERTS, our engine (code loading with the load engine's
+/// versions: oracle/src/target/code.rs) and the sequential oracle must agree on each; ERTS also
+/// catches the two code-loading mutants of the oracle on 150 of them.
 #[test]
 fn code_loading_agrees_with_erts_and_the_otp_root() {
     code_loading_on(&erl());
@@ -205,10 +205,11 @@ fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
     let mem = with(Feature::CallMemory);
     let global = with(Feature::GlobalTrace);
     let framed = with(Feature::MatchSpec);
+    let code = with(Feature::CodeLoading);
     let vs = differential(erl, &scs).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);
     eprintln!(
-        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs) on {}: {s} ({:.1} s)",
+        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs, {code} with code loading) on {}: {s} ({:.1} s)",
         erl.origin(),
         t0.elapsed().as_secs_f64()
     );

@@ -41,14 +41,6 @@ fn survive(text: &str) {
                         ..
                     }),
                 ) => {}
-                // Code loading is in the oracle only: the engine refuses it cleanly.
-                (
-                    Err(RunError::Unsupported {
-                        feature: Feature::CodeLoading,
-                        ..
-                    }),
-                    _,
-                ) => {}
                 (Ok(x), Ok(y)) => assert_eq!(x, y, "engine and oracle differ on\n{text}"),
                 (Err(x), Err(y)) => assert_eq!(
                     x.to_string(),

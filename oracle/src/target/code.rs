@@ -31,6 +31,7 @@ use bpspec_reference::{
     FlagSet, FuncId, InfoItem, InfoKey, InfoValue, LoadEngine, LoadError, LoadProtocol,
     LoadScheduler, Mfa, Pattern, PatternError, PatternOp, Qsbr, SessionId, Term, TraceSpec,
 };
+use bpspec_spec::code::CodeMutant;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -64,6 +65,9 @@ impl ModuleCode {
 /// The code state of a [`RefEngine`].
 pub(super) struct Code {
     pub(super) protocol: LoadProtocol,
+    /// Deliberately wrong code loading (the same three as the sequential oracle's), for the
+    /// check that the corpus catches them on our engine (oracle/tests/corpus.rs).
+    mutant: Option<CodeMutant>,
     modules: BTreeMap<String, ModuleCode>,
     /// Functions whose module has no current version (deleted).
     unloaded: BTreeSet<FuncId>,
@@ -80,6 +84,7 @@ impl Code {
     pub(super) fn new(protocol: LoadProtocol) -> Code {
         Code {
             protocol,
+            mutant: None,
             modules: BTreeMap::new(),
             unloaded: BTreeSet::new(),
             killed: BTreeSet::new(),
@@ -113,6 +118,13 @@ impl RefEngine {
     pub fn with_load_protocol(funcs: Vec<Mfa>, protocol: LoadProtocol) -> RefEngine {
         let mut e = RefEngine::new(funcs);
         e.code = Code::new(protocol);
+        e
+    }
+
+    /// Our engine with code loading wrong in the way `m` says (spec/src/code.rs's mutants).
+    pub fn with_code_mutant(funcs: Vec<Mfa>, m: CodeMutant) -> RefEngine {
+        let mut e = RefEngine::new(funcs);
+        e.code.mutant = Some(m);
         e
     }
 
@@ -236,7 +248,9 @@ impl RefEngine {
         let fs = self.module_code(module).funcs.clone();
         let answer = match op {
             CodeOp::Load => {
-                if e.current_version() != 0 {
+                if e.current_version() != 0
+                    && self.code.mutant != Some(CodeMutant::LoadKeepsBreakpoints)
+                {
                     self.clear_module_break(module);
                 }
                 let v = match e.load() {
@@ -260,6 +274,7 @@ impl RefEngine {
                     self.clear_module_break(module);
                 }
                 match e.delete() {
+                    Ok(()) if self.code.mutant == Some(CodeMutant::DeleteKeepsFunctions) => true,
                     Ok(()) => {
                         self.code.unloaded.extend(fs.iter().copied());
                         true
@@ -308,7 +323,7 @@ impl RefEngine {
         let (module, v) = self.code.waiting.remove(&pid)?;
         let old = self.module_code(&module).engine.current_version() != v;
         self.code.running.insert(pid, (module, v));
-        Some(old)
+        Some(old && self.code.mutant != Some(CodeMutant::OldCodeIsCurrent))
     }
 
     /// A local call to `f` made in the old version process `pid` runs in: the load engine's
