@@ -135,6 +135,14 @@ impl Erl {
                 let path = sdir.join(format!("{}.erl", m.name));
                 std::fs::write(&path, module_source(sc, &m.name))
                     .map_err(|e| format!("{}: {e}", path.display()))?;
+                if let Some(c) = &sc.changed {
+                    // The second code, for `load_changed` (bpspec_driver.erl's code_op).
+                    let cdir = sdir.join("changed");
+                    let cpath = cdir.join(format!("{}.erl", m.name));
+                    std::fs::create_dir_all(&cdir)
+                        .and_then(|()| std::fs::write(&cpath, module_source(c, &m.name)))
+                        .map_err(|e| format!("{}: {e}", cpath.display()))?;
+                }
                 mods.push(format!(
                     "{{'{}', {}}}",
                     m.name,
@@ -397,7 +405,8 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             Feature::ProcessFlag(p) if p == "arity" || p == "return_to" => false,
             Feature::Caller => false,
             // code:load_binary/3, code:delete/1, code:purge/1, code:soft_purge/1.
-            // (with receive functions and the resume op: bpspec_driver.erl's call_wait.)
+            // (with receive functions and the resume op: bpspec_driver.erl's call_wait; the
+            // second code of `load_changed` compiled from changed/M.erl.)
             Feature::CodeLoading => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),

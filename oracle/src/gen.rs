@@ -286,6 +286,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 base_match: None,
                 body,
                 receive: false,
+                changed_body: None,
             });
             decl.push((mname.clone(), name, d.arity, exported));
         }

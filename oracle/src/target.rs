@@ -195,6 +195,12 @@ pub trait BreakpointEngine {
     fn killed(&self, _pid: u64) -> bool {
         false
     }
+    /// Which code a call of `f` by `pid` runs (spec/src/code.rs CL7): 0 the module's first
+    /// code, 1 its second (the `changed_body`s). `old`: made in the old version `pid` was
+    /// resumed in. Engines without code loading run the first code.
+    fn variant(&mut self, _f: FuncId, _pid: u64, _old: bool) -> u8 {
+        0
+    }
 }
 
 /// For an engine with local + call_count only: the flags of `spec`, checked as the engines
@@ -449,6 +455,9 @@ impl BreakpointEngine for RefEngine {
     fn killed(&self, pid: u64) -> bool {
         self.code.killed(pid)
     }
+    fn variant(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
+        self.variant_impl(f, pid, old)
+    }
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
         self.meta_take()
     }
@@ -600,6 +609,9 @@ impl BreakpointEngine for SpecOracle {
     fn killed(&self, pid: u64) -> bool {
         self.0.killed(pid)
     }
+    fn variant(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
+        self.0.variant(f, pid, old)
+    }
     fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
         self.0.set_return_to(pid, call_traced, sessions)
     }
@@ -690,6 +702,8 @@ pub enum Wrong {
     DeleteKeepsFunctions,
     /// A process resumed in an old version runs the current one (code.rs CL6).
     OldCodeIsCurrent,
+    /// `load_changed` loads the first code: the changed bodies never run (code.rs CL7).
+    ChangedBodiesIgnored,
 }
 
 impl Wrong {
@@ -721,10 +735,11 @@ impl Wrong {
     /// The meta trace mutants (caught by `oracle/corpus/meta_untraced_process.json`).
     pub const META: [Wrong; 1] = [Wrong::MetaOnlyCallTraced];
     /// The code-loading mutants (caught by the corpus's code_*.json: oracle/tests/corpus.rs).
-    pub const CODE: [Wrong; 3] = [
+    pub const CODE: [Wrong; 4] = [
         Wrong::LoadKeepsBreakpoints,
         Wrong::DeleteKeepsFunctions,
         Wrong::OldCodeIsCurrent,
+        Wrong::ChangedBodiesIgnored,
     ];
 }
 
@@ -751,6 +766,7 @@ impl WrongOracle {
             Wrong::LoadKeepsBreakpoints => o.mutant_code(CodeMutant::LoadKeepsBreakpoints),
             Wrong::DeleteKeepsFunctions => o.mutant_code(CodeMutant::DeleteKeepsFunctions),
             Wrong::OldCodeIsCurrent => o.mutant_code(CodeMutant::OldCodeIsCurrent),
+            Wrong::ChangedBodiesIgnored => o.mutant_code(CodeMutant::ChangedBodiesIgnored),
             _ => {}
         }
         WrongOracle {
@@ -807,6 +823,9 @@ impl BreakpointEngine for WrongOracle {
     }
     fn killed(&self, pid: u64) -> bool {
         self.inner.killed(pid)
+    }
+    fn variant(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
+        self.inner.variant(f, pid, old)
     }
     fn name(&self) -> String {
         format!("wrong oracle ({:?})", self.wrong)

@@ -105,6 +105,7 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         CodeMutant::LoadKeepsBreakpoints,
         CodeMutant::DeleteKeepsFunctions,
         CodeMutant::OldCodeIsCurrent,
+        CodeMutant::ChangedBodiesIgnored,
     ] {
         let f = move |funcs| -> Box<dyn BreakpointEngine> {
             Box::new(RefEngine::with_code_mutant(funcs, m))

@@ -166,14 +166,15 @@ fn code_loading_on(erl: &Erl) {
         scs.len()
     );
     // The generator draws no receive functions: the old-code mutant is checked on the corpus's
-    // code_*.json.
+    // code_*.json, and so is the changed-bodies one (the generator's changed bodies are drawn
+    // with `GenConfig::code` too, but rarely make a difference the corpus does not).
     let code_corpus: Vec<Loaded> = corpus()
         .into_iter()
         .filter(|(f, _)| f.contains("/code_"))
         .map(|(_, l)| l)
         .collect();
     for w in Wrong::CODE {
-        let on = if w == Wrong::OldCodeIsCurrent {
+        let on = if matches!(w, Wrong::OldCodeIsCurrent | Wrong::ChangedBodiesIgnored) {
             &code_corpus
         } else {
             &scs

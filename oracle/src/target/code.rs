@@ -73,6 +73,8 @@ pub(super) struct Code {
     unloaded: BTreeSet<FuncId>,
     /// Processes killed by a purge.
     killed: BTreeSet<u64>,
+    /// The versions loaded from the second code (`load_changed`): (module, version).
+    changed: BTreeSet<(String, u32)>,
     /// Processes waiting in a receive function: pid -> (module, version).
     waiting: BTreeMap<u64, (String, u32)>,
     /// Processes resumed and still in the version they waited in (until the next code op,
@@ -88,6 +90,7 @@ impl Code {
             modules: BTreeMap::new(),
             unloaded: BTreeSet::new(),
             killed: BTreeSet::new(),
+            changed: BTreeSet::new(),
             waiting: BTreeMap::new(),
             running: BTreeMap::new(),
         }
@@ -247,7 +250,7 @@ impl RefEngine {
         let e = self.module_code(module).engine.clone();
         let fs = self.module_code(module).funcs.clone();
         let answer = match op {
-            CodeOp::Load => {
+            CodeOp::Load | CodeOp::LoadChanged => {
                 if e.current_version() != 0
                     && self.code.mutant != Some(CodeMutant::LoadKeepsBreakpoints)
                 {
@@ -264,6 +267,9 @@ impl RefEngine {
                     Err(x) => panic!("load of {module}: {x}"),
                 };
                 assert_eq!(e.current_version(), v);
+                if op == CodeOp::LoadChanged {
+                    self.code.changed.insert((module.to_string(), v));
+                }
                 for f in &fs {
                     self.code.unloaded.remove(f);
                 }
@@ -324,6 +330,25 @@ impl RefEngine {
         let old = self.module_code(&module).engine.current_version() != v;
         self.code.running.insert(pid, (module, v));
         Some(old && self.code.mutant != Some(CodeMutant::OldCodeIsCurrent))
+    }
+
+    /// Which code a call of `f` by `pid` runs (spec/src/code.rs CL7): the code of the load
+    /// engine's version it runs in, the one `pid` was resumed in if `old`, else the current one.
+    pub(super) fn variant_impl(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
+        let module = self.engine.code.funcs[f].mfa.module.clone();
+        let v = if old {
+            match self.code.running.get(&pid) {
+                Some((m, v)) if *m == module => *v,
+                _ => panic!("pid {pid} runs no old version of {module}"),
+            }
+        } else {
+            match self.code.modules.get(&module) {
+                Some(mc) => mc.engine.current_version(),
+                None => return 0, // never loaded again: the first code
+            }
+        };
+        let ignored = self.code.mutant == Some(CodeMutant::ChangedBodiesIgnored);
+        u8::from(self.code.changed.contains(&(module, v)) && !ignored)
     }
 
     /// A local call to `f` made in the old version process `pid` runs in: the load engine's
