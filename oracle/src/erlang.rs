@@ -135,8 +135,14 @@ impl Erl {
                 let path = sdir.join(format!("{}.erl", m.name));
                 std::fs::write(&path, module_source(sc, &m.name))
                     .map_err(|e| format!("{}: {e}", path.display()))?;
-                if let Some(c) = &sc.changed {
-                    // The second code, for `load_changed` (bpspec_driver.erl's code_op).
+                let load_changed = sc
+                    .ops
+                    .iter()
+                    .any(|o| matches!(o, LOp::Code(crate::scenario::CodeOp::LoadChanged, _)));
+                if load_changed {
+                    // The second code, for `load_changed` (bpspec_driver.erl's code_op); the
+                    // first again without any `changed_body`.
+                    let c = sc.changed.as_deref().unwrap_or(sc);
                     let cdir = sdir.join("changed");
                     let cpath = cdir.join(format!("{}.erl", m.name));
                     std::fs::create_dir_all(&cdir)

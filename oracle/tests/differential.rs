@@ -166,15 +166,15 @@ fn code_loading_on(erl: &Erl) {
         scs.len()
     );
     // The generator draws no receive functions: the old-code mutant is checked on the corpus's
-    // code_*.json, and so is the changed-bodies one (the generator's changed bodies are drawn
-    // with `GenConfig::code` too, but rarely make a difference the corpus does not).
+    // code_*.json. The changed-bodies one on the random scenarios (`load_changed` and the
+    // generator's `changed_body`s).
     let code_corpus: Vec<Loaded> = corpus()
         .into_iter()
         .filter(|(f, _)| f.contains("/code_"))
         .map(|(_, l)| l)
         .collect();
     for w in Wrong::CODE {
-        let on = if matches!(w, Wrong::OldCodeIsCurrent | Wrong::ChangedBodiesIgnored) {
+        let on = if w == Wrong::OldCodeIsCurrent {
             &code_corpus
         } else {
             &scs
