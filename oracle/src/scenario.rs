@@ -1546,8 +1546,10 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
         };
         ops.push(lop);
     }
-    // Processes in old code with frames or time on their stack are not modelled yet (the
-    // frames would have to know the version they were pushed in).
+    // Processes in old code with call_time/call_memory, return_trace and exception_trace
+    // frames run (spec/src/code.rs CL6); `{caller}`, `return_to` and global match specs
+    // with a process in old code are not modelled yet (a return_to frame and the caller would
+    // name a function of the old version).
     if let Some(path) = sc.modules.iter().enumerate().find_map(|(mi, m)| {
         m.functions
             .iter()
@@ -1555,14 +1557,8 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             .map(|fi| format!("$.modules[{mi}].functions[{fi}].receive"))
     }) {
         if let Some(f) = features.keys().find(|f| {
-            matches!(
-                f,
-                Feature::CallTime
-                    | Feature::CallMemory
-                    | Feature::MatchSpec
-                    | Feature::GlobalMatchSpec
-                    | Feature::Caller
-            ) || **f == Feature::ProcessFlag("return_to".into())
+            matches!(f, Feature::GlobalMatchSpec | Feature::Caller)
+                || **f == Feature::ProcessFlag("return_to".into())
         }) {
             return v.err(
                 path,

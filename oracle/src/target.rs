@@ -704,6 +704,9 @@ pub enum Wrong {
     OldCodeIsCurrent,
     /// `load_changed` loads the first code: the changed bodies never run (code.rs CL7).
     ChangedBodiesIgnored,
+    /// call_time/call_memory frames of a process in old code charge the new version (code.rs
+    /// CL6).
+    OldFramesCharge,
 }
 
 impl Wrong {
@@ -735,11 +738,12 @@ impl Wrong {
     /// The meta trace mutants (caught by `oracle/corpus/meta_untraced_process.json`).
     pub const META: [Wrong; 1] = [Wrong::MetaOnlyCallTraced];
     /// The code-loading mutants (caught by the corpus's code_*.json: oracle/tests/corpus.rs).
-    pub const CODE: [Wrong; 4] = [
+    pub const CODE: [Wrong; 5] = [
         Wrong::LoadKeepsBreakpoints,
         Wrong::DeleteKeepsFunctions,
         Wrong::OldCodeIsCurrent,
         Wrong::ChangedBodiesIgnored,
+        Wrong::OldFramesCharge,
     ];
 }
 
@@ -767,6 +771,7 @@ impl WrongOracle {
             Wrong::DeleteKeepsFunctions => o.mutant_code(CodeMutant::DeleteKeepsFunctions),
             Wrong::OldCodeIsCurrent => o.mutant_code(CodeMutant::OldCodeIsCurrent),
             Wrong::ChangedBodiesIgnored => o.mutant_code(CodeMutant::ChangedBodiesIgnored),
+            Wrong::OldFramesCharge => o.mutant_code(CodeMutant::OldFramesCharge),
             _ => {}
         }
         WrongOracle {

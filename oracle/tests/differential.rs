@@ -165,8 +165,8 @@ fn code_loading_on(erl: &Erl) {
         "too few scenarios with code loading: {with} of {}",
         scs.len()
     );
-    // The generator draws no receive functions: the old-code mutant is checked on the corpus's
-    // code_*.json. The changed-bodies one on the random scenarios (`load_changed` and the
+    // The generator draws no receive functions: the old-code mutants are checked on the
+    // corpus's code_*.json. The changed-bodies one on the random scenarios (`load_changed` and the
     // generator's `changed_body`s).
     let code_corpus: Vec<Loaded> = corpus()
         .into_iter()
@@ -174,7 +174,7 @@ fn code_loading_on(erl: &Erl) {
         .map(|(_, l)| l)
         .collect();
     for w in Wrong::CODE {
-        let on = if w == Wrong::OldCodeIsCurrent {
+        let on = if matches!(w, Wrong::OldCodeIsCurrent | Wrong::OldFramesCharge) {
             &code_corpus
         } else {
             &scs

@@ -29,6 +29,12 @@
 //!   which has no breakpoints (no call message, no count, no meta); its remote calls run the
 //!   current version (or raise `undef` after a delete). A purge of its version (`purge`, or a
 //!   `load` over a current version) kills it: its frames go without returning, no message.
+//!   Its frames stay what they were: a return_trace or exception_trace frame pushed on entry
+//!   still sends `return_from` / `exception_from` when the old function returns; a
+//!   call_time/call_memory frame and the function being charged (`process_breakpoint_trace_t`)
+//!   name the old version's code, whose breakpoints are gone, so they charge nothing, even
+//!   after a later `trace_pattern` on the new version (ERTS keys them by `ErtsCodeInfo`, one
+//!   per version; here the load forgets them: `OProc::forget_code`).
 //! - CL7 (changed bodies): `load_changed` loads a version compiled from the scenario's second
 //!   code of the module (each function's `changed_body`, else its `body`), `load` one from the
 //!   first; otherwise both are CL1/CL2 loads. A call runs the code of the version it runs in: a
@@ -93,6 +99,10 @@ pub enum CodeMutant {
     OldCodeIsCurrent,
     /// `load_changed` loads the first code (CL7: the changed bodies never run).
     ChangedBodiesIgnored,
+    /// A load or delete keeps what processes charge to the module's functions: call_time /
+    /// call_memory frames pushed in the version that becomes old charge the new version's
+    /// rows (CL6).
+    OldFramesCharge,
 }
 
 /// The modules' versions. A module not in the map has only its first, current version.
@@ -274,6 +284,11 @@ impl Oracle {
         }
         self.clear_export_break(fs);
         self.clear_meta(fs);
+        if self.code.mutant != Some(CodeMutant::OldFramesCharge) {
+            for p in self.procs.values_mut() {
+                p.forget_code(fs);
+            }
+        }
     }
 
     /// Does `f`'s module have a current version (not deleted)?

@@ -202,6 +202,29 @@ impl RefEngine {
         if let Err(e) = self.engine.check_at_rest() {
             panic!("after clearing {module}'s breakpoints: {e}");
         }
+        // What processes charge to these functions names the version that becomes old, whose
+        // breakpoints are gone: it charges nothing any more (spec/src/code.rs CL6).
+        let fs = self.module_code(module).funcs.clone();
+        let old = |f: &mut Option<FuncId>| {
+            if f.is_some_and(|g| fs.contains(&g)) {
+                *f = None;
+            }
+        };
+        let keep = self.code.mutant == Some(CodeMutant::OldFramesCharge);
+        for p in self.procs.values_mut().filter(|_| !keep) {
+            for b in p.time.iter_mut().chain(p.memory.iter_mut()) {
+                old(&mut b.ci);
+            }
+            for fr in &mut p.stack {
+                if let bpspec_reference::Frame::CallTraceReturn {
+                    prev, prev_memory, ..
+                } = fr
+                {
+                    old(prev);
+                    old(prev_memory);
+                }
+            }
+        }
     }
 
     /// Kill the processes waiting in `module`'s old version (`code:purge/1`): they leave it
