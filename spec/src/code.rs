@@ -120,6 +120,19 @@ pub struct CodeTable {
     running: BTreeMap<u64, (String, u64)>,
 }
 
+/// The processes of `waiting` (pid -> (module, version)) that wait in version `v` of `module`.
+pub fn waiting_in<V: PartialEq>(
+    waiting: &BTreeMap<u64, (String, V)>,
+    module: &str,
+    v: V,
+) -> Vec<u64> {
+    waiting
+        .iter()
+        .filter(|(_, (m, w))| m == module && *w == v)
+        .map(|(&pid, _)| pid)
+        .collect()
+}
+
 impl Oracle {
     fn versions(&mut self, module: &str) -> &mut Versions {
         self.code
@@ -139,13 +152,7 @@ impl Oracle {
         let Some(old) = self.versions(module).old.take() else {
             return false;
         };
-        let dead: Vec<u64> = self
-            .code
-            .waiting
-            .iter()
-            .filter(|(_, (m, v))| m == module && *v == old)
-            .map(|(&pid, _)| pid)
-            .collect();
+        let dead = waiting_in(&self.code.waiting, module, old);
         for pid in &dead {
             self.code.waiting.remove(pid);
             self.code.killed.insert(*pid);

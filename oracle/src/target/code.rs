@@ -174,18 +174,8 @@ impl RefEngine {
     /// functions in the breakpoint engine: `trace_pattern(false)` of local trace and the
     /// counters, of global trace and of meta trace, in every live session.
     fn clear_module_break(&mut self, module: &str) {
-        let pat = Pattern {
-            module: Some(module.to_string()),
-            name: None,
-            arity: None,
-        };
-        let all = FlagSet {
-            local: true,
-            call_count: true,
-            call_time: true,
-            call_memory: true,
-            ..FlagSet::default()
-        };
+        let pat = Pattern::parse(&format!("{module}:_/_")).expect("a module name");
+        let all = FlagSet::parse("[local, call_count, call_time, call_memory]").expect("flags");
         let meta = self.own_meta_tracer(&super::meta_tracer());
         for (s, _) in self.engine.session_info() {
             for spec in [
@@ -231,13 +221,7 @@ impl RefEngine {
     /// without returning.
     fn kill_old(&mut self, module: &str) {
         let old = self.module_code(module).engine.old_version();
-        let dead: Vec<u64> = self
-            .code
-            .waiting
-            .iter()
-            .filter(|(_, (m, v))| m == module && *v == old)
-            .map(|(&pid, _)| pid)
-            .collect();
+        let dead = bpspec_spec::code::waiting_in(&self.code.waiting, module, old);
         for pid in dead {
             let mc = self.module_code(module);
             let mut s = mc
