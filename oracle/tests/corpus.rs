@@ -265,3 +265,33 @@ fn return_to_and_caller_run_on_engine_and_oracle_and_catch_their_mutants() {
         assert!(d.contains(missing), "{wrong:?} on {file}: {d}");
     }
 }
+
+/// The generator's code scenarios (`GenConfig::code`, seed 25, 300 draws) give the same
+/// observations on our engine under both load protocols and on the sequential oracle (no ERTS:
+/// the differential run compares the NonBlocking engine with OTP 25 and 29).
+#[test]
+fn code_scenarios_agree_under_both_load_protocols() {
+    use bpspec_oracle::gen::{sample, GenConfig};
+    use bpspec_oracle::scenario::Feature;
+    use bpspec_reference::LoadProtocol;
+    let cfg = GenConfig {
+        code: true,
+        ..GenConfig::default()
+    };
+    let mut with = 0;
+    for raw in sample(cfg, 300, 25) {
+        let sc = raw.loaded().unwrap_or_else(|e| panic!("{e}"));
+        with += usize::from(sc.features.contains_key(&Feature::CodeLoading));
+        let want = run(&sc, SpecOracle::boxed(sc.funcs.clone()).as_mut())
+            .unwrap_or_else(|e| panic!("oracle: {e}"));
+        for p in LoadProtocol::ALL {
+            let mut e = RefEngine::with_load_protocol(sc.funcs.clone(), p);
+            let got = run(&sc, &mut e).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+            if let Some(d) = bpspec_oracle::observe::diff(&want, &got) {
+                panic!("{}: oracle (-) vs engine {p:?} (+):\n{d}", sc.scenario.name);
+            }
+        }
+    }
+    eprintln!("300 code scenarios (seed 25), {with} with code loading: both protocols agree");
+    assert!(with >= 100, "{with} with code loading");
+}
