@@ -1546,20 +1546,19 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
         };
         ops.push(lop);
     }
-    // Processes in old code with call_time/call_memory, return_trace and exception_trace
-    // frames run (spec/src/code.rs CL6); `{caller}`, `return_to` and global match specs
-    // with a process in old code are not modelled yet (a return_to frame and the caller would
-    // name a function of the old version).
+    // Processes in old code with call_time/call_memory, return_trace, exception_trace and
+    // return_to frames and `{caller}` run (spec/src/code.rs CL6); global match specs with a
+    // receive function are not modelled yet (the sequential oracle has no global match specs).
     if let Some(path) = sc.modules.iter().enumerate().find_map(|(mi, m)| {
         m.functions
             .iter()
             .position(|f| f.receive)
             .map(|fi| format!("$.modules[{mi}].functions[{fi}].receive"))
     }) {
-        if let Some(f) = features.keys().find(|f| {
-            matches!(f, Feature::GlobalMatchSpec | Feature::Caller)
-                || **f == Feature::ProcessFlag("return_to".into())
-        }) {
+        if let Some(f) = features
+            .keys()
+            .find(|f| matches!(f, Feature::GlobalMatchSpec))
+        {
             return v.err(
                 path,
                 format!("receive together with {f} is not supported yet"),
