@@ -73,18 +73,24 @@ load({M, Src}) ->
 %% A new version of the same code (compiled again from its source), delete, purge,
 %% soft_purge (docs/scenario.md, "Code loading"); the answer as a boolean.
 code_op(load, M) ->
+    load_version(M, get({src, M}));
+%% The second code (the functions' changed_body): changed/M.erl next to M.erl.
+code_op(load_changed, M) ->
     Src = get({src, M}),
-    {ok, M, Bin} = compile:file(Src, [binary, return_errors]),
-    case code:load_binary(M, Src, Bin) of
-        {module, M} -> true;
-        {error, _} -> false
-    end;
+    load_version(M, filename:join([filename:dirname(Src), "changed", filename:basename(Src)]));
 code_op(delete, M) ->
     code:delete(M);
 code_op(purge, M) ->
     code:purge(M);
 code_op(soft_purge, M) ->
     code:soft_purge(M).
+
+load_version(M, Src) ->
+    {ok, M, Bin} = compile:file(Src, [binary, return_errors]),
+    case code:load_binary(M, Src, Bin) of
+        {module, M} -> true;
+        {error, _} -> false
+    end.
 
 spawn_proc(Self, Flags) ->
     P = spawn(fun ?MODULE:proc_loop/0),

@@ -135,6 +135,20 @@ impl Erl {
                 let path = sdir.join(format!("{}.erl", m.name));
                 std::fs::write(&path, module_source(sc, &m.name))
                     .map_err(|e| format!("{}: {e}", path.display()))?;
+                let load_changed = sc
+                    .ops
+                    .iter()
+                    .any(|o| matches!(o, LOp::Code(crate::scenario::CodeOp::LoadChanged, _)));
+                if load_changed {
+                    // The second code, for `load_changed` (bpspec_driver.erl's code_op); the
+                    // first again without any `changed_body`.
+                    let c = sc.changed.as_deref().unwrap_or(sc);
+                    let cdir = sdir.join("changed");
+                    let cpath = cdir.join(format!("{}.erl", m.name));
+                    std::fs::create_dir_all(&cdir)
+                        .and_then(|()| std::fs::write(&cpath, module_source(c, &m.name)))
+                        .map_err(|e| format!("{}: {e}", cpath.display()))?;
+                }
                 mods.push(format!(
                     "{{'{}', {}}}",
                     m.name,
@@ -397,7 +411,8 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             Feature::ProcessFlag(p) if p == "arity" || p == "return_to" => false,
             Feature::Caller => false,
             // code:load_binary/3, code:delete/1, code:purge/1, code:soft_purge/1.
-            // (with receive functions and the resume op: bpspec_driver.erl's call_wait.)
+            // (with receive functions and the resume op: bpspec_driver.erl's call_wait; the
+            // second code of `load_changed` compiled from changed/M.erl.)
             Feature::CodeLoading => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
@@ -760,8 +775,8 @@ pub fn run_ours(
     let mut orc = SpecOracle::boxed(sc.funcs.clone());
     let a = match run::run(sc, eng.as_mut()) {
         Ok(a) => a,
-        // Code loading is in the sequential oracle only (spec/src/code.rs): ERTS is then
-        // compared with the oracle alone.
+        // An engine without code loading (our engine has it: oracle/src/target/code.rs): ERTS
+        // is then compared with the sequential oracle alone (spec/src/code.rs).
         Err(run::RunError::Unsupported { feature, .. })
             if with_oracle && feature == crate::scenario::Feature::CodeLoading =>
         {

@@ -53,8 +53,11 @@ pub struct GenConfig {
     /// "return_to after an exception (OTP 25)"). On by default.
     pub return_to_with_raises: bool,
     /// Also code loading (docs/scenario.md, "Code loading"): half of the scheduling draws
-    /// become a `load` (most), `delete`, `purge` or `soft_purge` of a module, so later calls
-    /// run on a new version or raise `undef`. Off by default (the other runs keep their draws).
+    /// become a `load` or `load_changed` (most), `delete`, `purge` or `soft_purge` of a module,
+    /// so later calls run on a new version or raise `undef`; every function without `base`
+    /// gets a `changed_body` (its steps before the last reversed, another return value), unless
+    /// the second code would reach other functions. Off by default (the other runs keep their
+    /// draws).
     pub code: bool,
 }
 
@@ -284,6 +287,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                 }),
                 base_arg: None,
                 base_match: None,
+                changed_body: (cfg.code && !base).then(|| changed_body(&body)),
                 body,
                 receive: false,
             });
@@ -348,7 +352,8 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
             ODraw::Sched { p, f } if cfg.code && p % 2 == 1 => {
                 let m = format!("bpm{}", (f / 8) as usize % nmods);
                 vec![match f % 8 {
-                    0..=3 => Op::Load(m),
+                    0 | 1 => Op::Load(m),
+                    2 | 3 => Op::LoadChanged(m),
                     4 | 5 => Op::Delete(m),
                     6 => Op::Purge(m),
                     _ => Op::SoftPurge(m),
@@ -527,7 +532,7 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
             }
         })
         .collect();
-    Scenario {
+    let mut sc = Scenario {
         name: "generated".into(),
         description: String::new(),
         requires_otp: None,
@@ -538,7 +543,33 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
         processes,
         ops,
         expect: None,
+    };
+    if cfg.code && sc.loaded().is_err() {
+        // The second code reaches other functions than the first (a reordered call that never
+        // returns): keep the first code only.
+        for f in sc.modules.iter_mut().flat_map(|m| m.functions.iter_mut()) {
+            f.changed_body = None;
+        }
     }
+    sc
+}
+
+/// The second code of a generated body (`GenConfig::code`): the steps before its last one in
+/// reverse order (so the function now calls another first), and a different return value.
+fn changed_body(body: &[Step]) -> Vec<Step> {
+    let terminal = body
+        .last()
+        .filter(|s| s.r#return.is_some() || s.raise.is_some() || s.tail_call.is_some());
+    let n = body.len() - usize::from(terminal.is_some());
+    let mut out: Vec<Step> = body[..n].iter().rev().cloned().collect();
+    match terminal {
+        Some(t) if t.r#return.is_none() => out.push(t.clone()),
+        _ => out.push(Step {
+            r#return: Some(Value::from("changed")),
+            ..Step::default()
+        }),
+    }
+    out
 }
 
 /// `n` scenarios from a fixed seed (deterministic across runs), for batch differential runs.

@@ -670,7 +670,12 @@ impl Exec<'_> {
                     value: caller.map(|c| Value::from(crate::frames::mfa_name(&self.sc.funcs, c))),
                 }));
             }
-            let code = &self.sc.code[f];
+            // The code of the version the call runs in (spec/src/code.rs CL7).
+            let variant = match &self.sc.changed {
+                Some(_) => self.engine.variant(f, pid, old),
+                None => 0,
+            };
+            let code = self.sc.code_of(f, variant);
             if code.receive && !resume {
                 // Only call ops call it (validated): the process waits here.
                 return Ok(Outcome::Wait);

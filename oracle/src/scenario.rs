@@ -83,6 +83,10 @@ pub struct Function {
     /// called by call ops only.
     #[serde(default, skip_serializing_if = "is_false")]
     pub receive: bool,
+    /// The body in the module's second code, which a `load_changed` op loads (docs/scenario.md,
+    /// "Code loading"; without it the second code has `body`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_body: Option<Vec<Step>>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -137,6 +141,9 @@ pub enum Op {
     SessionDestroy(String),
     /// `code:load_binary/3` of a new version of the module (the same code).
     Load(String),
+    /// `code:load_binary/3` of a new version compiled from the second code (the functions'
+    /// `changed_body`).
+    LoadChanged(String),
     /// `code:delete/1`.
     Delete(String),
     /// `code:purge/1`.
@@ -511,9 +518,20 @@ pub struct Loaded {
     /// Every declared function in declaration order, with callees as indices into this list
     /// (what the Erlang driver compiles; the compiler then drops the unreachable ones).
     pub declared: Vec<(Mfa, Code)>,
+    /// The second code (every `changed_body` in place of its `body`), loaded as a scenario of
+    /// its own; its `funcs` are these `funcs`. `None` without a `changed_body`.
+    pub changed: Option<Box<Loaded>>,
 }
 
 impl Loaded {
+    /// Function `f`'s code in the module's first (`variant` 0) or second code.
+    pub fn code_of(&self, f: usize, variant: u8) -> &Code {
+        match (&self.changed, variant) {
+            (Some(c), 1) => &c.code[f],
+            _ => &self.code[f],
+        }
+    }
+
     /// The OTP release this scenario needs.
     pub fn requires_otp(&self) -> u32 {
         self.features
@@ -1510,9 +1528,10 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 feature(Feature::CodeLoading, p);
                 LOp::Resume(process)
             }
-            Op::Load(m) | Op::Delete(m) | Op::Purge(m) | Op::SoftPurge(m) => {
+            Op::Load(m) | Op::LoadChanged(m) | Op::Delete(m) | Op::Purge(m) | Op::SoftPurge(m) => {
                 let kind = match op {
                     Op::Load(_) => CodeOp::Load,
+                    Op::LoadChanged(_) => CodeOp::LoadChanged,
                     Op::Delete(_) => CodeOp::Delete,
                     Op::Purge(_) => CodeOp::Purge,
                     _ => CodeOp::SoftPurge,
@@ -1527,24 +1546,19 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
         };
         ops.push(lop);
     }
-    // Processes in old code with frames or time on their stack are not modelled yet (the
-    // frames would have to know the version they were pushed in).
+    // Processes in old code with call_time/call_memory, return_trace, exception_trace and
+    // return_to frames and `{caller}` run (spec/src/code.rs CL6); global match specs with a
+    // receive function are not modelled yet (the sequential oracle has no global match specs).
     if let Some(path) = sc.modules.iter().enumerate().find_map(|(mi, m)| {
         m.functions
             .iter()
             .position(|f| f.receive)
             .map(|fi| format!("$.modules[{mi}].functions[{fi}].receive"))
     }) {
-        if let Some(f) = features.keys().find(|f| {
-            matches!(
-                f,
-                Feature::CallTime
-                    | Feature::CallMemory
-                    | Feature::MatchSpec
-                    | Feature::GlobalMatchSpec
-                    | Feature::Caller
-            ) || **f == Feature::ProcessFlag("return_to".into())
-        }) {
+        if let Some(f) = features
+            .keys()
+            .find(|f| matches!(f, Feature::GlobalMatchSpec))
+        {
             return v.err(
                 path,
                 format!("receive together with {f} is not supported yet"),
@@ -1579,6 +1593,54 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             }
         }
     }
+    // The second code: the same scenario with every `changed_body` as its body, compiled (and
+    // checked) as the first; it must keep the same functions.
+    let has_changed = sc
+        .modules
+        .iter()
+        .any(|m| m.functions.iter().any(|f| f.changed_body.is_some()));
+    let changed = if has_changed {
+        let mut sc2 = sc.clone();
+        for (mi, m) in sc2.modules.iter_mut().enumerate() {
+            for (fi, f) in m.functions.iter_mut().enumerate() {
+                if let Some(b) = f.changed_body.take() {
+                    if f.base.is_some() {
+                        return v.err(
+                            format!("$.modules[{mi}].functions[{fi}].changed_body"),
+                            "a function with base has no changed_body",
+                        );
+                    }
+                    f.body = b;
+                }
+            }
+        }
+        sc2.expect = None;
+        let l2 = validate(file, sc2).map_err(|e| match e {
+            LoadError::Invalid {
+                file,
+                path,
+                message,
+            } => LoadError::Invalid {
+                file,
+                path: path.replacen(".body", ".changed_body", 1),
+                message: format!("in the second code: {message}"),
+            },
+            e => e,
+        })?;
+        if l2.funcs != funcs {
+            return v.err(
+                "$.modules",
+                "the changed bodies must keep the module's functions (the compiler keeps the \
+                 exported and the reachable ones: the second code reaches others)",
+            );
+        }
+        for (f, p) in &l2.features {
+            features.entry(f.clone()).or_insert_with(|| p.clone());
+        }
+        Some(Box::new(l2))
+    } else {
+        None
+    };
     Ok(Loaded {
         source: file.to_string(),
         scenario: sc,
@@ -1590,6 +1652,7 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
         ops,
         features,
         declared: declared_code,
+        changed,
     })
 }
 

@@ -167,7 +167,7 @@ pub trait BreakpointEngine {
     }
 
     // ---- code loading (`Feature::CodeLoading`; spec/src/code.rs). Called only if `supports`
-    // says yes. Our engine (`RefEngine`) has no code loading behind this trait yet.
+    // says yes. Our engine (`RefEngine`): `target/code.rs`.
 
     /// `code:load_binary/3` (a new version of the same code), `code:delete/1`, `code:purge/1`
     /// or `code:soft_purge/1` of `module`: its answer as a boolean (`load`: `{module, M}`).
@@ -194,6 +194,12 @@ pub trait BreakpointEngine {
     /// Was `pid` killed by a purge of the version it waited in?
     fn killed(&self, _pid: u64) -> bool {
         false
+    }
+    /// Which code a call of `f` by `pid` runs (spec/src/code.rs CL7): 0 the module's first
+    /// code, 1 its second (the `changed_body`s). `old`: made in the old version `pid` was
+    /// resumed in. Engines without code loading run the first code.
+    fn variant(&mut self, _f: FuncId, _pid: u64, _old: bool) -> u8 {
+        0
     }
 }
 
@@ -240,6 +246,7 @@ macro_rules! delegate {
     (@call ($($recv:tt)*) $name:ident ($($a:expr),*)) => { $($recv)*.$name($($a),*) };
 }
 
+mod code;
 mod meta;
 pub use meta::{meta_tracer, META_PID};
 
@@ -261,6 +268,8 @@ pub struct RefEngine {
     return_to: BTreeMap<u64, u64>,
     /// The `{caller}` of each call message of the last hit (see `callers`).
     last_callers: Vec<Option<FuncId>>,
+    /// Code loading: the modules' versions (`target/code.rs`).
+    code: code::Code,
 }
 
 impl RefEngine {
@@ -290,6 +299,7 @@ impl RefEngine {
             meta_mb: bpspec_reference::Mailbox::new(meta::META_PID),
             return_to: BTreeMap::new(),
             last_callers: Vec::new(),
+            code: code::Code::new(bpspec_reference::LoadProtocol::NonBlocking),
         }
     }
 
@@ -403,10 +413,9 @@ impl BreakpointEngine for RefEngine {
             // The runner's meta tracer stands for our mailbox (`target/meta.rs`).
             Some(t) => {
                 let ours = self.own_meta_tracer(t);
-                self.engine
-                    .trace_pattern(pattern, op, &spec.clone().meta(ours))
+                self.pattern_on_loaded(pattern, op, &spec.clone().meta(ours))
             }
-            None => self.engine.trace_pattern(pattern, op, spec),
+            None => self.pattern_on_loaded(pattern, op, spec),
         }
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
@@ -424,18 +433,41 @@ impl BreakpointEngine for RefEngine {
             .collect()
     }
     fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
-        self.engine.trace_info(session, mfa, item)
+        self.info_loaded(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        // Our engine has everything the runner drives, except code loading (docs/scenario.md,
-        // "Code loading": the sequential oracle alone gives its semantics).
-        crate::run::runner_supports(feature) && *feature != Feature::CodeLoading
+        // Our engine has everything the runner drives, code loading with the load engine's
+        // versions (`target/code.rs`).
+        crate::run::runner_supports(feature)
+    }
+    fn code_op(&mut self, op: crate::scenario::CodeOp, module: &str) -> bool {
+        self.code_op_impl(op, module)
+    }
+    fn is_loaded(&mut self, f: FuncId) -> bool {
+        self.code.is_loaded(f)
+    }
+    fn wait_in(&mut self, pid: u64, f: FuncId) {
+        self.wait_in_impl(pid, f)
+    }
+    fn resume(&mut self, pid: u64) -> Option<bool> {
+        self.resume_impl(pid)
+    }
+    fn killed(&self, pid: u64) -> bool {
+        self.code.killed(pid)
+    }
+    fn variant(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
+        self.variant_impl(f, pid, old)
     }
     fn take_meta(&mut self) -> Vec<(u64, FuncId)> {
         self.meta_take()
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, how: Entry) -> Vec<SessionId> {
         assert!(f < self.engine.code.len(), "function {f} out of range");
+        if how.old {
+            // spec/src/code.rs CL6: the old version has no breakpoints.
+            self.enter_old(f, pid, call_traced, how.tail);
+            return Vec::new();
+        }
         let before = self.sched.events.len();
         self.on_proc(pid, call_traced, |s, p| match (how.tail, how.remote) {
             (false, false) => s.call_proc(f, p),
@@ -447,7 +479,11 @@ impl BreakpointEngine for RefEngine {
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         assert!(self.procs.is_empty(), "set_exports after processes ran");
+        // The code state (protocol, mutant) is kept: nothing ran yet.
+        let fresh = code::Code::new(self.code.protocol);
+        let keep = std::mem::replace(&mut self.code, fresh);
         *self = RefEngine::with_exports(self.funcs(), exported);
+        self.code = keep;
     }
     fn ret(&mut self, pid: u64, call_traced: u64) {
         self.on_proc(pid, call_traced, |s, p| s.ret(p));
@@ -489,9 +525,7 @@ impl BreakpointEngine for RefEngine {
     fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
         // The session-aware form also reports global breakpoints (`{traced, global}`).
         // The runner asks only about live sessions (the loader refuses the others).
-        self.engine
-            .session_trace_info(session, mfa, key)
-            .unwrap_or_else(|e| panic!("trace_info in session {session}: {e}"))
+        self.info_term_loaded(session, mfa, key)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.engine.is_patched(f))
@@ -574,6 +608,9 @@ impl BreakpointEngine for SpecOracle {
     }
     fn killed(&self, pid: u64) -> bool {
         self.0.killed(pid)
+    }
+    fn variant(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
+        self.0.variant(f, pid, old)
     }
     fn set_return_to(&mut self, pid: u64, call_traced: u64, sessions: u64) {
         self.0.set_return_to(pid, call_traced, sessions)
@@ -665,6 +702,11 @@ pub enum Wrong {
     DeleteKeepsFunctions,
     /// A process resumed in an old version runs the current one (code.rs CL6).
     OldCodeIsCurrent,
+    /// `load_changed` loads the first code: the changed bodies never run (code.rs CL7).
+    ChangedBodiesIgnored,
+    /// call_time/call_memory frames of a process in old code charge the new version (code.rs
+    /// CL6).
+    OldFramesCharge,
 }
 
 impl Wrong {
@@ -696,10 +738,12 @@ impl Wrong {
     /// The meta trace mutants (caught by `oracle/corpus/meta_untraced_process.json`).
     pub const META: [Wrong; 1] = [Wrong::MetaOnlyCallTraced];
     /// The code-loading mutants (caught by the corpus's code_*.json: oracle/tests/corpus.rs).
-    pub const CODE: [Wrong; 3] = [
+    pub const CODE: [Wrong; 5] = [
         Wrong::LoadKeepsBreakpoints,
         Wrong::DeleteKeepsFunctions,
         Wrong::OldCodeIsCurrent,
+        Wrong::ChangedBodiesIgnored,
+        Wrong::OldFramesCharge,
     ];
 }
 
@@ -726,6 +770,8 @@ impl WrongOracle {
             Wrong::LoadKeepsBreakpoints => o.mutant_code(CodeMutant::LoadKeepsBreakpoints),
             Wrong::DeleteKeepsFunctions => o.mutant_code(CodeMutant::DeleteKeepsFunctions),
             Wrong::OldCodeIsCurrent => o.mutant_code(CodeMutant::OldCodeIsCurrent),
+            Wrong::ChangedBodiesIgnored => o.mutant_code(CodeMutant::ChangedBodiesIgnored),
+            Wrong::OldFramesCharge => o.mutant_code(CodeMutant::OldFramesCharge),
             _ => {}
         }
         WrongOracle {
@@ -782,6 +828,9 @@ impl BreakpointEngine for WrongOracle {
     }
     fn killed(&self, pid: u64) -> bool {
         self.inner.killed(pid)
+    }
+    fn variant(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
+        self.inner.variant(f, pid, old)
     }
     fn name(&self) -> String {
         format!("wrong oracle ({:?})", self.wrong)

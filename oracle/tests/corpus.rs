@@ -67,9 +67,17 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     // Both run global trace (global_vs_local; the sequential oracle since spec/src/global.rs),
     // the local return/exception trace scenarios, return_to, {caller} and sessions;
     // global_match_spec and return_to_global_sends_none need global match specs, which only
-    // the engine has; the nine code_*.json need code loading, which only the oracle has.
+    // the engine has. The code_*.json run on both, the engine's versions under both load
+    // protocols (oracle/src/target/code.rs).
+    let blocking = |funcs| -> Box<dyn BreakpointEngine> {
+        Box::new(RefEngine::with_load_protocol(
+            funcs,
+            bpspec_reference::LoadProtocol::Blocking,
+        ))
+    };
     for (f, unsup) in [
-        (&RefEngine::boxed as &dyn Fn(_) -> _, 9),
+        (&RefEngine::boxed as &dyn Fn(_) -> _, 0),
+        (&blocking, 0),
         (&SpecOracle::boxed, 2),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
@@ -90,6 +98,25 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         let f = WrongOracle::factory(w);
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong oracle");
         assert!(e.contains("expected (-) vs observed (+)"), "{e}");
+    }
+    // The same three code-loading mistakes made by our engine (oracle/src/target/code.rs).
+    use bpspec_spec::code::CodeMutant;
+    for m in [
+        CodeMutant::LoadKeepsBreakpoints,
+        CodeMutant::DeleteKeepsFunctions,
+        CodeMutant::OldCodeIsCurrent,
+        CodeMutant::ChangedBodiesIgnored,
+        CodeMutant::OldFramesCharge,
+    ] {
+        let f = move |funcs| -> Box<dyn BreakpointEngine> {
+            Box::new(RefEngine::with_code_mutant(funcs, m))
+        };
+        let e = check_corpus(&f).expect_err("the corpus must catch a wrong engine");
+        assert!(e.contains("expected (-) vs observed (+)"), "{m:?}: {e}");
+        eprintln!(
+            "{m:?} on our engine: caught by {}",
+            e.lines().next().unwrap_or("")
+        );
     }
 }
 
@@ -237,4 +264,34 @@ fn return_to_and_caller_run_on_engine_and_oracle_and_catch_their_mutants() {
         let (_, d) = holds_but_not_on(file, wrong);
         assert!(d.contains(missing), "{wrong:?} on {file}: {d}");
     }
+}
+
+/// The generator's code scenarios (`GenConfig::code`, seed 25, 300 draws) give the same
+/// observations on our engine under both load protocols and on the sequential oracle (no ERTS:
+/// the differential run compares the NonBlocking engine with OTP 25 and 29).
+#[test]
+fn code_scenarios_agree_under_both_load_protocols() {
+    use bpspec_oracle::gen::{sample, GenConfig};
+    use bpspec_oracle::scenario::Feature;
+    use bpspec_reference::LoadProtocol;
+    let cfg = GenConfig {
+        code: true,
+        ..GenConfig::default()
+    };
+    let mut with = 0;
+    for raw in sample(cfg, 300, 25) {
+        let sc = raw.loaded().unwrap_or_else(|e| panic!("{e}"));
+        with += usize::from(sc.features.contains_key(&Feature::CodeLoading));
+        let want = run(&sc, SpecOracle::boxed(sc.funcs.clone()).as_mut())
+            .unwrap_or_else(|e| panic!("oracle: {e}"));
+        for p in LoadProtocol::ALL {
+            let mut e = RefEngine::with_load_protocol(sc.funcs.clone(), p);
+            let got = run(&sc, &mut e).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+            if let Some(d) = bpspec_oracle::observe::diff(&want, &got) {
+                panic!("{}: oracle (-) vs engine {p:?} (+):\n{d}", sc.scenario.name);
+            }
+        }
+    }
+    eprintln!("300 code scenarios (seed 25), {with} with code loading: both protocols agree");
+    assert!(with >= 100, "{with} with code loading");
 }

@@ -132,9 +132,9 @@ fn extras_on(erl: &Erl) {
 /// The same draws with the generator's `code`: load, delete, purge and soft_purge ops between
 /// the others (docs/scenario.md, "Code loading"), on the OTP on PATH and, when
 /// `BPSPEC_OTP_ROOT` is set, on the OTP root (the name has `otp_root`, so make's
-/// oracle-check-root part runs it). The engine has no code loading, so ERTS is compared with
-/// the sequential oracle on them; ERTS also catches the two code-loading mutants of the oracle
-/// on 150 of them.
+/// oracle-check-root part runs it). ERTS, our engine (code loading with the load engine's
+/// versions: oracle/src/target/code.rs) and the sequential oracle must agree on each; ERTS also
+/// catches the two code-loading mutants of the oracle on 150 of them.
 #[test]
 fn code_loading_agrees_with_erts_and_the_otp_root() {
     code_loading_on(&erl());
@@ -165,15 +165,16 @@ fn code_loading_on(erl: &Erl) {
         "too few scenarios with code loading: {with} of {}",
         scs.len()
     );
-    // The generator draws no receive functions: the old-code mutant is checked on the corpus's
-    // code_*.json.
+    // The generator draws no receive functions: the old-code mutants are checked on the
+    // corpus's code_*.json. The changed-bodies one on the random scenarios (`load_changed` and the
+    // generator's `changed_body`s).
     let code_corpus: Vec<Loaded> = corpus()
         .into_iter()
         .filter(|(f, _)| f.contains("/code_"))
         .map(|(_, l)| l)
         .collect();
     for w in Wrong::CODE {
-        let on = if w == Wrong::OldCodeIsCurrent {
+        let on = if matches!(w, Wrong::OldCodeIsCurrent | Wrong::OldFramesCharge) {
             &code_corpus
         } else {
             &scs
@@ -205,10 +206,11 @@ fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
     let mem = with(Feature::CallMemory);
     let global = with(Feature::GlobalTrace);
     let framed = with(Feature::MatchSpec);
+    let code = with(Feature::CodeLoading);
     let vs = differential(erl, &scs).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);
     eprintln!(
-        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs) on {}: {s} ({:.1} s)",
+        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs, {code} with code loading) on {}: {s} ({:.1} s)",
         erl.origin(),
         t0.elapsed().as_secs_f64()
     );

@@ -41,14 +41,6 @@ fn survive(text: &str) {
                         ..
                     }),
                 ) => {}
-                // Code loading is in the oracle only: the engine refuses it cleanly.
-                (
-                    Err(RunError::Unsupported {
-                        feature: Feature::CodeLoading,
-                        ..
-                    }),
-                    _,
-                ) => {}
                 (Ok(x), Ok(y)) => assert_eq!(x, y, "engine and oracle differ on\n{text}"),
                 (Err(x), Err(y)) => assert_eq!(
                     x.to_string(),
@@ -412,8 +404,8 @@ fn the_json_schema_and_the_loader_know_the_same_keys() {
     let mut used = std::collections::BTreeSet::new();
     keys(&v, &mut used, &[]);
     // Receive functions go without match specs and call_time: a scenario of their own.
-    let waits = r#"{"name": "w", "modules": [{"name": "m", "functions": [{"name": "w", "exported": true, "receive": true, "body": []}]}],
-      "processes": [{"name": "p"}], "ops": [{"call": {"process": "p", "mfa": "m:w/0", "args": []}}, {"resume": "p"}],
+    let waits = r#"{"name": "w", "modules": [{"name": "m", "functions": [{"name": "w", "exported": true, "receive": true, "body": [], "changed_body": [{"return": 2}]}]}],
+      "processes": [{"name": "p"}], "ops": [{"call": {"process": "p", "mfa": "m:w/0", "args": []}}, {"resume": "p"}, {"load_changed": "m"}],
       "expect": [{"op": 0, "waiting": true}, {"op": 1, "return": "ok"}]}"#;
     let w = load("waits.json", waits).unwrap_or_else(|e| panic!("{e}"));
     keys(&serde_json::to_value(&w.scenario).unwrap(), &mut used, &[]);
@@ -447,4 +439,27 @@ fn huge_advance_and_allocate_are_load_errors() {
             "{e}"
         );
     }
+}
+
+/// The second code (`changed_body`) is compiled as the first: it must keep the module's
+/// functions (the compiler keeps the exported and reachable ones), and its errors name the
+/// `changed_body` path.
+#[test]
+fn a_changed_body_that_reaches_other_functions_is_refused() {
+    let reaches = r#"{"name": "c", "modules": [{"name": "m", "functions": [
+        {"name": "f", "exported": true, "body": [], "changed_body": [{"call": "h/0"}]},
+        {"name": "h", "body": []}]}], "processes": [], "ops": [{"load_changed": "m"}]}"#;
+    let e = load("c.json", reaches).unwrap_err().to_string();
+    assert!(
+        e.starts_with("c.json: at $.modules:") && e.contains("keep the module's functions"),
+        "{e}"
+    );
+    let undeclared = r#"{"name": "c", "modules": [{"name": "m", "functions": [
+        {"name": "f", "exported": true, "body": [], "changed_body": [{"call": "nope/0"}]}]}],
+        "processes": [], "ops": []}"#;
+    let e = load("c.json", undeclared).unwrap_err().to_string();
+    assert!(
+        e.contains("$.modules[0].functions[0].changed_body[0]") && e.contains("second code"),
+        "{e}"
+    );
 }

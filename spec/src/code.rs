@@ -29,6 +29,18 @@
 //!   which has no breakpoints (no call message, no count, no meta); its remote calls run the
 //!   current version (or raise `undef` after a delete). A purge of its version (`purge`, or a
 //!   `load` over a current version) kills it: its frames go without returning, no message.
+//!   Its frames stay what they were: a return_trace or exception_trace frame pushed on entry
+//!   still sends `return_from` / `exception_from` when the old function returns; a
+//!   call_time/call_memory frame and the function being charged (`process_breakpoint_trace_t`)
+//!   name the old version's code, whose breakpoints are gone, so they charge nothing, even
+//!   after a later `trace_pattern` on the new version (ERTS keys them by `ErtsCodeInfo`, one
+//!   per version; here the load forgets them: `OProc::forget_code`).
+//! - CL7 (changed bodies): `load_changed` loads a version compiled from the scenario's second
+//!   code of the module (each function's `changed_body`, else its `body`), `load` one from the
+//!   first; otherwise both are CL1/CL2 loads. A call runs the code of the version it runs in: a
+//!   remote call (and the local calls of a process in current code) the current version's, a
+//!   process resumed in an old version (and its local calls there, CL6) the code of the
+//!   version it waited in. Breakpoints do not depend on the code (CL1 clears them either way).
 
 use crate::Oracle;
 use bpspec_reference::{Mfa, Pattern};
@@ -37,8 +49,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One of the four code operations of a scenario op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CodeOp {
-    /// `code:load_binary/3` of a new version (CL1, CL2).
+    /// `code:load_binary/3` of a new version (CL1, CL2), compiled from the first code.
     Load,
+    /// The same with the second code (the functions' changed bodies; CL7).
+    LoadChanged,
     /// `code:delete/1` (CL3).
     Delete,
     /// `code:purge/1` (CL4).
@@ -52,6 +66,7 @@ impl CodeOp {
     pub fn name(self) -> &'static str {
         match self {
             CodeOp::Load => "load",
+            CodeOp::LoadChanged => "load_changed",
             CodeOp::Delete => "delete",
             CodeOp::Purge => "purge",
             CodeOp::SoftPurge => "soft_purge",
@@ -61,12 +76,14 @@ impl CodeOp {
 
 /// Which versions of a module exist: a current one (loaded, not deleted) and an old one, by
 /// their load number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Versions {
     current: Option<u64>,
     old: Option<u64>,
     /// Load number of the newest version.
     loads: u64,
+    /// The versions loaded from the second code (CL7), by load number.
+    changed: BTreeSet<u64>,
 }
 
 /// Deliberately wrong code loading, for the checks that must catch it
@@ -80,6 +97,12 @@ pub enum CodeMutant {
     /// A process resumed in an old version runs the current one (its local calls hit the
     /// current breakpoints).
     OldCodeIsCurrent,
+    /// `load_changed` loads the first code (CL7: the changed bodies never run).
+    ChangedBodiesIgnored,
+    /// A load or delete keeps what processes charge to the module's functions: call_time /
+    /// call_memory frames pushed in the version that becomes old charge the new version's
+    /// rows (CL6).
+    OldFramesCharge,
 }
 
 /// The modules' versions. A module not in the map has only its first, current version.
@@ -93,6 +116,21 @@ pub struct CodeTable {
     waiting: BTreeMap<u64, (String, u64)>,
     /// Processes killed by a purge of the version they waited in.
     killed: BTreeSet<u64>,
+    /// Processes resumed: pid -> (module, version) of the version they run in (CL7).
+    running: BTreeMap<u64, (String, u64)>,
+}
+
+/// The processes of `waiting` (pid -> (module, version)) that wait in version `v` of `module`.
+pub fn waiting_in<V: PartialEq>(
+    waiting: &BTreeMap<u64, (String, V)>,
+    module: &str,
+    v: V,
+) -> Vec<u64> {
+    waiting
+        .iter()
+        .filter(|(_, (m, w))| m == module && *w == v)
+        .map(|(&pid, _)| pid)
+        .collect()
 }
 
 impl Oracle {
@@ -104,6 +142,7 @@ impl Oracle {
                 current: Some(0),
                 old: None,
                 loads: 0,
+                changed: BTreeSet::new(),
             })
     }
 
@@ -113,13 +152,7 @@ impl Oracle {
         let Some(old) = self.versions(module).old.take() else {
             return false;
         };
-        let dead: Vec<u64> = self
-            .code
-            .waiting
-            .iter()
-            .filter(|(_, (m, v))| m == module && *v == old)
-            .map(|(&pid, _)| pid)
-            .collect();
+        let dead = waiting_in(&self.code.waiting, module, old);
         for pid in &dead {
             self.code.waiting.remove(pid);
             self.code.killed.insert(*pid);
@@ -135,7 +168,7 @@ impl Oracle {
             .filter(|&f| self.funcs[f].module == module)
             .collect();
         let answer = match op {
-            CodeOp::Load => {
+            CodeOp::Load | CodeOp::LoadChanged => {
                 // CL2: with a current version, the old one is purged first and the current one
                 // becomes old (CL1); without one (deleted), the old version stays.
                 if self.versions(module).current.is_some() {
@@ -147,6 +180,9 @@ impl Oracle {
                 }
                 v.loads += 1;
                 v.current = Some(v.loads);
+                if op == CodeOp::LoadChanged {
+                    v.changed.insert(v.loads);
+                }
                 for f in &fs {
                     self.code.unloaded.remove(f);
                 }
@@ -181,8 +217,9 @@ impl Oracle {
                 true
             }
         };
-        let keep = op == CodeOp::Load && self.code.mutant == Some(CodeMutant::LoadKeepsBreakpoints);
-        if matches!(op, CodeOp::Load | CodeOp::Delete) && !keep {
+        let load = matches!(op, CodeOp::Load | CodeOp::LoadChanged);
+        let keep = load && self.code.mutant == Some(CodeMutant::LoadKeepsBreakpoints);
+        if (load || op == CodeOp::Delete) && !keep {
             self.clear_module_break(&fs);
         }
         answer
@@ -205,7 +242,24 @@ impl Oracle {
     pub fn resume(&mut self, pid: u64) -> Option<bool> {
         let (module, v) = self.code.waiting.remove(&pid)?;
         let old = self.versions(&module).current != Some(v);
+        self.code.running.insert(pid, (module.clone(), v));
         Some(old && self.code.mutant != Some(CodeMutant::OldCodeIsCurrent))
+    }
+
+    /// Which code a call of `f` by `pid` runs (CL7): 1 for the second code (`changed_body`), 0
+    /// for the first. `old`: the call is made in the old version `pid` was resumed in (CL6).
+    pub fn variant(&mut self, f: usize, pid: u64, old: bool) -> u8 {
+        let module = self.funcs[f].module.clone();
+        let v = if old {
+            match self.code.running.get(&pid) {
+                Some((m, v)) if *m == module => Some(*v),
+                _ => panic!("pid {pid} runs no old version of {module}"),
+            }
+        } else {
+            self.versions(&module).current
+        };
+        let changed = v.is_some_and(|v| self.versions(&module).changed.contains(&v));
+        u8::from(changed && self.code.mutant != Some(CodeMutant::ChangedBodiesIgnored))
     }
 
     /// Was `pid` killed by a purge?
@@ -237,6 +291,11 @@ impl Oracle {
         }
         self.clear_export_break(fs);
         self.clear_meta(fs);
+        if self.code.mutant != Some(CodeMutant::OldFramesCharge) {
+            for p in self.procs.values_mut() {
+                p.forget_code(fs);
+            }
+        }
     }
 
     /// Does `f`'s module have a current version (not deleted)?

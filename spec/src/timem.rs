@@ -107,6 +107,25 @@ fn charge(nodes: &mut Nodes, session: u32, f: usize, kind: Kind, pid: u64, count
 }
 
 impl OProc {
+    /// The functions `fs` became old code (code.rs CL6): what this process charges to them
+    /// (the function being charged, the call_time/call_memory frames' functions to return
+    /// into) names code whose breakpoints are gone, so it charges nothing from now on.
+    pub(crate) fn forget_code(&mut self, fs: &[usize]) {
+        let old = |f: &mut Option<usize>| {
+            if f.is_some_and(|g| fs.contains(&g)) {
+                *f = None;
+            }
+        };
+        for b in self.time.iter_mut().chain(self.memory.iter_mut()) {
+            old(&mut b.ci);
+        }
+        for fr in &mut self.stack {
+            if let Frame::Trace { prev, .. } = fr {
+                old(prev);
+            }
+        }
+    }
+
     fn list(&mut self, kind: Kind) -> &mut Vec<Pbt> {
         match kind {
             Kind::Time => &mut self.time,

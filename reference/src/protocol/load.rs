@@ -336,9 +336,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
     }
 
     /// Load a new version of `m` (`erlang:load_module/2` + `finish_loading`).
+    /// `not_purged` only while both versions exist (ERTS `finish_loading`, beam_bif_load.c):
+    /// after a delete (no current version) the old one stays old and the new one becomes current.
     pub fn load(&self) -> Result<u32, LoadError> {
         let mut st = lock(&self.permission);
-        if !st.module.old.is_null() {
+        if !st.module.old.is_null() && !st.module.curr.is_null() {
             return Err(LoadError::NotPurged);
         }
         let blocking = self.protocol == LoadProtocol::Blocking;
@@ -367,7 +369,9 @@ impl<P: ThreadProgress> LoadEngine<P> {
             let curr = st.module.curr;
             self.remove_old_breakpoints(&mut bst, curr);
         }
-        st.module.old = st.module.curr;
+        if !st.module.curr.is_null() {
+            st.module.old = st.module.curr;
+        }
         st.module.curr = v;
         // SAFETY: v is live and owned by the module table.
         Ok(unsafe { (*v).number })
@@ -582,6 +586,15 @@ impl<P: ThreadProgress> LoadEngine<P> {
         // SAFETY: live version of the module table; permission held.
         (!st.module.curr.is_null())
             .then(|| unsafe { (*st.module.curr).number })
+            .unwrap_or(0)
+    }
+
+    /// The old version's number (0 if there is none).
+    pub fn old_version(&self) -> u32 {
+        let st = lock(&self.permission);
+        // SAFETY: live version of the module table; permission held.
+        (!st.module.old.is_null())
+            .then(|| unsafe { (*st.module.old).number })
             .unwrap_or(0)
     }
 

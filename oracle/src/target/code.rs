@@ -1,0 +1,463 @@
+//! Code loading for [`RefEngine`] (`Feature::CodeLoading`; docs/scenario.md, "Code loading"):
+//! `load`, `delete`, `purge`, `soft_purge`, processes waiting in a receive function and their
+//! `resume`, on two parts of the reference engine:
+//!
+//! - the **versions** are the load engine's (`bpspec_reference::LoadEngine`, load.rs): one per
+//!   module the scenario loads, deletes, purges or waits in, each with its code index, export
+//!   entries, current and old version, under `LoadProtocol::NonBlocking` (or `Blocking`:
+//!   [`RefEngine::with_load_protocol`]). Its answers are the ops' answers (`not_purged`,
+//!   `OldCodeInUse` = `check_process_code`), a waiting process is a `LoadScheduler` that entered
+//!   its version by `call_and_stay` (counted in the version's `in_code`), and a local call made
+//!   in an old version (`Entry::old`) is that scheduler's `local_call`, which asserts it runs
+//!   the version the process is in. The load engine's versions are untraced: it has one session
+//!   and call_count only.
+//! - the **breakpoints** are the breakpoint engine's (`Engine`, every session, call_time,
+//!   call_memory, global, meta, match specs). A `load` or `delete` clears the module's
+//!   breakpoints there (ERTS `erts_clear_module_break` and `erts_clear_all_export_break`,
+//!   spec/src/code.rs CL1, CL3) with `trace_pattern(false)` in every live session, which runs
+//!   the engine's one W0–W4 sequence. The breakpoint engine's code area stands for the current
+//!   version only: an old version never has breakpoints (they are cleared before it becomes
+//!   old, and `trace_pattern` matches current code only), so a local call in old code hits
+//!   nothing there.
+//!
+//! A purge that finds a process in the old version (`code:purge/1`) kills it: its load
+//! scheduler leaves the version (`return_out`: the process exits) and is dropped, its stack in
+//! the breakpoint engine is dropped without returning (no message, no charge), and the purge is
+//! retried. A `load` over a current version with old code purges first, as the code server does.
+
+use super::RefEngine;
+use crate::scenario::CodeOp;
+use bpspec_reference::{
+    FlagSet, FuncId, InfoItem, InfoKey, InfoValue, LoadEngine, LoadError, LoadProtocol,
+    LoadScheduler, Mfa, Pattern, PatternError, PatternOp, Qsbr, SessionId, Term, TraceSpec,
+};
+use bpspec_spec::code::CodeMutant;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// One load scheduler per scenario process (pids 1..=16: `scenario::MAX_PROCESSES`).
+const SCHEDULERS: usize = crate::scenario::MAX_PROCESSES;
+
+/// A module's versions: the load engine and the scenario's functions in it (the load engine's
+/// function `i` is `funcs[i]`).
+struct ModuleCode {
+    engine: Arc<LoadEngine<Qsbr>>,
+    /// Per pid, the process's scheduler in this load engine (asleep between calls).
+    scheds: BTreeMap<u64, LoadScheduler<Qsbr>>,
+    funcs: Vec<FuncId>,
+}
+
+impl ModuleCode {
+    fn sched(&mut self, pid: u64) -> &mut LoadScheduler<Qsbr> {
+        assert!(
+            (1..=SCHEDULERS as u64).contains(&pid),
+            "pid {pid} out of range"
+        );
+        let engine = &self.engine;
+        self.scheds.entry(pid).or_insert_with(|| {
+            let mut s = LoadScheduler::start(engine.clone(), pid as usize - 1);
+            s.sleep();
+            s
+        })
+    }
+}
+
+/// The code state of a [`RefEngine`].
+pub(super) struct Code {
+    pub(super) protocol: LoadProtocol,
+    /// Deliberately wrong code loading (the same three as the sequential oracle's), for the
+    /// check that the corpus catches them on our engine (oracle/tests/corpus.rs).
+    mutant: Option<CodeMutant>,
+    modules: BTreeMap<String, ModuleCode>,
+    /// Functions whose module has no current version (deleted).
+    unloaded: BTreeSet<FuncId>,
+    /// Processes killed by a purge.
+    killed: BTreeSet<u64>,
+    /// The versions loaded from the second code (`load_changed`): (module, version).
+    changed: BTreeSet<(String, u32)>,
+    /// Processes waiting in a receive function: pid -> (module, version).
+    waiting: BTreeMap<u64, (String, u32)>,
+    /// Processes resumed and still in the version they waited in (until the next code op,
+    /// wait or resume: the resume op runs the whole body).
+    running: BTreeMap<u64, (String, u32)>,
+}
+
+impl Code {
+    pub(super) fn new(protocol: LoadProtocol) -> Code {
+        Code {
+            protocol,
+            mutant: None,
+            modules: BTreeMap::new(),
+            unloaded: BTreeSet::new(),
+            killed: BTreeSet::new(),
+            changed: BTreeSet::new(),
+            waiting: BTreeMap::new(),
+            running: BTreeMap::new(),
+        }
+    }
+
+    pub(super) fn is_loaded(&self, f: FuncId) -> bool {
+        !self.unloaded.contains(&f)
+    }
+
+    pub(super) fn killed(&self, pid: u64) -> bool {
+        self.killed.contains(&pid)
+    }
+
+    /// The resumed processes return out of their versions.
+    fn settle(&mut self) {
+        for (pid, (m, _)) in std::mem::take(&mut self.running) {
+            let mc = self
+                .modules
+                .get_mut(&m)
+                .expect("a module with a process in it");
+            mc.sched(pid).return_out();
+        }
+    }
+}
+
+impl RefEngine {
+    /// Our engine with code loading under `protocol` (docs/nonblocking-load.md).
+    pub fn with_load_protocol(funcs: Vec<Mfa>, protocol: LoadProtocol) -> RefEngine {
+        let mut e = RefEngine::new(funcs);
+        e.code = Code::new(protocol);
+        e
+    }
+
+    /// Our engine with code loading wrong in the way `m` says (spec/src/code.rs's mutants).
+    pub fn with_code_mutant(funcs: Vec<Mfa>, m: CodeMutant) -> RefEngine {
+        let mut e = RefEngine::new(funcs);
+        e.code.mutant = Some(m);
+        e
+    }
+
+    /// The module's versions, made on first use (version 1 loaded, untraced).
+    fn module_code(&mut self, module: &str) -> &mut ModuleCode {
+        if !self.code.modules.contains_key(module) {
+            let funcs: Vec<FuncId> = (0..self.engine.code.len())
+                .filter(|&f| self.engine.code.funcs[f].mfa.module == module)
+                .collect();
+            assert!(
+                !funcs.is_empty() && funcs.len() < 256,
+                "module {module}: 1..255 functions"
+            );
+            let engine = Arc::new(LoadEngine::<Qsbr>::new(
+                funcs.len(),
+                SCHEDULERS,
+                self.code.protocol,
+                false,
+                None,
+            ));
+            let mc = ModuleCode {
+                engine,
+                scheds: BTreeMap::new(),
+                funcs,
+            };
+            self.code.modules.insert(module.to_string(), mc);
+        }
+        self.code.modules.get_mut(module).expect("just made")
+    }
+
+    /// `f`'s module and its index in the module's load engine.
+    fn in_module(&mut self, f: FuncId) -> (String, usize) {
+        let module = self.engine.code.funcs[f].mfa.module.clone();
+        let i = self
+            .module_code(&module)
+            .funcs
+            .iter()
+            .position(|&g| g == f)
+            .expect("a function of its module");
+        (module, i)
+    }
+
+    /// ERTS's `erts_clear_module_break` and `erts_clear_all_export_break` on `module`'s
+    /// functions in the breakpoint engine: `trace_pattern(false)` of local trace and the
+    /// counters, of global trace and of meta trace, in every live session.
+    fn clear_module_break(&mut self, module: &str) {
+        let pat = Pattern::parse(&format!("{module}:_/_")).expect("a module name");
+        let all = FlagSet::parse("[local, call_count, call_time, call_memory]").expect("flags");
+        let meta = self.own_meta_tracer(&super::meta_tracer());
+        for (s, _) in self.engine.session_info() {
+            for spec in [
+                TraceSpec::counters(all),
+                TraceSpec::global(),
+                TraceSpec::default().meta(meta.clone()),
+            ] {
+                let spec = spec.session(s);
+                if let Err(e) = self.engine.trace_pattern(&pat, PatternOp::False, &spec) {
+                    panic!("clearing {module}'s breakpoints in session {s}: {e}");
+                }
+            }
+        }
+        if let Err(e) = self.engine.check_at_rest() {
+            panic!("after clearing {module}'s breakpoints: {e}");
+        }
+        // What processes charge to these functions names the version that becomes old, whose
+        // breakpoints are gone: it charges nothing any more (spec/src/code.rs CL6).
+        let fs = self.module_code(module).funcs.clone();
+        let old = |f: &mut Option<FuncId>| {
+            if f.is_some_and(|g| fs.contains(&g)) {
+                *f = None;
+            }
+        };
+        let keep = self.code.mutant == Some(CodeMutant::OldFramesCharge);
+        for p in self.procs.values_mut().filter(|_| !keep) {
+            for b in p.time.iter_mut().chain(p.memory.iter_mut()) {
+                old(&mut b.ci);
+            }
+            for fr in &mut p.stack {
+                if let bpspec_reference::Frame::CallTraceReturn {
+                    prev, prev_memory, ..
+                } = fr
+                {
+                    old(prev);
+                    old(prev_memory);
+                }
+            }
+        }
+    }
+
+    /// Kill the processes waiting in `module`'s old version (`code:purge/1`): they leave it
+    /// without returning.
+    fn kill_old(&mut self, module: &str) {
+        let old = self.module_code(module).engine.old_version();
+        let dead = bpspec_spec::code::waiting_in(&self.code.waiting, module, old);
+        for pid in dead {
+            let mc = self.module_code(module);
+            let mut s = mc
+                .scheds
+                .remove(&pid)
+                .expect("a waiting process's scheduler");
+            s.return_out(); // the process exits
+            drop(s);
+            self.code.waiting.remove(&pid);
+            self.code.killed.insert(pid);
+            // Its stack goes without returning: no message, no charge.
+            self.procs.remove(&pid);
+        }
+    }
+
+    /// `code:purge/1` on the load engine: kills the processes in the old version. `true` only
+    /// if it killed one (spec/src/code.rs CL4).
+    fn purge_killing(&mut self, module: &str) -> bool {
+        let e = self.module_code(module).engine.clone();
+        match e.purge() {
+            Ok(_) => false,
+            Err(LoadError::OldCodeInUse) => {
+                self.kill_old(module);
+                assert_eq!(e.purge(), Ok(true), "{module}: purge after the kill");
+                true
+            }
+            Err(x) => panic!("purge of {module}: {x}"),
+        }
+    }
+
+    pub(super) fn code_op_impl(&mut self, op: CodeOp, module: &str) -> bool {
+        self.code.settle();
+        let e = self.module_code(module).engine.clone();
+        let fs = self.module_code(module).funcs.clone();
+        let answer = match op {
+            CodeOp::Load | CodeOp::LoadChanged => {
+                if e.current_version() != 0
+                    && self.code.mutant != Some(CodeMutant::LoadKeepsBreakpoints)
+                {
+                    self.clear_module_break(module);
+                }
+                let v = match e.load() {
+                    Ok(v) => v,
+                    Err(LoadError::NotPurged) => {
+                        // The code server purges first (CL2).
+                        self.purge_killing(module);
+                        e.load()
+                            .unwrap_or_else(|x| panic!("load of {module} after purge: {x}"))
+                    }
+                    Err(x) => panic!("load of {module}: {x}"),
+                };
+                assert_eq!(e.current_version(), v);
+                if op == CodeOp::LoadChanged {
+                    self.code.changed.insert((module.to_string(), v));
+                }
+                for f in &fs {
+                    self.code.unloaded.remove(f);
+                }
+                true
+            }
+            CodeOp::Delete => {
+                if e.current_version() != 0 && e.old_version() == 0 {
+                    self.clear_module_break(module);
+                }
+                match e.delete() {
+                    Ok(()) if self.code.mutant == Some(CodeMutant::DeleteKeepsFunctions) => true,
+                    Ok(()) => {
+                        self.code.unloaded.extend(fs.iter().copied());
+                        true
+                    }
+                    Err(LoadError::NotPurged) => false,
+                    // No current version: `false` while old code exists (CL3).
+                    Err(LoadError::NotLoaded) => e.old_version() == 0,
+                    Err(x) => panic!("delete of {module}: {x}"),
+                }
+            }
+            CodeOp::Purge => self.purge_killing(module),
+            CodeOp::SoftPurge => match e.purge() {
+                Ok(_) => true,
+                Err(LoadError::OldCodeInUse) => false,
+                Err(x) => panic!("soft_purge of {module}: {x}"),
+            },
+        };
+        // The load engine's at-rest check wants no process in a version.
+        let occupied = self.code.waiting.values().any(|(m, _)| m == module);
+        if let Err(x) = e
+            .check_at_rest()
+            .or_else(|x| if occupied { Ok(()) } else { Err(x) })
+        {
+            panic!("{module} after {}: {x}", op.name());
+        }
+        answer
+    }
+
+    pub(super) fn wait_in_impl(&mut self, pid: u64, f: FuncId) {
+        self.code.settle();
+        let (module, i) = self.in_module(f);
+        let s = self.module_code(&module).sched(pid);
+        s.wake();
+        let seen = s.call_and_stay(i);
+        s.sleep();
+        assert!(
+            seen.version != 0 && !seen.counted,
+            "{pid} waits in {module} version {}",
+            seen.version
+        );
+        self.code.waiting.insert(pid, (module, seen.version));
+    }
+
+    pub(super) fn resume_impl(&mut self, pid: u64) -> Option<bool> {
+        self.code.settle();
+        let (module, v) = self.code.waiting.remove(&pid)?;
+        let old = self.module_code(&module).engine.current_version() != v;
+        self.code.running.insert(pid, (module, v));
+        Some(old && self.code.mutant != Some(CodeMutant::OldCodeIsCurrent))
+    }
+
+    /// Which code a call of `f` by `pid` runs (spec/src/code.rs CL7): the code of the load
+    /// engine's version it runs in, the one `pid` was resumed in if `old`, else the current one.
+    pub(super) fn variant_impl(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
+        let module = self.engine.code.funcs[f].mfa.module.clone();
+        let v = if old {
+            match self.code.running.get(&pid) {
+                Some((m, v)) if *m == module => *v,
+                _ => panic!("pid {pid} runs no old version of {module}"),
+            }
+        } else {
+            match self.code.modules.get(&module) {
+                Some(mc) => mc.engine.current_version(),
+                None => return 0, // never loaded again: the first code
+            }
+        };
+        let ignored = self.code.mutant == Some(CodeMutant::ChangedBodiesIgnored);
+        u8::from(self.code.changed.contains(&(module, v)) && !ignored)
+    }
+
+    /// A local call to `f` made in the old version process `pid` runs in: the load engine's
+    /// `local_call` in that version (no breakpoint), and in the breakpoint engine only the
+    /// stack (a continuation for a body call).
+    pub(super) fn enter_old(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) {
+        let (module, i) = self.in_module(f);
+        let (m, v) = self
+            .code
+            .running
+            .get(&pid)
+            .cloned()
+            .unwrap_or_else(|| panic!("pid {pid} makes a call in old code it is not in"));
+        assert_eq!(m, module, "a local call stays in its module");
+        let s = self.module_code(&module).sched(pid);
+        s.wake();
+        let seen = s.local_call(i);
+        s.sleep();
+        assert!(
+            seen.version == v && seen.local && !seen.counted,
+            "old-code call of {module} f{i}: {seen:?}, in version {v}"
+        );
+        self.on_proc(pid, call_traced, |_, p| {
+            if !tail {
+                p.push_cont();
+            }
+            p.current = Some(f);
+        });
+        self.last_callers.clear();
+    }
+
+    /// `pattern` without the deleted functions: `None` if it matches none of them, else one
+    /// exact pattern per function it matches that is loaded.
+    fn live_patterns(&self, pattern: &Pattern) -> Option<Vec<Pattern>> {
+        let funcs = self.funcs();
+        let matched = pattern.matching(&funcs);
+        if matched.iter().all(|&f| self.code.is_loaded(f)) {
+            return None;
+        }
+        Some(
+            matched
+                .into_iter()
+                .filter(|&f| self.code.is_loaded(f))
+                .map(|f| Pattern::exact(&funcs[f]))
+                .collect(),
+        )
+    }
+
+    /// `trace_pattern` over current code (deleted functions are not matched: CL3).
+    pub(super) fn pattern_on_loaded(
+        &mut self,
+        pattern: &Pattern,
+        op: PatternOp,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
+        let Some(pats) = self.live_patterns(pattern) else {
+            return self.engine.trace_pattern(pattern, op, spec);
+        };
+        if pats.is_empty() {
+            // Nothing matched; the arguments are still checked as the engine checks them.
+            return self.engine.trace_pattern(&nothing(), op, spec);
+        }
+        let mut n = 0;
+        for p in &pats {
+            n += self.engine.trace_pattern(p, op, spec)?;
+        }
+        Ok(n)
+    }
+
+    /// `mfa` as `trace_info` sees it: a deleted function is asked about as a function that
+    /// does not exist (the engine's own `undefined` answers).
+    pub(super) fn info_mfa(&self, mfa: &Mfa) -> Mfa {
+        match self.engine.func(mfa) {
+            Some(f) if !self.code.is_loaded(f) => nothing_mfa(),
+            _ => mfa.clone(),
+        }
+    }
+
+    /// `trace_info` of traced / call_count over current code.
+    pub(super) fn info_loaded(&self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
+        self.engine.trace_info(session, &self.info_mfa(mfa), item)
+    }
+
+    /// `trace_info` as a term over current code.
+    pub(super) fn info_term_loaded(&self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
+        self.engine
+            .session_trace_info(session, &self.info_mfa(mfa), key)
+            .unwrap_or_else(|e| panic!("trace_info in session {session}: {e}"))
+    }
+}
+
+/// A module name no scenario has (scenario module names are Erlang atoms without NUL).
+const NO_MODULE: &str = "\u{0}deleted";
+
+fn nothing() -> Pattern {
+    Pattern {
+        module: Some(NO_MODULE.into()),
+        name: None,
+        arity: None,
+    }
+}
+
+fn nothing_mfa() -> Mfa {
+    Mfa::new(NO_MODULE, "f", 0)
+}
