@@ -172,7 +172,7 @@ pub fn main(a: &Args) -> ExitCode {
         return ExitCode::from(2);
     }
     let load_start = loadavg();
-    let spec = || bpspec_spec::model::BpModel::new(model_config("s2f2x1").expect("known model"));
+    let spec = || bpspec_spec::model::BpModel::fused(model_config("s2f2x1").expect("known model"));
     println!("model             checker            states      secs   states/s  ratio");
     let mut rows: Vec<[String; 6]> = Vec::new();
     for (label, dfs, threads) in [("BFS, 1 thread", false, 1), ("DFS", true, a.threads)] {
