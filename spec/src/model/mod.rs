@@ -147,6 +147,16 @@ impl BpModel {
         }
     }
 
+    /// The model of `cfg` with every property registered, reachable or not
+    /// (spec/tests/spec_model.rs checks `props::reachable` against it).
+    pub fn with_every_property(cfg: Config) -> BpModel {
+        BpModel {
+            safety: u16::MAX >> (16 - props::SAFETY.len()),
+            reach: u8::MAX,
+            ..BpModel::new(cfg)
+        }
+    }
+
     /// The model of `cfg` with its `always` properties fused into one
     /// (`props::FUSED_SAFETY`), for runs that expect them to hold: a violation is found by the
     /// same states, but names no member (`props::failing` on its last state does; `run::run`
