@@ -239,8 +239,17 @@ fn one(a: &Args, which: &str) -> ExitCode {
             a.dfs,
             a.threads,
         ),
+        // Every property on its own, reachable or not, none latched: the property work per
+        // state as it was before props::reachable and the fused model.
+        "s2f2x1-all" => measure(
+            bpspec_spec::model::BpModel::with_every_property(
+                model_config("s2f2x1").expect("known model"),
+            ),
+            a.dfs,
+            a.threads,
+        ),
         _ => {
-            eprintln!("bpspec rate: --one takes 2pc or s2f2x1\nusage: {USAGE}");
+            eprintln!("bpspec rate: --one takes 2pc, s2f2x1 or s2f2x1-all\nusage: {USAGE}");
             return ExitCode::from(2);
         }
     };
@@ -295,9 +304,9 @@ pub fn main(a: &Args) -> ExitCode {
     let load_start = loadavg();
     println!(
         "model                        checker          states   unique  depth     secs  \
-         cpu secs   states/s  ratio  vs 1 thread  bytes/unique"
+         cpu secs   states/s  ratio  by CPU  vs 1 thread  bytes/unique"
     );
-    let mut rows: Vec<[String; 11]> = Vec::new();
+    let mut rows: Vec<[String; 12]> = Vec::new();
     // BFS on one thread (as `bpspec check` runs s2f2x1), then DFS on one thread and on
     // --threads: each pair back to back, 2PC first.
     let mut plan = vec![("BFS, 1 thread".to_string(), false, 1)];
@@ -306,7 +315,7 @@ pub fn main(a: &Args) -> ExitCode {
         plan.push((format!("DFS, {} threads", a.threads), true, a.threads));
     }
     // Each model's DFS rate on one thread, for the speed-up column.
-    let mut dfs1: [f64; 2] = [0.0; 2];
+    let mut dfs1: [f64; 3] = [0.0; 3];
     for (checker, dfs, threads) in plan {
         let two_pc = match run_child("2pc", a.rms, dfs, threads) {
             Ok(s) => s,
@@ -322,17 +331,38 @@ pub fn main(a: &Args) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
+        // On BFS, one thread: also s2f2x1 with all 21 properties each on its own (the
+        // property work as it was), right after.
+        let all = if dfs {
+            None
+        } else {
+            match run_child("s2f2x1-all", a.rms, dfs, threads) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    eprintln!("bpspec rate: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        };
         let rate_of = |s: &Seen| s.states as f64 / s.secs.max(1e-9);
-        let rt = rate_of(&two_pc);
-        for (k, (model, seen)) in [
+        // States per CPU second: what the run did with the core time it got, which a loaded
+        // machine's waits do not dilute (the ticks are 10 ms).
+        let cpu_rate_of = |s: &Seen| s.states as f64 / s.cpu.max(0.01);
+        let (rt, ct) = (rate_of(&two_pc), cpu_rate_of(&two_pc));
+        let mut pair = vec![
             (format!("2PC, {} resource managers", a.rms), &two_pc),
             ("`s2f2x1`".to_string(), &spec),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        ];
+        if let Some(all) = &all {
+            pair.push((
+                "`s2f2x1`, all 21 properties each on its own".to_string(),
+                all,
+            ));
+        }
+        for (k, (model, seen)) in pair.into_iter().enumerate() {
             let r = rate_of(seen);
             let ratio = r / rt;
+            let cpu_ratio = cpu_rate_of(seen) / ct;
             let speedup = if !dfs {
                 "-".to_string()
             } else if threads == 1 {
@@ -344,7 +374,7 @@ pub fn main(a: &Args) -> ExitCode {
             let bytes = seen.peak_bytes / seen.unique.max(1) as u64;
             println!(
                 "{model:<28} {checker:<15} {:>9} {:>8} {:>6} {:>8.2} {:>9.2} {r:>10.0}  \
-                 {ratio:.2}  {speedup:>11}  {bytes:>12}",
+                 {ratio:.2}  {cpu_ratio:>7.2}  {speedup:>11}  {bytes:>12}",
                 seen.states, seen.unique, seen.depth, seen.secs, seen.cpu
             );
             rows.push([
@@ -357,6 +387,7 @@ pub fn main(a: &Args) -> ExitCode {
                 format!("{:.2} s", seen.cpu),
                 format!("{:.2} M", r / 1e6),
                 format!("{ratio:.2}"),
+                format!("{cpu_ratio:.2}"),
                 speedup,
                 thousands(bytes as usize),
             ]);
@@ -368,7 +399,7 @@ pub fn main(a: &Args) -> ExitCode {
              (make perf-doc); do not edit. Each run is a child process of its own.\n# {} cores; \
              load average (1, 5, 15 min) {load_start} at the start, {} at the end. docs/perf.md \
              shows it.\n\
-             model\tchecker\tstates>\tunique>\tdepth>\ttime>\tCPU time>\tstates/s>\tratio to 2PC>\t\
+             model\tchecker\tstates>\tunique>\tdepth>\ttime>\tCPU time>\tstates/s>\tratio to 2PC>\tratio by CPU time>\t\
              DFS rate / its 1-thread rate>\tpeak bytes per unique state>\n",
             a.rms,
             a.threads,
