@@ -3,7 +3,8 @@
 //! stateright ships as its own example), in one run, under the same checker settings: states,
 //! unique states, depth, seconds and states per second of `s2f2x1` and of 2PC with N resource
 //! managers, their ratio, each DFS rate against the same model's DFS rate on one thread, and
-//! the growth of the peak resident set per unique state. Each run is a child process of this
+//! the growth of the peak resident set per unique state; on BFS also `s2f2x1` with all 21
+//! properties each on its own, and both models on the checker of our own (`own_bfs`). Each run is a child process of this
 //! binary (`--one`), so its peak memory is its own. With `--out FILE` it also writes them as a
 //! result table (docs/results/perf-rate.tsv, `make perf-doc`), which docs/perf.md renders; the
 //! page says what limits them.
@@ -13,6 +14,9 @@ use stateright::{Checker, Model, Property};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Instant;
+
+/// The label of the rows checked by the checker of our own (cli/src/own_bfs.rs).
+const OWN: &str = "our own BFS (parent fingerprints), 1 thread";
 
 pub const USAGE: &str = "bpspec rate [--rms N] [--threads N] [--out FILE]";
 
@@ -217,6 +221,44 @@ fn cpu_secs() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// One run of `m` on the checker of our own (`own_bfs`), in this process.
+fn measure_own<M>(m: M) -> Seen
+where
+    M: Model,
+    M::State: std::hash::Hash,
+    M::Action: Clone,
+{
+    let base = proc_status_kib("VmRSS:");
+    let cpu0 = cpu_secs();
+    let t0 = Instant::now();
+    let seen = crate::own_bfs::check(&m, 100_000_000).expect("a finite model");
+    let always: Vec<&str> = m
+        .properties()
+        .iter()
+        .filter(|p| p.expectation == stateright::Expectation::Always)
+        .map(|p| p.name)
+        .collect();
+    for (name, path) in &seen.discoveries {
+        if always.contains(name) {
+            eprintln!(
+                "bpspec rate: {name} violated on the checker of our own ({} steps)",
+                path.len()
+            );
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu_secs() - cpu0;
+    let peak = proc_status_kib("VmHWM:");
+    Seen {
+        states: seen.states,
+        unique: seen.unique,
+        depth: seen.depth,
+        secs,
+        cpu,
+        peak_bytes: peak.saturating_sub(base) * 1024,
+    }
+}
+
 /// A field of /proc/self/status in KiB (0 if absent).
 fn proc_status_kib(key: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -248,8 +290,16 @@ fn one(a: &Args, which: &str) -> ExitCode {
             a.dfs,
             a.threads,
         ),
+        // The checker of our own (cli/src/own_bfs.rs), BFS on one thread.
+        "2pc-own" => measure_own(TwoPc { rms: a.rms }),
+        "s2f2x1-own" => measure_own(bpspec_spec::model::BpModel::new(
+            model_config("s2f2x1").expect("known model"),
+        )),
         _ => {
-            eprintln!("bpspec rate: --one takes 2pc, s2f2x1 or s2f2x1-all\nusage: {USAGE}");
+            eprintln!(
+                "bpspec rate: --one takes 2pc, s2f2x1, s2f2x1-all, 2pc-own or s2f2x1-own\n\
+                 usage: {USAGE}"
+            );
             return ExitCode::from(2);
         }
     };
@@ -310,6 +360,7 @@ pub fn main(a: &Args) -> ExitCode {
     // BFS on one thread (as `bpspec check` runs s2f2x1), then DFS on one thread and on
     // --threads: each pair back to back, 2PC first.
     let mut plan = vec![("BFS, 1 thread".to_string(), false, 1)];
+    plan.push((OWN.to_string(), false, 1));
     plan.push(("DFS, 1 thread".to_string(), true, 1));
     if a.threads > 1 {
         plan.push((format!("DFS, {} threads", a.threads), true, a.threads));
@@ -317,14 +368,20 @@ pub fn main(a: &Args) -> ExitCode {
     // Each model's DFS rate on one thread, for the speed-up column.
     let mut dfs1: [f64; 3] = [0.0; 3];
     for (checker, dfs, threads) in plan {
-        let two_pc = match run_child("2pc", a.rms, dfs, threads) {
+        let own = checker == OWN;
+        let (w2, ws) = if own {
+            ("2pc-own", "s2f2x1-own")
+        } else {
+            ("2pc", "s2f2x1")
+        };
+        let two_pc = match run_child(w2, a.rms, dfs, threads) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("bpspec rate: {e}");
                 return ExitCode::from(1);
             }
         };
-        let spec = match run_child("s2f2x1", a.rms, dfs, threads) {
+        let spec = match run_child(ws, a.rms, dfs, threads) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("bpspec rate: {e}");
@@ -333,7 +390,7 @@ pub fn main(a: &Args) -> ExitCode {
         };
         // On BFS, one thread: also s2f2x1 with all 21 properties each on its own (the
         // property work as it was), right after.
-        let all = if dfs {
+        let all = if dfs || own {
             None
         } else {
             match run_child("s2f2x1-all", a.rms, dfs, threads) {
