@@ -25,6 +25,7 @@ mod check;
 mod docgen;
 mod explore;
 mod oracle;
+mod own_bfs;
 mod part;
 mod rate;
 mod report;

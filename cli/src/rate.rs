@@ -1,15 +1,22 @@
 //! `bpspec rate [--rms N]`: the spec's checking rate side by side with a two-phase-commit model
 //! (the commit protocol of Gray and Lamport's "Consensus on Transaction Commit", the model
-//! stateright ships as its own example), in one run, under the same checker settings: states per
-//! second of `s2f2x1` and of 2PC with N resource managers, and their ratio. With `--out FILE` it
-//! also writes them as a result table (docs/results/perf-rate.tsv, `make perf-doc`), which
-//! docs/perf.md renders; the page says what limits them.
+//! stateright ships as its own example), in one run, under the same checker settings: states,
+//! unique states, depth, seconds and states per second of `s2f2x1` and of 2PC with N resource
+//! managers, their ratio, each DFS rate against the same model's DFS rate on one thread, and
+//! the growth of the peak resident set per unique state; on BFS also `s2f2x1` with all 21
+//! properties each on its own, and both models on the checker of our own (`own_bfs`). Each run is a child process of this
+//! binary (`--one`), so its peak memory is its own. With `--out FILE` it also writes them as a
+//! result table (docs/results/perf-rate.tsv, `make perf-doc`), which docs/perf.md renders; the
+//! page says what limits them.
 
 use bpspec_spec::model::model_config;
 use stateright::{Checker, Model, Property};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Instant;
+
+/// The label of the rows checked by the checker of our own (cli/src/own_bfs.rs).
+const OWN: &str = "our own BFS (parent fingerprints), 1 thread";
 
 pub const USAGE: &str = "bpspec rate [--rms N] [--threads N] [--out FILE]";
 
@@ -18,14 +25,21 @@ pub struct Args {
     /// Resource managers in the two-phase-commit model.
     #[arg(long, default_value_t = 7)]
     rms: usize,
-    /// Checker threads for the DFS runs (the BFS runs use one, as `bpspec check` does for
-    /// `s2f2x1`).
+    /// Checker threads for the last DFS pair (the BFS runs use one, as `bpspec check` does for
+    /// `s2f2x1`, and a DFS pair on one thread is run first).
     #[arg(long, default_value_t = 2)]
     threads: usize,
     /// Also write the figures as a tab-separated result table to FILE (docs/results/perf-rate.tsv
     /// in `make perf-doc`).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// Internal: make one run (`2pc` or `s2f2x1`) in this process and print its figures (the
+    /// parent runs each measurement as such a child).
+    #[arg(long, hide = true)]
+    one: Option<String>,
+    /// Internal, with --one: DFS (otherwise BFS).
+    #[arg(long, hide = true)]
+    dfs: bool,
 }
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -147,23 +161,186 @@ impl Model for TwoPc {
     }
 }
 
-/// (states, seconds) of one exhaustive run.
-fn measure<M>(m: M, dfs: bool, threads: usize) -> (usize, f64)
+/// What one exhaustive run saw.
+struct Seen {
+    states: usize,
+    unique: usize,
+    depth: usize,
+    secs: f64,
+    /// CPU time of the process over the run, all threads (user + system; /proc/self/stat), or
+    /// 0 where /proc is not there.
+    cpu: f64,
+    /// Growth of the process's peak resident set over the run (bytes; `VmHWM` at the end less
+    /// `VmRSS` at the start, /proc/self/status), or 0 where /proc is not there.
+    peak_bytes: u64,
+}
+
+/// One exhaustive run of `m` in this process.
+fn measure<M>(m: M, dfs: bool, threads: usize) -> Seen
 where
     M: Model + Send + Sync + 'static,
     M::State: std::hash::Hash + Send + Sync + Clone + std::fmt::Debug + PartialEq,
     M::Action: Send + Sync + Clone + std::fmt::Debug + PartialEq,
 {
+    let base = proc_status_kib("VmRSS:");
+    let cpu0 = cpu_secs();
     let t0 = Instant::now();
     let b = m.checker().threads(threads);
-    let n = if dfs {
-        let c = b.spawn_dfs();
-        c.join().state_count()
+    let (states, unique, depth) = if dfs {
+        let c = b.spawn_dfs().join();
+        (c.state_count(), c.unique_state_count(), c.max_depth())
     } else {
-        let c = b.spawn_bfs();
-        c.join().state_count()
+        let c = b.spawn_bfs().join();
+        (c.state_count(), c.unique_state_count(), c.max_depth())
     };
-    (n, t0.elapsed().as_secs_f64())
+    let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu_secs() - cpu0;
+    let peak = proc_status_kib("VmHWM:");
+    Seen {
+        states,
+        unique,
+        depth,
+        secs,
+        cpu,
+        peak_bytes: peak.saturating_sub(base) * 1024,
+    }
+}
+
+/// User + system CPU seconds of this process so far, all threads (fields 14 and 15 of
+/// /proc/self/stat, in Linux's USER_HZ ticks of 1/100 s), or 0.
+fn cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // The fields after the command name, which ends with the last ')'.
+            let rest = &s[s.rfind(')')? + 1..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let tick = |i: usize| f.get(i)?.parse::<u64>().ok();
+            Some((tick(11)? + tick(12)?) as f64 / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
+/// One run of `m` on the checker of our own (`own_bfs`), in this process.
+fn measure_own<M>(m: M) -> Seen
+where
+    M: Model,
+    M::State: std::hash::Hash,
+    M::Action: Clone,
+{
+    let base = proc_status_kib("VmRSS:");
+    let cpu0 = cpu_secs();
+    let t0 = Instant::now();
+    let seen = crate::own_bfs::check(&m, 100_000_000).expect("a finite model");
+    let always: Vec<&str> = m
+        .properties()
+        .iter()
+        .filter(|p| p.expectation == stateright::Expectation::Always)
+        .map(|p| p.name)
+        .collect();
+    for (name, path) in &seen.discoveries {
+        if always.contains(name) {
+            eprintln!(
+                "bpspec rate: {name} violated on the checker of our own ({} steps)",
+                path.len()
+            );
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu_secs() - cpu0;
+    let peak = proc_status_kib("VmHWM:");
+    Seen {
+        states: seen.states,
+        unique: seen.unique,
+        depth: seen.depth,
+        secs,
+        cpu,
+        peak_bytes: peak.saturating_sub(base) * 1024,
+    }
+}
+
+/// A field of /proc/self/status in KiB (0 if absent).
+fn proc_status_kib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The child's side of [`run_child`]: one run, its figures on stdout as one line.
+fn one(a: &Args, which: &str) -> ExitCode {
+    let seen = match which {
+        "2pc" => measure(TwoPc { rms: a.rms }, a.dfs, a.threads),
+        // The fused model, as `bpspec check` runs a baseline (run::run).
+        "s2f2x1" => measure(
+            bpspec_spec::model::BpModel::fused(model_config("s2f2x1").expect("known model")),
+            a.dfs,
+            a.threads,
+        ),
+        // Every property on its own, reachable or not, none latched: the property work per
+        // state as it was before props::reachable and the fused model.
+        "s2f2x1-all" => measure(
+            bpspec_spec::model::BpModel::with_every_property(
+                model_config("s2f2x1").expect("known model"),
+            ),
+            a.dfs,
+            a.threads,
+        ),
+        // The checker of our own (cli/src/own_bfs.rs), BFS on one thread.
+        "2pc-own" => measure_own(TwoPc { rms: a.rms }),
+        "s2f2x1-own" => measure_own(bpspec_spec::model::BpModel::new(
+            model_config("s2f2x1").expect("known model"),
+        )),
+        _ => {
+            eprintln!(
+                "bpspec rate: --one takes 2pc, s2f2x1, s2f2x1-all, 2pc-own or s2f2x1-own\n\
+                 usage: {USAGE}"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    println!(
+        "{} {} {} {} {} {}",
+        seen.states, seen.unique, seen.depth, seen.secs, seen.cpu, seen.peak_bytes
+    );
+    ExitCode::SUCCESS
+}
+
+/// One run in a child process of this binary (`--one`), so each run's peak memory is its own
+/// and no run inherits another's heap.
+fn run_child(which: &str, rms: usize, dfs: bool, threads: usize) -> Result<Seen, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["rate", "--one", which, "--rms", &rms.to_string()])
+        .args(["--threads", &threads.to_string()]);
+    if dfs {
+        cmd.arg("--dfs");
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run a child: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let f: Vec<&str> = text.split_whitespace().collect();
+    if !out.status.success() || f.len() != 6 {
+        return Err(format!(
+            "the run of {which} failed: {}{}",
+            text,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let n = |i: usize| f[i].parse::<usize>().map_err(|e| format!("{}: {e}", f[i]));
+    Ok(Seen {
+        states: n(0)?,
+        unique: n(1)?,
+        depth: n(2)?,
+        secs: f[3].parse().map_err(|e| format!("{}: {e}", f[3]))?,
+        cpu: f[4].parse().map_err(|e| format!("{}: {e}", f[4]))?,
+        peak_bytes: n(5)? as u64,
+    })
 }
 
 pub fn main(a: &Args) -> ExitCode {
@@ -171,41 +348,116 @@ pub fn main(a: &Args) -> ExitCode {
         eprintln!("bpspec rate: --rms must be 1..=12 and --threads positive\nusage: {USAGE}");
         return ExitCode::from(2);
     }
+    if let Some(which) = &a.one {
+        return one(a, which);
+    }
     let load_start = loadavg();
-    let spec = || bpspec_spec::model::BpModel::new(model_config("s2f2x1").expect("known model"));
-    println!("model             checker            states      secs   states/s  ratio");
-    let mut rows: Vec<[String; 6]> = Vec::new();
-    for (label, dfs, threads) in [("BFS, 1 thread", false, 1), ("DFS", true, a.threads)] {
-        let (ns, ts) = measure(spec(), dfs, threads);
-        let (nt, tt) = measure(TwoPc { rms: a.rms }, dfs, threads);
-        let (rs, rt) = (ns as f64 / ts, nt as f64 / tt);
-        let checker = if dfs {
-            format!("{label}, {threads} threads")
+    println!(
+        "model                        checker          states   unique  depth     secs  \
+         cpu secs   states/s  ratio  by CPU  vs 1 thread  bytes/unique"
+    );
+    let mut rows: Vec<[String; 12]> = Vec::new();
+    // BFS on one thread (as `bpspec check` runs s2f2x1), then DFS on one thread and on
+    // --threads: each pair back to back, 2PC first.
+    let mut plan = vec![("BFS, 1 thread".to_string(), false, 1)];
+    plan.push((OWN.to_string(), false, 1));
+    plan.push(("DFS, 1 thread".to_string(), true, 1));
+    if a.threads > 1 {
+        plan.push((format!("DFS, {} threads", a.threads), true, a.threads));
+    }
+    // Each model's DFS rate on one thread, for the speed-up column.
+    let mut dfs1: [f64; 3] = [0.0; 3];
+    for (checker, dfs, threads) in plan {
+        let own = checker == OWN;
+        let (w2, ws) = if own {
+            ("2pc-own", "s2f2x1-own")
         } else {
-            label.to_string()
+            ("2pc", "s2f2x1")
         };
-        let two_pc = format!("2PC, {} resource managers", a.rms);
-        for (model, n, t, r, ratio) in [
-            (two_pc, nt, tt, rt, 1.0),
-            ("`s2f2x1`".to_string(), ns, ts, rs, rs / rt),
-        ] {
-            println!("{model:<28} {checker:<18} {n:>9} {t:>8.2} {r:>10.0}  {ratio:.2}");
+        let two_pc = match run_child(w2, a.rms, dfs, threads) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("bpspec rate: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        let spec = match run_child(ws, a.rms, dfs, threads) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("bpspec rate: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        // On BFS, one thread: also s2f2x1 with all 21 properties each on its own (the
+        // property work as it was), right after.
+        let all = if dfs || own {
+            None
+        } else {
+            match run_child("s2f2x1-all", a.rms, dfs, threads) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    eprintln!("bpspec rate: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        };
+        let rate_of = |s: &Seen| s.states as f64 / s.secs.max(1e-9);
+        // States per CPU second: what the run did with the core time it got, which a loaded
+        // machine's waits do not dilute (the ticks are 10 ms).
+        let cpu_rate_of = |s: &Seen| s.states as f64 / s.cpu.max(0.01);
+        let (rt, ct) = (rate_of(&two_pc), cpu_rate_of(&two_pc));
+        let mut pair = vec![
+            (format!("2PC, {} resource managers", a.rms), &two_pc),
+            ("`s2f2x1`".to_string(), &spec),
+        ];
+        if let Some(all) = &all {
+            pair.push((
+                "`s2f2x1`, all 21 properties each on its own".to_string(),
+                all,
+            ));
+        }
+        for (k, (model, seen)) in pair.into_iter().enumerate() {
+            let r = rate_of(seen);
+            let ratio = r / rt;
+            let cpu_ratio = cpu_rate_of(seen) / ct;
+            let speedup = if !dfs {
+                "-".to_string()
+            } else if threads == 1 {
+                dfs1[k] = r;
+                "1.00".to_string()
+            } else {
+                format!("{:.2}", r / dfs1[k].max(1e-9))
+            };
+            let bytes = seen.peak_bytes / seen.unique.max(1) as u64;
+            println!(
+                "{model:<28} {checker:<15} {:>9} {:>8} {:>6} {:>8.2} {:>9.2} {r:>10.0}  \
+                 {ratio:.2}  {cpu_ratio:>7.2}  {speedup:>11}  {bytes:>12}",
+                seen.states, seen.unique, seen.depth, seen.secs, seen.cpu
+            );
             rows.push([
                 model,
                 checker.clone(),
-                thousands(n),
-                format!("{t:.2} s"),
+                thousands(seen.states),
+                thousands(seen.unique),
+                thousands(seen.depth),
+                format!("{:.2} s", seen.secs),
+                format!("{:.2} s", seen.cpu),
                 format!("{:.2} M", r / 1e6),
                 format!("{ratio:.2}"),
+                format!("{cpu_ratio:.2}"),
+                speedup,
+                thousands(bytes as usize),
             ]);
         }
     }
     if let Some(out) = &a.out {
         let mut text = format!(
             "# written by cli/src/rate.rs, run as `bpspec rate --rms {} --threads {} --out FILE` \
-             (make perf-doc); do not edit.\n# {} cores; load average (1, 5, 15 min) {load_start} at \
-             the start, {} at the end. docs/perf.md shows it.\n\
-             model\tchecker\tstates>\ttime>\tstates/s>\tratio to 2PC>\n",
+             (make perf-doc); do not edit. Each run is a child process of its own.\n# {} cores; \
+             load average (1, 5, 15 min) {load_start} at the start, {} at the end. docs/perf.md \
+             shows it.\n\
+             model\tchecker\tstates>\tunique>\tdepth>\ttime>\tCPU time>\tstates/s>\tratio to 2PC>\tratio by CPU time>\t\
+             DFS rate / its 1-thread rate>\tpeak bytes per unique state>\n",
             a.rms,
             a.threads,
             std::thread::available_parallelism().map_or(0, |n| n.get()),

@@ -134,13 +134,18 @@ fn rate_writes_its_result_table_and_refuses_bad_input() {
     exits(0, &["rate", "--rms", "2", "--out", out.to_str().unwrap()]);
     let text = std::fs::read_to_string(&out).unwrap();
     let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(rows.len(), 5, "header and four rows: {text}");
-    assert!(rows[0].starts_with("model\tchecker\tstates>"), "{text}");
+    assert_eq!(rows.len(), 10, "header and nine rows: {text}");
+    assert!(
+        rows[0].starts_with("model\tchecker\tstates>\tunique>"),
+        "{text}"
+    );
     assert_has(
         &text,
         &[
             "2PC, 2 resource managers\tBFS, 1 thread",
-            "`s2f2x1`\tDFS, 2 threads\t861,126",
+            "`s2f2x1`\tDFS, 1 thread\t861,126\t264,670",
+            "`s2f2x1`\tour own BFS (parent fingerprints), 1 thread\t861,126\t264,670",
+            "`s2f2x1`\tDFS, 2 threads\t861,126\t264,670",
         ],
     );
 }

@@ -120,12 +120,53 @@ use stateright::{Model, Property};
 #[derive(Clone, Debug)]
 pub struct BpModel {
     pub cfg: Config,
+    /// Check the `always` properties as one (`props::FUSED_SAFETY`): one discoveries lookup
+    /// per state instead of one each (`BpModel::fused`).
+    pub fused: bool,
+    /// The `always` and `sometimes` properties the configuration can reach, bit masks over
+    /// `props::SAFETY` and `props::REACHABILITY` (`props::reachable`).
+    safety: u16,
+    reach: u8,
+    /// The `sometimes` properties that held in some state of this run (a bit each of
+    /// `props::REACHABILITY`; only the fused model latches them, `props::properties`).
+    reached: std::sync::Arc<std::sync::atomic::AtomicU8>,
 }
 
 impl BpModel {
+    /// The model of `cfg` with every reachable property on its own (the counterexample of each
+    /// violated one is its own shortest path).
     pub fn new(cfg: Config) -> BpModel {
         cfg.validate().expect("valid model configuration");
-        BpModel { cfg }
+        let (safety, reach) = props::reachable(&cfg);
+        BpModel {
+            cfg,
+            fused: false,
+            safety,
+            reach,
+            reached: Default::default(),
+        }
+    }
+
+    /// The model of `cfg` with every property registered, reachable or not
+    /// (spec/tests/spec_model.rs checks `props::reachable` against it).
+    pub fn with_every_property(cfg: Config) -> BpModel {
+        BpModel {
+            safety: u16::MAX >> (16 - props::SAFETY.len()),
+            reach: u8::MAX,
+            ..BpModel::new(cfg)
+        }
+    }
+
+    /// The model of `cfg` with its `always` properties fused into one
+    /// (`props::FUSED_SAFETY`), for runs that expect them to hold: a violation is found by the
+    /// same states, but names no member (`props::failing` on its last state does; `run::run`
+    /// runs the unfused model again to report each member's own counterexample). Its
+    /// `sometimes` properties record their first example only (`props::properties`).
+    pub fn fused(cfg: Config) -> BpModel {
+        BpModel {
+            fused: true,
+            ..BpModel::new(cfg)
+        }
     }
 
     /// The step `a` from `s` narrated in protocol words (one line per effect).
@@ -160,7 +201,7 @@ impl Model for BpModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        props::properties()
+        props::properties(self)
     }
 }
 

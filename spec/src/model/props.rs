@@ -3,7 +3,7 @@
 //! situations they guard against do occur in the model.
 
 use super::state::{ChargeStep, HitStep, Loc, Mode, State, Violation, NIL};
-use super::BpModel;
+use super::{BpModel, Config};
 use stateright::Property;
 
 /// Names of the `always` properties, in the order the kill matrix prints them.
@@ -38,87 +38,255 @@ pub const REACHABILITY: [&str; 8] = [
 /// The liveness property (checked by [`super::liveness`], not by stateright).
 pub const LIVENESS: &str = "stager-finishes-under-fair-progress";
 
-pub fn properties() -> Vec<Property<BpModel>> {
-    vec![
-        Property::always(SAFETY[0], |_, s: &State| no_use_after_free(s)),
-        Property::always(SAFETY[1], |_, s: &State| {
-            !matches!(
-                s.violation,
-                Some(Violation::TornHalf { .. } | Violation::UnpublishedNode { .. })
-            )
-        }),
-        Property::always(SAFETY[2], |_, s: &State| {
-            !matches!(s.violation, Some(Violation::EmptySlot { .. }))
-        }),
-        Property::always(SAFETY[3], |_, s: &State| {
-            !matches!(s.violation, Some(Violation::OldAfterNew { .. }))
-        }),
-        Property::always(SAFETY[4], |m, s| at_rest_consistent(m, s).is_ok()),
-        Property::always(SAFETY[5], |m, s| patched_iff_active(m, s).is_ok()),
-        Property::always(SAFETY[6], |m, s| returns_settled(m, s).is_ok()),
-        Property::always(SAFETY[7], |_, s: &State| {
-            !matches!(s.violation, Some(Violation::TableRace { .. }))
-        }),
-        Property::always(SAFETY[8], |_, s: &State| {
-            !matches!(s.violation, Some(Violation::SharedSlotRace { .. }))
-        }),
-        Property::always(SAFETY[9], |_, s: &State| {
-            !matches!(s.violation, Some(Violation::TempUseAfterFree { .. }))
-        }),
-        Property::always(SAFETY[10], |m, s| charges_conserved(m, s).is_ok()),
-        Property::always(SAFETY[11], |_, s: &State| {
-            !matches!(s.violation, Some(Violation::MissedNode { .. }))
-        }),
-        // A scheduler about to send through a freed tracer cell, or one that did.
-        Property::always(SAFETY[12], |_, s: &State| no_freed_tracer_use(s)),
-        Property::sometimes(REACHABILITY[0], |m: &BpModel, s: &State| {
-            let cur = s.active_ix(&m.cfg);
-            s.scheds
+/// The name of the fused safety property: every registered `always` property in one
+/// (`BpModel::fused`). A run that finds it violated is run again unfused, so reports name the
+/// member properties (`run::run`).
+pub const FUSED_SAFETY: &str = "safety-invariants";
+
+/// A property's condition, as stateright takes it.
+type Cond = fn(&BpModel, &State) -> bool;
+
+/// The conditions of [`SAFETY`], in its order.
+const SAFETY_CONDS: [Cond; 13] = [
+    |_, s| no_use_after_free(s),
+    |_, s| {
+        !matches!(
+            s.violation,
+            Some(Violation::TornHalf { .. } | Violation::UnpublishedNode { .. })
+        )
+    },
+    |_, s| !matches!(s.violation, Some(Violation::EmptySlot { .. })),
+    |_, s| !matches!(s.violation, Some(Violation::OldAfterNew { .. })),
+    |m, s| at_rest_consistent(m, s).is_ok(),
+    |m, s| patched_iff_active(m, s).is_ok(),
+    |m, s| returns_settled(m, s).is_ok(),
+    |_, s| !matches!(s.violation, Some(Violation::TableRace { .. })),
+    |_, s| !matches!(s.violation, Some(Violation::SharedSlotRace { .. })),
+    |_, s| !matches!(s.violation, Some(Violation::TempUseAfterFree { .. })),
+    |m, s| charges_conserved(m, s).is_ok(),
+    |_, s| !matches!(s.violation, Some(Violation::MissedNode { .. })),
+    // A scheduler about to send through a freed tracer cell, or one that did.
+    |_, s| no_freed_tracer_use(s),
+];
+
+/// The conditions of [`REACHABILITY`], in its order.
+const REACH_CONDS: [Cond; 8] = [
+    |m, s| {
+        let cur = s.active_ix(&m.cfg);
+        s.scheds
+            .iter()
+            .any(|x| matches!(x.mode, Mode::Hit(h) if h.step == HitStep::Half && h.ix != cur))
+    },
+    |_, s| {
+        s.scheds.iter().any(
+            |x| matches!(x.mode, Mode::Hit(h) if h.at != NIL && s.nodes[h.at as usize].unlinked),
+        )
+    },
+    |_, s| {
+        s.scheds
+            .iter()
+            .any(|x| matches!(x.mode, Mode::Hit(h) if h.spans_flip))
+    },
+    |m, s| s.done(&m.cfg),
+    |_, s| {
+        s.scheds.iter().any(|x| {
+            matches!(x.mode, Mode::Charge(c)
+                if c.step == ChargeStep::Write && s.objs[c.obj as usize].temp)
+        })
+    },
+    |m, s| {
+        let cur = s.active_ix(&m.cfg) as usize;
+        s.scheds.iter().any(|x| {
+            matches!(x.mode, Mode::Charge(c)
+                if c.step == ChargeStep::Write
+                    && s.nodes.iter().all(|n| n.tm[cur] != c.obj))
+        })
+    },
+    // A call_time reader stands on a node of a function whose instruction is the original
+    // one: it came through the slot, not through the breakpoint.
+    |m, s| {
+        let f = super::collect::COUNTED_FUNC;
+        s.get(&m.cfg, Loc::Instr(f)) == super::state::ORIG
+            && s.scheds
                 .iter()
-                .any(|x| matches!(x.mode, Mode::Hit(h) if h.step == HitStep::Half && h.ix != cur))
-        }),
-        Property::sometimes(REACHABILITY[1], |_, s: &State| {
-            s.scheds.iter().any(|x| {
-                matches!(x.mode, Mode::Hit(h) if h.at != NIL && s.nodes[h.at as usize].unlinked)
-            })
-        }),
-        Property::sometimes(REACHABILITY[2], |_, s: &State| {
-            s.scheds
-                .iter()
-                .any(|x| matches!(x.mode, Mode::Hit(h) if h.spans_flip))
-        }),
-        Property::sometimes(REACHABILITY[3], |m: &BpModel, s: &State| s.done(&m.cfg)),
-        Property::sometimes(REACHABILITY[4], |_, s: &State| {
-            s.scheds.iter().any(|x| {
-                matches!(x.mode, Mode::Charge(c)
-                    if c.step == ChargeStep::Write && s.objs[c.obj as usize].temp)
-            })
-        }),
-        Property::sometimes(REACHABILITY[5], |m: &BpModel, s: &State| {
-            let cur = s.active_ix(&m.cfg) as usize;
-            s.scheds.iter().any(|x| {
-                matches!(x.mode, Mode::Charge(c)
-                    if c.step == ChargeStep::Write
-                        && s.nodes.iter().all(|n| n.tm[cur] != c.obj))
-            })
-        }),
-        // A call_time reader stands on a node of a function whose instruction is the original
-        // one: it came through the slot, not through the breakpoint.
-        Property::sometimes(REACHABILITY[6], |m: &BpModel, s: &State| {
-            let f = super::collect::COUNTED_FUNC;
-            s.get(&m.cfg, Loc::Instr(f)) == super::state::ORIG
-                && s.scheds
-                    .iter()
-                    .any(|x| matches!(x.mode, Mode::Charge(c) if c.at != NIL))
-        }),
-        // A scheduler holds a tracer cell the stager (or another hit) has unpublished.
-        Property::sometimes(REACHABILITY[7], |m: &BpModel, s: &State| {
-            let cur = s.get(&m.cfg, Loc::Tracer);
-            s.scheds
-                .iter()
-                .any(|x| matches!(x.mode, Mode::Hit(h) if h.cell != NIL && h.cell != cur))
-        }),
-    ]
+                .any(|x| matches!(x.mode, Mode::Charge(c) if c.at != NIL))
+    },
+    // A scheduler holds a tracer cell the stager (or another hit) has unpublished.
+    |m, s| {
+        let cur = s.get(&m.cfg, Loc::Tracer);
+        s.scheds
+            .iter()
+            .any(|x| matches!(x.mode, Mode::Hit(h) if h.cell != NIL && h.cell != cur))
+    },
+];
+
+/// [`REACH_CONDS`]`[I]` latched on the model (`BpModel::fused`): once it held in some state it
+/// answers false, so the checker records its first example and does not record (clone the
+/// path of, write-lock the discoveries map for) every later one. `run::run` asks only whether
+/// each `sometimes` property has an example; the unlatched model (`BpModel::new`) keeps
+/// stateright's own behaviour (the example recorded last).
+fn latched<const I: usize>(m: &BpModel, s: &State) -> bool {
+    // Relaxed: a flag only skips work; a racing thread that misses it records one more example.
+    if m.reached.load(std::sync::atomic::Ordering::Relaxed) & (1 << I) != 0 {
+        return false;
+    }
+    let held = REACH_CONDS[I](m, s);
+    if held {
+        m.reached
+            .fetch_or(1 << I, std::sync::atomic::Ordering::Relaxed);
+    }
+    held
+}
+
+/// [`latched`] for each of [`REACHABILITY`].
+const LATCHED_CONDS: [Cond; 8] = [
+    latched::<0>,
+    latched::<1>,
+    latched::<2>,
+    latched::<3>,
+    latched::<4>,
+    latched::<5>,
+    latched::<6>,
+    latched::<7>,
+];
+
+/// The properties a configuration's features can reach, as bit masks over [`SAFETY`] and
+/// [`REACHABILITY`]: the others are vacuous for it (an `always` one cannot fail, a `sometimes`
+/// one cannot hold, whatever the mutant), so checking them costs stateright a discoveries
+/// lookup per state and a call for nothing. Each rule says why, naming the code it rests on:
+///
+/// - **No charges** (`charges == 0`): `charge_may_start` (collect.rs) is false while
+///   `started >= charges`, so no `Action::Charge` is enabled and no scheduler is ever in
+///   `Mode::Charge`. `TableRace` is set only for a scheduler in `Mode::Charge` (the collector's
+///   read) or at a charge's `Write` step, `SharedSlotRace` only for a scheduler in
+///   `Mode::Charge`, `TempUseAfterFree` only at a `Write` step: `collector-reads-quiet-table`,
+///   `shared-slot-under-lock` and `no-temp-use-after-free` cannot fail. `charged` grows only at
+///   a `Write` step and a table entry only there or by the merge (which moves a sum, zeroing
+///   its source) or the symmetry renumbering (a permutation): every table stays 0 and so does
+///   `charged`, and `charges-conserved` holds. The three charge `sometimes` properties each
+///   need a scheduler in `Mode::Charge`.
+/// - **No calls** (`calls == false`): `Mode::Hit` is entered only by `Action::Call` (step.rs),
+///   which `enabled` offers for `functions * calls` functions, none. `EmptySlot` is set only
+///   at a hit's slot read, `OldAfterNew` only by a call or a hit's read, `MissedNode` only at a
+///   hit's end, `FreedTracer` only at a hit's send, and `no-freed-tracer-use` otherwise looks
+///   at hits: `slot-set-behind-breakpoint`, `activation-atomic-per-scheduler`,
+///   `no-missed-node` and `no-freed-tracer-use` cannot fail; `old-half-after-flip`,
+///   `stands-on-unlinked-node`, `hit-spans-flip` and `tracer-replaced-while-held` each need a
+///   scheduler in `Mode::Hit`.
+/// - **One session**: `check_missed` (step.rs) returns at once when `sessions == 1`, the only
+///   place `MissedNode` is set: `no-missed-node` cannot fail.
+/// - **No tracer op** (`Config::tracer()` is `None`): `State::initial` publishes no cell and
+///   leaves `Loc::Tracer` at `NIL`, only a `SetTracer` stage pushes a cell or writes a cell to
+///   it (the meta tracer's `remove` writes `NIL`), so a hit reads `NIL` there and never holds a
+///   cell (`h.cell == NIL`): no send through a cell, no `FreedTracer`; `no-freed-tracer-use`
+///   cannot fail, `tracer-replaced-while-held` cannot hold.
+///
+/// The kill matrix and the vacuity lists (`matrix.rs`) are unchanged by this: what is left
+/// out could neither be violated nor reached (spec/tests/spec_model.rs `exact_kill_matrix`).
+pub fn reachable(cfg: &Config) -> (u16, u8) {
+    let s = |name: &str| {
+        1u16 << SAFETY
+            .iter()
+            .position(|p| *p == name)
+            .expect("a safety name")
+    };
+    let r = |name: &str| {
+        1u8 << REACHABILITY
+            .iter()
+            .position(|p| *p == name)
+            .expect("a reachability name")
+    };
+    let (mut safety, mut reach) = ((1u16 << SAFETY.len()) - 1, u8::MAX);
+    if cfg.charges == 0 {
+        for p in [
+            "collector-reads-quiet-table",
+            "shared-slot-under-lock",
+            "no-temp-use-after-free",
+            "charges-conserved",
+        ] {
+            safety &= !s(p);
+        }
+        for p in [
+            "charge-lands-in-temp",
+            "charges-old-table-after-flip",
+            "charge-walks-unpatched-function",
+        ] {
+            reach &= !r(p);
+        }
+    }
+    if !cfg.calls {
+        for p in [
+            "slot-set-behind-breakpoint",
+            "activation-atomic-per-scheduler",
+            "no-missed-node",
+            "no-freed-tracer-use",
+        ] {
+            safety &= !s(p);
+        }
+        for p in [
+            "old-half-after-flip",
+            "stands-on-unlinked-node",
+            "hit-spans-flip",
+            "tracer-replaced-while-held",
+        ] {
+            reach &= !r(p);
+        }
+    }
+    if cfg.sessions == 1 {
+        safety &= !s("no-missed-node");
+    }
+    if cfg.tracer().is_none() {
+        safety &= !s("no-freed-tracer-use");
+        reach &= !r("tracer-replaced-while-held");
+    }
+    (safety, reach)
+}
+
+/// The properties stateright checks on `m`: those its configuration can reach
+/// ([`reachable`]), the `always` ones either each on its own or (`m.fused`) as one
+/// [`FUSED_SAFETY`] property, whose `sometimes` ones are then [`latched`].
+pub fn properties(m: &BpModel) -> Vec<Property<BpModel>> {
+    let (safety, reach) = (m.safety, m.reach);
+    let mut v = Vec::with_capacity(SAFETY.len() + REACHABILITY.len());
+    if m.fused {
+        v.push(Property::always(FUSED_SAFETY, |m: &BpModel, s: &State| {
+            holds_all(m, s)
+        }));
+    } else {
+        for (i, (name, cond)) in SAFETY.iter().zip(SAFETY_CONDS).enumerate() {
+            if safety & (1 << i) != 0 {
+                v.push(Property::always(name, cond));
+            }
+        }
+    }
+    let conds = if m.fused { LATCHED_CONDS } else { REACH_CONDS };
+    for (i, (name, cond)) in REACHABILITY.iter().zip(conds).enumerate() {
+        if reach & (1 << i) != 0 {
+            v.push(Property::sometimes(name, cond));
+        }
+    }
+    v
+}
+
+/// Every `always` property `m` registers holds in `s` (the fused property's condition).
+fn holds_all(m: &BpModel, s: &State) -> bool {
+    let mut mask = m.safety;
+    while mask != 0 {
+        let i = mask.trailing_zeros() as usize;
+        if !SAFETY_CONDS[i](m, s) {
+            return false;
+        }
+        mask &= mask - 1;
+    }
+    true
+}
+
+/// The registered `always` properties of `m` that fail in `s`, in [`SAFETY`]'s order.
+pub fn failing(m: &BpModel, s: &State) -> Vec<&'static str> {
+    (0..SAFETY.len())
+        .filter(|&i| m.safety & (1 << i) != 0 && !SAFETY_CONDS[i](m, s))
+        .map(|i| SAFETY[i])
+        .collect()
 }
 
 /// No scheduler holds (about to send through) a freed tracer cell, and none used one.

@@ -2,7 +2,7 @@
 //! figures, verdicts, counterexamples narrated in protocol words.
 
 use super::liveness;
-use super::props::{LIVENESS, REACHABILITY, SAFETY};
+use super::props::{FUSED_SAFETY, LIVENESS, REACHABILITY, SAFETY};
 use super::{BpModel, Config, SpecMutant, State};
 use stateright::{Checker, Model};
 use std::io::IsTerminal;
@@ -151,6 +151,7 @@ fn reason(m: &BpModel, property: &str, s: &State) -> String {
         "patched-iff-active-flag" => patched_iff_active(m, s),
         "returns-settled" => returns_settled(m, s),
         "charges-conserved" => charges_conserved(m, s),
+        FUSED_SAFETY => Err(format!("{} fail here", failing(m, s).join(", "))),
         "no-freed-tracer-use" if s.violation.is_none() => Err(holder_of_freed_cell(s)),
         _ => Err(v),
     };
@@ -212,8 +213,25 @@ pub fn run(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
 }
 
 /// [`run`] without the watchdog.
+///
+/// A baseline run (no mutant, no `stop_at`) checks the `always` properties fused into one
+/// (`BpModel::fused`: one discoveries lookup per state for all of them); if that one is
+/// violated, the model is run again unfused, so the result names each violated property with
+/// its own shortest counterexample, exactly as an unfused run does. Mutant runs (the kill
+/// matrix) run unfused.
 fn run_unguarded(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
-    let m = BpModel::new(cfg.clone());
+    if cfg.mutant.is_none() && opts.stop_at.is_none() {
+        let r = run_model(name, BpModel::fused(cfg.clone()), opts);
+        if !r.violated.iter().any(|v| v.property == FUSED_SAFETY) {
+            return r;
+        }
+    }
+    run_model(name, BpModel::new(cfg), opts)
+}
+
+/// Check `m` (fused or not) once.
+fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
+    let cfg = m.cfg.clone();
     let params = cfg.params();
     let t0 = Instant::now();
     // BFS single-threaded: shortest counterexamples, the same ones on every run.
@@ -240,7 +258,7 @@ fn run_unguarded(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
     let secs = t0.elapsed().as_secs_f64();
     let mut violated = Vec::new();
     let mut unreached = Vec::new();
-    for p in SAFETY {
+    for p in SAFETY.into_iter().chain(m.fused.then_some(FUSED_SAFETY)) {
         if let Some(path) = fin.discoveries.iter().find(|(n, _)| *n == p).map(|x| &x.1) {
             let mut steps = narrate_path(&m, path);
             let last = replay(&m, path);
