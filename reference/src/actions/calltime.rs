@@ -173,6 +173,7 @@ impl<P: ThreadProgress> Charger<'_, P> {
             self.add_to_break(session, ci, kind, pid, delta);
         }
         self.add(t, pid, 1, 0);
+        proc.timem_calls += 1;
         let list = match kind {
             Kind::Time => &mut proc.time,
             Kind::Memory => &mut proc.memory,

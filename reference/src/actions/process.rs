@@ -114,6 +114,10 @@ pub struct Proc {
     pub conts: Vec<Option<FuncId>>,
     /// Per-session trace flags and tracer (`ErtsTracerRef`), one per session at most.
     pub refs: Vec<TraceRef>,
+    /// Calls this process counted into call_time and call_memory objects (one per object per
+    /// call, `erts_trace_call_acc`): what the count conservation checks compare the objects'
+    /// counts with (`load.rs` `total_timed`). Not ERTS state.
+    pub timem_calls: u64,
 }
 
 /// Per-process, per-session trace flags (`erlang:trace/3` flags this engine implements).
@@ -153,6 +157,7 @@ impl Proc {
             current: None,
             conts: Vec::new(),
             refs: Vec::new(),
+            timem_calls: 0,
         }
     }
 

@@ -6,17 +6,19 @@
 //! The load protocols that change this state are in `load.rs` (docs/nonblocking-load.md): one
 //! module `m` with a fixed set of functions, whose versions' breakpoints are the breakpoint
 //! engine's own (`GenericBp` chains in each version's code area, set and removed by the engine's
-//! one W0–W4 sequence, `finisher.rs`), traced with call_count in the legacy session.
+//! one W0–W4 sequence, `finisher.rs`), traced with call_count, call_time and call_memory in any
+//! number of sessions.
 //!
 //! ERTS has three code indices (`ERTS_NUM_CODE_IX`) so that the next staging can start before
 //! the previous commit has been seen by every scheduler; we keep two and wait for thread progress
 //! after each commit (LW1 in `load.rs`) before the old active slot is written again. The
 //! difference is only in when the next load may start, not in what a call sees.
 
-use crate::bp::Liveness;
+use crate::bp::{Liveness, SessionId};
 use crate::code::CodeArea;
 use crate::mutant::Mutant;
 use crate::ordering::Site;
+use crate::pattern::FlagSet;
 use crate::sync::Ordering::{Acquire, Release};
 use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, UnsafeCell};
 
@@ -137,7 +139,16 @@ impl Default for ExportEntry {
 pub struct Module {
     pub curr: *mut CodeVersion,
     pub old: *mut CodeVersion,
-    /// The module's call_count pattern: what a `trace_pattern` on the module set last. A load
-    /// gives the new version this pattern (it stands for ERTS's on_load/default pattern).
-    pub pattern: bool,
+    /// The module's patterns, one per session that traces it, in the order they were set: the
+    /// counters (call_count, call_time, call_memory) a `trace_pattern` on the module set last in
+    /// that session. A load gives the new version these patterns, chained as the engine chains
+    /// sessions (they stand for ERTS's on_load/default patterns).
+    pub patterns: Vec<(SessionId, FlagSet)>,
+}
+
+impl Module {
+    /// Is any session's pattern set?
+    pub fn traced(&self) -> bool {
+        !self.patterns.is_empty()
+    }
 }
