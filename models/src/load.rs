@@ -24,6 +24,8 @@ pub enum LOp {
     Purge,
     /// `trace_pattern({m,'_','_'}, true | false, [call_count])`.
     TracePattern(bool),
+    /// `trace:session_destroy/1` of the call_time session (`LScenario::call_time`).
+    DestroySession,
 }
 
 /// A scheduler step.
@@ -52,6 +54,11 @@ pub struct LScenario {
     pub schedulers: Vec<Vec<LStep>>,
     /// LP3 applies (no trace_pattern false, traced from the start).
     pub always_traced: bool,
+    /// A second session traces the module with call_time from the start (set before the
+    /// schedulers start): every process carries call_time frames and a pbt naming the version
+    /// it called, charged at its calls, returns, progress points and naps. Checked after the
+    /// run: the call_time count conservation across versions (`LoadEngine::total_timed`).
+    pub call_time: bool,
 }
 
 impl LScenario {
@@ -75,7 +82,14 @@ impl LScenario {
             stagers,
             schedulers,
             always_traced: traced && !removed,
+            call_time: false,
         }
+    }
+
+    /// With call_time in a second session (see [`LScenario::call_time`]).
+    pub fn with_call_time(mut self) -> Self {
+        self.call_time = true;
+        self
     }
 }
 
@@ -128,6 +142,26 @@ pub fn loom_scenarios() -> Vec<LScenario> {
         // As old-code-purge, untraced: the old version has no breakpoints to remove, so LW1 is
         // the only wait between the commit and purge's check of the process that entered it.
         one("old-code-untraced-purge", false, &[load], &nap_in_old),
+        // Two sessions chained on the module (call_count in the legacy one, call_time in a
+        // second): a load gives version 2 both, the old version's removal clears both in one
+        // sequence, under calls whose process carries call_time frames (charged at each return
+        // and at the progress point).
+        one("two-sessions-load", true, &[load], &hits).with_call_time(),
+        // A process in version 1 with a call_time frame and pbt naming it: scheduled out (the
+        // nap) and in across the load and the removal of version 1's breakpoints, a local call
+        // and a return there (charges of version 1's functions after the removal are dropped),
+        // purge refused until it returned, then the free: no charge touches freed memory.
+        one("old-code-call-time", true, &[load], &nap_in_old).with_call_time(),
+        // As old-code-call-time, the call_time session destroyed after the load, before the
+        // purge: its nodes leave version 2 by the engine's one sequence while the process in
+        // version 1 still holds its frame of that session.
+        one(
+            "old-code-session-destroy",
+            true,
+            &[&[Load, DestroySession, Purge]],
+            &nap_in_old,
+        )
+        .with_call_time(),
     ]
 }
 
@@ -170,6 +204,16 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         scn.traced,
         mutant,
     ));
+    let timed = scn.call_time.then(|| {
+        let s1 = e.create_session("t").expect("a second session");
+        let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
+            call_time: true,
+            ..Default::default()
+        })
+        .session(s1);
+        e.trace_pattern_spec(true, &spec).expect("call_time on m");
+        s1
+    });
     let stagers: Vec<_> = scn
         .stagers
         .iter()
@@ -189,6 +233,10 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                         }
                         LOp::TracePattern(on) => {
                             e.trace_pattern(on);
+                        }
+                        LOp::DestroySession => {
+                            let s1 = timed.expect("DestroySession needs the call_time session");
+                            assert_eq!(e.destroy_session(s1), Ok(true));
                         }
                     }
                 }
@@ -221,7 +269,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                     }
                 }
                 s.sleep();
-                (seen, s.counted)
+                (seen, s.counted, s.proc.timem_calls)
             })
         })
         .collect();
@@ -229,9 +277,11 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         h.join().expect("stager panicked");
     }
     let mut counted = 0;
+    let mut timem_calls = 0;
     for (id, h) in scheds.into_iter().enumerate() {
-        let (seen, c) = h.join().expect("scheduler panicked");
+        let (seen, c, t) = h.join().expect("scheduler panicked");
         counted += c;
+        timem_calls += t;
         let mut last = 0;
         for (n, call) in seen.iter().enumerate() {
             if call.version == 0 || call.local {
@@ -256,6 +306,11 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         e.total_count(),
         counted,
         "LP1 violated: a counted call was lost"
+    );
+    assert_eq!(
+        e.total_timed(),
+        timem_calls as i64,
+        "call_time count conservation violated: a call_time count was lost across versions"
     );
     if let Err(m) = e.check_at_rest() {
         panic!("at rest: {m}");
