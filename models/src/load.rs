@@ -326,8 +326,10 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
     // breakpoints, each removed, under both protocols (trace_pattern is the same under both).
     // W0 and W1 by loom only: removed, they are stale reads (a slot or a half read before the
     // write a wait orders), which shuttle's sequentially consistent atomics do not show (2,000
-    // iterations, PCT and random: both survive). W4 is not claimed: the load model has one
-    // session, so after W3 no scheduler reaches an unlinked node (docs/nonblocking-load.md).
+    // iterations, PCT and random: both survive). W4 only where a process carries call_time
+    // frames (below): with call_count alone no scheduler reaches an unlinked node after W3, but
+    // a charge reads the slot whatever the instruction says (docs/readers.md, the timem readers
+    // across versions).
     let waits = [
         (SkipWaitBeforeUninstall, "trace-pattern-then-load"),
         (SkipWaitBeforeConsolidate, "trace-pattern-off-under-hits"),
@@ -368,6 +370,28 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             .into_iter()
             .filter(|_| checker == "loom"),
         )
+        // call_time frames and a second session on loaded versions, loom (the W0–W4 mutants at
+        // bound 3 on the old-code scenarios, `models/tests/load_loom.rs`): W4 of the old
+        // version's removal, the process's charge at its schedule-out or return reading the
+        // slot of version 1 and then a node freed without W4 (old-code-call-time); W4 of the
+        // session destroy's sequence on version 2 (old-code-session-destroy, the process
+        // entered version 2; shuttle PCT too, below); the free without PW under a charge.
+        // loom only: shuttle PCT (2,000 iterations) misses the first and the last.
+        .chain(
+            [
+                (SkipWaitBeforeFree, "old-code-call-time"),
+                (LoadPurgeSkipWait, "old-code-call-time"),
+            ]
+            .into_iter()
+            .filter(|_| checker == "loom"),
+        )
+        // Both checkers: the two-session version built after its commit (a mix); the old
+        // version's breakpoints cleared at once under a process with a call_time frame.
+        .chain([
+            (LoadCommitBeforeBreakpoints, "two-sessions-load"),
+            (LoadClearOldAtOnce, "old-code-call-time"),
+            (SkipWaitBeforeFree, "old-code-session-destroy"),
+        ])
         .collect(),
         ("loom" | "shuttle", LoadProtocol::Blocking) => vec![
             (LoadBlockingWithoutBlock, "load-under-hits"),
@@ -379,6 +403,19 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         // iteration 1,484 of 2,000 (trace-pattern-off-under-hits@blocking), too near the bound
         // to claim; the NonBlocking rows carry shuttle's column.
         .chain(waits.filter(|_| checker == "loom"))
+        // The session destroy is not under the block: its sequence's W4 on version 2, under a
+        // process in version 2 with call_time frames of that session (loom at bound 3, shuttle
+        // PCT: a hit on the unlinked node); W1 there by loom only.
+        .chain([
+            (LoadBlockingWithoutBlock, "two-sessions-load"),
+            (LoadPurgeSkipCheck, "old-code-call-time"),
+            (SkipWaitBeforeFree, "old-code-session-destroy"),
+        ])
+        .chain(
+            [(SkipWaitBeforeCommit, "old-code-session-destroy")]
+                .into_iter()
+                .filter(|_| checker == "loom"),
+        )
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
     }

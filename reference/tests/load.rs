@@ -152,9 +152,8 @@ fn call_time_in(e: &LoadEngine<Qsbr>) -> bpspec_reference::SessionId {
 /// conserved across versions (call_count and call_time), both protocols.
 #[test]
 fn call_time_frames_in_old_code_across_load_and_purge() {
-    let _watchdog = bpspec_reference::watchdog::arm(
-        "load::call_time_frames_in_old_code_across_load_and_purge",
-    );
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::call_time_frames_in_old_code_across_load_and_purge");
     for proto in LoadProtocol::ALL {
         let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
         let s1 = call_time_in(&e);
@@ -164,7 +163,11 @@ fn call_time_frames_in_old_code_across_load_and_purge() {
         s.advance(10);
         s.progress(); // scheduled out: 10 charged to version 1's f0
         let t = e.current_timem(s1, 0, true).expect("f0 has call_time");
-        assert_eq!(t.get(&0), Some(&(1, 10)), "{proto:?}: charged while in version 1");
+        assert_eq!(
+            t.get(&0),
+            Some(&(1, 10)),
+            "{proto:?}: charged while in version 1"
+        );
         assert_eq!(op!(s, e.load()), Ok(2));
         assert_eq!(
             e.current_timem(s1, 0, true),
@@ -180,13 +183,20 @@ fn call_time_frames_in_old_code_across_load_and_purge() {
         s.return_out(); // the return frame of the call into version 1 runs: dropped
         assert_eq!(op!(s, e.purge()), Ok(true), "{proto:?}");
         e.check_at_rest().unwrap();
-        assert_eq!(e.total_count(), s.counted, "{proto:?}: call_count conserved");
+        assert_eq!(
+            e.total_count(),
+            s.counted,
+            "{proto:?}: call_count conserved"
+        );
         assert_eq!(
             e.total_timed(),
             s.proc.timem_calls as i64,
             "{proto:?}: call_time counts conserved across versions"
         );
-        assert_eq!(s.proc.timem_calls, 2, "{proto:?}: f0 in version 1, f1 in version 2");
+        assert_eq!(
+            s.proc.timem_calls, 2,
+            "{proto:?}: f0 in version 1, f1 in version 2"
+        );
         assert_eq!(
             e.current_timem(s1, 1, true).unwrap().get(&0).map(|x| x.0),
             Some(1)

@@ -39,7 +39,9 @@
 //! ([`Area::Version`]). A call into a version runs the engine's hit path (`hit.rs::hit_in`).
 //! Lock order: this engine's permission (the module table), then the breakpoint engine's.
 
+use crate::bp::SessionId;
 use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
+use crate::calltrace::TraceSpec;
 use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
 use crate::code_ix::{
     CodeIndex, CodeVersion, ExportEntry, Module, ERTS_NUM_CODE_IX, OP_I_GENERIC_BREAKPOINT,
@@ -47,20 +49,18 @@ use crate::code_ix::{
 use crate::engine::{Engine, EngineConfig, Permission};
 use crate::export::{Area, VersionArea};
 use crate::hit::{Process, Scheduler};
-use crate::process::Proc;
-use crate::timem::Totals;
 use crate::mutant::{self, Mutant};
-use crate::bp::SessionId;
-use crate::calltrace::TraceSpec;
 use crate::pattern::{FlagSet, PatternError, PatternOp};
-use crate::session::SessionError;
+use crate::process::Proc;
 use crate::progress::ThreadProgress;
 use crate::readers::{self, Reader};
+use crate::session::SessionError;
 use crate::sync::Ordering::Relaxed;
 use crate::sync::{
     lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock,
     RwLockReadGuard, UnsafeCell, CHECKED,
 };
+use crate::timem::Totals;
 
 /// call_count alone: the legacy pattern of [`LoadEngine::trace_pattern`].
 const CALL_COUNT: FlagSet = FlagSet {
@@ -287,7 +287,9 @@ impl<P: ThreadProgress> LoadEngine<P> {
                 bst.live_nodes += 1;
                 let count = fl.call_count.then(BpCount::new);
                 let time = fl.call_time.then(|| crate::stage::new_timem(&self.bp, bst));
-                let memory = fl.call_memory.then(|| crate::stage::new_timem(&self.bp, bst));
+                let memory = fl
+                    .call_memory
+                    .then(|| crate::stage::new_timem(&self.bp, bst));
                 for ix in 0..ERTS_NUM_BP_IX {
                     node.write_half(ix, |d| {
                         if count.is_some() {
@@ -579,7 +581,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
             return Ok(0);
         }
         if change.counters() {
-            let op = if on { PatternOp::True } else { PatternOp::False };
+            let op = if on {
+                PatternOp::True
+            } else {
+                PatternOp::False
+            };
             let traced = st.module.traced();
             self.trace_pattern_on(&mut bst, v, session, op, change, traced);
         }
