@@ -132,6 +132,27 @@ fn process_in_old_code_keeps_local_calls_and_blocks_purge() {
     }
 }
 
+/// Purge succeeds, then at rest both conservations hold (call_count and call_time).
+fn purged_and_conserved(e: &LoadEngine<Qsbr>, s: &mut LoadScheduler<Qsbr>, proto: LoadProtocol) {
+    assert_eq!(op!(s, e.purge()), Ok(true), "{proto:?}");
+    conserved(e, s, proto);
+}
+
+/// At rest, counts conserved across versions: call_count and call_time.
+fn conserved(e: &LoadEngine<Qsbr>, s: &LoadScheduler<Qsbr>, proto: LoadProtocol) {
+    e.check_at_rest().unwrap();
+    assert_eq!(
+        e.total_count(),
+        s.counted,
+        "{proto:?}: call_count conserved"
+    );
+    assert_eq!(
+        e.total_timed(),
+        s.proc.timem_calls as i64,
+        "{proto:?}: call_time counts conserved across versions"
+    );
+}
+
 /// call_time in a second session, call_count in the legacy one.
 fn call_time_in(e: &LoadEngine<Qsbr>) -> bpspec_reference::SessionId {
     let s1 = e.create_session("t").unwrap();
@@ -181,18 +202,7 @@ fn call_time_frames_in_old_code_across_load_and_purge() {
         assert_eq!(s.call(1).version, 2);
         assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse), "{proto:?}");
         s.return_out(); // the return frame of the call into version 1 runs: dropped
-        assert_eq!(op!(s, e.purge()), Ok(true), "{proto:?}");
-        e.check_at_rest().unwrap();
-        assert_eq!(
-            e.total_count(),
-            s.counted,
-            "{proto:?}: call_count conserved"
-        );
-        assert_eq!(
-            e.total_timed(),
-            s.proc.timem_calls as i64,
-            "{proto:?}: call_time counts conserved across versions"
-        );
+        purged_and_conserved(&e, &mut s, proto);
         assert_eq!(
             s.proc.timem_calls, 2,
             "{proto:?}: f0 in version 1, f1 in version 2"
@@ -228,10 +238,7 @@ fn session_destroyed_while_a_process_is_in_old_code() {
         s.return_out();
         let c = s.call(0);
         assert_eq!((c.version, c.counted), (2, true));
-        assert_eq!(op!(s, e.purge()), Ok(true), "{proto:?}");
-        e.check_at_rest().unwrap();
-        assert_eq!(e.total_count(), s.counted);
-        assert_eq!(e.total_timed(), s.proc.timem_calls as i64, "{proto:?}");
+        purged_and_conserved(&e, &mut s, proto);
         // The module traced in one session only: destroying it untraces the module.
         let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, false, None));
         let s2 = call_time_in(&e);
@@ -241,8 +248,7 @@ fn session_destroyed_while_a_process_is_in_old_code() {
         let c = s.local_call(1);
         assert_eq!((c.version, c.counted), (1, false));
         s.return_out();
-        e.check_at_rest().unwrap();
-        assert_eq!(e.total_timed(), s.proc.timem_calls as i64, "{proto:?}");
+        conserved(&e, &s, proto);
         s.sleep();
     }
 }

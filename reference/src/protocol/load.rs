@@ -708,23 +708,29 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let mut n = bst
             .retired_counts
             .expect("the load engine folds its counters");
+        self.each_node(&st, &bst, &mut |node| {
+            let (a, s) = (node.snapshot_half(0).count, node.snapshot_half(1).count);
+            let same = matches!((&a, &s), (Some(x), Some(y)) if std::sync::Arc::ptr_eq(x, y));
+            for c in a.iter().chain(s.iter().filter(|_| !same)) {
+                n += c.acount.load(Relaxed);
+            }
+        });
+        n
+    }
+
+    /// Visit every breakpoint node of the module's live versions (under both permissions).
+    fn each_node(&self, st: &LoadStager, bst: &Permission<'_>, visit: &mut dyn FnMut(&GenericBp)) {
         for v in [st.module.curr, st.module.old] {
             if v.is_null() {
                 continue;
             }
-            // SAFETY: live versions of the module table; permission held.
             for f in 0..self.functions {
-                for node in crate::rest::chain(&self.bp, &bst, area_of(unsafe { &*v }), f) {
-                    let (a, s) = (node.snapshot_half(0).count, node.snapshot_half(1).count);
-                    let same =
-                        matches!((&a, &s), (Some(x), Some(y)) if std::sync::Arc::ptr_eq(x, y));
-                    for c in a.iter().chain(s.iter().filter(|_| !same)) {
-                        n += c.acount.load(Relaxed);
-                    }
+                // SAFETY: live versions of the module table; permission held.
+                for node in crate::rest::chain(&self.bp, bst, area_of(unsafe { &*v }), f) {
+                    visit(node);
                 }
             }
         }
-        n
     }
 
     /// Calls counted into call_time and call_memory objects so far: every pid's count in the
@@ -739,29 +745,21 @@ impl<P: ThreadProgress> LoadEngine<P> {
             .retired_timem
             .expect("the load engine folds its call_time objects");
         let mut seen: Vec<*const crate::timem::BpTimemTrace> = Vec::new();
-        for v in [st.module.curr, st.module.old] {
-            if v.is_null() {
-                continue;
-            }
-            for f in 0..self.functions {
-                // SAFETY: live versions of the module table; permission held.
-                for node in crate::rest::chain(&self.bp, &bst, area_of(unsafe { &*v }), f) {
-                    for ix in 0..ERTS_NUM_BP_IX {
-                        let d = node.snapshot_half(ix);
-                        for t in [d.time, d.memory].into_iter().flatten() {
-                            let p = std::sync::Arc::as_ptr(&t);
-                            if !seen.contains(&p) {
-                                seen.push(p);
-                                // At rest: no scheduler charges (the caller's contract).
-                                let mut tot = crate::timem::Totals::new();
-                                t.read_into(&mut tot);
-                                n += tot.values().map(|(c, _)| c).sum::<i64>();
-                            }
-                        }
+        self.each_node(&st, &bst, &mut |node| {
+            for ix in 0..ERTS_NUM_BP_IX {
+                let d = node.snapshot_half(ix);
+                for t in [d.time, d.memory].into_iter().flatten() {
+                    let p = std::sync::Arc::as_ptr(&t);
+                    if !seen.contains(&p) {
+                        seen.push(p);
+                        // At rest: no scheduler charges (the caller's contract).
+                        let mut tot = Totals::new();
+                        t.read_into(&mut tot);
+                        n += tot.values().map(|(c, _)| c).sum::<i64>();
                     }
                 }
             }
-        }
+        });
         n
     }
 
