@@ -26,6 +26,9 @@ pub enum LOp {
     TracePattern(bool),
     /// `trace:session_destroy/1` of the call_time session (`LScenario::call_time`).
     DestroySession,
+    /// `code:purge/1`: processes still in the old version are killed, then it is purged
+    /// (`LoadEngine::purge_kill`; the engine is made `with_kills`).
+    PurgeKill,
 }
 
 /// A scheduler step.
@@ -162,6 +165,18 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             &nap_in_old,
         )
         .with_call_time(),
+        // code:purge/1 kills the process napping in version 1 with a call_time frame: the
+        // purger signals it and waits while its charge at the nap (schedule-out, on the
+        // scheduler's thread) may be in flight; the process exits at its wake-up (frames
+        // dropped, no charge), then the version is freed after PW. Its local call and return
+        // then do nothing.
+        one(
+            "old-code-purge-kill",
+            true,
+            &[&[Load, PurgeKill]],
+            &nap_in_old,
+        )
+        .with_call_time(),
     ]
 }
 
@@ -197,13 +212,17 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
 
 /// Run one execution. Panics on any violation.
 pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Option<Mutant>) {
-    let e = Arc::new(LoadEngine::<P>::new(
+    let mut e = LoadEngine::<P>::new(
         scn.functions,
         scn.schedulers.len(),
         proto,
         scn.traced,
         mutant,
-    ));
+    );
+    if scn.stagers.iter().flatten().any(|&o| o == LOp::PurgeKill) {
+        e = e.with_kills();
+    }
+    let e = Arc::new(e);
     let timed = scn.call_time.then(|| {
         let s1 = e.create_session("t").expect("a second session");
         let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
@@ -233,6 +252,9 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                         }
                         LOp::TracePattern(on) => {
                             e.trace_pattern(on);
+                        }
+                        LOp::PurgeKill => {
+                            let _ = e.purge_kill();
                         }
                         LOp::DestroySession => {
                             let s1 = timed.expect("DestroySession needs the call_time session");

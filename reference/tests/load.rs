@@ -252,3 +252,43 @@ fn session_destroyed_while_a_process_is_in_old_code() {
         s.sleep();
     }
 }
+
+/// `code:purge/1` kills a process still in the old version: it exits at its next scheduling
+/// point (its call_time frame dropped without returning, its pbt discarded: no charge after
+/// the kill), the purger waits for that, then purges; both protocols. The purger runs on its own
+/// thread while the scheduler naps in old code.
+#[test]
+fn purge_kill_kills_a_process_in_old_code() {
+    let _watchdog = bpspec_reference::watchdog::arm("load::purge_kill_kills_a_process_in_old_code");
+    for proto in LoadProtocol::ALL {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_kills());
+        let s1 = call_time_in(&e);
+        let mut s = LoadScheduler::start(e.clone(), 0);
+        s.call_and_stay(0);
+        assert_eq!(op!(s, e.load()), Ok(2));
+        s.sleep();
+        let purger = {
+            let e = e.clone();
+            std::thread::spawn(move || e.purge_kill())
+        };
+        while !purger.is_finished() {
+            s.wake(); // scheduled in: the kill is taken here
+            s.sleep();
+            std::thread::yield_now();
+        }
+        assert_eq!(purger.join().unwrap(), Ok(true), "{proto:?}");
+        s.wake();
+        assert_eq!(s.killed, 1, "{proto:?}");
+        assert!(s.proc.stack.is_empty() && s.proc.time.is_empty());
+        assert_eq!(s.local_call(0).version, 0, "a killed process calls nothing");
+        s.return_out();
+        let c = s.call(1);
+        assert_eq!((c.version, c.counted), (2, true), "a new process");
+        conserved(&e, &s, proto);
+        assert_eq!(
+            e.current_timem(s1, 1, true).unwrap().get(&0).map(|x| x.0),
+            Some(1)
+        );
+        s.sleep();
+    }
+}

@@ -60,6 +60,7 @@ use crate::sync::{
     lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock,
     RwLockReadGuard, UnsafeCell, CHECKED,
 };
+use crate::sync::{yield_now, MutexGuard};
 use crate::timem::Totals;
 
 /// call_count alone: the legacy pattern of [`LoadEngine::trace_pattern`].
@@ -151,6 +152,10 @@ pub struct LoadEngine<P: ThreadProgress> {
     pub mutant: Option<Mutant>,
     pub functions: usize,
     pub schedulers: usize,
+    /// `code:purge/1` may kill processes ([`LoadEngine::with_kills`]): only then do processes
+    /// look for an exit signal at their scheduling points, so engines that never kill make no
+    /// extra load (the models' state spaces stay as they were).
+    kills: bool,
 }
 
 /// What one call saw.
@@ -178,6 +183,7 @@ fn alloc_version(number: u32, functions: usize) -> *mut CodeVersion {
         body: UnsafeCell::new(CodeVersion::body_of(number)),
         promised: AtomicBool::new(false),
         in_code: AtomicU32::new(0),
+        kill: AtomicBool::new(false),
         live: Liveness::new(),
     }))
 }
@@ -233,9 +239,16 @@ impl<P: ThreadProgress> LoadEngine<P> {
             mutant,
             functions,
             schedulers,
+            kills: false,
         };
         e.load().expect("first load");
         e
+    }
+
+    /// Let [`LoadEngine::purge_kill`] kill processes in old code (before the schedulers start).
+    pub fn with_kills(mut self) -> LoadEngine<P> {
+        self.kills = true;
+        self
     }
 
     /// Build a version with the module's pattern set in both halves of every breakpoint (the
@@ -492,7 +505,49 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// progress (PW, NonBlocking: the last return out of it happens before the free) and free it.
     /// Returns whether there was old code.
     pub fn purge(&self) -> Result<bool, LoadError> {
-        let mut st = lock(&self.permission);
+        self.purge_locked(lock(&self.permission))
+    }
+
+    /// `code:purge/1`: the processes still in the old version are killed, then it is purged.
+    /// The purger's `check_process_code` finds them (`in_code`), sends each an exit signal
+    /// (`CodeVersion::kill`) and waits until every one has exited (at its next scheduling point
+    /// it drops its frames without returning and discards its call_time pbts,
+    /// `LoadScheduler::take_signals`); then the soft purge's steps run (the check now passes,
+    /// unlink, PW, free). The wait is outside the block (under `Blocking` a process exits at a
+    /// progress point, where the world lock lets it run). No process can enter the version
+    /// meanwhile: it is old (no export entry of the active index holds it since the LW1 or the
+    /// block of the operation that made it old), and a local call needs a process in it. The
+    /// load-purge-skip-check mutant skips the check and the wait: the version is freed under
+    /// a process still in it, whose charge may be in flight. Returns whether there was old code.
+    pub fn purge_kill(&self) -> Result<bool, LoadError> {
+        assert!(
+            self.kills,
+            "purge_kill on an engine made without with_kills"
+        );
+        let st = lock(&self.permission);
+        let old = st.module.old;
+        if old.is_null() {
+            return Ok(false);
+        }
+        // SAFETY: old is live (module table; permission held until the free).
+        let ver = unsafe { &*old };
+        if !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) && ver.in_code.load(Relaxed) != 0 {
+            ver.kill.store(true, Relaxed);
+            let mut spins: u64 = 0;
+            while ver.in_code.load(Relaxed) != 0 {
+                spins += 1;
+                assert!(
+                    spins < crate::progress::WAIT_SPIN_LIMIT,
+                    "code:purge of m: a killed process did not exit in {spins} spins"
+                );
+                yield_now();
+            }
+        }
+        self.purge_locked(st)
+    }
+
+    /// The soft purge's steps under the module table's lock `st`.
+    fn purge_locked(&self, mut st: MutexGuard<'_, LoadStager>) -> Result<bool, LoadError> {
         let old = st.module.old;
         if old.is_null() {
             return Ok(false);
@@ -943,6 +998,11 @@ pub struct LoadScheduler<P: ThreadProgress> {
     /// (`process::Ci`), charged on return, at the next traced call and when it is scheduled out
     /// (at every progress point and nap).
     pub proc: Proc,
+    /// Processes of this scheduler killed by `code:purge/1` (`take_signals`).
+    pub killed: u64,
+    /// The process was killed and no new one has started: its local calls and its return do
+    /// nothing (the next remote call is a new process's).
+    dead: bool,
 }
 
 impl<P: ThreadProgress> LoadScheduler<P> {
@@ -961,6 +1021,8 @@ impl<P: ThreadProgress> LoadScheduler<P> {
                 pid: id as u64,
                 call_traced: u64::MAX,
             }),
+            killed: 0,
+            dead: false,
         };
         s.enter();
         s.sched.schedule_in(&mut s.proc);
@@ -999,7 +1061,39 @@ impl<P: ThreadProgress> LoadScheduler<P> {
         self.sched.progress();
         self.leave();
         self.enter();
+        self.take_signals();
         self.sched.schedule_in(&mut self.proc);
+    }
+
+    /// Scheduled in: the process handles its signals first. An exit signal from `code:purge/1`
+    /// (the version it is in is marked `kill`) kills it: its frames are dropped without
+    /// returning (no return frame runs, no charge), its call_time and call_memory pbts are
+    /// discarded (ERTS frees them with the process, `delete_process`), and it leaves the
+    /// version (`in_code` decremented, what the purger waits for). Its earlier charges, made on
+    /// this thread, are before that decrement.
+    fn take_signals(&mut self) {
+        if self.held.is_null() || !self.engine.kills {
+            return;
+        }
+        // SAFETY: the process is in the version (`in_code` counts it), so purge has not freed it
+        // (the purger waits for this decrement, then PW).
+        let ver = unsafe { &*self.held };
+        ver.live
+            .assert_live(&|| format!("version {} of m (signal)", ver.number));
+        if !ver.kill.load(Relaxed) {
+            return;
+        }
+        let p = &mut self.proc;
+        p.stack.clear();
+        p.conts.clear();
+        p.time.clear();
+        p.memory.clear();
+        p.current = None;
+        let before = ver.in_code.fetch_sub(1, Relaxed);
+        assert!(before > 0, "version {}: in_code underflow", ver.number);
+        self.held = std::ptr::null();
+        self.killed += 1;
+        self.dead = true;
     }
 
     /// Go to sleep, the process scheduled out first (its charges are reads of the versions it
@@ -1013,6 +1107,7 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     pub fn wake(&mut self) {
         self.sched.wake();
         self.enter();
+        self.take_signals();
         self.sched.schedule_in(&mut self.proc);
     }
 
@@ -1043,6 +1138,14 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     /// local calls are direct jumps within the code area), current or old, whatever the code
     /// index says now.
     pub fn local_call(&mut self, f: usize) -> CallSeen {
+        if self.dead {
+            // Killed by code:purge/1: nothing left to call from.
+            return CallSeen {
+                version: 0,
+                counted: false,
+                local: true,
+            };
+        }
         self.proc.push_cont();
         let seen = self.local_call_in(f);
         self.sched.ret(&mut self.proc);
@@ -1071,6 +1174,9 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     /// that entered it run first (a call_time return frame charges the version's function, the
     /// version still counted in `in_code`), then it leaves the version.
     pub fn return_out(&mut self) {
+        if std::mem::take(&mut self.dead) {
+            return; // killed by code:purge/1: it already left the version
+        }
         assert!(
             !self.held.is_null(),
             "scheduler {}: return from no version",
@@ -1089,6 +1195,7 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     }
 
     fn remote(&mut self, f: usize, stay: bool) -> CallSeen {
+        self.dead = false; // a killed process's successor
         self.proc.push_cont();
         let seen = self.remote_in(f, stay);
         if !stay || seen.version == 0 {
