@@ -403,16 +403,22 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             [
                 (SkipWaitBeforeFree, "old-code-call-time"),
                 (LoadPurgeSkipWait, "old-code-call-time"),
+                // code:purge/1 without PW: the killed process's exit (its signal check, its
+                // decrement) unordered with the free.
+                (LoadPurgeSkipWait, "old-code-purge-kill"),
             ]
             .into_iter()
             .filter(|_| checker == "loom"),
         )
         // Both checkers: the two-session version built after its commit (a mix); the old
         // version's breakpoints cleared at once under a process with a call_time frame.
+        // code:purge/1 without the check and its wait for the killed process's exit: the
+        // version freed under the process (its charge at the nap, its signal check).
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
             (LoadClearOldAtOnce, "old-code-call-time"),
             (SkipWaitBeforeFree, "old-code-session-destroy"),
+            (LoadPurgeSkipCheck, "old-code-purge-kill"),
         ])
         .collect(),
         ("loom" | "shuttle", LoadProtocol::Blocking) => vec![
@@ -432,6 +438,7 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             (LoadBlockingWithoutBlock, "two-sessions-load"),
             (LoadPurgeSkipCheck, "old-code-call-time"),
             (SkipWaitBeforeFree, "old-code-session-destroy"),
+            (LoadPurgeSkipCheck, "old-code-purge-kill"),
         ])
         .chain(
             [(SkipWaitBeforeCommit, "old-code-session-destroy")]
