@@ -11,7 +11,6 @@
 //! expected properties); 1 a violation (or an unexpected matrix entry); 2 bad usage.
 
 use bpspec_models::results::{record_in, Shard, Verdict};
-use bpspec_reference::LoadProtocol;
 use bpspec_spec::load::{LoadModel, LoadSpecMutant};
 use bpspec_spec::model::matrix::{expected_unreached, kills};
 use bpspec_spec::model::props::{LIVENESS, SAFETY};
@@ -55,7 +54,7 @@ pub struct Args {
 }
 
 /// The name that selects the code-loading models (`bpspec_spec::load`, docs/nonblocking-load.md):
-/// `load-blocking` and `load-nonblocking`, and with `--mutants` each load mutant on its protocol.
+/// the baselines of `LoadModel::plan`, and with `--mutants` each load mutant on its model.
 const LOAD_MODEL: &str = "load";
 
 fn known_models() -> String {
@@ -67,27 +66,18 @@ fn known_models() -> String {
         .join(", ")
 }
 
-/// The load runs this invocation makes, as (shard key, model, expected verdict): each protocol's
-/// baseline, and with `--mutants` each load mutant on the protocol it breaks.
+/// The load runs this invocation makes, as (shard key, model, expected verdict): each
+/// baseline of `LoadModel::plan` (the two protocols' first models, the killing purge under
+/// bpspec's two code indices and under ERTS's three), and with `--mutants` each load mutant on
+/// its model.
 fn load_runs(matrix: bool) -> Vec<(String, LoadModel, &'static str)> {
-    let mut v: Vec<(String, LoadModel, &'static str)> = LoadProtocol::ALL
+    let mut v: Vec<(String, LoadModel, &'static str)> = LoadModel::plan()
         .into_iter()
-        .map(|protocol| {
-            let m = LoadModel {
-                protocol,
-                mutant: None,
-                calls: LOAD_CALLS,
-            };
-            (format!("spec:{}", m.name()), m, "hold")
-        })
+        .map(|m| (format!("spec:{}", m.name()), m, "hold"))
         .collect();
     if matrix {
         for mutant in LoadSpecMutant::ALL {
-            let m = LoadModel {
-                protocol: mutant.protocol(),
-                mutant: Some(mutant),
-                calls: LOAD_CALLS,
-            };
+            let m = mutant.model();
             v.push((
                 format!("spec-kill:{}@{}", mutant.name(), m.name()),
                 m,
@@ -97,9 +87,6 @@ fn load_runs(matrix: bool) -> Vec<(String, LoadModel, &'static str)> {
     }
     v
 }
-
-/// Calls the scheduler makes in the load models (spec/tests/spec_load.rs uses the same).
-const LOAD_CALLS: u8 = 3;
 
 /// Run the load models of this shard; print a line each, record a row each; false when one
 /// is not as expected.
@@ -141,8 +128,11 @@ fn run_load(a: &Args, shard: Shard, results: Option<&std::path::Path>) -> bool {
                     scenario: &m.name(),
                     variant,
                     bound: format!(
-                        "bfs calls={} states={} unique={} depth={}",
-                        m.calls, r.states, r.unique, r.depth
+                        "bfs {} states={} unique={} depth={}",
+                        m.bound(),
+                        r.states,
+                        r.unique,
+                        r.depth
                     ),
                     expected,
                     observed,

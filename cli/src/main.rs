@@ -137,6 +137,9 @@ fn main() -> ExitCode {
             for m in bpspec_reference::Mutant::FENCE_HALVES {
                 println!("{m}");
             }
+            for m in bpspec_reference::Mutant::COUNTS {
+                println!("{m}");
+            }
             ExitCode::SUCCESS
         }
         Cmd::Check(a) => check::main(&a),

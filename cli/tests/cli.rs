@@ -68,6 +68,7 @@ fn mutants_lists_every_mutant() {
             + bpspec_reference::Mutant::READERS.len()
             + bpspec_reference::Mutant::LOAD.len()
             + bpspec_reference::Mutant::FENCE_HALVES.len()
+            + bpspec_reference::Mutant::COUNTS.len()
     );
     assert_has(
         &out,

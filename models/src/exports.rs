@@ -191,10 +191,11 @@ pub fn run_planned<P: ThreadProgress>(
             s.tail_call_remote(f, proc);
             assert_eq!(s.hits.len(), before + 2, "export entry hit, then code hit");
             let (x, c) = (s.hits[before], s.hits[before + 1]);
-            [(n + f, x.flags), (f, c.flags)].map(|(func, fl)| Seen {
+            [(n + f, x), (f, c)].map(|(func, h)| Seen {
                 func,
-                acted: fl & ACTED,
+                acted: h.flags & ACTED,
                 returned,
+                counted: h.counted,
             })
         },
     );
@@ -206,6 +207,8 @@ pub fn run_planned<P: ThreadProgress>(
     if let Err(e) = engine.check_at_rest() {
         panic!("I5 at rest violated: {e}");
     }
+    let counted = per_sched.iter().flatten().flatten();
+    crate::check_count_conservation(&engine, counted.map(|c| (c.func, c.counted)));
 }
 
 /// The wait-removal mutants of the trace_pattern sequence, on the export area.

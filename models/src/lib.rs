@@ -268,6 +268,32 @@ pub(crate) struct Seen {
     pub(crate) acted: u32,
     /// How many stager ops had returned before the call (Acquire-read).
     pub(crate) returned: u32,
+    /// The sessions whose call_count counter the call counted on (`Hit::counted`).
+    pub(crate) counted: u64,
+}
+
+/// Count conservation at rest: per (session, function), the calls the schedulers' hits counted
+/// (`Hit::counted`, tallied on each scheduler thread and returned from it) equal the calls the
+/// engine's counters hold, folded as the engine folds them (`Engine::count_ledger`: live
+/// counters, counters released, calls a reset to zero discarded). A lost update, or a count
+/// on a paused counter, breaks it. `counted` yields (function, sessions bit set) per hit.
+pub(crate) fn check_count_conservation<P: ThreadProgress>(
+    engine: &Engine<P>,
+    counted: impl IntoIterator<Item = (usize, u64)>,
+) {
+    let mut hits = std::collections::BTreeMap::new();
+    for (f, bits) in counted {
+        for s in (0..64).filter(|s| bits & (1u64 << s) != 0) {
+            *hits.entry((s as u32, f)).or_insert(0u64) += 1;
+        }
+    }
+    let mut ledger = engine.count_ledger();
+    ledger.retain(|_, n| *n != 0);
+    assert!(
+        ledger == hits,
+        "count conservation violated: the counters hold (session, function) -> calls {ledger:?}, \
+         the hits that counted were {hits:?}"
+    );
 }
 
 /// The flags a hit acts on, for classification.
@@ -382,6 +408,7 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
                         func: f,
                         acted: h.flags & ACTED,
                         returned: r,
+                        counted: h.counted,
                     }
                 })
             })
@@ -425,6 +452,10 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
     if let Err(e) = engine.check_at_rest() {
         panic!("I5 at rest violated: {e}");
     }
+    check_count_conservation(
+        &engine,
+        per_sched.iter().flatten().map(|c| (c.func, c.counted)),
+    );
 }
 
 /// I3 and I4 over one scheduler's calls, for a single-round script of stager ops.
@@ -558,6 +589,21 @@ pub const FENCE_HALF_KILLS: &[(Mutant, &str)] = &[
     (Mutant::ProgressFenceReleaseOnly, "remove-long"),
     (Mutant::WakeFenceReleaseOnly, "remove-nap"),
 ];
+
+/// The call_count mutants (`Mutant::COUNTS`) and the trace_pattern scenario each checker
+/// (`"loom"`, `"shuttle"`) kills each on, by count conservation at rest
+/// ([`check_count_conservation`], in [`run`]'s end-of-run checks): `lost-count-update` on
+/// `remove-2sched` (two schedulers count each function while the counters run),
+/// `paused-counter-changes` on `pause-restart` (a hit between the pause and the restart).
+pub fn count_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+    match checker {
+        "loom" | "shuttle" => vec![
+            (Mutant::LostCountUpdate, "remove-2sched"),
+            (Mutant::PausedCounterChanges, "pause-restart"),
+        ],
+        other => panic!("unknown checker {other}"),
+    }
+}
 
 /// Kills that need a higher loom preemption bound than `make test`'s 2, now that no scheduler
 /// yields after a progress point (docs/protocol.md §0.4): a scheduler that passes a wait with

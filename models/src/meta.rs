@@ -88,7 +88,8 @@ pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
 }
 
 /// Scheduler 0 on its own thread: its process calls f0, then again after a progress point.
-fn hit_twice<P: ThreadProgress>(engine: &Arc<Engine<P>>) -> JoinHandle<()> {
+/// Returns what each hit counted on ((function, `Hit::counted`), for count conservation).
+fn hit_twice<P: ThreadProgress>(engine: &Arc<Engine<P>>) -> JoinHandle<Vec<(usize, u64)>> {
     let e2 = engine.clone();
     spawn(move || {
         let mut s = Scheduler::start(e2, 0);
@@ -96,6 +97,7 @@ fn hit_twice<P: ThreadProgress>(engine: &Arc<Engine<P>>) -> JoinHandle<()> {
         s.progress();
         s.call(0, &Process::new(100));
         s.sleep();
+        s.hits.iter().map(|h| (h.func, h.counted)).collect()
     })
 }
 
@@ -180,11 +182,12 @@ pub fn run_meta_clear<P: ThreadProgress>(mutant: Option<Mutant>, plan: WaitPlan,
     let clear = TraceSpec::counters(FlagSet::default()).meta(gone(9));
     crate::trace_on(&engine, Some(0), PatternOp::False, &clear);
     engine.settle();
-    h.join().expect("scheduler panicked");
+    let counted = h.join().expect("scheduler panicked");
     engine.reclaim_meta_tracers();
     if let Err(e) = engine.check_at_rest() {
         panic!("I5 at rest violated: {e}");
     }
+    crate::check_count_conservation(&engine, counted);
 }
 
 /// The meta scenarios, by name: `meta-swap` ([`run_meta_swap`]), `meta-replace`

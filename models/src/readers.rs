@@ -343,17 +343,24 @@ fn new_proc(id: usize, sessions: u32) -> Proc {
 
 /// The prelude, on the calling thread as scheduler 0: returns scheduler 0's process, scheduled
 /// out, with the scheduler asleep (so the stager's waits do not wait for it).
-fn prelude<P: ThreadProgress>(e: &Arc<Engine<P>>, s: &RScenario) -> Proc {
+fn prelude<P: ThreadProgress>(e: &Arc<Engine<P>>, s: &RScenario) -> (Proc, Vec<Counted>) {
     let mut p = new_proc(0, s.sessions);
     let mut sch = Scheduler::start(e.clone(), 0);
-    sch.record = false;
     sch.schedule_in(&mut p);
     for &st in &s.prelude {
         step(&mut sch, &mut p, st);
     }
     sch.schedule_out(&mut p);
     sch.sleep();
-    p
+    (p, counted(&sch))
+}
+
+/// What each hit of a scheduler counted on: (function, `Hit::counted`), for count conservation
+/// (`crate::check_count_conservation`); the hit records are thread-local, no atomic access.
+type Counted = (usize, u64);
+
+fn counted<P: ThreadProgress>(s: &Scheduler<P>) -> Vec<Counted> {
+    s.hits.iter().map(|h| (h.func, h.counted)).collect()
 }
 
 /// Scheduler `id`'s script, then unwind every frame (returns charge the rest), schedule out,
@@ -364,9 +371,8 @@ fn run_script<P: ThreadProgress>(
     mut p: Proc,
     script: &[RStep],
     now: i64,
-) {
+) -> Vec<Counted> {
     let mut s = Scheduler::start(e, id);
-    s.record = false;
     s.advance(now);
     s.schedule_in(&mut p);
     for &st in script {
@@ -380,6 +386,7 @@ fn run_script<P: ThreadProgress>(
     }
     s.schedule_out(&mut p);
     s.sleep();
+    counted(&s)
 }
 
 /// Session `session`'s final figures (call_time and call_memory of every function).
@@ -401,9 +408,9 @@ fn execute<P: ThreadProgress>(
     stager: bool,
     threads: bool,
     plan: WaitPlan,
-) -> Arc<Engine<P>> {
+) -> (Arc<Engine<P>>, Vec<Counted>) {
     let e = build::<P>(s, mutant, plan);
-    let p0 = prelude(&e, s);
+    let (p0, mut hits) = prelude(&e, s);
     for o in &s.after_prelude {
         apply(&*e, o);
     }
@@ -454,14 +461,15 @@ fn execute<P: ThreadProgress>(
             h.join().expect("second stager panicked");
         }
         for h in handles {
-            h.join().expect("scheduler panicked");
+            hits.extend(h.join().expect("scheduler panicked"));
         }
     } else {
         for (id, (script, p)) in jobs {
-            run_script(e.clone(), id, p, &script, if id == 0 { now } else { 0 });
+            let at = if id == 0 { now } else { 0 };
+            hits.extend(run_script(e.clone(), id, p, &script, at));
         }
     }
-    e
+    (e, hits)
 }
 
 /// Run one execution of `s`. Panics on any violation.
@@ -471,10 +479,10 @@ pub fn run<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>) {
 
 /// [`run`] under a wait plan: the stager's ops run as one batch when the plan batches.
 pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, plan: WaitPlan) {
-    let e = execute::<P>(s, mutant, true, true, plan);
+    let (e, hits) = execute::<P>(s, mutant, true, true, plan);
     if let Some(session) = s.conserve {
         let got = figures(&*e, s, session);
-        let want = figures(&*execute::<P>(s, None, false, false, plan), s, session);
+        let want = figures(&*execute::<P>(s, None, false, false, plan).0, s, session);
         assert_eq!(
             got, want,
             "RD3 violated: session {session}'s figures differ from the run without the stager"
@@ -483,6 +491,7 @@ pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, pla
     if let Err(err) = e.check_at_rest() {
         panic!("I5 at rest violated: {err}");
     }
+    crate::check_count_conservation(&*e, hits);
 }
 
 /// Which checker kills which mutant on which reader scenario.

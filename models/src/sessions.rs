@@ -203,8 +203,11 @@ fn acted_now<P: ThreadProgress>(e: &Engine<P>) -> u32 {
 /// Hit records of one scheduler.
 #[derive(Clone, Copy, Debug)]
 struct Seen {
+    func: usize,
     acted: u32,
     returned: u32,
+    /// The sessions whose call_count counter the call counted on (`Hit::counted`).
+    counted: u64,
 }
 
 /// Run one execution of `scn`. Panics on any violation.
@@ -239,8 +242,10 @@ pub fn run<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
             s.tail_call(f, proc);
             let h = s.hits.last().expect("call records a hit");
             Seen {
+                func: f,
                 acted: h.flags & ACTED,
                 returned,
+                counted: h.counted,
             }
         },
     );
@@ -273,6 +278,8 @@ pub fn run<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
     if let Err(e) = engine.check_at_rest() {
         panic!("I5 at rest violated: {e}");
     }
+    let counted = per_sched.iter().flatten().map(|c| (c.func, c.counted));
+    crate::check_count_conservation(&engine, counted);
 }
 
 /// One process per scheduler (pids 100, 101, ...), call traced in sessions `0..sessions`.

@@ -6,7 +6,8 @@
 use bpspec_models::harness::loom_run::{self, builder};
 use bpspec_models::harness::{assert_all_killed, scenario_named};
 use bpspec_models::{
-    baselines, expected_kills, loom_scenarios, run, EPOCH_KILLS, EPOCH_SURVIVORS, FENCE_HALF_KILLS,
+    baselines, count_kills, expected_kills, loom_scenarios, run, EPOCH_KILLS, EPOCH_SURVIVORS,
+    FENCE_HALF_KILLS,
 };
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
 
@@ -109,4 +110,11 @@ fn kill_matrix() {
 #[test]
 fn fence_half_kill_matrix() {
     assert_qsbr_kills("fence-half", FENCE_HALF_KILLS.to_vec());
+}
+
+/// The call_count mutants (`Mutant::COUNTS`): a lost update and a count on a paused counter
+/// break count conservation at rest (`bpspec_models::count_kills`).
+#[test]
+fn count_kill_matrix() {
+    assert_qsbr_kills("call_count", count_kills("loom"));
 }

@@ -5,7 +5,7 @@
 #![cfg(shuttle)]
 
 use bpspec_models::harness::shuttle_run::{assert_kill_column, explore_run, kill_rows};
-use bpspec_models::{expected_kills, run, shuttle_scenarios};
+use bpspec_models::{count_kills, expected_kills, run, shuttle_scenarios};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
 
 fn baseline<P: ThreadProgress>() {
@@ -67,4 +67,25 @@ fn kill_matrix() {
             .expect("scenario");
         explore_run("qsbr", &scn, m.name(), Some(m), pct, exp, run::<Qsbr>).is_some()
     });
+}
+
+/// The call_count mutants (`Mutant::COUNTS`) break count conservation at rest
+/// (`bpspec_models::count_kills`); each must be found by PCT or random.
+#[test]
+fn count_kill_matrix() {
+    let rows = kill_rows(&Mutant::COUNTS, &count_kills("shuttle"), |_| {
+        "remove-2sched"
+    });
+    assert_kill_column(
+        "call_count",
+        rows,
+        |_, _| false,
+        |(m, name, _), pct, exp| {
+            let scn = shuttle_scenarios()
+                .into_iter()
+                .find(|s| s.name == name)
+                .expect("scenario");
+            explore_run("qsbr", &scn, m.name(), Some(m), pct, exp, run::<Qsbr>).is_some()
+        },
+    );
 }

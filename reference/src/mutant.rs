@@ -128,6 +128,13 @@ pub enum Mutant {
     /// and no grace period ends while it is awake (a liveness bug, killed by
     /// `reference/tests/progress_liveness.rs`).
     EpochRepinWhilePinned,
+    /// call_count (`hit.rs`): the hit's increment of the counter is a relaxed load then a
+    /// relaxed store instead of one `fetch_add`, so two schedulers counting one call each at
+    /// once may leave the counter one short (a lost update).
+    LostCountUpdate,
+    /// call_count (`hit.rs`): a hit on a paused counter (`COUNT` set, `COUNT_ACTIVE` clear)
+    /// still increments it.
+    PausedCounterChanges,
 }
 
 impl Mutant {
@@ -211,6 +218,10 @@ impl Mutant {
     /// while every awake scheduler keeps passing progress points
     /// (`reference/tests/progress_liveness.rs`).
     pub const LIVENESS: [Mutant; 1] = [Mutant::EpochRepinWhilePinned];
+    /// The call_count mutants, killed by count conservation at rest in the trace_pattern loom
+    /// and shuttle models (`bpspec_models::COUNT_KILLS`): every counter equals the calls that
+    /// counted on it.
+    pub const COUNTS: [Mutant; 2] = [Mutant::LostCountUpdate, Mutant::PausedCounterChanges];
 
     /// Stable kebab-case name, used by the CLI, the result table and docs/mutants.md.
     pub fn name(self) -> &'static str {
@@ -257,6 +268,8 @@ impl Mutant {
             Mutant::ProgressFenceReleaseOnly => "progress-fence-release-only",
             Mutant::WakeFenceReleaseOnly => "wake-fence-release-only",
             Mutant::EpochRepinWhilePinned => "epoch-repin-while-pinned",
+            Mutant::LostCountUpdate => "lost-count-update",
+            Mutant::PausedCounterChanges => "paused-counter-changes",
         }
     }
 
@@ -274,6 +287,7 @@ impl Mutant {
             .chain(Mutant::META_RECLAIM)
             .chain(Mutant::FENCE_HALVES)
             .chain(Mutant::LIVENESS)
+            .chain(Mutant::COUNTS)
             .find(|m| m.name() == name)
             .or_else(|| crate::ordering::Site::from_mutant_name(name).map(Mutant::Weaken))
     }

@@ -1,22 +1,47 @@
 //! A small stateright model of loading a traced module (docs/nonblocking-load.md §8): the code
-//! index, the export entry's two addresses, two versions of module `m` with their breakpoints,
-//! one scheduler making calls between progress points (its process may stay in the version of a
-//! call and make local calls into it, old code after the load), and the loader running one load
-//! (with the old version's breakpoints removed behind a wait) and one soft purge (refused while
-//! the process is in the old version, then a wait, then the free) under either protocol. Every step is atomic and sequentially consistent (the orderings
-//! code-ix-commit / code-ix-load are loom's business, `models/tests/load_loom.rs`); what it
-//! checks exhaustively is the order of the steps and the waits.
+//! index, the export entry's addresses (one per code index), the versions of module `m` with their
+//! breakpoints, schedulers making calls between progress points (each scheduler's process may
+//! stay in the version of a call and make local calls into it, old code after a load), and the
+//! loader running one or more loads, each followed by the removal of the old version's
+//! breakpoints behind a wait and by a purge of the old version, under either protocol. Every step
+//! is atomic and sequentially consistent (the orderings code-ix-commit / code-ix-load are loom's
+//! business, `models/tests/load_loom.rs`); what it checks exhaustively is the order of the steps
+//! and the waits.
+//!
+//! Switches on the one model ([`LoadModel`]):
+//! - [`CodeIx`]: `Two` (bpspec's engine, `code_ix.rs`: two indices and LW1, a wait for thread
+//!   progress after each commit before the old active slot is staged again; the purge checks,
+//!   then waits (PW), then frees) or `Three` (ERTS, `code_ix.c` with `ERTS_NUM_CODE_IX` 3: the
+//!   wait sits between the end of staging and the commit, the code barrier of
+//!   `staging_epilogue`, and there is no wait after the commit, so the next staging may begin
+//!   before every scheduler has seen the last commit; the purge waits first, as
+//!   `erts_internal:purge_module(M, prepare)` does, then checks, then frees).
+//! - [`PurgeKind`]: `Soft` (`code:soft_purge/1`: refused while a process is in the old version)
+//!   or `Kill` (`code:purge/1`: such processes are sent a kill and the purger waits for them to
+//!   exit, their frames dropped without returning, before the free).
+//! - `call_time`: the module is traced with call_time as well; a process that stays in a
+//!   version after running a patched function is charged at schedule-out (a read of that
+//!   function's slot, whatever its instruction says, then a write to the node), until it
+//!   returns or is killed (its call_time state discarded uncharged).
+//! - `loads`, `fresh` (the module is not loaded at first: the first load makes nothing old),
+//!   `schedulers` (1 or 2, one process each), `calls`, `locals`.
 //!
 //! Properties: `no-mix` (a call never runs a version whose patterns are promised without its
 //! breakpoint), `no-use-after-free` (a call never enters a freed version or touches a freed
-//! breakpoint node). Reachability: `calls-new-version`, `local-call-in-old-code`. Mutants: [`LoadSpecMutant`], each killed (spec/tests/spec_load.rs).
+//! breakpoint node), `no-uncommitted-call` (a call never enters a version that no commit has
+//! published: the staging slot is the loader's alone). Reachability: `calls-new-version`,
+//! `local-call-in-old-code`, with `Kill` `purge-kills`, and with `call_time`
+//! `charge-in-old-code` (a charge read the linked slot of a version no longer current). Mutants: [`LoadSpecMutant`], each
+//! killed (spec/tests/spec_load.rs).
 
 use bpspec_reference::LoadProtocol;
 use stateright::{Model, Property};
 
-/// A broken variant of the loader (the engine mutants of the same names, `Mutant::LOAD`;
-/// `load-purge-skip-wait` is not here: with atomic, sequentially consistent steps a return is
-/// never unordered with the free after it, so only loom sees that one).
+/// A broken variant of the loader. The first five are the engine mutants of the same names
+/// (`Mutant::LOAD`; `load-purge-skip-wait` is not here: in the `Two` order its wait follows the
+/// check, and with atomic, sequentially consistent steps a return is never unordered with the
+/// free after it, so only loom sees that one). The last three exist in the spec only: they act
+/// on the `Three` index scheme and on the killing purge, which the engine does not have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoadSpecMutant {
     /// `load-commit-before-breakpoints`.
@@ -29,15 +54,27 @@ pub enum LoadSpecMutant {
     ClearOldAtOnce,
     /// `load-purge-skip-check`.
     PurgeSkipCheck,
+    /// `load-two-code-ix`: ERTS's waits (the code barrier before the commit, none after it) with
+    /// two code indices instead of three.
+    TwoCodeIx,
+    /// `load-purge-skip-grace`: the `Three` purge without its wait (the thread progress that
+    /// `purge_module(M, prepare)` waits for before the processes are checked).
+    PurgeSkipGrace,
+    /// `load-purge-kill-skip-down`: the killing purge frees the old version right after sending
+    /// the kills, without waiting for the killed processes to exit (`'DOWN'`).
+    PurgeKillSkipDown,
 }
 
 impl LoadSpecMutant {
-    pub const ALL: [LoadSpecMutant; 5] = [
+    pub const ALL: [LoadSpecMutant; 8] = [
         LoadSpecMutant::CommitBeforeBreakpoints,
         LoadSpecMutant::SkipWaitAfterCommit,
         LoadSpecMutant::BlockingWithoutBlock,
         LoadSpecMutant::ClearOldAtOnce,
         LoadSpecMutant::PurgeSkipCheck,
+        LoadSpecMutant::TwoCodeIx,
+        LoadSpecMutant::PurgeSkipGrace,
+        LoadSpecMutant::PurgeKillSkipDown,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -46,7 +83,19 @@ impl LoadSpecMutant {
             LoadSpecMutant::BlockingWithoutBlock => "load-blocking-without-block",
             LoadSpecMutant::ClearOldAtOnce => "load-clear-old-at-once",
             LoadSpecMutant::PurgeSkipCheck => "load-purge-skip-check",
+            LoadSpecMutant::TwoCodeIx => "load-two-code-ix",
+            LoadSpecMutant::PurgeSkipGrace => "load-purge-skip-grace",
+            LoadSpecMutant::PurgeKillSkipDown => "load-purge-kill-skip-down",
         }
+    }
+    /// Whether the engine has a mutant of the same name (`bpspec_reference::Mutant`).
+    pub fn in_engine(self) -> bool {
+        !matches!(
+            self,
+            LoadSpecMutant::TwoCodeIx
+                | LoadSpecMutant::PurgeSkipGrace
+                | LoadSpecMutant::PurgeKillSkipDown
+        )
     }
     /// The protocol the mutant breaks.
     pub fn protocol(self) -> LoadProtocol {
@@ -59,12 +108,57 @@ impl LoadSpecMutant {
     pub fn killed_by(self) -> &'static str {
         match self {
             LoadSpecMutant::CommitBeforeBreakpoints => "no-mix",
+            LoadSpecMutant::TwoCodeIx => "no-uncommitted-call",
             _ => "no-use-after-free",
+        }
+    }
+    /// The model (of the default plan, [`LoadModel::plan`]) the mutant runs on, with the mutant.
+    pub fn model(self) -> LoadModel {
+        let base = match self {
+            LoadSpecMutant::TwoCodeIx | LoadSpecMutant::PurgeSkipGrace => LoadModel::erts(),
+            LoadSpecMutant::PurgeKillSkipDown => LoadModel::kill(),
+            _ => LoadModel::classic(self.protocol()),
+        };
+        base.with_mutant(self)
+    }
+}
+
+/// The code index scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CodeIx {
+    /// bpspec's engine: two indices, LW1 after each commit; purge: check, PW, free.
+    Two,
+    /// ERTS: three indices, the code barrier between staging and commit, no wait after it;
+    /// purge: wait, check, free.
+    Three,
+}
+
+impl CodeIx {
+    pub fn name(self) -> &'static str {
+        match self {
+            CodeIx::Two => "2ix",
+            CodeIx::Three => "3ix",
         }
     }
 }
 
-/// One version of `m` (index 1 and 2; 0 is `undef`).
+/// How the old version is purged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PurgeKind {
+    /// `code:soft_purge/1`: refused while a process is in the old version (the loader stops:
+    /// a later load would be refused with `not_purged`).
+    Soft,
+    /// `code:purge/1`: processes in the old version are killed; the purger waits for them to
+    /// exit, then frees.
+    Kill,
+}
+
+/// The most versions of `m` (index 0 is `undef`).
+pub const MAX_VERS: usize = 5;
+/// The most schedulers.
+pub const MAX_SCHEDS: usize = 2;
+
+/// One version of `m` (index 1 up; 0 is `undef`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Ver {
     /// Patched: its functions start with the breakpoint instruction.
@@ -73,9 +167,14 @@ pub struct Ver {
     pub freed: bool,
     /// Its breakpoint node was freed.
     pub node_freed: bool,
+    /// A commit has made it active (a staged version is the loader's until then).
+    pub published: bool,
+    /// Its breakpoint slot holds the node (a charge reads the slot whatever the instruction
+    /// says; the removal unlinks it with the uninstall, before its wait).
+    pub linked: bool,
 }
 
-/// Where the scheduler is in a call.
+/// Where a scheduler is in a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Sched {
     Idle,
@@ -86,188 +185,440 @@ pub enum Sched {
     /// A local call into the version the process is in: read its first instruction (patched
     /// or not), about to run it (and its breakpoint node if patched).
     Local(u8, bool),
+    /// A call_time charge at schedule-out (`call_time`): read the slot of the function its
+    /// call_time state names, in this version (the node linked or not), about to add to the
+    /// node.
+    Charge(u8, bool),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct LState {
-    /// The module is traced (version 1 loaded with call_count; the load sets the same pattern).
-    pub traced: bool,
-    pub ix: u8,
-    pub addr: [u8; 2],
-    pub ver: [Ver; 3],
-    pub loader: u8,
-    pub blocked: bool,
-    /// A wait is open and the scheduler has passed a progress point (or slept) since it began.
-    pub wait_open: bool,
-    pub passed: bool,
+/// A scheduler and its one process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Proc {
     pub sched: Sched,
     pub calls_left: u8,
-    /// The version the scheduler's process executes in across progress points (0: none);
-    /// purge's `check_process_code` reads it.
+    /// The version the process executes in across progress points (0: none); purge's
+    /// `check_process_code` reads it.
     pub held: u8,
     /// The process may still stay in the version of one remote call.
     pub may_stay: bool,
     pub locals_left: u8,
+    /// A wait is open and this scheduler has passed a progress point (or slept) since it began.
+    pub passed: bool,
+    /// A kill (exit signal) sent by the purge is pending: the process handles it at its next
+    /// step boundary.
+    pub kill: bool,
+    /// `call_time`: the version of the function the process's call_time state (`pbt.ci`)
+    /// names (0: none). Set when the process runs a patched function and stays in the
+    /// version; cleared by its return and by its kill (the frames are discarded uncharged).
+    pub pbt: u8,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LState {
+    /// The module is traced (its versions get call_count; a load sets the same pattern).
+    pub traced: bool,
+    pub ix: u8,
+    pub addr: [u8; 3],
+    pub ver: [Ver; MAX_VERS],
+    /// The current version (0: not loaded).
+    pub cur: u8,
+    pub loader: u8,
+    pub blocked: bool,
+    pub wait_open: bool,
+    pub procs: [Proc; MAX_SCHEDS],
     pub mix: bool,
     pub uaf: bool,
-    pub ran_v2: bool,
-    /// A local call ran version 1 after the commit (the process was in old code).
+    /// A call entered a version no commit has published.
+    pub early: bool,
+    /// A call ran the version of the last load.
+    pub ran_last: bool,
+    /// A local call ran a version after it stopped being current (the process was in old code).
     pub ran_old_local: bool,
+    /// A process was killed by a purge.
+    pub killed: bool,
+    /// A call_time charge read the linked slot of a version that is no longer current.
+    pub charged_old: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LAction {
     Loader(u8),
-    ReadIx,
-    ReadAddr,
-    Run,
+    ReadIx(u8),
+    ReadAddr(u8),
+    Run(u8),
     /// Run, and the process stays in the version.
-    RunStay,
-    LocalRead,
-    LocalRun,
-    Return,
-    Progress,
+    RunStay(u8),
+    LocalRead(u8),
+    LocalRun(u8),
+    /// A call_time charge: read the slot, then add to the node (`call_time`).
+    ChargeRead(u8),
+    ChargeRun(u8),
+    Return(u8),
+    Progress(u8),
+    /// The process handles the purge's kill: its frames are dropped without returning.
+    Exit(u8),
 }
 
-/// Local calls the process makes from the version it stays in.
+/// Local calls a process makes from the version it stays in.
 pub const LOCALS: u8 = 2;
 
-/// The model: `calls` remote calls by one scheduler (the first of which may leave its process in
-/// the version, for `LOCALS` local calls and a return) against one load and one purge, with
-/// version 1 traced or not (two initial states).
+/// One step of the loader's program ([`LoadModel::script`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// L1: the new version with its breakpoints and its promise.
+    Build(u8),
+    /// L2: the staging export address.
+    Stage(u8),
+    /// A wait begins: a sleeping scheduler has passed already.
+    WaitBegin,
+    /// The code barrier (`Three`) ends: every scheduler passed since the end of staging.
+    BarrierEnd,
+    /// L3: commit (the staging index becomes active).
+    Commit(u8),
+    /// The late install of `load-commit-before-breakpoints` (a no-op otherwise).
+    LateInstall(u8),
+    /// LW1 (`Two`) ends.
+    Lw1End,
+    /// L4, the old version's breakpoints removed as by trace_pattern(false): stage (promise
+    /// withdrawn); W1, commit and W2 order flags that are sequentially consistent here and are
+    /// not modelled. An untraced version has nothing to remove: the next 4 steps are skipped.
+    RemoveStage(u8),
+    Uninstall(u8),
+    /// W3/W4 (one wait here) ends: every local call that read the patched instruction has
+    /// finished with the node.
+    RemWaitEnd,
+    FreeNode(u8),
+    /// L5, purge: `check_process_code` on every process; `Soft` refuses (the loader stops),
+    /// `Kill` sends a kill to each process in the version.
+    Check(u8),
+    /// `Kill`: every killed process has exited (its `'DOWN'`).
+    AwaitDown,
+    /// PW, the purge's wait, ends.
+    PwEnd,
+    Free(u8),
+    /// `Blocking`: the stop-the-world begins (every scheduler between calls).
+    BlockOn,
+    /// `Blocking`: the old version's breakpoints cleared under the block.
+    ClearOld(u8),
+    /// `Blocking`: the new version, its breakpoints set under the block.
+    BuildBlocked(u8),
+    /// `Blocking`: purge under the block (soft: refused while a process is in it).
+    PurgeBlocked(u8),
+    BlockOff,
+}
+
+/// The model: `calls` remote calls by each of `schedulers` schedulers (the first of which may
+/// leave its process in the version, for `LOCALS` local calls and a return) against `loads`
+/// loads, each followed by the removal of the old version's breakpoints and its purge, with the
+/// module traced or not (two initial states). Build it with [`LoadModel::classic`],
+/// [`LoadModel::erts`], [`LoadModel::kill`] and [`LoadModel::with`].
 #[derive(Clone, Debug)]
 pub struct LoadModel {
     pub protocol: LoadProtocol,
     pub mutant: Option<LoadSpecMutant>,
     pub calls: u8,
+    pub code_ix: CodeIx,
+    pub purge: PurgeKind,
+    pub loads: u8,
+    /// The module is not loaded at first (the first load makes nothing old).
+    pub fresh: bool,
+    pub schedulers: u8,
+    /// Local calls each process may make from the version it stays in.
+    pub locals: u8,
+    /// The module is traced with call_time as well: a process that stays in a version after
+    /// running a patched function is charged at schedule-out (a read of that function's slot
+    /// and a write to its node), until it returns or is killed.
+    pub call_time: bool,
+    script: Vec<Step>,
 }
 
+/// Calls each scheduler makes in the load models of the default plan.
+pub const LOAD_CALLS: u8 = 3;
+
 impl LoadModel {
+    /// The model of the first load rows (`load-blocking`, `load-nonblocking`): bpspec's two
+    /// indices with LW1, version 1 loaded, one load and one soft purge, one scheduler.
+    pub fn classic(protocol: LoadProtocol) -> LoadModel {
+        LoadModel {
+            protocol,
+            mutant: None,
+            calls: LOAD_CALLS,
+            code_ix: CodeIx::Two,
+            purge: PurgeKind::Soft,
+            loads: 1,
+            fresh: false,
+            schedulers: 1,
+            locals: LOCALS,
+            call_time: false,
+            script: Vec::new(),
+        }
+        .rebuilt()
+    }
+    /// ERTS's index scheme (`Three`) with the killing purge: a fresh module loaded three times
+    /// (two purges) under two schedulers, each making 2 calls.
+    pub fn erts() -> LoadModel {
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| {
+            m.code_ix = CodeIx::Three;
+            m.purge = PurgeKind::Kill;
+            m.loads = 3;
+            m.fresh = true;
+            m.schedulers = 2;
+            m.calls = 2;
+        })
+    }
+    /// bpspec's index scheme (`Two`, LW1) with the killing purge, otherwise as [`LoadModel::erts`].
+    pub fn kill() -> LoadModel {
+        LoadModel::erts().with(|m| m.code_ix = CodeIx::Two)
+    }
+    /// The baseline models of `bpspec check`'s default plan.
+    pub fn plan() -> Vec<LoadModel> {
+        let mut v: Vec<LoadModel> = LoadProtocol::ALL
+            .into_iter()
+            .map(LoadModel::classic)
+            .collect();
+        for m in [LoadModel::kill(), LoadModel::erts()] {
+            v.push(m.clone());
+            v.push(m.with(|m| m.call_time = true));
+        }
+        v
+    }
+    /// The model with its switches changed by `f` (the loader's program rebuilt).
+    pub fn with(mut self, f: impl FnOnce(&mut LoadModel)) -> LoadModel {
+        f(&mut self);
+        self.rebuilt()
+    }
+    pub fn with_mutant(self, mu: LoadSpecMutant) -> LoadModel {
+        self.with(|m| m.mutant = Some(mu))
+    }
+    fn rebuilt(mut self) -> LoadModel {
+        assert!(self.loads >= 1 && (self.loads as usize) < MAX_VERS - usize::from(!self.fresh));
+        assert!(self.schedulers >= 1 && self.schedulers as usize <= MAX_SCHEDS);
+        if self.protocol == LoadProtocol::Blocking {
+            assert!(
+                self.loads == 1 && self.purge == PurgeKind::Soft && self.code_ix == CodeIx::Two,
+                "the Blocking model is the one soft-purged load"
+            );
+        }
+        self.script = self.build_script();
+        self
+    }
+    /// The loader's program, one step per loader action.
+    pub fn script(&self) -> &[Step] {
+        &self.script
+    }
+    fn build_script(&self) -> Vec<Step> {
+        let first = if self.fresh { 1 } else { 2 };
+        let mut s = Vec::new();
+        for k in 0..self.loads {
+            let v = first + k;
+            let o = v - 1; // 0: nothing current before this load
+            match self.protocol {
+                LoadProtocol::Blocking => {
+                    s.push(Step::BlockOn);
+                    if o != 0 {
+                        s.push(Step::ClearOld(o));
+                    }
+                    s.extend([Step::BuildBlocked(v), Step::Stage(v), Step::Commit(v)]);
+                    if o != 0 {
+                        s.push(Step::PurgeBlocked(o));
+                    }
+                    s.push(Step::BlockOff);
+                }
+                LoadProtocol::NonBlocking => {
+                    s.extend([Step::Build(v), Step::Stage(v)]);
+                    if self.code_ix == CodeIx::Three {
+                        s.extend([Step::WaitBegin, Step::BarrierEnd]);
+                    }
+                    s.extend([Step::Commit(v), Step::LateInstall(v)]);
+                    if self.code_ix == CodeIx::Two {
+                        s.extend([Step::WaitBegin, Step::Lw1End]);
+                    }
+                    if o == 0 {
+                        continue;
+                    }
+                    s.extend([
+                        Step::RemoveStage(o),
+                        Step::Uninstall(o),
+                        Step::WaitBegin,
+                        Step::RemWaitEnd,
+                        Step::FreeNode(o),
+                    ]);
+                    let down: &[Step] = match self.purge {
+                        PurgeKind::Soft => &[],
+                        PurgeKind::Kill => &[Step::AwaitDown],
+                    };
+                    match self.code_ix {
+                        CodeIx::Two => {
+                            s.push(Step::Check(o));
+                            s.extend_from_slice(down);
+                            s.extend([Step::WaitBegin, Step::PwEnd, Step::Free(o)]);
+                        }
+                        CodeIx::Three => {
+                            s.extend([Step::WaitBegin, Step::PwEnd, Step::Check(o)]);
+                            s.extend_from_slice(down);
+                            s.push(Step::Free(o));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(s.len() < u8::MAX as usize);
+        s
+    }
+
     fn is(&self, m: LoadSpecMutant) -> bool {
         self.mutant == Some(m)
     }
-    fn loader_steps(&self) -> u8 {
-        match self.protocol {
-            LoadProtocol::NonBlocking => 15,
-            LoadProtocol::Blocking => 7,
+    /// The number of code indices the loader cycles through.
+    fn num_code_ix(&self) -> u8 {
+        match self.code_ix {
+            CodeIx::Three if !self.is(LoadSpecMutant::TwoCodeIx) => 3,
+            _ => 2,
         }
     }
-    fn asleep(s: &LState) -> bool {
-        s.sched == Sched::Idle && s.calls_left == 0 && (s.held == 0 || s.locals_left == 0)
+    fn procs(&self) -> std::ops::Range<usize> {
+        0..self.schedulers as usize
     }
-    /// Can the loader take step `pc` now?
+    fn asleep(p: &Proc) -> bool {
+        p.sched == Sched::Idle && p.calls_left == 0 && (p.held == 0 || p.locals_left == 0)
+    }
+    fn all_passed(&self, s: &LState) -> bool {
+        self.procs().all(|i| s.procs[i].passed)
+    }
+    /// Can the loader take its next step now?
     fn loader_enabled(&self, s: &LState) -> bool {
-        let pc = s.loader;
-        match self.protocol {
-            LoadProtocol::NonBlocking => match pc {
-                5 => self.is(LoadSpecMutant::SkipWaitAfterCommit) || s.passed,
-                9 => self.is(LoadSpecMutant::ClearOldAtOnce) || s.passed,
-                // PW: the purge's grace period (its mutant is loom's, see LoadSpecMutant).
-                13 => s.passed,
-                _ => true,
-            },
-            LoadProtocol::Blocking => match pc {
-                0 => {
-                    self.is(LoadSpecMutant::BlockingWithoutBlock) || matches!(s.sched, Sched::Idle)
-                }
-                _ => true,
-            },
+        match self.script[s.loader as usize] {
+            Step::Lw1End => self.is(LoadSpecMutant::SkipWaitAfterCommit) || self.all_passed(s),
+            Step::RemWaitEnd => self.is(LoadSpecMutant::ClearOldAtOnce) || self.all_passed(s),
+            // PW: in the `Two` order its mutant is loom's (see LoadSpecMutant).
+            Step::PwEnd => self.is(LoadSpecMutant::PurgeSkipGrace) || self.all_passed(s),
+            Step::BarrierEnd => self.all_passed(s),
+            Step::AwaitDown => {
+                self.is(LoadSpecMutant::PurgeKillSkipDown) || self.procs().all(|i| !s.procs[i].kill)
+            }
+            Step::BlockOn => {
+                self.is(LoadSpecMutant::BlockingWithoutBlock)
+                    || self.procs().all(|i| s.procs[i].sched == Sched::Idle)
+            }
+            _ => true,
         }
     }
-    fn wait_begin(s: &mut LState) {
+    fn wait_begin(&self, s: &mut LState) {
         s.wait_open = true;
-        s.passed = Self::asleep(s);
+        for i in self.procs() {
+            s.procs[i].passed = Self::asleep(&s.procs[i]);
+        }
     }
-    /// check_process_code: is a process in version 1? (The mutant does not look.)
-    fn purge_refused(&self, s: &LState) -> bool {
-        s.held == 1 && !self.is(LoadSpecMutant::PurgeSkipCheck)
+    /// check_process_code: the processes in version `o` (the mutant does not look).
+    fn in_version(&self, s: &LState, o: u8) -> Vec<usize> {
+        if self.is(LoadSpecMutant::PurgeSkipCheck) {
+            return Vec::new();
+        }
+        self.procs().filter(|&i| s.procs[i].held == o).collect()
     }
     fn loader_step(&self, s: &mut LState) {
-        let staging = (s.ix ^ 1) as usize;
-        match self.protocol {
-            LoadProtocol::NonBlocking => match s.loader {
-                // L1: the new version with its breakpoints and its promise.
-                0 => {
-                    s.ver[2] = Ver {
-                        bp: s.traced && !self.is(LoadSpecMutant::CommitBeforeBreakpoints),
-                        promised: s.traced,
-                        ..Ver::default()
-                    }
+        let staging = ((s.ix + 1) % self.num_code_ix()) as usize;
+        match self.script[s.loader as usize] {
+            Step::Build(v) => {
+                s.ver[v as usize] = Ver {
+                    bp: s.traced && !self.is(LoadSpecMutant::CommitBeforeBreakpoints),
+                    promised: s.traced,
+                    linked: s.traced,
+                    ..Ver::default()
                 }
-                // L2: the staging export address.
-                1 => s.addr[staging] = 2,
-                // L3: commit.
-                2 => s.ix ^= 1,
-                // The mutant's late install (a no-op otherwise).
-                3 => s.ver[2].bp = s.traced,
-                // LW1 begins: a sleeping scheduler has passed already.
-                4 => Self::wait_begin(s),
-                // LW1 ends.
-                5 => s.wait_open = false,
-                // L4, the old version's breakpoints removed as by trace_pattern(false): stage
-                // (promise withdrawn); W1, commit and W2 order flags that are sequentially
-                // consistent here and are not modelled.
-                6 => {
-                    if !s.ver[1].bp && !s.ver[1].promised {
-                        // Untraced: nothing to remove, no wait (as `remove_old_breakpoints`).
-                        s.loader = 11;
+            }
+            Step::BuildBlocked(v) => {
+                s.ver[v as usize] = Ver {
+                    bp: s.traced,
+                    promised: s.traced,
+                    linked: s.traced,
+                    ..Ver::default()
+                }
+            }
+            Step::Stage(v) => s.addr[staging] = v,
+            Step::WaitBegin => self.wait_begin(s),
+            Step::BarrierEnd | Step::Lw1End | Step::RemWaitEnd | Step::PwEnd => s.wait_open = false,
+            Step::Commit(v) => {
+                s.ix = staging as u8;
+                s.ver[v as usize].published = true;
+                s.cur = v;
+            }
+            Step::LateInstall(v) => s.ver[v as usize].bp = s.traced,
+            Step::RemoveStage(o) => {
+                let ver = &mut s.ver[o as usize];
+                if !ver.bp && !ver.promised {
+                    // Untraced: nothing to remove, no wait (as `remove_old_breakpoints`).
+                    s.loader += 5;
+                    return;
+                }
+                ver.promised = false;
+                if self.is(LoadSpecMutant::ClearOldAtOnce) {
+                    ver.bp = false;
+                    ver.linked = false;
+                    ver.node_freed = true;
+                }
+            }
+            Step::Uninstall(o) => {
+                s.ver[o as usize].bp = false;
+                s.ver[o as usize].linked = false;
+            }
+            Step::FreeNode(o) => s.ver[o as usize].node_freed = true,
+            Step::Check(o) => {
+                let found = self.in_version(s, o);
+                match self.purge {
+                    PurgeKind::Soft if !found.is_empty() => {
+                        s.loader = self.script.len() as u8; // refused: the loader stops
                         return;
                     }
-                    s.ver[1].promised = false;
-                    if self.is(LoadSpecMutant::ClearOldAtOnce) {
-                        s.ver[1].bp = false;
-                        s.ver[1].node_freed = true;
+                    PurgeKind::Soft => {}
+                    PurgeKind::Kill => {
+                        for i in found {
+                            s.procs[i].kill = true;
+                        }
                     }
                 }
-                // Uninstall.
-                7 => s.ver[1].bp = false,
-                // W3/W4 (one wait here): every local call that read the patched instruction
-                // has finished with the node.
-                8 => Self::wait_begin(s),
-                9 => s.wait_open = false,
-                // Free the node.
-                10 => s.ver[1].node_freed = true,
-                // L5, purge: check_process_code, refuse (soft purge) if the process is in it.
-                11 => {
-                    if self.purge_refused(s) {
-                        s.loader = self.loader_steps();
-                        return;
-                    }
-                }
-                // PW, then free.
-                12 => Self::wait_begin(s),
-                13 => s.wait_open = false,
-                14 => s.ver[1].freed = true,
-                _ => unreachable!(),
-            },
-            LoadProtocol::Blocking => match s.loader {
-                0 => s.blocked = !self.is(LoadSpecMutant::BlockingWithoutBlock),
-                1 => {
-                    s.ver[1].promised = false;
-                    s.ver[1].bp = false;
-                    s.ver[1].node_freed = true;
-                }
-                2 => {
-                    s.ver[2] = Ver {
-                        bp: s.traced,
-                        promised: s.traced,
-                        ..Ver::default()
-                    }
-                }
-                3 => s.addr[staging] = 2,
-                4 => s.ix ^= 1,
-                5 => s.ver[1].freed = !self.purge_refused(s),
-                6 => s.blocked = false,
-                _ => unreachable!(),
-            },
+            }
+            Step::AwaitDown => {}
+            Step::Free(o) => s.ver[o as usize].freed = true,
+            Step::BlockOn => s.blocked = !self.is(LoadSpecMutant::BlockingWithoutBlock),
+            Step::ClearOld(o) => {
+                let ver = &mut s.ver[o as usize];
+                ver.promised = false;
+                ver.bp = false;
+                ver.linked = false;
+                ver.node_freed = true;
+            }
+            Step::PurgeBlocked(o) => {
+                s.ver[o as usize].freed = self.in_version(s, o).is_empty();
+            }
+            Step::BlockOff => s.blocked = false,
         }
         s.loader += 1;
     }
+    /// The first step of a local call or a charge: a read in version `v`'s code area (its
+    /// first instruction or its slot), a use after free if the version was freed.
+    fn read(s: &LState, n: &mut LState, v: u8) -> Ver {
+        let ver = s.ver[v as usize];
+        n.uaf |= ver.freed;
+        ver
+    }
+    /// The second step of a local call or a charge (the scheduler is idle after it): the
+    /// version and whether the first step found the node (the patched instruction, the linked
+    /// slot). Touching a freed version, or a found node freed since, is a use after free.
+    fn touch(s: &LState, n: &mut LState, i: usize) -> (u8, bool) {
+        let (Sched::Local(v, found) | Sched::Charge(v, found)) = s.procs[i].sched else {
+            unreachable!()
+        };
+        let ver = s.ver[v as usize];
+        n.uaf |= ver.freed || (found && ver.node_freed);
+        n.procs[i].sched = Sched::Idle;
+        (v, found)
+    }
     /// A scheduler step that ends idle: if a wait is open and the scheduler now sleeps, it has
     /// passed.
-    fn settle(s: &mut LState) {
-        if s.wait_open && Self::asleep(s) {
-            s.passed = true; // going to sleep
+    fn settle(s: &mut LState, i: usize) {
+        if s.wait_open && Self::asleep(&s.procs[i]) {
+            s.procs[i].passed = true; // going to sleep
         }
     }
 }
@@ -279,146 +630,231 @@ impl Model for LoadModel {
     fn init_states(&self) -> Vec<LState> {
         [true, false]
             .into_iter()
-            .map(|traced| LState {
-                traced,
-                ix: 0,
-                addr: [1, 1],
-                ver: [
-                    Ver::default(),
-                    Ver {
+            .map(|traced| {
+                let mut ver = [Ver::default(); MAX_VERS];
+                let (cur, a) = if self.fresh {
+                    (0, 0)
+                } else {
+                    ver[1] = Ver {
                         bp: traced,
                         promised: traced,
+                        published: true,
+                        linked: traced,
                         ..Ver::default()
-                    },
-                    Ver::default(),
-                ],
-                loader: 0,
-                blocked: false,
-                wait_open: false,
-                passed: false,
-                sched: Sched::Idle,
-                calls_left: self.calls,
-                held: 0,
-                may_stay: true,
-                locals_left: LOCALS,
-                mix: false,
-                uaf: false,
-                ran_v2: false,
-                ran_old_local: false,
+                    };
+                    (1, 1)
+                };
+                let mut procs = [Proc {
+                    sched: Sched::Idle,
+                    calls_left: 0,
+                    held: 0,
+                    may_stay: false,
+                    locals_left: 0,
+                    passed: false,
+                    kill: false,
+                    pbt: 0,
+                }; MAX_SCHEDS];
+                for i in self.procs() {
+                    procs[i].calls_left = self.calls;
+                    procs[i].may_stay = true;
+                    procs[i].locals_left = self.locals;
+                }
+                LState {
+                    traced,
+                    ix: 0,
+                    addr: [a, a, if self.code_ix == CodeIx::Three { a } else { 0 }],
+                    ver,
+                    cur,
+                    loader: 0,
+                    blocked: false,
+                    wait_open: false,
+                    procs,
+                    mix: false,
+                    uaf: false,
+                    early: false,
+                    ran_last: false,
+                    ran_old_local: false,
+                    killed: false,
+                    charged_old: false,
+                }
             })
             .collect()
     }
 
     fn actions(&self, s: &LState, out: &mut Vec<LAction>) {
-        if s.mix || s.uaf {
+        if s.mix || s.uaf || s.early {
             return; // a violation ends the run
         }
-        if s.loader < self.loader_steps() && self.loader_enabled(s) {
+        if (s.loader as usize) < self.script.len() && self.loader_enabled(s) {
             out.push(LAction::Loader(s.loader));
         }
-        match s.sched {
-            Sched::Idle => {
-                if s.calls_left > 0 && !s.blocked {
-                    out.push(LAction::ReadIx);
+        for i in self.procs() {
+            let p = &s.procs[i];
+            let n = i as u8;
+            match p.sched {
+                Sched::Idle => {
+                    if p.calls_left > 0 && !s.blocked {
+                        out.push(LAction::ReadIx(n));
+                    }
+                    if p.held != 0 && p.locals_left > 0 && !s.blocked {
+                        out.push(LAction::LocalRead(n));
+                    }
+                    if p.held != 0 && !s.blocked {
+                        out.push(LAction::Return(n));
+                    }
+                    if s.wait_open && !p.passed {
+                        out.push(LAction::Progress(n));
+                    }
+                    if p.kill {
+                        out.push(LAction::Exit(n));
+                    }
+                    if p.pbt != 0 && !s.blocked && !Self::asleep(p) {
+                        out.push(LAction::ChargeRead(n));
+                    }
                 }
-                if s.held != 0 && s.locals_left > 0 && !s.blocked {
-                    out.push(LAction::LocalRead);
+                Sched::HasIx(_) => out.push(LAction::ReadAddr(n)),
+                Sched::HasVer(_) => {
+                    out.push(LAction::Run(n));
+                    if p.may_stay && p.held == 0 {
+                        out.push(LAction::RunStay(n));
+                    }
                 }
-                if s.held != 0 && !s.blocked {
-                    out.push(LAction::Return);
-                }
-                if s.wait_open && !s.passed {
-                    out.push(LAction::Progress);
-                }
+                Sched::Local(..) => out.push(LAction::LocalRun(n)),
+                Sched::Charge(..) => out.push(LAction::ChargeRun(n)),
             }
-            Sched::HasIx(_) => out.push(LAction::ReadAddr),
-            Sched::HasVer(_) => {
-                out.push(LAction::Run);
-                if s.may_stay && s.held == 0 {
-                    out.push(LAction::RunStay);
-                }
-            }
-            Sched::Local(..) => out.push(LAction::LocalRun),
         }
     }
 
     fn next_state(&self, s: &LState, a: LAction) -> Option<LState> {
         let mut n = s.clone();
+        let last = if self.fresh {
+            self.loads
+        } else {
+            self.loads + 1
+        };
         match a {
             LAction::Loader(_) => self.loader_step(&mut n),
-            LAction::ReadIx => n.sched = Sched::HasIx(s.ix),
-            LAction::ReadAddr => {
-                let Sched::HasIx(i) = s.sched else {
+            LAction::ReadIx(i) => n.procs[i as usize].sched = Sched::HasIx(s.ix),
+            LAction::ReadAddr(i) => {
+                let i = i as usize;
+                let Sched::HasIx(x) = s.procs[i].sched else {
                     unreachable!()
                 };
-                let v = s.addr[i as usize];
+                let v = s.addr[x as usize];
+                let p = &mut n.procs[i];
                 if v == 0 {
-                    n.sched = Sched::Idle;
-                    n.calls_left -= 1;
-                    Self::settle(&mut n);
+                    p.sched = Sched::Idle;
+                    p.calls_left -= 1;
+                    Self::settle(&mut n, i);
                 } else {
-                    n.sched = Sched::HasVer(v);
+                    p.sched = Sched::HasVer(v);
                 }
             }
-            LAction::Run | LAction::RunStay => {
-                let Sched::HasVer(v) = s.sched else {
+            LAction::Run(i) | LAction::RunStay(i) => {
+                let i = i as usize;
+                let Sched::HasVer(v) = s.procs[i].sched else {
                     unreachable!()
                 };
                 let ver = s.ver[v as usize];
                 n.uaf |= ver.freed || (ver.bp && ver.node_freed);
                 n.mix |= ver.promised && !ver.bp;
-                n.ran_v2 |= v == 2;
-                n.sched = Sched::Idle;
-                n.calls_left -= 1;
-                if a == LAction::RunStay {
-                    n.held = v;
-                    n.may_stay = false;
+                n.early |= !ver.published;
+                n.ran_last |= v == last;
+                let p = &mut n.procs[i];
+                p.sched = Sched::Idle;
+                p.calls_left -= 1;
+                if matches!(a, LAction::RunStay(_)) {
+                    p.held = v;
+                    p.may_stay = false;
+                    if self.call_time && ver.bp {
+                        p.pbt = v;
+                    }
                 }
-                Self::settle(&mut n);
+                Self::settle(&mut n, i);
             }
-            LAction::LocalRead => {
-                let ver = s.ver[s.held as usize];
-                n.uaf |= ver.freed;
-                n.sched = Sched::Local(s.held, ver.bp);
+            LAction::LocalRead(i) => {
+                let v = s.procs[i as usize].held;
+                let patched = Self::read(s, &mut n, v).bp;
+                n.procs[i as usize].sched = Sched::Local(v, patched);
             }
-            LAction::LocalRun => {
-                let Sched::Local(v, patched) = s.sched else {
-                    unreachable!()
-                };
-                let ver = s.ver[v as usize];
-                n.uaf |= ver.freed || (patched && ver.node_freed);
-                n.mix |= ver.promised && !patched;
-                n.ran_old_local |= v == 1 && s.loader > 2;
-                n.sched = Sched::Idle;
-                n.locals_left -= 1;
-                Self::settle(&mut n);
+            LAction::LocalRun(i) => {
+                let i = i as usize;
+                let (v, patched) = Self::touch(s, &mut n, i);
+                n.mix |= s.ver[v as usize].promised && !patched;
+                n.ran_old_local |= v != s.cur;
+                let p = &mut n.procs[i];
+                p.locals_left -= 1;
+                if self.call_time && patched {
+                    p.pbt = v;
+                }
+                Self::settle(&mut n, i);
             }
-            LAction::Return => {
-                n.held = 0;
-                Self::settle(&mut n);
+            LAction::ChargeRead(i) => {
+                let v = s.procs[i as usize].pbt;
+                let linked = Self::read(s, &mut n, v).linked;
+                n.charged_old |= linked && v != s.cur;
+                n.procs[i as usize].sched = Sched::Charge(v, linked);
             }
-            LAction::Progress => n.passed = true,
+            LAction::ChargeRun(i) => {
+                Self::touch(s, &mut n, i as usize);
+                Self::settle(&mut n, i as usize);
+            }
+            LAction::Return(i) => {
+                n.procs[i as usize].held = 0;
+                n.procs[i as usize].pbt = 0;
+                Self::settle(&mut n, i as usize);
+            }
+            LAction::Progress(i) => n.procs[i as usize].passed = true,
+            LAction::Exit(i) => {
+                // The kill: the process's frames are dropped without returning, and it makes
+                // no more calls.
+                let p = &mut n.procs[i as usize];
+                p.kill = false;
+                p.held = 0;
+                p.calls_left = 0;
+                p.locals_left = 0;
+                p.may_stay = false;
+                p.pbt = 0;
+                n.killed = true;
+                Self::settle(&mut n, i as usize);
+            }
         }
         Some(n)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
+        let mut v = vec![
             Property::always("no-mix", |_, s: &LState| !s.mix),
             Property::always("no-use-after-free", |_, s: &LState| !s.uaf),
-            Property::sometimes("calls-new-version", |_, s: &LState| s.ran_v2),
+            Property::always("no-uncommitted-call", |_, s: &LState| !s.early),
+            Property::sometimes("calls-new-version", |_, s: &LState| s.ran_last),
             Property::sometimes("local-call-in-old-code", |_, s: &LState| s.ran_old_local),
-        ]
+        ];
+        if self.purge == PurgeKind::Kill {
+            v.push(Property::sometimes("purge-kills", |_, s: &LState| s.killed));
+        }
+        if self.call_time {
+            v.push(Property::sometimes(
+                "charge-in-old-code",
+                |_, s: &LState| s.charged_old,
+            ));
+        }
+        v
     }
 }
+
+/// The safety properties of every load model.
+pub const SAFETY: [&str; 3] = ["no-mix", "no-use-after-free", "no-uncommitted-call"];
 
 /// The outcome of one exhaustive run of a [`LoadModel`].
 #[derive(Clone, Debug)]
 pub struct LoadRun {
-    /// The safety properties violated (in the order of [`LoadModel::properties`]).
+    /// The safety properties violated (in the order of [`SAFETY`]).
     pub violated: Vec<&'static str>,
-    /// Whether a call reached the new version (`calls-new-version`) and a local call ran the old
-    /// one after the commit (`local-call-in-old-code`).
+    /// Whether every reachability property of the model was found: a call reached the version
+    /// of the last load (`calls-new-version`), a local call ran a version after it became old
+    /// (`local-call-in-old-code`), with `Kill` a purge killed a process (`purge-kills`), and
+    /// with `call_time` a charge read the linked slot of an old version (`charge-in-old-code`).
     pub reached: bool,
     pub states: usize,
     pub unique: usize,
@@ -427,9 +863,38 @@ pub struct LoadRun {
 }
 
 impl LoadModel {
-    /// The model's name in results rows and shard keys: `load-blocking` / `load-nonblocking`.
+    /// The model's name in results rows and shard keys: `load-blocking` / `load-nonblocking`
+    /// for [`LoadModel::classic`], and `load-nonblocking-kill` / `load-nonblocking-3ix-kill`
+    /// for the others (the index scheme when `Three`, the purge when `Kill`), with
+    /// `-call-time` when `call_time`.
     pub fn name(&self) -> String {
-        format!("load-{}", self.protocol.name())
+        let mut n = format!("load-{}", self.protocol.name());
+        if self.code_ix == CodeIx::Three {
+            n.push_str("-3ix");
+        }
+        if self.purge == PurgeKind::Kill {
+            n.push_str("-kill");
+        }
+        if self.call_time {
+            n.push_str("-call-time");
+        }
+        n
+    }
+
+    /// The bounds of the model, as recorded next to its verdict.
+    pub fn bound(&self) -> String {
+        format!(
+            "calls={} loads={}{} schedulers={}{}",
+            self.calls,
+            self.loads,
+            if self.fresh { " fresh" } else { "" },
+            self.schedulers,
+            if self.locals == LOCALS {
+                String::new()
+            } else {
+                format!(" locals={}", self.locals)
+            }
+        )
     }
 
     /// Check the model exhaustively (BFS, one thread).
@@ -437,17 +902,21 @@ impl LoadModel {
         use stateright::Checker;
         let t = std::time::Instant::now();
         let m = self.clone();
+        let kill = self.purge == PurgeKind::Kill;
+        let call_time = self.call_time;
         let c =
             bpspec_reference::watchdog::guard(&format!("stateright {}", self.name()), move || {
                 m.checker().spawn_bfs().join()
             });
         LoadRun {
-            violated: ["no-mix", "no-use-after-free"]
+            violated: SAFETY
                 .into_iter()
                 .filter(|p| c.discovery(p).is_some())
                 .collect(),
             reached: c.discovery("calls-new-version").is_some()
-                && c.discovery("local-call-in-old-code").is_some(),
+                && c.discovery("local-call-in-old-code").is_some()
+                && (!kill || c.discovery("purge-kills").is_some())
+                && (!call_time || c.discovery("charge-in-old-code").is_some()),
             states: c.state_count(),
             unique: c.unique_state_count(),
             depth: c.max_depth(),

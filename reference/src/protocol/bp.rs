@@ -93,13 +93,18 @@ impl Default for Liveness {
 pub struct BpCount {
     pub acount: AtomicU64,
     pub live: Liveness,
+    /// The session and function whose node the counter was made for (not in ERTS): count
+    /// conservation at rest (`Engine::count_ledger`) attributes the counter's calls by it.
+    pub owner: (SessionId, crate::code::FuncId),
 }
 
 impl BpCount {
-    pub fn new() -> Refc<BpCount> {
+    /// A fresh counter at zero for session `session`'s node on function `func`.
+    pub fn new(session: SessionId, func: crate::code::FuncId) -> Refc<BpCount> {
         Refc::new(BpCount {
             acount: AtomicU64::new(0),
             live: Liveness::new(),
+            owner: (session, func),
         })
     }
 }

@@ -43,6 +43,10 @@ pub struct Stager {
     /// calls counted in an object whose last half reference went away, over every pid and slot
     /// (the load engine's count conservation across versions, `load.rs` `total_timed`).
     pub(crate) retired_timem: Option<i64>,
+    /// Checked builds: per (session, function), the calls a `true`/`restart` on a running
+    /// counter discarded when it set it back to zero (`stage.rs`), for count conservation
+    /// (`Engine::count_ledger`).
+    pub(crate) count_resets: std::collections::BTreeMap<(SessionId, FuncId), u64>,
 }
 
 // SAFETY: the raw pointers are owned by the stager state and only dereferenced by the thread
@@ -149,6 +153,7 @@ impl<P: ThreadProgress> Engine<P> {
                 global_sessions: 0,
                 retired_counts: None,
                 retired_timem: None,
+                count_resets: std::collections::BTreeMap::new(),
             }),
             mutant: cfg.mutant,
             schedulers: cfg.schedulers,

@@ -12,7 +12,7 @@ use std::sync::Arc as Refc;
 
 /// Checked builds keep at most this many freed nodes poisoned before really freeing them in
 /// std debug builds; loom and shuttle runs keep all of them (they are small).
-const QUARANTINE: usize = 1 << 16;
+pub(crate) const QUARANTINE: usize = 1 << 16;
 
 pub(crate) fn free(st: &mut Permission<'_>) {
     let list = std::mem::take(&mut st.free_list);

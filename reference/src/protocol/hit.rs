@@ -58,6 +58,10 @@ pub struct Hit {
     pub flags: u32,
     /// The active index of the last node visited (or `u32::MAX` if none).
     pub ix: u32,
+    /// Bit `s`: this hit counted the call on session `s`'s call_count counter (it read
+    /// `COUNT_ACTIVE` in that node's active half). `flags` is an OR over the sessions, so the
+    /// models attribute counts by this (count conservation, `Engine::count_ledger`).
+    pub counted: u64,
 }
 
 /// A managed scheduler thread's view of the engine.
@@ -247,6 +251,7 @@ impl<P: ThreadProgress> Scheduler<P> {
                     patched: false,
                     flags: 0,
                     ix: u32::MAX,
+                    counted: 0,
                 });
             }
             return instr;
@@ -265,6 +270,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             h.mfa
         );
         let mut acted = 0;
+        let mut counted = 0u64;
         let mut last_ix = u32::MAX;
         let mut g = head;
         let mut steps = 0;
@@ -290,6 +296,9 @@ impl<P: ThreadProgress> Scheduler<P> {
                 ix,
             });
             acted |= f_acted;
+            if f_acted & flags::COUNT_ACTIVE != 0 {
+                counted |= 1u64 << node.session;
+            }
             last_ix = ix;
             node.live
                 .assert_live(&|| format!("GenericBp#{} (next link)", node.id));
@@ -321,6 +330,7 @@ impl<P: ThreadProgress> Scheduler<P> {
                 patched: true,
                 flags: acted,
                 ix: last_ix,
+                counted,
             });
         }
         orig
@@ -381,11 +391,19 @@ fn do_session_breakpoint<P: ThreadProgress>(
                 let mt = bp.meta.as_ref().expect("META_TRACE without a BpMetaTracer");
                 crate::meta::meta_hit(engine, g.id, mt, p.pid, &engine.code.funcs[f].mfa);
             }
-            if fl & flags::COUNT_ACTIVE != 0 {
+            // The paused-counter-changes mutant counts on a paused counter too (COUNT set,
+            // COUNT_ACTIVE clear).
+            let paused = crate::mutant::is(engine.mutant, crate::Mutant::PausedCounterChanges);
+            if fl & flags::COUNT_ACTIVE != 0 || (paused && fl & flags::COUNT != 0) {
                 let c = bp.count.as_ref().expect("COUNT_ACTIVE without a counter");
                 c.live
                     .assert_live(&|| format!("BpCount of GenericBp#{}", g.id));
-                c.acount.fetch_add(1, Relaxed);
+                if crate::mutant::is(engine.mutant, crate::Mutant::LostCountUpdate) {
+                    // Mutant: a load then a store, so a concurrent increment can be lost.
+                    c.acount.store(c.acount.load(Relaxed) + 1, Relaxed);
+                } else {
+                    c.acount.fetch_add(1, Relaxed);
+                }
             }
             if fl & flags::TIME_TRACE_ACTIVE != 0 {
                 objs.0 = Refc::as_ptr(bp.time.as_ref().expect("TIME_TRACE without a counter"));

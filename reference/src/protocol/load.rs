@@ -298,7 +298,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
                 let node = GenericBp::new(bst.next_bp_id, session, h.original);
                 bst.next_bp_id += 1;
                 bst.live_nodes += 1;
-                let count = fl.call_count.then(BpCount::new);
+                let count = fl.call_count.then(|| BpCount::new(session, f));
                 let time = fl.call_time.then(|| crate::stage::new_timem(&self.bp, bst));
                 let memory = fl
                     .call_memory

@@ -234,6 +234,49 @@ impl<P: ThreadProgress> Engine<P> {
         Ok(())
     }
 
+    /// Count conservation (checked builds only): per (session, function), every call a
+    /// call_count counter of that node ever counted, folded the way the engine folds counters:
+    /// the counters still on a half of a chain node (each once, though both halves share it),
+    /// plus those whose last half reference went away (`free.rs` `release_count` parks them in
+    /// checked builds), plus what each `true`/`restart` on a running counter discarded when it
+    /// set it to zero (`stage.rs`). At rest (no scheduler running), each entry equals the hits
+    /// that counted on that node's counter (`Hit::counted`); the models compare them.
+    pub fn count_ledger(&self) -> std::collections::BTreeMap<(SessionId, FuncId), u64> {
+        assert!(
+            crate::sync::CHECKED,
+            "count conservation needs a checked build (parked counters)"
+        );
+        let st = self.seize();
+        assert!(
+            st.dead_counts.len() < crate::free::QUARANTINE,
+            "count conservation: released counters outgrew the quarantine"
+        );
+        let mut seen: Vec<*const crate::bp::BpCount> = Vec::new();
+        let mut ledger = st.count_resets.clone();
+        let mut add = |c: &std::sync::Arc<crate::bp::BpCount>| {
+            let p = std::sync::Arc::as_ptr(c);
+            if !seen.contains(&p) {
+                seen.push(p);
+                *ledger.entry(c.owner).or_insert(0) += c.acount.load(Relaxed);
+            }
+        };
+        for area in [Area::Code, Area::Export] {
+            for f in 0..self.area(area).funcs.len() {
+                for node in chain(self, &st, area, f) {
+                    for ix in 0..crate::bp::ERTS_NUM_BP_IX {
+                        if let Some(c) = &node.snapshot_half(ix).count {
+                            add(c);
+                        }
+                    }
+                }
+            }
+        }
+        for c in &st.dead_counts {
+            add(c);
+        }
+        ledger
+    }
+
     /// The active flags of `session`'s node on `f` (0 if none). Takes the permission.
     pub fn active_flags(&self, session: SessionId, f: FuncId) -> u32 {
         self.active_flags_in(crate::export::Area::Code, session, f)

@@ -12,8 +12,8 @@ use crate::mutant::{self, Mutant};
 use crate::ordering::Site;
 use crate::pattern::{FlagSet, PatternOp};
 use crate::progress::ThreadProgress;
-use crate::sync::ord;
 use crate::sync::Ordering::{Relaxed, Release};
+use crate::sync::{ord, CHECKED};
 use crate::timem::BpTimemTrace;
 use std::sync::Arc as Refc;
 
@@ -122,6 +122,7 @@ pub(crate) fn stage_in<P: ThreadProgress>(
     let r16_reset = crate::mutant::is(e.mutant, crate::Mutant::ErtsR16Reset);
     let mut reset_in_place: Vec<Refc<BpTimemTrace>> = Vec::new();
     let mut dead_meta = None;
+    let mut reset_lost = None;
     node.write_half(staging, |d| {
         if let Some(spec) = &extra.meta {
             dead_meta = crate::meta::stage_meta(e, d, Some(spec));
@@ -143,18 +144,22 @@ pub(crate) fn stage_in<P: ThreadProgress>(
                 (_, true) => {
                     d.flags |= flags::COUNT_ACTIVE;
                     // Shared with the active half: the reset is visible at once, before the
-                    // commit (ERTS `erts_atomic_set_nob(&count->acount, 0)`).
-                    d.count
-                        .as_ref()
-                        .expect("COUNT without counter")
-                        .acount
-                        .store(0, Relaxed);
+                    // commit (ERTS `erts_atomic_set_nob(&count->acount, 0)`). Checked builds
+                    // swap instead, to keep the calls the reset discards for count
+                    // conservation (`Engine::count_ledger`): the same place in the counter's
+                    // modification order, and no load that could read an older value.
+                    let c = d.count.as_ref().expect("COUNT without counter");
+                    if CHECKED {
+                        reset_lost = Some((c.owner, c.acount.swap(0, Relaxed)));
+                    } else {
+                        c.acount.store(0, Relaxed);
+                    }
                 }
                 // A new counter, also for pause/restart on a node without one: ERTS falls
                 // through to "initialize new" and creates an *active* counter (the quirk
                 // documented in docs/deviations.md).
                 (_, false) => {
-                    dead = d.count.replace(BpCount::new());
+                    dead = d.count.replace(BpCount::new(session, f));
                     d.flags |= flags::COUNT | flags::COUNT_ACTIVE;
                 }
             }
@@ -207,6 +212,9 @@ pub(crate) fn stage_in<P: ThreadProgress>(
     });
     for t in reset_in_place {
         t.reset_in_place();
+    }
+    if let Some((owner, n)) = reset_lost {
+        *st.count_resets.entry(owner).or_insert(0) += n;
     }
     drop(dead_ms);
     release_dead(e, st, dead_meta, dead, dead_timem);
