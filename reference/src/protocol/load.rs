@@ -55,12 +55,12 @@ use crate::process::Proc;
 use crate::progress::ThreadProgress;
 use crate::readers::{self, Reader};
 use crate::session::SessionError;
+use crate::sync::MutexGuard;
 use crate::sync::Ordering::Relaxed;
 use crate::sync::{
     lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock,
     RwLockReadGuard, UnsafeCell, CHECKED,
 };
-use crate::sync::{yield_now, MutexGuard};
 use crate::timem::Totals;
 
 /// call_count alone: the legacy pattern of [`LoadEngine::trace_pattern`].
@@ -533,15 +533,10 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let ver = unsafe { &*old };
         if !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) && ver.in_code.load(Relaxed) != 0 {
             ver.kill.store(true, Relaxed);
-            let mut spins: u64 = 0;
-            while ver.in_code.load(Relaxed) != 0 {
-                spins += 1;
-                assert!(
-                    spins < crate::progress::WAIT_SPIN_LIMIT,
-                    "code:purge of m: a killed process did not exit in {spins} spins"
-                );
-                yield_now();
-            }
+            crate::progress::spin_while(
+                || ver.in_code.load(Relaxed) != 0,
+                "code:purge of m: a killed process did not exit",
+            );
         }
         self.purge_locked(st)
     }
