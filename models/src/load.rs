@@ -24,6 +24,11 @@ pub enum LOp {
     Purge,
     /// `trace_pattern({m,'_','_'}, true | false, [call_count])`.
     TracePattern(bool),
+    /// `trace:session_destroy/1` of the call_time session (`LScenario::call_time`).
+    DestroySession,
+    /// `code:purge/1`: processes still in the old version are killed, then it is purged
+    /// (`LoadEngine::purge_kill`; the engine is made `with_kills`).
+    PurgeKill,
 }
 
 /// A scheduler step.
@@ -52,6 +57,11 @@ pub struct LScenario {
     pub schedulers: Vec<Vec<LStep>>,
     /// LP3 applies (no trace_pattern false, traced from the start).
     pub always_traced: bool,
+    /// A second session traces the module with call_time from the start (set before the
+    /// schedulers start): every process carries call_time frames and a pbt naming the version
+    /// it called, charged at its calls, returns, progress points and naps. Checked after the
+    /// run: the call_time count conservation across versions (`LoadEngine::total_timed`).
+    pub call_time: bool,
 }
 
 impl LScenario {
@@ -75,7 +85,14 @@ impl LScenario {
             stagers,
             schedulers,
             always_traced: traced && !removed,
+            call_time: false,
         }
+    }
+
+    /// With call_time in a second session (see [`LScenario::call_time`]).
+    pub fn with_call_time(mut self) -> Self {
+        self.call_time = true;
+        self
     }
 }
 
@@ -128,6 +145,38 @@ pub fn loom_scenarios() -> Vec<LScenario> {
         // As old-code-purge, untraced: the old version has no breakpoints to remove, so LW1 is
         // the only wait between the commit and purge's check of the process that entered it.
         one("old-code-untraced-purge", false, &[load], &nap_in_old),
+        // Two sessions chained on the module (call_count in the legacy one, call_time in a
+        // second): a load gives version 2 both, the old version's removal clears both in one
+        // sequence, under calls whose process carries call_time frames (charged at each return
+        // and at the progress point).
+        one("two-sessions-load", true, &[load], &hits).with_call_time(),
+        // A process in version 1 with a call_time frame and pbt naming it: scheduled out (the
+        // nap) and in across the load and the removal of version 1's breakpoints, a local call
+        // and a return there (charges of version 1's functions after the removal are dropped),
+        // purge refused until it returned, then the free: no charge touches freed memory.
+        one("old-code-call-time", true, &[load], &nap_in_old).with_call_time(),
+        // As old-code-call-time, the call_time session destroyed after the load, before the
+        // purge: its nodes leave version 2 by the engine's one sequence while the process in
+        // version 1 still holds its frame of that session.
+        one(
+            "old-code-session-destroy",
+            true,
+            &[&[Load, DestroySession, Purge]],
+            &nap_in_old,
+        )
+        .with_call_time(),
+        // code:purge/1 kills the process napping in version 1 with a call_time frame: the
+        // purger signals it and waits while its charge at the nap (schedule-out, on the
+        // scheduler's thread) may be in flight; the process exits at its wake-up (frames
+        // dropped, no charge), then the version is freed after PW. Its local call and return
+        // then do nothing.
+        one(
+            "old-code-purge-kill",
+            true,
+            &[&[Load, PurgeKill]],
+            &nap_in_old,
+        )
+        .with_call_time(),
     ]
 }
 
@@ -163,13 +212,27 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
 
 /// Run one execution. Panics on any violation.
 pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Option<Mutant>) {
-    let e = Arc::new(LoadEngine::<P>::new(
+    let mut e = LoadEngine::<P>::new(
         scn.functions,
         scn.schedulers.len(),
         proto,
         scn.traced,
         mutant,
-    ));
+    );
+    if scn.stagers.iter().flatten().any(|&o| o == LOp::PurgeKill) {
+        e = e.with_kills();
+    }
+    let e = Arc::new(e);
+    let timed = scn.call_time.then(|| {
+        let s1 = e.create_session("t").expect("a second session");
+        let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
+            call_time: true,
+            ..Default::default()
+        })
+        .session(s1);
+        e.trace_pattern_spec(true, &spec).expect("call_time on m");
+        s1
+    });
     let stagers: Vec<_> = scn
         .stagers
         .iter()
@@ -189,6 +252,13 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                         }
                         LOp::TracePattern(on) => {
                             e.trace_pattern(on);
+                        }
+                        LOp::PurgeKill => {
+                            let _ = e.purge_kill();
+                        }
+                        LOp::DestroySession => {
+                            let s1 = timed.expect("DestroySession needs the call_time session");
+                            assert_eq!(e.destroy_session(s1), Ok(true));
                         }
                     }
                 }
@@ -221,7 +291,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                     }
                 }
                 s.sleep();
-                (seen, s.counted)
+                (seen, s.counted, s.proc.timem_calls)
             })
         })
         .collect();
@@ -229,9 +299,11 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         h.join().expect("stager panicked");
     }
     let mut counted = 0;
+    let mut timem_calls = 0;
     for (id, h) in scheds.into_iter().enumerate() {
-        let (seen, c) = h.join().expect("scheduler panicked");
+        let (seen, c, t) = h.join().expect("scheduler panicked");
         counted += c;
+        timem_calls += t;
         let mut last = 0;
         for (n, call) in seen.iter().enumerate() {
             if call.version == 0 || call.local {
@@ -257,6 +329,11 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         counted,
         "LP1 violated: a counted call was lost"
     );
+    assert_eq!(
+        e.total_timed(),
+        timem_calls as i64,
+        "call_time count conservation violated: a call_time count was lost across versions"
+    );
     if let Err(m) = e.check_at_rest() {
         panic!("at rest: {m}");
     }
@@ -271,8 +348,10 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
     // breakpoints, each removed, under both protocols (trace_pattern is the same under both).
     // W0 and W1 by loom only: removed, they are stale reads (a slot or a half read before the
     // write a wait orders), which shuttle's sequentially consistent atomics do not show (2,000
-    // iterations, PCT and random: both survive). W4 is not claimed: the load model has one
-    // session, so after W3 no scheduler reaches an unlinked node (docs/nonblocking-load.md).
+    // iterations, PCT and random: both survive). W4 only where a process carries call_time
+    // frames (below): with call_count alone no scheduler reaches an unlinked node after W3, but
+    // a charge reads the slot whatever the instruction says (docs/readers.md, the timem readers
+    // across versions).
     let waits = [
         (SkipWaitBeforeUninstall, "trace-pattern-then-load"),
         (SkipWaitBeforeConsolidate, "trace-pattern-off-under-hits"),
@@ -313,6 +392,34 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             .into_iter()
             .filter(|_| checker == "loom"),
         )
+        // call_time frames and a second session on loaded versions, loom (the W0–W4 mutants at
+        // bound 3 on the old-code scenarios, `models/tests/load_loom.rs`): W4 of the old
+        // version's removal, the process's charge at its schedule-out or return reading the
+        // slot of version 1 and then a node freed without W4 (old-code-call-time); W4 of the
+        // session destroy's sequence on version 2 (old-code-session-destroy, the process
+        // entered version 2; shuttle PCT too, below); the free without PW under a charge.
+        // loom only: shuttle PCT (2,000 iterations) misses the first and the last.
+        .chain(
+            [
+                (SkipWaitBeforeFree, "old-code-call-time"),
+                (LoadPurgeSkipWait, "old-code-call-time"),
+                // code:purge/1 without PW: the killed process's exit (its signal check, its
+                // decrement) unordered with the free.
+                (LoadPurgeSkipWait, "old-code-purge-kill"),
+            ]
+            .into_iter()
+            .filter(|_| checker == "loom"),
+        )
+        // Both checkers: the two-session version built after its commit (a mix); the old
+        // version's breakpoints cleared at once under a process with a call_time frame.
+        // code:purge/1 without the check and its wait for the killed process's exit: the
+        // version freed under the process (its charge at the nap, its signal check).
+        .chain([
+            (LoadCommitBeforeBreakpoints, "two-sessions-load"),
+            (LoadClearOldAtOnce, "old-code-call-time"),
+            (SkipWaitBeforeFree, "old-code-session-destroy"),
+            (LoadPurgeSkipCheck, "old-code-purge-kill"),
+        ])
         .collect(),
         ("loom" | "shuttle", LoadProtocol::Blocking) => vec![
             (LoadBlockingWithoutBlock, "load-under-hits"),
@@ -324,6 +431,20 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         // iteration 1,484 of 2,000 (trace-pattern-off-under-hits@blocking), too near the bound
         // to claim; the NonBlocking rows carry shuttle's column.
         .chain(waits.filter(|_| checker == "loom"))
+        // The session destroy is not under the block: its sequence's W4 on version 2, under a
+        // process in version 2 with call_time frames of that session (loom at bound 3, shuttle
+        // PCT: a hit on the unlinked node); W1 there by loom only.
+        .chain([
+            (LoadBlockingWithoutBlock, "two-sessions-load"),
+            (LoadPurgeSkipCheck, "old-code-call-time"),
+            (SkipWaitBeforeFree, "old-code-session-destroy"),
+            (LoadPurgeSkipCheck, "old-code-purge-kill"),
+        ])
+        .chain(
+            [(SkipWaitBeforeCommit, "old-code-session-destroy")]
+                .into_iter()
+                .filter(|_| checker == "loom"),
+        )
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
     }

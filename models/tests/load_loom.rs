@@ -70,6 +70,10 @@ baselines! {
     load_old_code_local_calls => "old-code-local-calls",
     load_old_code_purge => "old-code-purge",
     load_old_code_untraced_purge => "old-code-untraced-purge",
+    load_two_sessions_load => "two-sessions-load",
+    load_old_code_call_time => "old-code-call-time",
+    load_old_code_session_destroy => "old-code-session-destroy",
+    load_old_code_purge_kill => "old-code-purge-kill",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.

@@ -131,3 +131,164 @@ fn process_in_old_code_keeps_local_calls_and_blocks_purge() {
         s.sleep();
     }
 }
+
+/// Purge succeeds, then at rest both conservations hold (call_count and call_time).
+fn purged_and_conserved(e: &LoadEngine<Qsbr>, s: &mut LoadScheduler<Qsbr>, proto: LoadProtocol) {
+    assert_eq!(op!(s, e.purge()), Ok(true), "{proto:?}");
+    conserved(e, s, proto);
+}
+
+/// At rest, counts conserved across versions: call_count and call_time.
+fn conserved(e: &LoadEngine<Qsbr>, s: &LoadScheduler<Qsbr>, proto: LoadProtocol) {
+    e.check_at_rest().unwrap();
+    assert_eq!(
+        e.total_count(),
+        s.counted,
+        "{proto:?}: call_count conserved"
+    );
+    assert_eq!(
+        e.total_timed(),
+        s.proc.timem_calls as i64,
+        "{proto:?}: call_time counts conserved across versions"
+    );
+}
+
+/// call_time in a second session, call_count in the legacy one.
+fn call_time_in(e: &LoadEngine<Qsbr>) -> bpspec_reference::SessionId {
+    let s1 = e.create_session("t").unwrap();
+    let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
+        call_time: true,
+        ..Default::default()
+    })
+    .session(s1);
+    assert_eq!(e.trace_pattern_spec(true, &spec), Ok(2));
+    s1
+}
+
+/// A process in the old version with call_time frames on its stack (two sessions on the
+/// module: call_count in the legacy one, call_time in a second): it is charged while it runs
+/// version 1, scheduled out and in across the load and the removal of version 1's breakpoints,
+/// makes a local call and returns there, its charges then dropped (the breakpoint was removed,
+/// as ERTS drops them), never touching freed memory; purge waits for its return; counts are
+/// conserved across versions (call_count and call_time), both protocols.
+#[test]
+fn call_time_frames_in_old_code_across_load_and_purge() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::call_time_frames_in_old_code_across_load_and_purge");
+    for proto in LoadProtocol::ALL {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
+        let s1 = call_time_in(&e);
+        let mut s = LoadScheduler::start(e.clone(), 0);
+        let c = s.call_and_stay(0);
+        assert_eq!((c.version, c.counted), (1, true));
+        s.advance(10);
+        s.progress(); // scheduled out: 10 charged to version 1's f0
+        let t = e.current_timem(s1, 0, true).expect("f0 has call_time");
+        assert_eq!(
+            t.get(&0),
+            Some(&(1, 10)),
+            "{proto:?}: charged while in version 1"
+        );
+        assert_eq!(op!(s, e.load()), Ok(2));
+        assert_eq!(
+            e.current_timem(s1, 0, true),
+            Some(Default::default()),
+            "{proto:?}: version 2 has its own, empty call_time"
+        );
+        s.advance(5);
+        s.progress(); // a charge to version 1's f0, whose breakpoint is gone: dropped
+        let c = s.local_call(1);
+        assert_eq!((c.version, c.counted), (1, false), "{proto:?}");
+        assert_eq!(s.call(1).version, 2);
+        assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse), "{proto:?}");
+        s.return_out(); // the return frame of the call into version 1 runs: dropped
+        purged_and_conserved(&e, &mut s, proto);
+        assert_eq!(
+            s.proc.timem_calls, 2,
+            "{proto:?}: f0 in version 1, f1 in version 2"
+        );
+        assert_eq!(
+            e.current_timem(s1, 1, true).unwrap().get(&0).map(|x| x.0),
+            Some(1)
+        );
+        assert!(s.proc.stack.is_empty(), "{proto:?}: every frame ran");
+        s.sleep();
+    }
+}
+
+/// A session destroyed while a process is in old code with call_time frames of it: the
+/// session's nodes leave the current version (the engine's one sequence over the version's
+/// area), the module keeps its legacy pattern, the process's later charges in that session are
+/// dropped, and purge, at rest and conservation hold. Then the last session destroyed: the
+/// promise is withdrawn and the module is untraced.
+#[test]
+fn session_destroyed_while_a_process_is_in_old_code() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::session_destroyed_while_a_process_is_in_old_code");
+    for proto in LoadProtocol::ALL {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
+        let s1 = call_time_in(&e);
+        let mut s = LoadScheduler::start(e.clone(), 0);
+        s.call_and_stay(0);
+        assert_eq!(op!(s, e.load()), Ok(2));
+        assert_eq!(op!(s, e.destroy_session(s1)), Ok(true), "{proto:?}");
+        assert_eq!(op!(s, e.destroy_session(s1)), Ok(false));
+        assert_eq!(e.current_timem(s1, 0, true), None, "{proto:?}");
+        s.local_call(1);
+        s.return_out();
+        let c = s.call(0);
+        assert_eq!((c.version, c.counted), (2, true));
+        purged_and_conserved(&e, &mut s, proto);
+        // The module traced in one session only: destroying it untraces the module.
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, false, None));
+        let s2 = call_time_in(&e);
+        let mut s = LoadScheduler::start(e.clone(), 0);
+        s.call_and_stay(1);
+        assert_eq!(op!(s, e.destroy_session(s2)), Ok(true), "{proto:?}");
+        let c = s.local_call(1);
+        assert_eq!((c.version, c.counted), (1, false));
+        s.return_out();
+        conserved(&e, &s, proto);
+        s.sleep();
+    }
+}
+
+/// `code:purge/1` kills a process still in the old version: it exits at its next scheduling
+/// point (its call_time frame dropped without returning, its pbt discarded: no charge after
+/// the kill), the purger waits for that, then purges; both protocols. The purger runs on its own
+/// thread while the scheduler naps in old code.
+#[test]
+fn purge_kill_kills_a_process_in_old_code() {
+    let _watchdog = bpspec_reference::watchdog::arm("load::purge_kill_kills_a_process_in_old_code");
+    for proto in LoadProtocol::ALL {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_kills());
+        let s1 = call_time_in(&e);
+        let mut s = LoadScheduler::start(e.clone(), 0);
+        s.call_and_stay(0);
+        assert_eq!(op!(s, e.load()), Ok(2));
+        s.sleep();
+        let purger = {
+            let e = e.clone();
+            std::thread::spawn(move || e.purge_kill())
+        };
+        while !purger.is_finished() {
+            s.wake(); // scheduled in: the kill is taken here
+            s.sleep();
+            std::thread::yield_now();
+        }
+        assert_eq!(purger.join().unwrap(), Ok(true), "{proto:?}");
+        s.wake();
+        assert_eq!(s.killed, 1, "{proto:?}");
+        assert!(s.proc.stack.is_empty() && s.proc.time.is_empty());
+        assert_eq!(s.local_call(0).version, 0, "a killed process calls nothing");
+        s.return_out();
+        let c = s.call(1);
+        assert_eq!((c.version, c.counted), (2, true), "a new process");
+        conserved(&e, &s, proto);
+        assert_eq!(
+            e.current_timem(s1, 1, true).unwrap().get(&0).map(|x| x.0),
+            Some(1)
+        );
+        s.sleep();
+    }
+}

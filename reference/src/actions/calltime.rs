@@ -11,7 +11,7 @@ use crate::code::FuncId;
 use crate::engine::Engine;
 use crate::hit::Scheduler;
 use crate::ordering::Site;
-use crate::process::{Frame, Pbt, Proc};
+use crate::process::{Ci, Frame, Pbt, Proc};
 use crate::progress::ThreadProgress;
 use crate::readers::{self, Reader};
 use crate::sync::{
@@ -56,16 +56,18 @@ pub(crate) struct Charger<'a, P: ThreadProgress> {
     pub dead: &'a mut DeadHashes,
 }
 
-/// `get_time_break` / `get_memory_break`: `session`'s counter on `f` through the active half,
+/// `get_time_break` / `get_memory_break`: `session`'s counter on `ci` through the active half,
 /// or null if the function has no such counter any more ("breakpoint was removed"). The pointer
-/// is valid until this scheduler's next progress point.
+/// is valid until this scheduler's next progress point. `ci` names the engine's code area or a
+/// loaded version's: the version is live because the process is in it (`Ci`'s contract).
 pub(crate) fn get_timem_break<P: ThreadProgress>(
     e: &Engine<P>,
     sched: usize,
     session: SessionId,
-    f: FuncId,
+    ci: Ci,
     kind: Kind,
 ) -> *const BpTimemTrace {
+    let f = ci.f;
     // Acquire: pairs with the Release store of a fresh node into an unpatched function's slot
     // (`stage.rs`): this reader does not go through the instruction word, so no wait orders the
     // node's initialisation before it (finding F3). The node's staging half, written after the
@@ -74,7 +76,7 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
     // install, after W0, and are ordered by thread progress (G).
     let mut g = readers::load_slot(
         Reader::TimemCharge,
-        &e.code.funcs[f].gen_bp,
+        &e.area(ci.area).funcs[f].gen_bp,
         ord(e.mutant, Site::TimemSlotLoad, Acquire),
     );
     // SAFETY: just loaded from the slot (history::node_id's contract).
@@ -129,7 +131,7 @@ impl<P: ThreadProgress> Charger<'_, P> {
         }
     }
 
-    fn add_to_break(&mut self, session: SessionId, f: FuncId, kind: Kind, pid: u64, acc: i64) {
+    fn add_to_break(&mut self, session: SessionId, f: Ci, kind: Kind, pid: u64, acc: i64) {
         let t = get_timem_break(self.engine, self.id, session, f, kind);
         // SAFETY: see get_timem_break; used before this scheduler's next progress point.
         if let Some(t) = unsafe { t.as_ref() } {
@@ -143,11 +145,11 @@ impl<P: ThreadProgress> Charger<'_, P> {
         &mut self,
         kind: Kind,
         session: SessionId,
-        f: FuncId,
+        f: Ci,
         accum: i64,
         t: &BpTimemTrace,
         proc: &mut Proc,
-    ) -> Option<FuncId> {
+    ) -> Option<Ci> {
         let pid = proc.p.pid;
         let list = match kind {
             Kind::Time => &mut proc.time,
@@ -171,6 +173,7 @@ impl<P: ThreadProgress> Charger<'_, P> {
             self.add_to_break(session, ci, kind, pid, delta);
         }
         self.add(t, pid, 1, 0);
+        proc.timem_calls += 1;
         let list = match kind {
             Kind::Time => &mut proc.time,
             Kind::Memory => &mut proc.memory,
@@ -187,7 +190,7 @@ impl<P: ThreadProgress> Charger<'_, P> {
     pub(crate) fn breakpoint(
         &mut self,
         session: SessionId,
-        f: FuncId,
+        f: Ci,
         bp_flags: u32,
         time: Option<&BpTimemTrace>,
         mem: Option<&BpTimemTrace>,
@@ -233,7 +236,7 @@ impl<P: ThreadProgress> Charger<'_, P> {
     /// `ctm-two-prev-slots`).
     pub(crate) fn trace_return(
         &mut self,
-        prev: [Option<FuncId>; 2],
+        prev: [Option<Ci>; 2],
         bp_flags: u32,
         session: SessionId,
         proc: &mut Proc,
@@ -266,7 +269,7 @@ impl<P: ThreadProgress> Charger<'_, P> {
     /// `erts_schedule_time_break(ERTS_BP_CALL_TIME_SCHEDULE_OUT)`.
     pub(crate) fn schedule_out(&mut self, proc: &mut Proc) {
         let pid = proc.p.pid;
-        let charges: Vec<(SessionId, FuncId, i64)> = proc
+        let charges: Vec<(SessionId, Ci, i64)> = proc
             .time
             .iter()
             .filter_map(|b| b.ci.map(|ci| (b.session, ci, self.now - b.accumulator)))
@@ -321,7 +324,7 @@ impl<P: ThreadProgress> Scheduler<P> {
     /// The call_time/call_memory return frame.
     pub(crate) fn trace_return_frame(
         &mut self,
-        prev: [Option<FuncId>; 2],
+        prev: [Option<Ci>; 2],
         flags: u32,
         session: SessionId,
         proc: &mut Proc,

@@ -14,15 +14,41 @@
 
 use crate::bp::SessionId;
 use crate::code::FuncId;
+use crate::export::Area;
 use crate::hit::Process;
 use crate::tracer::TracerSpec;
 
+/// `const ErtsCodeInfo *ci`: a function and the code area it lives in (the engine's code, or a
+/// loaded version's code area, [`Area::Version`]). A charge looks the function's breakpoint up
+/// again through it (`get_timem_break`), never through a counter pointer kept from the hit.
+///
+/// A `Ci` naming a version is held by a pbt or a return frame only while the process executes
+/// in that version (`CodeVersion::in_code` counts it: the load engine's process enters the
+/// version before its hit and runs its return frames before it leaves), so purge, which refuses
+/// while `in_code` is not zero and then waits for thread progress, never frees a version that a
+/// later charge reads (docs/readers.md, the timem readers across versions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ci {
+    pub area: Area,
+    pub f: FuncId,
+}
+
+impl Ci {
+    /// Function `f` of the engine's own code area.
+    pub fn code(f: FuncId) -> Ci {
+        Ci {
+            area: Area::Code,
+            f,
+        }
+    }
+}
+
 /// `process_breakpoint_trace_t`: the function being charged and its baseline (a timestamp or
-/// an allocated-words figure). Holds a function id, never a counter pointer.
+/// an allocated-words figure). Holds a code info, never a counter pointer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pbt {
     pub session: SessionId,
-    pub ci: Option<FuncId>,
+    pub ci: Option<Ci>,
     pub accumulator: i64,
 }
 
@@ -36,8 +62,8 @@ pub enum Frame {
     /// ERTS keeps one `prev_info` for both kinds (`prev` and `prev_memory` are then equal); the
     /// `ctm-two-prev-slots` variant keeps one per kind (docs/erts-findings/ctm-segfault.md).
     CallTraceReturn {
-        prev: Option<FuncId>,
-        prev_memory: Option<FuncId>,
+        prev: Option<Ci>,
+        prev_memory: Option<Ci>,
         flags: u32,
         session: SessionId,
     },
@@ -88,6 +114,10 @@ pub struct Proc {
     pub conts: Vec<Option<FuncId>>,
     /// Per-session trace flags and tracer (`ErtsTracerRef`), one per session at most.
     pub refs: Vec<TraceRef>,
+    /// Calls this process counted into call_time and call_memory objects (one per object per
+    /// call, `erts_trace_call_acc`): what the count conservation checks compare the objects'
+    /// counts with (`load.rs` `total_timed`). Not ERTS state.
+    pub timem_calls: u64,
 }
 
 /// Per-process, per-session trace flags (`erlang:trace/3` flags this engine implements).
@@ -127,6 +157,7 @@ impl Proc {
             current: None,
             conts: Vec::new(),
             refs: Vec::new(),
+            timem_calls: 0,
         }
     }
 

@@ -6,17 +6,19 @@
 //! The load protocols that change this state are in `load.rs` (docs/nonblocking-load.md): one
 //! module `m` with a fixed set of functions, whose versions' breakpoints are the breakpoint
 //! engine's own (`GenericBp` chains in each version's code area, set and removed by the engine's
-//! one W0–W4 sequence, `finisher.rs`), traced with call_count in the legacy session.
+//! one W0–W4 sequence, `finisher.rs`), traced with call_count, call_time and call_memory in any
+//! number of sessions.
 //!
 //! ERTS has three code indices (`ERTS_NUM_CODE_IX`) so that the next staging can start before
 //! the previous commit has been seen by every scheduler; we keep two and wait for thread progress
 //! after each commit (LW1 in `load.rs`) before the old active slot is written again. The
 //! difference is only in when the next load may start, not in what a call sees.
 
-use crate::bp::Liveness;
+use crate::bp::{Liveness, SessionId};
 use crate::code::CodeArea;
 use crate::mutant::Mutant;
 use crate::ordering::Site;
+use crate::pattern::FlagSet;
 use crate::sync::Ordering::{Acquire, Release};
 use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, UnsafeCell};
 
@@ -101,6 +103,12 @@ pub struct CodeVersion {
     /// loader reads it after a grace period that follows every increment, LW1, and frees only
     /// after a second one that follows every decrement, PW; docs/nonblocking-load.md §3).
     pub in_code: AtomicU32,
+    /// `code:purge/1` sent every process in this version an exit signal (kill): a process still
+    /// in it exits at its next scheduling point, its frames dropped without returning
+    /// (`load.rs::LoadScheduler::take_signals`). Set by the purger, which then waits for
+    /// `in_code` to reach zero (relaxed: it publishes nothing; the exit's decrement is ordered
+    /// before the free by PW, as a return's is).
+    pub kill: AtomicBool,
     pub live: Liveness,
 }
 
@@ -137,7 +145,16 @@ impl Default for ExportEntry {
 pub struct Module {
     pub curr: *mut CodeVersion,
     pub old: *mut CodeVersion,
-    /// The module's call_count pattern: what a `trace_pattern` on the module set last. A load
-    /// gives the new version this pattern (it stands for ERTS's on_load/default pattern).
-    pub pattern: bool,
+    /// The module's patterns, one per session that traces it, in the order they were set: the
+    /// counters (call_count, call_time, call_memory) a `trace_pattern` on the module set last in
+    /// that session. A load gives the new version these patterns, chained as the engine chains
+    /// sessions (they stand for ERTS's on_load/default patterns).
+    pub patterns: Vec<(SessionId, FlagSet)>,
+}
+
+impl Module {
+    /// Is any session's pattern set?
+    pub fn traced(&self) -> bool {
+        !self.patterns.is_empty()
+    }
 }

@@ -39,6 +39,10 @@ pub struct Stager {
     /// conservation, `load.rs` `total_count`): `None` elsewhere, so the other models make no
     /// extra load of a counter.
     pub(crate) retired_counts: Option<u64>,
+    /// As `retired_counts`, for call_time/call_memory objects (`free.rs` `release_timem`): the
+    /// calls counted in an object whose last half reference went away, over every pid and slot
+    /// (the load engine's count conservation across versions, `load.rs` `total_timed`).
+    pub(crate) retired_timem: Option<i64>,
     /// Checked builds: per (session, function), the calls a `true`/`restart` on a running
     /// counter discarded when it set it back to zero (`stage.rs`), for count conservation
     /// (`Engine::count_ledger`).
@@ -148,6 +152,7 @@ impl<P: ThreadProgress> Engine<P> {
                 live_timem: 0,
                 global_sessions: 0,
                 retired_counts: None,
+                retired_timem: None,
                 count_resets: std::collections::BTreeMap::new(),
             }),
             mutant: cfg.mutant,

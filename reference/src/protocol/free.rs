@@ -62,6 +62,13 @@ pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
 /// staging half held).
 pub(crate) fn release_timem(st: &mut Permission<'_>, t: Refc<BpTimemTrace>) {
     if Refc::strong_count(&t) == 1 {
+        if let Some(n) = st.retired_timem.as_mut() {
+            // No scheduler reaches the object any more (below), so none writes its tables: the
+            // read is the collection's quiescent read (`BpTimemTrace::read_into`).
+            let mut tot = crate::timem::Totals::new();
+            t.read_into(&mut tot);
+            *n += tot.values().map(|(count, _)| count).sum::<i64>();
+        }
         // SAFETY: every caller runs where no scheduler can reach `t` any more (see above; the
         // collect-free-before-last-wait mutant breaks this on purpose, under loom and shuttle).
         unsafe { t.live.kill() };

@@ -280,8 +280,16 @@ impl<P: ThreadProgress> Scheduler<P> {
             // was unlinked and a wait (W4) let every scheduler pass a progress point, and this
             // hit began after our last one (invariant I1, docs/protocol.md; loom + shuttle check).
             let node = unsafe { &*g };
-            let (f_acted, ix) =
-                do_session_breakpoint(engine, id, events, node, f, p, proc.as_deref_mut(), &mut cx);
+            let (f_acted, ix) = do_session_breakpoint(
+                engine,
+                id,
+                events,
+                node,
+                crate::process::Ci { area, f },
+                p,
+                proc.as_deref_mut(),
+                &mut cx,
+            );
             engine.history.record(|| Event::Half {
                 sched: id,
                 node: node.id,
@@ -337,11 +345,12 @@ fn do_session_breakpoint<P: ThreadProgress>(
     sched: usize,
     events: &mut Vec<TraceEvent>,
     g: &GenericBp,
-    f: FuncId,
+    ci: crate::process::Ci,
     p: &Process,
     proc: Option<&mut Proc>,
     cx: &mut crate::calltime::Charger<'_, P>,
 ) -> (u32, u32) {
+    let f = ci.f;
     {
         let ix = readers::active_ix(
             Reader::DoSessionBreakpoint,
@@ -425,7 +434,7 @@ fn do_session_breakpoint<P: ThreadProgress>(
                 // (after its last wait), both after every scheduler passed a progress point
                 // that follows this hit (docs/collection.md §3).
                 let (time, mem) = unsafe { (objs.0.as_ref(), objs.1.as_ref()) };
-                cx.breakpoint(g.session, f, acted, time, mem, proc);
+                cx.breakpoint(g.session, ci, acted, time, mem, proc);
             }
         }
         (acted, ix)

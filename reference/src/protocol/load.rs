@@ -39,7 +39,9 @@
 //! ([`Area::Version`]). A call into a version runs the engine's hit path (`hit.rs::hit_in`).
 //! Lock order: this engine's permission (the module table), then the breakpoint engine's.
 
+use crate::bp::SessionId;
 use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
+use crate::calltrace::TraceSpec;
 use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
 use crate::code_ix::{
     CodeIndex, CodeVersion, ExportEntry, Module, ERTS_NUM_CODE_IX, OP_I_GENERIC_BREAKPOINT,
@@ -48,13 +50,25 @@ use crate::engine::{Engine, EngineConfig, Permission};
 use crate::export::{Area, VersionArea};
 use crate::hit::{Process, Scheduler};
 use crate::mutant::{self, Mutant};
-use crate::pattern::{FlagSet, PatternOp};
+use crate::pattern::{FlagSet, PatternError, PatternOp};
+use crate::process::Proc;
 use crate::progress::ThreadProgress;
 use crate::readers::{self, Reader};
+use crate::session::SessionError;
+use crate::sync::MutexGuard;
 use crate::sync::Ordering::Relaxed;
 use crate::sync::{
     lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock,
     RwLockReadGuard, UnsafeCell, CHECKED,
+};
+use crate::timem::Totals;
+
+/// call_count alone: the legacy pattern of [`LoadEngine::trace_pattern`].
+const CALL_COUNT: FlagSet = FlagSet {
+    local: false,
+    call_count: true,
+    call_time: false,
+    call_memory: false,
 };
 
 /// Which load protocol the engine runs.
@@ -138,6 +152,10 @@ pub struct LoadEngine<P: ThreadProgress> {
     pub mutant: Option<Mutant>,
     pub functions: usize,
     pub schedulers: usize,
+    /// `code:purge/1` may kill processes ([`LoadEngine::with_kills`]): only then do processes
+    /// look for an exit signal at their scheduling points, so engines that never kill make no
+    /// extra load (the models' state spaces stay as they were).
+    kills: bool,
 }
 
 /// What one call saw.
@@ -165,6 +183,7 @@ fn alloc_version(number: u32, functions: usize) -> *mut CodeVersion {
         body: UnsafeCell::new(CodeVersion::body_of(number)),
         promised: AtomicBool::new(false),
         in_code: AtomicU32::new(0),
+        kill: AtomicBool::new(false),
         live: Liveness::new(),
     }))
 }
@@ -192,10 +211,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let mut bp = Engine::<P>::new(EngineConfig::simple(0, schedulers).with_mutant(mutant));
         // Count conservation across versions: fold every counter's total in when its last half
         // reference goes (`free.rs` `release_count`).
-        bp.permission
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .retired_counts = Some(0);
+        {
+            let bst = bp.permission.get_mut().unwrap_or_else(|e| e.into_inner());
+            bst.retired_counts = Some(0);
+            bst.retired_timem = Some(0);
+        }
         let e = LoadEngine {
             code_ix: CodeIndex::new(),
             exports: (0..functions).map(|_| ExportEntry::new()).collect(),
@@ -204,7 +224,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
                 module: Module {
                     curr: std::ptr::null_mut(),
                     old: std::ptr::null_mut(),
-                    pattern: traced,
+                    patterns: if traced {
+                        vec![(0, CALL_COUNT)]
+                    } else {
+                        Vec::new()
+                    },
                 },
                 next_version: 1,
                 graveyard_versions: Vec::new(),
@@ -215,9 +239,16 @@ impl<P: ThreadProgress> LoadEngine<P> {
             mutant,
             functions,
             schedulers,
+            kills: false,
         };
         e.load().expect("first load");
         e
+    }
+
+    /// Let [`LoadEngine::purge_kill`] kill processes in old code (before the schedulers start).
+    pub fn with_kills(mut self) -> LoadEngine<P> {
+        self.kills = true;
+        self
     }
 
     /// Build a version with the module's pattern set in both halves of every breakpoint (the
@@ -235,38 +266,63 @@ impl<P: ThreadProgress> LoadEngine<P> {
         st.live_versions += 1;
         // SAFETY: just allocated; not yet published.
         let ver = unsafe { &*v };
-        if st.module.pattern {
+        if st.module.traced() {
             if patterns {
-                self.set_version_breakpoints(bst, ver);
+                self.set_version_breakpoints(bst, ver, &st.module.patterns);
             }
             ver.promised.store(true, Relaxed);
         }
         v
     }
 
-    /// Set call_count (legacy session) on every function of `ver`, both halves sharing one
-    /// counter, and patch the instructions: the state the finisher leaves after
-    /// `trace_pattern(true)`, written at once because no scheduler can reach `ver` (it is not
-    /// published; the code index commit, Release, publishes it). The commit-before-breakpoints
-    /// mutant calls it on a published version.
-    fn set_version_breakpoints(&self, bst: &mut Permission<'_>, ver: &CodeVersion) {
+    /// Set the module's patterns on every function of `ver`: per session a node, chained newest
+    /// first as staging chains them, both halves alike and sharing their counters (call_count,
+    /// call_time, call_memory), and the instruction patched: the state the finisher leaves after
+    /// each session's `trace_pattern(true)`, written at once because no scheduler can reach
+    /// `ver` (it is not published; the code index commit, Release, publishes it). The
+    /// commit-before-breakpoints mutant calls it on a published version.
+    fn set_version_breakpoints(
+        &self,
+        bst: &mut Permission<'_>,
+        ver: &CodeVersion,
+        patterns: &[(SessionId, FlagSet)],
+    ) {
         for (f, h) in ver.code.funcs.iter().enumerate() {
             assert!(
                 h.gen_bp.load(Relaxed).is_null(),
                 "version {} f{f} already has a breakpoint",
                 ver.number
             );
-            let node = GenericBp::new(bst.next_bp_id, 0, h.original);
-            bst.next_bp_id += 1;
-            bst.live_nodes += 1;
-            let count = BpCount::new(0, f);
-            for ix in 0..ERTS_NUM_BP_IX {
-                node.write_half(ix, |d| {
-                    d.flags = flags::COUNT | flags::COUNT_ACTIVE;
-                    d.count = Some(count.clone());
-                });
+            let mut head: *mut GenericBp = std::ptr::null_mut();
+            for &(session, fl) in patterns {
+                let node = GenericBp::new(bst.next_bp_id, session, h.original);
+                bst.next_bp_id += 1;
+                bst.live_nodes += 1;
+                let count = fl.call_count.then(|| BpCount::new(session, f));
+                let time = fl.call_time.then(|| crate::stage::new_timem(&self.bp, bst));
+                let memory = fl
+                    .call_memory
+                    .then(|| crate::stage::new_timem(&self.bp, bst));
+                for ix in 0..ERTS_NUM_BP_IX {
+                    node.write_half(ix, |d| {
+                        if count.is_some() {
+                            d.flags |= flags::COUNT | flags::COUNT_ACTIVE;
+                        }
+                        if time.is_some() {
+                            d.flags |= flags::TIME_TRACE | flags::TIME_TRACE_ACTIVE;
+                        }
+                        if memory.is_some() {
+                            d.flags |= flags::MEM_TRACE | flags::MEM_TRACE_ACTIVE;
+                        }
+                        d.count = count.clone();
+                        d.time = time.clone();
+                        d.memory = memory.clone();
+                    });
+                }
+                node.next.store(head, Relaxed);
+                head = Box::into_raw(node);
             }
-            h.gen_bp.store(Box::into_raw(node), Relaxed);
+            h.gen_bp.store(head, Relaxed);
             h.instr.store(OP_I_GENERIC_BREAKPOINT, Relaxed);
         }
     }
@@ -285,20 +341,24 @@ impl<P: ThreadProgress> LoadEngine<P> {
         ver.promised.store(false, Relaxed);
         for h in &ver.code.funcs {
             h.instr.store(h.original, Relaxed);
-            let g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
-            if g.is_null() {
-                continue;
-            }
-            // SAFETY: g was the only node in the slot (one session); permission held.
-            let node = unsafe { &*g };
-            assert!(node.next.load(Relaxed).is_null(), "a second session on m");
-            for ix in 0..ERTS_NUM_BP_IX {
-                let old = node.write_half(ix, std::mem::take);
-                if let Some(c) = old.count {
-                    crate::free::release_count(bst, c);
+            let mut g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
+            let mut steps = 0;
+            while !g.is_null() {
+                crate::engine::chain_step(&mut steps, &h.mfa);
+                // SAFETY: a node of the chain (one per session); permission held.
+                let node = unsafe { &*g };
+                for ix in 0..ERTS_NUM_BP_IX {
+                    let old = node.write_half(ix, std::mem::take);
+                    if let Some(c) = old.count {
+                        crate::free::release_count(bst, c);
+                    }
+                    for t in [old.time, old.memory].into_iter().flatten() {
+                        crate::free::release_timem(bst, t);
+                    }
                 }
+                bst.free_list.push(g);
+                g = node.next.load(Relaxed);
             }
-            bst.free_list.push(g);
         }
         crate::free::free(bst);
     }
@@ -362,7 +422,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
         if late_bps {
             // The mutant: the on_load patterns set after the commit, as a later trace_pattern.
             // SAFETY: v is live (the module table is about to own it; permission held).
-            self.set_version_breakpoints(&mut bst, unsafe { &*v });
+            self.set_version_breakpoints(&mut bst, unsafe { &*v }, &st.module.patterns);
         }
         if !blocking {
             self.bp.wait_unless(Mutant::LoadSkipWaitAfterCommit);
@@ -433,7 +493,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
         if bare && !ver.promised.load(Relaxed) {
             return; // untraced: nothing a local call could reach
         }
-        self.trace_pattern_on(bst, v, false);
+        self.clear_sessions_on(bst, v);
         assert!(
             !ver.promised.load(Relaxed)
                 && ver.code.funcs.iter().all(
@@ -449,7 +509,44 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// progress (PW, NonBlocking: the last return out of it happens before the free) and free it.
     /// Returns whether there was old code.
     pub fn purge(&self) -> Result<bool, LoadError> {
-        let mut st = lock(&self.permission);
+        self.purge_locked(lock(&self.permission))
+    }
+
+    /// `code:purge/1`: the processes still in the old version are killed, then it is purged.
+    /// The purger's `check_process_code` finds them (`in_code`), sends each an exit signal
+    /// (`CodeVersion::kill`) and waits until every one has exited (at its next scheduling point
+    /// it drops its frames without returning and discards its call_time pbts,
+    /// `LoadScheduler::take_signals`); then the soft purge's steps run (the check now passes,
+    /// unlink, PW, free). The wait is outside the block (under `Blocking` a process exits at a
+    /// progress point, where the world lock lets it run). No process can enter the version
+    /// meanwhile: it is old (no export entry of the active index holds it since the LW1 or the
+    /// block of the operation that made it old), and a local call needs a process in it. The
+    /// load-purge-skip-check mutant skips the check and the wait: the version is freed under
+    /// a process still in it, whose charge may be in flight. Returns whether there was old code.
+    pub fn purge_kill(&self) -> Result<bool, LoadError> {
+        assert!(
+            self.kills,
+            "purge_kill on an engine made without with_kills"
+        );
+        let st = lock(&self.permission);
+        let old = st.module.old;
+        if old.is_null() {
+            return Ok(false);
+        }
+        // SAFETY: old is live (module table; permission held until the free).
+        let ver = unsafe { &*old };
+        if !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) && ver.in_code.load(Relaxed) != 0 {
+            ver.kill.store(true, Relaxed);
+            crate::progress::spin_while(
+                || ver.in_code.load(Relaxed) != 0,
+                "code:purge of m: a killed process did not exit",
+            );
+        }
+        self.purge_locked(st)
+    }
+
+    /// The soft purge's steps under the module table's lock `st`.
+    fn purge_locked(&self, mut st: MutexGuard<'_, LoadStager>) -> Result<bool, LoadError> {
         let old = st.module.old;
         if old.is_null() {
             return Ok(false);
@@ -479,48 +576,94 @@ impl<P: ThreadProgress> LoadEngine<P> {
         Ok(true)
     }
 
-    /// `trace_pattern({m, '_', '_'}, true | false, [call_count])` on the current version: the
-    /// engine's `stage.rs` and finisher sequence (W0–W4, with their mutants) on the version's
-    /// code area. Returns the number of functions matched. `true` on a module already traced
-    /// changes nothing here: in ERTS it resets the counters (`erts_atomic_set_nob(&acount, 0)`
-    /// in `set_function_break`), which the models' count conservation (LP1) cannot follow.
+    /// `trace_pattern({m, '_', '_'}, true | false, [call_count])` in the legacy session on the
+    /// current version ([`LoadEngine::trace_pattern_spec`]). Returns the number of functions
+    /// matched.
     pub fn trace_pattern(&self, on: bool) -> usize {
-        let mut st = lock(&self.permission);
-        if on && st.module.pattern {
-            return if st.module.curr.is_null() {
-                0
-            } else {
-                self.functions
-            };
-        }
-        st.module.pattern = on;
-        let v = st.module.curr;
-        if v.is_null() {
-            return 0;
-        }
-        let mut bst = self.bp.seize();
-        self.trace_pattern_on(&mut bst, v, on)
+        self.trace_pattern_spec(on, &TraceSpec::from(CALL_COUNT))
+            .expect("the legacy session with call_count is always accepted")
     }
 
-    /// `trace_pattern` with call_count on every function of version `v` (the current one, or
-    /// the one a load makes old: `remove_old_breakpoints`): `stage.rs` in the staging half,
-    /// then `finisher.rs::finish_in` on the version's area. The promise is withdrawn before
-    /// staging (`false`) or made right after W2 (`true`), when every hit runs the new half.
-    fn trace_pattern_on(&self, bst: &mut Permission<'_>, v: *mut CodeVersion, on: bool) -> usize {
-        // SAFETY: v is live while the permission is held (current, or becoming old).
+    /// `trace:function(Session, {m, '_', '_'}, true | false, Flags)` on the current version:
+    /// the engine's `stage.rs` in the session's node and the finisher's one sequence (W0–W4,
+    /// with their mutants) on the version's code area. Flags: call_count, call_time and
+    /// call_memory (local, global, meta and match specs are not modelled on loaded versions:
+    /// `BadArg`). `true` adds the flags the session does not have yet and changes nothing for
+    /// those it has (ERTS resets their counters, `set_function_break`, which the count
+    /// conservation across versions cannot follow); `false` clears the given flags. The pattern
+    /// is recorded for the module, so the next load gives it to the new version. Returns the
+    /// number of functions matched (0 when the module has no current code).
+    pub fn trace_pattern_spec(&self, on: bool, spec: &TraceSpec) -> Result<usize, PatternError> {
+        let (session, fl) = (spec.session, spec.flags);
+        if fl.local || spec.global || spec.meta.is_some() || spec.ms.is_some() || !fl.counters() {
+            return Err(PatternError::BadArg(
+                "a loaded module takes call_count, call_time and call_memory only".into(),
+            ));
+        }
+        let mut st = lock(&self.permission);
+        let mut bst = self.bp.seize_for(session)?;
+        let had = st
+            .module
+            .patterns
+            .iter()
+            .find(|(s, _)| *s == session)
+            .map_or(FlagSet::default(), |&(_, f)| f);
+        // The flags this call changes: new ones for `true`, set ones for `false`.
+        let change = FlagSet {
+            local: false,
+            call_count: fl.call_count && (had.call_count != on),
+            call_time: fl.call_time && (had.call_time != on),
+            call_memory: fl.call_memory && (had.call_memory != on),
+        };
+        let now = FlagSet {
+            local: false,
+            call_count: had.call_count != change.call_count,
+            call_time: had.call_time != change.call_time,
+            call_memory: had.call_memory != change.call_memory,
+        };
+        // In place: the order of `patterns` is the order the sessions' nodes were chained in.
+        match st.module.patterns.iter().position(|(s, _)| *s == session) {
+            Some(i) if now.counters() => st.module.patterns[i].1 = now,
+            Some(i) => {
+                st.module.patterns.remove(i);
+            }
+            None if now.counters() => st.module.patterns.push((session, now)),
+            None => {}
+        }
+        let v = st.module.curr;
+        if v.is_null() {
+            return Ok(0);
+        }
+        if change.counters() {
+            let op = if on {
+                PatternOp::True
+            } else {
+                PatternOp::False
+            };
+            let traced = st.module.traced();
+            self.trace_pattern_on(&mut bst, v, session, op, change, traced);
+        }
+        Ok(self.functions)
+    }
+
+    /// `trace_pattern` of `fl` in `session` on every function of version `v` (the current
+    /// one): `stage.rs` in the staging half, then `finisher.rs::finish_in` on the version's
+    /// area. The promise follows `traced` (the module's patterns after this call): withdrawn
+    /// before staging, or made right after W2, when every hit runs the new half.
+    fn trace_pattern_on(
+        &self,
+        bst: &mut Permission<'_>,
+        v: *mut CodeVersion,
+        session: SessionId,
+        op: PatternOp,
+        fl: FlagSet,
+        traced: bool,
+    ) {
+        // SAFETY: v is live while the permission is held (the current version).
         let ver = unsafe { &*v };
         let area = area_of(ver);
         let funcs: Vec<FuncId> = (0..self.functions).collect();
-        let op = if on {
-            PatternOp::True
-        } else {
-            PatternOp::False
-        };
-        let fl = FlagSet {
-            call_count: true,
-            ..FlagSet::default()
-        };
-        if !on {
+        if !traced {
             ver.promised.store(false, Relaxed);
         }
         let staging = self.bp.staging_ix();
@@ -530,7 +673,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
                 bst,
                 area,
                 f,
-                0,
+                session,
                 staging,
                 op,
                 fl,
@@ -538,18 +681,76 @@ impl<P: ThreadProgress> LoadEngine<P> {
             );
         }
         let promised = &ver.promised;
-        self.bp.finish_in(
-            bst,
-            op,
-            Some((area, &funcs)),
-            &[(area, &funcs)],
-            &mut || {
-                if on {
+        let install = (op != PatternOp::False).then_some((area, &funcs[..]));
+        self.bp
+            .finish_in(bst, op, install, &[(area, &funcs)], &mut || {
+                if traced {
                     promised.store(true, Relaxed);
                 }
-            },
-        );
-        self.functions
+            });
+    }
+
+    /// Every session's breakpoints off version `v` in one sequence (`erts_clear_module_break`
+    /// without the block: stage each session's clear, then the finisher's W1–W4 on the version's
+    /// area), the promise withdrawn first. The NonBlocking removal of the old version's
+    /// breakpoints after a load or delete.
+    fn clear_sessions_on(&self, bst: &mut Permission<'_>, v: *mut CodeVersion) {
+        // SAFETY: v is live while the permission is held (becoming old).
+        let ver = unsafe { &*v };
+        let area = area_of(ver);
+        let funcs: Vec<FuncId> = (0..self.functions).collect();
+        ver.promised.store(false, Relaxed);
+        let staging = self.bp.staging_ix();
+        for &f in &funcs {
+            let sessions: Vec<SessionId> = crate::rest::chain(&self.bp, bst, area, f)
+                .map(|n| n.session)
+                .collect();
+            for s in sessions {
+                crate::stage::clear_session(&self.bp, bst, area, f, s, staging);
+            }
+        }
+        self.bp
+            .finish_in(bst, PatternOp::False, None, &[(area, &funcs)], &mut || {});
+    }
+
+    /// `trace:session_create/3` on the breakpoint engine.
+    pub fn create_session(&self, name: &str) -> Result<SessionId, SessionError> {
+        self.bp.create_session(name)
+    }
+
+    /// `trace:session_destroy/1` while the module is loaded: the session's breakpoints are
+    /// inert at once and cleared off the module's versions (and the engine's areas) by the
+    /// engine's one sequence; the module's pattern in that session is dropped. When the session
+    /// held the module's last pattern, the current version's promise is withdrawn first, and a
+    /// wait for thread progress lets every call that read the promise finish before the
+    /// session turns inert (the promise's check reads it last).
+    pub fn destroy_session(&self, s: SessionId) -> Result<bool, SessionError> {
+        let mut st = lock(&self.permission);
+        let funcs: Vec<FuncId> = (0..self.functions).collect();
+        let versions: Vec<*mut CodeVersion> = [st.module.curr, st.module.old]
+            .into_iter()
+            .filter(|v| !v.is_null())
+            .collect();
+        // SAFETY: live versions of the module table; its permission is held for the call.
+        let areas: Vec<(Area, &[FuncId])> = versions
+            .iter()
+            .map(|&v| (area_of(unsafe { &*v }), &funcs[..]))
+            .collect();
+        let had = st.module.patterns.iter().any(|(x, _)| *x == s);
+        let last = had && st.module.patterns.len() == 1;
+        let curr = st.module.curr;
+        let bp = &self.bp;
+        let r = self.bp.destroy_session_in(s, &areas, &mut || {
+            if last && !curr.is_null() {
+                // SAFETY: the current version, live (module table held).
+                unsafe { &*curr }.promised.store(false, Relaxed);
+                bp.progress.wait();
+            }
+        })?;
+        if r {
+            st.module.patterns.retain(|(x, _)| *x != s);
+        }
+        Ok(r)
     }
 
     /// Calls counted so far: the live counters of every version plus the totals folded in when
@@ -561,23 +762,79 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let mut n = bst
             .retired_counts
             .expect("the load engine folds its counters");
+        self.each_node(&st, &bst, &mut |node| {
+            let (a, s) = (node.snapshot_half(0).count, node.snapshot_half(1).count);
+            let same = matches!((&a, &s), (Some(x), Some(y)) if std::sync::Arc::ptr_eq(x, y));
+            for c in a.iter().chain(s.iter().filter(|_| !same)) {
+                n += c.acount.load(Relaxed);
+            }
+        });
+        n
+    }
+
+    /// Visit every breakpoint node of the module's live versions (under both permissions).
+    fn each_node(&self, st: &LoadStager, bst: &Permission<'_>, visit: &mut dyn FnMut(&GenericBp)) {
         for v in [st.module.curr, st.module.old] {
             if v.is_null() {
                 continue;
             }
-            // SAFETY: live versions of the module table; permission held.
             for f in 0..self.functions {
-                for node in crate::rest::chain(&self.bp, &bst, area_of(unsafe { &*v }), f) {
-                    let (a, s) = (node.snapshot_half(0).count, node.snapshot_half(1).count);
-                    let same =
-                        matches!((&a, &s), (Some(x), Some(y)) if std::sync::Arc::ptr_eq(x, y));
-                    for c in a.iter().chain(s.iter().filter(|_| !same)) {
-                        n += c.acount.load(Relaxed);
-                    }
+                // SAFETY: live versions of the module table; permission held.
+                for node in crate::rest::chain(&self.bp, bst, area_of(unsafe { &*v }), f) {
+                    visit(node);
                 }
             }
         }
+    }
+
+    /// Calls counted into call_time and call_memory objects so far: every pid's count in the
+    /// live objects of every version plus the counts folded in when objects were released
+    /// (`free.rs` `release_timem`). At rest (no call running), this is the sum of the
+    /// processes' [`Proc::timem_calls`](crate::process::Proc) (count conservation across
+    /// versions).
+    pub fn total_timed(&self) -> i64 {
+        let st = lock(&self.permission);
+        let bst = self.bp.seize();
+        let mut n = bst
+            .retired_timem
+            .expect("the load engine folds its call_time objects");
+        let mut seen: Vec<*const crate::timem::BpTimemTrace> = Vec::new();
+        self.each_node(&st, &bst, &mut |node| {
+            for ix in 0..ERTS_NUM_BP_IX {
+                let d = node.snapshot_half(ix);
+                for t in [d.time, d.memory].into_iter().flatten() {
+                    let p = std::sync::Arc::as_ptr(&t);
+                    if !seen.contains(&p) {
+                        seen.push(p);
+                        // At rest: no scheduler charges (the caller's contract).
+                        let mut tot = Totals::new();
+                        t.read_into(&mut tot);
+                        n += tot.values().map(|(c, _)| c).sum::<i64>();
+                    }
+                }
+            }
+        });
         n
+    }
+
+    /// At rest: `session`'s call_time (`time`) or call_memory object on function `f` of the
+    /// current version, totals per pid, through the active half; `None` if it has none.
+    pub fn current_timem(&self, session: SessionId, f: FuncId, time: bool) -> Option<Totals> {
+        let st = lock(&self.permission);
+        let bst = self.bp.seize();
+        let v = st.module.curr;
+        if v.is_null() {
+            return None;
+        }
+        // SAFETY: live version of the module table; permission held.
+        let node = crate::rest::chain(&self.bp, &bst, area_of(unsafe { &*v }), f)
+            .find(|n| n.session == session)?;
+        let d = node.snapshot_half(self.bp.active_ix());
+        let t = if time { d.time } else { d.memory }?;
+        let mut tot = Totals::new();
+        // At rest: no scheduler charges (the caller's contract).
+        t.read_into(&mut tot);
+        Some(tot)
     }
 
     /// The current version's number (0 if deleted).
@@ -613,6 +870,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
             }
         }
         let mut bps = 0;
+        let mut timem: Vec<*const crate::timem::BpTimemTrace> = Vec::new();
         for v in [st.module.curr, st.module.old] {
             if v.is_null() {
                 continue;
@@ -623,7 +881,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
                 return Err(format!("version {}: a process is still in it", ver.number));
             }
             let is_curr = v == st.module.curr;
-            let traced = is_curr && st.module.pattern;
+            let traced = is_curr && st.module.traced();
             if ver.promised.load(Relaxed) != traced {
                 return Err(format!("version {}: promise is not {traced}", ver.number));
             }
@@ -636,8 +894,30 @@ impl<P: ThreadProgress> LoadEngine<P> {
                         ver.number
                     ));
                 }
+                let sessions: Vec<SessionId> = crate::rest::chain(&self.bp, &bst, area_of(ver), f)
+                    .map(|n| n.session)
+                    .collect();
+                let mut want: Vec<SessionId> = if traced {
+                    st.module.patterns.iter().map(|(s, _)| *s).collect()
+                } else {
+                    Vec::new()
+                };
+                want.reverse(); // chained newest first
+                if sessions != want {
+                    return Err(format!(
+                        "version {} f{f}: sessions {sessions:?} chained, patterns {want:?}",
+                        ver.number
+                    ));
+                }
                 for node in crate::rest::chain(&self.bp, &bst, area_of(ver), f) {
                     bps += 1;
+                    let d = node.snapshot_half(0);
+                    for t in [&d.time, &d.memory].into_iter().flatten() {
+                        let p = std::sync::Arc::as_ptr(t);
+                        if !timem.contains(&p) {
+                            timem.push(p);
+                        }
+                    }
                     if !node.snapshot_half(0).same_as(&node.snapshot_half(1)) {
                         return Err(format!(
                             "version {} f{f}: halves differ at rest",
@@ -651,13 +931,19 @@ impl<P: ThreadProgress> LoadEngine<P> {
             .iter()
             .filter(|v| !v.is_null())
             .count() as u64;
-        if st.live_versions != versions || bst.live_nodes != bps || !bst.free_list.is_empty() {
+        if st.live_versions != versions
+            || bst.live_nodes != bps
+            || !bst.free_list.is_empty()
+            || bst.live_timem != timem.len() as u64
+        {
             return Err(format!(
-                "leak: {} versions and {} breakpoints live ({} on the free list), {versions} and \
-                 {bps} reachable",
+                "leak: {} versions, {} breakpoints and {} call_time/call_memory objects live ({} \
+                 on the free list), {versions}, {bps} and {} reachable",
                 st.live_versions,
                 bst.live_nodes,
-                bst.free_list.len()
+                bst.live_timem,
+                bst.free_list.len(),
+                timem.len()
             ));
         }
         Ok(())
@@ -715,6 +1001,16 @@ pub struct LoadScheduler<P: ThreadProgress> {
     /// The version this scheduler's process executes in across progress points (null: none):
     /// entered by `call_and_stay`, left by `return_out`; `local_call` runs its functions.
     held: *const CodeVersion,
+    /// The scheduler's process (pid = the scheduler's id), call-traced in every session: its
+    /// pbts and stack carry call_time/call_memory frames naming the versions' functions
+    /// (`process::Ci`), charged on return, at the next traced call and when it is scheduled out
+    /// (at every progress point and nap).
+    pub proc: Proc,
+    /// Processes of this scheduler killed by `code:purge/1` (`take_signals`).
+    pub killed: u64,
+    /// The process was killed and no new one has started: its local calls and its return do
+    /// nothing (the next remote call is a new process's).
+    dead: bool,
 }
 
 impl<P: ThreadProgress> LoadScheduler<P> {
@@ -729,8 +1025,15 @@ impl<P: ThreadProgress> LoadScheduler<P> {
             calls: 0,
             counted: 0,
             held: std::ptr::null(),
+            proc: Proc::new(Process {
+                pid: id as u64,
+                call_traced: u64::MAX,
+            }),
+            killed: 0,
+            dead: false,
         };
         s.enter();
+        s.sched.schedule_in(&mut s.proc);
         s
     }
 
@@ -758,14 +1061,53 @@ impl<P: ThreadProgress> LoadScheduler<P> {
         &self.engine
     }
 
-    /// A progress point; under `Blocking` also the point where a stopped world holds it.
+    /// A progress point; under `Blocking` also the point where a stopped world holds it. The
+    /// process is scheduled out before it (its running call_time charged to the function it is
+    /// in, in whichever version) and back in after.
     pub fn progress(&mut self) {
+        self.sched.schedule_out(&mut self.proc);
         self.sched.progress();
         self.leave();
         self.enter();
+        self.take_signals();
+        self.sched.schedule_in(&mut self.proc);
     }
 
+    /// Scheduled in: the process handles its signals first. An exit signal from `code:purge/1`
+    /// (the version it is in is marked `kill`) kills it: its frames are dropped without
+    /// returning (no return frame runs, no charge), its call_time and call_memory pbts are
+    /// discarded (ERTS frees them with the process, `delete_process`), and it leaves the
+    /// version (`in_code` decremented, what the purger waits for). Its earlier charges, made on
+    /// this thread, are before that decrement.
+    fn take_signals(&mut self) {
+        if self.held.is_null() || !self.engine.kills {
+            return;
+        }
+        // SAFETY: the process is in the version (`in_code` counts it), so purge has not freed it
+        // (the purger waits for this decrement, then PW).
+        let ver = unsafe { &*self.held };
+        ver.live
+            .assert_live(&|| format!("version {} of m (signal)", ver.number));
+        if !ver.kill.load(Relaxed) {
+            return;
+        }
+        let p = &mut self.proc;
+        p.stack.clear();
+        p.conts.clear();
+        p.time.clear();
+        p.memory.clear();
+        p.current = None;
+        let before = ver.in_code.fetch_sub(1, Relaxed);
+        assert!(before > 0, "version {}: in_code underflow", ver.number);
+        self.held = std::ptr::null();
+        self.killed += 1;
+        self.dead = true;
+    }
+
+    /// Go to sleep, the process scheduled out first (its charges are reads of the versions it
+    /// names, made while this scheduler is still awake).
     pub fn sleep(&mut self) {
+        self.sched.schedule_out(&mut self.proc);
         self.leave();
         self.sched.sleep();
     }
@@ -773,6 +1115,13 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     pub fn wake(&mut self) {
         self.sched.wake();
         self.enter();
+        self.take_signals();
+        self.sched.schedule_in(&mut self.proc);
+    }
+
+    /// Advance the scheduler's clock (call_time's time units).
+    pub fn advance(&mut self, dt: i64) {
+        self.sched.advance(dt);
     }
 
     /// A remote call `m:f()`: the active code index, the export entry's address for it, the
@@ -797,6 +1146,21 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     /// local calls are direct jumps within the code area), current or old, whatever the code
     /// index says now.
     pub fn local_call(&mut self, f: usize) -> CallSeen {
+        if self.dead {
+            // Killed by code:purge/1: nothing left to call from.
+            return CallSeen {
+                version: 0,
+                counted: false,
+                local: true,
+            };
+        }
+        self.proc.push_cont();
+        let seen = self.local_call_in(f);
+        self.sched.ret(&mut self.proc);
+        seen
+    }
+
+    fn local_call_in(&mut self, f: usize) -> CallSeen {
         assert!(
             !self.held.is_null(),
             "scheduler {}: a local call from no version",
@@ -814,14 +1178,20 @@ impl<P: ThreadProgress> LoadScheduler<P> {
         seen
     }
 
-    /// The process returns out of the version it is in (or exits).
+    /// The process returns out of the version it is in (or exits): its frames from the call
+    /// that entered it run first (a call_time return frame charges the version's function, the
+    /// version still counted in `in_code`), then it leaves the version.
     pub fn return_out(&mut self) {
-        let v = std::mem::replace(&mut self.held, std::ptr::null());
+        if std::mem::take(&mut self.dead) {
+            return; // killed by code:purge/1: it already left the version
+        }
         assert!(
-            !v.is_null(),
+            !self.held.is_null(),
             "scheduler {}: return from no version",
             self.id
         );
+        self.sched.ret(&mut self.proc);
+        let v = std::mem::replace(&mut self.held, std::ptr::null());
         // SAFETY: a held version is freed only after purge saw `in_code == 0` (so after this
         // decrement) and waited for thread progress (PW), which this scheduler's next progress
         // point ends: this access happens before the free (docs/nonblocking-load.md §3).
@@ -833,6 +1203,18 @@ impl<P: ThreadProgress> LoadScheduler<P> {
     }
 
     fn remote(&mut self, f: usize, stay: bool) -> CallSeen {
+        self.dead = false; // a killed process's successor
+        self.proc.push_cont();
+        let seen = self.remote_in(f, stay);
+        if !stay || seen.version == 0 {
+            // Returned (or `undef`): its frames run now. A call that stays keeps them on the
+            // stack until `return_out`.
+            self.sched.ret(&mut self.proc);
+        }
+        seen
+    }
+
+    fn remote_in(&mut self, f: usize, stay: bool) -> CallSeen {
         let e = &*self.engine;
         assert!(
             e.protocol != LoadProtocol::Blocking || self.inside.is_some(),
@@ -888,8 +1270,12 @@ impl<P: ThreadProgress> LoadScheduler<P> {
         // What `hit_in` dereferences is live: a node in the slot of a patched function is
         // freed only after it was unlinked and W4 passed, or, for a whole version, after LW1 /
         // under the block (invariant I1 of docs/protocol.md, docs/nonblocking-load.md §3).
-        let process = Process::new(self.id as u64);
-        let instr = self.sched.hit_in(area_of(ver), f, f, &process, None);
+        self.sched.advance(1);
+        let process = self.proc.p;
+        let instr = self
+            .sched
+            .hit_in(area_of(ver), f, f, &process, Some(&mut self.proc));
+        self.proc.current = Some(f);
         let hit = self.sched.hits.pop().expect("hit_in records every hit");
         assert_eq!(
             instr, ver.code.funcs[f].original,
@@ -897,10 +1283,13 @@ impl<P: ThreadProgress> LoadScheduler<P> {
             ver.number
         );
         let counted = hit.flags & flags::COUNT_ACTIVE != 0;
+        let ran = hit.flags
+            & (flags::COUNT_ACTIVE | flags::TIME_TRACE_ACTIVE | flags::MEM_TRACE_ACTIVE)
+            != 0;
         // Read last: a withdrawn promise is stored before anything a call could see of the
         // withdrawal (trace_pattern T1 / the loader before its clear), a made one after every
         // hit can see the breakpoint (after W2 / before publication).
-        if ver.promised.load(Relaxed) && !counted {
+        if ver.promised.load(Relaxed) && !ran {
             panic!(
                 "a mix: scheduler {} ran version {} of m:f{f}/0 without its breakpoints",
                 self.id, ver.number

@@ -24,7 +24,7 @@ use crate::engine::{Engine, Permission};
 use crate::mutant::{self, Mutant};
 use crate::ordering::Site;
 use crate::progress::ThreadProgress;
-use crate::sync::{lock, ord, yield_now, Ordering::Relaxed, Ordering::Release};
+use crate::sync::{lock, ord, Ordering::Relaxed, Ordering::Release};
 use crate::timem::{BpTimemTrace, Totals};
 use std::sync::Arc as Refc;
 
@@ -226,15 +226,10 @@ impl<P: ThreadProgress> Engine<P> {
         // B4 (liveness, not safety): let every parked scheduler leave its park before the
         // permission goes, so back-to-back blocks cannot starve them (ERTS wakes blocked
         // threads on unblock). Relaxed: see the counter's comment in hit.rs.
-        let mut spins: u64 = 0;
-        while self.stw_parked.load(Relaxed) != 0 {
-            spins += 1;
-            assert!(
-                spins < crate::progress::WAIT_SPIN_LIMIT,
-                "parked schedulers never left after unblock"
-            );
-            yield_now();
-        }
+        crate::progress::spin_while(
+            || self.stw_parked.load(Relaxed) != 0,
+            "parked schedulers never left after unblock",
+        );
         out
     }
 }

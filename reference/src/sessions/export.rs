@@ -38,6 +38,13 @@ pub enum Area {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VersionArea(pub(crate) *const CodeArea);
 
+// SAFETY: a `VersionArea` only names a `CodeArea`, whose words are atomics (`FuncHeader`) shared
+// by every scheduler; it is dereferenced under the rules of its type (above), on whichever
+// thread holds it (a process's pbt or return frame, `process::Ci`, moves with the process).
+unsafe impl Send for VersionArea {}
+// SAFETY: as above: shared reads of atomics only.
+unsafe impl Sync for VersionArea {}
+
 /// Build the export area for `exported` functions of `code`.
 pub(crate) fn export_area(code: &CodeArea, exported: &[FuncId]) -> (CodeArea, Vec<FuncId>) {
     let funcs = exported

@@ -13,6 +13,7 @@
 //!   Every later query about the session fails with [`SessionError::Destroyed`].
 
 use crate::bp::SessionId;
+use crate::code::FuncId;
 use crate::engine::Engine;
 use crate::export::Area;
 use crate::mutant::{self, Mutant};
@@ -270,6 +271,20 @@ impl<P: ThreadProgress> Engine<P> {
     /// `trace:session_destroy/1`. Returns `Ok(false)` if the session was already destroyed
     /// (ERTS returns false when it is not alive).
     pub fn destroy_session(&self, s: SessionId) -> Result<bool, SessionError> {
+        self.destroy_session_in(s, &[], &mut || {})
+    }
+
+    /// [`Engine::destroy_session`], also clearing the session's breakpoints on the entries of
+    /// `more` (the code areas of loaded versions, `load.rs`: the caller holds the module table,
+    /// so the versions outlive the call) in the same sequence. `before` runs under the
+    /// permission before the session turns inert (the load engine withdraws a version's promise
+    /// there when the session held its last pattern).
+    pub(crate) fn destroy_session_in(
+        &self,
+        s: SessionId,
+        more: &[(Area, &[FuncId])],
+        before: &mut dyn FnMut(),
+    ) -> Result<bool, SessionError> {
         if s == 0 {
             return Err(SessionError::Legacy);
         }
@@ -279,6 +294,10 @@ impl<P: ThreadProgress> Engine<P> {
             .get(s as usize)
             .ok_or(SessionError::OutOfRange { session: s })?;
         let mut st = self.seize();
+        if slot.state.load(Relaxed) != state::ALIVE {
+            return Ok(false);
+        }
+        before();
         // cmpxchg(ALIVE → CLEARING): from here its breakpoints are inert (hit path step 1).
         if slot
             .state
@@ -296,8 +315,16 @@ impl<P: ThreadProgress> Engine<P> {
         for &x in &exps {
             crate::stage::clear_session(self, &mut st, Area::Export, x, s, staging);
         }
+        for &(area, fs) in more {
+            for &f in fs {
+                crate::stage::clear_session(self, &mut st, area, f, s, staging);
+            }
+        }
         let old = slot.tracer.swap(std::ptr::null_mut(), Relaxed);
-        self.finish(&mut st, PatternOp::False, None, &code, &exps);
+        // `finish` over the engine's two areas and the versions' (the same one sequence).
+        let mut areas: Vec<(Area, &[FuncId])> = vec![(Area::Code, &code), (Area::Export, &exps)];
+        areas.extend_from_slice(more);
+        self.finish_in(&mut st, PatternOp::False, None, &areas, &mut || {});
         drop(st);
         self.retire_tracer(old);
         slot.state.store(state::DEAD, Relaxed);

@@ -9,7 +9,11 @@
 //! - one loader thread: load a new version (purge first when ERTS says `not_purged`), delete,
 //!   purge; a purge refused because a process is still in the old code (`OldCodeInUse`) is
 //!   retried;
-//! - one stager thread: `trace_pattern` on and off on the module.
+//! - one stager thread: `trace_pattern` on and off on the module, call_count in the legacy
+//!   session and call_time in a second session (two sessions chained on every function of a
+//!   version while both are on), so processes carry call_time frames and pbts naming versions'
+//!   functions across loads, removals and purges (charged at calls, returns and every
+//!   schedule-out: progress points and naps).
 //!
 //! Checked at run time, on every call: what the engine asserts itself (the promise of
 //! docs/nonblocking-load.md §2: a call into a version whose promise is made counts, its code and
@@ -17,8 +21,10 @@
 //! words of versions and breakpoints: nothing read after its free, in checked builds where freed
 //! memory is poisoned and kept), and here: a local call runs the version the process is in, a
 //! counted call ran a version, a remote call's version was loaded. At the end, every thread
-//! stopped: `check_at_rest` and the count conservation (the calls the schedulers counted equal
-//! the module's live and retired counters: no count lost or doubled).
+//! stopped: `check_at_rest` and the count conservation across versions, for call_count (the calls
+//! the schedulers counted equal the module's live and retired counters) and for call_time (the
+//! calls the processes counted into call_time objects equal the objects' counts, live and
+//! folded in when released): no count lost or doubled.
 //!
 //! Every loop is bounded: the schedulers by their share of `hits` and `max_time`; the loader and
 //! the stager by the schedulers' end and `max_time`; the purge retries and the pacing waits by
@@ -117,6 +123,9 @@ pub struct LoadTortureReport {
     /// The calls counted by the schedulers and the module's counters at the end (equal, or a
     /// violation).
     pub total_count: u64,
+    /// The calls counted into call_time objects by the processes and the objects' counts at the
+    /// end, live and released (equal, or a violation).
+    pub total_timed: u64,
     pub violation: Option<String>,
 }
 
@@ -138,7 +147,7 @@ impl LoadTortureReport {
 
     pub fn describe(&self) -> String {
         format!(
-            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} trace_pattern={} naps={} total_count={} seconds={:.1}{}",
+            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}",
             self.hits,
             self.calls_per_second(),
             self.counted,
@@ -152,6 +161,7 @@ impl LoadTortureReport {
             self.trace_patterns,
             self.naps,
             self.total_count,
+            self.total_timed,
             self.seconds,
             if self.timed_out { " (time bound reached)" } else { "" }
         )
@@ -206,6 +216,8 @@ struct SchedStats {
     undef: u64,
     stays: u64,
     naps: u64,
+    /// Calls the process counted into call_time objects.
+    timed: u64,
 }
 
 /// Run the load torture. A violation is returned in the report, never a panic.
@@ -232,6 +244,10 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         true,
         cfg.mutant,
     ));
+    // The second session, whose call_time the stager switches on and off.
+    let timed = e
+        .create_session("load-torture")
+        .map_err(|er| format!("session: {er}"))?;
     let sh = Arc::new(Shared {
         deadline: start + cfg.max_time,
         stop: std::sync::atomic::AtomicBool::new(false),
@@ -254,7 +270,7 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     };
     let stager = {
         let (e, sh, seed) = (e.clone(), sh.clone(), cfg.seed);
-        std::thread::spawn(move || stager(&e, &sh, seed))
+        std::thread::spawn(move || stager(&e, &sh, seed, timed))
     };
     let mut rep = LoadTortureReport::default();
     for (id, h) in scheds.into_iter().enumerate() {
@@ -270,6 +286,7 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         rep.undef_calls += s.undef;
         rep.stays += s.stays;
         rep.naps += s.naps;
+        rep.total_timed += s.timed;
     }
     sh.stop.store(true, Relaxed);
     let (loads, deletes, purges, refusals) = loader.join().unwrap_or_else(|p| {
@@ -299,6 +316,13 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
                 return Err(format!(
                     "count conservation: the schedulers counted {} calls, the module's counters hold {total}",
                     rep.counted
+                ));
+            }
+            let timed = e.total_timed();
+            if timed != rep.total_timed as i64 {
+                return Err(format!(
+                    "call_time count conservation: the processes counted {} calls, the module's call_time objects hold {timed}",
+                    rep.total_timed
                 ));
             }
             Ok(total)
@@ -352,6 +376,7 @@ fn scheduler(
         }
     };
     st.counted = s.counted;
+    st.timed = s.proc.timem_calls;
     if failed {
         // Asleep so that the loader's waits end; never touch the (maybe freed) version again.
         s.sleep();
@@ -566,14 +591,26 @@ fn purge(e: &LoadEngine<Qsbr>, sh: &Shared, out: &mut (u64, u64, u64, u64)) -> R
     }
 }
 
-/// The stager: trace_pattern on and off on the module. Returns the calls made.
-fn stager(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64) -> u64 {
+/// The stager: trace_pattern on and off on the module, call_count in the legacy session or
+/// call_time in session `timed`. Returns the calls made.
+fn stager(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64, timed: crate::bp::SessionId) -> u64 {
     let mut n = 0;
+    let call_time = crate::calltrace::TraceSpec::from(crate::pattern::FlagSet {
+        call_time: true,
+        ..Default::default()
+    })
+    .session(timed);
     let r = catch_unwind(AssertUnwindSafe(|| {
         let mut rng = Rng::new(seed ^ 0x57A6_E500);
         while !sh.stopped() {
             // Mostly on: a traced module is what the loads must keep traced.
-            e.trace_pattern(rng.chance(3, 4));
+            let on = rng.chance(3, 4);
+            if rng.chance(1, 2) {
+                e.trace_pattern(on);
+            } else if let Err(er) = e.trace_pattern_spec(on, &call_time) {
+                sh.fail("stager", format!("call_time: {er}"));
+                return;
+            }
             n += 1;
             sh.operation_done();
             if rng.chance(1, 4) {

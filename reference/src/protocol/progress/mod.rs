@@ -68,3 +68,15 @@ pub trait ThreadProgress: Send + Sync + Sized + 'static {
 /// Upper bound on spins in any wait loop (TigerBeetle: a limit on every loop). Reached only if a
 /// managed thread stops reporting progress without going to sleep, which is a bug in the caller.
 pub const WAIT_SPIN_LIMIT: u64 = 1 << 34;
+
+/// Yield while `busy()` holds, at most [`WAIT_SPIN_LIMIT`] times (then panic with `what`): the
+/// bounded spin of a thread that waits for other threads to leave a state (parked schedulers
+/// after an unblock, killed processes before a purge).
+pub(crate) fn spin_while(mut busy: impl FnMut() -> bool, what: &str) {
+    let mut spins: u64 = 0;
+    while busy() {
+        spins += 1;
+        assert!(spins < WAIT_SPIN_LIMIT, "{what} ({spins} spins)");
+        crate::sync::yield_now();
+    }
+}
