@@ -226,7 +226,8 @@ fn call_time_charges_at_return_and_at_the_next_hit() {
 /// names a function of a version the process left by a tail call, so `check_process_code`
 /// (which looks at the instruction pointer, the stack's continuation pointers and the saved
 /// stack trace) does not find it there. As ERTS checks, the purge frees the version and a later
-/// charge reads its slot (`no-use-after-free`), under the soft purge and the killing one
+/// charge reads its slot (`no-use-after-free`), under both protocols (ERTS loads a traced
+/// module with the blocking one), the soft purge and the killing one
 /// (the kill goes to no process: none is found; one scheduler, 3 calls: the two-scheduler
 /// model takes 9 s in release); a check that also looks at the call_time state (`check_pbt`)
 /// holds.
@@ -237,6 +238,7 @@ fn call_time_state_after_a_tail_call_out_of_old_code() {
         m.calls = 3;
     });
     for base in [
+        LoadModel::classic(LoadProtocol::Blocking),
         LoadModel::classic(LoadProtocol::NonBlocking),
         one_sched_kill,
     ] {
@@ -249,6 +251,13 @@ fn call_time_state_after_a_tail_call_out_of_old_code() {
         let fixed = m.with(|m| m.check_pbt = true);
         let r = run(&fixed);
         assert!(r.violated.is_empty(), "{}: {:?}", fixed.name(), r.violated);
-        assert!(r.reached, "{}", fixed.name());
+        // Blocking clears the old breakpoints before the commit: no charge finds an old
+        // node linked, so its call_time reachability is not found (as without tail calls).
+        assert_eq!(
+            r.reached,
+            fixed.protocol == LoadProtocol::NonBlocking,
+            "{}",
+            fixed.name()
+        );
     }
 }
