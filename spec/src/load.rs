@@ -23,6 +23,15 @@
 //!   version after running a patched function is charged at schedule-out (a read of that
 //!   function's slot, whatever its instruction says, then a write to the node), until it
 //!   returns or is killed (its call_time state discarded uncharged).
+//!   The state is also charged at return and at the next hit of a patched function (ERTS's
+//!   three charge points: `erts_schedule_time_break`, `erts_call_trace_return`,
+//!   `erts_trace_call_acc`).
+//! - `sessions` (1 or 2): each traced version's slot chains a node per session; with 2 the
+//!   load links both sessions' nodes, and the second session is destroyed (unlink, grace
+//!   period, free) after the first load that makes a version old.
+//! - `tail_calls` (with `call_time`): a process may tail-call out of the version it stays in,
+//!   its call_time state still naming the function it left; `check_pbt`: the purge's
+//!   `check_process_code` also finds such a process (ERTS's does not).
 //! - `loads`, `fresh` (the module is not loaded at first: the first load makes nothing old),
 //!   `schedulers` (1 or 2, one process each), `calls`, `locals`.
 //!
@@ -31,8 +40,10 @@
 //! breakpoint node), `no-uncommitted-call` (a call never enters a version that no commit has
 //! published: the staging slot is the loader's alone). Reachability: `calls-new-version`,
 //! `local-call-in-old-code`, with `Kill` `purge-kills`, and with `call_time`
-//! `charge-in-old-code` (a charge read the linked slot of a version no longer current). Mutants: [`LoadSpecMutant`], each
-//! killed (spec/tests/spec_load.rs).
+//! `charge-in-old-code`, `charge-at-return-in-old-code`, `charge-at-hit-in-old-code` (a charge
+//! at schedule-out, at return, at the next hit read the linked slot of a version no longer
+//! current), with 2 sessions `destroy-in-old-code`. Mutants: [`LoadSpecMutant`], each killed
+//! (spec/tests/spec_load.rs).
 
 use bpspec_reference::LoadProtocol;
 use stateright::{Model, Property};
@@ -40,8 +51,9 @@ use stateright::{Model, Property};
 /// A broken variant of the loader. The first five are the engine mutants of the same names
 /// (`Mutant::LOAD`; `load-purge-skip-wait` is not here: in the `Two` order its wait follows the
 /// check, and with atomic, sequentially consistent steps a return is never unordered with the
-/// free after it, so only loom sees that one). The last three exist in the spec only: they act
-/// on the `Three` index scheme and on the killing purge, which the engine does not have.
+/// free after it, so only loom sees that one). The last five exist in the spec only: they act
+/// on the `Three` index scheme, the killing purge, sessions and call_time on loaded versions,
+/// which the engine does not have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoadSpecMutant {
     /// `load-commit-before-breakpoints`.
@@ -1041,7 +1053,10 @@ pub struct LoadRun {
     /// Whether every reachability property of the model was found: a call reached the version
     /// of the last load (`calls-new-version`), a local call ran a version after it became old
     /// (`local-call-in-old-code`), with `Kill` a purge killed a process (`purge-kills`), and
-    /// with `call_time` a charge read the linked slot of an old version (`charge-in-old-code`).
+    /// with `call_time` a charge at schedule-out, at return and at the next hit each read the
+    /// linked slot of an old version (`charge-in-old-code`, `charge-at-return-in-old-code`,
+    /// `charge-at-hit-in-old-code`), and with 2 sessions a destroy began while a process was in
+    /// old code (`destroy-in-old-code`).
     pub reached: bool,
     pub states: usize,
     pub unique: usize,
@@ -1053,7 +1068,8 @@ impl LoadModel {
     /// The model's name in results rows and shard keys: `load-blocking` / `load-nonblocking`
     /// for [`LoadModel::classic`], and `load-nonblocking-kill` / `load-nonblocking-3ix-kill`
     /// for the others (the index scheme when `Three`, the purge when `Kill`), with
-    /// `-call-time` when `call_time`.
+    /// `-sessions` for 2 sessions, `-call-time` when `call_time`, `-tail-call` when
+    /// `tail_calls` and `-check-pbt` when `check_pbt`.
     pub fn name(&self) -> String {
         let mut n = format!("load-{}", self.protocol.name());
         if self.code_ix == CodeIx::Three {
