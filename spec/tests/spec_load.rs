@@ -185,15 +185,20 @@ fn sessions_on_loaded_code() {
         let r = run(&m);
         assert!(r.violated.is_empty(), "{}: {:?}", m.name(), r.violated);
         assert!(r.reached, "{}", m.name());
-        let r = run(&m
-            .clone()
-            .with_mutant(LoadSpecMutant::SessionDestroySkipGrace));
-        assert!(
-            r.violated.contains(&"no-use-after-free"),
-            "{:?}",
-            r.violated
-        );
+        assert_killed(&m, LoadSpecMutant::SessionDestroySkipGrace);
     }
+}
+
+/// `mu` on `m` is killed by its property.
+fn assert_killed(m: &LoadModel, mu: LoadSpecMutant) {
+    let r = run(&m.clone().with_mutant(mu));
+    assert!(
+        r.violated.contains(&mu.killed_by()),
+        "{} on {}: {:?}",
+        mu.name(),
+        m.name(),
+        r.violated
+    );
 }
 
 /// The charges of call_time at return and at the next hit: every `-call-time` model reaches
@@ -212,14 +217,7 @@ fn call_time_charges_at_return_and_at_the_next_hit() {
     // the plan's (`every_plan_model_holds`).
     let r = run(&m);
     assert!(r.violated.is_empty(), "{:?}", r.violated);
-    let r = run(&m
-        .clone()
-        .with_mutant(LoadSpecMutant::RemovalSkipReturnCharge));
-    assert!(
-        r.violated.contains(&"no-use-after-free"),
-        "{:?}",
-        r.violated
-    );
+    assert_killed(&m, LoadSpecMutant::RemovalSkipReturnCharge);
 }
 
 /// The open question of docs/nonblocking-load.md §7: a process's call_time state (`pbt.ci`)
