@@ -23,6 +23,15 @@
 //!   version after running a patched function is charged at schedule-out (a read of that
 //!   function's slot, whatever its instruction says, then a write to the node), until it
 //!   returns or is killed (its call_time state discarded uncharged).
+//!   The state is also charged at return and at the next hit of a patched function (ERTS's
+//!   three charge points: `erts_schedule_time_break`, `erts_call_trace_return`,
+//!   `erts_trace_call_acc`).
+//! - `sessions` (1 or 2): each traced version's slot chains a node per session; with 2 the
+//!   load links both sessions' nodes, and the second session is destroyed (unlink, grace
+//!   period, free) after the first load that makes a version old.
+//! - `tail_calls` (with `call_time`): a process may tail-call out of the version it stays in,
+//!   its call_time state still naming the function it left; `check_pbt`: the purge's
+//!   `check_process_code` also finds such a process (ERTS's does not).
 //! - `loads`, `fresh` (the module is not loaded at first: the first load makes nothing old),
 //!   `schedulers` (1 or 2, one process each), `calls`, `locals`.
 //!
@@ -31,8 +40,10 @@
 //! breakpoint node), `no-uncommitted-call` (a call never enters a version that no commit has
 //! published: the staging slot is the loader's alone). Reachability: `calls-new-version`,
 //! `local-call-in-old-code`, with `Kill` `purge-kills`, and with `call_time`
-//! `charge-in-old-code` (a charge read the linked slot of a version no longer current). Mutants: [`LoadSpecMutant`], each
-//! killed (spec/tests/spec_load.rs).
+//! `charge-in-old-code`, `charge-at-return-in-old-code`, `charge-at-hit-in-old-code` (a charge
+//! at schedule-out, at return, at the next hit read the linked slot of a version no longer
+//! current), with 2 sessions `destroy-in-old-code`. Mutants: [`LoadSpecMutant`], each killed
+//! (spec/tests/spec_load.rs).
 
 use bpspec_reference::LoadProtocol;
 use stateright::{Model, Property};
@@ -40,8 +51,9 @@ use stateright::{Model, Property};
 /// A broken variant of the loader. The first five are the engine mutants of the same names
 /// (`Mutant::LOAD`; `load-purge-skip-wait` is not here: in the `Two` order its wait follows the
 /// check, and with atomic, sequentially consistent steps a return is never unordered with the
-/// free after it, so only loom sees that one). The last three exist in the spec only: they act
-/// on the `Three` index scheme and on the killing purge, which the engine does not have.
+/// free after it, so only loom sees that one). The last five exist in the spec only: they act
+/// on the `Three` index scheme, the killing purge, sessions and call_time on loaded versions,
+/// which the engine does not have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoadSpecMutant {
     /// `load-commit-before-breakpoints`.
@@ -63,10 +75,17 @@ pub enum LoadSpecMutant {
     /// `load-purge-kill-skip-down`: the killing purge frees the old version right after sending
     /// the kills, without waiting for the killed processes to exit (`'DOWN'`).
     PurgeKillSkipDown,
+    /// `load-session-destroy-skip-grace`: a session's destroy frees its nodes (the old
+    /// version's among them) right after unlinking them, without the grace period.
+    SessionDestroySkipGrace,
+    /// `load-removal-skip-return-charge`: the removal's wait does not wait for a charge at
+    /// return in flight (a scheduler between the read of the slot and the write to the node
+    /// counts as passed).
+    RemovalSkipReturnCharge,
 }
 
 impl LoadSpecMutant {
-    pub const ALL: [LoadSpecMutant; 8] = [
+    pub const ALL: [LoadSpecMutant; 10] = [
         LoadSpecMutant::CommitBeforeBreakpoints,
         LoadSpecMutant::SkipWaitAfterCommit,
         LoadSpecMutant::BlockingWithoutBlock,
@@ -75,6 +94,8 @@ impl LoadSpecMutant {
         LoadSpecMutant::TwoCodeIx,
         LoadSpecMutant::PurgeSkipGrace,
         LoadSpecMutant::PurgeKillSkipDown,
+        LoadSpecMutant::SessionDestroySkipGrace,
+        LoadSpecMutant::RemovalSkipReturnCharge,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -86,6 +107,8 @@ impl LoadSpecMutant {
             LoadSpecMutant::TwoCodeIx => "load-two-code-ix",
             LoadSpecMutant::PurgeSkipGrace => "load-purge-skip-grace",
             LoadSpecMutant::PurgeKillSkipDown => "load-purge-kill-skip-down",
+            LoadSpecMutant::SessionDestroySkipGrace => "load-session-destroy-skip-grace",
+            LoadSpecMutant::RemovalSkipReturnCharge => "load-removal-skip-return-charge",
         }
     }
     /// Whether the engine has a mutant of the same name (`bpspec_reference::Mutant`).
@@ -95,6 +118,8 @@ impl LoadSpecMutant {
             LoadSpecMutant::TwoCodeIx
                 | LoadSpecMutant::PurgeSkipGrace
                 | LoadSpecMutant::PurgeKillSkipDown
+                | LoadSpecMutant::SessionDestroySkipGrace
+                | LoadSpecMutant::RemovalSkipReturnCharge
         )
     }
     /// The protocol the mutant breaks.
@@ -117,6 +142,10 @@ impl LoadSpecMutant {
         let base = match self {
             LoadSpecMutant::TwoCodeIx | LoadSpecMutant::PurgeSkipGrace => LoadModel::erts(),
             LoadSpecMutant::PurgeKillSkipDown => LoadModel::kill(),
+            LoadSpecMutant::SessionDestroySkipGrace => LoadModel::sessions(),
+            LoadSpecMutant::RemovalSkipReturnCharge => {
+                LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.call_time = true)
+            }
             _ => LoadModel::classic(self.protocol()),
         };
         base.with_mutant(self)
@@ -165,13 +194,15 @@ pub struct Ver {
     pub bp: bool,
     pub promised: bool,
     pub freed: bool,
-    /// Its breakpoint node was freed.
-    pub node_freed: bool,
+    /// Its breakpoint nodes that were freed, one bit per session (bit 0: the first session,
+    /// bit 1: the second).
+    pub node_freed: u8,
     /// A commit has made it active (a staged version is the loader's until then).
     pub published: bool,
-    /// Its breakpoint slot holds the node (a charge reads the slot whatever the instruction
-    /// says; the removal unlinks it with the uninstall, before its wait).
-    pub linked: bool,
+    /// The sessions whose node its breakpoint slot holds, one bit per session (a charge
+    /// reads the slot whatever the instruction says; the removal unlinks them with the
+    /// uninstall, before its wait; a session's destroy unlinks that session's).
+    pub linked: u8,
 }
 
 /// Where a scheduler is in a call.
@@ -182,13 +213,17 @@ pub enum Sched {
     HasIx(u8),
     /// Read the export address: inside this version.
     HasVer(u8),
-    /// A local call into the version the process is in: read its first instruction (patched
-    /// or not), about to run it (and its breakpoint node if patched).
-    Local(u8, bool),
-    /// A call_time charge at schedule-out (`call_time`): read the slot of the function its
-    /// call_time state names, in this version (the node linked or not), about to add to the
-    /// node.
-    Charge(u8, bool),
+    /// A local call into the version the process is in: read its first instruction and, if
+    /// patched, the chain of nodes it found (a session mask, 0: unpatched), about to run it
+    /// and its nodes.
+    Local(u8, u8),
+    /// A call_time charge at schedule-out or at the next hit of a patched function
+    /// (`call_time`): read the slot of the function its call_time state names, in this
+    /// version (the session mask of the nodes linked there), about to add to the nodes.
+    Charge(u8, u8),
+    /// A call_time charge at return (`call_time`): as `Charge`; the process leaves the
+    /// version and its call_time state is cleared after the write.
+    Ret(u8, u8),
 }
 
 /// A scheduler and its one process.
@@ -238,6 +273,14 @@ pub struct LState {
     pub killed: bool,
     /// A call_time charge read the linked slot of a version that is no longer current.
     pub charged_old: bool,
+    /// A charge at return did.
+    pub charged_ret: bool,
+    /// A charge at the next hit did.
+    pub charged_hit: bool,
+    /// The sessions alive (bit mask); a load links the nodes of these.
+    pub live: u8,
+    /// A session was destroyed while a process was in a version no longer current.
+    pub destroyed_old: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -253,7 +296,13 @@ pub enum LAction {
     /// A call_time charge: read the slot, then add to the node (`call_time`).
     ChargeRead(u8),
     ChargeRun(u8),
+    /// Return (with a call_time state, `call_time`: the read of the charge at return).
     Return(u8),
+    /// The write of the charge at return.
+    ReturnRun(u8),
+    /// `tail_calls`: the process tail-calls out of the version (it leaves it; its call_time
+    /// state still names the function it left).
+    TailOut(u8),
     Progress(u8),
     /// The process handles the purge's kill: its frames are dropped without returning.
     Exit(u8),
@@ -305,6 +354,13 @@ pub enum Step {
     /// `Blocking`: purge under the block (soft: refused while a process is in it).
     PurgeBlocked(u8),
     BlockOff,
+    /// `sessions` 2: the second session is destroyed (`trace:session_destroy/1`): its nodes
+    /// unlinked from every version's slot.
+    DestroyUnlink,
+    /// The destroy's wait (the grace period before the free) ends.
+    DestroyWaitEnd,
+    /// The destroyed session's nodes freed, in every version.
+    DestroyFree,
 }
 
 /// The model: `calls` remote calls by each of `schedulers` schedulers (the first of which may
@@ -329,6 +385,17 @@ pub struct LoadModel {
     /// running a patched function is charged at schedule-out (a read of that function's slot
     /// and a write to its node), until it returns or is killed.
     pub call_time: bool,
+    /// Trace sessions (1 or 2) whose breakpoints are chained on each traced version's
+    /// function; with 2 a load links both sessions' nodes on the new version, and the second
+    /// session is destroyed once, after the first load that makes a version old.
+    pub sessions: u8,
+    /// `call_time`: a process in a version may tail-call out of it (`TailOut`): it leaves the
+    /// version while its call_time state still names the function it left.
+    pub tail_calls: bool,
+    /// `check_process_code` also finds a process whose call_time state names a function of
+    /// the version (ERTS's does not: it looks at the instruction pointer, the stack's
+    /// continuation pointers and the saved stack trace).
+    pub check_pbt: bool,
     script: Vec<Step>,
 }
 
@@ -350,6 +417,9 @@ impl LoadModel {
             schedulers: 1,
             locals: LOCALS,
             call_time: false,
+            sessions: 1,
+            tail_calls: false,
+            check_pbt: false,
             script: Vec::new(),
         }
         .rebuilt()
@@ -370,6 +440,15 @@ impl LoadModel {
     pub fn kill() -> LoadModel {
         LoadModel::erts().with(|m| m.code_ix = CodeIx::Two)
     }
+    /// Two sessions and call_time on the first non-blocking model: the load carries both
+    /// sessions' patterns to the new version, and the second session is destroyed while a
+    /// process may be in old code.
+    pub fn sessions() -> LoadModel {
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| {
+            m.sessions = 2;
+            m.call_time = true;
+        })
+    }
     /// The baseline models of `bpspec check`'s default plan.
     pub fn plan() -> Vec<LoadModel> {
         let mut v: Vec<LoadModel> = LoadProtocol::ALL
@@ -380,6 +459,7 @@ impl LoadModel {
             v.push(m.clone());
             v.push(m.with(|m| m.call_time = true));
         }
+        v.push(LoadModel::sessions());
         v
     }
     /// The model with its switches changed by `f` (the loader's program rebuilt).
@@ -393,11 +473,17 @@ impl LoadModel {
     fn rebuilt(mut self) -> LoadModel {
         assert!(self.loads >= 1 && (self.loads as usize) < MAX_VERS - usize::from(!self.fresh));
         assert!(self.schedulers >= 1 && self.schedulers as usize <= MAX_SCHEDS);
+        assert!(self.sessions == 1 || self.sessions == 2);
+        assert!(
+            !self.tail_calls || self.call_time,
+            "a tail call out matters with call_time"
+        );
         if self.protocol == LoadProtocol::Blocking {
             assert!(
                 self.loads == 1 && self.purge == PurgeKind::Soft && self.code_ix == CodeIx::Two,
                 "the Blocking model is the one soft-purged load"
             );
+            assert!(self.sessions == 1, "sessions are modelled on NonBlocking");
         }
         self.script = self.build_script();
         self
@@ -409,6 +495,7 @@ impl LoadModel {
     fn build_script(&self) -> Vec<Step> {
         let first = if self.fresh { 1 } else { 2 };
         let mut s = Vec::new();
+        let mut destroy = self.sessions == 2;
         for k in 0..self.loads {
             let v = first + k;
             let o = v - 1; // 0: nothing current before this load
@@ -435,6 +522,17 @@ impl LoadModel {
                     }
                     if o == 0 {
                         continue;
+                    }
+                    if destroy {
+                        // The destroy, serialized with the loads by the code modification
+                        // permission, while a process may still be in version `o`.
+                        s.extend([
+                            Step::DestroyUnlink,
+                            Step::WaitBegin,
+                            Step::DestroyWaitEnd,
+                            Step::DestroyFree,
+                        ]);
+                        destroy = false;
                     }
                     s.extend([
                         Step::RemoveStage(o),
@@ -479,17 +577,36 @@ impl LoadModel {
     fn procs(&self) -> std::ops::Range<usize> {
         0..self.schedulers as usize
     }
+    /// A scheduler with no more to do: between calls, with no call left, no local call left
+    /// from a version it stays in, and no call_time state left to charge.
     fn asleep(p: &Proc) -> bool {
-        p.sched == Sched::Idle && p.calls_left == 0 && (p.held == 0 || p.locals_left == 0)
+        p.sched == Sched::Idle
+            && p.calls_left == 0
+            && (p.held == 0 || p.locals_left == 0)
+            && p.pbt == 0
     }
     fn all_passed(&self, s: &LState) -> bool {
         self.procs().all(|i| s.procs[i].passed)
+    }
+    /// The session mask of every session.
+    fn all_sessions(&self) -> u8 {
+        (1u8 << self.sessions) - 1
     }
     /// Can the loader take its next step now?
     fn loader_enabled(&self, s: &LState) -> bool {
         match self.script[s.loader as usize] {
             Step::Lw1End => self.is(LoadSpecMutant::SkipWaitAfterCommit) || self.all_passed(s),
-            Step::RemWaitEnd => self.is(LoadSpecMutant::ClearOldAtOnce) || self.all_passed(s),
+            Step::RemWaitEnd => {
+                self.is(LoadSpecMutant::ClearOldAtOnce)
+                    || self.procs().all(|i| {
+                        s.procs[i].passed
+                            || (self.is(LoadSpecMutant::RemovalSkipReturnCharge)
+                                && matches!(s.procs[i].sched, Sched::Ret(..)))
+                    })
+            }
+            Step::DestroyWaitEnd => {
+                self.is(LoadSpecMutant::SessionDestroySkipGrace) || self.all_passed(s)
+            }
             // PW: in the `Two` order its mutant is loom's (see LoadSpecMutant).
             Step::PwEnd => self.is(LoadSpecMutant::PurgeSkipGrace) || self.all_passed(s),
             Step::BarrierEnd => self.all_passed(s),
@@ -509,12 +626,15 @@ impl LoadModel {
             s.procs[i].passed = Self::asleep(&s.procs[i]);
         }
     }
-    /// check_process_code: the processes in version `o` (the mutant does not look).
+    /// check_process_code: the processes in version `o` (the mutant does not look); with
+    /// `check_pbt` also those whose call_time state names a function of it.
     fn in_version(&self, s: &LState, o: u8) -> Vec<usize> {
         if self.is(LoadSpecMutant::PurgeSkipCheck) {
             return Vec::new();
         }
-        self.procs().filter(|&i| s.procs[i].held == o).collect()
+        self.procs()
+            .filter(|&i| s.procs[i].held == o || (self.check_pbt && s.procs[i].pbt == o))
+            .collect()
     }
     fn loader_step(&self, s: &mut LState) {
         let staging = ((s.ix + 1) % self.num_code_ix()) as usize;
@@ -523,7 +643,7 @@ impl LoadModel {
                 s.ver[v as usize] = Ver {
                     bp: s.traced && !self.is(LoadSpecMutant::CommitBeforeBreakpoints),
                     promised: s.traced,
-                    linked: s.traced,
+                    linked: if s.traced { s.live } else { 0 },
                     ..Ver::default()
                 }
             }
@@ -531,13 +651,17 @@ impl LoadModel {
                 s.ver[v as usize] = Ver {
                     bp: s.traced,
                     promised: s.traced,
-                    linked: s.traced,
+                    linked: if s.traced { s.live } else { 0 },
                     ..Ver::default()
                 }
             }
             Step::Stage(v) => s.addr[staging] = v,
             Step::WaitBegin => self.wait_begin(s),
-            Step::BarrierEnd | Step::Lw1End | Step::RemWaitEnd | Step::PwEnd => s.wait_open = false,
+            Step::BarrierEnd
+            | Step::Lw1End
+            | Step::RemWaitEnd
+            | Step::PwEnd
+            | Step::DestroyWaitEnd => s.wait_open = false,
             Step::Commit(v) => {
                 s.ix = staging as u8;
                 s.ver[v as usize].published = true;
@@ -554,15 +678,29 @@ impl LoadModel {
                 ver.promised = false;
                 if self.is(LoadSpecMutant::ClearOldAtOnce) {
                     ver.bp = false;
-                    ver.linked = false;
-                    ver.node_freed = true;
+                    ver.linked = 0;
+                    ver.node_freed = self.all_sessions();
                 }
             }
             Step::Uninstall(o) => {
                 s.ver[o as usize].bp = false;
-                s.ver[o as usize].linked = false;
+                s.ver[o as usize].linked = 0;
             }
-            Step::FreeNode(o) => s.ver[o as usize].node_freed = true,
+            Step::FreeNode(o) => s.ver[o as usize].node_freed = self.all_sessions(),
+            Step::DestroyUnlink => {
+                s.live &= !2;
+                for ver in s.ver.iter_mut() {
+                    ver.linked &= !2;
+                }
+                s.destroyed_old |= self
+                    .procs()
+                    .any(|i| s.procs[i].held != 0 && s.procs[i].held != s.cur);
+            }
+            Step::DestroyFree => {
+                for ver in s.ver.iter_mut() {
+                    ver.node_freed |= 2;
+                }
+            }
             Step::Check(o) => {
                 let found = self.in_version(s, o);
                 match self.purge {
@@ -585,8 +723,8 @@ impl LoadModel {
                 let ver = &mut s.ver[o as usize];
                 ver.promised = false;
                 ver.bp = false;
-                ver.linked = false;
-                ver.node_freed = true;
+                ver.linked = 0;
+                ver.node_freed = self.all_sessions();
             }
             Step::PurgeBlocked(o) => {
                 s.ver[o as usize].freed = self.in_version(s, o).is_empty();
@@ -603,14 +741,17 @@ impl LoadModel {
         ver
     }
     /// The second step of a local call or a charge (the scheduler is idle after it): the
-    /// version and whether the first step found the node (the patched instruction, the linked
-    /// slot). Touching a freed version, or a found node freed since, is a use after free.
-    fn touch(s: &LState, n: &mut LState, i: usize) -> (u8, bool) {
-        let (Sched::Local(v, found) | Sched::Charge(v, found)) = s.procs[i].sched else {
+    /// version and the nodes the first step found (the patched instruction's chain, the
+    /// linked slot). Touching a freed version, or a found node freed since, is a use after
+    /// free.
+    fn touch(s: &LState, n: &mut LState, i: usize) -> (u8, u8) {
+        let (Sched::Local(v, found) | Sched::Charge(v, found) | Sched::Ret(v, found)) =
+            s.procs[i].sched
+        else {
             unreachable!()
         };
         let ver = s.ver[v as usize];
-        n.uaf |= ver.freed || (found && ver.node_freed);
+        n.uaf |= ver.freed || (found & ver.node_freed) != 0;
         n.procs[i].sched = Sched::Idle;
         (v, found)
     }
@@ -639,7 +780,7 @@ impl Model for LoadModel {
                         bp: traced,
                         promised: traced,
                         published: true,
-                        linked: traced,
+                        linked: if traced { self.all_sessions() } else { 0 },
                         ..Ver::default()
                     };
                     (1, 1)
@@ -676,6 +817,10 @@ impl Model for LoadModel {
                     ran_old_local: false,
                     killed: false,
                     charged_old: false,
+                    charged_ret: false,
+                    charged_hit: false,
+                    live: self.all_sessions(),
+                    destroyed_old: false,
                 }
             })
             .collect()
@@ -699,8 +844,11 @@ impl Model for LoadModel {
                     if p.held != 0 && p.locals_left > 0 && !s.blocked {
                         out.push(LAction::LocalRead(n));
                     }
-                    if p.held != 0 && !s.blocked {
+                    if (p.held != 0 || p.pbt != 0) && !s.blocked {
                         out.push(LAction::Return(n));
+                    }
+                    if self.tail_calls && p.held != 0 && p.pbt != 0 && !s.blocked {
+                        out.push(LAction::TailOut(n));
                     }
                     if s.wait_open && !p.passed {
                         out.push(LAction::Progress(n));
@@ -721,6 +869,7 @@ impl Model for LoadModel {
                 }
                 Sched::Local(..) => out.push(LAction::LocalRun(n)),
                 Sched::Charge(..) => out.push(LAction::ChargeRun(n)),
+                Sched::Ret(..) => out.push(LAction::ReturnRun(n)),
             }
         }
     }
@@ -756,10 +905,11 @@ impl Model for LoadModel {
                     unreachable!()
                 };
                 let ver = s.ver[v as usize];
-                n.uaf |= ver.freed || (ver.bp && ver.node_freed);
+                n.uaf |= ver.freed || (ver.bp && (ver.linked & ver.node_freed) != 0);
                 n.mix |= ver.promised && !ver.bp;
                 n.early |= !ver.published;
                 n.ran_last |= v == last;
+                let pbt = s.procs[i].pbt;
                 let p = &mut n.procs[i];
                 p.sched = Sched::Idle;
                 p.calls_left -= 1;
@@ -770,16 +920,28 @@ impl Model for LoadModel {
                         p.pbt = v;
                     }
                 }
+                if self.call_time && ver.bp && pbt != 0 {
+                    // The next hit charges the function the call_time state names (read its
+                    // slot now, add to its nodes next); the call's return sets the state back
+                    // to it (`erts_call_trace_return`'s `pbt->ci = prev_info`).
+                    let linked = Self::read(s, &mut n, pbt).linked;
+                    n.charged_hit |= linked != 0 && pbt != s.cur;
+                    n.procs[i].sched = Sched::Charge(pbt, linked);
+                    return Some(n);
+                }
                 Self::settle(&mut n, i);
             }
             LAction::LocalRead(i) => {
                 let v = s.procs[i as usize].held;
-                let patched = Self::read(s, &mut n, v).bp;
-                n.procs[i as usize].sched = Sched::Local(v, patched);
+                let ver = Self::read(s, &mut n, v);
+                // The patched instruction's chain: the nodes linked (0: not patched).
+                let chain = if ver.bp { ver.linked.max(1) } else { 0 };
+                n.procs[i as usize].sched = Sched::Local(v, chain);
             }
             LAction::LocalRun(i) => {
                 let i = i as usize;
-                let (v, patched) = Self::touch(s, &mut n, i);
+                let (v, chain) = Self::touch(s, &mut n, i);
+                let patched = chain != 0;
                 n.mix |= s.ver[v as usize].promised && !patched;
                 n.ran_old_local |= v != s.cur;
                 let p = &mut n.procs[i];
@@ -792,7 +954,7 @@ impl Model for LoadModel {
             LAction::ChargeRead(i) => {
                 let v = s.procs[i as usize].pbt;
                 let linked = Self::read(s, &mut n, v).linked;
-                n.charged_old |= linked && v != s.cur;
+                n.charged_old |= linked != 0 && v != s.cur;
                 n.procs[i as usize].sched = Sched::Charge(v, linked);
             }
             LAction::ChargeRun(i) => {
@@ -800,9 +962,32 @@ impl Model for LoadModel {
                 Self::settle(&mut n, i as usize);
             }
             LAction::Return(i) => {
+                let pbt = s.procs[i as usize].pbt;
+                if self.call_time && pbt != 0 {
+                    // The charge at return (`erts_call_trace_return`): read the slot of the
+                    // function the state names, then (ReturnRun) add to its nodes.
+                    let linked = Self::read(s, &mut n, pbt).linked;
+                    n.charged_ret |= linked != 0 && pbt != s.cur;
+                    n.procs[i as usize].sched = Sched::Ret(pbt, linked);
+                } else {
+                    n.procs[i as usize].held = 0;
+                    n.procs[i as usize].pbt = 0;
+                    Self::settle(&mut n, i as usize);
+                }
+            }
+            LAction::ReturnRun(i) => {
+                Self::touch(s, &mut n, i as usize);
                 n.procs[i as usize].held = 0;
                 n.procs[i as usize].pbt = 0;
                 Self::settle(&mut n, i as usize);
+            }
+            LAction::TailOut(i) => {
+                // The tail call leaves the version: no frame of it stays on the stack, so
+                // `check_process_code` no longer finds the process there; the call_time
+                // state (and the charge at return of the frame below) still names it.
+                let p = &mut n.procs[i as usize];
+                p.held = 0;
+                p.locals_left = 0;
             }
             LAction::Progress(i) => n.procs[i as usize].passed = true,
             LAction::Exit(i) => {
@@ -838,6 +1023,20 @@ impl Model for LoadModel {
                 "charge-in-old-code",
                 |_, s: &LState| s.charged_old,
             ));
+            v.push(Property::sometimes(
+                "charge-at-return-in-old-code",
+                |_, s: &LState| s.charged_ret,
+            ));
+            v.push(Property::sometimes(
+                "charge-at-hit-in-old-code",
+                |_, s: &LState| s.charged_hit,
+            ));
+        }
+        if self.sessions == 2 {
+            v.push(Property::sometimes(
+                "destroy-in-old-code",
+                |_, s: &LState| s.destroyed_old,
+            ));
         }
         v
     }
@@ -854,7 +1053,10 @@ pub struct LoadRun {
     /// Whether every reachability property of the model was found: a call reached the version
     /// of the last load (`calls-new-version`), a local call ran a version after it became old
     /// (`local-call-in-old-code`), with `Kill` a purge killed a process (`purge-kills`), and
-    /// with `call_time` a charge read the linked slot of an old version (`charge-in-old-code`).
+    /// with `call_time` a charge at schedule-out, at return and at the next hit each read the
+    /// linked slot of an old version (`charge-in-old-code`, `charge-at-return-in-old-code`,
+    /// `charge-at-hit-in-old-code`), and with 2 sessions a destroy began while a process was in
+    /// old code (`destroy-in-old-code`).
     pub reached: bool,
     pub states: usize,
     pub unique: usize,
@@ -866,7 +1068,8 @@ impl LoadModel {
     /// The model's name in results rows and shard keys: `load-blocking` / `load-nonblocking`
     /// for [`LoadModel::classic`], and `load-nonblocking-kill` / `load-nonblocking-3ix-kill`
     /// for the others (the index scheme when `Three`, the purge when `Kill`), with
-    /// `-call-time` when `call_time`.
+    /// `-sessions` for 2 sessions, `-call-time` when `call_time`, `-tail-call` when
+    /// `tail_calls` and `-check-pbt` when `check_pbt`.
     pub fn name(&self) -> String {
         let mut n = format!("load-{}", self.protocol.name());
         if self.code_ix == CodeIx::Three {
@@ -875,8 +1078,17 @@ impl LoadModel {
         if self.purge == PurgeKind::Kill {
             n.push_str("-kill");
         }
+        if self.sessions == 2 {
+            n.push_str("-sessions");
+        }
         if self.call_time {
             n.push_str("-call-time");
+        }
+        if self.tail_calls {
+            n.push_str("-tail-call");
+        }
+        if self.check_pbt {
+            n.push_str("-check-pbt");
         }
         n
     }
@@ -904,6 +1116,7 @@ impl LoadModel {
         let m = self.clone();
         let kill = self.purge == PurgeKind::Kill;
         let call_time = self.call_time;
+        let sessions = self.sessions == 2;
         let c =
             bpspec_reference::watchdog::guard(&format!("stateright {}", self.name()), move || {
                 m.checker().spawn_bfs().join()
@@ -916,7 +1129,15 @@ impl LoadModel {
             reached: c.discovery("calls-new-version").is_some()
                 && c.discovery("local-call-in-old-code").is_some()
                 && (!kill || c.discovery("purge-kills").is_some())
-                && (!call_time || c.discovery("charge-in-old-code").is_some()),
+                && (!call_time
+                    || [
+                        "charge-in-old-code",
+                        "charge-at-return-in-old-code",
+                        "charge-at-hit-in-old-code",
+                    ]
+                    .iter()
+                    .all(|p| c.discovery(p).is_some()))
+                && (!sessions || c.discovery("destroy-in-old-code").is_some()),
             states: c.state_count(),
             unique: c.unique_state_count(),
             depth: c.max_depth(),
