@@ -413,7 +413,14 @@ fn load_run(a: &Args) -> ExitCode {
     let mut ok = true;
     let mutants: Vec<Mutant> = match (a.mutant, a.mutants) {
         (Some(m), _) => vec![m],
-        (None, true) => Mutant::LOAD.to_vec(),
+        // `load-two-code-ix` stays out of the sweep: a call into the staged, uncommitted version
+        // finds its code fully written (the loader writes it before it publishes the address,
+        // and x86-TSO keeps that order), so the torture has nothing to see (10 s at 2
+        // schedulers: survives); loom kills it (`delete-load-under-hits-3ix`).
+        (None, true) => Mutant::LOAD
+            .into_iter()
+            .filter(|&m| m != Mutant::LoadTwoCodeIx)
+            .collect(),
         (None, false) => Vec::new(),
     };
     if a.mutant.is_none() {

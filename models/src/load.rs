@@ -13,8 +13,8 @@
 //!   (a local call in old code is uncounted once the old version's breakpoints are removed);
 //! - at rest: halves equal, patched iff traced, promise as pattern, nothing leaked.
 
-use bpspec_reference::sync::{spawn, Arc};
 use bpspec_reference::code_ix::CodeIxScheme;
+use bpspec_reference::sync::{spawn, Arc};
 use bpspec_reference::{LoadEngine, LoadProtocol, LoadScheduler, Mutant, ThreadProgress};
 
 /// A stager op.

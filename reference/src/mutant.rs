@@ -82,7 +82,8 @@ pub enum Mutant {
     /// its breakpoints are set; they are set after the commit, as a later trace_pattern would.
     LoadCommitBeforeBreakpoints,
     /// Non-blocking load, delete: LW1 removed; the old version's breakpoints are cleared (and a
-    /// purge may free it) right after the code index commit.
+    /// purge may free it) right after the code index commit. Under `CodeIxScheme::Three` it
+    /// removes that scheme's waits instead: the code barrier and the purge's first wait.
     LoadSkipWaitAfterCommit,
     /// Blocking load, delete, purge: the loader does not stop the schedulers.
     LoadBlockingWithoutBlock,

@@ -268,7 +268,8 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// `Three`'s waits.
     pub fn with_code_ix(mut self, scheme: CodeIxScheme) -> LoadEngine<P> {
         self.scheme = scheme;
-        let three = scheme == CodeIxScheme::Three && !mutant::is(self.mutant, Mutant::LoadTwoCodeIx);
+        let three =
+            scheme == CodeIxScheme::Three && !mutant::is(self.mutant, Mutant::LoadTwoCodeIx);
         self.code_ix.set_num(if three { 3 } else { 2 });
         self
     }

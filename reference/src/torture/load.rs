@@ -252,14 +252,16 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
 
 fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     let start = Instant::now();
-    let e = Arc::new(LoadEngine::<Qsbr>::new(
-        cfg.functions,
-        cfg.schedulers,
-        cfg.protocol,
-        true,
-        cfg.mutant,
-    )
-    .with_code_ix(cfg.scheme));
+    let e = Arc::new(
+        LoadEngine::<Qsbr>::new(
+            cfg.functions,
+            cfg.schedulers,
+            cfg.protocol,
+            true,
+            cfg.mutant,
+        )
+        .with_code_ix(cfg.scheme),
+    );
     // The second session, whose call_time the stager switches on and off.
     let timed = e
         .create_session("load-torture")
