@@ -459,8 +459,8 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         // code:purge/1 without the check and its wait for the killed process's exit: the
         // version freed under the process (its charge at the nap, its signal check).
         // ERTS's waits with two code indices: the call reads the slot the load staged after
-        // the delete's commit (an uncommitted version; loom: its code body not ordered after
-        // the loader's write).
+        // the delete's commit (an uncommitted version; loom: its liveness word, the call's
+        // first read of it, not ordered after its creation by the loader).
         .chain((checker == "loom").then_some((LoadTwoCodeIx, "delete-load-under-hits-3ix")))
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
