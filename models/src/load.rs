@@ -462,6 +462,19 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         // the delete's commit (an uncommitted version; loom: its liveness word, the call's
         // first read of it, not ordered after its creation by the loader).
         .chain((checker == "loom").then_some((LoadTwoCodeIx, "delete-load-under-hits-3ix")))
+        // Each wait of the `Three` scheme's purge is needed: its first wait (removed, with the
+        // code barrier, by load-skip-lw1-after-commit under `Three`), for a call that read the
+        // old address before the commit and enters the untraced old version after the check;
+        // PW, which `Three` keeps because `in_code` is relaxed (the last return's reads not
+        // ordered before the free). loom only, as under `Two`.
+        .chain(
+            [
+                (LoadSkipWaitAfterCommit, "old-code-untraced-purge-3ix"),
+                (LoadPurgeSkipWait, "old-code-purge-3ix"),
+            ]
+            .into_iter()
+            .filter(|_| checker == "loom"),
+        )
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
             (LoadClearOldAtOnce, "old-code-call-time"),
