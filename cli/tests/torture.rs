@@ -68,6 +68,24 @@ fn small_load_torture_holds_under_both_protocols_and_records_its_rows() {
 }
 
 #[test]
+fn small_load_torture_under_three_code_indices_records_its_row() {
+    let (code, text, rows) = torture_run(
+        "load3",
+        "--load --protocols nonblocking --code-ix 3ix --schedulers 2 --hits 100000 --seed 7",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert_has(&text, &["code-ix=3ix", "loads="]);
+    assert!(
+        rows.starts_with("torture\tqsbr\tload-s2@nonblocking-3ix\tbaseline\t")
+            && rows.contains("\thold\thold\t"),
+        "{rows}"
+    );
+    let (code, _, err) = bpspec(&["torture", "--load", "--code-ix", "4ix"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("4ix"), "{err}");
+}
+
+#[test]
 fn load_torture_kills_a_mutant_and_refuses_a_non_load_one() {
     let (code, text, rows) = torture_run(
         "loadmut",
