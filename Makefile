@@ -238,6 +238,8 @@ torture-test:
 	$(BPSPEC) torture --schedulers 4 --mutant wait-without-new-period --mutant-seconds 60
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --load --schedulers 2,8 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-3ix --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --load --protocols nonblocking --code-ix 3ix --schedulers 2 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-mutant --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --load --schedulers 2 --mutant load-clear-old-at-once --mutant-seconds 60
 torture-check:

@@ -12,6 +12,9 @@ fn torture_bad_arguments_exit_2_naming_them() {
     let (code, _, err) = bpspec(&["torture", "--mutant", "no-such"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no-such"), "{err}");
+    let (code, _, err) = bpspec(&["torture", "--load", "--code-ix", "4ix"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("4ix"), "{err}");
     let (code, _, err) = bpspec(&["oracle", "torture", "--frob"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--frob"), "{err}");
@@ -50,13 +53,22 @@ fn a_run_the_time_bound_stops_short_of_its_hits_is_a_failed_row() {
 
 #[test]
 fn small_load_torture_holds_under_both_protocols_and_records_its_rows() {
-    let (code, text, rows) = torture_run("load", "--load --schedulers 2 --hits 100000 --seed 7");
+    let (code, text, rows) = torture_run(
+        "load",
+        "--load --schedulers 2 --hits 100000 --seed 7 --code-ix 2ix,3ix",
+    );
     assert_eq!(code, 0, "{text}");
     assert_has(
         &text,
-        &["protocol=blocking", "protocol=nonblocking", "loads="],
+        &[
+            "protocol=blocking",
+            "protocol=nonblocking",
+            "loads=",
+            "code-ix=2ix",
+            "code-ix=3ix",
+        ],
     );
-    for p in ["blocking", "nonblocking"] {
+    for p in ["blocking", "nonblocking", "blocking-3ix", "nonblocking-3ix"] {
         assert!(
             rows.lines().any(
                 |r| r.starts_with(&format!("torture\tqsbr\tload-s2@{p}\tbaseline\t"))

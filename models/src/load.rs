@@ -13,6 +13,7 @@
 //!   (a local call in old code is uncounted once the old version's breakpoints are removed);
 //! - at rest: halves equal, patched iff traced, promise as pattern, nothing leaked.
 
+use bpspec_reference::code_ix::CodeIxScheme;
 use bpspec_reference::sync::{spawn, Arc};
 use bpspec_reference::{LoadEngine, LoadProtocol, LoadScheduler, Mutant, ThreadProgress};
 
@@ -62,6 +63,9 @@ pub struct LScenario {
     /// it called, charged at its calls, returns, progress points and naps. Checked after the
     /// run: the call_time count conservation across versions (`LoadEngine::total_timed`).
     pub call_time: bool,
+    /// The engine's code index scheme (`LoadEngine::with_code_ix`): the `-3ix` scenarios run
+    /// ERTS's three indices.
+    pub scheme: CodeIxScheme,
 }
 
 impl LScenario {
@@ -86,7 +90,15 @@ impl LScenario {
             schedulers,
             always_traced: traced && !removed,
             call_time: false,
+            scheme: CodeIxScheme::Two,
         }
+    }
+
+    /// The same scenario named `name` under ERTS's three code indices.
+    pub fn three(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self.scheme = CodeIxScheme::Three;
+        self
     }
 
     /// With call_time in a second session (see [`LScenario::call_time`]).
@@ -107,7 +119,7 @@ pub fn loom_scenarios() -> Vec<LScenario> {
     let load: &[LOp] = &[Load, Purge];
     let hits = [Call(0), Progress, Call(0)];
     let nap_in_old = [Enter(0), Nap, Local(0), Return];
-    vec![
+    let mut out = vec![
         one("load-under-hits", true, &[load], &hits),
         one("delete-purge-under-hits", true, &[&[Delete, Purge]], &hits),
         one(
@@ -177,7 +189,38 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             &nap_in_old,
         )
         .with_call_time(),
+    ];
+    // ERTS's three code indices (`CodeIxScheme::Three`): the code barrier before each commit,
+    // no wait after it, the purge's wait before its check.
+    let three: Vec<LScenario> = [
+        ("load-under-hits", "load-under-hits-3ix"),
+        ("old-code-purge", "old-code-purge-3ix"),
+        ("old-code-untraced-purge", "old-code-untraced-purge-3ix"),
+        ("old-code-call-time", "old-code-call-time-3ix"),
+        ("old-code-purge-kill", "old-code-purge-kill-3ix"),
     ]
+    .into_iter()
+    .map(|(from, to)| {
+        let s = out.iter().find(|s| s.name == from).expect("a Two scenario");
+        s.clone().three(to)
+    })
+    .collect();
+    out.extend(three);
+    // Two commits with no wait between the first's commit and the second's staging: a delete
+    // of the untraced module (no breakpoints to remove) and a load right after it (the module
+    // has no current code, so no purge is needed first), while a call reads the code index
+    // between the delete's code barrier and its commit and the export entry after the load
+    // staged: with two indices (`load-two-code-ix`) it reads the staged, uncommitted version.
+    out.push(
+        one(
+            "delete-load-under-hits-3ix",
+            false,
+            &[&[Delete, Load, Purge]],
+            &[Nap, Call(0), Nap],
+        )
+        .three("delete-load-under-hits-3ix"),
+    );
+    out
 }
 
 /// The loom scenarios with a second scheduler (but the old-code ones), plus a churn of every op
@@ -222,6 +265,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
     if scn.stagers.iter().flatten().any(|&o| o == LOp::PurgeKill) {
         e = e.with_kills();
     }
+    e = e.with_code_ix(scn.scheme);
     let e = Arc::new(e);
     let timed = scn.call_time.then(|| {
         let s1 = e.create_session("t").expect("a second session");
@@ -414,6 +458,23 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         // version's breakpoints cleared at once under a process with a call_time frame.
         // code:purge/1 without the check and its wait for the killed process's exit: the
         // version freed under the process (its charge at the nap, its signal check).
+        // ERTS's waits with two code indices: the call reads the slot the load staged after
+        // the delete's commit (an uncommitted version; loom: its liveness word, the call's
+        // first read of it, not ordered after its creation by the loader).
+        .chain((checker == "loom").then_some((LoadTwoCodeIx, "delete-load-under-hits-3ix")))
+        // Each wait of the `Three` scheme's purge is needed: its first wait (removed, with the
+        // code barrier, by load-skip-lw1-after-commit under `Three`), for a call that read the
+        // old address before the commit and enters the untraced old version after the check;
+        // PW, which `Three` keeps because `in_code` is relaxed (the last return's reads not
+        // ordered before the free). loom only, as under `Two`.
+        .chain(
+            [
+                (LoadSkipWaitAfterCommit, "old-code-untraced-purge-3ix"),
+                (LoadPurgeSkipWait, "old-code-purge-3ix"),
+            ]
+            .into_iter()
+            .filter(|_| checker == "loom"),
+        )
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
             (LoadClearOldAtOnce, "old-code-call-time"),

@@ -74,6 +74,12 @@ baselines! {
     load_old_code_call_time => "old-code-call-time",
     load_old_code_session_destroy => "old-code-session-destroy",
     load_old_code_purge_kill => "old-code-purge-kill",
+    load_3ix_under_hits => "load-under-hits-3ix",
+    load_3ix_old_code_purge => "old-code-purge-3ix",
+    load_3ix_old_code_untraced_purge => "old-code-untraced-purge-3ix",
+    load_3ix_old_code_call_time => "old-code-call-time-3ix",
+    load_3ix_old_code_purge_kill => "old-code-purge-kill-3ix",
+    load_3ix_delete_load_under_hits => "delete-load-under-hits-3ix",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.

@@ -82,7 +82,8 @@ pub enum Mutant {
     /// its breakpoints are set; they are set after the commit, as a later trace_pattern would.
     LoadCommitBeforeBreakpoints,
     /// Non-blocking load, delete: LW1 removed; the old version's breakpoints are cleared (and a
-    /// purge may free it) right after the code index commit.
+    /// purge may free it) right after the code index commit. Under `CodeIxScheme::Three` it
+    /// removes that scheme's waits instead: the code barrier and the purge's first wait.
     LoadSkipWaitAfterCommit,
     /// Blocking load, delete, purge: the loader does not stop the schedulers.
     LoadBlockingWithoutBlock,
@@ -94,6 +95,10 @@ pub enum Mutant {
     /// Non-blocking purge: the old version is freed right after the check, without the grace
     /// period (PW) that orders the last process's return before the free.
     LoadPurgeSkipWait,
+    /// Non-blocking load, delete under the `Three` code index scheme (`code_ix.rs`): ERTS's
+    /// waits (the code barrier before the commit, none after it) with two code indices instead
+    /// of three, so a load stages the slot that was active before the last commit.
+    LoadTwoCodeIx,
     /// ERTS from R16 until erlang/otp#8897 (OTP 26.2.5.4, 27.2): `true`/`restart` on an
     /// existing call_time/call_memory counter keeps the object the active half shares and
     /// resets its per-scheduler tables in place at T1 (`bp_hash_reset`: each table deleted, its
@@ -186,13 +191,14 @@ impl Mutant {
     ];
 
     /// The load protocols' mutants, killed by `bpspec_models::load`.
-    pub const LOAD: [Mutant; 6] = [
+    pub const LOAD: [Mutant; 7] = [
         Mutant::LoadCommitBeforeBreakpoints,
         Mutant::LoadSkipWaitAfterCommit,
         Mutant::LoadBlockingWithoutBlock,
         Mutant::LoadClearOldAtOnce,
         Mutant::LoadPurgeSkipCheck,
         Mutant::LoadPurgeSkipWait,
+        Mutant::LoadTwoCodeIx,
     ];
 
     /// Variants that model ERTS's code where it differs from the engine: a released ERTS's
@@ -260,6 +266,7 @@ impl Mutant {
             Mutant::LoadClearOldAtOnce => "load-clear-old-at-once",
             Mutant::LoadPurgeSkipCheck => "load-purge-skip-check",
             Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
+            Mutant::LoadTwoCodeIx => "load-two-code-ix",
             Mutant::ErtsR16Reset => "erts-r16-reset",
             Mutant::CtmTwoPrevSlots => "ctm-two-prev-slots",
             Mutant::BatchFalseClearsGlobal => "batch-false-clears-global",

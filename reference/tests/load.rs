@@ -1,10 +1,20 @@
 //! The load engine (`load.rs`) on real threads, sequentially and under busy schedulers: load,
-//! delete and purge keep the promise of docs/nonblocking-load.md under both protocols.
+//! delete and purge keep the promise of docs/nonblocking-load.md under both protocols and both
+//! code index schemes.
 #![cfg(not(any(loom, shuttle)))]
 
+use bpspec_reference::code_ix::CodeIxScheme;
 use bpspec_reference::{LoadEngine, LoadError, LoadProtocol, LoadScheduler, Qsbr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+/// Every protocol under both code index schemes (`CodeIxScheme`: two indices with LW1, ERTS's
+/// three with the code barrier).
+fn cases() -> impl Iterator<Item = (LoadProtocol, CodeIxScheme)> {
+    CodeIxScheme::ALL
+        .into_iter()
+        .flat_map(|c| LoadProtocol::ALL.into_iter().map(move |p| (p, c)))
+}
 
 /// A stager op on the scheduler's own thread: the scheduler sleeps through it.
 macro_rules! op {
@@ -20,8 +30,8 @@ macro_rules! op {
 fn load_delete_purge_sequence_under_both_protocols() {
     let _watchdog =
         bpspec_reference::watchdog::arm("load::load_delete_purge_sequence_under_both_protocols");
-    for proto in LoadProtocol::ALL {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
+    for (proto, scheme) in cases() {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_code_ix(scheme));
         let mut s = LoadScheduler::start(e.clone(), 0);
         assert_eq!(s.call(0).version, 1);
         assert!(s.call(1).counted);
@@ -59,8 +69,8 @@ fn load_delete_purge_sequence_under_both_protocols() {
 fn loads_under_busy_schedulers_lose_no_count() {
     let _watchdog =
         bpspec_reference::watchdog::arm("load::loads_under_busy_schedulers_lose_no_count");
-    for proto in LoadProtocol::ALL {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(4, 2, proto, true, None));
+    for (proto, scheme) in cases() {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(4, 2, proto, true, None).with_code_ix(scheme));
         let stop = Arc::new(AtomicBool::new(false));
         let hs: Vec<_> = (0..2)
             .map(|id| {
@@ -100,8 +110,8 @@ fn process_in_old_code_keeps_local_calls_and_blocks_purge() {
     let _watchdog = bpspec_reference::watchdog::arm(
         "load::process_in_old_code_keeps_local_calls_and_blocks_purge",
     );
-    for proto in LoadProtocol::ALL {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
+    for (proto, scheme) in cases() {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_code_ix(scheme));
         let mut s = LoadScheduler::start(e.clone(), 0);
         let c = s.call_and_stay(0);
         assert_eq!((c.version, c.counted, c.local), (1, true, false));
@@ -175,8 +185,8 @@ fn call_time_in(e: &LoadEngine<Qsbr>) -> bpspec_reference::SessionId {
 fn call_time_frames_in_old_code_across_load_and_purge() {
     let _watchdog =
         bpspec_reference::watchdog::arm("load::call_time_frames_in_old_code_across_load_and_purge");
-    for proto in LoadProtocol::ALL {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
+    for (proto, scheme) in cases() {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_code_ix(scheme));
         let s1 = call_time_in(&e);
         let mut s = LoadScheduler::start(e.clone(), 0);
         let c = s.call_and_stay(0);
@@ -225,8 +235,8 @@ fn call_time_frames_in_old_code_across_load_and_purge() {
 fn session_destroyed_while_a_process_is_in_old_code() {
     let _watchdog =
         bpspec_reference::watchdog::arm("load::session_destroyed_while_a_process_is_in_old_code");
-    for proto in LoadProtocol::ALL {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None));
+    for (proto, scheme) in cases() {
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_code_ix(scheme));
         let s1 = call_time_in(&e);
         let mut s = LoadScheduler::start(e.clone(), 0);
         s.call_and_stay(0);
@@ -240,7 +250,7 @@ fn session_destroyed_while_a_process_is_in_old_code() {
         assert_eq!((c.version, c.counted), (2, true));
         purged_and_conserved(&e, &mut s, proto);
         // The module traced in one session only: destroying it untraces the module.
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, false, None));
+        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, false, None).with_code_ix(scheme));
         let s2 = call_time_in(&e);
         let mut s = LoadScheduler::start(e.clone(), 0);
         s.call_and_stay(1);
@@ -260,8 +270,12 @@ fn session_destroyed_while_a_process_is_in_old_code() {
 #[test]
 fn purge_kill_kills_a_process_in_old_code() {
     let _watchdog = bpspec_reference::watchdog::arm("load::purge_kill_kills_a_process_in_old_code");
-    for proto in LoadProtocol::ALL {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_kills());
+    for (proto, scheme) in cases() {
+        let e = Arc::new(
+            LoadEngine::<Qsbr>::new(2, 1, proto, true, None)
+                .with_kills()
+                .with_code_ix(scheme),
+        );
         let s1 = call_time_in(&e);
         let mut s = LoadScheduler::start(e.clone(), 0);
         s.call_and_stay(0);

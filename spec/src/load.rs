@@ -51,9 +51,9 @@ use stateright::{Model, Property};
 /// A broken variant of the loader. The first five are the engine mutants of the same names
 /// (`Mutant::LOAD`; `load-purge-skip-wait` is not here: in the `Two` order its wait follows the
 /// check, and with atomic, sequentially consistent steps a return is never unordered with the
-/// free after it, so only loom sees that one). The last five exist in the spec only: they act
-/// on the `Three` index scheme, the killing purge, sessions and call_time on loaded versions,
-/// which the engine does not have.
+/// free after it, so only loom sees that one). `TwoCodeIx` is the engine's `load-two-code-ix`
+/// too (on its `CodeIxScheme::Three`); the last four exist in the spec only (the purge's orders,
+/// a destroyed session's grace period and the removal's wait for a charge at return).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoadSpecMutant {
     /// `load-commit-before-breakpoints`.

@@ -195,8 +195,10 @@ impl RefEngine {
         // What processes charge to these functions names the version that becomes old, whose
         // breakpoints are gone: it charges nothing any more (spec/src/code.rs CL6).
         let fs = self.module_code(module).funcs.clone();
-        let old = |f: &mut Option<FuncId>| {
-            if f.is_some_and(|g| fs.contains(&g)) {
+        let old = |f: &mut Option<bpspec_reference::process::Ci>| {
+            if f.is_some_and(|g| {
+                matches!(g.area, bpspec_reference::Area::Code) && fs.contains(&g.f)
+            }) {
                 *f = None;
             }
         };

@@ -10,9 +10,11 @@
 //! number of sessions.
 //!
 //! ERTS has three code indices (`ERTS_NUM_CODE_IX`) so that the next staging can start before
-//! the previous commit has been seen by every scheduler; we keep two and wait for thread progress
-//! after each commit (LW1 in `load.rs`) before the old active slot is written again. The
-//! difference is only in when the next load may start, not in what a call sees.
+//! the previous commit has been seen by every scheduler. The engine has both schemes behind one
+//! switch ([`CodeIxScheme`], docs/nonblocking-load.md §1): `Two` (the default) stages the other
+//! of two slots and waits for thread progress after each commit (LW1 in `load.rs`) before that
+//! slot is written again; `Three` is ERTS's (`code_ix.c`): the staging index is
+//! `(active + 1) % 3`, the wait (the code barrier) comes before the commit and none after it.
 
 use crate::bp::{Liveness, SessionId};
 use crate::code::CodeArea;
@@ -22,8 +24,39 @@ use crate::pattern::FlagSet;
 use crate::sync::Ordering::{Acquire, Release};
 use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, UnsafeCell};
 
-/// Code indices (ERTS keeps three; see the module comment).
-pub const ERTS_NUM_CODE_IX: usize = 2;
+/// Code index slots of every export entry: ERTS's three (`code_ix.h`); the `Two` scheme uses
+/// the first two.
+pub const ERTS_NUM_CODE_IX: usize = 3;
+
+/// How many code indices the load engine cycles through, and where its wait for thread progress
+/// stands (docs/nonblocking-load.md §1, §3 and §8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CodeIxScheme {
+    /// Two indices; after each commit a wait for thread progress (LW1) before anything else, so
+    /// the slot that was active is not staged again while a call may still read it; the purge
+    /// checks, then waits (PW), then frees.
+    #[default]
+    Two,
+    /// ERTS (`ERTS_NUM_CODE_IX` 3, `erts_commit_staging_code_ix`): the staging index is
+    /// `(active + 1) % 3`; the wait is before the commit (the code barrier, `beam_bif_load.c`
+    /// `staging_epilogue` / `erts_schedule_code_barrier`), none after it; the purge waits first
+    /// (`erts_internal:purge_module(M, prepare)`), then checks, then waits (PW: the engine's
+    /// `in_code` is relaxed where ERTS's check reads each process under its lock) and frees.
+    Three,
+}
+
+impl CodeIxScheme {
+    pub const ALL: [CodeIxScheme; 2] = [CodeIxScheme::Two, CodeIxScheme::Three];
+    pub fn name(self) -> &'static str {
+        match self {
+            CodeIxScheme::Two => "2ix",
+            CodeIxScheme::Three => "3ix",
+        }
+    }
+    pub fn parse(s: &str) -> Option<CodeIxScheme> {
+        CodeIxScheme::ALL.into_iter().find(|c| c.name() == s)
+    }
+}
 
 /// The instruction word of a patched function (as `code::OP_I_GENERIC_BREAKPOINT`).
 pub use crate::code::OP_I_GENERIC_BREAKPOINT;
@@ -36,13 +69,22 @@ pub const VERSION_INSTR_BASE: usize = 0x2000_0000;
 /// The global active and staging code index (`erts_active_code_ix`, `erts_staging_code_ix`).
 pub struct CodeIndex {
     active: AtomicU32,
+    /// Indices in use (2 or 3): set before any scheduler runs, read by the stager only.
+    num: usize,
 }
 
 impl CodeIndex {
     pub fn new() -> CodeIndex {
         CodeIndex {
             active: AtomicU32::new(0),
+            num: 2,
         }
+    }
+
+    /// Cycle through `num` indices from now on (2 or 3; before any scheduler runs).
+    pub fn set_num(&mut self, num: usize) {
+        assert!((2..=ERTS_NUM_CODE_IX).contains(&num), "2 or 3 code indices");
+        self.num = num;
     }
 
     /// `erts_active_code_ix()`, as a scheduler reads it at the start of a call.
@@ -55,7 +97,7 @@ impl CodeIndex {
 
     /// `erts_staging_code_ix()`: the stager's view (it is the only writer).
     pub fn erts_staging_code_ix(&self) -> usize {
-        (self.active.load(crate::sync::Ordering::Relaxed) as usize + 1) % ERTS_NUM_CODE_IX
+        (self.active.load(crate::sync::Ordering::Relaxed) as usize + 1) % self.num
     }
 
     /// The stager's view of the active index.

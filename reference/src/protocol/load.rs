@@ -31,6 +31,12 @@
 //! it unlinks the version, waits for thread progress (PW: every process's return from it happens
 //! before) and frees it. Delete is a load of "no version" (the `undef` stub).
 //!
+//! The code index scheme is a switch ([`CodeIxScheme`], `code_ix.rs`): the above is `Two`; under
+//! `Three` (ERTS's three code indices) the NonBlocking wait of a load or delete is the code
+//! barrier before the commit, nothing waits after it (a call that read the old address before
+//! the commit may still enter the old version: the removal's W0/W1 wait for it while the old
+//! version's active halves still count it), and a purge waits first, then checks, then PW.
+//!
 //! The breakpoints are the breakpoint engine's own: each version's code area holds `GenericBp`
 //! chains (`code_ix.rs`), this engine holds an [`Engine`] (its permission, active index, thread
 //! progress and mutant), and every `trace_pattern` on a version, the removal of an old version's
@@ -44,7 +50,8 @@ use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
 use crate::calltrace::TraceSpec;
 use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
 use crate::code_ix::{
-    CodeIndex, CodeVersion, ExportEntry, Module, ERTS_NUM_CODE_IX, OP_I_GENERIC_BREAKPOINT,
+    CodeIndex, CodeIxScheme, CodeVersion, ExportEntry, Module, ERTS_NUM_CODE_IX,
+    OP_I_GENERIC_BREAKPOINT,
 };
 use crate::engine::{Engine, EngineConfig, Permission};
 use crate::export::{Area, VersionArea};
@@ -152,6 +159,9 @@ pub struct LoadEngine<P: ThreadProgress> {
     pub mutant: Option<Mutant>,
     pub functions: usize,
     pub schedulers: usize,
+    /// Two code indices with LW1 after each commit, or ERTS's three with the code barrier
+    /// before it ([`LoadEngine::with_code_ix`]).
+    pub scheme: CodeIxScheme,
     /// `code:purge/1` may kill processes ([`LoadEngine::with_kills`]): only then do processes
     /// look for an exit signal at their scheduling points, so engines that never kill make no
     /// extra load (the models' state spaces stay as they were).
@@ -239,6 +249,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
             mutant,
             functions,
             schedulers,
+            scheme: CodeIxScheme::Two,
             kills: false,
         };
         e.load().expect("first load");
@@ -249,6 +260,40 @@ impl<P: ThreadProgress> LoadEngine<P> {
     pub fn with_kills(mut self) -> LoadEngine<P> {
         self.kills = true;
         self
+    }
+
+    /// Run loads, deletes and purges under the code index scheme `scheme` from now on (before
+    /// the schedulers start; the first load, made by [`LoadEngine::new`] with no scheduler
+    /// running, is the same under both). The `load-two-code-ix` mutant keeps two indices under
+    /// `Three`'s waits.
+    pub fn with_code_ix(mut self, scheme: CodeIxScheme) -> LoadEngine<P> {
+        self.scheme = scheme;
+        let three =
+            scheme == CodeIxScheme::Three && !mutant::is(self.mutant, Mutant::LoadTwoCodeIx);
+        self.code_ix.set_num(if three { 3 } else { 2 });
+        self
+    }
+
+    /// NonBlocking: the wait for thread progress of a load or delete, before its commit under
+    /// `Three` (the code barrier: every scheduler has passed a progress point since the last
+    /// commit before this staging is published) or after it under `Two` (LW1). `before` says
+    /// which place is asking.
+    fn code_wait(&self, before: bool) {
+        if self.protocol == LoadProtocol::NonBlocking
+            && before == (self.scheme == CodeIxScheme::Three)
+        {
+            self.bp.wait_unless(Mutant::LoadSkipWaitAfterCommit);
+        }
+    }
+
+    /// NonBlocking, `Three`: the purge's first wait, before its check
+    /// (`erts_internal:purge_module(M, prepare)` suspends the purger until thread progress):
+    /// a call that read the old version's address before the commit that made it old has
+    /// entered it (`in_code`) or returned by then.
+    fn purge_grace(&self) {
+        if self.protocol == LoadProtocol::NonBlocking && self.scheme == CodeIxScheme::Three {
+            self.bp.wait_unless(Mutant::LoadSkipWaitAfterCommit);
+        }
     }
 
     /// Build a version with the module's pattern set in both halves of every breakpoint (the
@@ -381,8 +426,9 @@ impl<P: ThreadProgress> LoadEngine<P> {
     }
 
     /// `erts_start_staging_code_ix`: the staging export addresses start as copies of the active
-    /// ones. No scheduler reads the staging slots: the previous commit was followed by LW1 (or
-    /// ran under the block).
+    /// ones. No scheduler reads the staging slots: under `Two` the previous commit was followed
+    /// by LW1 (or ran under the block); under `Three` the staging slot was active two commits
+    /// ago, and the code barrier before the last commit waited for every call that read it.
     fn start_staging(&self) -> usize {
         let (a, s) = (
             self.code_ix.stager_active_ix(),
@@ -418,6 +464,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
         for x in &self.exports {
             x.addresses[s].store(v, Relaxed);
         }
+        self.code_wait(true);
         self.code_ix.erts_commit_staging_code_ix(self.mutant);
         if late_bps {
             // The mutant: the on_load patterns set after the commit, as a later trace_pattern.
@@ -425,7 +472,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
             self.set_version_breakpoints(&mut bst, unsafe { &*v }, &st.module.patterns);
         }
         if !blocking {
-            self.bp.wait_unless(Mutant::LoadSkipWaitAfterCommit);
+            self.code_wait(false);
             let curr = st.module.curr;
             self.remove_old_breakpoints(&mut bst, curr);
         }
@@ -458,9 +505,10 @@ impl<P: ThreadProgress> LoadEngine<P> {
         for x in &self.exports {
             x.addresses[s].store(std::ptr::null_mut(), Relaxed);
         }
+        self.code_wait(true);
         self.code_ix.erts_commit_staging_code_ix(self.mutant);
         if !blocking {
-            self.bp.wait_unless(Mutant::LoadSkipWaitAfterCommit);
+            self.code_wait(false);
             let curr = st.module.curr;
             self.remove_old_breakpoints(&mut bst, curr);
         }
@@ -509,7 +557,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// progress (PW, NonBlocking: the last return out of it happens before the free) and free it.
     /// Returns whether there was old code.
     pub fn purge(&self) -> Result<bool, LoadError> {
-        self.purge_locked(lock(&self.permission))
+        let st = lock(&self.permission);
+        if !st.module.old.is_null() {
+            self.purge_grace();
+        }
+        self.purge_locked(st)
     }
 
     /// `code:purge/1`: the processes still in the old version are killed, then it is purged.
@@ -533,6 +585,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
         if old.is_null() {
             return Ok(false);
         }
+        self.purge_grace();
         // SAFETY: old is live (module table; permission held until the free).
         let ver = unsafe { &*old };
         if !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) && ver.in_code.load(Relaxed) != 0 {

@@ -60,6 +60,8 @@ pub struct LoadTortureConfig {
     pub min_trace_patterns: u64,
     pub seed: u64,
     pub mutant: Option<Mutant>,
+    /// The engine's code index scheme (`LoadEngine::with_code_ix`).
+    pub scheme: crate::code_ix::CodeIxScheme,
 }
 
 impl LoadTortureConfig {
@@ -78,6 +80,7 @@ impl LoadTortureConfig {
             min_trace_patterns: ops,
             seed,
             mutant: None,
+            scheme: crate::code_ix::CodeIxScheme::Two,
         }
     }
 
@@ -89,6 +92,18 @@ impl LoadTortureConfig {
         Ok(())
     }
 
+    /// The row's scenario: `load-s{schedulers}@{protocol}`, with `-3ix` under ERTS's three code
+    /// indices.
+    pub fn row_name(&self) -> String {
+        let three = self.scheme == crate::code_ix::CodeIxScheme::Three;
+        format!(
+            "load-s{}@{}{}",
+            self.schedulers,
+            self.protocol.name(),
+            if three { "-3ix" } else { "" }
+        )
+    }
+
     /// One line with every parameter.
     pub fn describe(&self) -> String {
         let c = self;
@@ -96,8 +111,9 @@ impl LoadTortureConfig {
         let seconds = c.max_time.as_secs();
         let checked = crate::sync::CHECKED;
         format!(
-            "load seed={:#x} protocol={protocol} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} checked={checked}",
-            c.seed, c.schedulers, c.functions, c.hits, c.pace, c.min_loads, c.min_trace_patterns
+            "load seed={:#x} protocol={protocol} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} code-ix={} checked={checked}",
+            c.seed, c.schedulers, c.functions, c.hits, c.pace, c.min_loads, c.min_trace_patterns,
+            c.scheme.name()
         )
     }
 }
@@ -225,9 +241,8 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     cfg.validate()?;
     let cfg = cfg.clone();
     let name = format!(
-        "torture load-s{}@{} {}",
-        cfg.schedulers,
-        cfg.protocol.name(),
+        "torture {} {}",
+        cfg.row_name(),
         cfg.mutant.map_or("baseline", |m| m.name())
     );
     // The run's own time bound, then the watchdog's on top.
@@ -237,13 +252,16 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
 
 fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     let start = Instant::now();
-    let e = Arc::new(LoadEngine::<Qsbr>::new(
-        cfg.functions,
-        cfg.schedulers,
-        cfg.protocol,
-        true,
-        cfg.mutant,
-    ));
+    let e = Arc::new(
+        LoadEngine::<Qsbr>::new(
+            cfg.functions,
+            cfg.schedulers,
+            cfg.protocol,
+            true,
+            cfg.mutant,
+        )
+        .with_code_ix(cfg.scheme),
+    );
     // The second session, whose call_time the stager switches on and off.
     let timed = e
         .create_session("load-torture")
