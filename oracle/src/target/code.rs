@@ -111,7 +111,12 @@ impl Code {
                 .modules
                 .get_mut(&m)
                 .expect("a module with a process in it");
-            mc.sched(pid).return_out();
+            // Its scheduler sleeps between the runner's steps (`sched`): it is woken for the
+            // return, as for every other step of a process (the return runs its frames).
+            let s = mc.sched(pid);
+            s.wake();
+            s.return_out();
+            s.sleep();
         }
     }
 }
@@ -230,7 +235,11 @@ impl RefEngine {
                 .scheds
                 .remove(&pid)
                 .expect("a waiting process's scheduler");
-            s.return_out(); // the process exits
+            // The process exits: its scheduler, asleep between the runner's steps, wakes for
+            // it (the load engine holds no pattern here, so its frames charge nothing).
+            s.wake();
+            s.return_out();
+            s.sleep(); // dropped asleep: a wait for thread progress never waits for it
             drop(s);
             self.code.waiting.remove(&pid);
             self.code.killed.insert(pid);

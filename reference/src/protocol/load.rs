@@ -1034,7 +1034,18 @@ impl<P: ThreadProgress> Drop for LoadEngine<P> {
 impl<P: ThreadProgress> Drop for LoadScheduler<P> {
     fn drop(&mut self) {
         if !self.held.is_null() && !std::thread::panicking() {
-            self.return_out(); // the process exits
+            let asleep = !self.proc.running;
+            if asleep {
+                // Dropped asleep (the scenario runner keeps its schedulers asleep between
+                // steps): wake to run the process's exit, whose return frames charge.
+                self.wake();
+            }
+            self.return_out(); // the process exits (a no-op if the wake's signals killed it)
+            if asleep {
+                // Asleep again: the engine's progress has no unregister, so a scheduler dropped
+                // awake would hold every later wait for thread progress.
+                self.sleep();
+            }
         }
         self.leave(); // before `engine` (the guard borrows it)
     }
