@@ -18,13 +18,15 @@
 
 use bpspec_models::results::{record, Verdict};
 use bpspec_reference::code_ix::CodeIxScheme;
-use bpspec_reference::torture::load::{run as load_torture, LoadTortureConfig, LoadTortureReport};
+use bpspec_reference::torture::load::{
+    run as load_torture, LoadTortureConfig, LoadTortureReport, PurgeMode,
+};
 use bpspec_reference::torture::{run as torture, TortureConfig, TortureReport};
 use bpspec_reference::{LoadProtocol, Mutant};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]]] [--mutant NAME | --mutants] [--mutant-seconds S]";
+pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--purge M[,M]]] [--mutant NAME | --mutants] [--mutant-seconds S]";
 
 /// The mutants that remove a wait for thread progress (or break the grace period itself), in
 /// the order `--mutants` runs them (docs/mutants.md).
@@ -121,6 +123,15 @@ pub struct Args {
     /// `3ix` (ERTS's three, the code barrier before each commit); one run each.
     #[arg(long, value_delimiter = ',', default_value = "2ix", value_parser = code_ix_scheme, requires = "load")]
     code_ix: Vec<CodeIxScheme>,
+    /// The loader's purges (with `--load`): `soft` (`code:soft_purge/1`, refused while a process
+    /// is in the old code), `kill` (`code:purge/1`, which kills those processes) and/or `mixed`
+    /// (either at random); one run each.
+    #[arg(long, value_delimiter = ',', default_value = "soft", value_parser = purge_mode, requires = "load")]
+    purge: Vec<PurgeMode>,
+}
+
+fn purge_mode(v: &str) -> Result<PurgeMode, String> {
+    PurgeMode::parse(v).ok_or_else(|| format!("--purge {v}: soft, kill or mixed"))
 }
 
 fn code_ix_scheme(v: &str) -> Result<CodeIxScheme, String> {
@@ -385,6 +396,10 @@ const LOAD_TORTURE_KILLS: [Mutant; 4] = [
     Mutant::LoadPurgeSkipCheck,
 ];
 
+/// The load mutants of the purge's steps, which `code:purge/1` (`purge_kill`) runs too: the
+/// sweep runs them under every `--purge` mode, the others under soft purges only.
+const PURGE_MUTANTS: [Mutant; 2] = [Mutant::LoadPurgeSkipCheck, Mutant::LoadPurgeSkipWait];
+
 /// The checker that kills a load mutant (docs/nonblocking-load.md §5).
 fn load_covered_by(m: Mutant) -> &'static str {
     match m {
@@ -424,13 +439,16 @@ fn load_run(a: &Args) -> ExitCode {
         (None, false) => Vec::new(),
     };
     if a.mutant.is_none() {
-        for &c in &a.code_ix {
-            for &p in &a.protocols {
-                for &n in &a.schedulers {
-                    let mut cfg = LoadTortureConfig::new(p, n, a.hits, a.seed);
-                    cfg.max_time = Duration::from_secs(a.seconds);
-                    cfg.scheme = c;
-                    ok &= load_one(&cfg, "hold");
+        for &purge in &a.purge {
+            for &c in &a.code_ix {
+                for &p in &a.protocols {
+                    for &n in &a.schedulers {
+                        let mut cfg = LoadTortureConfig::new(p, n, a.hits, a.seed);
+                        cfg.max_time = Duration::from_secs(a.seconds);
+                        cfg.scheme = c;
+                        cfg.purge = purge;
+                        ok &= load_one(&cfg, "hold");
+                    }
                 }
             }
         }
@@ -445,25 +463,32 @@ fn load_run(a: &Args) -> ExitCode {
         vec![*a.schedulers.iter().min().unwrap_or(&2)]
     };
     for m in mutants {
-        for &p in load_mutant_protocols(m) {
-            if !a.protocols.contains(&p) {
-                continue;
-            }
-            for &n in &counts {
-                let mut cfg = LoadTortureConfig::new(p, n, u64::MAX / 2, a.seed);
-                cfg.max_time = Duration::from_secs(a.mutant_seconds);
-                cfg.pace = 64;
-                cfg.mutant = Some(m);
-                if m == Mutant::LoadTwoCodeIx {
-                    // It changes only ERTS's three-index scheme.
-                    cfg.scheme = CodeIxScheme::Three;
+        // Under killing purges only the mutants of the purge's own steps (`--mutant` runs any).
+        let purges = a.purge.iter().filter(|&&pm| {
+            pm == PurgeMode::Soft || a.mutant.is_some() || PURGE_MUTANTS.contains(&m)
+        });
+        for &purge in purges {
+            for &p in load_mutant_protocols(m) {
+                if !a.protocols.contains(&p) {
+                    continue;
                 }
-                let expected = if LOAD_TORTURE_KILLS.contains(&m) {
-                    "killed"
-                } else {
-                    "survives"
-                };
-                ok &= load_one(&cfg, expected);
+                for &n in &counts {
+                    let mut cfg = LoadTortureConfig::new(p, n, u64::MAX / 2, a.seed);
+                    cfg.max_time = Duration::from_secs(a.mutant_seconds);
+                    cfg.pace = 64;
+                    cfg.mutant = Some(m);
+                    cfg.purge = purge;
+                    if m == Mutant::LoadTwoCodeIx {
+                        // It changes only ERTS's three-index scheme.
+                        cfg.scheme = CodeIxScheme::Three;
+                    }
+                    let expected = if LOAD_TORTURE_KILLS.contains(&m) {
+                        "killed"
+                    } else {
+                        "survives"
+                    };
+                    ok &= load_one(&cfg, expected);
+                }
             }
         }
     }
@@ -489,13 +514,15 @@ fn load_one(cfg: &LoadTortureConfig, expected: &str) -> bool {
         &cfg.row_name(),
         |rep| {
             format!(
-                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} trace_pattern={} seed={:#x}",
+                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} trace_pattern={} seed={:#x}",
                 rep.hits,
                 rep.calls_per_second(),
                 rep.loads,
                 rep.deletes,
                 rep.purges,
                 rep.purge_refusals,
+                rep.kill_purges,
+                rep.kills,
                 rep.trace_patterns,
                 cfg.seed
             )
