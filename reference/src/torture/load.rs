@@ -493,6 +493,16 @@ fn scheduler(
     st.killed = s.killed;
     if failed {
         // Asleep so that the loader's waits end; never touch the (maybe freed) version again.
+        // The process never runs again: its frames and pbts are dropped unrun (they may name
+        // freed versions, and the check may have failed before it was scheduled in), so that
+        // going to sleep charges nothing.
+        let p = &mut s.proc;
+        p.time.clear();
+        p.memory.clear();
+        p.stack.clear();
+        p.conts.clear();
+        p.current = None;
+        p.running = true;
         s.sleep();
         std::mem::forget(s);
     } else {
