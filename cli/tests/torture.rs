@@ -15,6 +15,9 @@ fn torture_bad_arguments_exit_2_naming_them() {
     let (code, _, err) = bpspec(&["torture", "--load", "--code-ix", "4ix"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("4ix"), "{err}");
+    let (code, _, err) = bpspec(&["torture", "--load", "--purge", "hard"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--purge hard"), "{err}");
     let (code, _, err) = bpspec(&["oracle", "torture", "--frob"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--frob"), "{err}");
@@ -100,4 +103,41 @@ fn load_torture_kills_a_mutant_and_refuses_a_non_load_one() {
     let (code, _, err) = bpspec(&["torture", "--protocols", "blocking"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("required arguments"), "{err}");
+}
+
+#[test]
+fn load_torture_with_killing_purges_holds_and_kills_the_unchecked_purge() {
+    let (code, text, rows) = torture_run(
+        "loadkill",
+        "--load --schedulers 2 --hits 100000 --seed 7 --purge kill,mixed",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert_has(
+        &text,
+        &["purge=kill", "purge=mixed", "kill_purges=", "kills="],
+    );
+    for p in ["blocking", "nonblocking"] {
+        for m in ["kill", "mixed"] {
+            assert!(
+                rows.lines().any(|r| r
+                    .starts_with(&format!("torture\tqsbr\tload-s2@{p}-{m}\tbaseline\t"))
+                    && r.contains("\thold\thold\t")),
+                "{rows}"
+            );
+        }
+    }
+    // code:purge/1 without its check and its wait for the killed processes' exits.
+    let (code, text, rows) = torture_run(
+        "loadkillmut",
+        "--load --schedulers 2 --purge kill --mutant load-purge-skip-check --mutant-seconds 20",
+    );
+    assert_eq!(code, 0, "{text}");
+    for p in ["blocking", "nonblocking"] {
+        assert!(
+            rows.lines().any(|r| r
+                .contains(&format!("\tload-s2@{p}-kill\tload-purge-skip-check\t"))
+                && r.contains("\tkilled\tkilled\t")),
+            "{rows}"
+        );
+    }
 }

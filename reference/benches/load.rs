@@ -263,8 +263,13 @@ fn paired(run: &Run) {
     let mut about = window("all traced");
     about.push("docs/nonblocking-load.md §6 shows it.".to_string());
     run.write("load", &about, &HEAD, &plain.rows());
-    let mut about = window(
-        "all traced with call_count in the legacy session and call_time in a second one, the busy processes call-traced",
+    let mut about = window("all traced");
+    about.push(
+        "Traced with call_count in the legacy session and call_time in a second one; the busy"
+            .to_string(),
+    );
+    about.push(
+        "processes call-traced (call_time charged at every call and progress point).".to_string(),
     );
     about.push(
         "The windows of perf-load.tsv (call_count only) run in the same rounds; the last rows are"
