@@ -407,8 +407,8 @@ fn load_covered_by(m: Mutant) -> &'static str {
         Mutant::LoadSkipWaitAfterCommit => "loom old-code-untraced-purge, shuttle",
         Mutant::LoadBlockingWithoutBlock => "loom and shuttle load-under-hits",
         Mutant::LoadClearOldAtOnce => "loom and shuttle old-code-local-calls",
-        Mutant::LoadPurgeSkipCheck => "loom and shuttle old-code-purge",
-        Mutant::LoadPurgeSkipWait => "loom old-code-purge",
+        Mutant::LoadPurgeSkipCheck => "loom and shuttle old-code-purge, old-code-purge-kill",
+        Mutant::LoadPurgeSkipWait => "loom old-code-purge, old-code-purge-kill",
         Mutant::LoadTwoCodeIx => "loom delete-load-under-hits-3ix",
         _ => "docs/mutants.md",
     }
