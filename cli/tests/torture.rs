@@ -72,13 +72,7 @@ fn small_load_torture_holds_under_both_protocols_and_records_its_rows() {
         ],
     );
     for p in ["blocking", "nonblocking", "blocking-3ix", "nonblocking-3ix"] {
-        assert!(
-            rows.lines().any(
-                |r| r.starts_with(&format!("torture\tqsbr\tload-s2@{p}\tbaseline\t"))
-                    && r.contains("\thold\thold\t")
-            ),
-            "{rows}"
-        );
+        assert_row(&rows, &format!("load-s2@{p}"), "baseline", "hold");
     }
 }
 
@@ -107,37 +101,41 @@ fn load_torture_kills_a_mutant_and_refuses_a_non_load_one() {
 
 #[test]
 fn load_torture_with_killing_purges_holds_and_kills_the_unchecked_purge() {
-    let (code, text, rows) = torture_run(
-        "loadkill",
-        "--load --schedulers 2 --hits 100000 --seed 7 --purge kill,mixed",
-    );
-    assert_eq!(code, 0, "{text}");
-    assert_has(
-        &text,
-        &["purge=kill", "purge=mixed", "kill_purges=", "kills="],
-    );
+    let args = "--load --schedulers 2 --hits 100000 --seed 7 --purge kill,mixed";
+    let (text, rows) = torture_ok("loadkill", args);
+    for want in ["purge=kill", "purge=mixed", "kill_purges=", "kills="] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
     for p in ["blocking", "nonblocking"] {
         for m in ["kill", "mixed"] {
-            assert!(
-                rows.lines().any(|r| r
-                    .starts_with(&format!("torture\tqsbr\tload-s2@{p}-{m}\tbaseline\t"))
-                    && r.contains("\thold\thold\t")),
-                "{rows}"
-            );
+            assert_row(&rows, &format!("load-s2@{p}-{m}"), "baseline", "hold");
         }
     }
     // code:purge/1 without its check and its wait for the killed processes' exits.
-    let (code, text, rows) = torture_run(
-        "loadkillmut",
-        "--load --schedulers 2 --purge kill --mutant load-purge-skip-check --mutant-seconds 20",
-    );
-    assert_eq!(code, 0, "{text}");
+    let args =
+        "--load --schedulers 2 --purge kill --mutant load-purge-skip-check --mutant-seconds 20";
+    let (_, rows) = torture_ok("loadkillmut", args);
     for p in ["blocking", "nonblocking"] {
-        assert!(
-            rows.lines().any(|r| r
-                .contains(&format!("\tload-s2@{p}-kill\tload-purge-skip-check\t"))
-                && r.contains("\tkilled\tkilled\t")),
-            "{rows}"
-        );
+        let scenario = format!("load-s2@{p}-kill");
+        assert_row(&rows, &scenario, "load-purge-skip-check", "killed");
     }
+}
+
+/// [`torture_run`] that must exit 0: stdout and torture.tsv.
+fn torture_ok(tag: &str, args: &str) -> (String, String) {
+    let (code, text, rows) = torture_run(tag, args);
+    assert_eq!(code, 0, "{text}");
+    (text, rows)
+}
+
+/// `rows` has a torture row of `scenario` and `variant` whose expected and observed verdicts are
+/// both `verdict`.
+fn assert_row(rows: &str, scenario: &str, variant: &str, verdict: &str) {
+    let start = format!("torture\tqsbr\t{scenario}\t{variant}\t");
+    let verdicts = format!("\t{verdict}\t{verdict}\t");
+    assert!(
+        rows.lines()
+            .any(|r| r.starts_with(&start) && r.contains(&verdicts)),
+        "{scenario} {variant} {verdict}: {rows}"
+    );
 }

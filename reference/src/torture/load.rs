@@ -495,14 +495,9 @@ fn scheduler(
         // Asleep so that the loader's waits end; never touch the (maybe freed) version again.
         // The process never runs again: its frames and pbts are dropped unrun (they may name
         // freed versions, and the check may have failed before it was scheduled in), so that
-        // going to sleep charges nothing.
-        let p = &mut s.proc;
-        p.time.clear();
-        p.memory.clear();
-        p.stack.clear();
-        p.conts.clear();
-        p.current = None;
-        p.running = true;
+        // going to sleep charges nothing: an empty process in its place, marked running.
+        s.proc = crate::process::Proc::new(s.proc.p);
+        s.proc.running = true;
         s.sleep();
         std::mem::forget(s);
     } else {
