@@ -166,18 +166,18 @@ impl Series {
     fn round(&mut self, setup: Setup) -> [[f64; 3]; 2] {
         let mut r = [[0.0; 3]; 2];
         for (i, p) in LoadProtocol::ALL.into_iter().enumerate() {
-            for j in 0..MODES.len() {
-                let (h, n) = window(p, setup, j);
-                r[i][j] = h;
-                self.hps[i][j].push(h);
+            for (j, h) in r[i].iter_mut().enumerate() {
+                let (hits, n) = window(p, setup, j);
+                *h = hits;
+                self.hps[i][j].push(hits);
                 self.loads[i][j].push(n as f64);
             }
-            for j in 0..MODES.len() {
-                self.own[i][j].push(r[i][j] / r[i][0]);
+            for (j, own) in self.own[i].iter_mut().enumerate() {
+                own.push(r[i][j] / r[i][0]);
             }
         }
-        for j in 0..MODES.len() {
-            self.cross[j].push(r[1][j] / r[0][j]);
+        for (j, cross) in self.cross.iter_mut().enumerate() {
+            cross.push(r[1][j] / r[0][j]);
         }
         r
     }

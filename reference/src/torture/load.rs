@@ -670,7 +670,7 @@ fn pace(s: &mut LoadScheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &
     while !sh.stopped() && sh.hits.load(Relaxed) > allowed(sh.ops.load(Relaxed)) {
         std::thread::sleep(Duration::from_micros(50));
         naps = naps.wrapping_add(1);
-        if cfg.purge.kills() && naps % 8 == 0 {
+        if cfg.purge.kills() && naps.is_multiple_of(8) {
             s.wake();
             s.sleep();
         }
