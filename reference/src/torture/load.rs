@@ -190,6 +190,9 @@ pub struct LoadTortureReport {
     pub naps: u64,
     pub seconds: f64,
     pub timed_out: bool,
+    /// After a failed check, the loader or the stager had not ended 2 s after the schedulers:
+    /// left running (a killing purge waiting for the failed scheduler's process).
+    pub left_running: bool,
     /// The calls counted by the schedulers and the module's counters at the end (equal, or a
     /// violation).
     pub total_count: u64,
@@ -217,7 +220,7 @@ impl LoadTortureReport {
 
     pub fn describe(&self) -> String {
         format!(
-            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}",
+            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}{}",
             self.hits,
             self.calls_per_second(),
             self.counted,
@@ -235,7 +238,12 @@ impl LoadTortureReport {
             self.total_count,
             self.total_timed,
             self.seconds,
-            if self.timed_out { " (time bound reached)" } else { "" }
+            if self.timed_out { " (time bound reached)" } else { "" },
+            if self.left_running {
+                " (loader or stager left running)"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -412,6 +420,7 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         // Detached: the loader waits in `purge_kill` for the failed scheduler's process (its
         // spin limit ends it, or the process's exit); the engine is leaked below.
         drop((loader, stager));
+        rep.left_running = true;
     }
     rep.seconds = start.elapsed().as_secs_f64();
     let mut violation = sh
