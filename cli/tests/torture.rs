@@ -26,12 +26,46 @@ fn torture_bad_arguments_exit_2_naming_them() {
 /// Run `bpspec torture ARGS` (`args` split at white space) with a fresh results directory: exit
 /// code, stdout, torture.tsv.
 fn torture_run(tag: &str, args: &str) -> (i32, String, String) {
+    torture_run_env(tag, args, &[])
+}
+
+/// [`torture_run`] with more environment.
+fn torture_run_env(
+    tag: &str,
+    args: &str,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (i32, String, String) {
     let d = std::env::temp_dir().join(format!("bpspec-cli-torture-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     let args = argv(&format!("torture {args}"), &[]);
-    let (code, text, _) = bpspec_env(&args, &[("BPSPEC_RESULTS", d.as_os_str())]);
+    let mut env = env.to_vec();
+    env.push(("BPSPEC_RESULTS", d.as_os_str()));
+    let (code, text, _) = bpspec_env(&args, &env);
     let rows = std::fs::read_to_string(d.join("torture.tsv")).expect("torture.tsv written");
     (code, text, rows)
+}
+
+/// Each mutant run is a child process: one that dies before its verdict (here by the test hook
+/// `BPSPEC_TORTURE_TEST_ABORT`; in a sweep by a heap the mutant corrupted) cannot end the sweep,
+/// and its parent records the row (killed, with the cause).
+#[test]
+fn a_mutant_run_that_dies_is_recorded_by_its_parent() {
+    let (code, text, rows) = torture_run_env(
+        "abort",
+        "--load --protocols nonblocking --schedulers 2 --mutant load-clear-old-at-once --mutant-seconds 5",
+        &[("BPSPEC_TORTURE_TEST_ABORT", std::ffi::OsStr::new("1"))],
+    );
+    assert_eq!(code, 0, "{text}");
+    assert_has(
+        &rows,
+        &[
+            "torture\tqsbr\tload-s2@nonblocking\tload-clear-old-at-once\tisolated child",
+            "\tkilled\tkilled\t",
+            "the run died before its verdict",
+            "aborting",
+        ],
+    );
+    assert_eq!(rows.lines().count(), 1, "{rows}");
 }
 
 #[test]
