@@ -557,6 +557,15 @@ impl LoadModel {
             m.global = true;
         })
     }
+    /// ERTS's treatment of a traced load on the killing-purge model ([`LoadModel::kill`]) of a
+    /// loaded module loaded twice (the first load clears, the second loads an untraced one).
+    pub fn clear_erts_kill() -> LoadModel {
+        LoadModel::kill().with(|m| {
+            m.traced_load = TracedLoad::ClearErts;
+            m.fresh = false;
+            m.loads = 2;
+        })
+    }
     /// The meta breakpoint on the first non-blocking model (patterns carried).
     pub fn meta() -> LoadModel {
         LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.meta = true)

@@ -285,16 +285,10 @@ fn erts_clears_a_traced_load_under_the_block() {
     let r = run(&charges_only);
     assert!(r.violated.is_empty(), "{:?}", r.violated);
     assert_killed(&charges_only, LoadSpecMutant::ClearErtsWithoutBlock);
-    // The killing purge with two schedulers, two loads of a loaded module.
-    let two = LoadModel::kill().with(|m| {
-        m.traced_load = TracedLoad::ClearErts;
-        m.fresh = false;
-        m.loads = 2;
-    });
-    let r = run(&two);
-    assert!(r.violated.is_empty(), "{}: {:?}", two.name(), r.violated);
-    assert!(r.reached, "{}", two.name());
-    assert_killed(&two, LoadSpecMutant::ClearErtsWithoutBlock);
+    // The killing purge with two schedulers (a row of the plan, `every_plan_model_holds`).
+    assert!(LoadModel::plan()
+        .iter()
+        .any(|p| p.name() == LoadModel::clear_erts_kill().name()));
 }
 
 /// Meta trace on a reloaded function (`LoadModel::meta`): a local call in the old version
@@ -309,11 +303,6 @@ fn meta_on_a_reloaded_function() {
     assert!(r.violated.is_empty(), "{:?}", r.violated);
     assert!(r.reached);
     assert_killed(&m, LoadSpecMutant::MetaCellSkipGrace);
-    // Under the killing purge with two schedulers as well.
-    let two = LoadModel::kill().with(|m| m.meta = true);
-    let r = run(&two);
-    assert!(r.violated.is_empty(), "{}: {:?}", two.name(), r.violated);
-    assert!(r.reached, "{}", two.name());
 }
 
 /// The export (global) breakpoint across a load (`LoadModel::global`): with the patterns
@@ -330,6 +319,21 @@ fn export_breakpoint_across_a_load() {
     assert!(r.violated.is_empty(), "{:?}", r.violated);
     assert!(r.reached);
     assert_killed(&m, LoadSpecMutant::ExportRetargetBeforeCommit);
+}
+
+/// The new variants on the killing-purge models with two schedulers (`--ignored`; figures in
+/// docs/nonblocking-load.md §8): `ClearErts` with its mutant, meta, and the export breakpoint
+/// with its mutant under both index schemes.
+#[test]
+#[ignore]
+fn load_variants_with_two_schedulers() {
+    let m = LoadModel::clear_erts_kill();
+    assert_killed(&m, LoadSpecMutant::ClearErtsWithoutBlock);
+    let two = LoadModel::kill().with(|m| m.meta = true);
+    let r = run(&two);
+    assert!(r.violated.is_empty(), "{}: {:?}", two.name(), r.violated);
+    assert!(r.reached, "{}", two.name());
+    assert_killed(&two, LoadSpecMutant::MetaCellSkipGrace);
     for base in [LoadModel::kill(), LoadModel::erts()] {
         let two = base.with(|m| m.global = true);
         let r = run(&two);
