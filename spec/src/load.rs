@@ -587,6 +587,7 @@ impl LoadModel {
         v.push(LoadModel::sessions());
         v.extend([
             LoadModel::clear_erts(),
+            LoadModel::clear_erts_kill(),
             LoadModel::meta(),
             LoadModel::global(),
         ]);
