@@ -354,6 +354,12 @@ pub struct LState {
     /// `ClearErts` with `call_time`: a charge read the slot of a version whose breakpoints a
     /// load cleared (it finds no node: ERTS's "the breakpoint was removed").
     pub charged_cleared: bool,
+    /// The sequential oracle's state (`spec/src/code.rs`, CL1): a load over a current version
+    /// was linearized (its commit), after which the oracle has no breakpoint on `m`.
+    pub oracle_cleared: bool,
+    /// A breakpoint was hit (a read that found a patched instruction, a linked slot or the
+    /// export trampoline) after the oracle cleared them: a history the oracle does not have.
+    pub oracle_diff: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -491,6 +497,9 @@ pub struct LoadModel {
     pub meta: bool,
     /// The module's exported function has an export (global) breakpoint when traced.
     pub global: bool,
+    /// Check `refines-cl1`: every breakpoint hit of a history is one the sequential oracle
+    /// has (CL1: a load over a current version leaves no breakpoint on the module).
+    pub refine_cl1: bool,
     script: Vec<Step>,
 }
 
@@ -518,6 +527,7 @@ impl LoadModel {
             traced_load: TracedLoad::Carry,
             meta: false,
             global: false,
+            refine_cl1: false,
             script: Vec::new(),
         }
         .rebuilt()
@@ -552,6 +562,7 @@ impl LoadModel {
     pub fn clear_erts() -> LoadModel {
         LoadModel::classic(LoadProtocol::NonBlocking).with(|m| {
             m.traced_load = TracedLoad::ClearErts;
+            m.refine_cl1 = true;
             m.call_time = true;
             m.meta = true;
             m.global = true;
@@ -562,6 +573,7 @@ impl LoadModel {
     pub fn clear_erts_kill() -> LoadModel {
         LoadModel::kill().with(|m| {
             m.traced_load = TracedLoad::ClearErts;
+            m.refine_cl1 = true;
             m.fresh = false;
             m.loads = 2;
         })
@@ -830,6 +842,8 @@ impl LoadModel {
             Step::Commit(v) => {
                 s.ix = staging as u8;
                 s.ver[v as usize].published = true;
+                // Tracked only when checked, so that the other models keep their state counts.
+                s.oracle_cleared |= self.refine_cl1 && s.cur != 0;
                 s.cur = v;
             }
             Step::LateInstall(v) => s.ver[v as usize].bp = s.traced,
@@ -1040,6 +1054,8 @@ impl Model for LoadModel {
                     meta_old: false,
                     cleared_held: false,
                     charged_cleared: false,
+                    oracle_cleared: false,
+                    oracle_diff: false,
                 }
             })
             .collect()
@@ -1131,6 +1147,7 @@ impl Model for LoadModel {
                 };
                 let ver = s.ver[v as usize];
                 n.uaf |= ver.freed || (ver.bp && (ver.linked & ver.node_freed) != 0);
+                n.oracle_diff |= ver.bp && s.oracle_cleared;
                 n.mix |= ver.promised && !ver.bp;
                 n.early |= !ver.published;
                 n.ran_last |= v == last;
@@ -1150,6 +1167,7 @@ impl Model for LoadModel {
                     // slot now, add to its nodes next); the call's return sets the state back
                     // to it (`erts_call_trace_return`'s `pbt->ci = prev_info`).
                     let linked = Self::read(s, &mut n, pbt).linked;
+                    n.oracle_diff |= linked != 0 && s.oracle_cleared;
                     n.charged_hit |= linked != 0 && pbt != s.cur;
                     n.charged_cleared |= s.ver[pbt as usize].cleared;
                     n.procs[i].sched = Sched::Charge(pbt, linked);
@@ -1162,6 +1180,7 @@ impl Model for LoadModel {
                 let ver = Self::read(s, &mut n, v);
                 // The patched instruction's chain: the nodes linked (0: not patched).
                 let chain = if ver.bp { ver.linked.max(1) } else { 0 };
+                n.oracle_diff |= chain != 0 && s.oracle_cleared;
                 n.procs[i as usize].sched = if self.meta && chain != 0 {
                     Sched::Meta(v, chain)
                 } else {
@@ -1196,6 +1215,7 @@ impl Model for LoadModel {
                 // continuation (one field for every code index).
                 n.uaf |= s.exp_node_freed;
                 n.exp_ran = true;
+                n.oracle_diff |= s.oracle_cleared;
                 let v = s.exp_target;
                 n.exp_to_new |= v == last;
                 let p = &mut n.procs[i as usize];
@@ -1210,6 +1230,7 @@ impl Model for LoadModel {
             LAction::ChargeRead(i) => {
                 let v = s.procs[i as usize].pbt;
                 let linked = Self::read(s, &mut n, v).linked;
+                n.oracle_diff |= linked != 0 && s.oracle_cleared;
                 n.charged_cleared |= s.ver[v as usize].cleared;
                 n.charged_old |= linked != 0 && v != s.cur;
                 n.procs[i as usize].sched = Sched::Charge(v, linked);
@@ -1224,6 +1245,7 @@ impl Model for LoadModel {
                     // The charge at return (`erts_call_trace_return`): read the slot of the
                     // function the state names, then (ReturnRun) add to its nodes.
                     let linked = Self::read(s, &mut n, pbt).linked;
+                    n.oracle_diff |= linked != 0 && s.oracle_cleared;
                     n.charged_ret |= linked != 0 && pbt != s.cur;
                     n.charged_cleared |= s.ver[pbt as usize].cleared;
                     n.procs[i as usize].sched = Sched::Ret(pbt, linked);
@@ -1271,6 +1293,11 @@ impl Model for LoadModel {
             Property::always("no-use-after-free", |_, s: &LState| !s.uaf),
             Property::always("no-uncommitted-call", |_, s: &LState| !s.early),
         ];
+        if self.refine_cl1 {
+            v.push(Property::always("refines-cl1", |_, s: &LState| {
+                !s.oracle_diff
+            }));
+        }
         for name in self.reachability() {
             v.push(Property::sometimes(name, reached_fn(name)));
         }
@@ -1349,6 +1376,9 @@ impl LoadModel {
 
 /// The safety properties of every load model.
 pub const SAFETY: [&str; 3] = ["no-mix", "no-use-after-free", "no-uncommitted-call"];
+/// The refinement property of the models with `refine_cl1` (after [`SAFETY`] in
+/// [`LoadRun::violated`]).
+pub const REFINES_CL1: &str = "refines-cl1";
 
 /// The outcome of one exhaustive run of a [`LoadModel`].
 #[derive(Clone, Debug)]
@@ -1436,6 +1466,7 @@ impl LoadModel {
         LoadRun {
             violated: SAFETY
                 .into_iter()
+                .chain(self.refine_cl1.then_some("refines-cl1"))
                 .filter(|p| c.discovery(p).is_some())
                 .collect(),
             reached: reach.iter().all(|p| c.discovery(p).is_some()),

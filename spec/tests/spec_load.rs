@@ -342,3 +342,28 @@ fn load_variants_with_two_schedulers() {
         assert_killed(&two, LoadSpecMutant::ExportRetargetBeforeCommit);
     }
 }
+
+/// The composition with the sequential oracle (`spec/src/code.rs`, CL1: a load over a current
+/// version leaves no breakpoint on the module, old or new, global or local, and a charge of
+/// old code finds nothing): `refines-cl1` says every breakpoint hit of a history (a read that
+/// found a patched instruction, a linked slot or the export trampoline) is one the oracle
+/// has, the load linearized at its commit. ERTS's treatment holds it on both plan models
+/// (`every_plan_model_holds` counts it as a safety property of theirs); bpspec's carried
+/// patterns violate it under both protocols, as they must: carrying is the oracle's own
+/// mutant `load-keeps-breakpoints` (`CodeMutant::LoadKeepsBreakpoints`).
+#[test]
+fn only_erts_traced_load_refines_the_oracle() {
+    for m in [LoadModel::clear_erts(), LoadModel::clear_erts_kill()] {
+        assert!(m.refine_cl1, "{}", m.name());
+    }
+    let r = run(&LoadModel::clear_erts().with(|m| m.locals = 0));
+    assert!(r.violated.is_empty(), "{:?}", r.violated);
+    for m in [
+        LoadModel::classic(LoadProtocol::Blocking),
+        LoadModel::classic(LoadProtocol::NonBlocking),
+        LoadModel::global(),
+    ] {
+        let r = run(&m.with(|m| m.refine_cl1 = true));
+        assert_eq!(r.violated, vec![bpspec_spec::load::REFINES_CL1]);
+    }
+}
