@@ -32,6 +32,15 @@
 //! - `tail_calls` (with `call_time`): a process may tail-call out of the version it stays in,
 //!   its call_time state still naming the function it left; `check_pbt`: the purge's
 //!   `check_process_code` also finds such a process (ERTS's does not).
+//! - [`TracedLoad`]: `Carry` (bpspec's: the new version carries the patterns, the old version's
+//!   breakpoints are removed behind a wait) or `ClearErts` (ERTS's `finish_loading_1`: thread
+//!   progress blocked, the current version's breakpoints and its export breakpoint cleared and
+//!   freed, the new version staged and committed under the block with no pattern).
+//! - `meta`: a traced version's node holds a meta tracer cell, read by a local call as its own
+//!   step and freed with the node; `global`: the exported function has an export breakpoint (a
+//!   trampoline per code index, one continuation for all of them).
+//! - `refine_cl1`: check `refines-cl1` (no breakpoint hit after a load's commit: the sequential
+//!   oracle's CL1, `spec/src/code.rs`).
 //! - `loads`, `fresh` (the module is not loaded at first: the first load makes nothing old),
 //!   `schedulers` (1 or 2, one process each), `calls`, `locals`.
 //!
@@ -42,7 +51,8 @@
 //! `local-call-in-old-code`, with `Kill` `purge-kills`, and with `call_time`
 //! `charge-in-old-code`, `charge-at-return-in-old-code`, `charge-at-hit-in-old-code` (a charge
 //! at schedule-out, at return, at the next hit read the linked slot of a version no longer
-//! current), with 2 sessions `destroy-in-old-code`. Mutants: [`LoadSpecMutant`], each killed
+//! current), with 2 sessions `destroy-in-old-code`, and those of the new switches
+//! ([`LoadModel::reachability`]). Mutants: [`LoadSpecMutant`], each killed
 //! (spec/tests/spec_load.rs).
 
 use bpspec_reference::LoadProtocol;
@@ -52,8 +62,9 @@ use stateright::{Model, Property};
 /// (`Mutant::LOAD`; `load-purge-skip-wait` is not here: in the `Two` order its wait follows the
 /// check, and with atomic, sequentially consistent steps a return is never unordered with the
 /// free after it, so only loom sees that one). `TwoCodeIx` is the engine's `load-two-code-ix`
-/// too (on its `CodeIxScheme::Three`); the last four exist in the spec only (the purge's orders,
-/// a destroyed session's grace period and the removal's wait for a charge at return).
+/// too (on its `CodeIxScheme::Three`); the last seven exist in the spec only (the purge's orders,
+/// a destroyed session's grace period, the removal's wait for a charge at return, ERTS's block,
+/// the meta cell's grace period and the export breakpoint's continuation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoadSpecMutant {
     /// `load-commit-before-breakpoints`.
