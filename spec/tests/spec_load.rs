@@ -189,6 +189,14 @@ fn sessions_on_loaded_code() {
     }
 }
 
+/// `m` holds with every reachability property found, and `mu` on it is killed by its property.
+fn holds_and_kills(m: &LoadModel, mu: LoadSpecMutant) {
+    let r = run(m);
+    assert!(r.violated.is_empty(), "{}: {:?}", m.name(), r.violated);
+    assert!(r.reached, "{}", m.name());
+    assert_killed(m, mu);
+}
+
 /// `mu` on `m` is killed by its property.
 fn assert_killed(m: &LoadModel, mu: LoadSpecMutant) {
     let r = run(&m.clone().with_mutant(mu));
@@ -298,11 +306,7 @@ fn erts_clears_a_traced_load_under_the_block() {
 /// (`load-meta-cell-skip-grace`) is killed by `no-use-after-free`.
 #[test]
 fn meta_on_a_reloaded_function() {
-    let m = LoadModel::meta();
-    let r = run(&m);
-    assert!(r.violated.is_empty(), "{:?}", r.violated);
-    assert!(r.reached);
-    assert_killed(&m, LoadSpecMutant::MetaCellSkipGrace);
+    holds_and_kills(&LoadModel::meta(), LoadSpecMutant::MetaCellSkipGrace);
 }
 
 /// The export (global) breakpoint across a load (`LoadModel::global`): with the patterns
@@ -314,11 +318,10 @@ fn meta_on_a_reloaded_function() {
 /// schemes.
 #[test]
 fn export_breakpoint_across_a_load() {
-    let m = LoadModel::global();
-    let r = run(&m);
-    assert!(r.violated.is_empty(), "{:?}", r.violated);
-    assert!(r.reached);
-    assert_killed(&m, LoadSpecMutant::ExportRetargetBeforeCommit);
+    holds_and_kills(
+        &LoadModel::global(),
+        LoadSpecMutant::ExportRetargetBeforeCommit,
+    );
 }
 
 /// The new variants on the killing-purge models with two schedulers (`--ignored`; figures in
@@ -329,17 +332,15 @@ fn export_breakpoint_across_a_load() {
 fn load_variants_with_two_schedulers() {
     let m = LoadModel::clear_erts_kill();
     assert_killed(&m, LoadSpecMutant::ClearErtsWithoutBlock);
-    let two = LoadModel::kill().with(|m| m.meta = true);
-    let r = run(&two);
-    assert!(r.violated.is_empty(), "{}: {:?}", two.name(), r.violated);
-    assert!(r.reached, "{}", two.name());
-    assert_killed(&two, LoadSpecMutant::MetaCellSkipGrace);
+    holds_and_kills(
+        &LoadModel::kill().with(|m| m.meta = true),
+        LoadSpecMutant::MetaCellSkipGrace,
+    );
     for base in [LoadModel::kill(), LoadModel::erts()] {
-        let two = base.with(|m| m.global = true);
-        let r = run(&two);
-        assert!(r.violated.is_empty(), "{}: {:?}", two.name(), r.violated);
-        assert!(r.reached, "{}", two.name());
-        assert_killed(&two, LoadSpecMutant::ExportRetargetBeforeCommit);
+        holds_and_kills(
+            &base.with(|m| m.global = true),
+            LoadSpecMutant::ExportRetargetBeforeCommit,
+        );
     }
 }
 
