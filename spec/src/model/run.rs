@@ -240,7 +240,14 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
     } else {
         1
     };
-    let mut builder = m.clone().checker().threads(threads);
+    // DFS (with symmetry) takes the actions in the order that keeps its depth low
+    // (`BpModel::for_dfs`); BFS keeps `Config::enabled`'s order (its shortest counterexamples).
+    let checked = if opts.symmetry {
+        m.clone().for_dfs()
+    } else {
+        m.clone()
+    };
+    let mut builder = checked.checker().threads(threads);
     if let Some(p) = opts.stop_at {
         builder = builder.finish_when(stateright::HasDiscoveries::AnyOf([p].into_iter().collect()));
     }
@@ -266,8 +273,16 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
             violated.push(Violated { property: p, steps });
         }
     }
-    for p in REACHABILITY {
-        if !fin.discoveries.iter().any(|(n, _)| *n == p) {
+    // The fused model records its `sometimes` properties on itself (`props::properties`);
+    // every clone the checker holds shares them.
+    let reached = m.reached();
+    for (i, p) in REACHABILITY.into_iter().enumerate() {
+        let held = if m.fused {
+            reached & (1 << i) != 0
+        } else {
+            fin.discoveries.iter().any(|(n, _)| *n == p)
+        };
+        if !held {
             unreached.push(p);
         }
     }
