@@ -234,19 +234,17 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
     let cfg = m.cfg.clone();
     let params = cfg.params();
     let t0 = Instant::now();
-    // BFS single-threaded: shortest counterexamples, the same ones on every run.
-    let threads = if opts.symmetry {
-        opts.threads.max(1)
-    } else {
-        1
-    };
-    // DFS (with symmetry) takes the actions in the order that keeps its depth low
-    // (`BpModel::for_dfs`); BFS keeps `Config::enabled`'s order (its shortest counterexamples).
-    let checked = if opts.symmetry {
-        m.clone().for_dfs()
-    } else {
-        m.clone()
-    };
+    // BFS single-threaded: shortest counterexamples, the same ones on every run. DFS on
+    // `opts.threads` for symmetry, and for a fused baseline with no liveness check (a run that
+    // is expected to hold: a violation of the fused property is run again unfused, on BFS, by
+    // `run_unguarded`, so every counterexample reported is still BFS's). Without symmetry DFS
+    // reaches the same states and unique states as BFS (every successor of every reachable
+    // state, once), only its depth is the DFS tree's, not the shortest paths'.
+    let dfs = opts.symmetry || (m.fused && !opts.liveness && opts.stop_at.is_none());
+    let threads = if dfs { opts.threads.max(1) } else { 1 };
+    // DFS takes the actions in the order that keeps its depth low (`BpModel::for_dfs`); BFS
+    // keeps `Config::enabled`'s order (its shortest counterexamples).
+    let checked = if dfs { m.clone().for_dfs() } else { m.clone() };
     let mut builder = checked.checker().threads(threads);
     if let Some(p) = opts.stop_at {
         builder = builder.finish_when(stateright::HasDiscoveries::AnyOf([p].into_iter().collect()));
@@ -256,6 +254,11 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
         let f = finish(&c, opts.progress, t0);
         c.join();
         ("stateright dfs + symmetry", f)
+    } else if dfs {
+        let c = builder.spawn_dfs();
+        let f = finish(&c, opts.progress, t0);
+        c.join();
+        ("stateright dfs", f)
     } else {
         let c = builder.spawn_bfs();
         let f = finish(&c, opts.progress, t0);
