@@ -2,8 +2,8 @@
 //! run the spec's stateright models.
 //!
 //! Without `--model`, every model of the default plan (`s2f2x1`, `s2f1x2`, `s2f1x2h`, `c2f1`
-//! exhaustive BFS with the liveness check, `s3f2x2` DFS with symmetry over schedulers, `c3f1` BFS
-//! without liveness). `--mutant NAME` runs the selected
+//! exhaustive BFS with the liveness check, `s3f2x2` DFS with symmetry over schedulers, `c3f1` DFS
+//! without symmetry or liveness, on `--threads`; a violated baseline is run again on BFS). `--mutant NAME` runs the selected
 //! models with that mutant (its counterexamples are printed). `--mutants` runs the kill matrix
 //! (each mutant on its model, exhaustively) and compares it with the expected one.
 //!

@@ -4,7 +4,9 @@
 //! unique states, depth, seconds and states per second of `s2f2x1` and of 2PC with N resource
 //! managers, their ratio, each DFS rate against the same model's DFS rate on one thread, and
 //! the growth of the peak resident set per unique state; on BFS also `s2f2x1` with all 21
-//! properties each on its own, and both models on the checker of our own (`own_bfs`). Each run is a child process of this
+//! properties each on its own, on DFS also `s2f2x1` with its actions in `Config::enabled`'s
+//! order (`BpModel::for_dfs` is what `bpspec check` runs), and both models on the checker of
+//! our own (`own_bfs`). Each run is a child process of this
 //! binary (`--one`), so its peak memory is its own. With `--out FILE` it also writes them as a
 //! result table (docs/results/perf-rate.tsv, `make perf-doc`), which docs/perf.md renders; the
 //! page says what limits them.
@@ -275,8 +277,16 @@ fn proc_status_kib(key: &str) -> u64 {
 fn one(a: &Args, which: &str) -> ExitCode {
     let seen = match which {
         "2pc" => measure(TwoPc { rms: a.rms }, a.dfs, a.threads),
-        // The fused model, as `bpspec check` runs a baseline (run::run).
-        "s2f2x1" => measure(
+        // The fused model, as `bpspec check` runs a baseline (run::run), and on DFS with its
+        // actions in the order `bpspec check` gives DFS (`BpModel::for_dfs`).
+        "s2f2x1" => {
+            let m =
+                bpspec_spec::model::BpModel::fused(model_config("s2f2x1").expect("known model"));
+            measure(if a.dfs { m.for_dfs() } else { m }, a.dfs, a.threads)
+        }
+        // The same, its actions in `Config::enabled`'s order on DFS too (as before
+        // `BpModel::for_dfs`).
+        "s2f2x1-fwd" => measure(
             bpspec_spec::model::BpModel::fused(model_config("s2f2x1").expect("known model")),
             a.dfs,
             a.threads,
@@ -297,7 +307,8 @@ fn one(a: &Args, which: &str) -> ExitCode {
         )),
         _ => {
             eprintln!(
-                "bpspec rate: --one takes 2pc, s2f2x1, s2f2x1-all, 2pc-own or s2f2x1-own\n\
+                "bpspec rate: --one takes 2pc, s2f2x1, s2f2x1-fwd, s2f2x1-all, 2pc-own or \
+                 s2f2x1-own\n\
                  usage: {USAGE}"
             );
             return ExitCode::from(2);
@@ -389,11 +400,17 @@ pub fn main(a: &Args) -> ExitCode {
             }
         };
         // On BFS, one thread: also s2f2x1 with all 21 properties each on its own (the
-        // property work as it was), right after.
-        let all = if dfs || own {
+        // property work as it was), right after; on DFS, s2f2x1 with its actions in
+        // `Config::enabled`'s order (as it was before `BpModel::for_dfs`).
+        let third = if own {
             None
         } else {
-            match run_child("s2f2x1-all", a.rms, dfs, threads) {
+            match run_child(
+                if dfs { "s2f2x1-fwd" } else { "s2f2x1-all" },
+                a.rms,
+                dfs,
+                threads,
+            ) {
                 Ok(s) => Some(s),
                 Err(e) => {
                     eprintln!("bpspec rate: {e}");
@@ -410,10 +427,14 @@ pub fn main(a: &Args) -> ExitCode {
             (format!("2PC, {} resource managers", a.rms), &two_pc),
             ("`s2f2x1`".to_string(), &spec),
         ];
-        if let Some(all) = &all {
+        if let Some(third) = &third {
             pair.push((
-                "`s2f2x1`, all 21 properties each on its own".to_string(),
-                all,
+                if dfs {
+                    "`s2f2x1`, actions in `Config::enabled`'s order".to_string()
+                } else {
+                    "`s2f2x1`, all 21 properties each on its own".to_string()
+                },
+                third,
             ));
         }
         for (k, (model, seen)) in pair.into_iter().enumerate() {

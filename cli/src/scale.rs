@@ -86,7 +86,7 @@ struct Seen {
 
 fn measure(cfg: Config, threads: usize, limit: Duration) -> Seen {
     // Fused, as `bpspec check` runs a baseline (run::run): a violation counts its members.
-    let m = BpModel::fused(cfg);
+    let m = BpModel::fused(cfg).for_dfs();
     let t0 = Instant::now();
     let c = m
         .clone()

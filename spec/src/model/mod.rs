@@ -128,8 +128,10 @@ pub struct BpModel {
     safety: u16,
     reach: u8,
     /// The `sometimes` properties that held in some state of this run (a bit each of
-    /// `props::REACHABILITY`; only the fused model latches them, `props::properties`).
+    /// `props::REACHABILITY`; only the fused model sets them, `props::properties`).
     reached: std::sync::Arc<std::sync::atomic::AtomicU8>,
+    /// Offer the actions of a state in reverse (`BpModel::for_dfs`).
+    reversed: bool,
 }
 
 impl BpModel {
@@ -144,6 +146,7 @@ impl BpModel {
             safety,
             reach,
             reached: Default::default(),
+            reversed: false,
         }
     }
 
@@ -161,11 +164,38 @@ impl BpModel {
     /// (`props::FUSED_SAFETY`), for runs that expect them to hold: a violation is found by the
     /// same states, but names no member (`props::failing` on its last state does; `run::run`
     /// runs the unfused model again to report each member's own counterexample). Its
-    /// `sometimes` properties record their first example only (`props::properties`).
+    /// `sometimes` properties are evaluated inside the fused condition and recorded on the
+    /// model ([`BpModel::reached`]), not as stateright discoveries (`props::properties`).
     pub fn fused(cfg: Config) -> BpModel {
         BpModel {
             fused: true,
             ..BpModel::new(cfg)
+        }
+    }
+
+    /// The `sometimes` properties of `props::REACHABILITY` (a bit each) that held in some state
+    /// the checker explored with this model or a clone of it (the fused model only; the others
+    /// report theirs as stateright discoveries).
+    pub fn reached(&self) -> u8 {
+        // Relaxed: read after the checker's threads are joined (the join orders their writes).
+        self.reached.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The same model with the actions of each state offered in reverse, for stateright's
+    /// depth-first checker. It explores the same states (the same successors of every state,
+    /// so the same states, unique states and verdicts) in another order: stateright 0.31's DFS
+    /// pushes the successors in the order of the actions and takes the last pushed first
+    /// (dfs.rs:296-357, `pending.pop`), so in reverse it takes the stager's step first
+    /// (`Config::enabled` offers it first) and the scheduler with the highest number before
+    /// the others. The order matters for cost, not for what is found: every new state copies
+    /// its whole action path, one index at a time (dfs.rs:346-350), so the work and the memory
+    /// of a DFS grow with its depth, and taking the stager's step first keeps the depth low
+    /// (`s2f2x1` on one thread: depth 239 instead of 3,361; `s3f2x2` with symmetry: 1,258
+    /// instead of 11,232; docs/perf.md, "The order of the actions").
+    pub fn for_dfs(self) -> BpModel {
+        BpModel {
+            reversed: true,
+            ..self
         }
     }
 
@@ -188,6 +218,9 @@ impl Model for BpModel {
 
     fn actions(&self, state: &State, actions: &mut Vec<Action>) {
         self.cfg.enabled(state, actions);
+        if self.reversed {
+            actions.reverse();
+        }
     }
 
     fn next_state(&self, last: &State, action: Action) -> Option<State> {

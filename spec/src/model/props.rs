@@ -120,36 +120,6 @@ const REACH_CONDS: [Cond; 8] = [
     },
 ];
 
-/// [`REACH_CONDS`]`[I]` latched on the model (`BpModel::fused`): once it held in some state it
-/// answers false, so the checker records its first example and does not record (clone the
-/// path of, write-lock the discoveries map for) every later one. `run::run` asks only whether
-/// each `sometimes` property has an example; the unlatched model (`BpModel::new`) keeps
-/// stateright's own behaviour (the example recorded last).
-fn latched<const I: usize>(m: &BpModel, s: &State) -> bool {
-    // Relaxed: a flag only skips work; a racing thread that misses it records one more example.
-    if m.reached.load(std::sync::atomic::Ordering::Relaxed) & (1 << I) != 0 {
-        return false;
-    }
-    let held = REACH_CONDS[I](m, s);
-    if held {
-        m.reached
-            .fetch_or(1 << I, std::sync::atomic::Ordering::Relaxed);
-    }
-    held
-}
-
-/// [`latched`] for each of [`REACHABILITY`].
-const LATCHED_CONDS: [Cond; 8] = [
-    latched::<0>,
-    latched::<1>,
-    latched::<2>,
-    latched::<3>,
-    latched::<4>,
-    latched::<5>,
-    latched::<6>,
-    latched::<7>,
-];
-
 /// The properties a configuration's features can reach, as bit masks over [`SAFETY`] and
 /// [`REACHABILITY`]: the others are vacuous for it (an `always` one cannot fail, a `sometimes`
 /// one cannot hold, whatever the mutant), so checking them costs stateright a discoveries
@@ -243,29 +213,50 @@ pub fn reachable(cfg: &Config) -> (u16, u8) {
 }
 
 /// The properties stateright checks on `m`: those its configuration can reach
-/// ([`reachable`]), the `always` ones either each on its own or (`m.fused`) as one
-/// [`FUSED_SAFETY`] property, whose `sometimes` ones are then [`latched`].
+/// ([`reachable`]), the `always` ones each on its own, or (`m.fused`) one [`FUSED_SAFETY`]
+/// property and nothing else: the fused model's `sometimes` properties are not registered with
+/// stateright but evaluated inside the fused condition, on the same states (every state the
+/// checker explores, each once), and latched on the model ([`BpModel::reached`]), so a state
+/// costs the checker one discoveries lookup (stateright 0.31, bfs.rs:247-248, dfs.rs:241-242:
+/// one `DashMap::contains_key` with SipHash of the name per registered property per state)
+/// instead of one per property.
 pub fn properties(m: &BpModel) -> Vec<Property<BpModel>> {
     let (safety, reach) = (m.safety, m.reach);
     let mut v = Vec::with_capacity(SAFETY.len() + REACHABILITY.len());
     if m.fused {
         v.push(Property::always(FUSED_SAFETY, |m: &BpModel, s: &State| {
+            latch_reached(m, s);
             holds_all(m, s)
         }));
-    } else {
-        for (i, (name, cond)) in SAFETY.iter().zip(SAFETY_CONDS).enumerate() {
-            if safety & (1 << i) != 0 {
-                v.push(Property::always(name, cond));
-            }
+        return v;
+    }
+    for (i, (name, cond)) in SAFETY.iter().zip(SAFETY_CONDS).enumerate() {
+        if safety & (1 << i) != 0 {
+            v.push(Property::always(name, cond));
         }
     }
-    let conds = if m.fused { LATCHED_CONDS } else { REACH_CONDS };
-    for (i, (name, cond)) in REACHABILITY.iter().zip(conds).enumerate() {
+    for (i, (name, cond)) in REACHABILITY.iter().zip(REACH_CONDS).enumerate() {
         if reach & (1 << i) != 0 {
             v.push(Property::sometimes(name, cond));
         }
     }
     v
+}
+
+/// The fused model's `sometimes` properties on `s`: each registered one not yet reached is
+/// evaluated, and set in `m.reached` if it holds (once set, never evaluated again).
+fn latch_reached(m: &BpModel, s: &State) {
+    // Relaxed: a flag only skips work; a racing thread that misses it evaluates once more.
+    let done = m.reached.load(std::sync::atomic::Ordering::Relaxed);
+    let mut mask = m.reach & !done;
+    while mask != 0 {
+        let i = mask.trailing_zeros() as usize;
+        if REACH_CONDS[i](m, s) {
+            m.reached
+                .fetch_or(1 << i, std::sync::atomic::Ordering::Relaxed);
+        }
+        mask &= mask - 1;
+    }
 }
 
 /// Every `always` property `m` registers holds in `s` (the fused property's condition).

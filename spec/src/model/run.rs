@@ -234,13 +234,18 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
     let cfg = m.cfg.clone();
     let params = cfg.params();
     let t0 = Instant::now();
-    // BFS single-threaded: shortest counterexamples, the same ones on every run.
-    let threads = if opts.symmetry {
-        opts.threads.max(1)
-    } else {
-        1
-    };
-    let mut builder = m.clone().checker().threads(threads);
+    // BFS single-threaded: shortest counterexamples, the same ones on every run. DFS on
+    // `opts.threads` for symmetry, and for a fused baseline with no liveness check (a run that
+    // is expected to hold: a violation of the fused property is run again unfused, on BFS, by
+    // `run_unguarded`, so every counterexample reported is still BFS's). Without symmetry DFS
+    // reaches the same states and unique states as BFS (every successor of every reachable
+    // state, once), only its depth is the DFS tree's, not the shortest paths'.
+    let dfs = opts.symmetry || (m.fused && !opts.liveness && opts.stop_at.is_none());
+    let threads = if dfs { opts.threads.max(1) } else { 1 };
+    // DFS takes the actions in the order that keeps its depth low (`BpModel::for_dfs`); BFS
+    // keeps `Config::enabled`'s order (its shortest counterexamples).
+    let checked = if dfs { m.clone().for_dfs() } else { m.clone() };
+    let mut builder = checked.checker().threads(threads);
     if let Some(p) = opts.stop_at {
         builder = builder.finish_when(stateright::HasDiscoveries::AnyOf([p].into_iter().collect()));
     }
@@ -249,6 +254,11 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
         let f = finish(&c, opts.progress, t0);
         c.join();
         ("stateright dfs + symmetry", f)
+    } else if dfs {
+        let c = builder.spawn_dfs();
+        let f = finish(&c, opts.progress, t0);
+        c.join();
+        ("stateright dfs", f)
     } else {
         let c = builder.spawn_bfs();
         let f = finish(&c, opts.progress, t0);
@@ -266,8 +276,16 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
             violated.push(Violated { property: p, steps });
         }
     }
-    for p in REACHABILITY {
-        if !fin.discoveries.iter().any(|(n, _)| *n == p) {
+    // The fused model records its `sometimes` properties on itself (`props::properties`);
+    // every clone the checker holds shares them.
+    let reached = m.reached();
+    for (i, p) in REACHABILITY.into_iter().enumerate() {
+        let held = if m.fused {
+            reached & (1 << i) != 0
+        } else {
+            fin.discoveries.iter().any(|(n, _)| *n == p)
+        };
+        if !held {
             unreached.push(p);
         }
     }
