@@ -18,7 +18,7 @@
 
 mod common;
 
-use bpspec_reference::{LoadEngine, LoadProtocol, LoadScheduler, Qsbr};
+use bpspec_reference::{Engine, EngineConfig, LoadProtocol, Qsbr, Scheduler};
 use common::{estimate, interval, median, rate, ratio, time, Busy, Run, Spinner, BUSY_CALLS};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use std::hint::black_box;
@@ -34,16 +34,16 @@ const WINDOW: Duration = Duration::from_millis(300);
 const PACED: u64 = 2;
 const MODES: [&str; 3] = ["idle", "paced", "churn"];
 
-/// A busy scheduler of a [`LoadEngine`]: 4 calls (rotating over the module) and a progress point.
+/// A busy scheduler of a [`Engine`] with a module: 4 calls (rotating over the module) and a progress point.
 struct LoadSpin {
-    s: LoadScheduler<Qsbr>,
+    s: Scheduler<Qsbr>,
     f: usize,
 }
 
 impl Spinner for LoadSpin {
     fn round(&mut self) -> u64 {
         for _ in 0..BUSY_CALLS {
-            black_box(self.s.call(self.f % FUNCS));
+            black_box(self.s.call_ext(self.f % FUNCS));
             self.f += 1;
         }
         self.s.progress();
@@ -54,18 +54,18 @@ impl Spinner for LoadSpin {
     }
 }
 
-fn busy(e: &Arc<LoadEngine<Qsbr>>) -> Busy {
+fn busy(e: &Arc<Engine<Qsbr>>) -> Busy {
     Busy::start(BUSY, |id| {
         let e = e.clone();
         move || LoadSpin {
-            s: LoadScheduler::start(e, id),
+            s: Scheduler::start(e, id),
             f: id,
         }
     })
 }
 
-fn engine(p: LoadProtocol) -> Arc<LoadEngine<Qsbr>> {
-    Arc::new(LoadEngine::new(FUNCS, BUSY, p, true, None))
+fn engine(p: LoadProtocol) -> Arc<Engine<Qsbr>> {
+    Arc::new(Engine::new(EngineConfig::simple(0, BUSY)).with_module(FUNCS, p, true))
 }
 
 fn bench_load_purge(c: &mut Criterion) {

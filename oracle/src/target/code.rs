@@ -2,11 +2,12 @@
 //! `load`, `delete`, `purge`, `soft_purge`, processes waiting in a receive function and their
 //! `resume`, on two parts of the reference engine:
 //!
-//! - the **versions** are the load engine's (`bpspec_reference::LoadEngine`, load.rs): one per
+//! - the **versions** are a module engine's (a `bpspec_reference::Engine` built
+//!   `Engine::with_module`, load.rs): one per
 //!   module the scenario loads, deletes, purges or waits in, each with its code index, export
 //!   entries, current and old version, under `LoadProtocol::NonBlocking` (or `Blocking`:
 //!   [`RefEngine::with_load_protocol`]). Its answers are the ops' answers (`not_purged`,
-//!   `OldCodeInUse` = `check_process_code`), a waiting process is a `LoadScheduler` that entered
+//!   `OldCodeInUse` = `check_process_code`), a waiting process is a `Scheduler` of that engine that entered
 //!   its version by `call_and_stay` (counted in the version's `in_code`), and a local call made
 //!   in an old version (`Entry::old`) is that scheduler's `local_call`, which asserts it runs
 //!   the version the process is in. The load engine's versions are untraced: it has one session
@@ -28,8 +29,8 @@
 use super::RefEngine;
 use crate::scenario::CodeOp;
 use bpspec_reference::{
-    FlagSet, FuncId, InfoItem, InfoKey, InfoValue, LoadEngine, LoadError, LoadProtocol,
-    LoadScheduler, Mfa, Pattern, PatternError, PatternOp, Qsbr, SessionId, Term, TraceSpec,
+    Engine, EngineConfig, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, LoadError, LoadProtocol,
+    Mfa, Pattern, PatternError, PatternOp, Qsbr, Scheduler, SessionId, Term, TraceSpec,
 };
 use bpspec_spec::code::CodeMutant;
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,21 +42,21 @@ const SCHEDULERS: usize = crate::scenario::MAX_PROCESSES;
 /// A module's versions: the load engine and the scenario's functions in it (the load engine's
 /// function `i` is `funcs[i]`).
 struct ModuleCode {
-    engine: Arc<LoadEngine<Qsbr>>,
+    engine: Arc<Engine<Qsbr>>,
     /// Per pid, the process's scheduler in this load engine (asleep between calls).
-    scheds: BTreeMap<u64, LoadScheduler<Qsbr>>,
+    scheds: BTreeMap<u64, Scheduler<Qsbr>>,
     funcs: Vec<FuncId>,
 }
 
 impl ModuleCode {
-    fn sched(&mut self, pid: u64) -> &mut LoadScheduler<Qsbr> {
+    fn sched(&mut self, pid: u64) -> &mut Scheduler<Qsbr> {
         assert!(
             (1..=SCHEDULERS as u64).contains(&pid),
             "pid {pid} out of range"
         );
         let engine = &self.engine;
         self.scheds.entry(pid).or_insert_with(|| {
-            let mut s = LoadScheduler::start(engine.clone(), pid as usize - 1);
+            let mut s = Scheduler::start(engine.clone(), pid as usize - 1);
             s.sleep();
             s
         })
@@ -146,13 +147,13 @@ impl RefEngine {
                 !funcs.is_empty() && funcs.len() < 256,
                 "module {module}: 1..255 functions"
             );
-            let engine = Arc::new(LoadEngine::<Qsbr>::new(
-                funcs.len(),
-                SCHEDULERS,
-                self.code.protocol,
-                false,
-                None,
-            ));
+            let engine = Arc::new(
+                Engine::<Qsbr>::new(EngineConfig::simple(0, SCHEDULERS)).with_module(
+                    funcs.len(),
+                    self.code.protocol,
+                    false,
+                ),
+            );
             let mc = ModuleCode {
                 engine,
                 scheds: BTreeMap::new(),

@@ -97,6 +97,10 @@ pub struct Engine<P: ThreadProgress = Qsbr> {
     pub(crate) wait_before_flip_back: bool,
     /// Which waits `trace_pattern` makes (`waitplan.rs`, docs/fewer-waits.md); ERTS's by default.
     pub(crate) wait_plan: crate::waitplan::WaitPlan,
+    /// Code loading (`load.rs`): the module table, the code index, the versioned export entries,
+    /// the blocking protocol's world lock and the load switches; `None` unless the engine was
+    /// built [`Engine::with_module`].
+    pub(crate) code_mgmt: Option<Box<crate::load::CodeMgmt>>,
 }
 
 /// Configuration for [`Engine::new`].
@@ -167,6 +171,7 @@ impl<P: ThreadProgress> Engine<P> {
             meta: crate::meta::MetaState::new(),
             wait_before_flip_back: false,
             wait_plan: Default::default(),
+            code_mgmt: None,
         }
     }
 
@@ -304,6 +309,7 @@ impl<P: ThreadProgress> Drop for Engine<P> {
             // unwinding aborts the whole test binary). Leak instead: the run is over.
             return;
         }
+        self.drop_versions();
         let st = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut owned: Vec<*mut GenericBp> = std::mem::take(&mut st.graveyard);
         owned.append(&mut st.free_list);

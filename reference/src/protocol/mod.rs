@@ -14,6 +14,7 @@
 //! that ERTS does not make. docs/protocol.md (layout) says the same.
 
 pub mod bp;
+pub(crate) mod calls;
 pub mod code;
 pub mod code_ix;
 pub(crate) mod commit;

@@ -31,7 +31,9 @@
 //! `max_time`.
 
 use super::{check_common, panic_message, per_second, shortfalls, Rng};
-use crate::load::{LoadEngine, LoadError, LoadProtocol, LoadScheduler};
+use crate::engine::{Engine, EngineConfig};
+use crate::hit::Scheduler;
+use crate::load::{LoadError, LoadProtocol};
 use crate::mutant::Mutant;
 use crate::progress::Qsbr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -60,7 +62,7 @@ pub struct LoadTortureConfig {
     pub min_trace_patterns: u64,
     pub seed: u64,
     pub mutant: Option<Mutant>,
-    /// The engine's code index scheme (`LoadEngine::with_code_ix`).
+    /// The engine's code index scheme (`Engine::with_code_ix`).
     pub scheme: crate::code_ix::CodeIxScheme,
 }
 
@@ -253,14 +255,9 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
 fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     let start = Instant::now();
     let e = Arc::new(
-        LoadEngine::<Qsbr>::new(
-            cfg.functions,
-            cfg.schedulers,
-            cfg.protocol,
-            true,
-            cfg.mutant,
-        )
-        .with_code_ix(cfg.scheme),
+        Engine::<Qsbr>::new(EngineConfig::simple(0, cfg.schedulers).with_mutant(cfg.mutant))
+            .with_module(cfg.functions, cfg.protocol, true)
+            .with_code_ix(cfg.scheme),
     );
     // The second session, whose call_time the stager switches on and off.
     let timed = e
@@ -363,13 +360,13 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
 /// A scheduler thread: its process calls, stays, makes local calls and returns, with progress
 /// points and naps; bounded by `quota` calls and the deadline.
 fn scheduler(
-    e: Arc<LoadEngine<Qsbr>>,
+    e: Arc<Engine<Qsbr>>,
     sh: Arc<Shared>,
     cfg: &LoadTortureConfig,
     id: usize,
     quota: u64,
 ) -> SchedStats {
-    let mut s = LoadScheduler::start(e, id);
+    let mut s = Scheduler::start(e, id);
     let mut st = SchedStats::default();
     let held = std::cell::Cell::new(false);
     let r = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
@@ -393,8 +390,8 @@ fn scheduler(
             true
         }
     };
-    st.counted = s.counted;
-    st.timed = s.proc.timem_calls;
+    st.counted = s.counted();
+    st.timed = s.code_proc().timem_calls;
     if failed {
         // Asleep so that the loader's waits end; never touch the (maybe freed) version again.
         s.sleep();
@@ -410,7 +407,7 @@ fn scheduler(
 /// The process's calls: returns when the quota is made or the run stops; `held` says whether the
 /// process is in a version at that point.
 fn calls(
-    s: &mut LoadScheduler<Qsbr>,
+    s: &mut Scheduler<Qsbr>,
     sh: &Shared,
     cfg: &LoadTortureConfig,
     id: usize,
@@ -458,7 +455,7 @@ fn calls(
                     ));
                 }
             }
-            Step::Remote => remote_seen(sh, s.call(fx), st)?,
+            Step::Remote => remote_seen(sh, s.call_ext(fx), st)?,
             Step::Stay => {
                 let c = s.call_and_stay(fx);
                 remote_seen(sh, c, st)?;
@@ -519,7 +516,7 @@ fn remote_seen(sh: &Shared, c: crate::load::CallSeen, st: &mut SchedStats) -> Re
 }
 
 /// Asleep for a moment (a scheduler with no work): the loader's waits pass it.
-fn nap(s: &mut LoadScheduler<Qsbr>, st: &mut SchedStats) {
+fn nap(s: &mut Scheduler<Qsbr>, st: &mut SchedStats) {
     s.sleep();
     std::thread::yield_now();
     s.wake();
@@ -528,7 +525,7 @@ fn nap(s: &mut LoadScheduler<Qsbr>, st: &mut SchedStats) {
 
 /// The pace: at most `cfg.pace` calls (over all schedulers) per loader or stager operation;
 /// beyond, nap until the next one, the stop, or the deadline.
-fn pace(s: &mut LoadScheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut SchedStats) {
+fn pace(s: &mut Scheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut SchedStats) {
     if cfg.pace == 0 {
         return;
     }
@@ -546,11 +543,11 @@ fn pace(s: &mut LoadScheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &
 
 /// The loader: load (purging first when needed), delete, purge; refused purges retried. Returns
 /// (loads, deletes, purges, refusals).
-fn loader(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64) -> (u64, u64, u64, u64) {
+fn loader(e: &Engine<Qsbr>, sh: &Shared, seed: u64) -> (u64, u64, u64, u64) {
     let mut out = (0, 0, 0, 0);
     let r = catch_unwind(AssertUnwindSafe(|| {
         let mut rng = Rng::new(seed ^ 0x10AD_E500);
-        let mut next = 2u64; // version 1 is loaded by `LoadEngine::new`
+        let mut next = 2u64; // version 1 is loaded by `Engine::new`
         while !sh.stopped() {
             let r = rng.below(10);
             if r < 7 {
@@ -589,7 +586,7 @@ fn loader(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64) -> (u64, u64, u64, u64) 
 }
 
 /// Purge, retried while a process is in the old code (bounded by the stop and the deadline).
-fn purge(e: &LoadEngine<Qsbr>, sh: &Shared, out: &mut (u64, u64, u64, u64)) -> Result<(), String> {
+fn purge(e: &Engine<Qsbr>, sh: &Shared, out: &mut (u64, u64, u64, u64)) -> Result<(), String> {
     loop {
         match e.purge() {
             Ok(true) => {
@@ -611,7 +608,7 @@ fn purge(e: &LoadEngine<Qsbr>, sh: &Shared, out: &mut (u64, u64, u64, u64)) -> R
 
 /// The stager: trace_pattern on and off on the module, call_count in the legacy session or
 /// call_time in session `timed`. Returns the calls made.
-fn stager(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64, timed: crate::bp::SessionId) -> u64 {
+fn stager(e: &Engine<Qsbr>, sh: &Shared, seed: u64, timed: crate::bp::SessionId) -> u64 {
     let mut n = 0;
     let call_time = crate::calltrace::TraceSpec::from(crate::pattern::FlagSet {
         call_time: true,
@@ -624,8 +621,8 @@ fn stager(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64, timed: crate::bp::Sessio
             // Mostly on: a traced module is what the loads must keep traced.
             let on = rng.chance(3, 4);
             if rng.chance(1, 2) {
-                e.trace_pattern(on);
-            } else if let Err(er) = e.trace_pattern_spec(on, &call_time) {
+                e.trace_pattern_module(on);
+            } else if let Err(er) = e.trace_pattern_module_spec(on, &call_time) {
                 sh.fail("stager", format!("call_time: {er}"));
                 return;
             }
