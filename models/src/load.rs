@@ -384,7 +384,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
 pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
     // The waits of the engine's one W0–W4 sequence (`finisher.rs::finish_in`), which runs the
-    // load engine's trace_pattern and a NonBlocking load's removal of the old version's
+    // module's trace_pattern and a NonBlocking load's removal of the old version's
     // breakpoints, each removed, under both protocols (trace_pattern is the same under both).
     // W0 and W1 by loom only: removed, they are stale reads (a slot or a half read before the
     // write a wait orders), which shuttle's sequentially consistent atomics do not show (2,000

@@ -1,4 +1,4 @@
-//! The load engine (`load.rs`) on real threads, sequentially and under busy schedulers: load,
+//! An engine with a module (`load.rs`, `calls.rs`) on real threads, sequentially and under busy schedulers: load,
 //! delete and purge keep the promise of docs/nonblocking-load.md under both protocols and both
 //! code index schemes.
 #![cfg(not(any(loom, shuttle)))]

@@ -28,7 +28,7 @@ use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, UnsafeCell};
 /// the first two.
 pub const ERTS_NUM_CODE_IX: usize = 3;
 
-/// How many code indices the load engine cycles through, and where its wait for thread progress
+/// How many code indices an engine with a module cycles through, and where its wait for thread progress
 /// stands (docs/nonblocking-load.md §1, §3 and §8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CodeIxScheme {

@@ -35,13 +35,13 @@ pub struct Stager {
     /// export area alone.
     pub(crate) global_sessions: u64,
     /// call_count totals of counters whose last half reference went away (`free.rs`
-    /// `release_count`), kept only where a caller asks for them (the load engine's count
+    /// `release_count`), kept only where a caller asks for them (an engine with a module: its count
     /// conservation, `load.rs` `total_count`): `None` elsewhere, so the other models make no
     /// extra load of a counter.
     pub(crate) retired_counts: Option<u64>,
     /// As `retired_counts`, for call_time/call_memory objects (`free.rs` `release_timem`): the
     /// calls counted in an object whose last half reference went away, over every pid and slot
-    /// (the load engine's count conservation across versions, `load.rs` `total_timed`).
+    /// (an engine with a module: its count conservation across versions, `load.rs` `total_timed`).
     pub(crate) retired_timem: Option<i64>,
     /// Checked builds: per (session, function), the calls a `true`/`restart` on a running
     /// counter discarded when it set it back to zero (`stage.rs`), for count conservation

@@ -120,7 +120,7 @@ impl std::fmt::Display for LoadError {
     }
 }
 
-/// Stager-owned state of the module table (under the load engine's permission, which every
+/// Stager-owned state of the module table (under the module table's lock, `CodeMgmt::modules`, which every
 /// operation takes before the breakpoint engine's).
 pub struct ModuleTable {
     pub module: Module,
@@ -839,7 +839,7 @@ impl<P: ThreadProgress> Engine<P> {
         let bst = self.seize();
         let mut n = bst
             .retired_counts
-            .expect("the load engine folds its counters");
+            .expect("an engine with a module folds its counters");
         self.each_node(&st, &bst, &mut |node| {
             let (a, s) = (node.snapshot_half(0).count, node.snapshot_half(1).count);
             let same = matches!((&a, &s), (Some(x), Some(y)) if std::sync::Arc::ptr_eq(x, y));
@@ -875,7 +875,7 @@ impl<P: ThreadProgress> Engine<P> {
         let bst = self.seize();
         let mut n = bst
             .retired_timem
-            .expect("the load engine folds its call_time objects");
+            .expect("an engine with a module folds its call_time objects");
         let mut seen: Vec<*const crate::timem::BpTimemTrace> = Vec::new();
         self.each_node(&st, &bst, &mut |node| {
             for ix in 0..ERTS_NUM_BP_IX {

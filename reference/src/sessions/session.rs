@@ -282,7 +282,7 @@ impl<P: ThreadProgress> Engine<P> {
     /// [`Engine::destroy_session`], also clearing the session's breakpoints on the entries of
     /// `more` (the code areas of loaded versions, `load.rs`: the caller holds the module table,
     /// so the versions outlive the call) in the same sequence. `before` runs under the
-    /// permission before the session turns inert (the load engine withdraws a version's promise
+    /// permission before the session turns inert (the module's `destroy_session_loaded` withdraws a version's promise
     /// there when the session held its last pattern).
     pub(crate) fn destroy_session_in(
         &self,
