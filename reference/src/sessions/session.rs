@@ -271,7 +271,7 @@ impl<P: ThreadProgress> Engine<P> {
     /// `trace:session_destroy/1`. Returns `Ok(false)` if the session was already destroyed
     /// (ERTS returns false when it is not alive).
     /// On an engine with a module (`load.rs`) the session's breakpoints on the module's
-    /// versions go in the same sequence ([`Engine::destroy_session_loaded`]).
+    /// versions go in the same sequence (`load.rs` `destroy_session_loaded`).
     pub fn destroy_session(&self, s: SessionId) -> Result<bool, SessionError> {
         if self.code_mgmt.is_some() {
             return self.destroy_session_loaded(s);
