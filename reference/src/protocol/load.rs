@@ -6,7 +6,7 @@
 //! - **no mix**: a call runs one version, the one whose address it read from the export entry
 //!   of the active code index, and runs it with that version's breakpoints as the stager set
 //!   them for it: while the version's `promised` flag is set, the call executes the breakpoint
-//!   and counts (asserted in [`Scheduler::call_ext`](crate::hit::Scheduler::call_ext));
+//!   and counts (asserted in [`Scheduler::call_ext`](crate::hit::Scheduler::call_ext), `calls.rs`);
 //! - **no lost event**: every counted call is in a counter that is either live or was folded
 //!   into the module's retired total after the last call that could increment it
 //!   ([`Engine::total_count`]);
@@ -37,13 +37,17 @@
 //! the commit may still enter the old version: the removal's W0/W1 wait for it while the old
 //! version's active halves still count it), and a purge waits first, then checks, then PW.
 //!
-//! The breakpoints are the breakpoint engine's own: each version's code area holds `GenericBp`
-//! chains (`code_ix.rs`), this engine holds an [`Engine`] (its permission, active index, thread
-//! progress and mutant), and every `trace_pattern` on a version, the removal of an old version's
-//! breakpoints included, is `stage.rs` followed by the finisher's one sequence
+//! One engine: an [`Engine`] built [`Engine::with_module`] owns the code ([`CodeMgmt`]: the
+//! module table, the code index, the export entries, the world lock and the switches), and the
+//! steps are its methods: this file has the load and delete steps, the module's trace_pattern
+//! and the at-rest check; `purge.rs` the purges; `calls.rs` a scheduler's calls into the
+//! module. The breakpoints are the engine's own: each version's code area holds `GenericBp`
+//! chains (`code_ix.rs`), and every `trace_pattern` on a version, the removal of an old
+//! version's breakpoints included, is `stage.rs` followed by the finisher's one sequence
 //! (`finisher.rs::finish_in`, with its W0–W4 mutants) on that version's area
 //! ([`Area::Version`]). A call into a version runs the engine's hit path (`hit.rs::hit_in`).
-//! Lock order: this engine's permission (the module table), then the breakpoint engine's.
+//! Lock order: the module table (`CodeMgmt::modules`), then the engine's code modification
+//! permission.
 
 use crate::bp::SessionId;
 use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
@@ -58,10 +62,9 @@ use crate::mutant::{self, Mutant};
 use crate::pattern::{FlagSet, PatternError, PatternOp};
 use crate::progress::ThreadProgress;
 use crate::session::SessionError;
-use crate::sync::MutexGuard;
 use crate::sync::Ordering::Relaxed;
 use crate::sync::{
-    lock, write, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock, UnsafeCell, CHECKED,
+    lock, write, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock, UnsafeCell,
 };
 use crate::timem::Totals;
 
@@ -120,13 +123,13 @@ impl std::fmt::Display for LoadError {
     }
 }
 
-/// Stager-owned state of the module table (under the module table's lock, `CodeMgmt::modules`, which every
-/// operation takes before the breakpoint engine's).
+/// Stager-owned state of the module table (under its lock, `CodeMgmt::modules`, which every
+/// operation takes before the engine's code modification permission).
 pub struct ModuleTable {
     pub module: Module,
     next_version: u32,
     /// Checked builds: freed versions, poisoned, never returned to the allocator.
-    graveyard_versions: Vec<*mut CodeVersion>,
+    pub(crate) graveyard_versions: Vec<*mut CodeVersion>,
     /// Versions allocated minus freed.
     pub live_versions: u64,
 }
@@ -146,7 +149,7 @@ pub struct CodeMgmt {
     /// entries are [`Engine::exports`]).
     pub exports: Vec<ExportEntry>,
     /// The module table (`module.c`), taken before the engine's code modification permission.
-    modules: Mutex<ModuleTable>,
+    pub(crate) modules: Mutex<ModuleTable>,
     /// The stop-the-world of the blocking protocol (`erts_thr_progress_block`): an awake
     /// scheduler holds the shared side from one progress point (or wake-up) to the next, so the
     /// loader's exclusive side is granted once every scheduler is at a progress point or asleep.
@@ -313,18 +316,6 @@ impl<P: ThreadProgress> Engine<P> {
         }
     }
 
-    /// NonBlocking, `Three`: the purge's first wait, before its check
-    /// (`erts_internal:purge_module(M, prepare)` suspends the purger until thread progress):
-    /// a call that read the old version's address before the commit that made it old has
-    /// entered it (`in_code`) or returned by then.
-    fn purge_grace(&self) {
-        if self.cm().protocol == LoadProtocol::NonBlocking
-            && self.cm().scheme == CodeIxScheme::Three
-        {
-            self.wait_unless(Mutant::LoadSkipWaitAfterCommit);
-        }
-    }
-
     /// Build a version with the module's pattern set in both halves of every breakpoint (the
     /// version is unreachable: nothing to stage in steps). With `patterns == false` the
     /// breakpoints are left for later (the commit-before-breakpoints mutant).
@@ -403,7 +394,7 @@ impl<P: ThreadProgress> Engine<P> {
     /// instructions back, breakpoints unlinked, their halves emptied (the counters' totals folded
     /// in) and freed (`free.rs`). The load-clear-old-at-once mutant runs it on a version a
     /// process still executes.
-    fn clear_version_breakpoints(&self, bst: &mut Permission<'_>, v: *mut CodeVersion) {
+    pub(crate) fn clear_version_breakpoints(&self, bst: &mut Permission<'_>, v: *mut CodeVersion) {
         if v.is_null() {
             return;
         }
@@ -433,23 +424,6 @@ impl<P: ThreadProgress> Engine<P> {
             }
         }
         crate::free::free(bst);
-    }
-
-    fn free_version(&self, st: &mut ModuleTable, bst: &mut Permission<'_>, v: *mut CodeVersion) {
-        self.clear_version_breakpoints(bst, v);
-        st.live_versions -= 1;
-        if CHECKED {
-            // SAFETY: v is unreachable from every export entry since the LW1 (or the block) of
-            // the operation that made it old; purge found no process in it (`in_code`, after
-            // every entry: LW1) and then waited (PW) or runs under the block, so every access
-            // of a process that was in it happens before this (docs/nonblocking-load.md §3,
-            // O1–O7; loom: old-code-purge).
-            unsafe { (*v).live.kill() };
-            st.graveyard_versions.push(v);
-        } else {
-            // SAFETY: from Box::into_raw; the module table held the only reference.
-            drop(unsafe { Box::from_raw(v) });
-        }
     }
 
     /// `erts_start_staging_code_ix`: the staging export addresses start as copies of the active
@@ -577,83 +551,6 @@ impl<P: ThreadProgress> Engine<P> {
             "version {}: breakpoints left after their removal",
             ver.number
         );
-    }
-
-    /// `erts_internal:purge_module/2` as `code:soft_purge/1` does it: if a process still executes
-    /// the old version (`check_process_code`), refuse; otherwise unlink it, wait for thread
-    /// progress (PW, NonBlocking: the last return out of it happens before the free) and free it.
-    /// Returns whether there was old code.
-    pub fn purge(&self) -> Result<bool, LoadError> {
-        let st = lock(&self.cm().modules);
-        if !st.module.old.is_null() {
-            self.purge_grace();
-        }
-        self.purge_locked(st)
-    }
-
-    /// `code:purge/1`: the processes still in the old version are killed, then it is purged.
-    /// The purger's `check_process_code` finds them (`in_code`), sends each an exit signal
-    /// (`CodeVersion::kill`) and waits until every one has exited (at its next scheduling point
-    /// it drops its frames without returning and discards its call_time pbts,
-    /// `calls.rs` `take_signals`); then the soft purge's steps run (the check now passes,
-    /// unlink, PW, free). The wait is outside the block (under `Blocking` a process exits at a
-    /// progress point, where the world lock lets it run). No process can enter the version
-    /// meanwhile: it is old (no export entry of the active index holds it since the LW1 or the
-    /// block of the operation that made it old), and a local call needs a process in it. The
-    /// load-purge-skip-check mutant skips the check and the wait: the version is freed under
-    /// a process still in it, whose charge may be in flight. Returns whether there was old code.
-    pub fn purge_kill(&self) -> Result<bool, LoadError> {
-        assert!(
-            self.cm().kills,
-            "purge_kill on an engine made without with_kills"
-        );
-        let st = lock(&self.cm().modules);
-        let old = st.module.old;
-        if old.is_null() {
-            return Ok(false);
-        }
-        self.purge_grace();
-        // SAFETY: old is live (module table; permission held until the free).
-        let ver = unsafe { &*old };
-        if !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) && ver.in_code.load(Relaxed) != 0 {
-            ver.kill.store(true, Relaxed);
-            crate::progress::spin_while(
-                || ver.in_code.load(Relaxed) != 0,
-                "code:purge of m: a killed process did not exit",
-            );
-        }
-        self.purge_locked(st)
-    }
-
-    /// The soft purge's steps under the module table's lock `st`.
-    fn purge_locked(&self, mut st: MutexGuard<'_, ModuleTable>) -> Result<bool, LoadError> {
-        let old = st.module.old;
-        if old.is_null() {
-            return Ok(false);
-        }
-        let blocking = self.cm().protocol == LoadProtocol::Blocking;
-        let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
-            .then(|| write(&self.cm().world));
-        let mut bst = self.seize();
-        // check_process_code. Every increment of `in_code` happens before this read: it is made
-        // by a remote call that read the version from an export entry, before its scheduler's
-        // next progress point, and the operation that made the version old waited for that
-        // point (LW1) or ran under the block; [coh] gives the last value or a later decrement.
-        // SAFETY: old is live (module table; permission held).
-        let users = unsafe { &*old }.in_code.load(Relaxed);
-        if users != 0 && !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) {
-            return Err(LoadError::OldCodeInUse);
-        }
-        st.module.old = std::ptr::null_mut();
-        if !blocking {
-            // PW: no process is in the version and none can enter it (no export entry points
-            // at it; a local call needs a process already in it). A process that returned out
-            // of it did so before its next progress point: after this wait, all its reads of
-            // the version happen before the free (G-done).
-            self.wait_unless(Mutant::LoadPurgeSkipWait);
-        }
-        self.free_version(&mut st, &mut bst, old);
-        Ok(true)
     }
 
     /// `trace_pattern({m, '_', '_'}, true | false, [call_count])` in the legacy session on the

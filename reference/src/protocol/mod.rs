@@ -27,6 +27,7 @@ pub(crate) mod install;
 pub mod load;
 pub mod ordering;
 pub mod progress;
+pub(crate) mod purge;
 pub mod readers;
 pub(crate) mod rest;
 pub(crate) mod stage;
