@@ -219,13 +219,17 @@ orderings-doc:
 # Then every wait-removal mutant for TORTURE_MUTANT_SECS each.
 # The load torture (docs/torture.md §3, `--load`): the code-loading engine under loads, deletes,
 # purges and trace_pattern, both protocols. make test: TEST_LOAD_TORTURE_HITS calls at 2 and at 8
-# schedulers per protocol, then load-clear-old-at-once, which it must kill. make check:
-# CHECK_LOAD_TORTURE_HITS calls at each of 2, 4 and 8 schedulers per protocol (LOAD_TORTURE_SECS
-# bounds each run), then every load mutant at 8 schedulers for LOAD_TORTURE_MUTANT_SECS each.
+# schedulers per protocol, then load-clear-old-at-once, which it must kill; then killing purges
+# (code:purge/1, `--purge kill,mixed`) at 2 schedulers per protocol, and load-purge-skip-check
+# under them, which it must kill. make check: CHECK_LOAD_TORTURE_HITS calls at each of 2, 4 and
+# 8 schedulers per protocol and purge mode (LOAD_TORTURE_PURGES; LOAD_TORTURE_SECS bounds each
+# run), then every load mutant at 2 schedulers for LOAD_TORTURE_MUTANT_SECS each (the purge's
+# mutants under each purge mode).
 TEST_LOAD_TORTURE_HITS   ?= 1000000
 CHECK_LOAD_TORTURE_HITS  ?= 20000000
 LOAD_TORTURE_SECS        ?= 60
 LOAD_TORTURE_MUTANT_SECS ?= 10
+LOAD_TORTURE_PURGES      ?= mixed
 TEST_TORTURE_HITS   ?= 1000000
 CHECK_TORTURE_HITS  ?= 34000000
 CHECK_TORTURE_PACE  ?= 4096
@@ -242,13 +246,17 @@ torture-test:
 	$(BPSPEC) torture --load --protocols nonblocking --code-ix 3ix --schedulers 2 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-mutant --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --load --schedulers 2 --mutant load-clear-old-at-once --mutant-seconds 60
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-kill --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --load --purge kill,mixed --schedulers 2 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-kill-mutant --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --load --purge kill --schedulers 2 --mutant load-purge-skip-check --mutant-seconds 60
 torture-check:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
 	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --schedulers 2,4,8 \
 	  --hits $(CHECK_TORTURE_HITS) --pace $(CHECK_TORTURE_PACE) --seconds $(TORTURE_SECS) \
 	  --mutants --mutant-seconds $(TORTURE_MUTANT_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
-	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --load --schedulers 2,4,8 \
+	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --load --schedulers 2,4,8 --purge $(LOAD_TORTURE_PURGES) \
 	  --hits $(CHECK_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS) \
 	  --mutants --mutant-seconds $(LOAD_TORTURE_MUTANT_SECS)
 # The ERTS torture against a real node (the OTP on PATH, or the root in OTP_ROOT; chroot needs

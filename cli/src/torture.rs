@@ -18,13 +18,15 @@
 
 use bpspec_models::results::{record, Verdict};
 use bpspec_reference::code_ix::CodeIxScheme;
-use bpspec_reference::torture::load::{run as load_torture, LoadTortureConfig, LoadTortureReport};
+use bpspec_reference::torture::load::{
+    run as load_torture, LoadTortureConfig, LoadTortureReport, PurgeMode,
+};
 use bpspec_reference::torture::{run as torture, TortureConfig, TortureReport};
 use bpspec_reference::{LoadProtocol, Mutant};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]]] [--mutant NAME | --mutants] [--mutant-seconds S]";
+pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--purge M[,M]]] [--mutant NAME | --mutants] [--mutant-seconds S]";
 
 /// The mutants that remove a wait for thread progress (or break the grace period itself), in
 /// the order `--mutants` runs them (docs/mutants.md).
@@ -121,6 +123,15 @@ pub struct Args {
     /// `3ix` (ERTS's three, the code barrier before each commit); one run each.
     #[arg(long, value_delimiter = ',', default_value = "2ix", value_parser = code_ix_scheme, requires = "load")]
     code_ix: Vec<CodeIxScheme>,
+    /// The loader's purges (with `--load`): `soft` (`code:soft_purge/1`, refused while a process
+    /// is in the old code), `kill` (`code:purge/1`, which kills those processes) and/or `mixed`
+    /// (either at random); one run each.
+    #[arg(long, value_delimiter = ',', default_value = "soft", value_parser = purge_mode, requires = "load")]
+    purge: Vec<PurgeMode>,
+}
+
+fn purge_mode(v: &str) -> Result<PurgeMode, String> {
+    PurgeMode::parse(v).ok_or_else(|| format!("--purge {v}: soft, kill or mixed"))
 }
 
 fn code_ix_scheme(v: &str) -> Result<CodeIxScheme, String> {
@@ -170,7 +181,7 @@ pub fn run(a: &Args) -> ExitCode {
     let mut ok = true;
     if let Some(m) = a.mutant {
         for &n in &a.schedulers {
-            ok &= one_mutant(a, n, m);
+            ok &= isolated_mutant(a, n, m);
         }
     } else {
         for &n in &a.schedulers {
@@ -185,7 +196,7 @@ pub fn run(a: &Args) -> ExitCode {
     if a.mutants {
         let n = *a.schedulers.iter().max().unwrap_or(&4);
         for m in WAIT_MUTANTS {
-            ok &= one_mutant(a, n, m);
+            ok &= isolated_mutant(a, n, m);
         }
     }
     if ok {
@@ -193,6 +204,36 @@ pub fn run(a: &Args) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// [`one_mutant`] in a child process of its own ([`isolated`]).
+fn isolated_mutant(a: &Args, n: usize, m: Mutant) -> bool {
+    let mut args = vec![
+        format!("--schedulers={n}"),
+        format!("--mutant={}", m.name()),
+        format!("--mutant-seconds={}", a.mutant_seconds),
+        format!("--seed={}", a.seed),
+    ];
+    if a.erts {
+        args.push("--erts-collection".into());
+    }
+    let expected = if expectation(m).0 {
+        "killed"
+    } else {
+        "survives"
+    };
+    let scenario = format!("churn-s{n}{}", if a.erts { "-erts" } else { "" });
+    isolated(
+        &args,
+        &Fallback {
+            scenario: &scenario,
+            mutant: m,
+            expected,
+            seed: a.seed,
+            seconds: a.mutant_seconds,
+        },
+        || one_mutant(a, n, m),
+    )
 }
 
 /// One mutant under the torture on `n` schedulers, bounded by `--mutant-seconds` (not by hits),
@@ -385,6 +426,10 @@ const LOAD_TORTURE_KILLS: [Mutant; 4] = [
     Mutant::LoadPurgeSkipCheck,
 ];
 
+/// The load mutants of the purge's steps, which `code:purge/1` (`purge_kill`) runs too: the
+/// sweep runs them under every `--purge` mode, the others under soft purges only.
+const PURGE_MUTANTS: [Mutant; 2] = [Mutant::LoadPurgeSkipCheck, Mutant::LoadPurgeSkipWait];
+
 /// The checker that kills a load mutant (docs/nonblocking-load.md §5).
 fn load_covered_by(m: Mutant) -> &'static str {
     match m {
@@ -392,8 +437,8 @@ fn load_covered_by(m: Mutant) -> &'static str {
         Mutant::LoadSkipWaitAfterCommit => "loom old-code-untraced-purge, shuttle",
         Mutant::LoadBlockingWithoutBlock => "loom and shuttle load-under-hits",
         Mutant::LoadClearOldAtOnce => "loom and shuttle old-code-local-calls",
-        Mutant::LoadPurgeSkipCheck => "loom and shuttle old-code-purge",
-        Mutant::LoadPurgeSkipWait => "loom old-code-purge",
+        Mutant::LoadPurgeSkipCheck => "loom and shuttle old-code-purge, old-code-purge-kill",
+        Mutant::LoadPurgeSkipWait => "loom old-code-purge, old-code-purge-kill",
         Mutant::LoadTwoCodeIx => "loom delete-load-under-hits-3ix",
         _ => "docs/mutants.md",
     }
@@ -424,13 +469,16 @@ fn load_run(a: &Args) -> ExitCode {
         (None, false) => Vec::new(),
     };
     if a.mutant.is_none() {
-        for &c in &a.code_ix {
-            for &p in &a.protocols {
-                for &n in &a.schedulers {
-                    let mut cfg = LoadTortureConfig::new(p, n, a.hits, a.seed);
-                    cfg.max_time = Duration::from_secs(a.seconds);
-                    cfg.scheme = c;
-                    ok &= load_one(&cfg, "hold");
+        for &purge in &a.purge {
+            for &c in &a.code_ix {
+                for &p in &a.protocols {
+                    for &n in &a.schedulers {
+                        let mut cfg = LoadTortureConfig::new(p, n, a.hits, a.seed);
+                        cfg.max_time = Duration::from_secs(a.seconds);
+                        cfg.scheme = c;
+                        cfg.purge = purge;
+                        ok &= load_one(&cfg, "hold");
+                    }
                 }
             }
         }
@@ -445,25 +493,51 @@ fn load_run(a: &Args) -> ExitCode {
         vec![*a.schedulers.iter().min().unwrap_or(&2)]
     };
     for m in mutants {
-        for &p in load_mutant_protocols(m) {
-            if !a.protocols.contains(&p) {
-                continue;
-            }
-            for &n in &counts {
-                let mut cfg = LoadTortureConfig::new(p, n, u64::MAX / 2, a.seed);
-                cfg.max_time = Duration::from_secs(a.mutant_seconds);
-                cfg.pace = 64;
-                cfg.mutant = Some(m);
-                if m == Mutant::LoadTwoCodeIx {
-                    // It changes only ERTS's three-index scheme.
-                    cfg.scheme = CodeIxScheme::Three;
+        // Under killing purges only the mutants of the purge's own steps (`--mutant` runs any).
+        let purges = a.purge.iter().filter(|&&pm| {
+            pm == PurgeMode::Soft || a.mutant.is_some() || PURGE_MUTANTS.contains(&m)
+        });
+        for &purge in purges {
+            for &p in load_mutant_protocols(m) {
+                if !a.protocols.contains(&p) {
+                    continue;
                 }
-                let expected = if LOAD_TORTURE_KILLS.contains(&m) {
-                    "killed"
-                } else {
-                    "survives"
-                };
-                ok &= load_one(&cfg, expected);
+                for &n in &counts {
+                    let mut cfg = LoadTortureConfig::new(p, n, u64::MAX / 2, a.seed);
+                    cfg.max_time = Duration::from_secs(a.mutant_seconds);
+                    cfg.pace = 64;
+                    cfg.mutant = Some(m);
+                    cfg.purge = purge;
+                    if m == Mutant::LoadTwoCodeIx {
+                        // It changes only ERTS's three-index scheme.
+                        cfg.scheme = CodeIxScheme::Three;
+                    }
+                    let expected = if LOAD_TORTURE_KILLS.contains(&m) {
+                        "killed"
+                    } else {
+                        "survives"
+                    };
+                    let args = [
+                        "--load".to_string(),
+                        format!("--protocols={}", p.name()),
+                        format!("--schedulers={n}"),
+                        format!("--purge={}", purge.name()),
+                        format!("--mutant={}", m.name()),
+                        format!("--mutant-seconds={}", a.mutant_seconds),
+                        format!("--seed={}", a.seed),
+                    ];
+                    ok &= isolated(
+                        &args,
+                        &Fallback {
+                            scenario: &cfg.row_name(),
+                            mutant: m,
+                            expected,
+                            seed: a.seed,
+                            seconds: a.mutant_seconds,
+                        },
+                        || load_one(&cfg, expected),
+                    );
+                }
             }
         }
     }
@@ -489,13 +563,15 @@ fn load_one(cfg: &LoadTortureConfig, expected: &str) -> bool {
         &cfg.row_name(),
         |rep| {
             format!(
-                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} trace_pattern={} seed={:#x}",
+                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} trace_pattern={} seed={:#x}",
                 rep.hits,
                 rep.calls_per_second(),
                 rep.loads,
                 rep.deletes,
                 rep.purges,
                 rep.purge_refusals,
+                rep.kill_purges,
+                rep.kills,
                 rep.trace_patterns,
                 cfg.seed
             )
@@ -636,4 +712,177 @@ mod tests {
         }
         assert!(LOAD_TORTURE_KILLS.iter().all(|m| Mutant::LOAD.contains(m)));
     }
+}
+
+/// The environment variable that makes a `bpspec torture` process a mutant run's child: it holds
+/// the path of the file the child writes its verdict to (`1` as expected, `0` not).
+const CHILD_ENV: &str = "BPSPEC_TORTURE_CHILD";
+
+/// Set in a child's environment, it aborts before its run (the parent's handling of a child that
+/// dies is tested with it: cli/tests/torture.rs).
+const TEST_ABORT_ENV: &str = "BPSPEC_TORTURE_TEST_ABORT";
+
+/// How long past its own time bound a child may take before the parent kills it: the run's
+/// watchdog (reference/src/watchdog.rs) fires well before this.
+const CHILD_GRACE: Duration = Duration::from_secs(240);
+
+/// The row a parent records for a child that died before it recorded its own.
+struct Fallback<'a> {
+    scenario: &'a str,
+    mutant: Mutant,
+    expected: &'a str,
+    seed: u64,
+    seconds: u64,
+}
+
+/// Run one mutant run in a child process of its own (`bpspec torture ARGS`), so that the memory
+/// a mutant corrupts cannot take the rest of the sweep with it. Checked builds keep freed objects
+/// in a bounded quarantine only (reference/src/protocol/free.rs): a mutant that frees too early
+/// writes, once its objects have left the quarantine, into memory the allocator reuses, and
+/// glibc may then abort the process ("malloc(): unaligned tcache chunk detected") before the
+/// run can record its verdict.
+///
+/// The child records its own row and writes its verdict to the file named by [`CHILD_ENV`]. If
+/// it dies first, the parent records the row: a mutant whose run the allocator or a signal
+/// stopped is killed (the heap check is the detection; the row's detail says so and quotes the
+/// child's last lines of stderr), and a child that outlives its bound by [`CHILD_GRACE`] is
+/// killed by the parent and its row is `hang`. Inside a child, `run` is called directly.
+fn isolated(args: &[String], fb: &Fallback, run: impl FnOnce() -> bool) -> bool {
+    if let Some(path) = std::env::var_os(CHILD_ENV) {
+        // The test hook of cli/tests/torture.rs: a child that dies before its verdict.
+        if std::env::var_os(TEST_ABORT_ENV).is_some() {
+            eprintln!("bpspec torture: {TEST_ABORT_ENV} is set: aborting");
+            std::process::abort();
+        }
+        let ok = run();
+        if let Err(e) = std::fs::write(&path, if ok { "1" } else { "0" }) {
+            eprintln!(
+                "bpspec torture: cannot write the verdict file {}: {e}",
+                std::path::Path::new(&path).display()
+            );
+            return false;
+        }
+        return ok;
+    }
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let verdict =
+        std::env::temp_dir().join(format!("bpspec-torture-{}-{n}.verdict", std::process::id()));
+    let _ = std::fs::remove_file(&verdict);
+    let started = std::time::Instant::now();
+    let outcome = child(
+        args,
+        &verdict,
+        Duration::from_secs(fb.seconds) + CHILD_GRACE,
+    );
+    let written = std::fs::read_to_string(&verdict).ok();
+    let _ = std::fs::remove_file(&verdict);
+    match (written.as_deref(), outcome) {
+        (Some("1"), _) => true,
+        (Some(_), _) => false,
+        (None, Err(e)) => {
+            eprintln!("bpspec torture: {e}");
+            false
+        }
+        (
+            None,
+            Ok(Child {
+                status,
+                stderr_tail,
+                timed_out,
+            }),
+        ) => {
+            let (observed, what) = if timed_out {
+                (
+                    "hang",
+                    format!("no verdict within {} s", fb.seconds + CHILD_GRACE.as_secs()),
+                )
+            } else {
+                (
+                    "killed",
+                    format!("the run died before its verdict ({status})"),
+                )
+            };
+            let detail = format!("{what}: {}", stderr_tail.join(" | "));
+            println!("  {observed}: {detail}");
+            record(&Verdict {
+                checker: "torture",
+                progress: "qsbr",
+                scenario: fb.scenario,
+                variant: fb.mutant.name(),
+                bound: format!("isolated child, seed={:#x}", fb.seed),
+                expected: fb.expected,
+                observed,
+                seconds: started.elapsed().as_secs_f64(),
+                detail,
+            });
+            matches!(
+                (fb.expected, observed),
+                ("killed", "killed") | ("survives", "killed")
+            )
+        }
+    }
+}
+
+/// What a child process came to.
+struct Child {
+    status: std::process::ExitStatus,
+    /// Its last lines of stderr (every line is also passed through to ours).
+    stderr_tail: Vec<String>,
+    timed_out: bool,
+}
+
+/// Run `bpspec torture ARGS` with [`CHILD_ENV`] set to `verdict`, killing it after `bound`.
+fn child(args: &[String], verdict: &std::path::Path, bound: Duration) -> Result<Child, String> {
+    use std::io::BufRead;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let mut c = std::process::Command::new(&exe)
+        .arg("torture")
+        .args(args)
+        .env(CHILD_ENV, verdict)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            format!(
+                "cannot start {} torture {}: {e}",
+                exe.display(),
+                args.join(" ")
+            )
+        })?;
+    let err = c.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            if tail.len() == 8 {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
+        tail.into_iter().collect::<Vec<_>>()
+    });
+    let deadline = std::time::Instant::now() + bound;
+    let mut timed_out = false;
+    // Bounded: the deadline ends the loop (the child is killed, then reaped).
+    let status = loop {
+        match c.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if std::time::Instant::now() >= deadline => {
+                timed_out = true;
+                let _ = c.kill();
+                break c
+                    .wait()
+                    .map_err(|e| format!("cannot reap the child: {e}"))?;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(format!("cannot wait for the child: {e}")),
+        }
+    };
+    let stderr_tail = reader.join().unwrap_or_default();
+    Ok(Child {
+        status,
+        stderr_tail,
+        timed_out,
+    })
 }

@@ -15,6 +15,9 @@ fn torture_bad_arguments_exit_2_naming_them() {
     let (code, _, err) = bpspec(&["torture", "--load", "--code-ix", "4ix"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("4ix"), "{err}");
+    let (code, _, err) = bpspec(&["torture", "--load", "--purge", "hard"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--purge hard"), "{err}");
     let (code, _, err) = bpspec(&["oracle", "torture", "--frob"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--frob"), "{err}");
@@ -23,12 +26,46 @@ fn torture_bad_arguments_exit_2_naming_them() {
 /// Run `bpspec torture ARGS` (`args` split at white space) with a fresh results directory: exit
 /// code, stdout, torture.tsv.
 fn torture_run(tag: &str, args: &str) -> (i32, String, String) {
+    torture_run_env(tag, args, &[])
+}
+
+/// [`torture_run`] with more environment.
+fn torture_run_env(
+    tag: &str,
+    args: &str,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (i32, String, String) {
     let d = std::env::temp_dir().join(format!("bpspec-cli-torture-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     let args = argv(&format!("torture {args}"), &[]);
-    let (code, text, _) = bpspec_env(&args, &[("BPSPEC_RESULTS", d.as_os_str())]);
+    let mut env = env.to_vec();
+    env.push(("BPSPEC_RESULTS", d.as_os_str()));
+    let (code, text, _) = bpspec_env(&args, &env);
     let rows = std::fs::read_to_string(d.join("torture.tsv")).expect("torture.tsv written");
     (code, text, rows)
+}
+
+/// Each mutant run is a child process: one that dies before its verdict (here by the test hook
+/// `BPSPEC_TORTURE_TEST_ABORT`; in a sweep by a heap the mutant corrupted) cannot end the sweep,
+/// and its parent records the row (killed, with the cause).
+#[test]
+fn a_mutant_run_that_dies_is_recorded_by_its_parent() {
+    let (code, text, rows) = torture_run_env(
+        "abort",
+        "--load --protocols nonblocking --schedulers 2 --mutant load-clear-old-at-once --mutant-seconds 5",
+        &[("BPSPEC_TORTURE_TEST_ABORT", std::ffi::OsStr::new("1"))],
+    );
+    assert_eq!(code, 0, "{text}");
+    assert_has(
+        &rows,
+        &[
+            "torture\tqsbr\tload-s2@nonblocking\tload-clear-old-at-once\tisolated child",
+            "\tkilled\tkilled\t",
+            "the run died before its verdict",
+            "aborting",
+        ],
+    );
+    assert_eq!(rows.lines().count(), 1, "{rows}");
 }
 
 #[test]
@@ -69,13 +106,7 @@ fn small_load_torture_holds_under_both_protocols_and_records_its_rows() {
         ],
     );
     for p in ["blocking", "nonblocking", "blocking-3ix", "nonblocking-3ix"] {
-        assert!(
-            rows.lines().any(
-                |r| r.starts_with(&format!("torture\tqsbr\tload-s2@{p}\tbaseline\t"))
-                    && r.contains("\thold\thold\t")
-            ),
-            "{rows}"
-        );
+        assert_row(&rows, &format!("load-s2@{p}"), "baseline", "hold");
     }
 }
 
@@ -100,4 +131,45 @@ fn load_torture_kills_a_mutant_and_refuses_a_non_load_one() {
     let (code, _, err) = bpspec(&["torture", "--protocols", "blocking"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("required arguments"), "{err}");
+}
+
+#[test]
+fn load_torture_with_killing_purges_holds_and_kills_the_unchecked_purge() {
+    let args = "--load --schedulers 2 --hits 100000 --seed 7 --purge kill,mixed";
+    let (text, rows) = torture_ok("loadkill", args);
+    for want in ["purge=kill", "purge=mixed", "kill_purges=", "kills="] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    for p in ["blocking", "nonblocking"] {
+        for m in ["kill", "mixed"] {
+            assert_row(&rows, &format!("load-s2@{p}-{m}"), "baseline", "hold");
+        }
+    }
+    // code:purge/1 without its check and its wait for the killed processes' exits.
+    let args =
+        "--load --schedulers 2 --purge kill --mutant load-purge-skip-check --mutant-seconds 20";
+    let (_, rows) = torture_ok("loadkillmut", args);
+    for p in ["blocking", "nonblocking"] {
+        let scenario = format!("load-s2@{p}-kill");
+        assert_row(&rows, &scenario, "load-purge-skip-check", "killed");
+    }
+}
+
+/// [`torture_run`] that must exit 0: stdout and torture.tsv.
+fn torture_ok(tag: &str, args: &str) -> (String, String) {
+    let (code, text, rows) = torture_run(tag, args);
+    assert_eq!(code, 0, "{text}");
+    (text, rows)
+}
+
+/// `rows` has a torture row of `scenario` and `variant` whose expected and observed verdicts are
+/// both `verdict`.
+fn assert_row(rows: &str, scenario: &str, variant: &str, verdict: &str) {
+    let start = format!("torture\tqsbr\t{scenario}\t{variant}\t");
+    let verdicts = format!("\t{verdict}\t{verdict}\t");
+    assert!(
+        rows.lines()
+            .any(|r| r.starts_with(&start) && r.contains(&verdicts)),
+        "{scenario} {variant} {verdict}: {rows}"
+    );
 }

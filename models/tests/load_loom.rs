@@ -24,6 +24,7 @@ fn explore(
         // breakpoints removed by the full sequence, took 749,560 executions (78 s) for one row.
         b.preemption_bound = b.preemption_bound.map(|p| p.min(2));
     }
+    b = loom_run::for_expected(b, mutant, name, expected);
     let wait_removed = matches!(
         mutant,
         Some(

@@ -89,11 +89,11 @@ baselines! { "loom epoch", |s| explore::<EpochProgress>(s, None, "hold", &epoch_
 }
 
 /// Explore each of `kills` under the QSBR grace period at its kill's bound
-/// (`loom_run::kill_builder`: `LOOM_MAX_PREEMPTIONS`, or the `KILL_BOUND_FLOOR`); every one
+/// (`loom_run::for_expected`: `loom_run::KILL_BOUND`, or the `KILL_BOUND_FLOOR`); every one
 /// must produce a counterexample.
 fn assert_qsbr_kills(family: &str, kills: Vec<(Mutant, &'static str)>) {
     assert_all_killed(family, "loom", kills, |m, name| {
-        let b = loom_run::kill_builder(Some(m), name);
+        let b = loom_run::for_expected(loom_run::builder(), Some(m), name, "killed");
         explore::<Qsbr>(name, Some(m), "killed", &b).is_some()
     });
 }
@@ -116,14 +116,10 @@ fn fence_half_kill_matrix() {
 /// break count conservation at rest (`bpspec_models::count_kills`).
 #[test]
 fn count_kill_matrix() {
-    // Capped at preemption bound 2, where both die (67,243 and 7,585 executions, make test);
-    // at make check's bound 3 loom's search reached the lost update only after 652,553
-    // executions (114 s): a kill needs one counterexample, not the larger bound.
+    // At `loom_run::KILL_BOUND` (2), where both die (67,243 and 7,585 executions); at make
+    // check's bound 3 loom's search reached the lost update only after 652,553 executions (114 s).
     assert_all_killed("call_count", "loom", count_kills("loom"), |m, name| {
-        let b = loom_run::capped(COUNT_KILL_BOUND);
+        let b = loom_run::for_expected(loom_run::builder(), Some(m), name, "killed");
         explore::<Qsbr>(name, Some(m), "killed", &b).is_some()
     });
 }
-
-/// The preemption bound of the call_count kills (see `count_kill_matrix`).
-const COUNT_KILL_BOUND: usize = 2;

@@ -25,7 +25,7 @@ fn weakened(
     expected: &str,
 ) -> Option<String> {
     let m = Some(Mutant::Weaken(site));
-    let mut b = loom_run::kill_builder(m, name);
+    let mut b = loom_run::for_expected(loom_run::builder(), m, name, expected);
     // The bound make test uses for branches too, whatever the environment says (loom's default,
     // 1,000, cuts the longer scenarios short with a panic that would read as a kill).
     b.max_branches = b.max_branches.max(20_000);

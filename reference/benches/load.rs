@@ -13,12 +13,20 @@
 //!   ("churn"); hits/s of the schedulers. The medians over `ROUNDS` rounds, the medians of the
 //!   per-round ratios, and the loads + purges per window.
 //!
+//! - both again with two sessions and call_time on ([`Setup::Sessions`]): the module traced with
+//!   call_count in the legacy session and call_time in a second one (two breakpoint nodes per
+//!   function, carried by every load), the busy schedulers' processes call-traced so that every
+//!   call and progress point charges call_time; the old version's removal clears both sessions.
+//!   The paired windows of both setups run in the same rounds (`perf-load_sessions.tsv` gives
+//!   the per-round ratio of the sessions setup to the plain one).
+//!
 //! Run with `cargo bench -p bpspec-reference --bench load`; with `BPSPEC_BENCH_RESULTS=DIR` it
-//! writes `perf-load.tsv` and `perf-load_purge.tsv` there (benches/common/mod.rs).
+//! writes `perf-load.tsv`, `perf-load_sessions.tsv` and `perf-load_purge.tsv` there
+//! (benches/common/mod.rs).
 
 mod common;
 
-use bpspec_reference::{Engine, EngineConfig, LoadProtocol, Qsbr, Scheduler};
+use bpspec_reference::{Engine, EngineConfig, FlagSet, LoadProtocol, Qsbr, Scheduler, TraceSpec};
 use common::{estimate, interval, median, rate, ratio, time, Busy, Run, Spinner, BUSY_CALLS};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use std::hint::black_box;
@@ -34,7 +42,27 @@ const WINDOW: Duration = Duration::from_millis(300);
 const PACED: u64 = 2;
 const MODES: [&str; 3] = ["idle", "paced", "churn"];
 
-/// A busy scheduler of a [`Engine`] with a module: 4 calls (rotating over the module) and a progress point.
+/// What the module is traced with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Setup {
+    /// call_count in the legacy session.
+    Plain,
+    /// call_count in the legacy session and call_time in a second session.
+    Sessions,
+}
+
+impl Setup {
+    const ALL: [Setup; 2] = [Setup::Plain, Setup::Sessions];
+    /// The criterion id's suffix.
+    fn suffix(self) -> &'static str {
+        match self {
+            Setup::Plain => "",
+            Setup::Sessions => "-sessions",
+        }
+    }
+}
+
+/// A busy scheduler of an [`Engine`] with a module: 4 calls (rotating over the module) and a progress point.
 struct LoadSpin {
     s: Scheduler<Qsbr>,
     f: usize,
@@ -64,8 +92,21 @@ fn busy(e: &Arc<Engine<Qsbr>>) -> Busy {
     })
 }
 
-fn engine(p: LoadProtocol) -> Arc<Engine<Qsbr>> {
-    Arc::new(Engine::new(EngineConfig::simple(0, BUSY)).with_module(FUNCS, p, true))
+fn engine(p: LoadProtocol, setup: Setup) -> Arc<Engine<Qsbr>> {
+    let e = Engine::new(EngineConfig::simple(0, BUSY)).with_module(FUNCS, p, true);
+    if setup == Setup::Sessions {
+        let s = e.create_session("bench").expect("session");
+        let call_time = TraceSpec::from(FlagSet {
+            call_time: true,
+            ..Default::default()
+        })
+        .session(s);
+        let n = e
+            .trace_pattern_module_spec(true, &call_time)
+            .expect("call_time");
+        assert_eq!(n, FUNCS);
+    }
+    Arc::new(e)
 }
 
 fn bench_load_purge(c: &mut Criterion) {
@@ -75,25 +116,28 @@ fn bench_load_purge(c: &mut Criterion) {
     g.sample_size(10)
         .sampling_mode(SamplingMode::Flat)
         .measurement_time(Duration::from_secs(3));
-    for p in LoadProtocol::ALL {
-        let e = engine(p);
-        let running = busy(&e);
-        g.bench_with_input(BenchmarkId::new(p.name(), BUSY), &p, |b, _| {
-            b.iter(|| {
-                e.load().expect("load");
-                e.purge().expect("purge");
-            })
-        });
-        running.stop();
-        e.check_at_rest().unwrap();
+    for setup in Setup::ALL {
+        for p in LoadProtocol::ALL {
+            let e = engine(p, setup);
+            let running = busy(&e);
+            let id = BenchmarkId::new(format!("{}{}", p.name(), setup.suffix()), BUSY);
+            g.bench_with_input(id, &p, |b, _| {
+                b.iter(|| {
+                    e.load().expect("load");
+                    e.purge().expect("purge");
+                })
+            });
+            running.stop();
+            e.check_at_rest().unwrap();
+        }
     }
     g.finish();
 }
 
 /// Hits/s of the busy schedulers over one window in mode `mode` (an index into `MODES`), and the
 /// loads + purges made.
-fn window(p: LoadProtocol, mode: usize) -> (f64, u64) {
-    let e = engine(p);
+fn window(p: LoadProtocol, setup: Setup, mode: usize) -> (f64, u64) {
+    let e = engine(p, setup);
     let running = busy(&e);
     let t = Instant::now();
     let mut loads = 0;
@@ -110,90 +154,150 @@ fn window(p: LoadProtocol, mode: usize) -> (f64, u64) {
     (hits as f64 / t.elapsed().as_secs_f64(), loads)
 }
 
-/// The paired windows, written as perf-load.tsv (nonblocking-load.md §6).
-fn paired(run: &Run) {
-    let mut hps: [[Vec<f64>; 3]; 2] = Default::default(); // [protocol][mode]
-    let mut loads: [[Vec<f64>; 3]; 2] = Default::default();
-    let mut own: [[Vec<f64>; 3]; 2] = Default::default(); // mode / idle, per protocol
-    let mut cross: [Vec<f64>; 3] = Default::default(); // nonblocking / blocking, per mode
-    let rounds = common::rounds(ROUNDS);
-    for _ in 0..rounds {
+/// One setup's measurements over the rounds.
+#[derive(Default)]
+struct Series {
+    hps: [[Vec<f64>; 3]; 2], // [protocol][mode]
+    loads: [[Vec<f64>; 3]; 2],
+    own: [[Vec<f64>; 3]; 2], // mode / idle, per protocol
+    cross: [Vec<f64>; 3],    // nonblocking / blocking, per mode
+}
+
+impl Series {
+    /// One round of this setup: every protocol and mode; returns hits/s [protocol][mode].
+    fn round(&mut self, setup: Setup) -> [[f64; 3]; 2] {
         let mut r = [[0.0; 3]; 2];
         for (i, p) in LoadProtocol::ALL.into_iter().enumerate() {
-            for j in 0..MODES.len() {
-                let (h, n) = window(p, j);
-                r[i][j] = h;
-                hps[i][j].push(h);
-                loads[i][j].push(n as f64);
+            for (j, h) in r[i].iter_mut().enumerate() {
+                let (hits, n) = window(p, setup, j);
+                *h = hits;
+                self.hps[i][j].push(hits);
+                self.loads[i][j].push(n as f64);
             }
-            for j in 0..MODES.len() {
-                own[i][j].push(r[i][j] / r[i][0]);
+            for (j, own) in self.own[i].iter_mut().enumerate() {
+                own.push(r[i][j] / r[i][0]);
             }
         }
-        for j in 0..MODES.len() {
-            cross[j].push(r[1][j] / r[0][j]);
+        for (j, cross) in self.cross.iter_mut().enumerate() {
+            cross.push(r[1][j] / r[0][j]);
+        }
+        r
+    }
+
+    /// The table's rows: one per protocol, then the per-round ratio of the protocols.
+    fn rows(&self) -> Vec<Vec<String>> {
+        let mut rows: Vec<Vec<String>> = LoadProtocol::ALL
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                vec![
+                    format!("`{p:?}`"),
+                    rate(median(&self.hps[i][0])),
+                    rate(median(&self.hps[i][1])),
+                    rate(median(&self.hps[i][2])),
+                    common::grouped(median(&self.loads[i][1])),
+                    common::grouped(median(&self.loads[i][2])),
+                    ratio(median(&self.own[i][1])),
+                    ratio(median(&self.own[i][2])),
+                ]
+            })
+            .collect();
+        rows.push(ratio_row(
+            "`NonBlocking` / `Blocking` (per round)",
+            &self.cross,
+        ));
+        rows
+    }
+}
+
+/// A row of per-round ratios, one per mode.
+fn ratio_row(name: &str, r: &[Vec<f64>; 3]) -> Vec<String> {
+    let mut row = vec![name.to_string()];
+    row.extend(r.iter().map(|v| ratio(median(v))));
+    row.extend(std::iter::repeat_n(String::new(), 4));
+    row
+}
+
+const HEAD: [&str; 8] = [
+    "protocol",
+    "idle hits/s>",
+    "paced hits/s>",
+    "churn hits/s>",
+    "loads + purges per paced window>",
+    "loads + purges per churn window>",
+    "paced / idle>",
+    "churn / idle>",
+];
+
+/// The paired windows, written as perf-load.tsv (call_count only) and perf-load_sessions.tsv
+/// (two sessions, call_time on), both setups in every round (nonblocking-load.md §6).
+fn paired(run: &Run) {
+    let mut plain = Series::default();
+    let mut sessions = Series::default();
+    // sessions / plain, per protocol and mode.
+    let mut vs: [[Vec<f64>; 3]; 2] = Default::default();
+    let rounds = common::rounds(ROUNDS);
+    for _ in 0..rounds {
+        let a = plain.round(Setup::Plain);
+        let b = sessions.round(Setup::Sessions);
+        for i in 0..2 {
+            for j in 0..MODES.len() {
+                vs[i][j].push(b[i][j] / a[i][j]);
+            }
         }
     }
-    let head = [
-        "protocol",
-        "idle hits/s>",
-        "paced hits/s>",
-        "churn hits/s>",
-        "loads + purges per paced window>",
-        "loads + purges per churn window>",
-        "paced / idle>",
-        "churn / idle>",
-    ];
-    let mut rows: Vec<Vec<String>> = LoadProtocol::ALL
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| {
-            vec![
-                format!("`{p:?}`"),
-                rate(median(&hps[i][0])),
-                rate(median(&hps[i][1])),
-                rate(median(&hps[i][2])),
-                common::grouped(median(&loads[i][1])),
-                common::grouped(median(&loads[i][2])),
-                ratio(median(&own[i][1])),
-                ratio(median(&own[i][2])),
-            ]
-        })
-        .collect();
-    rows.push(vec![
-        "`NonBlocking` / `Blocking` (per round)".to_string(),
-        ratio(median(&cross[0])),
-        ratio(median(&cross[1])),
-        ratio(median(&cross[2])),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]);
-    let about = vec![
-        format!(
-            "paired windows: {rounds} rounds; per round, each protocol in turn, a fresh engine ({FUNCS}"
-        ),
-        format!(
-            "functions, all traced) and {BUSY} busy scheduler threads run for {} ms with the loader idle,",
-            WINDOW.as_millis()
-        ),
-        format!(
-            "doing {PACED} loads + purges from the window's start (paced), and loading + purging back"
-        ),
-        "to back (churn). Medians over the rounds; the ratios are medians of per-round ratios."
+    let window = |what: &str| {
+        vec![
+            format!(
+                "paired windows: {rounds} rounds; per round, each protocol in turn, a fresh engine ({FUNCS}"
+            ),
+            format!(
+                "functions, {what}) and {BUSY} busy scheduler threads run for {} ms with the loader idle,",
+                WINDOW.as_millis()
+            ),
+            format!(
+                "doing {PACED} loads + purges from the window's start (paced), and loading + purging back"
+            ),
+            "to back (churn). Medians over the rounds; the ratios are medians of per-round ratios."
+                .to_string(),
+        ]
+    };
+    let mut about = window("all traced");
+    about.push("docs/nonblocking-load.md §6 shows it.".to_string());
+    run.write("load", &about, &HEAD, &plain.rows());
+    let mut about = window("all traced");
+    about.push(
+        "Traced with call_count in the legacy session and call_time in a second one; the busy"
             .to_string(),
-        "docs/nonblocking-load.md §6 shows it.".to_string(),
-    ];
-    run.write("load", &about, &head, &rows);
+    );
+    about.push(
+        "processes call-traced (call_time charged at every call and progress point).".to_string(),
+    );
+    about.push(
+        "The windows of perf-load.tsv (call_count only) run in the same rounds; the last rows are"
+            .to_string(),
+    );
+    about.push(
+        "the per-round ratios of these windows to those, per protocol. docs/nonblocking-load.md §6."
+            .to_string(),
+    );
+    let mut rows = sessions.rows();
+    for (i, p) in LoadProtocol::ALL.into_iter().enumerate() {
+        rows.push(ratio_row(
+            &format!("`{p:?}`: sessions + call_time / call_count only (per round)"),
+            &vs[i],
+        ));
+    }
+    run.write("load_sessions", &about, &HEAD, &rows);
 }
 
 /// The criterion group's estimates, written as perf-load_purge.tsv.
 fn criterion_table(run: &Run) {
-    let rows: Vec<Vec<String>> = LoadProtocol::ALL
+    let rows: Vec<Vec<String>> = Setup::ALL
         .into_iter()
-        .map(|p| {
-            let id = format!("{}/{BUSY}", p.name());
+        .flat_map(|s| LoadProtocol::ALL.into_iter().map(move |p| (s, p)))
+        .map(|(s, p)| {
+            let id = format!("{}{}/{BUSY}", p.name(), s.suffix());
             let e = estimate(run, "load_purge", &id);
             vec![
                 format!("`load_purge/{id}`"),
@@ -204,6 +308,7 @@ fn criterion_table(run: &Run) {
         .collect();
     let about = vec![
         format!("criterion group load_purge: one load + purge of a traced {FUNCS}-function module"),
+        "(`-sessions`: call_count in the legacy session and call_time in a second one)".to_string(),
         format!(
             "with {BUSY} busy schedulers; median per iteration and its 95 % confidence interval"
         ),

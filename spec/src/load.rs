@@ -32,6 +32,15 @@
 //! - `tail_calls` (with `call_time`): a process may tail-call out of the version it stays in,
 //!   its call_time state still naming the function it left; `check_pbt`: the purge's
 //!   `check_process_code` also finds such a process (ERTS's does not).
+//! - [`TracedLoad`]: `Carry` (bpspec's: the new version carries the patterns, the old version's
+//!   breakpoints are removed behind a wait) or `ClearErts` (ERTS's `finish_loading_1`: thread
+//!   progress blocked, the current version's breakpoints and its export breakpoint cleared and
+//!   freed, the new version staged and committed under the block with no pattern).
+//! - `meta`: a traced version's node holds a meta tracer cell, read by a local call as its own
+//!   step and freed with the node; `global`: the exported function has an export breakpoint (a
+//!   trampoline per code index, one continuation for all of them).
+//! - `refine_cl1`: check `refines-cl1` (no breakpoint hit after a load's commit: the sequential
+//!   oracle's CL1, `spec/src/code.rs`).
 //! - `loads`, `fresh` (the module is not loaded at first: the first load makes nothing old),
 //!   `schedulers` (1 or 2, one process each), `calls`, `locals`.
 //!
@@ -42,7 +51,8 @@
 //! `local-call-in-old-code`, with `Kill` `purge-kills`, and with `call_time`
 //! `charge-in-old-code`, `charge-at-return-in-old-code`, `charge-at-hit-in-old-code` (a charge
 //! at schedule-out, at return, at the next hit read the linked slot of a version no longer
-//! current), with 2 sessions `destroy-in-old-code`. Mutants: [`LoadSpecMutant`], each killed
+//! current), with 2 sessions `destroy-in-old-code`, and those of the new switches
+//! ([`LoadModel::reachability`]). Mutants: [`LoadSpecMutant`], each killed
 //! (spec/tests/spec_load.rs).
 
 use bpspec_reference::LoadProtocol;
@@ -52,8 +62,9 @@ use stateright::{Model, Property};
 /// (`Mutant::LOAD`; `load-purge-skip-wait` is not here: in the `Two` order its wait follows the
 /// check, and with atomic, sequentially consistent steps a return is never unordered with the
 /// free after it, so only loom sees that one). `TwoCodeIx` is the engine's `load-two-code-ix`
-/// too (on its `CodeIxScheme::Three`); the last four exist in the spec only (the purge's orders,
-/// a destroyed session's grace period and the removal's wait for a charge at return).
+/// too (on its `CodeIxScheme::Three`); the last seven exist in the spec only (the purge's orders,
+/// a destroyed session's grace period, the removal's wait for a charge at return, ERTS's block,
+/// the meta cell's grace period and the export breakpoint's continuation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoadSpecMutant {
     /// `load-commit-before-breakpoints`.
@@ -82,10 +93,21 @@ pub enum LoadSpecMutant {
     /// return in flight (a scheduler between the read of the slot and the write to the node
     /// counts as passed).
     RemovalSkipReturnCharge,
+    /// `load-clear-erts-without-block` (`TracedLoad::ClearErts`): the load clears the current
+    /// version's breakpoints (and its export breakpoint) and frees them without blocking
+    /// thread progress first.
+    ClearErtsWithoutBlock,
+    /// `load-export-retarget-before-commit` (`global`, `TracedLoad::Carry`): the export
+    /// breakpoint's one continuation address is moved to the new version with the staging,
+    /// before the commit.
+    ExportRetargetBeforeCommit,
+    /// `load-meta-cell-skip-grace` (`meta`): the removal frees the old version's meta tracer
+    /// cell with the uninstall, before its wait.
+    MetaCellSkipGrace,
 }
 
 impl LoadSpecMutant {
-    pub const ALL: [LoadSpecMutant; 10] = [
+    pub const ALL: [LoadSpecMutant; 13] = [
         LoadSpecMutant::CommitBeforeBreakpoints,
         LoadSpecMutant::SkipWaitAfterCommit,
         LoadSpecMutant::BlockingWithoutBlock,
@@ -96,6 +118,9 @@ impl LoadSpecMutant {
         LoadSpecMutant::PurgeKillSkipDown,
         LoadSpecMutant::SessionDestroySkipGrace,
         LoadSpecMutant::RemovalSkipReturnCharge,
+        LoadSpecMutant::ClearErtsWithoutBlock,
+        LoadSpecMutant::ExportRetargetBeforeCommit,
+        LoadSpecMutant::MetaCellSkipGrace,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -109,6 +134,9 @@ impl LoadSpecMutant {
             LoadSpecMutant::PurgeKillSkipDown => "load-purge-kill-skip-down",
             LoadSpecMutant::SessionDestroySkipGrace => "load-session-destroy-skip-grace",
             LoadSpecMutant::RemovalSkipReturnCharge => "load-removal-skip-return-charge",
+            LoadSpecMutant::ClearErtsWithoutBlock => "load-clear-erts-without-block",
+            LoadSpecMutant::ExportRetargetBeforeCommit => "load-export-retarget-before-commit",
+            LoadSpecMutant::MetaCellSkipGrace => "load-meta-cell-skip-grace",
         }
     }
     /// Whether the engine has a mutant of the same name (`bpspec_reference::Mutant`).
@@ -120,6 +148,9 @@ impl LoadSpecMutant {
                 | LoadSpecMutant::PurgeKillSkipDown
                 | LoadSpecMutant::SessionDestroySkipGrace
                 | LoadSpecMutant::RemovalSkipReturnCharge
+                | LoadSpecMutant::ClearErtsWithoutBlock
+                | LoadSpecMutant::ExportRetargetBeforeCommit
+                | LoadSpecMutant::MetaCellSkipGrace
         )
     }
     /// The protocol the mutant breaks.
@@ -133,7 +164,9 @@ impl LoadSpecMutant {
     pub fn killed_by(self) -> &'static str {
         match self {
             LoadSpecMutant::CommitBeforeBreakpoints => "no-mix",
-            LoadSpecMutant::TwoCodeIx => "no-uncommitted-call",
+            LoadSpecMutant::TwoCodeIx | LoadSpecMutant::ExportRetargetBeforeCommit => {
+                "no-uncommitted-call"
+            }
             _ => "no-use-after-free",
         }
     }
@@ -146,6 +179,9 @@ impl LoadSpecMutant {
             LoadSpecMutant::RemovalSkipReturnCharge => {
                 LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.call_time = true)
             }
+            LoadSpecMutant::ClearErtsWithoutBlock => LoadModel::clear_erts(),
+            LoadSpecMutant::ExportRetargetBeforeCommit => LoadModel::global(),
+            LoadSpecMutant::MetaCellSkipGrace => LoadModel::meta(),
             _ => LoadModel::classic(self.protocol()),
         };
         base.with_mutant(self)
@@ -182,6 +218,21 @@ pub enum PurgeKind {
     Kill,
 }
 
+/// What a load of a traced module does with the current version's breakpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TracedLoad {
+    /// bpspec's engine: the new version carries the module's patterns (every session's, meta,
+    /// the export breakpoint stays on the export entry), and the old version's breakpoints
+    /// are removed after the commit behind a wait.
+    Carry,
+    /// ERTS's `finish_loading_1`: when the current version has breakpoints or traced exports,
+    /// thread progress is blocked, every session's breakpoints of it are cleared and freed
+    /// (`erts_clear_module_break`) and its export breakpoint too (`delete_code`), the new
+    /// version is staged and committed under the block (`staging_epilogue`), and it gets only
+    /// the `on_load` patterns (none here).
+    ClearErts,
+}
+
 /// The most versions of `m` (index 0 is `undef`).
 pub const MAX_VERS: usize = 5;
 /// The most schedulers.
@@ -203,6 +254,10 @@ pub struct Ver {
     /// reads the slot whatever the instruction says; the removal unlinks them with the
     /// uninstall, before its wait; a session's destroy unlinks that session's).
     pub linked: u8,
+    /// `meta`: its meta breakpoint's tracer cell (`bp->meta_tracer`) was freed.
+    pub cell_freed: bool,
+    /// `ClearErts`: a load cleared its breakpoints under the block.
+    pub cleared: bool,
 }
 
 /// Where a scheduler is in a call.
@@ -224,6 +279,13 @@ pub enum Sched {
     /// A call_time charge at return (`call_time`): as `Charge`; the process leaves the
     /// version and its call_time state is cleared after the write.
     Ret(u8, u8),
+    /// `meta`: a local call that read the patched instruction and its chain, about to read
+    /// the meta breakpoint's tracer cell through the node (its own step), then run.
+    Meta(u8, u8),
+    /// `global`: the call read the export address of its code index and found the export
+    /// breakpoint's trampoline, about to run the export entry's breakpoint node and read its
+    /// one continuation address.
+    Tramp,
 }
 
 /// A scheduler and its one process.
@@ -281,6 +343,34 @@ pub struct LState {
     pub live: u8,
     /// A session was destroyed while a process was in a version no longer current.
     pub destroyed_old: bool,
+    /// `global`: the export entry of the traced function has its breakpoint (the trampoline in
+    /// the addresses marked in `exp_tramp`).
+    pub exp_traced: bool,
+    /// Per code index: the export address is the trampoline (the breakpoint instruction).
+    pub exp_tramp: [bool; 3],
+    /// The trampoline's continuation: one field, not one per code index (ERTS
+    /// `trampoline.breakpoint.address`).
+    pub exp_target: u8,
+    /// The export entry's breakpoint node was freed.
+    pub exp_node_freed: bool,
+    /// A call ran the export breakpoint and continued to the version of the last load.
+    pub exp_to_new: bool,
+    /// A call ran the export breakpoint before a load cleared it (`ClearErts`).
+    pub exp_ran: bool,
+    pub exp_cleared_after_run: bool,
+    /// A local call read the meta tracer cell of a version no longer current.
+    pub meta_old: bool,
+    /// `ClearErts`: a load cleared the breakpoints of a version a process was in.
+    pub cleared_held: bool,
+    /// `ClearErts` with `call_time`: a charge read the slot of a version whose breakpoints a
+    /// load cleared (it finds no node: ERTS's "the breakpoint was removed").
+    pub charged_cleared: bool,
+    /// The sequential oracle's state (`spec/src/code.rs`, CL1): a load over a current version
+    /// was linearized (its commit), after which the oracle has no breakpoint on `m`.
+    pub oracle_cleared: bool,
+    /// A breakpoint was hit (a read that found a patched instruction, a linked slot or the
+    /// export trampoline) after the oracle cleared them: a history the oracle does not have.
+    pub oracle_diff: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -306,6 +396,10 @@ pub enum LAction {
     Progress(u8),
     /// The process handles the purge's kill: its frames are dropped without returning.
     Exit(u8),
+    /// `meta`: read the meta tracer cell through the node the local call found.
+    MetaRead(u8),
+    /// `global`: run the export breakpoint node and read its continuation.
+    TrampRun(u8),
 }
 
 /// Local calls a process makes from the version it stays in.
@@ -361,6 +455,17 @@ pub enum Step {
     DestroyWaitEnd,
     /// The destroyed session's nodes freed, in every version.
     DestroyFree,
+    /// `ClearErts`: thread progress blocked (every scheduler between calls) if the current
+    /// version has breakpoints or a traced export; else nothing.
+    EBlockOn(u8),
+    /// `ClearErts`: under the block, the current version's breakpoints, meta cells and export
+    /// breakpoint cleared and freed (`erts_clear_module_break`, `delete_code`).
+    EClear(u8),
+    /// `ClearErts`: the block ends (after the commit, as `staging_epilogue`).
+    EBlockOff,
+    /// `global`, `Carry`: the trampoline's continuation moved to the new version (after the
+    /// commit).
+    Retarget(u8),
 }
 
 /// The model: `calls` remote calls by each of `schedulers` schedulers (the first of which may
@@ -396,6 +501,16 @@ pub struct LoadModel {
     /// the version (ERTS's does not: it looks at the instruction pointer, the stack's
     /// continuation pointers and the saved stack trace).
     pub check_pbt: bool,
+    /// What a load of a traced module does with its patterns ([`TracedLoad`]).
+    pub traced_load: TracedLoad,
+    /// The traced versions have a meta breakpoint too, with its tracer cell, read by a local
+    /// call as its own step.
+    pub meta: bool,
+    /// The module's exported function has an export (global) breakpoint when traced.
+    pub global: bool,
+    /// Check `refines-cl1`: every breakpoint hit of a history is one the sequential oracle
+    /// has (CL1: a load over a current version leaves no breakpoint on the module).
+    pub refine_cl1: bool,
     script: Vec<Step>,
 }
 
@@ -420,6 +535,10 @@ impl LoadModel {
             sessions: 1,
             tail_calls: false,
             check_pbt: false,
+            traced_load: TracedLoad::Carry,
+            meta: false,
+            global: false,
+            refine_cl1: false,
             script: Vec::new(),
         }
         .rebuilt()
@@ -449,6 +568,35 @@ impl LoadModel {
             m.call_time = true;
         })
     }
+    /// ERTS's treatment of a traced load ([`TracedLoad::ClearErts`]) on the first
+    /// non-blocking model, with call_time, meta and the export breakpoint.
+    pub fn clear_erts() -> LoadModel {
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| {
+            m.traced_load = TracedLoad::ClearErts;
+            m.refine_cl1 = true;
+            m.call_time = true;
+            m.meta = true;
+            m.global = true;
+        })
+    }
+    /// ERTS's treatment of a traced load on the killing-purge model ([`LoadModel::kill`]) of a
+    /// loaded module loaded twice (the first load clears, the second loads an untraced one).
+    pub fn clear_erts_kill() -> LoadModel {
+        LoadModel::kill().with(|m| {
+            m.traced_load = TracedLoad::ClearErts;
+            m.refine_cl1 = true;
+            m.fresh = false;
+            m.loads = 2;
+        })
+    }
+    /// The meta breakpoint on the first non-blocking model (patterns carried).
+    pub fn meta() -> LoadModel {
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.meta = true)
+    }
+    /// The export breakpoint on the first non-blocking model (patterns carried).
+    pub fn global() -> LoadModel {
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.global = true)
+    }
     /// The baseline models of `bpspec check`'s default plan.
     pub fn plan() -> Vec<LoadModel> {
         let mut v: Vec<LoadModel> = LoadProtocol::ALL
@@ -460,6 +608,12 @@ impl LoadModel {
             v.push(m.with(|m| m.call_time = true));
         }
         v.push(LoadModel::sessions());
+        v.extend([
+            LoadModel::clear_erts(),
+            LoadModel::clear_erts_kill(),
+            LoadModel::meta(),
+            LoadModel::global(),
+        ]);
         v
     }
     /// The model with its switches changed by `f` (the loader's program rebuilt).
@@ -484,6 +638,16 @@ impl LoadModel {
                 "the Blocking model is the one soft-purged load"
             );
             assert!(self.sessions == 1, "sessions are modelled on NonBlocking");
+            assert!(
+                self.traced_load == TracedLoad::Carry && !self.meta && !self.global,
+                "the Blocking model is the first one"
+            );
+        }
+        if self.traced_load == TracedLoad::ClearErts {
+            assert!(
+                !self.fresh && self.sessions == 1 && !self.tail_calls,
+                "ClearErts is modelled on a loaded module with one session"
+            );
         }
         self.script = self.build_script();
         self
@@ -512,11 +676,25 @@ impl LoadModel {
                     s.push(Step::BlockOff);
                 }
                 LoadProtocol::NonBlocking => {
+                    let clear = self.traced_load == TracedLoad::ClearErts && o != 0;
+                    if clear {
+                        s.extend([Step::EBlockOn(o), Step::EClear(o)]);
+                    }
                     s.extend([Step::Build(v), Step::Stage(v)]);
+                    let retarget = self.global && self.traced_load == TracedLoad::Carry;
+                    if retarget && self.is(LoadSpecMutant::ExportRetargetBeforeCommit) {
+                        s.push(Step::Retarget(v));
+                    }
                     if self.code_ix == CodeIx::Three {
                         s.extend([Step::WaitBegin, Step::BarrierEnd]);
                     }
                     s.extend([Step::Commit(v), Step::LateInstall(v)]);
+                    if retarget && !self.is(LoadSpecMutant::ExportRetargetBeforeCommit) {
+                        s.push(Step::Retarget(v));
+                    }
+                    if clear {
+                        s.push(Step::EBlockOff);
+                    }
                     if self.code_ix == CodeIx::Two {
                         s.extend([Step::WaitBegin, Step::Lw1End]);
                     }
@@ -617,8 +795,18 @@ impl LoadModel {
                 self.is(LoadSpecMutant::BlockingWithoutBlock)
                     || self.procs().all(|i| s.procs[i].sched == Sched::Idle)
             }
+            Step::EBlockOn(o) => {
+                self.is(LoadSpecMutant::ClearErtsWithoutBlock)
+                    || !Self::traced_now(s, o)
+                    || self.procs().all(|i| s.procs[i].sched == Sched::Idle)
+            }
             _ => true,
         }
+    }
+    /// `ClearErts`: the current version `o` has breakpoints or its export is traced (ERTS:
+    /// `curr.num_breakpoints > 0 || curr.num_traced_exports > 0`).
+    fn traced_now(s: &LState, o: u8) -> bool {
+        s.ver[o as usize].bp || s.exp_traced
     }
     fn wait_begin(&self, s: &mut LState) {
         s.wait_open = true;
@@ -665,6 +853,8 @@ impl LoadModel {
             Step::Commit(v) => {
                 s.ix = staging as u8;
                 s.ver[v as usize].published = true;
+                // Tracked only when checked, so that the other models keep their state counts.
+                s.oracle_cleared |= self.refine_cl1 && s.cur != 0;
                 s.cur = v;
             }
             Step::LateInstall(v) => s.ver[v as usize].bp = s.traced,
@@ -680,13 +870,20 @@ impl LoadModel {
                     ver.bp = false;
                     ver.linked = 0;
                     ver.node_freed = self.all_sessions();
+                    ver.cell_freed = true;
                 }
             }
             Step::Uninstall(o) => {
                 s.ver[o as usize].bp = false;
                 s.ver[o as usize].linked = 0;
+                if self.is(LoadSpecMutant::MetaCellSkipGrace) {
+                    s.ver[o as usize].cell_freed = true;
+                }
             }
-            Step::FreeNode(o) => s.ver[o as usize].node_freed = self.all_sessions(),
+            Step::FreeNode(o) => {
+                s.ver[o as usize].node_freed = self.all_sessions();
+                s.ver[o as usize].cell_freed = true;
+            }
             Step::DestroyUnlink => {
                 s.live &= !2;
                 for ver in s.ver.iter_mut() {
@@ -725,11 +922,48 @@ impl LoadModel {
                 ver.bp = false;
                 ver.linked = 0;
                 ver.node_freed = self.all_sessions();
+                ver.cell_freed = true;
             }
             Step::PurgeBlocked(o) => {
                 s.ver[o as usize].freed = self.in_version(s, o).is_empty();
             }
-            Step::BlockOff => s.blocked = false,
+            Step::BlockOff | Step::EBlockOff => s.blocked = false,
+            Step::EBlockOn(o) => {
+                s.blocked =
+                    Self::traced_now(s, o) && !self.is(LoadSpecMutant::ClearErtsWithoutBlock);
+            }
+            Step::EClear(o) => {
+                if Self::traced_now(s, o) {
+                    let all = self.all_sessions();
+                    let ver = &mut s.ver[o as usize];
+                    if ver.bp {
+                        ver.promised = false;
+                        ver.bp = false;
+                        ver.linked = 0;
+                        ver.node_freed = all;
+                        ver.cell_freed = true;
+                        ver.cleared = true;
+                    }
+                    if s.exp_traced {
+                        // `delete_code`: the export breakpoint cleared (`erts_clear_all_export_break`)
+                        // and the addresses no longer the trampoline.
+                        s.exp_traced = false;
+                        s.exp_tramp = [false; 3];
+                        s.exp_node_freed = true;
+                        s.exp_cleared_after_run |= s.exp_ran;
+                    }
+                    // The new version gets the `on_load` patterns only: none here.
+                    s.traced = false;
+                    s.cleared_held |= self
+                        .procs()
+                        .any(|i| s.procs[i].held == o || s.procs[i].pbt == o);
+                }
+            }
+            Step::Retarget(v) => {
+                if s.exp_traced {
+                    s.exp_target = v;
+                }
+            }
         }
         s.loader += 1;
     }
@@ -821,6 +1055,18 @@ impl Model for LoadModel {
                     charged_hit: false,
                     live: self.all_sessions(),
                     destroyed_old: false,
+                    exp_traced: traced && self.global,
+                    exp_tramp: [traced && self.global; 3],
+                    exp_target: a,
+                    exp_node_freed: false,
+                    exp_to_new: false,
+                    exp_ran: false,
+                    exp_cleared_after_run: false,
+                    meta_old: false,
+                    cleared_held: false,
+                    charged_cleared: false,
+                    oracle_cleared: false,
+                    oracle_diff: false,
                 }
             })
             .collect()
@@ -868,6 +1114,8 @@ impl Model for LoadModel {
                     }
                 }
                 Sched::Local(..) => out.push(LAction::LocalRun(n)),
+                Sched::Meta(..) => out.push(LAction::MetaRead(n)),
+                Sched::Tramp => out.push(LAction::TrampRun(n)),
                 Sched::Charge(..) => out.push(LAction::ChargeRun(n)),
                 Sched::Ret(..) => out.push(LAction::ReturnRun(n)),
             }
@@ -889,6 +1137,10 @@ impl Model for LoadModel {
                 let Sched::HasIx(x) = s.procs[i].sched else {
                     unreachable!()
                 };
+                if s.exp_tramp[x as usize] {
+                    n.procs[i].sched = Sched::Tramp;
+                    return Some(n);
+                }
                 let v = s.addr[x as usize];
                 let p = &mut n.procs[i];
                 if v == 0 {
@@ -906,6 +1158,7 @@ impl Model for LoadModel {
                 };
                 let ver = s.ver[v as usize];
                 n.uaf |= ver.freed || (ver.bp && (ver.linked & ver.node_freed) != 0);
+                n.oracle_diff |= ver.bp && s.oracle_cleared;
                 n.mix |= ver.promised && !ver.bp;
                 n.early |= !ver.published;
                 n.ran_last |= v == last;
@@ -925,7 +1178,9 @@ impl Model for LoadModel {
                     // slot now, add to its nodes next); the call's return sets the state back
                     // to it (`erts_call_trace_return`'s `pbt->ci = prev_info`).
                     let linked = Self::read(s, &mut n, pbt).linked;
+                    n.oracle_diff |= linked != 0 && s.oracle_cleared;
                     n.charged_hit |= linked != 0 && pbt != s.cur;
+                    n.charged_cleared |= s.ver[pbt as usize].cleared;
                     n.procs[i].sched = Sched::Charge(pbt, linked);
                     return Some(n);
                 }
@@ -936,7 +1191,12 @@ impl Model for LoadModel {
                 let ver = Self::read(s, &mut n, v);
                 // The patched instruction's chain: the nodes linked (0: not patched).
                 let chain = if ver.bp { ver.linked.max(1) } else { 0 };
-                n.procs[i as usize].sched = Sched::Local(v, chain);
+                n.oracle_diff |= chain != 0 && s.oracle_cleared;
+                n.procs[i as usize].sched = if self.meta && chain != 0 {
+                    Sched::Meta(v, chain)
+                } else {
+                    Sched::Local(v, chain)
+                };
             }
             LAction::LocalRun(i) => {
                 let i = i as usize;
@@ -951,9 +1211,38 @@ impl Model for LoadModel {
                 }
                 Self::settle(&mut n, i);
             }
+            LAction::MetaRead(i) => {
+                // `do_meta_trace`: the tracer read from the node's `meta_tracer` cell.
+                let Sched::Meta(v, chain) = s.procs[i as usize].sched else {
+                    unreachable!()
+                };
+                let ver = s.ver[v as usize];
+                n.uaf |= ver.freed || (chain & ver.node_freed) != 0 || ver.cell_freed;
+                n.meta_old |= v != s.cur;
+                n.procs[i as usize].sched = Sched::Local(v, chain);
+            }
+            LAction::TrampRun(i) => {
+                // `i_generic_breakpoint` in the export entry: its breakpoint node, then the
+                // continuation (one field for every code index).
+                n.uaf |= s.exp_node_freed;
+                n.exp_ran = true;
+                n.oracle_diff |= s.oracle_cleared;
+                let v = s.exp_target;
+                n.exp_to_new |= v == last;
+                let p = &mut n.procs[i as usize];
+                if v == 0 {
+                    p.sched = Sched::Idle;
+                    p.calls_left -= 1;
+                    Self::settle(&mut n, i as usize);
+                } else {
+                    p.sched = Sched::HasVer(v);
+                }
+            }
             LAction::ChargeRead(i) => {
                 let v = s.procs[i as usize].pbt;
                 let linked = Self::read(s, &mut n, v).linked;
+                n.oracle_diff |= linked != 0 && s.oracle_cleared;
+                n.charged_cleared |= s.ver[v as usize].cleared;
                 n.charged_old |= linked != 0 && v != s.cur;
                 n.procs[i as usize].sched = Sched::Charge(v, linked);
             }
@@ -967,7 +1256,9 @@ impl Model for LoadModel {
                     // The charge at return (`erts_call_trace_return`): read the slot of the
                     // function the state names, then (ReturnRun) add to its nodes.
                     let linked = Self::read(s, &mut n, pbt).linked;
+                    n.oracle_diff |= linked != 0 && s.oracle_cleared;
                     n.charged_ret |= linked != 0 && pbt != s.cur;
+                    n.charged_cleared |= s.ver[pbt as usize].cleared;
                     n.procs[i as usize].sched = Sched::Ret(pbt, linked);
                 } else {
                     n.procs[i as usize].held = 0;
@@ -1012,31 +1303,83 @@ impl Model for LoadModel {
             Property::always("no-mix", |_, s: &LState| !s.mix),
             Property::always("no-use-after-free", |_, s: &LState| !s.uaf),
             Property::always("no-uncommitted-call", |_, s: &LState| !s.early),
-            Property::sometimes("calls-new-version", |_, s: &LState| s.ran_last),
-            Property::sometimes("local-call-in-old-code", |_, s: &LState| s.ran_old_local),
         ];
-        if self.purge == PurgeKind::Kill {
-            v.push(Property::sometimes("purge-kills", |_, s: &LState| s.killed));
+        if self.refine_cl1 {
+            v.push(Property::always("refines-cl1", |_, s: &LState| {
+                !s.oracle_diff
+            }));
         }
-        if self.call_time {
-            v.push(Property::sometimes(
+        for name in self.reachability() {
+            v.push(Property::sometimes(name, reached_fn(name)));
+        }
+        v
+    }
+}
+
+/// The condition of a reachability property ([`LoadModel::reachability`]).
+fn reached_fn(name: &'static str) -> fn(&LoadModel, &LState) -> bool {
+    match name {
+        "calls-new-version" => |_, s| s.ran_last,
+        "local-call-in-old-code" => |_, s| s.ran_old_local,
+        "purge-kills" => |_, s| s.killed,
+        "charge-in-old-code" => |_, s| s.charged_old,
+        "charge-at-return-in-old-code" => |_, s| s.charged_ret,
+        "charge-at-hit-in-old-code" => |_, s| s.charged_hit,
+        "destroy-in-old-code" => |_, s| s.destroyed_old,
+        "clear-in-old-code" => |_, s| s.cleared_held,
+        "charge-finds-cleared-slot" => |_, s| s.charged_cleared,
+        "export-bp-cleared-after-a-call" => |_, s| s.exp_cleared_after_run,
+        "export-bp-to-new-version" => |_, s| s.exp_to_new,
+        "meta-in-old-code" => |_, s| s.meta_old,
+        _ => unreachable!("no reachability property {name}"),
+    }
+}
+
+impl LoadModel {
+    /// The reachability properties of the model (each must be found, else the baseline is
+    /// vacuous): a call reached the version of the last load (`calls-new-version`), a local
+    /// call ran a version after it became old (`local-call-in-old-code`), with `Kill` a purge
+    /// killed a process (`purge-kills`); with `call_time` and `Carry` a charge at
+    /// schedule-out, at return and at the next hit each read the linked slot of an old
+    /// version (`charge-in-old-code`, `charge-at-return-in-old-code`,
+    /// `charge-at-hit-in-old-code`), with `ClearErts` a charge read the slot the load cleared
+    /// (`charge-finds-cleared-slot`); with 2 sessions a destroy began while a process was in
+    /// old code (`destroy-in-old-code`); with `ClearErts` the clear found a process in the
+    /// version (`clear-in-old-code`), and with `global` too a call had run the export
+    /// breakpoint before the clear (`export-bp-cleared-after-a-call`); with `global` and
+    /// `Carry` a call ran the export breakpoint into the version of the last load
+    /// (`export-bp-to-new-version`); with `meta` and `Carry` a local call read the meta cell of
+    /// a version no longer current (`meta-in-old-code`).
+    pub fn reachability(&self) -> Vec<&'static str> {
+        let carry = self.traced_load == TracedLoad::Carry;
+        let mut v = vec!["calls-new-version", "local-call-in-old-code"];
+        if self.purge == PurgeKind::Kill {
+            v.push("purge-kills");
+        }
+        if self.call_time && carry {
+            v.extend([
                 "charge-in-old-code",
-                |_, s: &LState| s.charged_old,
-            ));
-            v.push(Property::sometimes(
                 "charge-at-return-in-old-code",
-                |_, s: &LState| s.charged_ret,
-            ));
-            v.push(Property::sometimes(
                 "charge-at-hit-in-old-code",
-                |_, s: &LState| s.charged_hit,
-            ));
+            ]);
         }
         if self.sessions == 2 {
-            v.push(Property::sometimes(
-                "destroy-in-old-code",
-                |_, s: &LState| s.destroyed_old,
-            ));
+            v.push("destroy-in-old-code");
+        }
+        if !carry {
+            v.push("clear-in-old-code");
+            if self.call_time {
+                v.push("charge-finds-cleared-slot");
+            }
+            if self.global {
+                v.push("export-bp-cleared-after-a-call");
+            }
+        }
+        if carry && self.global {
+            v.push("export-bp-to-new-version");
+        }
+        if carry && self.meta {
+            v.push("meta-in-old-code");
         }
         v
     }
@@ -1044,6 +1387,9 @@ impl Model for LoadModel {
 
 /// The safety properties of every load model.
 pub const SAFETY: [&str; 3] = ["no-mix", "no-use-after-free", "no-uncommitted-call"];
+/// The refinement property of the models with `refine_cl1` (after [`SAFETY`] in
+/// [`LoadRun::violated`]).
+pub const REFINES_CL1: &str = "refines-cl1";
 
 /// The outcome of one exhaustive run of a [`LoadModel`].
 #[derive(Clone, Debug)]
@@ -1090,6 +1436,15 @@ impl LoadModel {
         if self.check_pbt {
             n.push_str("-check-pbt");
         }
+        if self.traced_load == TracedLoad::ClearErts {
+            n.push_str("-clear-erts");
+        }
+        if self.meta {
+            n.push_str("-meta");
+        }
+        if self.global {
+            n.push_str("-global");
+        }
         n
     }
 
@@ -1114,9 +1469,7 @@ impl LoadModel {
         use stateright::Checker;
         let t = std::time::Instant::now();
         let m = self.clone();
-        let kill = self.purge == PurgeKind::Kill;
-        let call_time = self.call_time;
-        let sessions = self.sessions == 2;
+        let reach = self.reachability();
         let c =
             bpspec_reference::watchdog::guard(&format!("stateright {}", self.name()), move || {
                 m.checker().spawn_bfs().join()
@@ -1124,20 +1477,10 @@ impl LoadModel {
         LoadRun {
             violated: SAFETY
                 .into_iter()
+                .chain(self.refine_cl1.then_some("refines-cl1"))
                 .filter(|p| c.discovery(p).is_some())
                 .collect(),
-            reached: c.discovery("calls-new-version").is_some()
-                && c.discovery("local-call-in-old-code").is_some()
-                && (!kill || c.discovery("purge-kills").is_some())
-                && (!call_time
-                    || [
-                        "charge-in-old-code",
-                        "charge-at-return-in-old-code",
-                        "charge-at-hit-in-old-code",
-                    ]
-                    .iter()
-                    .all(|p| c.discovery(p).is_some()))
-                && (!sessions || c.discovery("destroy-in-old-code").is_some()),
+            reached: reach.iter().all(|p| c.discovery(p).is_some()),
             states: c.state_count(),
             unique: c.unique_state_count(),
             depth: c.max_depth(),

@@ -4,7 +4,7 @@
 //! docs/nonblocking-load.md §8 says (what the third code index buys).
 
 use bpspec_reference::LoadProtocol;
-use bpspec_spec::load::{CodeIx, LoadModel, LoadRun, LoadSpecMutant, PurgeKind};
+use bpspec_spec::load::{CodeIx, LoadModel, LoadRun, LoadSpecMutant, PurgeKind, TracedLoad};
 
 fn run(m: &LoadModel) -> LoadRun {
     let r = m.check_all();
@@ -145,7 +145,7 @@ fn call_time_charges_in_old_code() {
     assert_eq!(
         LoadModel::plan()
             .iter()
-            .filter(|m| m.call_time && m.sessions == 1)
+            .filter(|m| m.call_time && m.sessions == 1 && m.traced_load == TracedLoad::Carry)
             .count(),
         2,
         "the plan has the -kill and -3ix-kill models with call_time"
@@ -187,6 +187,14 @@ fn sessions_on_loaded_code() {
         assert!(r.reached, "{}", m.name());
         assert_killed(&m, LoadSpecMutant::SessionDestroySkipGrace);
     }
+}
+
+/// `m` holds with every reachability property found, and `mu` on it is killed by its property.
+fn holds_and_kills(m: &LoadModel, mu: LoadSpecMutant) {
+    let r = run(m);
+    assert!(r.violated.is_empty(), "{}: {:?}", m.name(), r.violated);
+    assert!(r.reached, "{}", m.name());
+    assert_killed(m, mu);
 }
 
 /// `mu` on `m` is killed by its property.
@@ -257,5 +265,106 @@ fn call_time_state_after_a_tail_call_out_of_old_code() {
             "{}",
             fixed.name()
         );
+    }
+}
+
+/// ERTS's own treatment of a traced load (`TracedLoad::ClearErts`, docs/nonblocking-load.md
+/// §8), next to the carried patterns: thread progress blocked, the current version's
+/// breakpoints (every session's, call_time, meta) and its export breakpoint cleared and freed
+/// under the block, the new version staged and committed under it with no pattern. It holds
+/// with a process in the version when it is cleared (`clear-in-old-code`), a charge that then
+/// finds the slot empty (`charge-finds-cleared-slot`) and a call that ran the export
+/// breakpoint before the clear; clearing without the block (`load-clear-erts-without-block`)
+/// is killed by `no-use-after-free`, on the plan's model and with no local calls, meta or
+/// export breakpoint (then a charge in flight finds the freed node).
+#[test]
+fn erts_clears_a_traced_load_under_the_block() {
+    let m = LoadModel::clear_erts();
+    assert!(LoadModel::plan().iter().any(|p| p.name() == m.name()));
+    let r = run(&m);
+    assert!(r.violated.is_empty(), "{:?}", r.violated);
+    assert!(r.reached);
+    assert_killed(&m, LoadSpecMutant::ClearErtsWithoutBlock);
+    let charges_only = m.with(|m| {
+        m.locals = 0;
+        m.meta = false;
+        m.global = false;
+    });
+    let r = run(&charges_only);
+    assert!(r.violated.is_empty(), "{:?}", r.violated);
+    assert_killed(&charges_only, LoadSpecMutant::ClearErtsWithoutBlock);
+    // The killing purge with two schedulers (a row of the plan, `every_plan_model_holds`).
+    assert!(LoadModel::plan()
+        .iter()
+        .any(|p| p.name() == LoadModel::clear_erts_kill().name()));
+}
+
+/// Meta trace on a reloaded function (`LoadModel::meta`): a local call in the old version
+/// reads the meta breakpoint's tracer cell through the node it found, as its own step; the
+/// removal frees the cell with the node after its wait. It holds with that read reached on a
+/// version no longer current (`meta-in-old-code`); freeing the cell with the uninstall
+/// (`load-meta-cell-skip-grace`) is killed by `no-use-after-free`.
+#[test]
+fn meta_on_a_reloaded_function() {
+    holds_and_kills(&LoadModel::meta(), LoadSpecMutant::MetaCellSkipGrace);
+}
+
+/// The export (global) breakpoint across a load (`LoadModel::global`): with the patterns
+/// carried, the breakpoint stays on the export entry and only its one continuation address
+/// (one field, not one per code index) moves to the new version, after the commit; calls
+/// run the export breakpoint into the new version (`export-bp-to-new-version`). Moving it
+/// with the staging (`load-export-retarget-before-commit`) sends a call through the active
+/// index into a version no commit has published (`no-uncommitted-call`), under both index
+/// schemes.
+#[test]
+fn export_breakpoint_across_a_load() {
+    holds_and_kills(
+        &LoadModel::global(),
+        LoadSpecMutant::ExportRetargetBeforeCommit,
+    );
+}
+
+/// The new variants on the killing-purge models with two schedulers (`--ignored`; figures in
+/// docs/nonblocking-load.md §8): `ClearErts` with its mutant, meta, and the export breakpoint
+/// with its mutant under both index schemes.
+#[test]
+#[ignore]
+fn load_variants_with_two_schedulers() {
+    let m = LoadModel::clear_erts_kill();
+    assert_killed(&m, LoadSpecMutant::ClearErtsWithoutBlock);
+    holds_and_kills(
+        &LoadModel::kill().with(|m| m.meta = true),
+        LoadSpecMutant::MetaCellSkipGrace,
+    );
+    for base in [LoadModel::kill(), LoadModel::erts()] {
+        holds_and_kills(
+            &base.with(|m| m.global = true),
+            LoadSpecMutant::ExportRetargetBeforeCommit,
+        );
+    }
+}
+
+/// The composition with the sequential oracle (`spec/src/code.rs`, CL1: a load over a current
+/// version leaves no breakpoint on the module, old or new, global or local, and a charge of
+/// old code finds nothing): `refines-cl1` says every breakpoint hit of a history (a read that
+/// found a patched instruction, a linked slot or the export trampoline) is one the oracle
+/// has, the load linearized at its commit. ERTS's treatment holds it on both plan models
+/// (`every_plan_model_holds` counts it as a safety property of theirs); bpspec's carried
+/// patterns violate it under both protocols, as they must: carrying is the oracle's own
+/// mutant `load-keeps-breakpoints` (`CodeMutant::LoadKeepsBreakpoints`).
+#[test]
+fn only_erts_traced_load_refines_the_oracle() {
+    for m in [LoadModel::clear_erts(), LoadModel::clear_erts_kill()] {
+        assert!(m.refine_cl1, "{}", m.name());
+    }
+    let r = run(&LoadModel::clear_erts().with(|m| m.locals = 0));
+    assert!(r.violated.is_empty(), "{:?}", r.violated);
+    for m in [
+        LoadModel::classic(LoadProtocol::Blocking),
+        LoadModel::classic(LoadProtocol::NonBlocking),
+        LoadModel::global(),
+    ] {
+        let r = run(&m.with(|m| m.refine_cl1 = true));
+        assert_eq!(r.violated, vec![bpspec_spec::load::REFINES_CL1]);
     }
 }

@@ -121,6 +121,16 @@ impl<P: ThreadProgress> Scheduler<P> {
         &self.code_ref().proc
     }
 
+    /// The scheduler's process, to replace (the load torture drops a failed scheduler's process
+    /// unrun).
+    pub(crate) fn code_proc_mut(&mut self) -> &mut Proc {
+        &mut self
+            .code
+            .as_deref_mut()
+            .expect("a scheduler of an engine with a module (Engine::with_module)")
+            .proc
+    }
+
     /// Blocking protocol: take the shared side of the world lock (wait here while a loader
     /// holds the world stopped).
     fn enter(&mut self, c: &mut InCode) {

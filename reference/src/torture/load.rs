@@ -7,8 +7,11 @@
 //!   it), makes local calls from the version it is in (`local_call`), returns out of it
 //!   (`return_out`), passes progress points and naps (asleep, as a scheduler with no work);
 //! - one loader thread: load a new version (purge first when ERTS says `not_purged`), delete,
-//!   purge; a purge refused because a process is still in the old code (`OldCodeInUse`) is
-//!   retried;
+//!   purge; by the run's [`PurgeMode`], a soft purge (`code:soft_purge/1`: refused while a
+//!   process is still in the old code, `OldCodeInUse`, and retried), a killing one
+//!   (`code:purge/1`, `Engine::purge_kill`: the processes in the old code are killed and
+//!   exit at their next scheduling point, their frames and call_time pbts discarded), or either
+//!   at random;
 //! - one stager thread: `trace_pattern` on and off on the module, call_count in the legacy
 //!   session and call_time in a second session (two sessions chained on every function of a
 //!   version while both are on), so processes carry call_time frames and pbts naming versions'
@@ -29,6 +32,16 @@
 //! Every loop is bounded: the schedulers by their share of `hits` and `max_time`; the loader and
 //! the stager by the schedulers' end and `max_time`; the purge retries and the pacing waits by
 //! `max_time`.
+//!
+//! Liveness of the killing purge: the purger waits (holding the module's permission, so the
+//! stager waits too) until every killed process has exited, which it does at its scheduler's
+//! next scheduling point (a progress point or a wake, `take_signals`). A scheduler whose process
+//! is in a version passes one at every progress step and nap, and its pacing nap is a sequence
+//! of short naps (wake, sleep: a scheduling point each), as an ERTS scheduler woken by the exit
+//! signal that makes its process runnable; so no pacing wait outlasts a kill. A scheduler that
+//! failed a check never runs its process again: the run then waits for the loader and the
+//! stager a bounded time and leaves them (detached, the engine leaked) if a killing purge still
+//! waits for that process.
 
 use super::{check_common, panic_message, per_second, shortfalls, Rng};
 use crate::engine::{Engine, EngineConfig};
@@ -64,6 +77,38 @@ pub struct LoadTortureConfig {
     pub mutant: Option<Mutant>,
     /// The engine's code index scheme (`Engine::with_code_ix`).
     pub scheme: crate::code_ix::CodeIxScheme,
+    /// The loader's purges: soft, killing, or either at random.
+    pub purge: PurgeMode,
+}
+
+/// The loader's purges (`bpspec torture --load --purge`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PurgeMode {
+    /// `code:soft_purge/1` only (`Engine::purge`): refused while a process is in the old
+    /// code, retried.
+    Soft,
+    /// `code:purge/1` only (`Engine::purge_kill`): the processes in the old code are killed.
+    Kill,
+    /// Either, at random (half each).
+    Mixed,
+}
+
+impl PurgeMode {
+    pub const ALL: [PurgeMode; 3] = [PurgeMode::Soft, PurgeMode::Kill, PurgeMode::Mixed];
+    pub fn name(self) -> &'static str {
+        match self {
+            PurgeMode::Soft => "soft",
+            PurgeMode::Kill => "kill",
+            PurgeMode::Mixed => "mixed",
+        }
+    }
+    pub fn parse(s: &str) -> Option<PurgeMode> {
+        PurgeMode::ALL.into_iter().find(|m| m.name() == s)
+    }
+    /// Whether the engine must be made `with_kills`.
+    pub fn kills(self) -> bool {
+        self != PurgeMode::Soft
+    }
 }
 
 impl LoadTortureConfig {
@@ -83,6 +128,7 @@ impl LoadTortureConfig {
             seed,
             mutant: None,
             scheme: crate::code_ix::CodeIxScheme::Two,
+            purge: PurgeMode::Soft,
         }
     }
 
@@ -95,11 +141,15 @@ impl LoadTortureConfig {
     }
 
     /// The row's scenario: `load-s{schedulers}@{protocol}`, with `-3ix` under ERTS's three code
-    /// indices.
+    /// indices and `-kill` or `-mixed` by the purges (nothing for soft purges).
     pub fn row_name(&self) -> String {
         let three = self.scheme == crate::code_ix::CodeIxScheme::Three;
+        let purge = match self.purge {
+            PurgeMode::Soft => String::new(),
+            m => format!("-{}", m.name()),
+        };
         format!(
-            "load-s{}@{}{}",
+            "load-s{}@{}{}{purge}",
             self.schedulers,
             self.protocol.name(),
             if three { "-3ix" } else { "" }
@@ -113,9 +163,9 @@ impl LoadTortureConfig {
         let seconds = c.max_time.as_secs();
         let checked = crate::sync::CHECKED;
         format!(
-            "load seed={:#x} protocol={protocol} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} code-ix={} checked={checked}",
+            "load seed={:#x} protocol={protocol} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} code-ix={} purge={} checked={checked}",
             c.seed, c.schedulers, c.functions, c.hits, c.pace, c.min_loads, c.min_trace_patterns,
-            c.scheme.name()
+            c.scheme.name(), c.purge.name()
         )
     }
 }
@@ -134,10 +184,17 @@ pub struct LoadTortureReport {
     pub purges: u64,
     /// Purges refused because a process was in the old code (each retried).
     pub purge_refusals: u64,
+    /// Killing purges (`code:purge/1`) that freed an old version (counted in `purges` too).
+    pub kill_purges: u64,
+    /// Processes killed by them (each exited at its next scheduling point).
+    pub kills: u64,
     pub trace_patterns: u64,
     pub naps: u64,
     pub seconds: f64,
     pub timed_out: bool,
+    /// After a failed check, the loader or the stager had not ended 2 s after the schedulers:
+    /// left running (a killing purge waiting for the failed scheduler's process).
+    pub left_running: bool,
     /// The calls counted by the schedulers and the module's counters at the end (equal, or a
     /// violation).
     pub total_count: u64,
@@ -165,7 +222,7 @@ impl LoadTortureReport {
 
     pub fn describe(&self) -> String {
         format!(
-            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}",
+            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}{}",
             self.hits,
             self.calls_per_second(),
             self.counted,
@@ -176,12 +233,19 @@ impl LoadTortureReport {
             self.deletes,
             self.purges,
             self.purge_refusals,
+            self.kill_purges,
+            self.kills,
             self.trace_patterns,
             self.naps,
             self.total_count,
             self.total_timed,
             self.seconds,
-            if self.timed_out { " (time bound reached)" } else { "" }
+            if self.timed_out { " (time bound reached)" } else { "" },
+            if self.left_running {
+                " (loader or stager left running)"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -236,6 +300,18 @@ struct SchedStats {
     naps: u64,
     /// Calls the process counted into call_time objects.
     timed: u64,
+    /// Processes killed by `code:purge/1`.
+    killed: u64,
+}
+
+/// What the loader did.
+#[derive(Default)]
+struct LoaderStats {
+    loads: u64,
+    deletes: u64,
+    purges: u64,
+    refusals: u64,
+    kill_purges: u64,
 }
 
 /// Run the load torture. A violation is returned in the report, never a panic.
@@ -254,11 +330,15 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
 
 fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     let start = Instant::now();
-    let e = Arc::new(
+    let engine =
         Engine::<Qsbr>::new(EngineConfig::simple(0, cfg.schedulers).with_mutant(cfg.mutant))
             .with_module(cfg.functions, cfg.protocol, true)
-            .with_code_ix(cfg.scheme),
-    );
+            .with_code_ix(cfg.scheme);
+    let e = Arc::new(if cfg.purge.kills() {
+        engine.with_kills()
+    } else {
+        engine
+    });
     // The second session, whose call_time the stager switches on and off.
     let timed = e
         .create_session("load-torture")
@@ -280,8 +360,8 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         })
         .collect();
     let loader = {
-        let (e, sh, seed) = (e.clone(), sh.clone(), cfg.seed);
-        std::thread::spawn(move || loader(&e, &sh, seed))
+        let (e, sh, seed, mode) = (e.clone(), sh.clone(), cfg.seed, cfg.purge);
+        std::thread::spawn(move || loader(&e, &sh, seed, mode))
     };
     let stager = {
         let (e, sh, seed) = (e.clone(), sh.clone(), cfg.seed);
@@ -302,20 +382,44 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         rep.stays += s.stays;
         rep.naps += s.naps;
         rep.total_timed += s.timed;
+        rep.kills += s.killed;
     }
     sh.stop.store(true, Relaxed);
-    let (loads, deletes, purges, refusals) = loader.join().unwrap_or_else(|p| {
-        sh.fail("loader", panic_message(&*p));
-        Default::default()
-    });
-    rep.trace_patterns = stager.join().unwrap_or_else(|p| {
-        sh.fail("stager", panic_message(&*p));
-        0
-    });
-    rep.loads = loads;
-    rep.deletes = deletes;
-    rep.purges = purges;
-    rep.purge_refusals = refusals;
+    // After a failed check a killing purge may wait for a process that never runs again (its
+    // scheduler stopped): wait a bounded time, then leave the loader and the stager (below).
+    let failed = sh
+        .violation
+        .lock()
+        .unwrap_or_else(|er| er.into_inner())
+        .is_some();
+    let joinable = !failed || {
+        let until = Instant::now() + Duration::from_secs(2);
+        // Bounded by `until`.
+        while !(loader.is_finished() && stager.is_finished()) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        loader.is_finished() && stager.is_finished()
+    };
+    if joinable {
+        let l = loader.join().unwrap_or_else(|p| {
+            sh.fail("loader", panic_message(&*p));
+            Default::default()
+        });
+        rep.trace_patterns = stager.join().unwrap_or_else(|p| {
+            sh.fail("stager", panic_message(&*p));
+            0
+        });
+        rep.loads = l.loads;
+        rep.deletes = l.deletes;
+        rep.purges = l.purges;
+        rep.purge_refusals = l.refusals;
+        rep.kill_purges = l.kill_purges;
+    } else {
+        // Detached: the loader waits in `purge_kill` for the failed scheduler's process (its
+        // spin limit ends it, or the process's exit); the engine is leaked below.
+        drop((loader, stager));
+        rep.left_running = true;
+    }
     rep.seconds = start.elapsed().as_secs_f64();
     let mut violation = sh
         .violation
@@ -374,6 +478,7 @@ fn scheduler(
         // The process returns out of the version it is in (it exits), under the same watch: a
         // return that reads a freed version is a violation like any other.
         if held.get() {
+            // A no-op if a killing purge killed the process at its last scheduling point.
             s.return_out();
             held.set(false);
         }
@@ -392,8 +497,15 @@ fn scheduler(
     };
     st.counted = s.counted();
     st.timed = s.code_proc().timem_calls;
+    st.killed = s.killed();
     if failed {
         // Asleep so that the loader's waits end; never touch the (maybe freed) version again.
+        // The process never runs again: its frames and pbts are dropped unrun (they may name
+        // freed versions, and the check may have failed before it was scheduled in), so that
+        // going to sleep charges nothing: an empty process in its place, marked running.
+        let p = s.code_proc().p;
+        *s.code_proc_mut() = crate::process::Proc::new(p);
+        s.code_proc_mut().running = true;
         s.sleep();
         std::mem::forget(s);
     } else {
@@ -419,6 +531,23 @@ fn calls(
     let f = cfg.functions as u64;
     let mut held: u32 = 0;
     let mut unpublished = 0u64;
+    // The kills seen: a scheduling point that raises `s.killed` killed the process (it left its
+    // version: its local calls and its return are a dead process's).
+    let mut killed = s.killed();
+    let mut exited = |s: &Scheduler<Qsbr>, held: &mut u32| {
+        if s.killed() != killed {
+            if *held == 0 || s.killed() != killed + 1 {
+                return Err(format!(
+                    "killed {} times at one scheduling point, in version {held}",
+                    s.killed() - killed
+                ));
+            }
+            killed = s.killed();
+            *held = 0;
+            in_version.set(false);
+        }
+        Ok(())
+    };
     // Bounded by the quota; each step is a call or one of at most `quota` other steps.
     for step in 0..quota.saturating_mul(4) {
         if st.hits >= quota {
@@ -431,6 +560,7 @@ fn calls(
             sh.hits.fetch_add(unpublished, Relaxed);
             unpublished = 0;
             pace(s, sh, cfg, st);
+            exited(s, &mut held)?;
         }
         let fx = rng.below(f) as usize;
         let r = rng.below(100);
@@ -469,8 +599,14 @@ fn calls(
                 held = 0;
                 in_version.set(false);
             }
-            Step::Progress => s.progress(),
-            Step::Nap => nap(s, st),
+            Step::Progress => {
+                s.progress();
+                exited(s, &mut held)?;
+            }
+            Step::Nap => {
+                nap(s, st);
+                exited(s, &mut held)?;
+            }
         }
         if called {
             st.hits += 1;
@@ -524,7 +660,10 @@ fn nap(s: &mut Scheduler<Qsbr>, st: &mut SchedStats) {
 }
 
 /// The pace: at most `cfg.pace` calls (over all schedulers) per loader or stager operation;
-/// beyond, nap until the next one, the stop, or the deadline.
+/// beyond, nap until the next one, the stop, or the deadline. The nap is a sequence of short
+/// ones, each a scheduling point (a wake, which handles the process's signals, then asleep
+/// again): a killing purge that waits for this process to exit, and holds the loader and the
+/// stager meanwhile, is not waited for in turn (module comment).
 fn pace(s: &mut Scheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut SchedStats) {
     if cfg.pace == 0 {
         return;
@@ -535,21 +674,31 @@ fn pace(s: &mut Scheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut 
     }
     s.sleep();
     st.naps += 1;
+    let mut naps = 0u32;
     while !sh.stopped() && sh.hits.load(Relaxed) > allowed(sh.ops.load(Relaxed)) {
         std::thread::sleep(Duration::from_micros(50));
+        naps = naps.wrapping_add(1);
+        if cfg.purge.kills() && naps.is_multiple_of(8) {
+            s.wake();
+            s.sleep();
+        }
     }
     s.wake();
 }
 
-/// The loader: load (purging first when needed), delete, purge; refused purges retried. Returns
-/// (loads, deletes, purges, refusals).
-fn loader(e: &Engine<Qsbr>, sh: &Shared, seed: u64) -> (u64, u64, u64, u64) {
-    let mut out = (0, 0, 0, 0);
+/// The loader: load (purging first when needed), delete, purge; refused purges retried.
+fn loader(e: &Engine<Qsbr>, sh: &Shared, seed: u64, mode: PurgeMode) -> LoaderStats {
+    let mut out = LoaderStats::default();
     let r = catch_unwind(AssertUnwindSafe(|| {
         let mut rng = Rng::new(seed ^ 0x10AD_E500);
         let mut next = 2u64; // version 1 is loaded by `Engine::new`
         while !sh.stopped() {
             let r = rng.below(10);
+            let kill = match mode {
+                PurgeMode::Soft => false,
+                PurgeMode::Kill => true,
+                PurgeMode::Mixed => rng.chance(1, 2),
+            };
             if r < 7 {
                 sh.announced.store(next, Relaxed);
                 match e.load() {
@@ -558,20 +707,20 @@ fn loader(e: &Engine<Qsbr>, sh: &Shared, seed: u64) -> (u64, u64, u64, u64) {
                             return Err(format!("load returned version {v}, expected {next}"));
                         }
                         next += 1;
-                        out.0 += 1;
+                        out.loads += 1;
                     }
-                    Err(LoadError::NotPurged) => purge(e, sh, &mut out)?,
+                    Err(LoadError::NotPurged) => purge(e, sh, kill, &mut out)?,
                     Err(er) => return Err(format!("load: {er}")),
                 }
             } else if r < 8 {
                 match e.delete() {
-                    Ok(()) => out.1 += 1,
-                    Err(LoadError::NotPurged) => purge(e, sh, &mut out)?,
+                    Ok(()) => out.deletes += 1,
+                    Err(LoadError::NotPurged) => purge(e, sh, kill, &mut out)?,
                     Err(LoadError::NotLoaded) => {}
                     Err(er) => return Err(format!("delete: {er}")),
                 }
             } else {
-                purge(e, sh, &mut out)?;
+                purge(e, sh, kill, &mut out)?;
             }
             sh.operation_done();
         }
@@ -585,17 +734,24 @@ fn loader(e: &Engine<Qsbr>, sh: &Shared, seed: u64) -> (u64, u64, u64, u64) {
     out
 }
 
-/// Purge, retried while a process is in the old code (bounded by the stop and the deadline).
-fn purge(e: &Engine<Qsbr>, sh: &Shared, out: &mut (u64, u64, u64, u64)) -> Result<(), String> {
+/// Purge: `code:purge/1` (`kill`: never refused, its wait for the killed processes' exits is
+/// bounded by the engine's spin limit) or `code:soft_purge/1`, retried while a process is in the
+/// old code (bounded by the stop and the deadline).
+fn purge(e: &Engine<Qsbr>, sh: &Shared, kill: bool, out: &mut LoaderStats) -> Result<(), String> {
     loop {
-        match e.purge() {
+        let r = if kill { e.purge_kill() } else { e.purge() };
+        match r {
             Ok(true) => {
-                out.2 += 1;
+                out.purges += 1;
+                out.kill_purges += kill as u64;
                 return Ok(());
             }
             Ok(false) => return Ok(()),
+            Err(LoadError::OldCodeInUse) if kill => {
+                return Err("code:purge refused: a process stayed in the old code".into())
+            }
             Err(LoadError::OldCodeInUse) => {
-                out.3 += 1;
+                out.refusals += 1;
                 if sh.stopped() {
                     return Ok(());
                 }
