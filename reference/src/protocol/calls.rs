@@ -122,7 +122,8 @@ impl<P: ThreadProgress> Scheduler<P> {
     }
 
     /// The scheduler's process, to replace (the load torture drops a failed scheduler's process
-    /// unrun).
+    /// unrun; the torture is not built under loom and shuttle).
+    #[cfg(not(any(loom, shuttle)))]
     pub(crate) fn code_proc_mut(&mut self) -> &mut Proc {
         &mut self
             .code
