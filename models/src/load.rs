@@ -15,7 +15,7 @@
 
 use bpspec_reference::code_ix::CodeIxScheme;
 use bpspec_reference::sync::{spawn, Arc};
-use bpspec_reference::{LoadEngine, LoadProtocol, LoadScheduler, Mutant, ThreadProgress};
+use bpspec_reference::{Engine, EngineConfig, LoadProtocol, Mutant, Scheduler, ThreadProgress};
 
 /// A stager op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub enum LOp {
     /// `trace:session_destroy/1` of the call_time session (`LScenario::call_time`).
     DestroySession,
     /// `code:purge/1`: processes still in the old version are killed, then it is purged
-    /// (`LoadEngine::purge_kill`; the engine is made `with_kills`).
+    /// (`Engine::purge_kill`; the engine is made `with_kills`).
     PurgeKill,
 }
 
@@ -61,9 +61,9 @@ pub struct LScenario {
     /// A second session traces the module with call_time from the start (set before the
     /// schedulers start): every process carries call_time frames and a pbt naming the version
     /// it called, charged at its calls, returns, progress points and naps. Checked after the
-    /// run: the call_time count conservation across versions (`LoadEngine::total_timed`).
+    /// run: the call_time count conservation across versions (`Engine::total_timed`).
     pub call_time: bool,
-    /// The engine's code index scheme (`LoadEngine::with_code_ix`): the `-3ix` scenarios run
+    /// The engine's code index scheme (`Engine::with_code_ix`): the `-3ix` scenarios run
     /// ERTS's three indices.
     pub scheme: CodeIxScheme,
 }
@@ -255,13 +255,8 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
 
 /// Run one execution. Panics on any violation.
 pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Option<Mutant>) {
-    let mut e = LoadEngine::<P>::new(
-        scn.functions,
-        scn.schedulers.len(),
-        proto,
-        scn.traced,
-        mutant,
-    );
+    let mut e = Engine::<P>::new(EngineConfig::simple(0, scn.schedulers.len()).with_mutant(mutant))
+        .with_module(scn.functions, proto, scn.traced);
     if scn.stagers.iter().flatten().any(|&o| o == LOp::PurgeKill) {
         e = e.with_kills();
     }
@@ -274,7 +269,8 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
             ..Default::default()
         })
         .session(s1);
-        e.trace_pattern_spec(true, &spec).expect("call_time on m");
+        e.trace_pattern_module_spec(true, &spec)
+            .expect("call_time on m");
         s1
     });
     let stagers: Vec<_> = scn
@@ -295,7 +291,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             let _ = e.purge();
                         }
                         LOp::TracePattern(on) => {
-                            e.trace_pattern(on);
+                            e.trace_pattern_module(on);
                         }
                         LOp::PurgeKill => {
                             let _ = e.purge_kill();
@@ -316,11 +312,11 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         .map(|(id, script)| {
             let (e, script) = (e.clone(), script.clone());
             spawn(move || {
-                let mut s = LoadScheduler::start(e, id);
+                let mut s = Scheduler::start(e, id);
                 let mut seen = Vec::new();
                 for st in script {
                     match st {
-                        LStep::Call(f) => seen.push(s.call(f)),
+                        LStep::Call(f) => seen.push(s.call_ext(f)),
                         LStep::Enter(f) => seen.push(s.call_and_stay(f)),
                         LStep::Local(f) => seen.push(s.local_call(f)),
                         LStep::Return => s.return_out(),
@@ -335,7 +331,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                     }
                 }
                 s.sleep();
-                (seen, s.counted, s.proc.timem_calls)
+                (seen, s.counted(), s.code_proc().timem_calls)
             })
         })
         .collect();
@@ -388,7 +384,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
 pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
     // The waits of the engine's one W0–W4 sequence (`finisher.rs::finish_in`), which runs the
-    // load engine's trace_pattern and a NonBlocking load's removal of the old version's
+    // module's trace_pattern and a NonBlocking load's removal of the old version's
     // breakpoints, each removed, under both protocols (trace_pattern is the same under both).
     // W0 and W1 by loom only: removed, they are stale reads (a slot or a half read before the
     // write a wait orders), which shuttle's sequentially consistent atomics do not show (2,000

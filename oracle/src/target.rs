@@ -436,7 +436,7 @@ impl BreakpointEngine for RefEngine {
         self.info_loaded(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        // Our engine has everything the runner drives, code loading with the load engine's
+        // Our engine has everything the runner drives, code loading with the module engine's
         // versions (`target/code.rs`).
         crate::run::runner_supports(feature)
     }

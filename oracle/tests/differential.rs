@@ -132,7 +132,7 @@ fn extras_on(erl: &Erl) {
 /// The same draws with the generator's `code`: load, delete, purge and soft_purge ops between
 /// the others (docs/scenario.md, "Code loading"), on the OTP on PATH and, when
 /// `BPSPEC_OTP_ROOT` is set, on the OTP root (the name has `otp_root`, so make's
-/// oracle-check-root part runs it). ERTS, our engine (code loading with the load engine's
+/// oracle-check-root part runs it). ERTS, our engine (code loading with the module engine's
 /// versions: oracle/src/target/code.rs) and the sequential oracle must agree on each; ERTS also
 /// catches the two code-loading mutants of the oracle on 150 of them.
 #[test]

@@ -26,7 +26,7 @@
 
 mod common;
 
-use bpspec_reference::{FlagSet, LoadEngine, LoadProtocol, LoadScheduler, Qsbr, TraceSpec};
+use bpspec_reference::{Engine, EngineConfig, FlagSet, LoadProtocol, Qsbr, Scheduler, TraceSpec};
 use common::{estimate, interval, median, rate, ratio, time, Busy, Run, Spinner, BUSY_CALLS};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use std::hint::black_box;
@@ -62,16 +62,16 @@ impl Setup {
     }
 }
 
-/// A busy scheduler of a [`LoadEngine`]: 4 calls (rotating over the module) and a progress point.
+/// A busy scheduler of an [`Engine`] with a module: 4 calls (rotating over the module) and a progress point.
 struct LoadSpin {
-    s: LoadScheduler<Qsbr>,
+    s: Scheduler<Qsbr>,
     f: usize,
 }
 
 impl Spinner for LoadSpin {
     fn round(&mut self) -> u64 {
         for _ in 0..BUSY_CALLS {
-            black_box(self.s.call(self.f % FUNCS));
+            black_box(self.s.call_ext(self.f % FUNCS));
             self.f += 1;
         }
         self.s.progress();
@@ -82,18 +82,18 @@ impl Spinner for LoadSpin {
     }
 }
 
-fn busy(e: &Arc<LoadEngine<Qsbr>>) -> Busy {
+fn busy(e: &Arc<Engine<Qsbr>>) -> Busy {
     Busy::start(BUSY, |id| {
         let e = e.clone();
         move || LoadSpin {
-            s: LoadScheduler::start(e, id),
+            s: Scheduler::start(e, id),
             f: id,
         }
     })
 }
 
-fn engine(p: LoadProtocol, setup: Setup) -> Arc<LoadEngine<Qsbr>> {
-    let e = LoadEngine::new(FUNCS, BUSY, p, true, None);
+fn engine(p: LoadProtocol, setup: Setup) -> Arc<Engine<Qsbr>> {
+    let e = Engine::new(EngineConfig::simple(0, BUSY)).with_module(FUNCS, p, true);
     if setup == Setup::Sessions {
         let s = e.create_session("bench").expect("session");
         let call_time = TraceSpec::from(FlagSet {
@@ -101,7 +101,9 @@ fn engine(p: LoadProtocol, setup: Setup) -> Arc<LoadEngine<Qsbr>> {
             ..Default::default()
         })
         .session(s);
-        let n = e.trace_pattern_spec(true, &call_time).expect("call_time");
+        let n = e
+            .trace_pattern_module_spec(true, &call_time)
+            .expect("call_time");
         assert_eq!(n, FUNCS);
     }
     Arc::new(e)

@@ -1,10 +1,10 @@
-//! The load engine (`load.rs`) on real threads, sequentially and under busy schedulers: load,
+//! An engine with a module (`load.rs`, `calls.rs`) on real threads, sequentially and under busy schedulers: load,
 //! delete and purge keep the promise of docs/nonblocking-load.md under both protocols and both
 //! code index schemes.
 #![cfg(not(any(loom, shuttle)))]
 
 use bpspec_reference::code_ix::CodeIxScheme;
-use bpspec_reference::{LoadEngine, LoadError, LoadProtocol, LoadScheduler, Qsbr};
+use bpspec_reference::{Engine, EngineConfig, LoadError, LoadProtocol, Qsbr, Scheduler};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -31,36 +31,40 @@ fn load_delete_purge_sequence_under_both_protocols() {
     let _watchdog =
         bpspec_reference::watchdog::arm("load::load_delete_purge_sequence_under_both_protocols");
     for (proto, scheme) in cases() {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_code_ix(scheme));
-        let mut s = LoadScheduler::start(e.clone(), 0);
-        assert_eq!(s.call(0).version, 1);
-        assert!(s.call(1).counted);
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_module(2, proto, true)
+                .with_code_ix(scheme),
+        );
+        let mut s = Scheduler::start(e.clone(), 0);
+        assert_eq!(s.call_ext(0).version, 1);
+        assert!(s.call_ext(1).counted);
         s.progress();
         assert_eq!(op!(s, e.load()), Ok(2));
         assert_eq!(op!(s, e.load()), Err(LoadError::NotPurged), "{proto:?}");
-        let c = s.call(0);
+        let c = s.call_ext(0);
         assert_eq!((c.version, c.counted), (2, true));
         assert_eq!(op!(s, e.purge()), Ok(true));
         assert_eq!(op!(s, e.purge()), Ok(false));
         e.check_at_rest().unwrap();
-        assert_eq!(op!(s, e.trace_pattern(false)), 2);
+        assert_eq!(op!(s, e.trace_pattern_module(false)), 2);
         s.progress();
-        let c = s.call(1);
+        let c = s.call_ext(1);
         assert_eq!((c.version, c.counted), (2, false));
         assert_eq!(op!(s, e.load()), Ok(3));
         assert!(
-            !s.call(1).counted,
+            !s.call_ext(1).counted,
             "the module's pattern is off: the new version is untraced"
         );
-        assert_eq!(op!(s, e.trace_pattern(true)), 2);
-        assert!(s.call(1).counted);
+        assert_eq!(op!(s, e.trace_pattern_module(true)), 2);
+        assert!(s.call_ext(1).counted);
         assert_eq!(op!(s, e.purge()), Ok(true));
         assert_eq!(op!(s, e.delete()), Ok(()));
         assert_eq!(op!(s, e.delete()), Err(LoadError::NotLoaded));
-        assert_eq!(s.call(0).version, 0, "undef after delete");
+        assert_eq!(s.call_ext(0).version, 0, "undef after delete");
         assert_eq!(op!(s, e.purge()), Ok(true));
         e.check_at_rest().unwrap();
-        assert_eq!(e.total_count(), s.counted, "{proto:?}: no lost count");
+        assert_eq!(e.total_count(), s.counted(), "{proto:?}: no lost count");
         s.sleep();
     }
 }
@@ -70,16 +74,20 @@ fn loads_under_busy_schedulers_lose_no_count() {
     let _watchdog =
         bpspec_reference::watchdog::arm("load::loads_under_busy_schedulers_lose_no_count");
     for (proto, scheme) in cases() {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(4, 2, proto, true, None).with_code_ix(scheme));
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 2))
+                .with_module(4, proto, true)
+                .with_code_ix(scheme),
+        );
         let stop = Arc::new(AtomicBool::new(false));
         let hs: Vec<_> = (0..2)
             .map(|id| {
                 let (e, stop) = (e.clone(), stop.clone());
                 std::thread::spawn(move || {
-                    let mut s = LoadScheduler::start(e, id);
+                    let mut s = Scheduler::start(e, id);
                     let mut i = 0;
                     while !stop.load(Ordering::Relaxed) {
-                        let c = s.call(i % 4);
+                        let c = s.call_ext(i % 4);
                         assert!(c.version > 0 && c.counted);
                         i += 1;
                         if i % 8 == 0 {
@@ -87,7 +95,7 @@ fn loads_under_busy_schedulers_lose_no_count() {
                         }
                     }
                     s.sleep();
-                    s.counted
+                    s.counted()
                 })
             })
             .collect();
@@ -111,8 +119,12 @@ fn process_in_old_code_keeps_local_calls_and_blocks_purge() {
         "load::process_in_old_code_keeps_local_calls_and_blocks_purge",
     );
     for (proto, scheme) in cases() {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_code_ix(scheme));
-        let mut s = LoadScheduler::start(e.clone(), 0);
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_module(2, proto, true)
+                .with_code_ix(scheme),
+        );
+        let mut s = Scheduler::start(e.clone(), 0);
         let c = s.call_and_stay(0);
         assert_eq!((c.version, c.counted, c.local), (1, true, false));
         let c = s.local_call(1);
@@ -126,7 +138,7 @@ fn process_in_old_code_keeps_local_calls_and_blocks_purge() {
             "{proto:?}: the old version's breakpoints are removed"
         );
         assert_eq!(
-            s.call(0).version,
+            s.call_ext(0).version,
             2,
             "a remote call reaches the new version"
         );
@@ -137,41 +149,41 @@ fn process_in_old_code_keeps_local_calls_and_blocks_purge() {
         s.return_out();
         assert_eq!(op!(s, e.purge()), Ok(true), "{proto:?}");
         e.check_at_rest().unwrap();
-        assert_eq!(e.total_count(), s.counted, "{proto:?}: no lost count");
+        assert_eq!(e.total_count(), s.counted(), "{proto:?}: no lost count");
         s.sleep();
     }
 }
 
 /// Purge succeeds, then at rest both conservations hold (call_count and call_time).
-fn purged_and_conserved(e: &LoadEngine<Qsbr>, s: &mut LoadScheduler<Qsbr>, proto: LoadProtocol) {
+fn purged_and_conserved(e: &Engine<Qsbr>, s: &mut Scheduler<Qsbr>, proto: LoadProtocol) {
     assert_eq!(op!(s, e.purge()), Ok(true), "{proto:?}");
     conserved(e, s, proto);
 }
 
 /// At rest, counts conserved across versions: call_count and call_time.
-fn conserved(e: &LoadEngine<Qsbr>, s: &LoadScheduler<Qsbr>, proto: LoadProtocol) {
+fn conserved(e: &Engine<Qsbr>, s: &Scheduler<Qsbr>, proto: LoadProtocol) {
     e.check_at_rest().unwrap();
     assert_eq!(
         e.total_count(),
-        s.counted,
+        s.counted(),
         "{proto:?}: call_count conserved"
     );
     assert_eq!(
         e.total_timed(),
-        s.proc.timem_calls as i64,
+        s.code_proc().timem_calls as i64,
         "{proto:?}: call_time counts conserved across versions"
     );
 }
 
 /// call_time in a second session, call_count in the legacy one.
-fn call_time_in(e: &LoadEngine<Qsbr>) -> bpspec_reference::SessionId {
+fn call_time_in(e: &Engine<Qsbr>) -> bpspec_reference::SessionId {
     let s1 = e.create_session("t").unwrap();
     let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
         call_time: true,
         ..Default::default()
     })
     .session(s1);
-    assert_eq!(e.trace_pattern_spec(true, &spec), Ok(2));
+    assert_eq!(e.trace_pattern_module_spec(true, &spec), Ok(2));
     s1
 }
 
@@ -186,9 +198,13 @@ fn call_time_frames_in_old_code_across_load_and_purge() {
     let _watchdog =
         bpspec_reference::watchdog::arm("load::call_time_frames_in_old_code_across_load_and_purge");
     for (proto, scheme) in cases() {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_code_ix(scheme));
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_module(2, proto, true)
+                .with_code_ix(scheme),
+        );
         let s1 = call_time_in(&e);
-        let mut s = LoadScheduler::start(e.clone(), 0);
+        let mut s = Scheduler::start(e.clone(), 0);
         let c = s.call_and_stay(0);
         assert_eq!((c.version, c.counted), (1, true));
         s.advance(10);
@@ -209,19 +225,20 @@ fn call_time_frames_in_old_code_across_load_and_purge() {
         s.progress(); // a charge to version 1's f0, whose breakpoint is gone: dropped
         let c = s.local_call(1);
         assert_eq!((c.version, c.counted), (1, false), "{proto:?}");
-        assert_eq!(s.call(1).version, 2);
+        assert_eq!(s.call_ext(1).version, 2);
         assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse), "{proto:?}");
         s.return_out(); // the return frame of the call into version 1 runs: dropped
         purged_and_conserved(&e, &mut s, proto);
         assert_eq!(
-            s.proc.timem_calls, 2,
+            s.code_proc().timem_calls,
+            2,
             "{proto:?}: f0 in version 1, f1 in version 2"
         );
         assert_eq!(
             e.current_timem(s1, 1, true).unwrap().get(&0).map(|x| x.0),
             Some(1)
         );
-        assert!(s.proc.stack.is_empty(), "{proto:?}: every frame ran");
+        assert!(s.code_proc().stack.is_empty(), "{proto:?}: every frame ran");
         s.sleep();
     }
 }
@@ -236,9 +253,13 @@ fn session_destroyed_while_a_process_is_in_old_code() {
     let _watchdog =
         bpspec_reference::watchdog::arm("load::session_destroyed_while_a_process_is_in_old_code");
     for (proto, scheme) in cases() {
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, true, None).with_code_ix(scheme));
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_module(2, proto, true)
+                .with_code_ix(scheme),
+        );
         let s1 = call_time_in(&e);
-        let mut s = LoadScheduler::start(e.clone(), 0);
+        let mut s = Scheduler::start(e.clone(), 0);
         s.call_and_stay(0);
         assert_eq!(op!(s, e.load()), Ok(2));
         assert_eq!(op!(s, e.destroy_session(s1)), Ok(true), "{proto:?}");
@@ -246,13 +267,17 @@ fn session_destroyed_while_a_process_is_in_old_code() {
         assert_eq!(e.current_timem(s1, 0, true), None, "{proto:?}");
         s.local_call(1);
         s.return_out();
-        let c = s.call(0);
+        let c = s.call_ext(0);
         assert_eq!((c.version, c.counted), (2, true));
         purged_and_conserved(&e, &mut s, proto);
         // The module traced in one session only: destroying it untraces the module.
-        let e = Arc::new(LoadEngine::<Qsbr>::new(2, 1, proto, false, None).with_code_ix(scheme));
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_module(2, proto, false)
+                .with_code_ix(scheme),
+        );
         let s2 = call_time_in(&e);
-        let mut s = LoadScheduler::start(e.clone(), 0);
+        let mut s = Scheduler::start(e.clone(), 0);
         s.call_and_stay(1);
         assert_eq!(op!(s, e.destroy_session(s2)), Ok(true), "{proto:?}");
         let c = s.local_call(1);
@@ -272,12 +297,13 @@ fn purge_kill_kills_a_process_in_old_code() {
     let _watchdog = bpspec_reference::watchdog::arm("load::purge_kill_kills_a_process_in_old_code");
     for (proto, scheme) in cases() {
         let e = Arc::new(
-            LoadEngine::<Qsbr>::new(2, 1, proto, true, None)
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_module(2, proto, true)
                 .with_kills()
                 .with_code_ix(scheme),
         );
         let s1 = call_time_in(&e);
-        let mut s = LoadScheduler::start(e.clone(), 0);
+        let mut s = Scheduler::start(e.clone(), 0);
         s.call_and_stay(0);
         assert_eq!(op!(s, e.load()), Ok(2));
         s.sleep();
@@ -292,11 +318,11 @@ fn purge_kill_kills_a_process_in_old_code() {
         }
         assert_eq!(purger.join().unwrap(), Ok(true), "{proto:?}");
         s.wake();
-        assert_eq!(s.killed, 1, "{proto:?}");
-        assert!(s.proc.stack.is_empty() && s.proc.time.is_empty());
+        assert_eq!(s.killed(), 1, "{proto:?}");
+        assert!(s.code_proc().stack.is_empty() && s.code_proc().time.is_empty());
         assert_eq!(s.local_call(0).version, 0, "a killed process calls nothing");
         s.return_out();
-        let c = s.call(1);
+        let c = s.call_ext(1);
         assert_eq!((c.version, c.counted), (2, true), "a new process");
         conserved(&e, &s, proto);
         assert_eq!(

@@ -2,14 +2,15 @@
 //! `load`, `delete`, `purge`, `soft_purge`, processes waiting in a receive function and their
 //! `resume`, on two parts of the reference engine:
 //!
-//! - the **versions** are the load engine's (`bpspec_reference::LoadEngine`, load.rs): one per
+//! - the **versions** are a module engine's (a `bpspec_reference::Engine` built
+//!   `Engine::with_module`, load.rs): one per
 //!   module the scenario loads, deletes, purges or waits in, each with its code index, export
 //!   entries, current and old version, under `LoadProtocol::NonBlocking` (or `Blocking`:
 //!   [`RefEngine::with_load_protocol`]). Its answers are the ops' answers (`not_purged`,
-//!   `OldCodeInUse` = `check_process_code`), a waiting process is a `LoadScheduler` that entered
+//!   `OldCodeInUse` = `check_process_code`), a waiting process is a `Scheduler` of that engine that entered
 //!   its version by `call_and_stay` (counted in the version's `in_code`), and a local call made
 //!   in an old version (`Entry::old`) is that scheduler's `local_call`, which asserts it runs
-//!   the version the process is in. The load engine's versions are untraced: it has one session
+//!   the version the process is in. The module engine's versions are untraced: it has one session
 //!   and call_count only.
 //! - the **breakpoints** are the breakpoint engine's (`Engine`, every session, call_time,
 //!   call_memory, global, meta, match specs). A `load` or `delete` clears the module's
@@ -28,8 +29,8 @@
 use super::RefEngine;
 use crate::scenario::CodeOp;
 use bpspec_reference::{
-    FlagSet, FuncId, InfoItem, InfoKey, InfoValue, LoadEngine, LoadError, LoadProtocol,
-    LoadScheduler, Mfa, Pattern, PatternError, PatternOp, Qsbr, SessionId, Term, TraceSpec,
+    Engine, EngineConfig, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, LoadError, LoadProtocol,
+    Mfa, Pattern, PatternError, PatternOp, Qsbr, Scheduler, SessionId, Term, TraceSpec,
 };
 use bpspec_spec::code::CodeMutant;
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,24 +39,24 @@ use std::sync::Arc;
 /// One load scheduler per scenario process (pids 1..=16: `scenario::MAX_PROCESSES`).
 const SCHEDULERS: usize = crate::scenario::MAX_PROCESSES;
 
-/// A module's versions: the load engine and the scenario's functions in it (the load engine's
+/// A module's versions: the module engine and the scenario's functions in it (the module engine's
 /// function `i` is `funcs[i]`).
 struct ModuleCode {
-    engine: Arc<LoadEngine<Qsbr>>,
-    /// Per pid, the process's scheduler in this load engine (asleep between calls).
-    scheds: BTreeMap<u64, LoadScheduler<Qsbr>>,
+    engine: Arc<Engine<Qsbr>>,
+    /// Per pid, the process's scheduler in this module engine (asleep between calls).
+    scheds: BTreeMap<u64, Scheduler<Qsbr>>,
     funcs: Vec<FuncId>,
 }
 
 impl ModuleCode {
-    fn sched(&mut self, pid: u64) -> &mut LoadScheduler<Qsbr> {
+    fn sched(&mut self, pid: u64) -> &mut Scheduler<Qsbr> {
         assert!(
             (1..=SCHEDULERS as u64).contains(&pid),
             "pid {pid} out of range"
         );
         let engine = &self.engine;
         self.scheds.entry(pid).or_insert_with(|| {
-            let mut s = LoadScheduler::start(engine.clone(), pid as usize - 1);
+            let mut s = Scheduler::start(engine.clone(), pid as usize - 1);
             s.sleep();
             s
         })
@@ -146,13 +147,13 @@ impl RefEngine {
                 !funcs.is_empty() && funcs.len() < 256,
                 "module {module}: 1..255 functions"
             );
-            let engine = Arc::new(LoadEngine::<Qsbr>::new(
-                funcs.len(),
-                SCHEDULERS,
-                self.code.protocol,
-                false,
-                None,
-            ));
+            let engine = Arc::new(
+                Engine::<Qsbr>::new(EngineConfig::simple(0, SCHEDULERS)).with_module(
+                    funcs.len(),
+                    self.code.protocol,
+                    false,
+                ),
+            );
             let mc = ModuleCode {
                 engine,
                 scheds: BTreeMap::new(),
@@ -163,7 +164,7 @@ impl RefEngine {
         self.code.modules.get_mut(module).expect("just made")
     }
 
-    /// `f`'s module and its index in the module's load engine.
+    /// `f`'s module and its index in the module's module engine.
     fn in_module(&mut self, f: FuncId) -> (String, usize) {
         let module = self.engine.code.funcs[f].mfa.module.clone();
         let i = self
@@ -236,7 +237,7 @@ impl RefEngine {
                 .remove(&pid)
                 .expect("a waiting process's scheduler");
             // The process exits: its scheduler, asleep between the runner's steps, wakes for
-            // it (the load engine holds no pattern here, so its frames charge nothing).
+            // it (the module engine holds no pattern here, so its frames charge nothing).
             s.wake();
             s.return_out();
             s.sleep(); // dropped asleep: a wait for thread progress never waits for it
@@ -248,7 +249,7 @@ impl RefEngine {
         }
     }
 
-    /// `code:purge/1` on the load engine: kills the processes in the old version. `true` only
+    /// `code:purge/1` on the module engine: kills the processes in the old version. `true` only
     /// if it killed one (spec/src/code.rs CL4).
     fn purge_killing(&mut self, module: &str) -> bool {
         let e = self.module_code(module).engine.clone();
@@ -316,7 +317,7 @@ impl RefEngine {
                 Err(x) => panic!("soft_purge of {module}: {x}"),
             },
         };
-        // The load engine's at-rest check wants no process in a version.
+        // The module engine's at-rest check wants no process in a version.
         let occupied = self.code.waiting.values().any(|(m, _)| m == module);
         if let Err(x) = e
             .check_at_rest()
@@ -369,7 +370,7 @@ impl RefEngine {
         u8::from(self.code.changed.contains(&(module, v)) && !ignored)
     }
 
-    /// A local call to `f` made in the old version process `pid` runs in: the load engine's
+    /// A local call to `f` made in the old version process `pid` runs in: the module engine's
     /// `local_call` in that version (no breakpoint), and in the breakpoint engine only the
     /// stack (a continuation for a body call).
     pub(super) fn enter_old(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) {

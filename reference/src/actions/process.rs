@@ -23,7 +23,7 @@ use crate::tracer::TracerSpec;
 /// again through it (`get_timem_break`), never through a counter pointer kept from the hit.
 ///
 /// A `Ci` naming a version is held by a pbt or a return frame only while the process executes
-/// in that version (`CodeVersion::in_code` counts it: the load engine's process enters the
+/// in that version (`CodeVersion::in_code` counts it: a scheduler's process, `calls.rs`, enters the
 /// version before its hit and runs its return frames before it leaves), so purge, which refuses
 /// while `in_code` is not zero and then waits for thread progress, never frees a version that a
 /// later charge reads (docs/readers.md, the timem readers across versions).

@@ -28,7 +28,7 @@ use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, UnsafeCell};
 /// the first two.
 pub const ERTS_NUM_CODE_IX: usize = 3;
 
-/// How many code indices the load engine cycles through, and where its wait for thread progress
+/// How many code indices an engine with a module cycles through, and where its wait for thread progress
 /// stands (docs/nonblocking-load.md §1, §3 and §8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CodeIxScheme {
@@ -147,7 +147,7 @@ pub struct CodeVersion {
     pub in_code: AtomicU32,
     /// `code:purge/1` sent every process in this version an exit signal (kill): a process still
     /// in it exits at its next scheduling point, its frames dropped without returning
-    /// (`load.rs::LoadScheduler::take_signals`). Set by the purger, which then waits for
+    /// (`calls.rs` `take_signals`). Set by the purger, which then waits for
     /// `in_code` to reach zero (relaxed: it publishes nothing; the exit's decrement is ordered
     /// before the free by PW, as a return's is).
     pub kill: AtomicBool,

@@ -35,13 +35,13 @@ pub struct Stager {
     /// export area alone.
     pub(crate) global_sessions: u64,
     /// call_count totals of counters whose last half reference went away (`free.rs`
-    /// `release_count`), kept only where a caller asks for them (the load engine's count
+    /// `release_count`), kept only where a caller asks for them (an engine with a module: its count
     /// conservation, `load.rs` `total_count`): `None` elsewhere, so the other models make no
     /// extra load of a counter.
     pub(crate) retired_counts: Option<u64>,
     /// As `retired_counts`, for call_time/call_memory objects (`free.rs` `release_timem`): the
     /// calls counted in an object whose last half reference went away, over every pid and slot
-    /// (the load engine's count conservation across versions, `load.rs` `total_timed`).
+    /// (an engine with a module: its count conservation across versions, `load.rs` `total_timed`).
     pub(crate) retired_timem: Option<i64>,
     /// Checked builds: per (session, function), the calls a `true`/`restart` on a running
     /// counter discarded when it set it back to zero (`stage.rs`), for count conservation
@@ -97,6 +97,10 @@ pub struct Engine<P: ThreadProgress = Qsbr> {
     pub(crate) wait_before_flip_back: bool,
     /// Which waits `trace_pattern` makes (`waitplan.rs`, docs/fewer-waits.md); ERTS's by default.
     pub(crate) wait_plan: crate::waitplan::WaitPlan,
+    /// Code loading (`load.rs`): the module table, the code index, the versioned export entries,
+    /// the blocking protocol's world lock and the load switches; `None` unless the engine was
+    /// built [`Engine::with_module`].
+    pub(crate) code_mgmt: Option<Box<crate::load::CodeMgmt>>,
 }
 
 /// Configuration for [`Engine::new`].
@@ -167,6 +171,7 @@ impl<P: ThreadProgress> Engine<P> {
             meta: crate::meta::MetaState::new(),
             wait_before_flip_back: false,
             wait_plan: Default::default(),
+            code_mgmt: None,
         }
     }
 
@@ -304,6 +309,7 @@ impl<P: ThreadProgress> Drop for Engine<P> {
             // unwinding aborts the whole test binary). Leak instead: the run is over.
             return;
         }
+        self.drop_versions();
         let st = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut owned: Vec<*mut GenericBp> = std::mem::take(&mut st.graveyard);
         owned.append(&mut st.free_list);

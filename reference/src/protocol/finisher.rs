@@ -172,7 +172,7 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// The one W0–W4 sequence (stage has run): install in `install` (the area being set and
     /// its matched entries), uninstall and consolidate in every entry of `areas`. `after_w2`
-    /// runs right after W2, when every hit runs the committed half (G of W2): the load engine
+    /// runs right after W2, when every hit runs the committed half (G of W2): the module code
     /// makes its promise for a version there (`load.rs`). `finish` runs it over the engine's
     /// code and export areas, `load.rs` over a version's code area ([`Area::Version`]).
     pub(crate) fn finish_in(

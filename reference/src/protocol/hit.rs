@@ -83,6 +83,9 @@ pub struct Scheduler<P: ThreadProgress = Qsbr> {
     pub dirty: bool,
     /// Tables this scheduler freed by rehashing (checked builds keep them poisoned).
     pub(crate) dead_hashes: DeadHashes,
+    /// On an engine with a module (`Engine::with_module`): the scheduler's process and its
+    /// place in the module's code (`calls.rs`); `None` otherwise.
+    pub(crate) code: Option<Box<crate::calls::InCode>>,
 }
 
 impl<P: ThreadProgress> Scheduler<P> {
@@ -101,9 +104,13 @@ impl<P: ThreadProgress> Scheduler<P> {
             now: 0,
             dirty: false,
             dead_hashes: Vec::new(),
+            code: None,
         };
         if s.engine.stw_enabled {
             s.blocked_check();
+        }
+        if s.engine.code_mgmt.is_some() {
+            s.start_in_code();
         }
         s
     }
@@ -129,8 +136,37 @@ impl<P: ThreadProgress> Scheduler<P> {
         (&self.engine, &mut self.dead_hashes)
     }
 
-    /// A quiescent point between processes (`erts_thr_progress_update`).
+    /// A quiescent point between processes (`erts_thr_progress_update`). On an engine with a
+    /// module the scheduler's process is scheduled out before it and back in after, and under
+    /// the blocking protocol a stopped world holds the scheduler here (`calls.rs`).
     pub fn progress(&mut self) {
+        if self.code.is_some() {
+            self.progress_in_code();
+        } else {
+            self.thr_progress();
+        }
+    }
+
+    /// Go to sleep (on an engine with a module, its process scheduled out first: `calls.rs`).
+    pub fn sleep(&mut self) {
+        if self.code.is_some() {
+            self.sleep_in_code();
+        } else {
+            self.thr_sleep();
+        }
+    }
+
+    /// Wake up (on an engine with a module, its process scheduled in after: `calls.rs`).
+    pub fn wake(&mut self) {
+        if self.code.is_some() {
+            self.wake_in_code();
+        } else {
+            self.thr_wake();
+        }
+    }
+
+    /// The progress point itself.
+    pub(crate) fn thr_progress(&mut self) {
         self.engine.progress.progress(&mut self.handle);
         self.engine.history.record(|| Event::Progress(self.id));
         if self.engine.stw_enabled {
@@ -138,12 +174,12 @@ impl<P: ThreadProgress> Scheduler<P> {
         }
     }
 
-    pub fn sleep(&mut self) {
+    pub(crate) fn thr_sleep(&mut self) {
         self.engine.progress.sleep(&mut self.handle);
         self.engine.history.record(|| Event::Sleep(self.id));
     }
 
-    pub fn wake(&mut self) {
+    pub(crate) fn thr_wake(&mut self) {
         self.engine.progress.wake(&mut self.handle);
         self.engine.history.record(|| Event::Wake(self.id));
         if self.engine.stw_enabled {
@@ -443,6 +479,9 @@ fn do_session_breakpoint<P: ThreadProgress>(
 
 impl<P: ThreadProgress> Drop for Scheduler<P> {
     fn drop(&mut self) {
+        // First: a process still in a version exits, and the world lock's guard (which borrows
+        // the engine) goes before the engine's Arc.
+        self.drop_in_code();
         if !self.dead_hashes.is_empty() {
             // Checked builds: keep the poisoned tables until the engine goes (a late reader
             // asserts instead of touching freed memory).

@@ -6,10 +6,10 @@
 //! - **no mix**: a call runs one version, the one whose address it read from the export entry
 //!   of the active code index, and runs it with that version's breakpoints as the stager set
 //!   them for it: while the version's `promised` flag is set, the call executes the breakpoint
-//!   and counts (asserted in [`LoadScheduler::call`]);
+//!   and counts (asserted in [`Scheduler::call_ext`](crate::hit::Scheduler::call_ext), `calls.rs`);
 //! - **no lost event**: every counted call is in a counter that is either live or was folded
 //!   into the module's retired total after the last call that could increment it
-//!   ([`LoadEngine::total_count`]);
+//!   ([`Engine::total_count`]);
 //! - **nothing freed while reachable**: no version, breakpoint or counter is freed while a
 //!   scheduler can still reach it (liveness words, asserted by every read; loom checks the
 //!   order).
@@ -37,40 +37,38 @@
 //! the commit may still enter the old version: the removal's W0/W1 wait for it while the old
 //! version's active halves still count it), and a purge waits first, then checks, then PW.
 //!
-//! The breakpoints are the breakpoint engine's own: each version's code area holds `GenericBp`
-//! chains (`code_ix.rs`), this engine holds an [`Engine`] (its permission, active index, thread
-//! progress and mutant), and every `trace_pattern` on a version, the removal of an old version's
-//! breakpoints included, is `stage.rs` followed by the finisher's one sequence
+//! One engine: an [`Engine`] built [`Engine::with_module`] owns the code ([`CodeMgmt`]: the
+//! module table, the code index, the export entries, the world lock and the switches), and the
+//! steps are its methods: this file has the load and delete steps, the module's trace_pattern
+//! and the at-rest check; `purge.rs` the purges; `calls.rs` a scheduler's calls into the
+//! module. The breakpoints are the engine's own: each version's code area holds `GenericBp`
+//! chains (`code_ix.rs`), and every `trace_pattern` on a version, the removal of an old
+//! version's breakpoints included, is `stage.rs` followed by the finisher's one sequence
 //! (`finisher.rs::finish_in`, with its W0–W4 mutants) on that version's area
 //! ([`Area::Version`]). A call into a version runs the engine's hit path (`hit.rs::hit_in`).
-//! Lock order: this engine's permission (the module table), then the breakpoint engine's.
+//! Lock order: the module table (`CodeMgmt::modules`), then the engine's code modification
+//! permission.
 
 use crate::bp::SessionId;
 use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
 use crate::calltrace::TraceSpec;
 use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
 use crate::code_ix::{
-    CodeIndex, CodeIxScheme, CodeVersion, ExportEntry, Module, ERTS_NUM_CODE_IX,
-    OP_I_GENERIC_BREAKPOINT,
+    CodeIndex, CodeIxScheme, CodeVersion, ExportEntry, Module, OP_I_GENERIC_BREAKPOINT,
 };
-use crate::engine::{Engine, EngineConfig, Permission};
+use crate::engine::{Engine, Permission};
 use crate::export::{Area, VersionArea};
-use crate::hit::{Process, Scheduler};
 use crate::mutant::{self, Mutant};
 use crate::pattern::{FlagSet, PatternError, PatternOp};
-use crate::process::Proc;
 use crate::progress::ThreadProgress;
-use crate::readers::{self, Reader};
 use crate::session::SessionError;
-use crate::sync::MutexGuard;
 use crate::sync::Ordering::Relaxed;
 use crate::sync::{
-    lock, read, write, Arc, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock,
-    RwLockReadGuard, UnsafeCell, CHECKED,
+    lock, write, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock, UnsafeCell,
 };
 use crate::timem::Totals;
 
-/// call_count alone: the legacy pattern of [`LoadEngine::trace_pattern`].
+/// call_count alone: the legacy pattern of [`Engine::trace_pattern_module`].
 const CALL_COUNT: FlagSet = FlagSet {
     local: false,
     call_count: true,
@@ -125,13 +123,13 @@ impl std::fmt::Display for LoadError {
     }
 }
 
-/// Stager-owned state of the module table (under the load engine's permission, which every
-/// operation takes before the breakpoint engine's).
-pub struct LoadStager {
+/// Stager-owned state of the module table (under its lock, `CodeMgmt::modules`, which every
+/// operation takes before the engine's code modification permission).
+pub struct ModuleTable {
     pub module: Module,
     next_version: u32,
     /// Checked builds: freed versions, poisoned, never returned to the allocator.
-    graveyard_versions: Vec<*mut CodeVersion>,
+    pub(crate) graveyard_versions: Vec<*mut CodeVersion>,
     /// Versions allocated minus freed.
     pub live_versions: u64,
 }
@@ -139,33 +137,69 @@ pub struct LoadStager {
 // SAFETY: the raw pointers are owned by the stager state and dereferenced for writing only by the
 // permission holder; schedulers read through them under the rules of docs/nonblocking-load.md
 // (checked by the liveness words, loom and shuttle: models/tests/load_*.rs).
-unsafe impl Send for LoadStager {}
+unsafe impl Send for ModuleTable {}
 
-/// The load engine: one module `m` of `functions` functions, exported, whose versions carry the
-/// breakpoint engine's breakpoints.
-pub struct LoadEngine<P: ThreadProgress> {
+/// The engine's code management (ERTS `code_ix.c`, `export.c`, `module.c`, `beam_bif_load.c`):
+/// one module `m` of `functions` functions, exported, whose versions carry the engine's own
+/// breakpoints. Present when the engine is built with [`Engine::with_module`]; engines
+/// without it have no module table and make none of these loads.
+pub struct CodeMgmt {
     pub code_ix: CodeIndex,
+    /// The module's export entries, one address per code index (the static area's export
+    /// entries are [`Engine::exports`]).
     pub exports: Vec<ExportEntry>,
-    /// The breakpoint engine: its permission (the stager state of the breakpoints: ids, free
-    /// list, graveyard, live counts), `erts_active_bp_index`, thread progress and the steps. Its
-    /// own code area is empty; the versions' code areas are its [`Area::Version`]s.
-    pub bp: Arc<Engine<P>>,
-    permission: Mutex<LoadStager>,
+    /// The module table (`module.c`), taken before the engine's code modification permission.
+    pub(crate) modules: Mutex<ModuleTable>,
     /// The stop-the-world of the blocking protocol (`erts_thr_progress_block`): an awake
     /// scheduler holds the shared side from one progress point (or wake-up) to the next, so the
     /// loader's exclusive side is granted once every scheduler is at a progress point or asleep.
-    world: RwLock<()>,
+    pub(crate) world: RwLock<()>,
     pub protocol: LoadProtocol,
-    pub mutant: Option<Mutant>,
     pub functions: usize,
-    pub schedulers: usize,
     /// Two code indices with LW1 after each commit, or ERTS's three with the code barrier
-    /// before it ([`LoadEngine::with_code_ix`]).
+    /// before it ([`Engine::with_code_ix`]).
     pub scheme: CodeIxScheme,
-    /// `code:purge/1` may kill processes ([`LoadEngine::with_kills`]): only then do processes
+    /// `code:purge/1` may kill processes ([`Engine::with_kills`]): only then do processes
     /// look for an exit signal at their scheduling points, so engines that never kill make no
     /// extra load (the models' state spaces stay as they were).
-    kills: bool,
+    pub(crate) kills: bool,
+}
+
+/// What [`Engine::with_module`] asks for: module `m` of `functions` functions, loaded
+/// (version 1) at once, under `protocol`, traced with call_count if `traced`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ModuleConfig {
+    pub functions: usize,
+    pub protocol: LoadProtocol,
+    pub traced: bool,
+}
+
+impl CodeMgmt {
+    pub(crate) fn new(m: ModuleConfig) -> CodeMgmt {
+        CodeMgmt {
+            code_ix: CodeIndex::new(),
+            exports: (0..m.functions).map(|_| ExportEntry::new()).collect(),
+            modules: Mutex::new(ModuleTable {
+                module: Module {
+                    curr: std::ptr::null_mut(),
+                    old: std::ptr::null_mut(),
+                    patterns: if m.traced {
+                        vec![(0, CALL_COUNT)]
+                    } else {
+                        Vec::new()
+                    },
+                },
+                next_version: 1,
+                graveyard_versions: Vec::new(),
+                live_versions: 0,
+            }),
+            world: RwLock::new(()),
+            protocol: m.protocol,
+            functions: m.functions,
+            scheme: CodeIxScheme::Two,
+            kills: false,
+        }
+    }
 }
 
 /// What one call saw.
@@ -203,74 +237,70 @@ fn area_of(ver: &CodeVersion) -> Area {
     Area::Version(VersionArea(&ver.code))
 }
 
-impl<P: ThreadProgress> LoadEngine<P> {
-    /// An engine with version 1 of `m` loaded, traced with call_count if `traced`.
-    pub fn new(
+impl<P: ThreadProgress> Engine<P> {
+    /// The engine also owns module `m` of `functions` functions (its code index, versions,
+    /// export entries and the load protocol `protocol`), version 1 loaded at once and traced
+    /// with call_count if `traced`; the static code area stays as configured
+    /// (`EngineConfig::simple(0, schedulers)` leaves it empty, as the load models do). Call
+    /// right after [`Engine::new`], before any scheduler starts or pattern is set. Every
+    /// counter's total is folded in when its last half reference goes (count conservation
+    /// across versions, `free.rs` `release_count`).
+    pub fn with_module(
+        mut self,
         functions: usize,
-        schedulers: usize,
         protocol: LoadProtocol,
         traced: bool,
-        mutant: Option<Mutant>,
-    ) -> LoadEngine<P> {
+    ) -> Engine<P> {
         assert!(functions > 0 && functions < 256, "1..255 functions");
-        assert!(schedulers > 0, "a load engine needs a scheduler");
-        assert!(
-            mutant.is_none() || CHECKED,
-            "mutants exist only in checked builds"
-        );
-        let mut bp = Engine::<P>::new(EngineConfig::simple(0, schedulers).with_mutant(mutant));
-        // Count conservation across versions: fold every counter's total in when its last half
-        // reference goes (`free.rs` `release_count`).
+        assert!(self.code_mgmt.is_none(), "one module per engine");
+        let m = ModuleConfig {
+            functions,
+            protocol,
+            traced,
+        };
         {
-            let bst = bp.permission.get_mut().unwrap_or_else(|e| e.into_inner());
+            let bst = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
             bst.retired_counts = Some(0);
             bst.retired_timem = Some(0);
         }
-        let e = LoadEngine {
-            code_ix: CodeIndex::new(),
-            exports: (0..functions).map(|_| ExportEntry::new()).collect(),
-            bp: Arc::new(bp),
-            permission: Mutex::new(LoadStager {
-                module: Module {
-                    curr: std::ptr::null_mut(),
-                    old: std::ptr::null_mut(),
-                    patterns: if traced {
-                        vec![(0, CALL_COUNT)]
-                    } else {
-                        Vec::new()
-                    },
-                },
-                next_version: 1,
-                graveyard_versions: Vec::new(),
-                live_versions: 0,
-            }),
-            world: RwLock::new(()),
-            protocol,
-            mutant,
-            functions,
-            schedulers,
-            scheme: CodeIxScheme::Two,
-            kills: false,
-        };
-        e.load().expect("first load");
-        e
+        self.code_mgmt = Some(Box::new(CodeMgmt::new(m)));
+        self.load().expect("first load");
+        self
     }
 
-    /// Let [`LoadEngine::purge_kill`] kill processes in old code (before the schedulers start).
-    pub fn with_kills(mut self) -> LoadEngine<P> {
-        self.kills = true;
+    /// The engine's code management (panics on an engine built without a module).
+    pub fn code_mgmt(&self) -> &CodeMgmt {
+        self.code_mgmt
+            .as_deref()
+            .expect("an engine without a module (Engine::with_module)")
+    }
+
+    pub(crate) fn cm(&self) -> &CodeMgmt {
+        self.code_mgmt()
+    }
+
+    fn cm_mut(&mut self) -> &mut CodeMgmt {
+        self.code_mgmt
+            .as_deref_mut()
+            .expect("an engine without a module (Engine::with_module)")
+    }
+
+    /// Let [`Engine::purge_kill`] kill processes in old code (before the schedulers start).
+    pub fn with_kills(mut self) -> Engine<P> {
+        self.cm_mut().kills = true;
         self
     }
 
     /// Run loads, deletes and purges under the code index scheme `scheme` from now on (before
-    /// the schedulers start; the first load, made by [`LoadEngine::new`] with no scheduler
+    /// the schedulers start; the first load, made by [`Engine::new`] with no scheduler
     /// running, is the same under both). The `load-two-code-ix` mutant keeps two indices under
     /// `Three`'s waits.
-    pub fn with_code_ix(mut self, scheme: CodeIxScheme) -> LoadEngine<P> {
-        self.scheme = scheme;
+    pub fn with_code_ix(mut self, scheme: CodeIxScheme) -> Engine<P> {
         let three =
             scheme == CodeIxScheme::Three && !mutant::is(self.mutant, Mutant::LoadTwoCodeIx);
-        self.code_ix.set_num(if three { 3 } else { 2 });
+        let cm = self.cm_mut();
+        cm.scheme = scheme;
+        cm.code_ix.set_num(if three { 3 } else { 2 });
         self
     }
 
@@ -279,20 +309,10 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// commit before this staging is published) or after it under `Two` (LW1). `before` says
     /// which place is asking.
     fn code_wait(&self, before: bool) {
-        if self.protocol == LoadProtocol::NonBlocking
-            && before == (self.scheme == CodeIxScheme::Three)
+        if self.cm().protocol == LoadProtocol::NonBlocking
+            && before == (self.cm().scheme == CodeIxScheme::Three)
         {
-            self.bp.wait_unless(Mutant::LoadSkipWaitAfterCommit);
-        }
-    }
-
-    /// NonBlocking, `Three`: the purge's first wait, before its check
-    /// (`erts_internal:purge_module(M, prepare)` suspends the purger until thread progress):
-    /// a call that read the old version's address before the commit that made it old has
-    /// entered it (`in_code`) or returned by then.
-    fn purge_grace(&self) {
-        if self.protocol == LoadProtocol::NonBlocking && self.scheme == CodeIxScheme::Three {
-            self.bp.wait_unless(Mutant::LoadSkipWaitAfterCommit);
+            self.wait_unless(Mutant::LoadSkipWaitAfterCommit);
         }
     }
 
@@ -301,13 +321,13 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// breakpoints are left for later (the commit-before-breakpoints mutant).
     fn build_version(
         &self,
-        st: &mut LoadStager,
+        st: &mut ModuleTable,
         bst: &mut Permission<'_>,
         patterns: bool,
     ) -> *mut CodeVersion {
         let number = st.next_version;
         st.next_version += 1;
-        let v = alloc_version(number, self.functions);
+        let v = alloc_version(number, self.cm().functions);
         st.live_versions += 1;
         // SAFETY: just allocated; not yet published.
         let ver = unsafe { &*v };
@@ -344,10 +364,8 @@ impl<P: ThreadProgress> LoadEngine<P> {
                 bst.next_bp_id += 1;
                 bst.live_nodes += 1;
                 let count = fl.call_count.then(|| BpCount::new(session, f));
-                let time = fl.call_time.then(|| crate::stage::new_timem(&self.bp, bst));
-                let memory = fl
-                    .call_memory
-                    .then(|| crate::stage::new_timem(&self.bp, bst));
+                let time = fl.call_time.then(|| crate::stage::new_timem(self, bst));
+                let memory = fl.call_memory.then(|| crate::stage::new_timem(self, bst));
                 for ix in 0..ERTS_NUM_BP_IX {
                     node.write_half(ix, |d| {
                         if count.is_some() {
@@ -376,7 +394,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// instructions back, breakpoints unlinked, their halves emptied (the counters' totals folded
     /// in) and freed (`free.rs`). The load-clear-old-at-once mutant runs it on a version a
     /// process still executes.
-    fn clear_version_breakpoints(&self, bst: &mut Permission<'_>, v: *mut CodeVersion) {
+    pub(crate) fn clear_version_breakpoints(&self, bst: &mut Permission<'_>, v: *mut CodeVersion) {
         if v.is_null() {
             return;
         }
@@ -408,34 +426,17 @@ impl<P: ThreadProgress> LoadEngine<P> {
         crate::free::free(bst);
     }
 
-    fn free_version(&self, st: &mut LoadStager, bst: &mut Permission<'_>, v: *mut CodeVersion) {
-        self.clear_version_breakpoints(bst, v);
-        st.live_versions -= 1;
-        if CHECKED {
-            // SAFETY: v is unreachable from every export entry since the LW1 (or the block) of
-            // the operation that made it old; purge found no process in it (`in_code`, after
-            // every entry: LW1) and then waited (PW) or runs under the block, so every access
-            // of a process that was in it happens before this (docs/nonblocking-load.md §3,
-            // O1–O7; loom: old-code-purge).
-            unsafe { (*v).live.kill() };
-            st.graveyard_versions.push(v);
-        } else {
-            // SAFETY: from Box::into_raw; the module table held the only reference.
-            drop(unsafe { Box::from_raw(v) });
-        }
-    }
-
     /// `erts_start_staging_code_ix`: the staging export addresses start as copies of the active
     /// ones. No scheduler reads the staging slots: under `Two` the previous commit was followed
     /// by LW1 (or ran under the block); under `Three` the staging slot was active two commits
     /// ago, and the code barrier before the last commit waited for every call that read it.
     fn start_staging(&self) -> usize {
         let (a, s) = (
-            self.code_ix.stager_active_ix(),
-            self.code_ix.erts_staging_code_ix(),
+            self.cm().code_ix.stager_active_ix(),
+            self.cm().code_ix.erts_staging_code_ix(),
         );
         assert_ne!(a, s);
-        for x in &self.exports {
+        for x in &self.cm().exports {
             x.addresses[s].store(x.addresses[a].load(Relaxed), Relaxed);
         }
         s
@@ -445,14 +446,14 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// `not_purged` only while both versions exist (ERTS `finish_loading`, beam_bif_load.c):
     /// after a delete (no current version) the old one stays old and the new one becomes current.
     pub fn load(&self) -> Result<u32, LoadError> {
-        let mut st = lock(&self.permission);
+        let mut st = lock(&self.cm().modules);
         if !st.module.old.is_null() && !st.module.curr.is_null() {
             return Err(LoadError::NotPurged);
         }
-        let blocking = self.protocol == LoadProtocol::Blocking;
+        let blocking = self.cm().protocol == LoadProtocol::Blocking;
         let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
-            .then(|| write(&self.world));
-        let mut bst = self.bp.seize();
+            .then(|| write(&self.cm().world));
+        let mut bst = self.seize();
         let late_bps = !blocking && mutant::is(self.mutant, Mutant::LoadCommitBeforeBreakpoints);
         if blocking {
             // ERTS: the old code's breakpoints are cleared while thread progress is blocked.
@@ -461,11 +462,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
         }
         let v = self.build_version(&mut st, &mut bst, !late_bps);
         let s = self.start_staging();
-        for x in &self.exports {
+        for x in &self.cm().exports {
             x.addresses[s].store(v, Relaxed);
         }
         self.code_wait(true);
-        self.code_ix.erts_commit_staging_code_ix(self.mutant);
+        self.cm().code_ix.erts_commit_staging_code_ix(self.mutant);
         if late_bps {
             // The mutant: the on_load patterns set after the commit, as a later trace_pattern.
             // SAFETY: v is live (the module table is about to own it; permission held).
@@ -486,27 +487,27 @@ impl<P: ThreadProgress> LoadEngine<P> {
 
     /// `erlang:delete_module/1`: current code becomes old; calls reach `undef`.
     pub fn delete(&self) -> Result<(), LoadError> {
-        let mut st = lock(&self.permission);
+        let mut st = lock(&self.cm().modules);
         if st.module.curr.is_null() {
             return Err(LoadError::NotLoaded);
         }
         if !st.module.old.is_null() {
             return Err(LoadError::NotPurged);
         }
-        let blocking = self.protocol == LoadProtocol::Blocking;
+        let blocking = self.cm().protocol == LoadProtocol::Blocking;
         let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
-            .then(|| write(&self.world));
-        let mut bst = self.bp.seize();
+            .then(|| write(&self.cm().world));
+        let mut bst = self.seize();
         if blocking {
             let curr = st.module.curr;
             self.clear_version_breakpoints(&mut bst, curr);
         }
         let s = self.start_staging();
-        for x in &self.exports {
+        for x in &self.cm().exports {
             x.addresses[s].store(std::ptr::null_mut(), Relaxed);
         }
         self.code_wait(true);
-        self.code_ix.erts_commit_staging_code_ix(self.mutant);
+        self.cm().code_ix.erts_commit_staging_code_ix(self.mutant);
         if !blocking {
             self.code_wait(false);
             let curr = st.module.curr;
@@ -552,88 +553,12 @@ impl<P: ThreadProgress> LoadEngine<P> {
         );
     }
 
-    /// `erts_internal:purge_module/2` as `code:soft_purge/1` does it: if a process still executes
-    /// the old version (`check_process_code`), refuse; otherwise unlink it, wait for thread
-    /// progress (PW, NonBlocking: the last return out of it happens before the free) and free it.
-    /// Returns whether there was old code.
-    pub fn purge(&self) -> Result<bool, LoadError> {
-        let st = lock(&self.permission);
-        if !st.module.old.is_null() {
-            self.purge_grace();
-        }
-        self.purge_locked(st)
-    }
-
-    /// `code:purge/1`: the processes still in the old version are killed, then it is purged.
-    /// The purger's `check_process_code` finds them (`in_code`), sends each an exit signal
-    /// (`CodeVersion::kill`) and waits until every one has exited (at its next scheduling point
-    /// it drops its frames without returning and discards its call_time pbts,
-    /// `LoadScheduler::take_signals`); then the soft purge's steps run (the check now passes,
-    /// unlink, PW, free). The wait is outside the block (under `Blocking` a process exits at a
-    /// progress point, where the world lock lets it run). No process can enter the version
-    /// meanwhile: it is old (no export entry of the active index holds it since the LW1 or the
-    /// block of the operation that made it old), and a local call needs a process in it. The
-    /// load-purge-skip-check mutant skips the check and the wait: the version is freed under
-    /// a process still in it, whose charge may be in flight. Returns whether there was old code.
-    pub fn purge_kill(&self) -> Result<bool, LoadError> {
-        assert!(
-            self.kills,
-            "purge_kill on an engine made without with_kills"
-        );
-        let st = lock(&self.permission);
-        let old = st.module.old;
-        if old.is_null() {
-            return Ok(false);
-        }
-        self.purge_grace();
-        // SAFETY: old is live (module table; permission held until the free).
-        let ver = unsafe { &*old };
-        if !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) && ver.in_code.load(Relaxed) != 0 {
-            ver.kill.store(true, Relaxed);
-            crate::progress::spin_while(
-                || ver.in_code.load(Relaxed) != 0,
-                "code:purge of m: a killed process did not exit",
-            );
-        }
-        self.purge_locked(st)
-    }
-
-    /// The soft purge's steps under the module table's lock `st`.
-    fn purge_locked(&self, mut st: MutexGuard<'_, LoadStager>) -> Result<bool, LoadError> {
-        let old = st.module.old;
-        if old.is_null() {
-            return Ok(false);
-        }
-        let blocking = self.protocol == LoadProtocol::Blocking;
-        let _world = (blocking && !mutant::is(self.mutant, Mutant::LoadBlockingWithoutBlock))
-            .then(|| write(&self.world));
-        let mut bst = self.bp.seize();
-        // check_process_code. Every increment of `in_code` happens before this read: it is made
-        // by a remote call that read the version from an export entry, before its scheduler's
-        // next progress point, and the operation that made the version old waited for that
-        // point (LW1) or ran under the block; [coh] gives the last value or a later decrement.
-        // SAFETY: old is live (module table; permission held).
-        let users = unsafe { &*old }.in_code.load(Relaxed);
-        if users != 0 && !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) {
-            return Err(LoadError::OldCodeInUse);
-        }
-        st.module.old = std::ptr::null_mut();
-        if !blocking {
-            // PW: no process is in the version and none can enter it (no export entry points
-            // at it; a local call needs a process already in it). A process that returned out
-            // of it did so before its next progress point: after this wait, all its reads of
-            // the version happen before the free (G-done).
-            self.bp.wait_unless(Mutant::LoadPurgeSkipWait);
-        }
-        self.free_version(&mut st, &mut bst, old);
-        Ok(true)
-    }
-
     /// `trace_pattern({m, '_', '_'}, true | false, [call_count])` in the legacy session on the
-    /// current version ([`LoadEngine::trace_pattern_spec`]). Returns the number of functions
-    /// matched.
-    pub fn trace_pattern(&self, on: bool) -> usize {
-        self.trace_pattern_spec(on, &TraceSpec::from(CALL_COUNT))
+    /// module's current version ([`Engine::trace_pattern_module_spec`]). Returns the number of
+    /// functions matched. (Named apart from [`Engine::trace_pattern`], which sets patterns on
+    /// the engine's static code area.)
+    pub fn trace_pattern_module(&self, on: bool) -> usize {
+        self.trace_pattern_module_spec(on, &TraceSpec::from(CALL_COUNT))
             .expect("the legacy session with call_count is always accepted")
     }
 
@@ -646,15 +571,19 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// conservation across versions cannot follow); `false` clears the given flags. The pattern
     /// is recorded for the module, so the next load gives it to the new version. Returns the
     /// number of functions matched (0 when the module has no current code).
-    pub fn trace_pattern_spec(&self, on: bool, spec: &TraceSpec) -> Result<usize, PatternError> {
+    pub fn trace_pattern_module_spec(
+        &self,
+        on: bool,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
         let (session, fl) = (spec.session, spec.flags);
         if fl.local || spec.global || spec.meta.is_some() || spec.ms.is_some() || !fl.counters() {
             return Err(PatternError::BadArg(
                 "a loaded module takes call_count, call_time and call_memory only".into(),
             ));
         }
-        let mut st = lock(&self.permission);
-        let mut bst = self.bp.seize_for(session)?;
+        let mut st = lock(&self.cm().modules);
+        let mut bst = self.seize_for(session)?;
         let had = st
             .module
             .patterns
@@ -696,7 +625,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
             let traced = st.module.traced();
             self.trace_pattern_on(&mut bst, v, session, op, change, traced);
         }
-        Ok(self.functions)
+        Ok(self.cm().functions)
     }
 
     /// `trace_pattern` of `fl` in `session` on every function of version `v` (the current
@@ -715,14 +644,14 @@ impl<P: ThreadProgress> LoadEngine<P> {
         // SAFETY: v is live while the permission is held (the current version).
         let ver = unsafe { &*v };
         let area = area_of(ver);
-        let funcs: Vec<FuncId> = (0..self.functions).collect();
+        let funcs: Vec<FuncId> = (0..self.cm().functions).collect();
         if !traced {
             ver.promised.store(false, Relaxed);
         }
-        let staging = self.bp.staging_ix();
+        let staging = self.staging_ix();
         for &f in &funcs {
             crate::stage::stage_in(
-                &self.bp,
+                self,
                 bst,
                 area,
                 f,
@@ -735,12 +664,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
         }
         let promised = &ver.promised;
         let install = (op != PatternOp::False).then_some((area, &funcs[..]));
-        self.bp
-            .finish_in(bst, op, install, &[(area, &funcs)], &mut || {
-                if traced {
-                    promised.store(true, Relaxed);
-                }
-            });
+        self.finish_in(bst, op, install, &[(area, &funcs)], &mut || {
+            if traced {
+                promised.store(true, Relaxed);
+            }
+        });
     }
 
     /// Every session's breakpoints off version `v` in one sequence (`erts_clear_module_break`
@@ -751,35 +679,29 @@ impl<P: ThreadProgress> LoadEngine<P> {
         // SAFETY: v is live while the permission is held (becoming old).
         let ver = unsafe { &*v };
         let area = area_of(ver);
-        let funcs: Vec<FuncId> = (0..self.functions).collect();
+        let funcs: Vec<FuncId> = (0..self.cm().functions).collect();
         ver.promised.store(false, Relaxed);
-        let staging = self.bp.staging_ix();
+        let staging = self.staging_ix();
         for &f in &funcs {
-            let sessions: Vec<SessionId> = crate::rest::chain(&self.bp, bst, area, f)
+            let sessions: Vec<SessionId> = crate::rest::chain(self, bst, area, f)
                 .map(|n| n.session)
                 .collect();
             for s in sessions {
-                crate::stage::clear_session(&self.bp, bst, area, f, s, staging);
+                crate::stage::clear_session(self, bst, area, f, s, staging);
             }
         }
-        self.bp
-            .finish_in(bst, PatternOp::False, None, &[(area, &funcs)], &mut || {});
+        self.finish_in(bst, PatternOp::False, None, &[(area, &funcs)], &mut || {});
     }
 
-    /// `trace:session_create/3` on the breakpoint engine.
-    pub fn create_session(&self, name: &str) -> Result<SessionId, SessionError> {
-        self.bp.create_session(name)
-    }
-
-    /// `trace:session_destroy/1` while the module is loaded: the session's breakpoints are
+    /// `trace:session_destroy/1` ([`Engine::destroy_session`]) on an engine with a module: the session's breakpoints are
     /// inert at once and cleared off the module's versions (and the engine's areas) by the
     /// engine's one sequence; the module's pattern in that session is dropped. When the session
     /// held the module's last pattern, the current version's promise is withdrawn first, and a
     /// wait for thread progress lets every call that read the promise finish before the
     /// session turns inert (the promise's check reads it last).
-    pub fn destroy_session(&self, s: SessionId) -> Result<bool, SessionError> {
-        let mut st = lock(&self.permission);
-        let funcs: Vec<FuncId> = (0..self.functions).collect();
+    pub(crate) fn destroy_session_loaded(&self, s: SessionId) -> Result<bool, SessionError> {
+        let mut st = lock(&self.cm().modules);
+        let funcs: Vec<FuncId> = (0..self.cm().functions).collect();
         let versions: Vec<*mut CodeVersion> = [st.module.curr, st.module.old]
             .into_iter()
             .filter(|v| !v.is_null())
@@ -792,8 +714,8 @@ impl<P: ThreadProgress> LoadEngine<P> {
         let had = st.module.patterns.iter().any(|(x, _)| *x == s);
         let last = had && st.module.patterns.len() == 1;
         let curr = st.module.curr;
-        let bp = &self.bp;
-        let r = self.bp.destroy_session_in(s, &areas, &mut || {
+        let bp = self;
+        let r = self.destroy_session_in(s, &areas, &mut || {
             if last && !curr.is_null() {
                 // SAFETY: the current version, live (module table held).
                 unsafe { &*curr }.promised.store(false, Relaxed);
@@ -810,11 +732,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// counters were released. At rest (no call running), this is the number of counted calls
     /// (no lost event).
     pub fn total_count(&self) -> u64 {
-        let st = lock(&self.permission);
-        let bst = self.bp.seize();
+        let st = lock(&self.cm().modules);
+        let bst = self.seize();
         let mut n = bst
             .retired_counts
-            .expect("the load engine folds its counters");
+            .expect("an engine with a module folds its counters");
         self.each_node(&st, &bst, &mut |node| {
             let (a, s) = (node.snapshot_half(0).count, node.snapshot_half(1).count);
             let same = matches!((&a, &s), (Some(x), Some(y)) if std::sync::Arc::ptr_eq(x, y));
@@ -826,14 +748,14 @@ impl<P: ThreadProgress> LoadEngine<P> {
     }
 
     /// Visit every breakpoint node of the module's live versions (under both permissions).
-    fn each_node(&self, st: &LoadStager, bst: &Permission<'_>, visit: &mut dyn FnMut(&GenericBp)) {
+    fn each_node(&self, st: &ModuleTable, bst: &Permission<'_>, visit: &mut dyn FnMut(&GenericBp)) {
         for v in [st.module.curr, st.module.old] {
             if v.is_null() {
                 continue;
             }
-            for f in 0..self.functions {
+            for f in 0..self.cm().functions {
                 // SAFETY: live versions of the module table; permission held.
-                for node in crate::rest::chain(&self.bp, bst, area_of(unsafe { &*v }), f) {
+                for node in crate::rest::chain(self, bst, area_of(unsafe { &*v }), f) {
                     visit(node);
                 }
             }
@@ -846,11 +768,11 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// processes' [`Proc::timem_calls`](crate::process::Proc) (count conservation across
     /// versions).
     pub fn total_timed(&self) -> i64 {
-        let st = lock(&self.permission);
-        let bst = self.bp.seize();
+        let st = lock(&self.cm().modules);
+        let bst = self.seize();
         let mut n = bst
             .retired_timem
-            .expect("the load engine folds its call_time objects");
+            .expect("an engine with a module folds its call_time objects");
         let mut seen: Vec<*const crate::timem::BpTimemTrace> = Vec::new();
         self.each_node(&st, &bst, &mut |node| {
             for ix in 0..ERTS_NUM_BP_IX {
@@ -873,16 +795,16 @@ impl<P: ThreadProgress> LoadEngine<P> {
     /// At rest: `session`'s call_time (`time`) or call_memory object on function `f` of the
     /// current version, totals per pid, through the active half; `None` if it has none.
     pub fn current_timem(&self, session: SessionId, f: FuncId, time: bool) -> Option<Totals> {
-        let st = lock(&self.permission);
-        let bst = self.bp.seize();
+        let st = lock(&self.cm().modules);
+        let bst = self.seize();
         let v = st.module.curr;
         if v.is_null() {
             return None;
         }
         // SAFETY: live version of the module table; permission held.
-        let node = crate::rest::chain(&self.bp, &bst, area_of(unsafe { &*v }), f)
+        let node = crate::rest::chain(self, &bst, area_of(unsafe { &*v }), f)
             .find(|n| n.session == session)?;
-        let d = node.snapshot_half(self.bp.active_ix());
+        let d = node.snapshot_half(self.active_ix());
         let t = if time { d.time } else { d.memory }?;
         let mut tot = Totals::new();
         // At rest: no scheduler charges (the caller's contract).
@@ -892,7 +814,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
 
     /// The current version's number (0 if deleted).
     pub fn current_version(&self) -> u32 {
-        let st = lock(&self.permission);
+        let st = lock(&self.cm().modules);
         // SAFETY: live version of the module table; permission held.
         (!st.module.curr.is_null())
             .then(|| unsafe { (*st.module.curr).number })
@@ -901,20 +823,21 @@ impl<P: ThreadProgress> LoadEngine<P> {
 
     /// The old version's number (0 if there is none).
     pub fn old_version(&self) -> u32 {
-        let st = lock(&self.permission);
+        let st = lock(&self.cm().modules);
         // SAFETY: live version of the module table; permission held.
         (!st.module.old.is_null())
             .then(|| unsafe { (*st.module.old).number })
             .unwrap_or(0)
     }
 
-    /// At rest: halves equal, instruction patched iff the pattern is set, promise as pattern,
-    /// nothing leaked, every export entry on the current version in both code indices' use.
-    pub fn check_at_rest(&self) -> Result<(), String> {
-        let st = lock(&self.permission);
-        let bst = self.bp.seize();
-        let a = self.code_ix.stager_active_ix();
-        for (f, x) in self.exports.iter().enumerate() {
+    /// [`Engine::check_at_rest`] on an engine with a module: halves equal, instruction patched
+    /// iff the pattern is set, promise as pattern, nothing leaked, every export entry on the
+    /// current version in both code indices' use.
+    pub(crate) fn check_modules_at_rest(&self) -> Result<(), String> {
+        let st = lock(&self.cm().modules);
+        let bst = self.seize();
+        let a = self.cm().code_ix.stager_active_ix();
+        for (f, x) in self.cm().exports.iter().enumerate() {
             let p = x.addresses[a].load(Relaxed);
             if p != st.module.curr {
                 return Err(format!(
@@ -947,7 +870,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
                         ver.number
                     ));
                 }
-                let sessions: Vec<SessionId> = crate::rest::chain(&self.bp, &bst, area_of(ver), f)
+                let sessions: Vec<SessionId> = crate::rest::chain(self, &bst, area_of(ver), f)
                     .map(|n| n.session)
                     .collect();
                 let mut want: Vec<SessionId> = if traced {
@@ -962,7 +885,7 @@ impl<P: ThreadProgress> LoadEngine<P> {
                         ver.number
                     ));
                 }
-                for node in crate::rest::chain(&self.bp, &bst, area_of(ver), f) {
+                for node in crate::rest::chain(self, &bst, area_of(ver), f) {
                     bps += 1;
                     let d = node.snapshot_half(0);
                     for t in [&d.time, &d.memory].into_iter().flatten() {
@@ -1003,12 +926,14 @@ impl<P: ThreadProgress> LoadEngine<P> {
     }
 }
 
-impl<P: ThreadProgress> Drop for LoadEngine<P> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            return; // a failed model run: leak (as `engine.rs`)
-        }
-        let st = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
+impl<P: ThreadProgress> Engine<P> {
+    /// `Drop for Engine`, first: the module's versions and the nodes in their slots (the
+    /// caller has checked that no model run is unwinding).
+    pub(crate) fn drop_versions(&mut self) {
+        let Some(cm) = self.code_mgmt.as_deref_mut() else {
+            return;
+        };
+        let st = cm.modules.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut vs: Vec<*mut CodeVersion> = std::mem::take(&mut st.graveyard_versions);
         for v in [st.module.curr, st.module.old] {
             if !v.is_null() {
@@ -1027,347 +952,6 @@ impl<P: ThreadProgress> Drop for LoadEngine<P> {
         for v in vs {
             // SAFETY: from Box::into_raw, in exactly one of the lists.
             drop(unsafe { Box::from_raw(v) });
-        }
-    }
-}
-
-impl<P: ThreadProgress> Drop for LoadScheduler<P> {
-    fn drop(&mut self) {
-        if !self.held.is_null() && !std::thread::panicking() {
-            let asleep = !self.proc.running;
-            if asleep {
-                // Dropped asleep (the scenario runner keeps its schedulers asleep between
-                // steps): wake to run the process's exit, whose return frames charge.
-                self.wake();
-            }
-            self.return_out(); // the process exits (a no-op if the wake's signals killed it)
-            if asleep {
-                // Asleep again: the engine's progress has no unregister, so a scheduler dropped
-                // awake would hold every later wait for thread progress.
-                self.sleep();
-            }
-        }
-        self.leave(); // before `engine` (the guard borrows it)
-    }
-}
-
-/// A scheduler of the load engine.
-pub struct LoadScheduler<P: ThreadProgress> {
-    /// Blocking protocol: the shared side of the world lock while awake (see `LoadEngine::world`).
-    /// Declared before `engine` and released in `Drop` before it: it borrows `engine.world`.
-    inside: Option<RwLockReadGuard<'static, ()>>,
-    /// The breakpoint engine's scheduler: its thread progress handle and its hit path.
-    sched: Scheduler<P>,
-    engine: Arc<LoadEngine<P>>,
-    pub id: usize,
-    pub calls: u64,
-    pub counted: u64,
-    /// The version this scheduler's process executes in across progress points (null: none):
-    /// entered by `call_and_stay`, left by `return_out`; `local_call` runs its functions.
-    held: *const CodeVersion,
-    /// The scheduler's process (pid = the scheduler's id), call-traced in every session: its
-    /// pbts and stack carry call_time/call_memory frames naming the versions' functions
-    /// (`process::Ci`), charged on return, at the next traced call and when it is scheduled out
-    /// (at every progress point and nap).
-    pub proc: Proc,
-    /// Processes of this scheduler killed by `code:purge/1` (`take_signals`).
-    pub killed: u64,
-    /// The process was killed and no new one has started: its local calls and its return do
-    /// nothing (the next remote call is a new process's).
-    dead: bool,
-}
-
-impl<P: ThreadProgress> LoadScheduler<P> {
-    /// Register and wake (on its own thread).
-    pub fn start(engine: Arc<LoadEngine<P>>, id: usize) -> LoadScheduler<P> {
-        let sched = Scheduler::start(engine.bp.clone(), id);
-        let mut s = LoadScheduler {
-            inside: None,
-            sched,
-            engine,
-            id,
-            calls: 0,
-            counted: 0,
-            held: std::ptr::null(),
-            proc: Proc::new(Process {
-                pid: id as u64,
-                call_traced: u64::MAX,
-            }),
-            killed: 0,
-            dead: false,
-        };
-        s.enter();
-        s.sched.schedule_in(&mut s.proc);
-        s
-    }
-
-    /// Blocking protocol: take the shared side of the world lock (wait here while a loader
-    /// holds the world stopped).
-    fn enter(&mut self) {
-        assert!(self.inside.is_none(), "scheduler {} entered twice", self.id);
-        if self.engine.protocol == LoadProtocol::Blocking {
-            let g = read(&self.engine.world);
-            // SAFETY: the guard borrows `self.engine.world`, which lives as long as the Arc in
-            // `self.engine`; the guard is dropped by `leave` or by `Drop for LoadScheduler`,
-            // always before that Arc (checked: `Drop` takes it first, and `inside` is declared
-            // before `engine`). Only the lifetime changes, not the type.
-            let g: RwLockReadGuard<'static, ()> = unsafe { std::mem::transmute(g) };
-            self.inside = Some(g);
-        }
-    }
-
-    /// Release the shared side (at a progress point, or going to sleep).
-    fn leave(&mut self) {
-        self.inside = None;
-    }
-
-    pub fn engine(&self) -> &LoadEngine<P> {
-        &self.engine
-    }
-
-    /// A progress point; under `Blocking` also the point where a stopped world holds it. The
-    /// process is scheduled out before it (its running call_time charged to the function it is
-    /// in, in whichever version) and back in after.
-    pub fn progress(&mut self) {
-        self.sched.schedule_out(&mut self.proc);
-        self.sched.progress();
-        self.leave();
-        self.enter();
-        self.take_signals();
-        self.sched.schedule_in(&mut self.proc);
-    }
-
-    /// Scheduled in: the process handles its signals first. An exit signal from `code:purge/1`
-    /// (the version it is in is marked `kill`) kills it: its frames are dropped without
-    /// returning (no return frame runs, no charge), its call_time and call_memory pbts are
-    /// discarded (ERTS frees them with the process, `delete_process`), and it leaves the
-    /// version (`in_code` decremented, what the purger waits for). Its earlier charges, made on
-    /// this thread, are before that decrement.
-    fn take_signals(&mut self) {
-        if self.held.is_null() || !self.engine.kills {
-            return;
-        }
-        // SAFETY: the process is in the version (`in_code` counts it), so purge has not freed it
-        // (the purger waits for this decrement, then PW).
-        let ver = unsafe { &*self.held };
-        ver.live
-            .assert_live(&|| format!("version {} of m (signal)", ver.number));
-        if !ver.kill.load(Relaxed) {
-            return;
-        }
-        let p = &mut self.proc;
-        p.stack.clear();
-        p.conts.clear();
-        p.time.clear();
-        p.memory.clear();
-        p.current = None;
-        let before = ver.in_code.fetch_sub(1, Relaxed);
-        assert!(before > 0, "version {}: in_code underflow", ver.number);
-        self.held = std::ptr::null();
-        self.killed += 1;
-        self.dead = true;
-    }
-
-    /// Go to sleep, the process scheduled out first (its charges are reads of the versions it
-    /// names, made while this scheduler is still awake).
-    pub fn sleep(&mut self) {
-        self.sched.schedule_out(&mut self.proc);
-        self.leave();
-        self.sched.sleep();
-    }
-
-    pub fn wake(&mut self) {
-        self.sched.wake();
-        self.enter();
-        self.take_signals();
-        self.sched.schedule_in(&mut self.proc);
-    }
-
-    /// Advance the scheduler's clock (call_time's time units).
-    pub fn advance(&mut self, dt: i64) {
-        self.sched.advance(dt);
-    }
-
-    /// A remote call `m:f()`: the active code index, the export entry's address for it, the
-    /// version's code, its first instruction and, if patched, its breakpoint.
-    pub fn call(&mut self, f: usize) -> CallSeen {
-        self.remote(f, false)
-    }
-
-    /// A remote call `m:f()` after which the process stays in the version it ran (it is
-    /// suspended inside `m`, a return address into the version on its stack) across progress
-    /// points, until `return_out`. `check_process_code` sees it (`CodeVersion::in_code`).
-    pub fn call_and_stay(&mut self, f: usize) -> CallSeen {
-        assert!(
-            self.held.is_null(),
-            "scheduler {}: its process is already in a version",
-            self.id
-        );
-        self.remote(f, true)
-    }
-
-    /// A local call `f()` from the version the process is in: it stays in that version (ERTS:
-    /// local calls are direct jumps within the code area), current or old, whatever the code
-    /// index says now.
-    pub fn local_call(&mut self, f: usize) -> CallSeen {
-        if self.dead {
-            // Killed by code:purge/1: nothing left to call from.
-            return CallSeen {
-                version: 0,
-                counted: false,
-                local: true,
-            };
-        }
-        self.proc.push_cont();
-        let seen = self.local_call_in(f);
-        self.sched.ret(&mut self.proc);
-        seen
-    }
-
-    fn local_call_in(&mut self, f: usize) -> CallSeen {
-        assert!(
-            !self.held.is_null(),
-            "scheduler {}: a local call from no version",
-            self.id
-        );
-        assert!(
-            self.engine.protocol != LoadProtocol::Blocking || self.inside.is_some(),
-            "scheduler {} called while asleep",
-            self.id
-        );
-        self.calls += 1;
-        let v = self.held;
-        let mut seen = self.run_version(v, f);
-        seen.local = true;
-        seen
-    }
-
-    /// The process returns out of the version it is in (or exits): its frames from the call
-    /// that entered it run first (a call_time return frame charges the version's function, the
-    /// version still counted in `in_code`), then it leaves the version.
-    pub fn return_out(&mut self) {
-        if std::mem::take(&mut self.dead) {
-            return; // killed by code:purge/1: it already left the version
-        }
-        assert!(
-            !self.held.is_null(),
-            "scheduler {}: return from no version",
-            self.id
-        );
-        self.sched.ret(&mut self.proc);
-        let v = std::mem::replace(&mut self.held, std::ptr::null());
-        // SAFETY: a held version is freed only after purge saw `in_code == 0` (so after this
-        // decrement) and waited for thread progress (PW), which this scheduler's next progress
-        // point ends: this access happens before the free (docs/nonblocking-load.md §3).
-        let ver = unsafe { &*v };
-        ver.live
-            .assert_live(&|| format!("version {} of m (return)", ver.number));
-        let before = ver.in_code.fetch_sub(1, Relaxed);
-        assert!(before > 0, "version {}: in_code underflow", ver.number);
-    }
-
-    fn remote(&mut self, f: usize, stay: bool) -> CallSeen {
-        self.dead = false; // a killed process's successor
-        self.proc.push_cont();
-        let seen = self.remote_in(f, stay);
-        if !stay || seen.version == 0 {
-            // Returned (or `undef`): its frames run now. A call that stays keeps them on the
-            // stack until `return_out`.
-            self.sched.ret(&mut self.proc);
-        }
-        seen
-    }
-
-    fn remote_in(&mut self, f: usize, stay: bool) -> CallSeen {
-        let e = &*self.engine;
-        assert!(
-            e.protocol != LoadProtocol::Blocking || self.inside.is_some(),
-            "scheduler {} called while asleep",
-            self.id
-        );
-        let ix = readers::code_ix(Reader::LoadRemote, &e.code_ix, e.mutant);
-        assert!(ix < ERTS_NUM_CODE_IX);
-        let v = readers::export_address(Reader::LoadRemote, &e.exports[f].addresses[ix], Relaxed);
-        self.calls += 1;
-        if v.is_null() {
-            return CallSeen {
-                version: 0,
-                counted: false,
-                local: false,
-            };
-        }
-        if stay {
-            // SAFETY: as in `run_version` (read from the export entry of the active index).
-            let ver = unsafe { &*v };
-            ver.live
-                .assert_live(&|| format!("version {} of m (entry)", ver.number));
-            // Before this scheduler's next progress point: the purge's check reads it after
-            // LW1 of the operation that made the version old (see `LoadEngine::purge`).
-            ver.in_code.fetch_add(1, Relaxed);
-            self.held = v;
-        }
-        self.run_version(v, f)
-    }
-
-    /// Run function `f` of version `v`: its code, its first instruction and, if patched, its
-    /// breakpoint; the promise checked last.
-    fn run_version(&mut self, v: *const CodeVersion, f: usize) -> CallSeen {
-        // SAFETY: read from the export entry of the active code index: a version is freed only
-        // after it left both indices and a grace period passed (LW1), or under the block, and
-        // this call began after this scheduler's last progress point (docs/nonblocking-load.md);
-        // or held by this scheduler's process, which purge checks (`in_code`) before it frees.
-        let ver = unsafe { &*v };
-        ver.live
-            .assert_live(&|| format!("version {} of m (code)", ver.number));
-        // SAFETY: the body is written once, before publication (ordered by code-ix-commit /
-        // code-ix-load); loom checks it.
-        let body = ver.body.with(|p| unsafe { *p });
-        assert_eq!(
-            body,
-            CodeVersion::body_of(ver.number),
-            "m:f{f}/0: version {} not fully loaded",
-            ver.number
-        );
-        // The engine's hit path on the version's code area (`hit.rs::hit_in`): the instruction
-        // word, the slot, the chain, the active index and half, the counter; it checks the
-        // original instruction it goes on to run against the function's.
-        // What `hit_in` dereferences is live: a node in the slot of a patched function is
-        // freed only after it was unlinked and W4 passed, or, for a whole version, after LW1 /
-        // under the block (invariant I1 of docs/protocol.md, docs/nonblocking-load.md §3).
-        self.sched.advance(1);
-        let process = self.proc.p;
-        let instr = self
-            .sched
-            .hit_in(area_of(ver), f, f, &process, Some(&mut self.proc));
-        self.proc.current = Some(f);
-        let hit = self.sched.hits.pop().expect("hit_in records every hit");
-        assert_eq!(
-            instr, ver.code.funcs[f].original,
-            "m:f{f}/0: a foreign instruction word in version {}",
-            ver.number
-        );
-        let counted = hit.flags & flags::COUNT_ACTIVE != 0;
-        let ran = hit.flags
-            & (flags::COUNT_ACTIVE | flags::TIME_TRACE_ACTIVE | flags::MEM_TRACE_ACTIVE)
-            != 0;
-        // Read last: a withdrawn promise is stored before anything a call could see of the
-        // withdrawal (trace_pattern T1 / the loader before its clear), a made one after every
-        // hit can see the breakpoint (after W2 / before publication).
-        if ver.promised.load(Relaxed) && !ran {
-            panic!(
-                "a mix: scheduler {} ran version {} of m:f{f}/0 without its breakpoints",
-                self.id, ver.number
-            );
-        }
-        ver.live
-            .assert_live(&|| format!("version {} of m (after the call)", ver.number));
-        if counted {
-            self.counted += 1;
-        }
-        CallSeen {
-            version: ver.number,
-            counted,
-            local: false,
         }
     }
 }

@@ -14,6 +14,7 @@
 //! that ERTS does not make. docs/protocol.md (layout) says the same.
 
 pub mod bp;
+pub(crate) mod calls;
 pub mod code;
 pub mod code_ix;
 pub(crate) mod commit;
@@ -26,6 +27,7 @@ pub(crate) mod install;
 pub mod load;
 pub mod ordering;
 pub mod progress;
+pub(crate) mod purge;
 pub mod readers;
 pub(crate) mod rest;
 pub(crate) mod stage;

@@ -27,7 +27,7 @@ pub enum Reader {
     /// The call_time / call_memory charge (`calltime.rs::get_timem_break`): the slot (Acquire,
     /// finding F3), `next`, the active index and the active half.
     TimemCharge,
-    /// A remote call of the load engine (`load.rs::remote`): the active code index and the
+    /// A remote call into the engine's module (`calls.rs::remote`): the active code index and the
     /// export entry's address for it.
     LoadRemote,
 }

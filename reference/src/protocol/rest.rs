@@ -53,7 +53,12 @@ impl<P: ThreadProgress> Engine<P> {
     /// every node are equal, no `to_insert` is pending, no node is disabled, the instruction is
     /// patched iff some session has an active flag, the free list is empty, and every allocated
     /// node is on a chain (nothing leaked). Takes the permission, so it waits for any stager.
+    /// On an engine with a module (`load.rs`) the module's versions are checked instead
+    /// (`load.rs` `check_modules_at_rest`).
     pub fn check_at_rest(&self) -> Result<(), String> {
+        if self.code_mgmt.is_some() {
+            return self.check_modules_at_rest();
+        }
         let st = self.seize();
         let active = self.active_ix();
         let mut on_chains = 0u64;

@@ -270,14 +270,19 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// `trace:session_destroy/1`. Returns `Ok(false)` if the session was already destroyed
     /// (ERTS returns false when it is not alive).
+    /// On an engine with a module (`load.rs`) the session's breakpoints on the module's
+    /// versions go in the same sequence (`load.rs` `destroy_session_loaded`).
     pub fn destroy_session(&self, s: SessionId) -> Result<bool, SessionError> {
+        if self.code_mgmt.is_some() {
+            return self.destroy_session_loaded(s);
+        }
         self.destroy_session_in(s, &[], &mut || {})
     }
 
     /// [`Engine::destroy_session`], also clearing the session's breakpoints on the entries of
     /// `more` (the code areas of loaded versions, `load.rs`: the caller holds the module table,
     /// so the versions outlive the call) in the same sequence. `before` runs under the
-    /// permission before the session turns inert (the load engine withdraws a version's promise
+    /// permission before the session turns inert (the module's `destroy_session_loaded` withdraws a version's promise
     /// there when the session held its last pattern).
     pub(crate) fn destroy_session_in(
         &self,

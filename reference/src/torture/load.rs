@@ -9,7 +9,7 @@
 //! - one loader thread: load a new version (purge first when ERTS says `not_purged`), delete,
 //!   purge; by the run's [`PurgeMode`], a soft purge (`code:soft_purge/1`: refused while a
 //!   process is still in the old code, `OldCodeInUse`, and retried), a killing one
-//!   (`code:purge/1`, `LoadEngine::purge_kill`: the processes in the old code are killed and
+//!   (`code:purge/1`, `Engine::purge_kill`: the processes in the old code are killed and
 //!   exit at their next scheduling point, their frames and call_time pbts discarded), or either
 //!   at random;
 //! - one stager thread: `trace_pattern` on and off on the module, call_count in the legacy
@@ -44,7 +44,9 @@
 //! waits for that process.
 
 use super::{check_common, panic_message, per_second, shortfalls, Rng};
-use crate::load::{LoadEngine, LoadError, LoadProtocol, LoadScheduler};
+use crate::engine::{Engine, EngineConfig};
+use crate::hit::Scheduler;
+use crate::load::{LoadError, LoadProtocol};
 use crate::mutant::Mutant;
 use crate::progress::Qsbr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -73,7 +75,7 @@ pub struct LoadTortureConfig {
     pub min_trace_patterns: u64,
     pub seed: u64,
     pub mutant: Option<Mutant>,
-    /// The engine's code index scheme (`LoadEngine::with_code_ix`).
+    /// The engine's code index scheme (`Engine::with_code_ix`).
     pub scheme: crate::code_ix::CodeIxScheme,
     /// The loader's purges: soft, killing, or either at random.
     pub purge: PurgeMode,
@@ -82,10 +84,10 @@ pub struct LoadTortureConfig {
 /// The loader's purges (`bpspec torture --load --purge`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PurgeMode {
-    /// `code:soft_purge/1` only (`LoadEngine::purge`): refused while a process is in the old
+    /// `code:soft_purge/1` only (`Engine::purge`): refused while a process is in the old
     /// code, retried.
     Soft,
-    /// `code:purge/1` only (`LoadEngine::purge_kill`): the processes in the old code are killed.
+    /// `code:purge/1` only (`Engine::purge_kill`): the processes in the old code are killed.
     Kill,
     /// Either, at random (half each).
     Mixed,
@@ -328,14 +330,10 @@ pub fn run(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
 
 fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     let start = Instant::now();
-    let engine = LoadEngine::<Qsbr>::new(
-        cfg.functions,
-        cfg.schedulers,
-        cfg.protocol,
-        true,
-        cfg.mutant,
-    )
-    .with_code_ix(cfg.scheme);
+    let engine =
+        Engine::<Qsbr>::new(EngineConfig::simple(0, cfg.schedulers).with_mutant(cfg.mutant))
+            .with_module(cfg.functions, cfg.protocol, true)
+            .with_code_ix(cfg.scheme);
     let e = Arc::new(if cfg.purge.kills() {
         engine.with_kills()
     } else {
@@ -466,13 +464,13 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
 /// A scheduler thread: its process calls, stays, makes local calls and returns, with progress
 /// points and naps; bounded by `quota` calls and the deadline.
 fn scheduler(
-    e: Arc<LoadEngine<Qsbr>>,
+    e: Arc<Engine<Qsbr>>,
     sh: Arc<Shared>,
     cfg: &LoadTortureConfig,
     id: usize,
     quota: u64,
 ) -> SchedStats {
-    let mut s = LoadScheduler::start(e, id);
+    let mut s = Scheduler::start(e, id);
     let mut st = SchedStats::default();
     let held = std::cell::Cell::new(false);
     let r = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
@@ -497,16 +495,17 @@ fn scheduler(
             true
         }
     };
-    st.counted = s.counted;
-    st.timed = s.proc.timem_calls;
-    st.killed = s.killed;
+    st.counted = s.counted();
+    st.timed = s.code_proc().timem_calls;
+    st.killed = s.killed();
     if failed {
         // Asleep so that the loader's waits end; never touch the (maybe freed) version again.
         // The process never runs again: its frames and pbts are dropped unrun (they may name
         // freed versions, and the check may have failed before it was scheduled in), so that
         // going to sleep charges nothing: an empty process in its place, marked running.
-        s.proc = crate::process::Proc::new(s.proc.p);
-        s.proc.running = true;
+        let p = s.code_proc().p;
+        *s.code_proc_mut() = crate::process::Proc::new(p);
+        s.code_proc_mut().running = true;
         s.sleep();
         std::mem::forget(s);
     } else {
@@ -520,7 +519,7 @@ fn scheduler(
 /// The process's calls: returns when the quota is made or the run stops; `held` says whether the
 /// process is in a version at that point.
 fn calls(
-    s: &mut LoadScheduler<Qsbr>,
+    s: &mut Scheduler<Qsbr>,
     sh: &Shared,
     cfg: &LoadTortureConfig,
     id: usize,
@@ -534,16 +533,16 @@ fn calls(
     let mut unpublished = 0u64;
     // The kills seen: a scheduling point that raises `s.killed` killed the process (it left its
     // version: its local calls and its return are a dead process's).
-    let mut killed = s.killed;
-    let mut exited = |s: &LoadScheduler<Qsbr>, held: &mut u32| {
-        if s.killed != killed {
-            if *held == 0 || s.killed != killed + 1 {
+    let mut killed = s.killed();
+    let mut exited = |s: &Scheduler<Qsbr>, held: &mut u32| {
+        if s.killed() != killed {
+            if *held == 0 || s.killed() != killed + 1 {
                 return Err(format!(
                     "killed {} times at one scheduling point, in version {held}",
-                    s.killed - killed
+                    s.killed() - killed
                 ));
             }
-            killed = s.killed;
+            killed = s.killed();
             *held = 0;
             in_version.set(false);
         }
@@ -586,7 +585,7 @@ fn calls(
                     ));
                 }
             }
-            Step::Remote => remote_seen(sh, s.call(fx), st)?,
+            Step::Remote => remote_seen(sh, s.call_ext(fx), st)?,
             Step::Stay => {
                 let c = s.call_and_stay(fx);
                 remote_seen(sh, c, st)?;
@@ -653,7 +652,7 @@ fn remote_seen(sh: &Shared, c: crate::load::CallSeen, st: &mut SchedStats) -> Re
 }
 
 /// Asleep for a moment (a scheduler with no work): the loader's waits pass it.
-fn nap(s: &mut LoadScheduler<Qsbr>, st: &mut SchedStats) {
+fn nap(s: &mut Scheduler<Qsbr>, st: &mut SchedStats) {
     s.sleep();
     std::thread::yield_now();
     s.wake();
@@ -665,7 +664,7 @@ fn nap(s: &mut LoadScheduler<Qsbr>, st: &mut SchedStats) {
 /// ones, each a scheduling point (a wake, which handles the process's signals, then asleep
 /// again): a killing purge that waits for this process to exit, and holds the loader and the
 /// stager meanwhile, is not waited for in turn (module comment).
-fn pace(s: &mut LoadScheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut SchedStats) {
+fn pace(s: &mut Scheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut SchedStats) {
     if cfg.pace == 0 {
         return;
     }
@@ -688,11 +687,11 @@ fn pace(s: &mut LoadScheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &
 }
 
 /// The loader: load (purging first when needed), delete, purge; refused purges retried.
-fn loader(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64, mode: PurgeMode) -> LoaderStats {
+fn loader(e: &Engine<Qsbr>, sh: &Shared, seed: u64, mode: PurgeMode) -> LoaderStats {
     let mut out = LoaderStats::default();
     let r = catch_unwind(AssertUnwindSafe(|| {
         let mut rng = Rng::new(seed ^ 0x10AD_E500);
-        let mut next = 2u64; // version 1 is loaded by `LoadEngine::new`
+        let mut next = 2u64; // version 1 is loaded by `Engine::new`
         while !sh.stopped() {
             let r = rng.below(10);
             let kill = match mode {
@@ -738,12 +737,7 @@ fn loader(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64, mode: PurgeMode) -> Load
 /// Purge: `code:purge/1` (`kill`: never refused, its wait for the killed processes' exits is
 /// bounded by the engine's spin limit) or `code:soft_purge/1`, retried while a process is in the
 /// old code (bounded by the stop and the deadline).
-fn purge(
-    e: &LoadEngine<Qsbr>,
-    sh: &Shared,
-    kill: bool,
-    out: &mut LoaderStats,
-) -> Result<(), String> {
+fn purge(e: &Engine<Qsbr>, sh: &Shared, kill: bool, out: &mut LoaderStats) -> Result<(), String> {
     loop {
         let r = if kill { e.purge_kill() } else { e.purge() };
         match r {
@@ -770,7 +764,7 @@ fn purge(
 
 /// The stager: trace_pattern on and off on the module, call_count in the legacy session or
 /// call_time in session `timed`. Returns the calls made.
-fn stager(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64, timed: crate::bp::SessionId) -> u64 {
+fn stager(e: &Engine<Qsbr>, sh: &Shared, seed: u64, timed: crate::bp::SessionId) -> u64 {
     let mut n = 0;
     let call_time = crate::calltrace::TraceSpec::from(crate::pattern::FlagSet {
         call_time: true,
@@ -783,8 +777,8 @@ fn stager(e: &LoadEngine<Qsbr>, sh: &Shared, seed: u64, timed: crate::bp::Sessio
             // Mostly on: a traced module is what the loads must keep traced.
             let on = rng.chance(3, 4);
             if rng.chance(1, 2) {
-                e.trace_pattern(on);
-            } else if let Err(er) = e.trace_pattern_spec(on, &call_time) {
+                e.trace_pattern_module(on);
+            } else if let Err(er) = e.trace_pattern_module_spec(on, &call_time) {
                 sh.fail("stager", format!("call_time: {er}"));
                 return;
             }

@@ -1,0 +1,437 @@
+//! A scheduler's calls into loaded code (docs/nonblocking-load.md): on an engine with a module
+//! ([`Engine::with_module`], `load.rs`), every [`Scheduler`] runs one process that calls the
+//! module's functions. A remote call ([`Scheduler::call_ext`], ERTS's `call_ext` instruction)
+//! reads the active code index and the export entry's address for it and runs that version; a
+//! process may stay in the version it entered ([`Scheduler::call_and_stay`], a return address
+//! into the version on its stack, what `check_process_code` finds) across progress points and
+//! make local calls into it ([`Scheduler::local_call`], direct jumps within the version's code
+//! area) until it returns out ([`Scheduler::return_out`]). Each call into a version runs the
+//! engine's hit path on that version's code area (`hit.rs::hit_in`), with the process's
+//! call_time/call_memory frames on its stack.
+//!
+//! Under the blocking protocol an awake scheduler holds the shared side of the engine's world
+//! lock (`CodeMgmt::world`) from one progress point (or wake-up) to the next, so a loader's
+//! exclusive side stops the world; [`Scheduler::progress`], [`Scheduler::sleep`] and
+//! [`Scheduler::wake`] also schedule the process out and in (its running call_time charged to
+//! the function it is in, in whichever version) and, on an engine made
+//! [`Engine::with_kills`], deliver the exit signal of `code:purge/1`.
+//!
+//! The promise P-load (`load.rs`) is asserted here, in [`Scheduler::call_ext`]'s run of a
+//! version: while the version's `promised` flag is set, the call executes the breakpoint.
+
+use crate::bp::flags;
+use crate::code_ix::{CodeVersion, ERTS_NUM_CODE_IX};
+use crate::engine::Engine;
+use crate::export::{Area, VersionArea};
+use crate::hit::{Process, Scheduler};
+use crate::load::{CallSeen, LoadProtocol};
+use crate::process::Proc;
+use crate::progress::ThreadProgress;
+use crate::readers::{self, Reader};
+use crate::sync::Ordering::Relaxed;
+use crate::sync::{read, RwLockReadGuard};
+
+/// The engine's name for version `ver`'s code area.
+fn area_of(ver: &CodeVersion) -> Area {
+    Area::Version(VersionArea(&ver.code))
+}
+
+/// A scheduler's process and its place in the module's code, on an engine with a module
+/// ([`Scheduler::code`]).
+pub(crate) struct InCode {
+    /// Blocking protocol: the shared side of the world lock while awake (`CodeMgmt::world`).
+    /// Released by `leave`, and by `Drop for Scheduler` before the scheduler's `Arc` of the
+    /// engine goes: it borrows `engine.code_mgmt.world`.
+    inside: Option<RwLockReadGuard<'static, ()>>,
+    calls: u64,
+    counted: u64,
+    /// The version this scheduler's process executes in across progress points (null: none):
+    /// entered by `call_and_stay`, left by `return_out`; `local_call` runs its functions.
+    held: *const CodeVersion,
+    /// The scheduler's process (pid = the scheduler's id), call-traced in every session: its
+    /// pbts and stack carry call_time/call_memory frames naming the versions' functions
+    /// (`process::Ci`), charged on return, at the next traced call and when it is scheduled out
+    /// (at every progress point and nap).
+    proc: Proc,
+    /// Processes of this scheduler killed by `code:purge/1` (`take_signals`).
+    killed: u64,
+    /// The process was killed and no new one has started: its local calls and its return do
+    /// nothing (the next remote call is a new process's).
+    dead: bool,
+}
+
+impl<P: ThreadProgress> Scheduler<P> {
+    /// `Scheduler::start` on an engine with a module: the process, the world lock's shared
+    /// side, the process scheduled in.
+    pub(crate) fn start_in_code(&mut self) {
+        let id = self.id;
+        self.code = Some(Box::new(InCode {
+            inside: None,
+            calls: 0,
+            counted: 0,
+            held: std::ptr::null(),
+            proc: Proc::new(Process {
+                pid: id as u64,
+                call_traced: u64::MAX,
+            }),
+            killed: 0,
+            dead: false,
+        }));
+        self.with_code(|s, c| {
+            s.enter(c);
+            s.schedule_in(&mut c.proc);
+        });
+    }
+
+    /// Run `f` on the scheduler and its code state (taken out for the call, so both can be
+    /// borrowed).
+    fn with_code<R>(&mut self, f: impl FnOnce(&mut Self, &mut InCode) -> R) -> R {
+        let mut c = self
+            .code
+            .take()
+            .expect("a scheduler of an engine with a module (Engine::with_module)");
+        let r = f(self, &mut c);
+        self.code = Some(c);
+        r
+    }
+
+    fn code_ref(&self) -> &InCode {
+        self.code
+            .as_deref()
+            .expect("a scheduler of an engine with a module (Engine::with_module)")
+    }
+
+    /// Calls this scheduler made into the module (remote and local).
+    pub fn calls(&self) -> u64 {
+        self.code_ref().calls
+    }
+
+    /// Calls of this scheduler that counted (call_count).
+    pub fn counted(&self) -> u64 {
+        self.code_ref().counted
+    }
+
+    /// Processes of this scheduler killed by `code:purge/1`.
+    pub fn killed(&self) -> u64 {
+        self.code_ref().killed
+    }
+
+    /// The scheduler's process (its call_time/call_memory frames and counts).
+    pub fn code_proc(&self) -> &Proc {
+        &self.code_ref().proc
+    }
+
+    /// The scheduler's process, to replace (the load torture drops a failed scheduler's process
+    /// unrun; the torture is not built under loom and shuttle).
+    #[cfg(not(any(loom, shuttle)))]
+    pub(crate) fn code_proc_mut(&mut self) -> &mut Proc {
+        &mut self
+            .code
+            .as_deref_mut()
+            .expect("a scheduler of an engine with a module (Engine::with_module)")
+            .proc
+    }
+
+    /// Blocking protocol: take the shared side of the world lock (wait here while a loader
+    /// holds the world stopped).
+    fn enter(&mut self, c: &mut InCode) {
+        assert!(c.inside.is_none(), "scheduler {} entered twice", self.id);
+        let cm = self.engine().code_mgmt();
+        if cm.protocol == LoadProtocol::Blocking {
+            let g = read(&cm.world);
+            // SAFETY: the guard borrows the world lock of the engine, which lives as long as the
+            // Arc in `self.engine`; the guard is dropped by `leave` or by `Drop for Scheduler`,
+            // always before that Arc (its body releases it first). Only the lifetime changes,
+            // not the type.
+            let g: RwLockReadGuard<'static, ()> = unsafe { std::mem::transmute(g) };
+            c.inside = Some(g);
+        }
+    }
+
+    /// Release the shared side (at a progress point, or going to sleep).
+    fn leave(c: &mut InCode) {
+        c.inside = None;
+    }
+
+    /// [`Scheduler::progress`] on an engine with a module: a progress point; under `Blocking`
+    /// also the point where a stopped world holds it. The process is scheduled out before it
+    /// and back in after.
+    pub(crate) fn progress_in_code(&mut self) {
+        self.with_code(|s, c| {
+            s.schedule_out(&mut c.proc);
+            s.thr_progress();
+            Self::leave(c);
+            s.enter(c);
+            s.take_signals(c);
+            s.schedule_in(&mut c.proc);
+        });
+    }
+
+    /// Scheduled in: the process handles its signals first. An exit signal from `code:purge/1`
+    /// (the version it is in is marked `kill`) kills it: its frames are dropped without
+    /// returning (no return frame runs, no charge), its call_time and call_memory pbts are
+    /// discarded (ERTS frees them with the process, `delete_process`), and it leaves the
+    /// version (`in_code` decremented, what the purger waits for). Its earlier charges, made on
+    /// this thread, are before that decrement.
+    fn take_signals(&mut self, c: &mut InCode) {
+        if c.held.is_null() || !self.engine().code_mgmt().kills {
+            return;
+        }
+        // SAFETY: the process is in the version (`in_code` counts it), so purge has not freed it
+        // (the purger waits for this decrement, then PW).
+        let ver = unsafe { &*c.held };
+        ver.live
+            .assert_live(&|| format!("version {} of m (signal)", ver.number));
+        if !ver.kill.load(Relaxed) {
+            return;
+        }
+        let p = &mut c.proc;
+        p.stack.clear();
+        p.conts.clear();
+        p.time.clear();
+        p.memory.clear();
+        p.current = None;
+        let before = ver.in_code.fetch_sub(1, Relaxed);
+        assert!(before > 0, "version {}: in_code underflow", ver.number);
+        c.held = std::ptr::null();
+        c.killed += 1;
+        c.dead = true;
+    }
+
+    /// [`Scheduler::sleep`] on an engine with a module: the process scheduled out first (its
+    /// charges are reads of the versions it names, made while this scheduler is still awake).
+    pub(crate) fn sleep_in_code(&mut self) {
+        self.with_code(|s, c| {
+            s.schedule_out(&mut c.proc);
+            Self::leave(c);
+            s.thr_sleep();
+        });
+    }
+
+    /// [`Scheduler::wake`] on an engine with a module.
+    pub(crate) fn wake_in_code(&mut self) {
+        self.with_code(|s, c| {
+            s.thr_wake();
+            s.enter(c);
+            s.take_signals(c);
+            s.schedule_in(&mut c.proc);
+        });
+    }
+
+    /// A remote call `m:f()` (ERTS `call_ext`): the active code index, the export entry's
+    /// address for it, the version's code, its first instruction and, if patched, its
+    /// breakpoint. (Named apart from [`Scheduler::call`], a hit on the static code area.)
+    pub fn call_ext(&mut self, f: usize) -> CallSeen {
+        self.with_code(|s, c| s.remote(c, f, false))
+    }
+
+    /// A remote call `m:f()` after which the process stays in the version it ran (it is
+    /// suspended inside `m`, a return address into the version on its stack) across progress
+    /// points, until `return_out`. `check_process_code` sees it (`CodeVersion::in_code`).
+    pub fn call_and_stay(&mut self, f: usize) -> CallSeen {
+        self.with_code(|s, c| {
+            assert!(
+                c.held.is_null(),
+                "scheduler {}: its process is already in a version",
+                s.id
+            );
+            s.remote(c, f, true)
+        })
+    }
+
+    /// A local call `f()` from the version the process is in: it stays in that version (ERTS:
+    /// local calls are direct jumps within the code area), current or old, whatever the code
+    /// index says now.
+    pub fn local_call(&mut self, f: usize) -> CallSeen {
+        self.with_code(|s, c| {
+            if c.dead {
+                // Killed by code:purge/1: nothing left to call from.
+                return CallSeen {
+                    version: 0,
+                    counted: false,
+                    local: true,
+                };
+            }
+            c.proc.push_cont();
+            let seen = s.local_call_in(c, f);
+            s.ret(&mut c.proc);
+            seen
+        })
+    }
+
+    fn local_call_in(&mut self, c: &mut InCode, f: usize) -> CallSeen {
+        assert!(
+            !c.held.is_null(),
+            "scheduler {}: a local call from no version",
+            self.id
+        );
+        assert!(
+            self.engine().code_mgmt().protocol != LoadProtocol::Blocking || c.inside.is_some(),
+            "scheduler {} called while asleep",
+            self.id
+        );
+        c.calls += 1;
+        let v = c.held;
+        let mut seen = self.run_version(c, v, f);
+        seen.local = true;
+        seen
+    }
+
+    /// The process returns out of the version it is in (or exits): its frames from the call
+    /// that entered it run first (a call_time return frame charges the version's function, the
+    /// version still counted in `in_code`), then it leaves the version.
+    pub fn return_out(&mut self) {
+        self.with_code(|s, c| s.return_out_in(c));
+    }
+
+    fn return_out_in(&mut self, c: &mut InCode) {
+        if std::mem::take(&mut c.dead) {
+            return; // killed by code:purge/1: it already left the version
+        }
+        assert!(
+            !c.held.is_null(),
+            "scheduler {}: return from no version",
+            self.id
+        );
+        self.ret(&mut c.proc);
+        let v = std::mem::replace(&mut c.held, std::ptr::null());
+        // SAFETY: a held version is freed only after purge saw `in_code == 0` (so after this
+        // decrement) and waited for thread progress (PW), which this scheduler's next progress
+        // point ends: this access happens before the free (docs/nonblocking-load.md §3).
+        let ver = unsafe { &*v };
+        ver.live
+            .assert_live(&|| format!("version {} of m (return)", ver.number));
+        let before = ver.in_code.fetch_sub(1, Relaxed);
+        assert!(before > 0, "version {}: in_code underflow", ver.number);
+    }
+
+    fn remote(&mut self, c: &mut InCode, f: usize, stay: bool) -> CallSeen {
+        c.dead = false; // a killed process's successor
+        c.proc.push_cont();
+        let seen = self.remote_in(c, f, stay);
+        if !stay || seen.version == 0 {
+            // Returned (or `undef`): its frames run now. A call that stays keeps them on the
+            // stack until `return_out`.
+            self.ret(&mut c.proc);
+        }
+        seen
+    }
+
+    fn remote_in(&mut self, c: &mut InCode, f: usize, stay: bool) -> CallSeen {
+        let e: &Engine<P> = self.engine();
+        let cm = e.code_mgmt();
+        assert!(
+            cm.protocol != LoadProtocol::Blocking || c.inside.is_some(),
+            "scheduler {} called while asleep",
+            self.id
+        );
+        let ix = readers::code_ix(Reader::LoadRemote, &cm.code_ix, e.mutant);
+        assert!(ix < ERTS_NUM_CODE_IX);
+        let v = readers::export_address(Reader::LoadRemote, &cm.exports[f].addresses[ix], Relaxed);
+        c.calls += 1;
+        if v.is_null() {
+            return CallSeen {
+                version: 0,
+                counted: false,
+                local: false,
+            };
+        }
+        if stay {
+            // SAFETY: as in `run_version` (read from the export entry of the active index).
+            let ver = unsafe { &*v };
+            ver.live
+                .assert_live(&|| format!("version {} of m (entry)", ver.number));
+            // Before this scheduler's next progress point: the purge's check reads it after
+            // LW1 of the operation that made the version old (see `Engine::purge`).
+            ver.in_code.fetch_add(1, Relaxed);
+            c.held = v;
+        }
+        self.run_version(c, v, f)
+    }
+
+    /// Run function `f` of version `v`: its code, its first instruction and, if patched, its
+    /// breakpoint; the promise checked last.
+    fn run_version(&mut self, c: &mut InCode, v: *const CodeVersion, f: usize) -> CallSeen {
+        // SAFETY: read from the export entry of the active code index: a version is freed only
+        // after it left both indices and a grace period passed (LW1), or under the block, and
+        // this call began after this scheduler's last progress point (docs/nonblocking-load.md);
+        // or held by this scheduler's process, which purge checks (`in_code`) before it frees.
+        let ver = unsafe { &*v };
+        ver.live
+            .assert_live(&|| format!("version {} of m (code)", ver.number));
+        // SAFETY: the body is written once, before publication (ordered by code-ix-commit /
+        // code-ix-load); loom checks it.
+        let body = ver.body.with(|p| unsafe { *p });
+        assert_eq!(
+            body,
+            CodeVersion::body_of(ver.number),
+            "m:f{f}/0: version {} not fully loaded",
+            ver.number
+        );
+        // The engine's hit path on the version's code area (`hit.rs::hit_in`): the instruction
+        // word, the slot, the chain, the active index and half, the counter; it checks the
+        // original instruction it goes on to run against the function's.
+        // What `hit_in` dereferences is live: a node in the slot of a patched function is
+        // freed only after it was unlinked and W4 passed, or, for a whole version, after LW1 /
+        // under the block (invariant I1 of docs/protocol.md, docs/nonblocking-load.md §3).
+        self.advance(1);
+        let process = c.proc.p;
+        let instr = self.hit_in(area_of(ver), f, f, &process, Some(&mut c.proc));
+        c.proc.current = Some(f);
+        let hit = self.hits.pop().expect("hit_in records every hit");
+        assert_eq!(
+            instr, ver.code.funcs[f].original,
+            "m:f{f}/0: a foreign instruction word in version {}",
+            ver.number
+        );
+        let counted = hit.flags & flags::COUNT_ACTIVE != 0;
+        let ran = hit.flags
+            & (flags::COUNT_ACTIVE | flags::TIME_TRACE_ACTIVE | flags::MEM_TRACE_ACTIVE)
+            != 0;
+        // Read last: a withdrawn promise is stored before anything a call could see of the
+        // withdrawal (trace_pattern T1 / the loader before its clear), a made one after every
+        // hit can see the breakpoint (after W2 / before publication).
+        if ver.promised.load(Relaxed) && !ran {
+            panic!(
+                "a mix: scheduler {} ran version {} of m:f{f}/0 without its breakpoints",
+                self.id, ver.number
+            );
+        }
+        ver.live
+            .assert_live(&|| format!("version {} of m (after the call)", ver.number));
+        if counted {
+            c.counted += 1;
+        }
+        CallSeen {
+            version: ver.number,
+            counted,
+            local: false,
+        }
+    }
+
+    /// `Drop for Scheduler` on an engine with a module, before anything else: a process still
+    /// in a version exits (its return frames charge), then the world lock's shared side goes.
+    pub(crate) fn drop_in_code(&mut self) {
+        let Some(mut c) = self.code.take() else {
+            return;
+        };
+        if !c.held.is_null() && !std::thread::panicking() {
+            let asleep = !c.proc.running;
+            self.code = Some(c);
+            if asleep {
+                // Dropped asleep (the scenario runner keeps its schedulers asleep between
+                // steps): wake to run the process's exit, whose return frames charge.
+                self.wake_in_code();
+            }
+            // The process exits (a no-op if the wake's signals killed it).
+            self.return_out();
+            if asleep {
+                // Asleep again: the engine's progress has no unregister, so a scheduler dropped
+                // awake would hold every later wait for thread progress.
+                self.sleep_in_code();
+            }
+            c = self.code.take().expect("put back by with_code");
+        }
+        Self::leave(&mut c); // before the engine's Arc (the guard borrows it)
+    }
+}
