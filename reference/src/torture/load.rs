@@ -255,6 +255,11 @@ impl LoadTortureReport {
 /// calls per operation, is larger: the two never wait for each other).
 const OPS_PACE: u64 = 16;
 
+/// Index of the loader's count in `Shared::ops`.
+const LOADER: usize = 0;
+/// Index of the stager's count in `Shared::ops`.
+const STAGER: usize = 1;
+
 /// What the threads share.
 struct Shared {
     deadline: Instant,
@@ -262,8 +267,10 @@ struct Shared {
     stop: std::sync::atomic::AtomicBool,
     /// Calls published by the schedulers (in batches).
     hits: AtomicU64,
-    /// Loader and stager operations done (the pace).
-    ops: AtomicU64,
+    /// Operations done by the loader (`[LOADER]`) and by the stager (`[STAGER]`), each paced
+    /// on its own: with one shared count a fast loader could take the whole budget and leave
+    /// the stager short of its minimum on a loaded machine ("trace_pattern 3 < 9").
+    ops: [AtomicU64; 2],
     /// The highest version number a load may have published (set before the load).
     announced: AtomicU64,
     violation: Mutex<Option<String>>,
@@ -280,13 +287,25 @@ impl Shared {
     fn stopped(&self) -> bool {
         self.stop.load(Relaxed) || Instant::now() >= self.deadline
     }
-    /// The loader's and the stager's pace: wait while they are ahead of the calls (until the
-    /// stop or the deadline), then count one operation.
-    fn operation_done(&self) {
-        while self.ops.load(Relaxed) > self.hits.load(Relaxed) / OPS_PACE + 1 && !self.stopped() {
+    /// The pace of `who` ([`LOADER`] or [`STAGER`]): wait while it is ahead of the calls (half
+    /// of one operation per `OPS_PACE` calls each, until the stop or the deadline), then count
+    /// one operation.
+    fn operation_done(&self, who: usize) {
+        while self.ops[who].load(Relaxed) > self.hits.load(Relaxed) / (2 * OPS_PACE) + 1
+            && !self.stopped()
+        {
             std::thread::sleep(Duration::from_micros(20));
         }
-        self.ops.fetch_add(1, Relaxed);
+        self.ops[who].fetch_add(1, Relaxed);
+    }
+
+    /// The operations the schedulers' pace counts: twice the slower of the loader and the
+    /// stager, so that the schedulers wait for whichever is behind and each of them reaches
+    /// its minimum however the two share the machine.
+    fn paced_ops(&self) -> u64 {
+        2 * self.ops[LOADER]
+            .load(Relaxed)
+            .min(self.ops[STAGER].load(Relaxed))
     }
 }
 
@@ -347,7 +366,7 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         deadline: start + cfg.max_time,
         stop: std::sync::atomic::AtomicBool::new(false),
         hits: AtomicU64::new(0),
-        ops: AtomicU64::new(0),
+        ops: [AtomicU64::new(0), AtomicU64::new(0)],
         announced: AtomicU64::new(1),
         violation: Mutex::new(None),
     });
@@ -669,13 +688,13 @@ fn pace(s: &mut Scheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut 
         return;
     }
     let allowed = |ops: u64| (ops + 1).saturating_mul(cfg.pace);
-    if sh.hits.load(Relaxed) <= allowed(sh.ops.load(Relaxed)) {
+    if sh.hits.load(Relaxed) <= allowed(sh.paced_ops()) {
         return;
     }
     s.sleep();
     st.naps += 1;
     let mut naps = 0u32;
-    while !sh.stopped() && sh.hits.load(Relaxed) > allowed(sh.ops.load(Relaxed)) {
+    while !sh.stopped() && sh.hits.load(Relaxed) > allowed(sh.paced_ops()) {
         std::thread::sleep(Duration::from_micros(50));
         naps = naps.wrapping_add(1);
         if cfg.purge.kills() && naps.is_multiple_of(8) {
@@ -722,7 +741,7 @@ fn loader(e: &Engine<Qsbr>, sh: &Shared, seed: u64, mode: PurgeMode) -> LoaderSt
             } else {
                 purge(e, sh, kill, &mut out)?;
             }
-            sh.operation_done();
+            sh.operation_done(LOADER);
         }
         Ok(())
     }));
@@ -783,7 +802,7 @@ fn stager(e: &Engine<Qsbr>, sh: &Shared, seed: u64, timed: crate::bp::SessionId)
                 return;
             }
             n += 1;
-            sh.operation_done();
+            sh.operation_done(STAGER);
             if rng.chance(1, 4) {
                 std::thread::yield_now();
             }
