@@ -427,7 +427,8 @@ const LOAD_TORTURE_KILLS: [Mutant; 4] = [
 ];
 
 /// The load mutants of the purge's steps, which `code:purge/1` (`purge_kill`) runs too: the
-/// sweep runs them under every `--purge` mode, the others under soft purges only.
+/// sweep runs them under every `--purge` mode, the others under soft purges only (whatever
+/// `--purge` says, so that `make check`'s `--purge mixed` sweeps every load mutant).
 const PURGE_MUTANTS: [Mutant; 2] = [Mutant::LoadPurgeSkipCheck, Mutant::LoadPurgeSkipWait];
 
 /// The checker that kills a load mutant (docs/nonblocking-load.md §5).
@@ -493,11 +494,14 @@ fn load_run(a: &Args) -> ExitCode {
         vec![*a.schedulers.iter().min().unwrap_or(&2)]
     };
     for m in mutants {
-        // Under killing purges only the mutants of the purge's own steps (`--mutant` runs any).
-        let purges = a.purge.iter().filter(|&&pm| {
-            pm == PurgeMode::Soft || a.mutant.is_some() || PURGE_MUTANTS.contains(&m)
-        });
-        for &purge in purges {
+        // The mutants of the purge's own steps under every `--purge` mode, the others under
+        // soft purges whatever `--purge` says (`--mutant` runs any under every mode given).
+        let purges = if a.mutant.is_some() || PURGE_MUTANTS.contains(&m) {
+            a.purge.clone()
+        } else {
+            vec![PurgeMode::Soft]
+        };
+        for purge in purges {
             for &p in load_mutant_protocols(m) {
                 if !a.protocols.contains(&p) {
                     continue;

@@ -134,7 +134,7 @@ fn rate_writes_its_result_table_and_refuses_bad_input() {
     exits(0, &["rate", "--rms", "2", "--out", out.to_str().unwrap()]);
     let text = std::fs::read_to_string(&out).unwrap();
     let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(rows.len(), 10, "header and nine rows: {text}");
+    assert_eq!(rows.len(), 12, "header and eleven rows: {text}");
     assert!(
         rows[0].starts_with("model\tchecker\tstates>\tunique>"),
         "{text}"

@@ -90,9 +90,11 @@ impl<P: ThreadProgress> Scheduler<P> {
             .code
             .take()
             .expect("a scheduler of an engine with a module (Engine::with_module)");
-        let r = f(self, &mut c);
+        // Put back on unwind too: a check that fails panics inside `f`, and the caller (the load
+        // torture) still reads the process's figures after it caught that panic.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self, &mut c)));
         self.code = Some(c);
-        r
+        r.unwrap_or_else(|p| std::panic::resume_unwind(p))
     }
 
     fn code_ref(&self) -> &InCode {

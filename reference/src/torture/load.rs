@@ -271,6 +271,9 @@ struct Shared {
     /// on its own: with one shared count a fast loader could take the whole budget and leave
     /// the stager short of its minimum on a loaded machine ("trace_pattern 3 < 9").
     ops: [AtomicU64; 2],
+    /// Set while the loader retries a refused soft purge: it waits for a scheduler's process to
+    /// leave the old code, so the schedulers' pace must not wait for the loader then.
+    loader_waits: std::sync::atomic::AtomicBool,
     /// The highest version number a load may have published (set before the load).
     announced: AtomicU64,
     violation: Mutex<Option<String>>,
@@ -302,10 +305,16 @@ impl Shared {
     /// The operations the schedulers' pace counts: twice the slower of the loader and the
     /// stager, so that the schedulers wait for whichever is behind and each of them reaches
     /// its minimum however the two share the machine.
+    /// While the loader retries a refused purge ([`Shared::loader_waits`]) only the stager's
+    /// count: the loader waits for the schedulers then, and a pace that waited for it would
+    /// hold the process in the old code.
     fn paced_ops(&self) -> u64 {
-        2 * self.ops[LOADER]
-            .load(Relaxed)
-            .min(self.ops[STAGER].load(Relaxed))
+        let stager = self.ops[STAGER].load(Relaxed);
+        if self.loader_waits.load(Relaxed) {
+            2 * stager
+        } else {
+            2 * self.ops[LOADER].load(Relaxed).min(stager)
+        }
     }
 }
 
@@ -367,6 +376,7 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         stop: std::sync::atomic::AtomicBool::new(false),
         hits: AtomicU64::new(0),
         ops: [AtomicU64::new(0), AtomicU64::new(0)],
+        loader_waits: std::sync::atomic::AtomicBool::new(false),
         announced: AtomicU64::new(1),
         violation: Mutex::new(None),
     });
@@ -757,6 +767,18 @@ fn loader(e: &Engine<Qsbr>, sh: &Shared, seed: u64, mode: PurgeMode) -> LoaderSt
 /// bounded by the engine's spin limit) or `code:soft_purge/1`, retried while a process is in the
 /// old code (bounded by the stop and the deadline).
 fn purge(e: &Engine<Qsbr>, sh: &Shared, kill: bool, out: &mut LoaderStats) -> Result<(), String> {
+    let r = purge_retried(e, sh, kill, out);
+    sh.loader_waits.store(false, Relaxed);
+    r
+}
+
+/// [`purge`]'s attempts: a refused soft purge is retried, with `loader_waits` set.
+fn purge_retried(
+    e: &Engine<Qsbr>,
+    sh: &Shared,
+    kill: bool,
+    out: &mut LoaderStats,
+) -> Result<(), String> {
     loop {
         let r = if kill { e.purge_kill() } else { e.purge() };
         match r {
@@ -771,6 +793,7 @@ fn purge(e: &Engine<Qsbr>, sh: &Shared, kill: bool, out: &mut LoaderStats) -> Re
             }
             Err(LoadError::OldCodeInUse) => {
                 out.refusals += 1;
+                sh.loader_waits.store(true, Relaxed);
                 if sh.stopped() {
                     return Ok(());
                 }
