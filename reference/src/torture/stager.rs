@@ -310,6 +310,9 @@ impl Stager {
                 ));
             }
             if !self.cfg.idle_stager {
+                if !self.paused.is_empty() {
+                    self.rep.paused_chances += 1;
+                }
                 self.op(stable)?;
             }
             self.allow(self.sh.hits.load(Relaxed));
