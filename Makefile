@@ -234,7 +234,7 @@ TEST_TORTURE_HITS   ?= 1000000
 CHECK_TORTURE_HITS  ?= 34000000
 CHECK_TORTURE_PACE  ?= 4096
 TORTURE_SECS        ?= 300
-TORTURE_MUTANT_SECS ?= 15
+TORTURE_MUTANT_SECS ?= 8
 torture-test:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --schedulers 2,8 --hits $(TEST_TORTURE_HITS)
