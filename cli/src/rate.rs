@@ -7,7 +7,10 @@
 //! properties each on its own, on DFS also `s2f2x1` with its actions in `Config::enabled`'s
 //! order (`BpModel::for_dfs` is what `bpspec check` runs), and both models on the checker of
 //! our own (`own_bfs`). Each run is a child process of this
-//! binary (`--one`), so its peak memory is its own. With `--out FILE` it also writes them as a
+//! binary (`--one`), so its peak memory is its own. Every row runs `--rounds` times (5 by
+//! default), once a round with the rows interleaved, and the table gives the medians over the
+//! rounds, each ratio as the median of its per-round ratios with their spread (min..max): one
+//! run lasts a fraction of a second, so one run's ratio moves with the machine. With `--out FILE` it also writes them as a
 //! result table (docs/results/perf-rate.tsv, `make perf-doc`), which docs/perf.md renders; the
 //! page says what limits them.
 
@@ -20,7 +23,7 @@ use std::time::Instant;
 /// The label of the rows checked by the checker of our own (cli/src/own_bfs.rs).
 const OWN: &str = "our own BFS (parent fingerprints), 1 thread";
 
-pub const USAGE: &str = "bpspec rate [--rms N] [--threads N] [--out FILE]";
+pub const USAGE: &str = "bpspec rate [--rms N] [--threads N] [--rounds N] [--out FILE]";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,6 +34,10 @@ pub struct Args {
     /// `s2f2x1`, and a DFS pair on one thread is run first).
     #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// Rounds: every row runs once a round (the rows interleaved), and the table gives the
+    /// median over the rounds and the spread of the ratios.
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
     /// Also write the figures as a tab-separated result table to FILE (docs/results/perf-rate.tsv
     /// in `make perf-doc`).
     #[arg(long)]
@@ -354,137 +361,239 @@ fn run_child(which: &str, rms: usize, dfs: bool, threads: usize) -> Result<Seen,
     })
 }
 
+/// One row of the table: a model on a checker, run once a round.
+struct Row {
+    model: String,
+    checker: String,
+    /// What `--one` runs.
+    which: &'static str,
+    dfs: bool,
+    threads: usize,
+    /// The checker's group (its rows run back to back in a round) and the row's place in it:
+    /// 0 is 2PC, the ratios' reference.
+    group: usize,
+    k: usize,
+}
+
+/// The rows of a run: per checker 2PC, `s2f2x1` and (on stateright's checkers) the `s2f2x1`
+/// row of an earlier state of the spec.
+fn plan(a: &Args) -> Vec<Row> {
+    let mut checkers = vec![
+        ("BFS, 1 thread".to_string(), false, 1),
+        (OWN.to_string(), false, 1),
+        ("DFS, 1 thread".to_string(), true, 1),
+    ];
+    if a.threads > 1 {
+        checkers.push((format!("DFS, {} threads", a.threads), true, a.threads));
+    }
+    let mut rows = Vec::new();
+    for (group, (checker, dfs, threads)) in checkers.into_iter().enumerate() {
+        let own = checker == OWN;
+        let mut models = vec![
+            (
+                format!("2PC, {} resource managers", a.rms),
+                if own { "2pc-own" } else { "2pc" },
+            ),
+            (
+                "`s2f2x1`".to_string(),
+                if own { "s2f2x1-own" } else { "s2f2x1" },
+            ),
+        ];
+        // On BFS, one thread: also s2f2x1 with all 21 properties each on its own (the
+        // property work as it was); on DFS, s2f2x1 with its actions in `Config::enabled`'s
+        // order (as it was before `BpModel::for_dfs`).
+        if !own && !dfs {
+            models.push((
+                "`s2f2x1`, all 21 properties each on its own".to_string(),
+                "s2f2x1-all",
+            ));
+        } else if !own {
+            models.push((
+                "`s2f2x1`, actions in `Config::enabled`'s order".to_string(),
+                "s2f2x1-fwd",
+            ));
+        }
+        for (k, (model, which)) in models.into_iter().enumerate() {
+            rows.push(Row {
+                model,
+                checker: checker.clone(),
+                which,
+                dfs,
+                threads,
+                group,
+                k,
+            });
+        }
+    }
+    rows
+}
+
+/// The median of `v` (the mean of the middle two for an even count; 0 for none).
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// `min..max` of `v` with `prec` decimals, or the one value if all are equal at that precision.
+fn spread(v: &[f64], prec: usize) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (l, h) = (format!("{lo:.prec$}"), format!("{hi:.prec$}"));
+    if l == h {
+        l
+    } else {
+        format!("{l}..{h}")
+    }
+}
+
+/// A count over the rounds: the one value, or `min..max` where the rounds differ (the depth of
+/// a DFS on two threads does).
+fn counts(v: &[usize]) -> String {
+    let (lo, hi) = (v.iter().min(), v.iter().max());
+    match (lo, hi) {
+        (Some(&l), Some(&h)) if l == h => thousands(l),
+        (Some(&l), Some(&h)) => format!("{}..{}", thousands(l), thousands(h)),
+        _ => "-".into(),
+    }
+}
+
 pub fn main(a: &Args) -> ExitCode {
-    if a.rms == 0 || a.rms > 12 || a.threads == 0 {
-        eprintln!("bpspec rate: --rms must be 1..=12 and --threads positive\nusage: {USAGE}");
+    if a.rms == 0 || a.rms > 12 || a.threads == 0 || a.rounds == 0 || a.rounds > 99 {
+        eprintln!(
+            "bpspec rate: --rms must be 1..=12, --threads positive and --rounds 1..=99\n\
+             usage: {USAGE}"
+        );
         return ExitCode::from(2);
     }
     if let Some(which) = &a.one {
         return one(a, which);
     }
     let load_start = loadavg();
-    println!(
-        "model                        checker          states   unique  depth     secs  \
-         cpu secs   states/s  ratio  by CPU  vs 1 thread  bytes/unique"
-    );
-    let mut rows: Vec<[String; 12]> = Vec::new();
-    // BFS on one thread (as `bpspec check` runs s2f2x1), then DFS on one thread and on
-    // --threads: each pair back to back, 2PC first.
-    let mut plan = vec![("BFS, 1 thread".to_string(), false, 1)];
-    plan.push((OWN.to_string(), false, 1));
-    plan.push(("DFS, 1 thread".to_string(), true, 1));
-    if a.threads > 1 {
-        plan.push((format!("DFS, {} threads", a.threads), true, a.threads));
-    }
-    // Each model's DFS rate on one thread, for the speed-up column.
-    let mut dfs1: [f64; 3] = [0.0; 3];
-    for (checker, dfs, threads) in plan {
-        let own = checker == OWN;
-        let (w2, ws) = if own {
-            ("2pc-own", "s2f2x1-own")
-        } else {
-            ("2pc", "s2f2x1")
-        };
-        let two_pc = match run_child(w2, a.rms, dfs, threads) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("bpspec rate: {e}");
-                return ExitCode::from(1);
+    let rows = plan(a);
+    let groups = rows.iter().map(|r| r.group).max().map_or(0, |g| g + 1);
+    // seen[row][round]
+    let mut seen: Vec<Vec<Seen>> = rows.iter().map(|_| Vec::new()).collect();
+    for round in 0..a.rounds {
+        // Interleaved: every row once a round, the checkers' groups in an order rotated by
+        // the round and the models of a group in turn forward and backward, so no row is
+        // always the first after another or the first of the run.
+        for g in (0..groups).map(|g| (g + round) % groups) {
+            let mut members: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].group == g).collect();
+            if round % 2 == 1 {
+                members.reverse();
             }
-        };
-        let spec = match run_child(ws, a.rms, dfs, threads) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("bpspec rate: {e}");
-                return ExitCode::from(1);
-            }
-        };
-        // On BFS, one thread: also s2f2x1 with all 21 properties each on its own (the
-        // property work as it was), right after; on DFS, s2f2x1 with its actions in
-        // `Config::enabled`'s order (as it was before `BpModel::for_dfs`).
-        let third = if own {
-            None
-        } else {
-            match run_child(
-                if dfs { "s2f2x1-fwd" } else { "s2f2x1-all" },
-                a.rms,
-                dfs,
-                threads,
-            ) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    eprintln!("bpspec rate: {e}");
-                    return ExitCode::from(1);
+            for i in members {
+                let r = &rows[i];
+                match run_child(r.which, a.rms, r.dfs, r.threads) {
+                    Ok(s) => seen[i].push(s),
+                    Err(e) => {
+                        eprintln!("bpspec rate: {e}");
+                        return ExitCode::from(1);
+                    }
                 }
             }
+        }
+        eprintln!("bpspec rate: round {} of {} done", round + 1, a.rounds);
+    }
+    let rate_of = |s: &Seen| s.states as f64 / s.secs.max(1e-9);
+    let unique_rate_of = |s: &Seen| s.unique as f64 / s.secs.max(1e-9);
+    // States per CPU second: what the run did with the core time it got, which a loaded
+    // machine's waits do not dilute (the ticks are 10 ms).
+    let cpu_rate_of = |s: &Seen| s.states as f64 / s.cpu.max(0.01);
+    let reference = |r: &Row| {
+        rows.iter()
+            .position(|x| x.group == r.group && x.k == 0)
+            .expect("every group has 2PC")
+    };
+    // A DFS row's own rate on one thread: the same model (k) in the DFS, 1 thread group.
+    let one_thread = |r: &Row| {
+        rows.iter()
+            .position(|x| x.dfs && x.threads == 1 && x.k == r.k)
+            .expect("a DFS, 1 thread group")
+    };
+    println!(
+        "model                                            checker          rounds   states   unique  \
+         depth   secs  cpu secs  states/s  unique/s  ratio (min..max)      by CPU  vs 1 thread (min..max)  bytes/unique"
+    );
+    let mut table: Vec<[String; 16]> = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let s = &seen[i];
+        let per_round = |f: &dyn Fn(usize) -> f64| (0..a.rounds).map(f).collect::<Vec<f64>>();
+        let refs = &seen[reference(r)];
+        let ratio = per_round(&|k| rate_of(&s[k]) / rate_of(&refs[k]));
+        let cpu_ratio = per_round(&|k| cpu_rate_of(&s[k]) / cpu_rate_of(&refs[k]));
+        let (speedup, speedup_spread) = if !r.dfs {
+            ("-".to_string(), "-".to_string())
+        } else if r.threads == 1 {
+            ("1.00".to_string(), "-".to_string())
+        } else {
+            let ones = &seen[one_thread(r)];
+            let v = per_round(&|k| rate_of(&s[k]) / rate_of(&ones[k]));
+            (format!("{:.2}", median(&v)), spread(&v, 2))
         };
-        let rate_of = |s: &Seen| s.states as f64 / s.secs.max(1e-9);
-        // States per CPU second: what the run did with the core time it got, which a loaded
-        // machine's waits do not dilute (the ticks are 10 ms).
-        let cpu_rate_of = |s: &Seen| s.states as f64 / s.cpu.max(0.01);
-        let (rt, ct) = (rate_of(&two_pc), cpu_rate_of(&two_pc));
-        let mut pair = vec![
-            (format!("2PC, {} resource managers", a.rms), &two_pc),
-            ("`s2f2x1`".to_string(), &spec),
-        ];
-        if let Some(third) = &third {
-            pair.push((
-                if dfs {
-                    "`s2f2x1`, actions in `Config::enabled`'s order".to_string()
-                } else {
-                    "`s2f2x1`, all 21 properties each on its own".to_string()
-                },
-                third,
-            ));
-        }
-        for (k, (model, seen)) in pair.into_iter().enumerate() {
-            let r = rate_of(seen);
-            let ratio = r / rt;
-            let cpu_ratio = cpu_rate_of(seen) / ct;
-            let speedup = if !dfs {
-                "-".to_string()
-            } else if threads == 1 {
-                dfs1[k] = r;
-                "1.00".to_string()
-            } else {
-                format!("{:.2}", r / dfs1[k].max(1e-9))
-            };
-            let bytes = seen.peak_bytes / seen.unique.max(1) as u64;
-            println!(
-                "{model:<28} {checker:<15} {:>9} {:>8} {:>6} {:>8.2} {:>9.2} {r:>10.0}  \
-                 {ratio:.2}  {cpu_ratio:>7.2}  {speedup:>11}  {bytes:>12}",
-                seen.states, seen.unique, seen.depth, seen.secs, seen.cpu
-            );
-            rows.push([
-                model,
-                checker.clone(),
-                thousands(seen.states),
-                thousands(seen.unique),
-                thousands(seen.depth),
-                format!("{:.2} s", seen.secs),
-                format!("{:.2} s", seen.cpu),
-                format!("{:.2} M", r / 1e6),
-                format!("{ratio:.2}"),
-                format!("{cpu_ratio:.2}"),
-                speedup,
-                thousands(bytes as usize),
-            ]);
-        }
+        let secs = median(&per_round(&|k| s[k].secs));
+        let cpu = median(&per_round(&|k| s[k].cpu));
+        let rate = median(&per_round(&|k| rate_of(&s[k])));
+        let unique_rate = median(&per_round(&|k| unique_rate_of(&s[k])));
+        let bytes = median(&per_round(&|k| {
+            s[k].peak_bytes as f64 / s[k].unique.max(1) as f64
+        }));
+        let states = counts(&s.iter().map(|x| x.states).collect::<Vec<_>>());
+        let unique = counts(&s.iter().map(|x| x.unique).collect::<Vec<_>>());
+        let depth = counts(&s.iter().map(|x| x.depth).collect::<Vec<_>>());
+        let ratio_spread = spread(&ratio, 2);
+        println!(
+            "{:<48} {:<16} {:>6} {states:>8} {unique:>8} {depth:>6} {secs:>6.2} {cpu:>9.2} \
+             {rate:>9.0} {unique_rate:>9.0}  {:.2} ({ratio_spread:<10})  {:>6.2}  {speedup:>5} \
+             ({speedup_spread:<10})  {bytes:>12.0}",
+            r.model,
+            r.checker,
+            a.rounds,
+            median(&ratio),
+            median(&cpu_ratio),
+        );
+        table.push([
+            r.model.clone(),
+            r.checker.clone(),
+            a.rounds.to_string(),
+            states,
+            unique,
+            depth,
+            format!("{secs:.2} s"),
+            format!("{cpu:.2} s"),
+            format!("{:.2} M", rate / 1e6),
+            format!("{:.2} M", unique_rate / 1e6),
+            format!("{:.2}", median(&ratio)),
+            ratio_spread,
+            format!("{:.2}", median(&cpu_ratio)),
+            speedup,
+            speedup_spread,
+            thousands(bytes.round() as usize),
+        ]);
     }
     if let Some(out) = &a.out {
         let mut text = format!(
-            "# written by cli/src/rate.rs, run as `bpspec rate --rms {} --threads {} --out FILE` \
-             (make perf-doc); do not edit. Each run is a child process of its own.\n# {} cores; \
-             load average (1, 5, 15 min) {load_start} at the start, {} at the end. docs/perf.md \
-             shows it.\n\
-             model\tchecker\tstates>\tunique>\tdepth>\ttime>\tCPU time>\tstates/s>\tratio to 2PC>\tratio by CPU time>\t\
-             DFS rate / its 1-thread rate>\tpeak bytes per unique state>\n",
+            "# written by cli/src/rate.rs, run as `bpspec rate --rms {} --threads {} --rounds {} \
+             --out FILE` (make perf-doc); do not edit. Each run is a child process of its own; \
+             every row ran once a round, the rows interleaved; a figure is the median over the \
+             rounds, a ratio the median of the per-round ratios, min..max their spread.\n# {} \
+             cores; load average (1, 5, 15 min) {load_start} at the start, {} at the end. \
+             docs/perf.md shows it.\n\
+             model\tchecker\trounds>\tstates>\tunique>\tdepth>\ttime>\tCPU time>\tstates/s>\t\
+             unique states/s>\tratio to 2PC>\tmin..max>\tratio by CPU time>\t\
+             DFS rate / its 1-thread rate>\tmin..max>\tpeak bytes per unique state>\n",
             a.rms,
             a.threads,
+            a.rounds,
             std::thread::available_parallelism().map_or(0, |n| n.get()),
             loadavg()
         );
-        for r in &rows {
+        for r in &table {
             text.push_str(&r.join("\t"));
             text.push('\n');
         }

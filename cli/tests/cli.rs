@@ -118,6 +118,8 @@ fn scale_writes_its_result_table_and_refuses_bad_input() {
 fn rate_writes_its_result_table_and_refuses_bad_input() {
     let (_, err) = exits(2, &["rate", "--rms", "0"]);
     assert_has(&err, &["--rms must be 1..=12"]);
+    let (_, err) = exits(2, &["rate", "--rounds", "0"]);
+    assert_has(&err, &["--rounds 1..=99"]);
     let d = fresh_dir("cli", "rate");
     let (_, err) = exits(
         1,
@@ -131,21 +133,32 @@ fn rate_writes_its_result_table_and_refuses_bad_input() {
     );
     assert_has(&err, &["cannot write", "no/such/dir.tsv"]);
     let out = d.join("perf-rate.tsv");
-    exits(0, &["rate", "--rms", "2", "--out", out.to_str().unwrap()]);
+    exits(
+        0,
+        &[
+            "rate",
+            "--rms",
+            "2",
+            "--rounds",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
     let text = std::fs::read_to_string(&out).unwrap();
     let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(rows.len(), 12, "header and eleven rows: {text}");
     assert!(
-        rows[0].starts_with("model\tchecker\tstates>\tunique>"),
+        rows[0].starts_with("model\tchecker\trounds>\tstates>\tunique>"),
         "{text}"
     );
     assert_has(
         &text,
         &[
             "2PC, 2 resource managers\tBFS, 1 thread",
-            "`s2f2x1`\tDFS, 1 thread\t861,126\t264,670",
-            "`s2f2x1`\tour own BFS (parent fingerprints), 1 thread\t861,126\t264,670",
-            "`s2f2x1`\tDFS, 2 threads\t861,126\t264,670",
+            "`s2f2x1`\tDFS, 1 thread\t1\t861,126\t264,670",
+            "`s2f2x1`\tour own BFS (parent fingerprints), 1 thread\t1\t861,126\t264,670",
+            "`s2f2x1`\tDFS, 2 threads\t1\t861,126\t264,670",
         ],
     );
 }
