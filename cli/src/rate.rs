@@ -20,6 +20,10 @@ use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// The labels of the calibration rows (no model, [`machine`]).
+const MACHINE: &str = "no model: independent work per thread";
+const MACHINE_SHARED: &str = "no model: the same, one shared counter";
+
 /// The label of the rows checked by the checker of our own (cli/src/own_bfs.rs).
 const OWN: &str = "our own BFS (parent fingerprints), 1 thread";
 
@@ -268,6 +272,62 @@ where
     }
 }
 
+/// Items each thread of a calibration run works through ([`machine`]).
+const MACHINE_ITEMS: usize = 1 << 23;
+
+/// A calibration of the machine, no model: each of `threads` threads works through
+/// [`MACHINE_ITEMS`] items of its own, each a multiply-xorshift hash and a read-modify-write of
+/// a random word of a 4 MiB table of its own (a checker's fingerprint and visited-map probe,
+/// without the map); with `shared`, each item also adds 1 to one counter all threads share (as
+/// stateright's checkers count every generated state, dfs.rs:307, bfs.rs:315). With no
+/// shared write, two threads do twice the work of one in the time of one on two free cores:
+/// what they do less is what the machine gives two threads; what the shared counter takes
+/// on top is the price of one cache line moving between the cores per item.
+fn machine(threads: usize, shared: bool) -> Seen {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let counter = AtomicUsize::new(0);
+    let cpu0 = cpu_secs();
+    let t0 = Instant::now();
+    let sum: u64 = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let counter = &counter;
+                sc.spawn(move || {
+                    let mut table = vec![0u64; 1 << 19];
+                    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ t as u64;
+                    for _ in 0..MACHINE_ITEMS {
+                        x ^= x >> 29;
+                        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                        x ^= x >> 32;
+                        let w = &mut table[(x as usize) & ((1 << 19) - 1)];
+                        *w = w.wrapping_add(x);
+                        x = x.wrapping_add(*w);
+                        if shared {
+                            // Relaxed: a count read after the join, as the checkers' is.
+                            counter.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    table.iter().fold(x, |a, &b| a ^ b)
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .fold(0, |a, b| a ^ b)
+    });
+    let secs = t0.elapsed().as_secs_f64();
+    // Keep the work observable.
+    std::hint::black_box(sum);
+    Seen {
+        states: threads * MACHINE_ITEMS,
+        unique: 0,
+        depth: 0,
+        secs,
+        cpu: cpu_secs() - cpu0,
+        peak_bytes: 0,
+    }
+}
+
 /// A field of /proc/self/status in KiB (0 if absent).
 fn proc_status_kib(key: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -312,10 +372,13 @@ fn one(a: &Args, which: &str) -> ExitCode {
         "s2f2x1-own" => measure_own(bpspec_spec::model::BpModel::new(
             model_config("s2f2x1").expect("known model"),
         )),
+        // No model: the machine's own scaling from one thread to --threads ([`machine`]).
+        "machine" => machine(a.threads, false),
+        "machine-shared" => machine(a.threads, true),
         _ => {
             eprintln!(
-                "bpspec rate: --one takes 2pc, s2f2x1, s2f2x1-fwd, s2f2x1-all, 2pc-own or \
-                 s2f2x1-own\n\
+                "bpspec rate: --one takes 2pc, s2f2x1, s2f2x1-fwd, s2f2x1-all, 2pc-own, \
+                 s2f2x1-own, machine or machine-shared\n\
                  usage: {USAGE}"
             );
             return ExitCode::from(2);
@@ -412,6 +475,9 @@ fn plan(a: &Args) -> Vec<Row> {
                 "`s2f2x1`, actions in `Config::enabled`'s order".to_string(),
                 "s2f2x1-fwd",
             ));
+            // The machine's own scaling from one thread to --threads, next to the DFS pairs.
+            models.push((MACHINE.to_string(), "machine"));
+            models.push((MACHINE_SHARED.to_string(), "machine-shared"));
         }
         for (k, (model, which)) in models.into_iter().enumerate() {
             rows.push(Row {
@@ -546,16 +612,37 @@ pub fn main(a: &Args) -> ExitCode {
         let states = counts(&s.iter().map(|x| x.states).collect::<Vec<_>>());
         let unique = counts(&s.iter().map(|x| x.unique).collect::<Vec<_>>());
         let depth = counts(&s.iter().map(|x| x.depth).collect::<Vec<_>>());
-        let ratio_spread = spread(&ratio, 2);
+        let mut ratio_spread = spread(&ratio, 2);
+        let calibration = r.which.starts_with("machine");
+        let (mut ratio_text, mut cpu_ratio_text) = (
+            format!("{:.2}", median(&ratio)),
+            format!("{:.2}", median(&cpu_ratio)),
+        );
+        let (mut unique, mut depth, mut unique_rate_text, mut bytes_text) = (
+            unique,
+            depth,
+            format!("{:.2} M", unique_rate / 1e6),
+            thousands(bytes.round() as usize),
+        );
+        if calibration {
+            // Items, not states: no ratio to a model, no unique states, depth or memory.
+            for t in [
+                &mut ratio_text,
+                &mut ratio_spread,
+                &mut cpu_ratio_text,
+                &mut unique,
+                &mut depth,
+                &mut unique_rate_text,
+                &mut bytes_text,
+            ] {
+                *t = "-".into();
+            }
+        }
         println!(
             "{:<48} {:<16} {:>6} {states:>8} {unique:>8} {depth:>6} {secs:>6.2} {cpu:>9.2} \
-             {rate:>9.0} {unique_rate:>9.0}  {:.2} ({ratio_spread:<10})  {:>6.2}  {speedup:>5} \
-             ({speedup_spread:<10})  {bytes:>12.0}",
-            r.model,
-            r.checker,
-            a.rounds,
-            median(&ratio),
-            median(&cpu_ratio),
+             {rate:>9.0} {unique_rate_text:>9}  {ratio_text:>4} ({ratio_spread:<10})  \
+             {cpu_ratio_text:>6}  {speedup:>5} ({speedup_spread:<10})  {bytes_text:>12}",
+            r.model, r.checker, a.rounds,
         );
         table.push([
             r.model.clone(),
@@ -567,13 +654,13 @@ pub fn main(a: &Args) -> ExitCode {
             format!("{secs:.2} s"),
             format!("{cpu:.2} s"),
             format!("{:.2} M", rate / 1e6),
-            format!("{:.2} M", unique_rate / 1e6),
-            format!("{:.2}", median(&ratio)),
+            unique_rate_text,
+            ratio_text,
             ratio_spread,
-            format!("{:.2}", median(&cpu_ratio)),
+            cpu_ratio_text,
             speedup,
             speedup_spread,
-            thousands(bytes.round() as usize),
+            bytes_text,
         ]);
     }
     if let Some(out) = &a.out {

@@ -147,7 +147,7 @@ fn rate_writes_its_result_table_and_refuses_bad_input() {
     );
     let text = std::fs::read_to_string(&out).unwrap();
     let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(rows.len(), 12, "header and eleven rows: {text}");
+    assert_eq!(rows.len(), 16, "header and fifteen rows: {text}");
     assert!(
         rows[0].starts_with("model\tchecker\trounds>\tstates>\tunique>"),
         "{text}"
@@ -159,6 +159,8 @@ fn rate_writes_its_result_table_and_refuses_bad_input() {
             "`s2f2x1`\tDFS, 1 thread\t1\t861,126\t264,670",
             "`s2f2x1`\tour own BFS (parent fingerprints), 1 thread\t1\t861,126\t264,670",
             "`s2f2x1`\tDFS, 2 threads\t1\t861,126\t264,670",
+            "no model: independent work per thread\tDFS, 2 threads\t1\t16,777,216\t-",
+            "no model: the same, one shared counter\tDFS, 1 thread\t1\t8,388,608\t-",
         ],
     );
 }

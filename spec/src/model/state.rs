@@ -666,4 +666,38 @@ mod tests {
         }
         eprintln!("State: {} bytes", std::mem::size_of::<State>());
     }
+
+    /// Packing is injective: over the first states (breadth first) of models with hits, two
+    /// sessions, charges, collections and tracer cells, two states that pack to the same bytes
+    /// are equal (so the checker's fingerprint of the packed bytes tells states apart as `==`
+    /// does).
+    #[test]
+    fn packing_tells_states_apart() {
+        use std::collections::{HashMap, VecDeque};
+        for name in ["s2f2x1", "s2f1x2", "t2f1p", "c2f1", "m2f1"] {
+            let cfg = crate::model::model_config(name).unwrap();
+            let mut seen: HashMap<Vec<u8>, State> = HashMap::new();
+            let mut queue = VecDeque::from([State::initial(&cfg)]);
+            let mut actions = Vec::new();
+            while let Some(s) = queue.pop_front() {
+                if seen.len() >= 20_000 {
+                    break;
+                }
+                match seen.get(&s.packed()) {
+                    Some(t) => {
+                        assert_eq!(*t, s, "{name}: two states pack equal");
+                        continue;
+                    }
+                    None => seen.insert(s.packed(), s),
+                };
+                cfg.enabled(&s, &mut actions);
+                for a in actions.drain(..) {
+                    let mut n = s;
+                    cfg.apply(&mut n, a, &mut None);
+                    queue.push_back(n);
+                }
+            }
+            assert!(seen.len() > 1_000, "{name}: {} states", seen.len());
+        }
+    }
 }
