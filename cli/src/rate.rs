@@ -273,7 +273,7 @@ where
 }
 
 /// Items each thread of a calibration run works through ([`machine`]).
-const MACHINE_ITEMS: usize = 1 << 23;
+const MACHINE_ITEMS: usize = 1 << 22;
 
 /// A calibration of the machine, no model: each of `threads` threads works through
 /// [`MACHINE_ITEMS`] items of its own, each a multiply-xorshift hash and a read-modify-write of

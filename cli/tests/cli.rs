@@ -159,8 +159,8 @@ fn rate_writes_its_result_table_and_refuses_bad_input() {
             "`s2f2x1`\tDFS, 1 thread\t1\t861,126\t264,670",
             "`s2f2x1`\tour own BFS (parent fingerprints), 1 thread\t1\t861,126\t264,670",
             "`s2f2x1`\tDFS, 2 threads\t1\t861,126\t264,670",
-            "no model: independent work per thread\tDFS, 2 threads\t1\t16,777,216\t-",
-            "no model: the same, one shared counter\tDFS, 1 thread\t1\t8,388,608\t-",
+            "no model: independent work per thread\tDFS, 2 threads\t1\t8,388,608\t-",
+            "no model: the same, one shared counter\tDFS, 1 thread\t1\t4,194,304\t-",
         ],
     );
 }
