@@ -74,9 +74,14 @@ mod seq_cst {
     use shuttle::sync::atomic as s;
     use std::sync::atomic::Ordering::{self, SeqCst};
 
+    pub use self::seq_cst_fence as fence;
+
     /// A fence: a no-op in shuttle's model (every operation is `SeqCst`).
-    pub fn fence(o: Ordering) {
-        assert!(o != Ordering::Relaxed, "there is no such thing as a relaxed fence");
+    pub fn seq_cst_fence(o: Ordering) {
+        assert!(
+            o != Ordering::Relaxed,
+            "there is no such thing as a relaxed fence"
+        );
         s::fence(SeqCst); // ordering: pass-through (shuttle models SeqCst only)
     }
 
@@ -131,7 +136,14 @@ mod seq_cst {
     atomic!(AtomicBool, bool, fetch_or, fetch_and);
     atomic!(AtomicU32, u32, fetch_add, fetch_sub, fetch_or, fetch_and);
     atomic!(AtomicU64, u64, fetch_add, fetch_sub, fetch_or, fetch_and);
-    atomic!(AtomicUsize, usize, fetch_add, fetch_sub, fetch_or, fetch_and);
+    atomic!(
+        AtomicUsize,
+        usize,
+        fetch_add,
+        fetch_sub,
+        fetch_or,
+        fetch_and
+    );
 
     /// shuttle's `AtomicPtr`, every operation as `SeqCst`.
     #[derive(Debug)]
