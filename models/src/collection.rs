@@ -352,7 +352,7 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, f: usize, op: PatternOp, fl: FlagSet)
 
 fn build<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) -> Arc<Engine<P>> {
     let cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
-    let mut e = Engine::<P>::new(cfg).with_stop_the_world();
+    let mut e = Engine::<P>::new_with_sessions(cfg, 1).with_stop_the_world();
     if s.paused_via_flip {
         e = e.with_paused_via_flip();
     }

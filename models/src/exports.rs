@@ -172,7 +172,7 @@ pub fn run_planned<P: ThreadProgress>(
 ) {
     assert_eq!(scn.rounds, 1, "the export models run their ops once");
     let cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
-    let engine = Arc::new(Engine::<P>::new(cfg).with_wait_plan(plan));
+    let engine = Arc::new(Engine::<P>::new_with_sessions(cfg, 2).with_wait_plan(plan));
     assert_eq!(engine.create_session("s1"), Ok(1));
     for o in &scn.setup {
         apply(&engine, o);

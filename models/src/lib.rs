@@ -378,7 +378,14 @@ pub(crate) fn schedulers_vs_stager<P: ThreadProgress, T: Send + 'static, G>(
 /// property violation (that is how loom and shuttle see it).
 pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
     let cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
-    let engine = Arc::new(Engine::<P>::new(cfg));
+    // Room for the sessions the scenario names (each slot is model atomics in every execution).
+    let room = scn
+        .setup
+        .iter()
+        .chain(&scn.ops)
+        .map(|o| o.session as usize + 1)
+        .max();
+    let engine = Arc::new(Engine::<P>::new_with_sessions(cfg, room.unwrap_or(1)));
     for o in &scn.setup {
         apply(&engine, o);
     }

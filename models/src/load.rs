@@ -255,8 +255,10 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
 
 /// Run one execution. Panics on any violation.
 pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Option<Mutant>) {
-    let mut e = Engine::<P>::new(EngineConfig::simple(0, scn.schedulers.len()).with_mutant(mutant))
-        .with_module(scn.functions, proto, scn.traced);
+    // Room for the legacy session and the call_time session `t`.
+    let cfg = EngineConfig::simple(0, scn.schedulers.len()).with_mutant(mutant);
+    let mut e =
+        Engine::<P>::new_with_sessions(cfg, 2).with_module(scn.functions, proto, scn.traced);
     if scn.stagers.iter().flatten().any(|&o| o == LOp::PurgeKill) {
         e = e.with_kills();
     }

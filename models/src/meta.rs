@@ -39,8 +39,9 @@ impl Tracer for Gone {
 /// The fixture both models share: an engine with one function (`m:f0/0`) and `schedulers`
 /// schedulers.
 fn engine<P: ThreadProgress>(schedulers: usize, mutant: Option<Mutant>) -> Arc<Engine<P>> {
-    Arc::new(Engine::new(
+    Arc::new(Engine::new_with_sessions(
         EngineConfig::simple(1, schedulers).with_mutant(mutant),
+        1,
     ))
 }
 
@@ -128,8 +129,9 @@ pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
 /// assertions on the cell), and every retired cell freed once (three in all, at rest).
 /// Checked parameters: 2 schedulers, 2 functions, 3 retirements, 2 reclaims.
 pub fn run_meta_reclaim_many<P: ThreadProgress>(mutant: Option<Mutant>) {
-    let engine = Arc::new(Engine::<P>::new(
+    let engine = Arc::new(Engine::<P>::new_with_sessions(
         EngineConfig::simple(2, 2).with_mutant(mutant),
+        1,
     ));
     let only_meta = |t: &TracerSpec| TraceSpec::counters(FlagSet::default()).meta(t.clone());
     crate::trace_on(&engine, None, PatternOp::True, &only_meta(&gone(7)));
@@ -170,7 +172,8 @@ pub fn run_meta_reclaim_many<P: ThreadProgress>(mutant: Option<Mutant>) {
 /// `BpMetaTracer` and the cell), I5 at rest, the cell freed once.
 pub fn run_meta_clear<P: ThreadProgress>(mutant: Option<Mutant>, plan: WaitPlan, keep_count: bool) {
     let engine = Arc::new(
-        Engine::<P>::new(EngineConfig::simple(1, 1).with_mutant(mutant)).with_wait_plan(plan),
+        Engine::<P>::new_with_sessions(EngineConfig::simple(1, 1).with_mutant(mutant), 1)
+            .with_wait_plan(plan),
     );
     let fl = FlagSet {
         call_count: keep_count,

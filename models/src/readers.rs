@@ -298,7 +298,7 @@ fn build<P: ThreadProgress>(
     plan: WaitPlan,
 ) -> Arc<Engine<P>> {
     let cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
-    let e = Engine::<P>::new(cfg).with_wait_plan(plan);
+    let e = Engine::<P>::new_with_sessions(cfg, s.sessions as usize).with_wait_plan(plan);
     for sess in 1..s.sessions {
         assert_eq!(e.create_session(&format!("s{sess}")), Ok(sess));
     }

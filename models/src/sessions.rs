@@ -213,7 +213,7 @@ struct Seen {
 /// Run one execution of `scn`. Panics on any violation.
 pub fn run<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
     let cfg = EngineConfig::simple(1, scn.schedulers.len()).with_mutant(mutant);
-    let engine = Arc::new(Engine::<P>::new(cfg));
+    let engine = Arc::new(Engine::<P>::new_with_sessions(cfg, 3));
     for s in 1..3 {
         assert_eq!(engine.create_session(&format!("s{s}")), Ok(s));
     }

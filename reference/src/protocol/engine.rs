@@ -128,7 +128,16 @@ impl EngineConfig {
 }
 
 impl<P: ThreadProgress> Engine<P> {
+    /// An engine with room for every session id (`0..MAX_SESSIONS`).
     pub fn new(cfg: EngineConfig) -> Engine<P> {
+        Engine::new_with_sessions(cfg, crate::session::MAX_SESSIONS)
+    }
+
+    /// An engine with room for the sessions `0..room` only: a model makes room for the sessions
+    /// its scenario uses, since under loom and shuttle each slot is two model atomics that the
+    /// checker creates in every execution and loom's acquire fences visit (docs/running.md,
+    /// "Per-execution cost").
+    pub fn new_with_sessions(cfg: EngineConfig, room: usize) -> Engine<P> {
         assert!(cfg.schedulers > 0, "an engine needs at least one scheduler");
         assert!(
             cfg.mutant.is_none() || CHECKED,
@@ -141,7 +150,7 @@ impl<P: ThreadProgress> Engine<P> {
             code,
             exports,
             exp_func,
-            sessions: crate::session::Sessions::new(cfg.mutant),
+            sessions: crate::session::Sessions::new(cfg.mutant, room),
             active_bp_index: AtomicU32::new(0),
             progress: P::new(cfg.schedulers, cfg.mutant),
             permission: Mutex::new(Stager {

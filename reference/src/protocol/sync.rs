@@ -1,8 +1,9 @@
 //! The sync shim: every atomic, cell, fence, mutex, thread spawn and yield of the engine goes
 //! through this module, so one source compiles against std (default), loom (`--cfg loom`) or
-//! shuttle (`--cfg shuttle`). Orderings pass through unchanged: the shim never strengthens or
-//! weakens what the engine asks for (left-right's old loom shim silently weakened
-//! `fence(SeqCst)`; see docs/protocol.md, "Checkers").
+//! shuttle (`--cfg shuttle`). Orderings pass through unchanged to std and loom: the shim never
+//! strengthens or weakens what the engine asks for (left-right's old loom shim silently weakened
+//! `fence(SeqCst)`; see docs/protocol.md, "Checkers"). shuttle, which runs every atomic
+//! operation as `SeqCst` whatever it is given, is handed `SeqCst` (`seq_cst` below).
 //!
 //! Layout follows tokio's `src/loom/` and crossbeam's `primitive` module.
 
@@ -45,9 +46,7 @@ mod imp {
 
 #[cfg(shuttle)]
 mod imp {
-    pub use shuttle::sync::atomic::{
-        fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
-    };
+    pub use super::seq_cst::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
     pub use shuttle::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use shuttle::thread::{spawn, yield_now, JoinHandle};
     pub use std_cell::UnsafeCell;
@@ -58,6 +57,131 @@ mod imp {
 
     mod std_cell {
         pub use crate::sync::std_unsafe_cell::UnsafeCell;
+    }
+}
+
+/// shuttle's atomics behind the std API, every operation handed to shuttle as `SeqCst`.
+///
+/// shuttle runs every atomic operation as `SeqCst` whatever ordering it is given: in
+/// shuttle-std 0.1.5 (`src/sync/atomic/mod.rs`) the ordering goes only to
+/// `maybe_warn_about_ordering`, which for any other ordering does a compare-exchange on a
+/// process-wide flag in every load, store, swap and update, about 4.5 % of a shuttle run
+/// (docs/running.md, "Per-execution cost"). Handing it `SeqCst` skips that and nothing else, so
+/// shuttle explores the same schedules (same seeds, same first killing iteration). loom gets
+/// the engine's orderings unchanged, and so does std.
+#[cfg(shuttle)]
+mod seq_cst {
+    use shuttle::sync::atomic as s;
+    use std::sync::atomic::Ordering::{self, SeqCst};
+
+    pub use self::seq_cst_fence as fence;
+
+    /// A fence: a no-op in shuttle's model (every operation is `SeqCst`).
+    pub fn seq_cst_fence(o: Ordering) {
+        assert!(
+            o != Ordering::Relaxed,
+            "there is no such thing as a relaxed fence"
+        );
+        s::fence(SeqCst); // ordering: pass-through (shuttle models SeqCst only)
+    }
+
+    macro_rules! atomic {
+        ($name:ident, $t:ty $(, $fetch:ident)*) => {
+            /// shuttle's atomic of the same name, every operation as `SeqCst`.
+            #[derive(Debug)]
+            pub struct $name(s::$name);
+            impl $name {
+                /// `#[track_caller]`: shuttle signs each atomic with its creator's location.
+                #[track_caller]
+                pub const fn new(v: $t) -> Self {
+                    Self(s::$name::new(v))
+                }
+                pub fn get_mut(&mut self) -> &mut $t {
+                    self.0.get_mut()
+                }
+                pub fn into_inner(self) -> $t {
+                    self.0.into_inner()
+                }
+                #[inline]
+                pub fn load(&self, _: Ordering) -> $t {
+                    self.0.load(SeqCst) // ordering: pass-through
+                }
+                #[inline]
+                pub fn store(&self, v: $t, _: Ordering) {
+                    self.0.store(v, SeqCst) // ordering: pass-through
+                }
+                #[inline]
+                pub fn swap(&self, v: $t, _: Ordering) -> $t {
+                    self.0.swap(v, SeqCst) // ordering: pass-through
+                }
+                #[inline]
+                pub fn compare_exchange(
+                    &self,
+                    current: $t,
+                    new: $t,
+                    _: Ordering,
+                    _: Ordering,
+                ) -> Result<$t, $t> {
+                    self.0.compare_exchange(current, new, SeqCst, SeqCst) // ordering: pass-through
+                }
+                $(
+                    #[inline]
+                    pub fn $fetch(&self, v: $t, _: Ordering) -> $t {
+                        self.0.$fetch(v, SeqCst) // ordering: pass-through
+                    }
+                )*
+            }
+        };
+    }
+    atomic!(AtomicBool, bool, fetch_or, fetch_and);
+    atomic!(AtomicU32, u32, fetch_add, fetch_sub, fetch_or, fetch_and);
+    atomic!(AtomicU64, u64, fetch_add, fetch_sub, fetch_or, fetch_and);
+    atomic!(
+        AtomicUsize,
+        usize,
+        fetch_add,
+        fetch_sub,
+        fetch_or,
+        fetch_and
+    );
+
+    /// shuttle's `AtomicPtr`, every operation as `SeqCst`.
+    #[derive(Debug)]
+    pub struct AtomicPtr<T>(s::AtomicPtr<T>);
+    impl<T> AtomicPtr<T> {
+        /// `#[track_caller]`: as for the other atomics.
+        #[track_caller]
+        pub const fn new(v: *mut T) -> Self {
+            Self(s::AtomicPtr::new(v))
+        }
+        pub fn get_mut(&mut self) -> &mut *mut T {
+            self.0.get_mut()
+        }
+        pub fn into_inner(self) -> *mut T {
+            self.0.into_inner()
+        }
+        #[inline]
+        pub fn load(&self, _: Ordering) -> *mut T {
+            self.0.load(SeqCst) // ordering: pass-through
+        }
+        #[inline]
+        pub fn store(&self, v: *mut T, _: Ordering) {
+            self.0.store(v, SeqCst) // ordering: pass-through
+        }
+        #[inline]
+        pub fn swap(&self, v: *mut T, _: Ordering) -> *mut T {
+            self.0.swap(v, SeqCst) // ordering: pass-through
+        }
+        #[inline]
+        pub fn compare_exchange(
+            &self,
+            current: *mut T,
+            new: *mut T,
+            _: Ordering,
+            _: Ordering,
+        ) -> Result<*mut T, *mut T> {
+            self.0.compare_exchange(current, new, SeqCst, SeqCst) // ordering: pass-through
+        }
     }
 }
 

@@ -43,7 +43,8 @@ pub mod state {
 /// Why a session operation was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SessionError {
-    /// The id is outside `0..MAX_SESSIONS`.
+    /// The id is outside the engine's sessions (`0..MAX_SESSIONS`; a model's engine may have
+    /// room for fewer, [`Engine::new_with_sessions`]).
     OutOfRange { session: SessionId },
     /// The session was destroyed (or is being destroyed): ERTS answers `badarg`.
     Destroyed { session: SessionId },
@@ -100,14 +101,22 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    pub(crate) fn new(mutant: Option<crate::Mutant>) -> Sessions {
-        let slots = (0..MAX_SESSIONS)
+    /// Room for the sessions `0..room` (`room` at most [`MAX_SESSIONS`]; ids from `room` on are
+    /// out of range). [`Engine::new`] makes room for all; a model makes room for the sessions
+    /// its scenario uses ([`Engine::new_with_sessions`]), because under loom and shuttle every
+    /// slot's two atomics are model objects the checker keeps and visits in every execution.
+    pub(crate) fn new(mutant: Option<crate::Mutant>, room: usize) -> Sessions {
+        assert!(
+            (1..=MAX_SESSIONS).contains(&room),
+            "room for 1 to {MAX_SESSIONS} sessions, not {room}"
+        );
+        let slots = (0..room)
             .map(|i| SessionSlot {
                 state: AtomicU32::new(if i == 0 { state::ALIVE } else { state::UNUSED }),
                 tracer: AtomicPtr::new(std::ptr::null_mut()),
             })
             .collect();
-        let mut names = vec![None; MAX_SESSIONS];
+        let mut names = vec![None; room];
         names[0] = Some("legacy".to_string());
         Sessions {
             slots,
@@ -210,7 +219,7 @@ impl<P: ThreadProgress> Engine<P> {
     /// `trace:session_info/1`-like: the live sessions (id, name), oldest first.
     pub fn session_info(&self) -> Vec<(SessionId, String)> {
         let names = lock(&self.sessions.names);
-        (0..MAX_SESSIONS)
+        (0..self.sessions.slots.len())
             .filter(|&i| self.sessions.slots[i].state.load(Relaxed) == state::ALIVE)
             .map(|i| (i as SessionId, names[i].clone().unwrap_or_default()))
             .collect()
