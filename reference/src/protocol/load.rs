@@ -54,7 +54,7 @@ use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
 use crate::calltrace::TraceSpec;
 use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
 use crate::code_ix::{
-    CodeIndex, CodeIxScheme, CodeVersion, ExportEntry, Module, OP_I_GENERIC_BREAKPOINT,
+    CodeIndex, CodeIxScheme, CodeVersion, ExportEntry, ModPattern, Module, OP_I_GENERIC_BREAKPOINT,
 };
 use crate::engine::{Engine, Permission};
 use crate::export::{Area, VersionArea};
@@ -184,7 +184,13 @@ impl CodeMgmt {
                     curr: std::ptr::null_mut(),
                     old: std::ptr::null_mut(),
                     patterns: if m.traced {
-                        vec![(0, CALL_COUNT)]
+                        vec![(
+                            0,
+                            ModPattern {
+                                flags: CALL_COUNT,
+                                ..ModPattern::default()
+                            },
+                        )]
                     } else {
                         Vec::new()
                     },
@@ -341,8 +347,9 @@ impl<P: ThreadProgress> Engine<P> {
     }
 
     /// Set the module's patterns on every function of `ver`: per session a node, chained newest
-    /// first as staging chains them, both halves alike and sharing their counters (call_count,
-    /// call_time, call_memory), and the instruction patched: the state the finisher leaves after
+    /// first as staging chains them, both halves alike and sharing their objects (call_count,
+    /// call_time, call_memory counters, the match spec of local call trace, the meta tracer),
+    /// and the instruction patched: the state the finisher leaves after
     /// each session's `trace_pattern(true)`, written at once because no scheduler can reach
     /// `ver` (it is not published; the code index commit, Release, publishes it). The
     /// commit-before-breakpoints mutant calls it on a published version.
@@ -350,7 +357,7 @@ impl<P: ThreadProgress> Engine<P> {
         &self,
         bst: &mut Permission<'_>,
         ver: &CodeVersion,
-        patterns: &[(SessionId, FlagSet)],
+        patterns: &[(SessionId, ModPattern)],
     ) {
         for (f, h) in ver.code.funcs.iter().enumerate() {
             assert!(
@@ -359,15 +366,27 @@ impl<P: ThreadProgress> Engine<P> {
                 ver.number
             );
             let mut head: *mut GenericBp = std::ptr::null_mut();
-            for &(session, fl) in patterns {
+            for (session, pat) in patterns {
+                let (session, fl) = (*session, pat.flags);
                 let node = GenericBp::new(bst.next_bp_id, session, h.original);
                 bst.next_bp_id += 1;
                 bst.live_nodes += 1;
                 let count = fl.call_count.then(|| BpCount::new(session, f));
                 let time = fl.call_time.then(|| crate::stage::new_timem(self, bst));
                 let memory = fl.call_memory.then(|| crate::stage::new_timem(self, bst));
+                // The meta tracer is shared by both halves, as staging leaves it (M1 of meta.rs:
+                // the half holding it is reached only through the commit that publishes `ver`).
+                let meta = pat.meta.as_ref().map(crate::meta::BpMetaTracer::new);
                 for ix in 0..ERTS_NUM_BP_IX {
                     node.write_half(ix, |d| {
+                        if fl.local {
+                            d.flags |= flags::LOCAL_TRACE;
+                            d.ms = pat.ms.clone();
+                        }
+                        if meta.is_some() {
+                            d.flags |= flags::META_TRACE;
+                            d.meta = meta.clone();
+                        }
                         if count.is_some() {
                             d.flags |= flags::COUNT | flags::COUNT_ACTIVE;
                         }
@@ -417,6 +436,10 @@ impl<P: ThreadProgress> Engine<P> {
                     }
                     for t in [old.time, old.memory].into_iter().flatten() {
                         crate::free::release_timem(bst, t);
+                    }
+                    if let Some(m) = old.meta {
+                        // Its cell goes through the retire list and the next reclaim's wait.
+                        crate::meta::release_meta(self, m);
                     }
                 }
                 bst.free_list.push(g);
@@ -564,23 +587,41 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// `trace:function(Session, {m, '_', '_'}, true | false, Flags)` on the current version:
     /// the engine's `stage.rs` in the session's node and the finisher's one sequence (W0–W4,
-    /// with their mutants) on the version's code area. Flags: call_count, call_time and
-    /// call_memory (local, global, meta and match specs are not modelled on loaded versions:
-    /// `BadArg`). `true` adds the flags the session does not have yet and changes nothing for
-    /// those it has (ERTS resets their counters, `set_function_break`, which the count
-    /// conservation across versions cannot follow); `false` clears the given flags. The pattern
-    /// is recorded for the module, so the next load gives it to the new version. Returns the
-    /// number of functions matched (0 when the module has no current code).
+    /// with their mutants) on the version's code area. Flags: local (with a match spec:
+    /// `return_trace`, `exception_trace`, `{caller}`), `{meta, Tracer}`, call_count, call_time
+    /// and call_memory, as [`Engine::trace_pattern`] takes them on the static area (meta with a
+    /// match spec, and a match spec without local, are refused: `BadArg`); `global` on a loaded
+    /// module is not modelled (`BadArg`). `true` adds the counters the session does not have
+    /// yet and changes nothing for those it has (ERTS resets their counters,
+    /// `set_function_break`, which the count conservation across versions cannot follow); local
+    /// and meta are staged again (a new match spec replaces the old one, a new meta tracer is
+    /// swapped into the cell); `false` clears the given flags (and meta when the spec names a
+    /// tracer). The pattern is recorded for the module, so the next load gives it to the new
+    /// version. Returns the number of functions matched (0 when the module has no current
+    /// code).
     pub fn trace_pattern_module_spec(
         &self,
         on: bool,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
         let (session, fl) = (spec.session, spec.flags);
-        if fl.local || spec.global || spec.meta.is_some() || spec.ms.is_some() || !fl.counters() {
+        if spec.global {
             return Err(PatternError::BadArg(
-                "a loaded module takes call_count, call_time and call_memory only".into(),
+                "global on a loaded module is not modelled".into(),
             ));
+        }
+        if spec.meta.is_some() && spec.ms.is_some() && !fl.local {
+            return Err(PatternError::BadArg(
+                "meta cannot be combined with global, and its match spec is not implemented".into(),
+            ));
+        }
+        if spec.ms.is_some() && !fl.local {
+            return Err(PatternError::BadArg(
+                "a match spec needs local or global (not only call_count/time/memory)".into(),
+            ));
+        }
+        if !fl.local && !fl.counters() && spec.meta.is_none() {
+            return Err(PatternError::BadArg("no flag".into()));
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
@@ -589,41 +630,62 @@ impl<P: ThreadProgress> Engine<P> {
             .patterns
             .iter()
             .find(|(s, _)| *s == session)
-            .map_or(FlagSet::default(), |&(_, f)| f);
-        // The flags this call changes: new ones for `true`, set ones for `false`.
+            .map_or(ModPattern::default(), |(_, p)| p.clone());
+        let hf = had.flags;
+        // The flags this call changes: new counters for `true`, set ones for `false`; local and
+        // meta whenever named and set or being set.
         let change = FlagSet {
-            local: false,
-            call_count: fl.call_count && (had.call_count != on),
-            call_time: fl.call_time && (had.call_time != on),
-            call_memory: fl.call_memory && (had.call_memory != on),
+            local: fl.local && (on || hf.local),
+            call_count: fl.call_count && (hf.call_count != on),
+            call_time: fl.call_time && (hf.call_time != on),
+            call_memory: fl.call_memory && (hf.call_memory != on),
         };
-        let now = FlagSet {
-            local: false,
-            call_count: had.call_count != change.call_count,
-            call_time: had.call_time != change.call_time,
-            call_memory: had.call_memory != change.call_memory,
+        let meta_change = spec.meta.is_some() && (on || had.meta.is_some());
+        let ms = spec.ms.clone().map(std::sync::Arc::new);
+        let now = ModPattern {
+            flags: FlagSet {
+                local: if fl.local { on } else { hf.local },
+                call_count: hf.call_count != change.call_count,
+                call_time: hf.call_time != change.call_time,
+                call_memory: hf.call_memory != change.call_memory,
+            },
+            ms: match (fl.local, on) {
+                (true, true) => ms.clone(),
+                (true, false) => None,
+                (false, _) => had.ms.clone(),
+            },
+            meta: match (&spec.meta, on) {
+                (Some(t), true) => Some(t.clone()),
+                (Some(_), false) => None,
+                (None, _) => had.meta.clone(),
+            },
         };
         // In place: the order of `patterns` is the order the sessions' nodes were chained in.
         match st.module.patterns.iter().position(|(s, _)| *s == session) {
-            Some(i) if now.counters() => st.module.patterns[i].1 = now,
+            Some(i) if now.is_set() => st.module.patterns[i].1 = now,
             Some(i) => {
                 st.module.patterns.remove(i);
             }
-            None if now.counters() => st.module.patterns.push((session, now)),
+            None if now.is_set() => st.module.patterns.push((session, now)),
             None => {}
         }
         let v = st.module.curr;
         if v.is_null() {
             return Ok(0);
         }
-        if change.counters() {
+        if change.local || change.counters() || meta_change {
             let op = if on {
                 PatternOp::True
             } else {
                 PatternOp::False
             };
+            let extra = crate::stage::Extra {
+                global: false,
+                ms: if on { ms } else { None },
+                meta: if meta_change { spec.meta.clone() } else { None },
+            };
             let traced = st.module.traced();
-            self.trace_pattern_on(&mut bst, v, session, op, change, traced);
+            self.trace_pattern_on(&mut bst, v, session, op, change, &extra, traced);
         }
         Ok(self.cm().functions)
     }
@@ -639,6 +701,7 @@ impl<P: ThreadProgress> Engine<P> {
         session: SessionId,
         op: PatternOp,
         fl: FlagSet,
+        extra: &crate::stage::Extra,
         traced: bool,
     ) {
         // SAFETY: v is live while the permission is held (the current version).
@@ -650,17 +713,7 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let staging = self.staging_ix();
         for &f in &funcs {
-            crate::stage::stage_in(
-                self,
-                bst,
-                area,
-                f,
-                session,
-                staging,
-                op,
-                fl,
-                &crate::stage::Extra::default(),
-            );
+            crate::stage::stage_in(self, bst, area, f, session, staging, op, fl, extra);
         }
         let promised = &ver.promised;
         let install = (op != PatternOp::False).then_some((area, &funcs[..]));
@@ -810,6 +863,41 @@ impl<P: ThreadProgress> Engine<P> {
         // At rest: no scheduler charges (the caller's contract).
         t.read_into(&mut tot);
         Some(tot)
+    }
+
+    /// `trace_info(Session, {m, f<f>, 0}, Key)` on an engine with a module: the function of
+    /// the current version, as ERTS looks it up (`erts_find_local_func` in `beam_bp.c`:
+    /// `erts_get_module(.., erts_active_code_ix())` then `modp->curr`; an old version's
+    /// breakpoints and rows are not reported), through the engine's one `trace_info` and its
+    /// non-blocking collection (`collect.rs`, the temporaries, flips and waits) on the version's
+    /// code area, while the module's processes run and charge. Under the module table and the
+    /// permission, so a load, delete or purge is entirely before or after it. `undefined` when
+    /// the module has no current code (deleted).
+    pub fn trace_info_module(
+        &self,
+        session: SessionId,
+        f: FuncId,
+        key: crate::term::InfoKey,
+    ) -> crate::term::Term {
+        let st = lock(&self.cm().modules);
+        let v = st.module.curr;
+        if v.is_null() || f >= self.cm().functions {
+            return crate::term::Term::Tuple(vec![
+                crate::term::Term::Atom(key.atom()),
+                crate::term::Term::Atom("undefined"),
+            ]);
+        }
+        let mut bst = self.seize();
+        // SAFETY: the current version, live while the module table is held.
+        let area = area_of(unsafe { &*v });
+        self.trace_info_in(
+            &mut bst,
+            area,
+            f,
+            session,
+            key,
+            crate::term::Collection::NonBlocking,
+        )
     }
 
     /// The current version's number (0 if deleted).
