@@ -30,6 +30,10 @@ pub enum LOp {
     /// `code:purge/1`: processes still in the old version are killed, then it is purged
     /// (`Engine::purge_kill`; the engine is made `with_kills`).
     PurgeKill,
+    /// `trace_info(S, {m, f0, 0}, call_time)` in the call_time session (`LScenario::call_time`):
+    /// the engine's one collection (temporaries, flips, waits) on the current version
+    /// (`Engine::trace_info_module`), while the module's processes charge.
+    Collect,
 }
 
 /// A scheduler step.
@@ -66,6 +70,16 @@ pub struct LScenario {
     /// The engine's code index scheme (`Engine::with_code_ix`): the `-3ix` scenarios run
     /// ERTS's three indices.
     pub scheme: CodeIxScheme,
+    /// Meta trace in the legacy session (beside its call_count), set before the schedulers
+    /// start: every hit on a traced version reads the node's meta tracer object and its cell
+    /// (`meta.rs` M2), a load carries it to the new version, the old version's removal releases
+    /// it (consolidate, after W3) and retires its cell.
+    pub meta: bool,
+    /// Local call trace with `exception_trace` in the legacy session, and every scheduler's
+    /// process traced (`call`, a mailbox tracer): a traced call pushes a return frame naming
+    /// the version's function (`process::Ci`), which runs at the process's return, in old code
+    /// after a load. Checked after the run: every `call` message has its `return_from`.
+    pub local_trace: bool,
 }
 
 impl LScenario {
@@ -91,7 +105,21 @@ impl LScenario {
             always_traced: traced && !removed,
             call_time: false,
             scheme: CodeIxScheme::Two,
+            meta: false,
+            local_trace: false,
         }
+    }
+
+    /// With meta trace in the legacy session (see [`LScenario::meta`]).
+    pub fn with_meta(mut self) -> Self {
+        self.meta = true;
+        self
+    }
+
+    /// With local call trace and return frames (see [`LScenario::local_trace`]).
+    pub fn with_local_trace(mut self) -> Self {
+        self.local_trace = true;
+        self
     }
 
     /// The same scenario named `name` under ERTS's three code indices.
@@ -189,6 +217,25 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             &nap_in_old,
         )
         .with_call_time(),
+        // Meta on a reloaded function: the process in version 1 makes a local call there after
+        // the load, reading version 1's meta tracer object and cell while the removal of
+        // version 1's breakpoints releases the object (consolidate) and retires the cell.
+        one("old-code-meta", true, &[load], &nap_in_old).with_meta(),
+        // Local call trace with return frames in old code: the process enters version 1 (a
+        // call message, a return frame naming version 1's f0), naps across the load and the
+        // removal, makes a local call there, and returns: its frame sends return_from before
+        // the purge frees version 1.
+        one("old-code-local-trace", true, &[load], &nap_in_old).with_local_trace(),
+        // The collection (trace_info of call_time, `Engine::trace_info_module`) racing a load
+        // while a process calls, progresses and calls again, charging call_time (no purge: its
+        // wait would multiply the interleavings of the collection's three waits by loom's).
+        one(
+            "load-collect",
+            true,
+            &[&[Load], &[Collect]],
+            &[Call(0), Call(0)],
+        )
+        .with_call_time(),
     ];
     // ERTS's three code indices (`CodeIxScheme::Three`): the code barrier before each commit,
     // no wait after it, the purge's wait before its check.
@@ -262,6 +309,21 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
     }
     e = e.with_code_ix(scn.scheme);
     let e = Arc::new(e);
+    let meta_box = scn.meta.then(|| bpspec_reference::Mailbox::new(1_000));
+    if let Some(mb) = &meta_box {
+        let spec =
+            bpspec_reference::TraceSpec::default().meta(bpspec_reference::ProcessTracer::spec(mb));
+        e.trace_pattern_module_spec(true, &spec).expect("meta on m");
+    }
+    let trace_box = scn
+        .local_trace
+        .then(|| bpspec_reference::Mailbox::new(1_001));
+    if trace_box.is_some() {
+        let spec = bpspec_reference::TraceSpec::local()
+            .ms(Some(bpspec_reference::MatchSpec::EXCEPTION_TRACE));
+        e.trace_pattern_module_spec(true, &spec)
+            .expect("local call trace on m");
+    }
     let timed = scn.call_time.then(|| {
         let s1 = e.create_session("t").expect("a second session");
         let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
@@ -300,6 +362,16 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             let s1 = timed.expect("DestroySession needs the call_time session");
                             assert_eq!(e.destroy_session(s1), Ok(true));
                         }
+                        LOp::Collect => {
+                            let s1 = timed.expect("Collect needs the call_time session");
+                            let t = e
+                                .trace_info_module(s1, 0, bpspec_reference::InfoKey::CallTime)
+                                .to_string();
+                            assert!(
+                                t.starts_with("{call_time,["),
+                                "trace_info of m:f0/0's call_time: {t}"
+                            );
+                        }
                     }
                 }
             })
@@ -311,8 +383,18 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         .enumerate()
         .map(|(id, script)| {
             let (e, script) = (e.clone(), script.clone());
+            let tracer = trace_box
+                .as_ref()
+                .map(bpspec_reference::ProcessTracer::spec);
             spawn(move || {
                 let mut s = Scheduler::start(e, id);
+                if let Some(t) = tracer {
+                    let flags = bpspec_reference::ProcFlags {
+                        call: true,
+                        ..Default::default()
+                    };
+                    assert_eq!(s.trace_code_proc(0, true, flags, Some(t)), Ok(true));
+                }
                 let mut seen = Vec::new();
                 for st in script {
                     match st {
@@ -374,6 +456,17 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         timem_calls as i64,
         "call_time count conservation violated: a call_time count was lost across versions"
     );
+    if let Some(mb) = &trace_box {
+        // Every traced call's return frame ran (none was lost or ran twice), in whichever
+        // version it named.
+        let msgs = mb.take_strings();
+        let calls = msgs.iter().filter(|m| m.contains(",call,")).count();
+        let returns = msgs.iter().filter(|m| m.contains(",return_from,")).count();
+        assert_eq!(
+            calls, returns,
+            "a traced call without its return frame: {msgs:?}"
+        );
+    }
     if let Err(m) = e.check_at_rest() {
         panic!("at rest: {m}");
     }
