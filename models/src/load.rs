@@ -34,6 +34,9 @@ pub enum LOp {
     /// the engine's one collection (temporaries, flips, waits) on the current version
     /// (`Engine::trace_info_module`), while the module's processes charge.
     Collect,
+    /// `Engine::reclaim_meta_tracers`: free the meta tracer cells retired so far, after a wait
+    /// (meta.rs M3; what the next `trace_pattern` does first).
+    Reclaim,
 }
 
 /// A scheduler step.
@@ -220,7 +223,14 @@ pub fn loom_scenarios() -> Vec<LScenario> {
         // Meta on a reloaded function: the process in version 1 makes a local call there after
         // the load, reading version 1's meta tracer object and cell while the removal of
         // version 1's breakpoints releases the object (consolidate) and retires the cell.
-        one("old-code-meta", true, &[load], &nap_in_old).with_meta(),
+        // The cell is freed by the reclaim after the load (meta.rs M3, its wait).
+        one(
+            "old-code-meta",
+            true,
+            &[&[Load, Reclaim, Purge]],
+            &nap_in_old,
+        )
+        .with_meta(),
         // Local call trace with return frames in old code: the process enters version 1 (a
         // call message, a return frame naming version 1's f0), naps across the load and the
         // removal, makes a local call there, and returns: its frame sends return_from before
@@ -361,6 +371,9 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                         LOp::DestroySession => {
                             let s1 = timed.expect("DestroySession needs the call_time session");
                             assert_eq!(e.destroy_session(s1), Ok(true));
+                        }
+                        LOp::Reclaim => {
+                            e.reclaim_meta_tracers();
                         }
                         LOp::Collect => {
                             let s1 = timed.expect("Collect needs the call_time session");
@@ -564,6 +577,23 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             .into_iter()
             .filter(|_| checker == "loom"),
         )
+        // Meta and local call trace with return frames in old code (loom, W1 and W3 at bound 3,
+        // as on old-code-purge): the removal's W1 and W3 each needed for a local call in version
+        // 1 reading its node, meta object and match spec; cleared at once, the node freed under
+        // that call. The meta mutants survive there (docs/nonblocking-load.md §3).
+        .chain(
+            [
+                (SkipWaitBeforeCommit, "old-code-meta"),
+                (SkipWaitBeforeConsolidate, "old-code-meta"),
+                (LoadClearOldAtOnce, "old-code-meta"),
+                (SkipWaitBeforeCommit, "old-code-local-trace"),
+                (SkipWaitBeforeConsolidate, "old-code-local-trace"),
+                (LoadClearOldAtOnce, "old-code-local-trace"),
+            ]
+            .into_iter()
+            .filter(|_| checker == "loom"),
+        )
+        .chain(collect_kills(checker, proto))
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
             (LoadClearOldAtOnce, "old-code-call-time"),
@@ -591,11 +621,41 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             (LoadPurgeSkipCheck, "old-code-purge-kill"),
         ])
         .chain(
-            [(SkipWaitBeforeCommit, "old-code-session-destroy")]
-                .into_iter()
-                .filter(|_| checker == "loom"),
+            [
+                (SkipWaitBeforeCommit, "old-code-session-destroy"),
+                (LoadPurgeSkipCheck, "old-code-meta"),
+                (LoadPurgeSkipCheck, "old-code-local-trace"),
+            ]
+            .into_iter()
+            .filter(|_| checker == "loom"),
         )
+        .chain(collect_kills(checker, proto))
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
     }
+}
+
+/// The collection's mutants on `load-collect` (the one collection, `collect.rs`, on the current
+/// version racing a load while a process charges call_time), both protocols, loom at bound 2
+/// (the scenario's cap): each of its waits, the flip and the early free a causality violation,
+/// the skipped merge a call_time count lost across versions. `collect-merge-without-lock`
+/// survives (no dirty scheduler in the load models); `collect-without-flip` survives under
+/// `NonBlocking` at bound 2 (killed under `Blocking`).
+fn collect_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    if checker != "loom" {
+        return Vec::new();
+    }
+    [
+        CollectSkipWaitBeforeFlip,
+        CollectSkipWaitBeforeRead,
+        CollectSkipWaitBeforeMerge,
+        CollectWithoutFlip,
+        CollectFreeBeforeLastWait,
+        CollectSkipMerge,
+    ]
+    .into_iter()
+    .filter(|&m| m != CollectWithoutFlip || proto == LoadProtocol::Blocking)
+    .map(|m| (m, "load-collect"))
+    .collect()
 }
