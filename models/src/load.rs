@@ -581,18 +581,20 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         // as on old-code-purge): the removal's W1 and W3 each needed for a local call in version
         // 1 reading its node, meta object and match spec; cleared at once, the node freed under
         // that call. The meta mutants survive there (docs/nonblocking-load.md §3).
-        .chain(
-            [
-                (SkipWaitBeforeCommit, "old-code-meta"),
-                (SkipWaitBeforeConsolidate, "old-code-meta"),
-                (LoadClearOldAtOnce, "old-code-meta"),
-                (SkipWaitBeforeCommit, "old-code-local-trace"),
-                (SkipWaitBeforeConsolidate, "old-code-local-trace"),
-                (LoadClearOldAtOnce, "old-code-local-trace"),
-            ]
-            .into_iter()
-            .filter(|_| checker == "loom"),
-        )
+        .chain(loom_only(
+            checker,
+            ["old-code-meta", "old-code-local-trace"]
+                .into_iter()
+                .flat_map(|s| {
+                    [
+                        SkipWaitBeforeCommit,
+                        SkipWaitBeforeConsolidate,
+                        LoadClearOldAtOnce,
+                    ]
+                    .map(|m| (m, s))
+                })
+                .collect(),
+        ))
         .chain(collect_kills(checker, proto))
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
@@ -620,18 +622,26 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             (SkipWaitBeforeFree, "old-code-session-destroy"),
             (LoadPurgeSkipCheck, "old-code-purge-kill"),
         ])
-        .chain(
-            [
+        .chain(loom_only(
+            checker,
+            vec![
                 (SkipWaitBeforeCommit, "old-code-session-destroy"),
                 (LoadPurgeSkipCheck, "old-code-meta"),
                 (LoadPurgeSkipCheck, "old-code-local-trace"),
-            ]
-            .into_iter()
-            .filter(|_| checker == "loom"),
-        )
+            ],
+        ))
         .chain(collect_kills(checker, proto))
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
+    }
+}
+
+/// `rows` for loom, none for shuttle.
+fn loom_only(checker: &str, rows: Vec<(Mutant, &'static str)>) -> Vec<(Mutant, &'static str)> {
+    if checker == "loom" {
+        rows
+    } else {
+        Vec::new()
     }
 }
 
@@ -643,10 +653,7 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
 /// `NonBlocking` at bound 2 (killed under `Blocking`).
 fn collect_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
-    if checker != "loom" {
-        return Vec::new();
-    }
-    [
+    let rows = [
         CollectSkipWaitBeforeFlip,
         CollectSkipWaitBeforeRead,
         CollectSkipWaitBeforeMerge,
@@ -657,5 +664,6 @@ fn collect_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static st
     .into_iter()
     .filter(|&m| m != CollectWithoutFlip || proto == LoadProtocol::Blocking)
     .map(|m| (m, "load-collect"))
-    .collect()
+    .collect();
+    loom_only(checker, rows)
 }
