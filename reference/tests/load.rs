@@ -440,3 +440,85 @@ fn local_meta_and_return_frames_on_old_code_across_load_and_purge() {
         }
     }
 }
+
+/// Global (export) trace on a loaded module's entries, with `return_trace`: the entry's
+/// breakpoint runs before the version's code on every remote call. Across a load, `Blocking`
+/// clears it under the block as ERTS does (`erts_clear_export_break`; the module's global
+/// pattern goes), `NonBlocking` keeps it (the entry is the same for every version); then
+/// global set again and cleared by the engine's one sequence on the export area.
+#[test]
+fn global_trace_on_a_loaded_module_across_a_load() {
+    use bpspec_reference::tracer::{Mailbox, ProcessTracer};
+    use bpspec_reference::{FlagSet, MatchSpec, PatternError, ProcFlags, TraceSpec};
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::global_trace_on_a_loaded_module_across_a_load");
+    for (proto, scheme) in cases() {
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_module(2, proto, true)
+                .with_global_trace()
+                .with_code_ix(scheme),
+        );
+        let s1 = e.create_session("global").unwrap();
+        let global = TraceSpec::global()
+            .ms(Some(MatchSpec::RETURN_TRACE))
+            .session(s1);
+        assert_eq!(e.trace_pattern_module_spec(true, &global), Ok(2));
+        let local = TraceSpec::counters(FlagSet {
+            call_count: true,
+            ..FlagSet::default()
+        })
+        .session(s1);
+        assert!(
+            matches!(
+                e.trace_pattern_module_spec(true, &local),
+                Err(PatternError::BadArg(_))
+            ),
+            "local and global in one session on a loaded module are refused"
+        );
+        let mb = Mailbox::new(100);
+        let mut s = Scheduler::start(e.clone(), 0);
+        let flags = ProcFlags {
+            call: true,
+            ..ProcFlags::default()
+        };
+        assert_eq!(
+            s.trace_code_proc(s1, true, flags, Some(ProcessTracer::spec(&mb))),
+            Ok(true)
+        );
+        let c = s.call_ext(0);
+        assert_eq!((c.version, c.counted), (1, true));
+        assert_eq!(
+            mb.take_strings(),
+            [
+                "{trace,<0.0.0>,call,{m,f0,0}}",
+                "{trace,<0.0.0>,return_from,{m,f0,0},ok}"
+            ],
+            "{proto:?}"
+        );
+        assert_eq!(op!(s, e.load()), Ok(2));
+        let c = s.call_ext(1);
+        assert_eq!((c.version, c.counted), (2, true));
+        let after: Vec<String> = mb.take_strings();
+        match proto {
+            LoadProtocol::Blocking => assert!(after.is_empty(), "{after:?}: cleared on load"),
+            LoadProtocol::NonBlocking => assert_eq!(
+                after,
+                [
+                    "{trace,<0.0.0>,call,{m,f1,0}}",
+                    "{trace,<0.0.0>,return_from,{m,f1,0},ok}"
+                ],
+                "kept across the load"
+            ),
+        }
+        purged_and_conserved(&e, &mut s, proto);
+        assert_eq!(op!(s, e.trace_pattern_module_spec(true, &global)), Ok(2));
+        s.call_ext(0);
+        assert_eq!(mb.take_strings().len(), 2, "{proto:?}: set again");
+        assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
+        s.call_ext(0);
+        assert!(mb.is_empty(), "{proto:?}: cleared");
+        conserved(&e, &s, proto);
+        s.sleep();
+    }
+}

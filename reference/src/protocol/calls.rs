@@ -373,6 +373,19 @@ impl<P: ThreadProgress> Scheduler<P> {
                 local: false,
             };
         }
+        if cm.globals {
+            // The export entry's breakpoint (ERTS: the address of the code index is the entry's
+            // trampoline, `op_i_generic_breakpoint`, which then jumps on to the version's code):
+            // the engine's hit path on the module's export area (global trace, its match spec).
+            let process = c.proc.p;
+            let addr = self.hit_in(e.exp_area(), f, f, &process, Some(&mut c.proc));
+            self.hits.pop();
+            assert_eq!(
+                addr,
+                crate::export::EXPORT_BASE + f,
+                "export entry of m:f{f}/0 jumped to a foreign address"
+            );
+        }
         if stay {
             // SAFETY: as in `run_version` (read from the export entry of the active index).
             let ver = unsafe { &*v };

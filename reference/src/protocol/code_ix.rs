@@ -195,6 +195,9 @@ pub struct Module {
     /// patterns, chained as the engine chains sessions (they stand for ERTS's on_load/default
     /// patterns).
     pub patterns: Vec<(SessionId, ModPattern)>,
+    /// The sessions with a global (export) pattern on the module's entries (`CodeMgmt`'s
+    /// export area, on an engine made `Engine::with_global_trace`).
+    pub global: Vec<SessionId>,
 }
 
 /// One session's pattern on the module ([`Module::patterns`]).

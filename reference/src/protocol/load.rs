@@ -163,6 +163,14 @@ pub struct CodeMgmt {
     /// look for an exit signal at their scheduling points, so engines that never kill make no
     /// extra load (the models' state spaces stay as they were).
     pub(crate) kills: bool,
+    /// The export entries' breakpoints (ERTS `ep->info` and the trampoline, `global` trace):
+    /// per function a dispatch word (`EXPORT_BASE + f`, or the breakpoint instruction) and a
+    /// breakpoint slot, one per entry for every code index. Named [`Area::Version`] by the
+    /// engine's steps (a code area the module owns, as a version's).
+    pub(crate) exp_code: CodeArea,
+    /// Remote calls run the export entry's breakpoint ([`Engine::with_global_trace`]): only
+    /// then do they read its dispatch word, so engines without global trace make no extra load.
+    pub(crate) globals: bool,
 }
 
 /// What [`Engine::with_module`] asks for: module `m` of `functions` functions, loaded
@@ -194,6 +202,7 @@ impl CodeMgmt {
                     } else {
                         Vec::new()
                     },
+                    global: Vec::new(),
                 },
                 next_version: 1,
                 graveyard_versions: Vec::new(),
@@ -204,6 +213,17 @@ impl CodeMgmt {
             functions: m.functions,
             scheme: CodeIxScheme::Two,
             kills: false,
+            exp_code: CodeArea {
+                funcs: (0..m.functions)
+                    .map(|f| FuncHeader {
+                        mfa: Mfa::new("m", &format!("f{f}"), 0),
+                        instr: AtomicUsize::new(crate::export::EXPORT_BASE + f),
+                        gen_bp: AtomicPtr::new(std::ptr::null_mut()),
+                        original: crate::export::EXPORT_BASE + f,
+                    })
+                    .collect(),
+            },
+            globals: false,
         }
     }
 }
@@ -289,6 +309,20 @@ impl<P: ThreadProgress> Engine<P> {
         self.code_mgmt
             .as_deref_mut()
             .expect("an engine without a module (Engine::with_module)")
+    }
+
+    /// Let the module's export entries carry global breakpoints
+    /// ([`Engine::trace_pattern_module_spec`] with `global`), run by every remote call
+    /// ([`Scheduler::call_ext`](crate::hit::Scheduler::call_ext)) before the version's code
+    /// (before the schedulers start).
+    pub fn with_global_trace(mut self) -> Engine<P> {
+        self.cm_mut().globals = true;
+        self
+    }
+
+    /// The engine's name for the module's export entries' breakpoint area.
+    pub(crate) fn exp_area(&self) -> Area {
+        Area::Version(VersionArea(&self.cm().exp_code))
     }
 
     /// Let [`Engine::purge_kill`] kill processes in old code (before the schedulers start).
@@ -417,11 +451,18 @@ impl<P: ThreadProgress> Engine<P> {
         if v.is_null() {
             return;
         }
-        assert!(bst.free_list.is_empty(), "free list not empty at rest");
         // SAFETY: v is a live version owned by the module table; the permission is held.
         let ver = unsafe { &*v };
         ver.promised.store(false, Relaxed);
-        for h in &ver.code.funcs {
+        self.clear_area_breakpoints(bst, &ver.code);
+    }
+
+    /// Every breakpoint of `code` cleared at once (no scheduler reaches them: under the block,
+    /// or a version no call can reach): original instructions back, nodes unlinked, their
+    /// halves emptied (counts folded in, meta released) and freed (`free.rs`).
+    fn clear_area_breakpoints(&self, bst: &mut Permission<'_>, code: &CodeArea) {
+        assert!(bst.free_list.is_empty(), "free list not empty at rest");
+        for h in &code.funcs {
             h.instr.store(h.original, Relaxed);
             let mut g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
             let mut steps = 0;
@@ -447,6 +488,19 @@ impl<P: ThreadProgress> Engine<P> {
             }
         }
         crate::free::free(bst);
+    }
+
+    /// Blocking: ERTS clears the module's export breakpoints (global trace) on load and delete,
+    /// under the block (`erts_clear_export_break`): the entries' chains cleared at once and the
+    /// module's global patterns dropped. NonBlocking keeps them: the entry is the same for every
+    /// version, and its breakpoint runs before the call reaches the version it read
+    /// (docs/nonblocking-load.md §3).
+    fn clear_export_breakpoints(&self, st: &mut ModuleTable, bst: &mut Permission<'_>) {
+        if st.module.global.is_empty() {
+            return;
+        }
+        self.clear_area_breakpoints(bst, &self.cm().exp_code);
+        st.module.global.clear();
     }
 
     /// `erts_start_staging_code_ix`: the staging export addresses start as copies of the active
@@ -482,6 +536,7 @@ impl<P: ThreadProgress> Engine<P> {
             // ERTS: the old code's breakpoints are cleared while thread progress is blocked.
             let curr = st.module.curr;
             self.clear_version_breakpoints(&mut bst, curr);
+            self.clear_export_breakpoints(&mut st, &mut bst);
         }
         let v = self.build_version(&mut st, &mut bst, !late_bps);
         let s = self.start_staging();
@@ -524,6 +579,7 @@ impl<P: ThreadProgress> Engine<P> {
         if blocking {
             let curr = st.module.curr;
             self.clear_version_breakpoints(&mut bst, curr);
+            self.clear_export_breakpoints(&mut st, &mut bst);
         }
         let s = self.start_staging();
         for x in &self.cm().exports {
@@ -606,9 +662,7 @@ impl<P: ThreadProgress> Engine<P> {
     ) -> Result<usize, PatternError> {
         let (session, fl) = (spec.session, spec.flags);
         if spec.global {
-            return Err(PatternError::BadArg(
-                "global on a loaded module is not modelled".into(),
-            ));
+            return self.trace_pattern_module_global(on, spec);
         }
         if spec.meta.is_some() && spec.ms.is_some() && !fl.local {
             return Err(PatternError::BadArg(
@@ -625,6 +679,12 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
+        if st.module.global.contains(&session) {
+            return Err(PatternError::BadArg(
+                "local and global patterns of one session on a loaded module are not modelled"
+                    .into(),
+            ));
+        }
         let had = st
             .module
             .patterns
@@ -688,6 +748,81 @@ impl<P: ThreadProgress> Engine<P> {
             self.trace_pattern_on(&mut bst, v, session, op, change, &extra, traced);
         }
         Ok(self.cm().functions)
+    }
+
+    /// `trace:function(Session, {m, '_', '_'}, true | false, [global])` (with an optional match
+    /// spec) on the module's export entries, on an engine made [`Engine::with_global_trace`]:
+    /// `stage.rs` on each entry's node (the global flag and match spec) and the finisher's one
+    /// sequence on the export area (install patches the dispatch word to the breakpoint
+    /// instruction, after W0; uninstall restores it after W2). The entries are the same for
+    /// every version: a load leaves them under `NonBlocking` and clears them under `Blocking`
+    /// (`clear_export_breakpoints`, as ERTS's `erts_clear_export_break`). Refused (`BadArg`)
+    /// with local, the counters or meta, and in a session that has a local pattern on the
+    /// module (ERTS clears the session's local flags then; not modelled).
+    fn trace_pattern_module_global(
+        &self,
+        on: bool,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
+        let session = spec.session;
+        if !self.cm().globals {
+            return Err(PatternError::BadArg(
+                "global on a loaded module needs an engine made with_global_trace".into(),
+            ));
+        }
+        if spec.flags.local || spec.flags.counters() || spec.meta.is_some() {
+            return Err(PatternError::BadArg(
+                "global cannot be combined with local, call_count, call_time, call_memory or meta"
+                    .into(),
+            ));
+        }
+        let mut st = lock(&self.cm().modules);
+        let mut bst = self.seize_for(session)?;
+        if st.module.patterns.iter().any(|(s, _)| *s == session) {
+            return Err(PatternError::BadArg(
+                "local and global patterns of one session on a loaded module are not modelled"
+                    .into(),
+            ));
+        }
+        let n = self.cm().functions;
+        let had = st.module.global.contains(&session);
+        if !on && !had {
+            return Ok(n);
+        }
+        if on && !had {
+            st.module.global.push(session);
+        } else if !on {
+            st.module.global.retain(|&s| s != session);
+        }
+        let op = if on {
+            PatternOp::True
+        } else {
+            PatternOp::False
+        };
+        let area = self.exp_area();
+        let funcs: Vec<FuncId> = (0..n).collect();
+        let staging = self.staging_ix();
+        let extra = crate::stage::Extra {
+            global: true,
+            ms: spec.ms.clone().map(std::sync::Arc::new),
+            meta: None,
+        };
+        for &f in &funcs {
+            crate::stage::stage_in(
+                self,
+                &mut bst,
+                area,
+                f,
+                session,
+                staging,
+                op,
+                FlagSet::default(),
+                &extra,
+            );
+        }
+        let install = on.then_some((area, &funcs[..]));
+        self.finish_in(&mut bst, op, install, &[(area, &funcs)], &mut || {});
+        Ok(n)
     }
 
     /// `trace_pattern` of `fl` in `session` on every function of version `v` (the current
@@ -760,10 +895,13 @@ impl<P: ThreadProgress> Engine<P> {
             .filter(|v| !v.is_null())
             .collect();
         // SAFETY: live versions of the module table; its permission is held for the call.
-        let areas: Vec<(Area, &[FuncId])> = versions
+        let mut areas: Vec<(Area, &[FuncId])> = versions
             .iter()
             .map(|&v| (area_of(unsafe { &*v }), &funcs[..]))
             .collect();
+        if !st.module.global.is_empty() {
+            areas.push((self.exp_area(), &funcs[..]));
+        }
         let had = st.module.patterns.iter().any(|(x, _)| *x == s);
         let last = had && st.module.patterns.len() == 1;
         let curr = st.module.curr;
@@ -777,6 +915,7 @@ impl<P: ThreadProgress> Engine<P> {
         })?;
         if r {
             st.module.patterns.retain(|(x, _)| *x != s);
+            st.module.global.retain(|&x| x != s);
         }
         Ok(r)
     }
@@ -991,6 +1130,26 @@ impl<P: ThreadProgress> Engine<P> {
                 }
             }
         }
+        for (f, h) in self.cm().exp_code.funcs.iter().enumerate() {
+            let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
+            let sessions: Vec<SessionId> = crate::rest::chain(self, &bst, self.exp_area(), f)
+                .map(|n| n.session)
+                .collect();
+            let mut want = st.module.global.clone();
+            want.reverse(); // chained newest first
+            if sessions != want || patched == want.is_empty() {
+                return Err(format!(
+                    "export m:f{f}/0: patched {patched}, sessions {sessions:?} chained, global \
+                     patterns {want:?}"
+                ));
+            }
+            for node in crate::rest::chain(self, &bst, self.exp_area(), f) {
+                bps += 1;
+                if !node.snapshot_half(0).same_as(&node.snapshot_half(1)) {
+                    return Err(format!("export m:f{f}/0: halves differ at rest"));
+                }
+            }
+        }
         let versions = [st.module.curr, st.module.old]
             .iter()
             .filter(|v| !v.is_null())
@@ -1021,6 +1180,18 @@ impl<P: ThreadProgress> Engine<P> {
         let Some(cm) = self.code_mgmt.as_deref_mut() else {
             return;
         };
+        for h in cm.exp_code.funcs.iter() {
+            let mut g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
+            let mut steps = 0;
+            while !g.is_null() {
+                crate::engine::chain_step(&mut steps, &h.mfa);
+                // SAFETY: from Box::into_raw; the entry's chain is its nodes' only owner (freed
+                // nodes went through `free.rs` into the engine's graveyard); drop has exclusive
+                // access.
+                let node = unsafe { Box::from_raw(g) };
+                g = node.next.load(Relaxed);
+            }
+        }
         let st = cm.modules.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut vs: Vec<*mut CodeVersion> = std::mem::take(&mut st.graveyard_versions);
         for v in [st.module.curr, st.module.old] {
