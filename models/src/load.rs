@@ -37,6 +37,9 @@ pub enum LOp {
     /// `Engine::reclaim_meta_tracers`: free the meta tracer cells retired so far, after a wait
     /// (meta.rs M3; what the next `trace_pattern` does first).
     Reclaim,
+    /// `trace:function(G, {m,'_','_'}, false, [global])`: the export breakpoints of the global
+    /// session (`LScenario::global`) off, by the engine's one sequence on the export area.
+    GlobalOff,
 }
 
 /// A scheduler step.
@@ -83,6 +86,12 @@ pub struct LScenario {
     /// the version's function (`process::Ci`), which runs at the process's return, in old code
     /// after a load. Checked after the run: every `call` message has its `return_from`.
     pub local_trace: bool,
+    /// Global trace on the module's export entries in a session of its own (the engine made
+    /// `with_global_trace`), every scheduler's process traced there (`call`, a mailbox
+    /// tracer): every remote call runs the entry's breakpoint before the version's code.
+    /// Checked after the run, when no stager turns it off: under `NonBlocking` (which keeps
+    /// it across loads) every remote call that reached code sent its `call` message.
+    pub global: bool,
 }
 
 impl LScenario {
@@ -110,7 +119,14 @@ impl LScenario {
             scheme: CodeIxScheme::Two,
             meta: false,
             local_trace: false,
+            global: false,
         }
+    }
+
+    /// With global trace on the export entries (see [`LScenario::global`]).
+    pub fn with_global(mut self) -> Self {
+        self.global = true;
+        self
     }
 
     /// With meta trace in the legacy session (see [`LScenario::meta`]).
@@ -246,6 +262,12 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             &[Call(0), Call(0)],
         )
         .with_call_time(),
+        // Global (export) trace on the module's entries across a load: Blocking clears it under
+        // the block (ERTS), NonBlocking keeps it; the calls run the entry's breakpoint, then
+        // the version they read.
+        one("load-global", true, &[load], &hits).with_global(),
+        // The engine's one sequence on the export area: global trace off under calls.
+        one("global-off-under-hits", true, &[&[GlobalOff]], &hits).with_global(),
     ];
     // ERTS's three code indices (`CodeIxScheme::Three`): the code barrier before each commit,
     // no wait after it, the purge's wait before its check.
@@ -318,7 +340,18 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         e = e.with_kills();
     }
     e = e.with_code_ix(scn.scheme);
+    if scn.global {
+        e = e.with_global_trace();
+    }
     let e = Arc::new(e);
+    let global = scn.global.then(|| {
+        let g = e.create_session("g").expect("a global session");
+        let spec = bpspec_reference::TraceSpec::global().session(g);
+        e.trace_pattern_module_spec(true, &spec)
+            .expect("global on m");
+        (g, bpspec_reference::Mailbox::new(1_002))
+    });
+    let gsess = global.as_ref().map(|(g, _)| *g);
     let meta_box = scn.meta.then(|| bpspec_reference::Mailbox::new(1_000));
     if let Some(mb) = &meta_box {
         let spec =
@@ -372,6 +405,12 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             let s1 = timed.expect("DestroySession needs the call_time session");
                             assert_eq!(e.destroy_session(s1), Ok(true));
                         }
+                        LOp::GlobalOff => {
+                            let g = gsess.expect("GlobalOff needs global trace");
+                            let spec = bpspec_reference::TraceSpec::global().session(g);
+                            e.trace_pattern_module_spec(false, &spec)
+                                .expect("global off");
+                        }
                         LOp::Reclaim => {
                             e.reclaim_meta_tracers();
                         }
@@ -399,8 +438,18 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
             let tracer = trace_box
                 .as_ref()
                 .map(bpspec_reference::ProcessTracer::spec);
+            let gtracer = global
+                .as_ref()
+                .map(|(g, mb)| (*g, bpspec_reference::ProcessTracer::spec(mb)));
             spawn(move || {
                 let mut s = Scheduler::start(e, id);
+                if let Some((g, t)) = gtracer {
+                    let flags = bpspec_reference::ProcFlags {
+                        call: true,
+                        ..Default::default()
+                    };
+                    assert_eq!(s.trace_code_proc(g, true, flags, Some(t)), Ok(true));
+                }
                 if let Some(t) = tracer {
                     let flags = bpspec_reference::ProcFlags {
                         call: true,
@@ -435,10 +484,12 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
     }
     let mut counted = 0;
     let mut timem_calls = 0;
+    let mut remote_runs = 0;
     for (id, h) in scheds.into_iter().enumerate() {
         let (seen, c, t) = h.join().expect("scheduler panicked");
         counted += c;
         timem_calls += t;
+        remote_runs += seen.iter().filter(|c| c.version != 0 && !c.local).count();
         let mut last = 0;
         for (n, call) in seen.iter().enumerate() {
             if call.version == 0 || call.local {
@@ -469,6 +520,19 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         timem_calls as i64,
         "call_time count conservation violated: a call_time count was lost across versions"
     );
+    if let Some((_, mb)) = &global {
+        let calls = mb
+            .take_strings()
+            .iter()
+            .filter(|m| m.contains(",call,"))
+            .count();
+        let kept = proto == LoadProtocol::NonBlocking
+            && !scn.stagers.iter().flatten().any(|&o| o == LOp::GlobalOff);
+        assert!(
+            calls <= remote_runs && (!kept || calls == remote_runs),
+            "global trace: {calls} call messages for {remote_runs} remote calls that ran code"
+        );
+    }
     if let Some(mb) = &trace_box {
         // Every traced call's return frame ran (none was lost or ran twice), in whichever
         // version it named.
@@ -596,6 +660,7 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
                 .collect(),
         ))
         .chain(collect_kills(checker, proto))
+        .chain(global_kills(checker))
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
             (LoadClearOldAtOnce, "old-code-call-time"),
@@ -631,9 +696,31 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             ],
         ))
         .chain(collect_kills(checker, proto))
+        .chain(global_kills(checker))
+        .chain(loom_only(
+            checker,
+            vec![(LoadBlockingWithoutBlock, "load-global")],
+        ))
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
     }
+}
+
+/// The engine's one W0–W4 sequence on the module's export area (global trace off under calls,
+/// `global-off-under-hits`), both protocols, loom at bound 2: W1 (the export entry's staging
+/// half read through the new index without the wait's edge) and W3 (the dispatch word still
+/// the breakpoint instruction, its slot emptied). W0, W2 and W4 survive there, as on
+/// `trace-pattern-off-under-hits` (a removal installs nothing; W2 and W4 guard nothing a hit
+/// still reads after W3 with no charge on the export area).
+fn global_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    loom_only(
+        checker,
+        vec![
+            (SkipWaitBeforeCommit, "global-off-under-hits"),
+            (SkipWaitBeforeConsolidate, "global-off-under-hits"),
+        ],
+    )
 }
 
 /// `rows` for loom, none for shuttle.

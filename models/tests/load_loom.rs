@@ -86,6 +86,8 @@ baselines! {
     load_old_code_meta => "old-code-meta",
     load_old_code_local_trace => "old-code-local-trace",
     load_collect => "load-collect",
+    load_global => "load-global",
+    load_global_off_under_hits => "global-off-under-hits",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.
