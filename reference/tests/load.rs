@@ -333,6 +333,37 @@ fn purge_kill_kills_a_process_in_old_code() {
     }
 }
 
+/// A one-scheduler engine with module `m` of 2 functions traced with call_count, built further
+/// by `more` (before the code index scheme is set).
+fn traced_module(
+    proto: LoadProtocol,
+    scheme: CodeIxScheme,
+    more: impl FnOnce(Engine<Qsbr>) -> Engine<Qsbr>,
+) -> Arc<Engine<Qsbr>> {
+    Arc::new(
+        more(Engine::<Qsbr>::new(EngineConfig::simple(0, 1)).with_module(2, proto, true))
+            .with_code_ix(scheme),
+    )
+}
+
+/// The scheduler's process traced (`call`) in `session`, to a mailbox tracer.
+fn traced_proc(
+    s: &mut Scheduler<Qsbr>,
+    session: bpspec_reference::SessionId,
+) -> std::sync::Arc<bpspec_reference::tracer::Mailbox> {
+    use bpspec_reference::tracer::{Mailbox, ProcessTracer};
+    let mb = Mailbox::new(100);
+    let flags = bpspec_reference::ProcFlags {
+        call: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        s.trace_code_proc(session, true, flags, Some(ProcessTracer::spec(&mb))),
+        Ok(true)
+    );
+    mb
+}
+
 /// Local call trace with `exception_trace` (return and exception frames), meta and call_count
 /// on a loaded module, one session for local and meta: a process enters version 1 and stays
 /// (its `exception_trace` frame names version 1's f0), the module is reloaded (both protocols
@@ -344,19 +375,15 @@ fn purge_kill_kills_a_process_in_old_code() {
 #[test]
 fn local_meta_and_return_frames_on_old_code_across_load_and_purge() {
     use bpspec_reference::tracer::{Mailbox, ProcessTracer};
-    use bpspec_reference::{InfoKey, MatchSpec, ProcFlags, TraceSpec};
+    use bpspec_reference::{InfoKey, MatchSpec, TraceSpec};
     let _watchdog = bpspec_reference::watchdog::arm(
         "load::local_meta_and_return_frames_on_old_code_across_load_and_purge",
     );
     for (proto, scheme) in cases() {
         for raise in [false, true] {
-            let e = Arc::new(
-                Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
-                    .with_module(2, proto, true)
-                    .with_code_ix(scheme),
-            );
+            let e = traced_module(proto, scheme, |e| e);
             let s1 = e.create_session("local+meta").unwrap();
-            let (mb, meta_mb) = (Mailbox::new(100), Mailbox::new(101));
+            let meta_mb = Mailbox::new(101);
             let spec = TraceSpec::local()
                 .ms(Some(MatchSpec::EXCEPTION_TRACE))
                 .meta(ProcessTracer::spec(&meta_mb))
@@ -370,14 +397,7 @@ fn local_meta_and_return_frames_on_old_code_across_load_and_purge() {
                 "global on a loaded module is refused"
             );
             let mut s = Scheduler::start(e.clone(), 0);
-            let flags = ProcFlags {
-                call: true,
-                ..ProcFlags::default()
-            };
-            assert_eq!(
-                s.trace_code_proc(s1, true, flags, Some(ProcessTracer::spec(&mb))),
-                Ok(true)
-            );
+            let mb = traced_proc(&mut s, s1);
             let c = s.call_and_stay(0);
             assert_eq!((c.version, c.counted), (1, true));
             assert_eq!(
@@ -448,17 +468,11 @@ fn local_meta_and_return_frames_on_old_code_across_load_and_purge() {
 /// global set again and cleared by the engine's one sequence on the export area.
 #[test]
 fn global_trace_on_a_loaded_module_across_a_load() {
-    use bpspec_reference::tracer::{Mailbox, ProcessTracer};
-    use bpspec_reference::{FlagSet, MatchSpec, PatternError, ProcFlags, TraceSpec};
+    use bpspec_reference::{FlagSet, MatchSpec, PatternError, TraceSpec};
     let _watchdog =
         bpspec_reference::watchdog::arm("load::global_trace_on_a_loaded_module_across_a_load");
     for (proto, scheme) in cases() {
-        let e = Arc::new(
-            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
-                .with_module(2, proto, true)
-                .with_global_trace()
-                .with_code_ix(scheme),
-        );
+        let e = traced_module(proto, scheme, |e| e.with_global_trace());
         let s1 = e.create_session("global").unwrap();
         let global = TraceSpec::global()
             .ms(Some(MatchSpec::RETURN_TRACE))
@@ -476,16 +490,8 @@ fn global_trace_on_a_loaded_module_across_a_load() {
             ),
             "local and global in one session on a loaded module are refused"
         );
-        let mb = Mailbox::new(100);
         let mut s = Scheduler::start(e.clone(), 0);
-        let flags = ProcFlags {
-            call: true,
-            ..ProcFlags::default()
-        };
-        assert_eq!(
-            s.trace_code_proc(s1, true, flags, Some(ProcessTracer::spec(&mb))),
-            Ok(true)
-        );
+        let mb = traced_proc(&mut s, s1);
         let c = s.call_ext(0);
         assert_eq!((c.version, c.counted), (1, true));
         assert_eq!(
