@@ -829,6 +829,7 @@ impl<P: ThreadProgress> Engine<P> {
     /// one): `stage.rs` in the staging half, then `finisher.rs::finish_in` on the version's
     /// area. The promise follows `traced` (the module's patterns after this call): withdrawn
     /// before staging, or made right after W2, when every hit runs the new half.
+    #[allow(clippy::too_many_arguments)]
     fn trace_pattern_on(
         &self,
         bst: &mut Permission<'_>,
