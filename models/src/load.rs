@@ -649,18 +649,21 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             checker,
             ["old-code-meta", "old-code-local-trace"]
                 .into_iter()
-                .flat_map(|s| {
-                    [
-                        SkipWaitBeforeCommit,
-                        SkipWaitBeforeConsolidate,
-                        LoadClearOldAtOnce,
-                    ]
-                    .map(|m| (m, s))
-                })
+                .flat_map(|s| [SkipWaitBeforeCommit, SkipWaitBeforeConsolidate].map(|m| (m, s)))
                 .collect(),
         ))
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
+        // Both checkers (shuttle PCT, 2,000 iterations: first kills at iterations 2, 3, 83 and
+        // 10): the old version's breakpoints cleared at once under the local call that reads its
+        // meta object or pushes its return frame; the purge without its check under the
+        // process's return frame; the global scenario's version 2 built after its commit.
+        .chain([
+            (LoadClearOldAtOnce, "old-code-meta"),
+            (LoadClearOldAtOnce, "old-code-local-trace"),
+            (LoadPurgeSkipCheck, "old-code-local-trace"),
+            (LoadCommitBeforeBreakpoints, "load-global"),
+        ])
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
             (LoadClearOldAtOnce, "old-code-call-time"),
@@ -689,18 +692,16 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         ])
         .chain(loom_only(
             checker,
-            vec![
-                (SkipWaitBeforeCommit, "old-code-session-destroy"),
-                (LoadPurgeSkipCheck, "old-code-meta"),
-                (LoadPurgeSkipCheck, "old-code-local-trace"),
-            ],
+            vec![(SkipWaitBeforeCommit, "old-code-session-destroy")],
         ))
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
-        .chain(loom_only(
-            checker,
-            vec![(LoadBlockingWithoutBlock, "load-global")],
-        ))
+        // Both checkers (shuttle PCT, 2,000 iterations: first kills at iterations 10, 12, 2).
+        .chain([
+            (LoadPurgeSkipCheck, "old-code-meta"),
+            (LoadPurgeSkipCheck, "old-code-local-trace"),
+            (LoadBlockingWithoutBlock, "load-global"),
+        ])
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
     }
@@ -740,7 +741,13 @@ fn loom_only(checker: &str, rows: Vec<(Mutant, &'static str)>) -> Vec<(Mutant, &
 /// `NonBlocking` at bound 2 (killed under `Blocking`).
 fn collect_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
-    let rows = [
+    // shuttle PCT too (2,000 iterations): the skipped merge (a count lost, first at iteration 4
+    // under NonBlocking, 2 under Blocking) and, under NonBlocking, the early free (iteration 77).
+    let shuttle = |m: Mutant| {
+        m == CollectSkipMerge
+            || (m == CollectFreeBeforeLastWait && proto == LoadProtocol::NonBlocking)
+    };
+    [
         CollectSkipWaitBeforeFlip,
         CollectSkipWaitBeforeRead,
         CollectSkipWaitBeforeMerge,
@@ -750,7 +757,7 @@ fn collect_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static st
     ]
     .into_iter()
     .filter(|&m| m != CollectWithoutFlip || proto == LoadProtocol::Blocking)
+    .filter(|&m| checker == "loom" || shuttle(m))
     .map(|m| (m, "load-collect"))
-    .collect();
-    loom_only(checker, rows)
+    .collect()
 }
