@@ -654,21 +654,20 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         ))
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
-        // Both checkers (shuttle PCT, 2,000 iterations: first kills at iterations 2, 3, 83 and
-        // 10): the old version's breakpoints cleared at once under the local call that reads its
-        // meta object or pushes its return frame; the purge without its check under the
-        // process's return frame; the global scenario's version 2 built after its commit.
-        .chain([
-            (LoadClearOldAtOnce, "old-code-meta"),
-            (LoadClearOldAtOnce, "old-code-local-trace"),
-            (LoadPurgeSkipCheck, "old-code-local-trace"),
-            (LoadCommitBeforeBreakpoints, "load-global"),
-        ])
+        // The last four, on meta, local call trace and global trace (shuttle PCT, 2,000
+        // iterations: first kills at iterations 2, 3, 83 and 10): the old version's breakpoints
+        // cleared at once under the local call that reads its meta object or pushes its return
+        // frame; the purge without its check under the process's return frame; the global
+        // scenario's version 2 built after its commit.
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
             (LoadClearOldAtOnce, "old-code-call-time"),
             (SkipWaitBeforeFree, "old-code-session-destroy"),
             (LoadPurgeSkipCheck, "old-code-purge-kill"),
+            (LoadClearOldAtOnce, "old-code-meta"),
+            (LoadClearOldAtOnce, "old-code-local-trace"),
+            (LoadPurgeSkipCheck, "old-code-local-trace"),
+            (LoadCommitBeforeBreakpoints, "load-global"),
         ])
         .collect(),
         ("loom" | "shuttle", LoadProtocol::Blocking) => vec![
@@ -683,12 +682,17 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         .chain(waits.filter(|_| checker == "loom"))
         // The session destroy is not under the block: its sequence's W4 on version 2, under a
         // process in version 2 with call_time frames of that session (loom at bound 3, shuttle
-        // PCT: a hit on the unlinked node); W1 there by loom only.
+        // PCT: a hit on the unlinked node); W1 there by loom only. The last three, on meta, local
+        // call trace and global trace: shuttle PCT's first kills at iterations 10, 12 and 2 of
+        // 2,000.
         .chain([
             (LoadBlockingWithoutBlock, "two-sessions-load"),
             (LoadPurgeSkipCheck, "old-code-call-time"),
             (SkipWaitBeforeFree, "old-code-session-destroy"),
             (LoadPurgeSkipCheck, "old-code-purge-kill"),
+            (LoadPurgeSkipCheck, "old-code-meta"),
+            (LoadPurgeSkipCheck, "old-code-local-trace"),
+            (LoadBlockingWithoutBlock, "load-global"),
         ])
         .chain(loom_only(
             checker,
@@ -696,12 +700,6 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         ))
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
-        // Both checkers (shuttle PCT, 2,000 iterations: first kills at iterations 10, 12, 2).
-        .chain([
-            (LoadPurgeSkipCheck, "old-code-meta"),
-            (LoadPurgeSkipCheck, "old-code-local-trace"),
-            (LoadBlockingWithoutBlock, "load-global"),
-        ])
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
     }
