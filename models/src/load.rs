@@ -30,6 +30,16 @@ pub enum LOp {
     /// `code:purge/1`: processes still in the old version are killed, then it is purged
     /// (`Engine::purge_kill`; the engine is made `with_kills`).
     PurgeKill,
+    /// `trace_info(S, {m, f0, 0}, call_time)` in the call_time session (`LScenario::call_time`):
+    /// the engine's one collection (temporaries, flips, waits) on the current version
+    /// (`Engine::trace_info_module`), while the module's processes charge.
+    Collect,
+    /// `Engine::reclaim_meta_tracers`: free the meta tracer cells retired so far, after a wait
+    /// (meta.rs M3; what the next `trace_pattern` does first).
+    Reclaim,
+    /// `trace:function(G, {m,'_','_'}, false, [global])`: the export breakpoints of the global
+    /// session (`LScenario::global`) off, by the engine's one sequence on the export area.
+    GlobalOff,
 }
 
 /// A scheduler step.
@@ -66,6 +76,22 @@ pub struct LScenario {
     /// The engine's code index scheme (`Engine::with_code_ix`): the `-3ix` scenarios run
     /// ERTS's three indices.
     pub scheme: CodeIxScheme,
+    /// Meta trace in the legacy session (beside its call_count), set before the schedulers
+    /// start: every hit on a traced version reads the node's meta tracer object and its cell
+    /// (`meta.rs` M2), a load carries it to the new version, the old version's removal releases
+    /// it (consolidate, after W3) and retires its cell.
+    pub meta: bool,
+    /// Local call trace with `exception_trace` in the legacy session, and every scheduler's
+    /// process traced (`call`, a mailbox tracer): a traced call pushes a return frame naming
+    /// the version's function (`process::Ci`), which runs at the process's return, in old code
+    /// after a load. Checked after the run: every `call` message has its `return_from`.
+    pub local_trace: bool,
+    /// Global trace on the module's export entries in a session of its own (the engine made
+    /// `with_global_trace`), every scheduler's process traced there (`call`, a mailbox
+    /// tracer): every remote call runs the entry's breakpoint before the version's code.
+    /// Checked after the run, when no stager turns it off: under `NonBlocking` (which keeps
+    /// it across loads) every remote call that reached code sent its `call` message.
+    pub global: bool,
 }
 
 impl LScenario {
@@ -91,7 +117,28 @@ impl LScenario {
             always_traced: traced && !removed,
             call_time: false,
             scheme: CodeIxScheme::Two,
+            meta: false,
+            local_trace: false,
+            global: false,
         }
+    }
+
+    /// With global trace on the export entries (see [`LScenario::global`]).
+    pub fn with_global(mut self) -> Self {
+        self.global = true;
+        self
+    }
+
+    /// With meta trace in the legacy session (see [`LScenario::meta`]).
+    pub fn with_meta(mut self) -> Self {
+        self.meta = true;
+        self
+    }
+
+    /// With local call trace and return frames (see [`LScenario::local_trace`]).
+    pub fn with_local_trace(mut self) -> Self {
+        self.local_trace = true;
+        self
     }
 
     /// The same scenario named `name` under ERTS's three code indices.
@@ -189,6 +236,38 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             &nap_in_old,
         )
         .with_call_time(),
+        // Meta on a reloaded function: the process in version 1 makes a local call there after
+        // the load, reading version 1's meta tracer object and cell while the removal of
+        // version 1's breakpoints releases the object (consolidate) and retires the cell.
+        // The cell is freed by the reclaim after the load (meta.rs M3, its wait).
+        one(
+            "old-code-meta",
+            true,
+            &[&[Load, Reclaim, Purge]],
+            &nap_in_old,
+        )
+        .with_meta(),
+        // Local call trace with return frames in old code: the process enters version 1 (a
+        // call message, a return frame naming version 1's f0), naps across the load and the
+        // removal, makes a local call there, and returns: its frame sends return_from before
+        // the purge frees version 1.
+        one("old-code-local-trace", true, &[load], &nap_in_old).with_local_trace(),
+        // The collection (trace_info of call_time, `Engine::trace_info_module`) racing a load
+        // while a process calls, progresses and calls again, charging call_time (no purge: its
+        // wait would multiply the interleavings of the collection's three waits by loom's).
+        one(
+            "load-collect",
+            true,
+            &[&[Load], &[Collect]],
+            &[Call(0), Call(0)],
+        )
+        .with_call_time(),
+        // Global (export) trace on the module's entries across a load: Blocking clears it under
+        // the block (ERTS), NonBlocking keeps it; the calls run the entry's breakpoint, then
+        // the version they read.
+        one("load-global", true, &[load], &hits).with_global(),
+        // The engine's one sequence on the export area: global trace off under calls.
+        one("global-off-under-hits", true, &[&[GlobalOff]], &hits).with_global(),
     ];
     // ERTS's three code indices (`CodeIxScheme::Three`): the code barrier before each commit,
     // no wait after it, the purge's wait before its check.
@@ -263,7 +342,33 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         e = e.with_kills();
     }
     e = e.with_code_ix(scn.scheme);
+    if scn.global {
+        e = e.with_global_trace();
+    }
     let e = Arc::new(e);
+    let global = scn.global.then(|| {
+        let g = e.create_session("g").expect("a global session");
+        let spec = bpspec_reference::TraceSpec::global().session(g);
+        e.trace_pattern_module_spec(true, &spec)
+            .expect("global on m");
+        (g, bpspec_reference::Mailbox::new(1_002))
+    });
+    let gsess = global.as_ref().map(|(g, _)| *g);
+    let meta_box = scn.meta.then(|| bpspec_reference::Mailbox::new(1_000));
+    if let Some(mb) = &meta_box {
+        let spec =
+            bpspec_reference::TraceSpec::default().meta(bpspec_reference::ProcessTracer::spec(mb));
+        e.trace_pattern_module_spec(true, &spec).expect("meta on m");
+    }
+    let trace_box = scn
+        .local_trace
+        .then(|| bpspec_reference::Mailbox::new(1_001));
+    if trace_box.is_some() {
+        let spec = bpspec_reference::TraceSpec::local()
+            .ms(Some(bpspec_reference::MatchSpec::EXCEPTION_TRACE));
+        e.trace_pattern_module_spec(true, &spec)
+            .expect("local call trace on m");
+    }
     let timed = scn.call_time.then(|| {
         let s1 = e.create_session("t").expect("a second session");
         let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
@@ -302,6 +407,25 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             let s1 = timed.expect("DestroySession needs the call_time session");
                             assert_eq!(e.destroy_session(s1), Ok(true));
                         }
+                        LOp::GlobalOff => {
+                            let g = gsess.expect("GlobalOff needs global trace");
+                            let spec = bpspec_reference::TraceSpec::global().session(g);
+                            e.trace_pattern_module_spec(false, &spec)
+                                .expect("global off");
+                        }
+                        LOp::Reclaim => {
+                            e.reclaim_meta_tracers();
+                        }
+                        LOp::Collect => {
+                            let s1 = timed.expect("Collect needs the call_time session");
+                            let t = e
+                                .trace_info_module(s1, 0, bpspec_reference::InfoKey::CallTime)
+                                .to_string();
+                            assert!(
+                                t.starts_with("{call_time,["),
+                                "trace_info of m:f0/0's call_time: {t}"
+                            );
+                        }
                     }
                 }
             })
@@ -313,8 +437,28 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         .enumerate()
         .map(|(id, script)| {
             let (e, script) = (e.clone(), script.clone());
+            let tracer = trace_box
+                .as_ref()
+                .map(bpspec_reference::ProcessTracer::spec);
+            let gtracer = global
+                .as_ref()
+                .map(|(g, mb)| (*g, bpspec_reference::ProcessTracer::spec(mb)));
             spawn(move || {
                 let mut s = Scheduler::start(e, id);
+                if let Some((g, t)) = gtracer {
+                    let flags = bpspec_reference::ProcFlags {
+                        call: true,
+                        ..Default::default()
+                    };
+                    assert_eq!(s.trace_code_proc(g, true, flags, Some(t)), Ok(true));
+                }
+                if let Some(t) = tracer {
+                    let flags = bpspec_reference::ProcFlags {
+                        call: true,
+                        ..Default::default()
+                    };
+                    assert_eq!(s.trace_code_proc(0, true, flags, Some(t)), Ok(true));
+                }
                 let mut seen = Vec::new();
                 for st in script {
                     match st {
@@ -342,10 +486,12 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
     }
     let mut counted = 0;
     let mut timem_calls = 0;
+    let mut remote_runs = 0;
     for (id, h) in scheds.into_iter().enumerate() {
         let (seen, c, t) = h.join().expect("scheduler panicked");
         counted += c;
         timem_calls += t;
+        remote_runs += seen.iter().filter(|c| c.version != 0 && !c.local).count();
         let mut last = 0;
         for (n, call) in seen.iter().enumerate() {
             if call.version == 0 || call.local {
@@ -376,6 +522,30 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         timem_calls as i64,
         "call_time count conservation violated: a call_time count was lost across versions"
     );
+    if let Some((_, mb)) = &global {
+        let calls = mb
+            .take_strings()
+            .iter()
+            .filter(|m| m.contains(",call,"))
+            .count();
+        let kept = proto == LoadProtocol::NonBlocking
+            && !scn.stagers.iter().flatten().any(|&o| o == LOp::GlobalOff);
+        assert!(
+            calls <= remote_runs && (!kept || calls == remote_runs),
+            "global trace: {calls} call messages for {remote_runs} remote calls that ran code"
+        );
+    }
+    if let Some(mb) = &trace_box {
+        // Every traced call's return frame ran (none was lost or ran twice), in whichever
+        // version it named.
+        let msgs = mb.take_strings();
+        let calls = msgs.iter().filter(|m| m.contains(",call,")).count();
+        let returns = msgs.iter().filter(|m| m.contains(",return_from,")).count();
+        assert_eq!(
+            calls, returns,
+            "a traced call without its return frame: {msgs:?}"
+        );
+    }
     if let Err(m) = e.check_at_rest() {
         panic!("at rest: {m}");
     }
@@ -473,11 +643,33 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
             .into_iter()
             .filter(|_| checker == "loom"),
         )
+        // Meta and local call trace with return frames in old code (loom, W1 and W3 at bound 3,
+        // as on old-code-purge): the removal's W1 and W3 each needed for a local call in version
+        // 1 reading its node, meta object and match spec; cleared at once, the node freed under
+        // that call. The meta mutants survive there (docs/nonblocking-load.md §3).
+        .chain(loom_only(
+            checker,
+            ["old-code-meta", "old-code-local-trace"]
+                .into_iter()
+                .flat_map(|s| [SkipWaitBeforeCommit, SkipWaitBeforeConsolidate].map(|m| (m, s)))
+                .collect(),
+        ))
+        .chain(collect_kills(checker, proto))
+        .chain(global_kills(checker))
+        // The last four, on meta, local call trace and global trace (shuttle PCT, 2,000
+        // iterations: first kills at iterations 2, 3, 83 and 10): the old version's breakpoints
+        // cleared at once under the local call that reads its meta object or pushes its return
+        // frame; the purge without its check under the process's return frame; the global
+        // scenario's version 2 built after its commit.
         .chain([
             (LoadCommitBeforeBreakpoints, "two-sessions-load"),
             (LoadClearOldAtOnce, "old-code-call-time"),
             (SkipWaitBeforeFree, "old-code-session-destroy"),
             (LoadPurgeSkipCheck, "old-code-purge-kill"),
+            (LoadClearOldAtOnce, "old-code-meta"),
+            (LoadClearOldAtOnce, "old-code-local-trace"),
+            (LoadPurgeSkipCheck, "old-code-local-trace"),
+            (LoadCommitBeforeBreakpoints, "load-global"),
         ])
         .collect(),
         ("loom" | "shuttle", LoadProtocol::Blocking) => vec![
@@ -492,19 +684,80 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         .chain(waits.filter(|_| checker == "loom"))
         // The session destroy is not under the block: its sequence's W4 on version 2, under a
         // process in version 2 with call_time frames of that session (loom at bound 3, shuttle
-        // PCT: a hit on the unlinked node); W1 there by loom only.
+        // PCT: a hit on the unlinked node); W1 there by loom only. The last three, on meta, local
+        // call trace and global trace: shuttle PCT's first kills at iterations 10, 12 and 2 of
+        // 2,000.
         .chain([
             (LoadBlockingWithoutBlock, "two-sessions-load"),
             (LoadPurgeSkipCheck, "old-code-call-time"),
             (SkipWaitBeforeFree, "old-code-session-destroy"),
             (LoadPurgeSkipCheck, "old-code-purge-kill"),
+            (LoadPurgeSkipCheck, "old-code-meta"),
+            (LoadPurgeSkipCheck, "old-code-local-trace"),
+            (LoadBlockingWithoutBlock, "load-global"),
         ])
-        .chain(
-            [(SkipWaitBeforeCommit, "old-code-session-destroy")]
-                .into_iter()
-                .filter(|_| checker == "loom"),
-        )
+        .chain(loom_only(
+            checker,
+            vec![(SkipWaitBeforeCommit, "old-code-session-destroy")],
+        ))
+        .chain(collect_kills(checker, proto))
+        .chain(global_kills(checker))
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
     }
+}
+
+/// The engine's one W0–W4 sequence on the module's export area (global trace off under calls,
+/// `global-off-under-hits`), both protocols, loom at bound 2: W1 (the export entry's staging
+/// half read through the new index without the wait's edge) and W3 (the dispatch word still
+/// the breakpoint instruction, its slot emptied). W0, W2 and W4 survive there, as on
+/// `trace-pattern-off-under-hits` (a removal installs nothing; W2 and W4 guard nothing a hit
+/// still reads after W3 with no charge on the export area).
+fn global_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    loom_only(
+        checker,
+        vec![
+            (SkipWaitBeforeCommit, "global-off-under-hits"),
+            (SkipWaitBeforeConsolidate, "global-off-under-hits"),
+        ],
+    )
+}
+
+/// `rows` for loom, none for shuttle.
+fn loom_only(checker: &str, rows: Vec<(Mutant, &'static str)>) -> Vec<(Mutant, &'static str)> {
+    if checker == "loom" {
+        rows
+    } else {
+        Vec::new()
+    }
+}
+
+/// The collection's mutants on `load-collect` (the one collection, `collect.rs`, on the current
+/// version racing a load while a process charges call_time), both protocols, loom at bound 2
+/// (the scenario's cap): each of its waits, the flip and the early free a causality violation,
+/// the skipped merge a call_time count lost across versions. `collect-merge-without-lock`
+/// survives (no dirty scheduler in the load models); `collect-without-flip` survives under
+/// `NonBlocking` at bound 2 (killed under `Blocking`).
+fn collect_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    // shuttle PCT too (2,000 iterations): the skipped merge (a count lost, first at iteration 4
+    // under NonBlocking, 2 under Blocking) and, under NonBlocking, the early free (iteration 77).
+    let shuttle = |m: Mutant| {
+        m == CollectSkipMerge
+            || (m == CollectFreeBeforeLastWait && proto == LoadProtocol::NonBlocking)
+    };
+    [
+        CollectSkipWaitBeforeFlip,
+        CollectSkipWaitBeforeRead,
+        CollectSkipWaitBeforeMerge,
+        CollectWithoutFlip,
+        CollectFreeBeforeLastWait,
+        CollectSkipMerge,
+    ]
+    .into_iter()
+    .filter(|&m| m != CollectWithoutFlip || proto == LoadProtocol::Blocking)
+    .filter(|&m| checker == "loom" || shuttle(m))
+    .map(|m| (m, "load-collect"))
+    .collect()
 }

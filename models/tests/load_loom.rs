@@ -18,10 +18,12 @@ fn explore(
     let scn = scenario_named(loom_scenarios(), name, |s| s.name);
     let mut b = builder();
     b.max_branches = b.max_branches.max(20_000);
-    if name == "load-vs-trace-pattern" {
+    if name == "load-vs-trace-pattern" || name == "load-collect" {
         // At most bound 2 whatever `LOOM_MAX_PREEMPTIONS` says (the row's bound column shows the
         // bound that ran): at bound 3 its NonBlocking baseline, with the old version's
-        // breakpoints removed by the full sequence, took 749,560 executions (78 s) for one row.
+        // breakpoints removed by the full sequence, took 749,560 executions (78 s) for one row;
+        // load-collect's NonBlocking baseline (the collection's three waits against the load's
+        // five) took 256,035 executions (54 s on the loaded machine) at bound 3, 22,823 at 2.
         b.preemption_bound = b.preemption_bound.map(|p| p.min(2));
     }
     b = loom_run::for_expected(b, mutant, name, expected);
@@ -81,6 +83,11 @@ baselines! {
     load_3ix_old_code_call_time => "old-code-call-time-3ix",
     load_3ix_old_code_purge_kill => "old-code-purge-kill-3ix",
     load_3ix_delete_load_under_hits => "delete-load-under-hits-3ix",
+    load_old_code_meta => "old-code-meta",
+    load_old_code_local_trace => "old-code-local-trace",
+    load_collect => "load-collect",
+    load_global => "load-global",
+    load_global_off_under_hits => "global-off-under-hits",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.

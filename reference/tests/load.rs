@@ -332,3 +332,199 @@ fn purge_kill_kills_a_process_in_old_code() {
         s.sleep();
     }
 }
+
+/// A one-scheduler engine with module `m` of 2 functions traced with call_count, built further
+/// by `more` (before the code index scheme is set).
+fn traced_module(
+    proto: LoadProtocol,
+    scheme: CodeIxScheme,
+    more: impl FnOnce(Engine<Qsbr>) -> Engine<Qsbr>,
+) -> Arc<Engine<Qsbr>> {
+    Arc::new(
+        more(Engine::<Qsbr>::new(EngineConfig::simple(0, 1)).with_module(2, proto, true))
+            .with_code_ix(scheme),
+    )
+}
+
+/// The scheduler's process traced (`call`) in `session`, to a mailbox tracer.
+fn traced_proc(
+    s: &mut Scheduler<Qsbr>,
+    session: bpspec_reference::SessionId,
+) -> std::sync::Arc<bpspec_reference::tracer::Mailbox> {
+    use bpspec_reference::tracer::{Mailbox, ProcessTracer};
+    let mb = Mailbox::new(100);
+    let flags = bpspec_reference::ProcFlags {
+        call: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        s.trace_code_proc(session, true, flags, Some(ProcessTracer::spec(&mb))),
+        Ok(true)
+    );
+    mb
+}
+
+/// Local call trace with `exception_trace` (return and exception frames), meta and call_count
+/// on a loaded module, one session for local and meta: a process enters version 1 and stays
+/// (its `exception_trace` frame names version 1's f0), the module is reloaded (both protocols
+/// give version 2 the module's patterns, the on_load patterns; version 1's breakpoints are
+/// cleared under the block or removed by the engine's W0–W4 sequence), a local call in version
+/// 1 is then untraced, a remote call runs version 2's breakpoints (call, meta call, return_from),
+/// and the process's frame in version 1 still sends its `return_from` (or `exception_from`)
+/// naming version 1's function before the purge. `trace_info` reads the current version.
+#[test]
+fn local_meta_and_return_frames_on_old_code_across_load_and_purge() {
+    use bpspec_reference::tracer::{Mailbox, ProcessTracer};
+    use bpspec_reference::{InfoKey, MatchSpec, TraceSpec};
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "load::local_meta_and_return_frames_on_old_code_across_load_and_purge",
+    );
+    for (proto, scheme) in cases() {
+        for raise in [false, true] {
+            let e = traced_module(proto, scheme, |e| e);
+            let s1 = e.create_session("local+meta").unwrap();
+            let meta_mb = Mailbox::new(101);
+            let spec = TraceSpec::local()
+                .ms(Some(MatchSpec::EXCEPTION_TRACE))
+                .meta(ProcessTracer::spec(&meta_mb))
+                .session(s1);
+            assert_eq!(e.trace_pattern_module_spec(true, &spec), Ok(2));
+            assert!(
+                matches!(
+                    e.trace_pattern_module_spec(true, &TraceSpec::global().session(s1)),
+                    Err(bpspec_reference::PatternError::BadArg(_))
+                ),
+                "global on a loaded module is refused"
+            );
+            let mut s = Scheduler::start(e.clone(), 0);
+            let mb = traced_proc(&mut s, s1);
+            let c = s.call_and_stay(0);
+            assert_eq!((c.version, c.counted), (1, true));
+            assert_eq!(
+                mb.take_strings(),
+                ["{trace,<0.0.0>,call,{m,f0,0}}"],
+                "{proto:?}"
+            );
+            assert_eq!(meta_mb.take_strings(), ["{trace,<0.0.0>,call,{m,f0,0}}"]);
+            assert_eq!(op!(s, e.load()), Ok(2));
+            let c = s.local_call(1);
+            assert_eq!((c.version, c.counted), (1, false), "{proto:?}");
+            assert!(
+                mb.is_empty() && meta_mb.is_empty(),
+                "{proto:?}: version 1's breakpoints are gone"
+            );
+            let c = s.call_ext(1);
+            assert_eq!((c.version, c.counted), (2, true));
+            assert_eq!(
+                mb.take_strings(),
+                [
+                    "{trace,<0.0.0>,call,{m,f1,0}}",
+                    "{trace,<0.0.0>,return_from,{m,f1,0},ok}"
+                ],
+                "{proto:?}: the pattern carried to version 2"
+            );
+            assert_eq!(meta_mb.take_strings(), ["{trace,<0.0.0>,call,{m,f1,0}}"]);
+            assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse));
+            if raise {
+                s.raise_out();
+                assert_eq!(
+                    mb.take_strings(),
+                    ["{trace,<0.0.0>,exception_from,{m,f0,0},{error,badarg}}"],
+                    "{proto:?}: the exception frame in version 1"
+                );
+            } else {
+                s.return_out();
+                assert_eq!(
+                    mb.take_strings(),
+                    ["{trace,<0.0.0>,return_from,{m,f0,0},ok}"],
+                    "{proto:?}: the return frame in version 1"
+                );
+            }
+            purged_and_conserved(&e, &mut s, proto);
+            let info = |k| e.trace_info_module(s1, 0, k).to_string();
+            assert_eq!(info(InfoKey::Traced), "{traced,local}");
+            assert_eq!(info(InfoKey::Meta), "{meta,<0.101.0>}");
+            assert_eq!(info(InfoKey::CallCount), "{call_count,false}");
+            assert_eq!(
+                e.trace_info_module(0, 0, InfoKey::CallCount).to_string(),
+                "{call_count,0}",
+                "{proto:?}: version 2's f0 was not called (version 1's count is not reported)"
+            );
+            // Off again: local and meta cleared by the engine's sequence on version 2.
+            assert_eq!(op!(s, e.trace_pattern_module_spec(false, &spec)), Ok(2));
+            assert_eq!(info(InfoKey::Traced), "{traced,false}");
+            s.call_ext(0);
+            assert!(mb.is_empty() && meta_mb.is_empty());
+            e.check_at_rest().unwrap();
+            s.sleep();
+        }
+    }
+}
+
+/// Global (export) trace on a loaded module's entries, with `return_trace`: the entry's
+/// breakpoint runs before the version's code on every remote call. Across a load, `Blocking`
+/// clears it under the block as ERTS does (`erts_clear_export_break`; the module's global
+/// pattern goes), `NonBlocking` keeps it (the entry is the same for every version); then
+/// global set again and cleared by the engine's one sequence on the export area.
+#[test]
+fn global_trace_on_a_loaded_module_across_a_load() {
+    use bpspec_reference::{FlagSet, MatchSpec, PatternError, TraceSpec};
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::global_trace_on_a_loaded_module_across_a_load");
+    for (proto, scheme) in cases() {
+        let e = traced_module(proto, scheme, |e| e.with_global_trace());
+        let s1 = e.create_session("global").unwrap();
+        let global = TraceSpec::global()
+            .ms(Some(MatchSpec::RETURN_TRACE))
+            .session(s1);
+        assert_eq!(e.trace_pattern_module_spec(true, &global), Ok(2));
+        let local = TraceSpec::counters(FlagSet {
+            call_count: true,
+            ..FlagSet::default()
+        })
+        .session(s1);
+        assert!(
+            matches!(
+                e.trace_pattern_module_spec(true, &local),
+                Err(PatternError::BadArg(_))
+            ),
+            "local and global in one session on a loaded module are refused"
+        );
+        let mut s = Scheduler::start(e.clone(), 0);
+        let mb = traced_proc(&mut s, s1);
+        let c = s.call_ext(0);
+        assert_eq!((c.version, c.counted), (1, true));
+        assert_eq!(
+            mb.take_strings(),
+            [
+                "{trace,<0.0.0>,call,{m,f0,0}}",
+                "{trace,<0.0.0>,return_from,{m,f0,0},ok}"
+            ],
+            "{proto:?}"
+        );
+        assert_eq!(op!(s, e.load()), Ok(2));
+        let c = s.call_ext(1);
+        assert_eq!((c.version, c.counted), (2, true));
+        let after: Vec<String> = mb.take_strings();
+        match proto {
+            LoadProtocol::Blocking => assert!(after.is_empty(), "{after:?}: cleared on load"),
+            LoadProtocol::NonBlocking => assert_eq!(
+                after,
+                [
+                    "{trace,<0.0.0>,call,{m,f1,0}}",
+                    "{trace,<0.0.0>,return_from,{m,f1,0},ok}"
+                ],
+                "kept across the load"
+            ),
+        }
+        purged_and_conserved(&e, &mut s, proto);
+        assert_eq!(op!(s, e.trace_pattern_module_spec(true, &global)), Ok(2));
+        s.call_ext(0);
+        assert_eq!(mb.take_strings().len(), 2, "{proto:?}: set again");
+        assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
+        s.call_ext(0);
+        assert!(mb.is_empty(), "{proto:?}: cleared");
+        conserved(&e, &s, proto);
+        s.sleep();
+    }
+}

@@ -535,7 +535,7 @@ fn return_trace_exception_trace_and_return_to_frames() {
         s.call_proc(LOTS, p);
         s.call_proc(OF, p);
         s.raise(p, "error", Term::Atom("badarg"), 2); // out of 'of' and lots, caught in foo
-        assert_eq!(p.current, Some(FOO));
+        assert_eq!(p.current, Some(bpspec_reference::process::Ci::code(FOO)));
         s.ret(p);
     });
     assert_eq!(
@@ -581,7 +581,7 @@ fn caller_reports_where_the_call_returns_to() {
             "tail calls push nothing; one return_to frame"
         );
         s.ret(p); // bar(0) returns `done` to foo
-        assert_eq!(p.current, Some(FOO));
+        assert_eq!(p.current, Some(bpspec_reference::process::Ci::code(FOO)));
         s.ret(p);
         s.ret(p);
     });

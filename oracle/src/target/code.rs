@@ -394,7 +394,7 @@ impl RefEngine {
             if !tail {
                 p.push_cont();
             }
-            p.current = Some(f);
+            p.current = Some(bpspec_reference::process::Ci::code(f));
         });
         self.last_callers.clear();
     }

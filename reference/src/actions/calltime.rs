@@ -311,7 +311,7 @@ impl<P: ThreadProgress> Scheduler<P> {
     pub fn tail_call(&mut self, f: FuncId, proc: &mut Proc) -> usize {
         let p = proc.p;
         let r = self.hit(f, &p, Some(proc));
-        proc.current = Some(f);
+        proc.current = Some(Ci::code(f));
         r
     }
 

@@ -10,11 +10,10 @@
 //! has no call flag in S (for call-category events), or has no tracer.
 
 use crate::bp::SessionId;
-use crate::code::FuncId;
 use crate::engine::Engine;
 use crate::hit::Scheduler;
 use crate::pattern::{FlagSet, TraceFlags};
-use crate::process::{Frame, ProcFlags, TraceRef};
+use crate::process::{Ci, Frame, ProcFlags, TraceRef};
 use crate::progress::ThreadProgress;
 use crate::session::SessionError;
 use crate::term::Term;
@@ -213,18 +212,18 @@ pub(crate) fn do_call_trace<P: ThreadProgress>(
     e: &Engine<P>,
     sched: usize,
     session: SessionId,
-    f: FuncId,
+    f: Ci,
     ms: Option<&MatchSpec>,
     proc: &mut Proc,
     local: bool,
 ) {
-    let mfa = Term::mfa(&e.code.funcs[f].mfa);
+    let mfa = Term::mfa(e.mfa_of(f));
     let mut opts = TraceOpts::default();
     let ms = ms.cloned().unwrap_or_default();
     if ms.caller {
         // fixup_cp_before_trace: skip trace frames; report where the call returns to.
         opts.match_spec_result = Some(match proc.return_target() {
-            Some(g) => Term::mfa(&e.code.funcs[g].mfa),
+            Some(g) => Term::mfa(e.mfa_of(g)),
             None => Term::Atom("undefined"),
         });
     }
@@ -267,14 +266,14 @@ pub(crate) fn frame_return<P: ThreadProgress>(
                     extra: Some(value.clone()),
                     ..TraceOpts::default()
                 };
-                let mfa = Term::mfa(&e.code.funcs[func].mfa);
+                let mfa = Term::mfa(e.mfa_of(func));
                 emit(e, sched, session, proc, TraceTag::ReturnFrom, mfa, opts);
             }
         }
         Frame::ReturnToTrace { session } => {
             if call_traced(proc, session) {
                 let to = match proc.return_target() {
-                    Some(g) => Term::mfa(&e.code.funcs[g].mfa),
+                    Some(g) => Term::mfa(e.mfa_of(g)),
                     None => Term::Atom("undefined"),
                 };
                 emit(
@@ -333,7 +332,7 @@ impl<P: ThreadProgress> Scheduler<P> {
         for session in passed {
             if call_traced(proc, session) {
                 let to = match proc.current {
-                    Some(g) => Term::mfa(&e.code.funcs[g].mfa),
+                    Some(g) => Term::mfa(e.mfa_of(g)),
                     None => Term::Atom("undefined"),
                 };
                 emit(
@@ -402,7 +401,7 @@ impl<P: ThreadProgress> Scheduler<P> {
                             extra: Some(v.clone()),
                             ..TraceOpts::default()
                         };
-                        let mfa = Term::mfa(&e.code.funcs[func].mfa);
+                        let mfa = Term::mfa(e.mfa_of(func));
                         emit(e, id, session, proc, TraceTag::ExceptionFrom, mfa, opts);
                     }
                 }

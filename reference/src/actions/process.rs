@@ -71,7 +71,9 @@ pub enum Frame {
     /// `exception_trace`): `return_from` on return; with `exception`, also `exception_from` when
     /// an exception unwinds through it.
     ReturnTrace {
-        func: FuncId,
+        /// The traced function, by its code info (a loaded version's function while the
+        /// process is in that version, as a pbt's [`Ci`]).
+        func: Ci,
         session: SessionId,
         exception: bool,
     },
@@ -108,10 +110,10 @@ pub struct Proc {
     pub allocated: i64,
     /// Is the process running on a scheduler (between schedule_in and schedule_out)?
     pub running: bool,
-    /// The function executing now (`None` before the first call).
-    pub current: Option<FuncId>,
+    /// The function executing now (`None` before the first call), by its code info.
+    pub current: Option<Ci>,
     /// For each [`Frame::Code`] on the stack, bottom to top: the function it returns into.
-    pub conts: Vec<Option<FuncId>>,
+    pub conts: Vec<Option<Ci>>,
     /// Per-session trace flags and tracer (`ErtsTracerRef`), one per session at most.
     pub refs: Vec<TraceRef>,
     /// Calls this process counted into call_time and call_memory objects (one per object per
@@ -181,7 +183,7 @@ impl Proc {
     /// Where the current function will return to (`{caller}`): the function of the topmost
     /// continuation, skipping trace frames. Not always the caller: tail calls reuse the
     /// continuation of the function that made the last body call.
-    pub fn return_target(&self) -> Option<FuncId> {
+    pub fn return_target(&self) -> Option<Ci> {
         self.conts.last().copied().flatten()
     }
 

@@ -123,6 +123,27 @@ impl<P: ThreadProgress> Scheduler<P> {
         &self.code_ref().proc
     }
 
+    /// `erlang:trace(Pid, true | false, Flags)` in `session` on the scheduler's process (with a
+    /// per-process tracer): what local call trace, its return frames and return_to need to
+    /// send anything (the process is call-traced in every session from the start, so
+    /// call_time and call_memory need no call).
+    pub fn trace_code_proc(
+        &mut self,
+        session: crate::bp::SessionId,
+        on: bool,
+        flags: crate::process::ProcFlags,
+        tracer: Option<crate::tracer::TracerSpec>,
+    ) -> Result<bool, crate::session::SessionError> {
+        self.with_code(|s, c| {
+            let r = s
+                .engine()
+                .trace_process(&mut c.proc, session, on, flags, tracer);
+            // Still call-traced in every session (call_time and call_memory frames).
+            c.proc.p.call_traced = u64::MAX;
+            r
+        })
+    }
+
     /// The scheduler's process, to replace (the load torture drops a failed scheduler's process
     /// unrun; the torture is not built under loom and shuttle).
     #[cfg(not(any(loom, shuttle)))]
@@ -283,10 +304,19 @@ impl<P: ThreadProgress> Scheduler<P> {
     /// that entered it run first (a call_time return frame charges the version's function, the
     /// version still counted in `in_code`), then it leaves the version.
     pub fn return_out(&mut self) {
-        self.with_code(|s, c| s.return_out_in(c));
+        self.with_code(|s, c| s.return_out_in(c, false));
     }
 
-    fn return_out_in(&mut self, c: &mut InCode) {
+    /// The process raises an exception (`error:badarg`) out of the version it is in: the
+    /// frames of the call that entered it unwind (`exception_trace` frames send
+    /// `exception_from`, return_trace and call_time/call_memory return frames are dropped, as
+    /// ERTS's `next_catch` does), the exception is caught outside the module, then it leaves the
+    /// version.
+    pub fn raise_out(&mut self) {
+        self.with_code(|s, c| s.return_out_in(c, true));
+    }
+
+    fn return_out_in(&mut self, c: &mut InCode, raise: bool) {
         if std::mem::take(&mut c.dead) {
             return; // killed by code:purge/1: it already left the version
         }
@@ -295,7 +325,12 @@ impl<P: ThreadProgress> Scheduler<P> {
             "scheduler {}: return from no version",
             self.id
         );
-        self.ret(&mut c.proc);
+        if raise {
+            let reason = crate::term::Term::Atom("badarg");
+            self.raise(&mut c.proc, "error", reason, 1);
+        } else {
+            self.ret(&mut c.proc);
+        }
         let v = std::mem::replace(&mut c.held, std::ptr::null());
         // SAFETY: a held version is freed only after purge saw `in_code == 0` (so after this
         // decrement) and waited for thread progress (PW), which this scheduler's next progress
@@ -338,6 +373,19 @@ impl<P: ThreadProgress> Scheduler<P> {
                 local: false,
             };
         }
+        if cm.globals {
+            // The export entry's breakpoint (ERTS: the address of the code index is the entry's
+            // trampoline, `op_i_generic_breakpoint`, which then jumps on to the version's code):
+            // the engine's hit path on the module's export area (global trace, its match spec).
+            let process = c.proc.p;
+            let addr = self.hit_in(e.exp_area(), f, f, &process, Some(&mut c.proc));
+            self.hits.pop();
+            assert_eq!(
+                addr,
+                crate::export::EXPORT_BASE + f,
+                "export entry of m:f{f}/0 jumped to a foreign address"
+            );
+        }
         if stay {
             // SAFETY: as in `run_version` (read from the export entry of the active index).
             let ver = unsafe { &*v };
@@ -379,7 +427,10 @@ impl<P: ThreadProgress> Scheduler<P> {
         self.advance(1);
         let process = c.proc.p;
         let instr = self.hit_in(area_of(ver), f, f, &process, Some(&mut c.proc));
-        c.proc.current = Some(f);
+        c.proc.current = Some(crate::process::Ci {
+            area: area_of(ver),
+            f,
+        });
         let hit = self.hits.pop().expect("hit_in records every hit");
         assert_eq!(
             instr, ver.code.funcs[f].original,
@@ -388,7 +439,11 @@ impl<P: ThreadProgress> Scheduler<P> {
         );
         let counted = hit.flags & flags::COUNT_ACTIVE != 0;
         let ran = hit.flags
-            & (flags::COUNT_ACTIVE | flags::TIME_TRACE_ACTIVE | flags::MEM_TRACE_ACTIVE)
+            & (flags::COUNT_ACTIVE
+                | flags::TIME_TRACE_ACTIVE
+                | flags::MEM_TRACE_ACTIVE
+                | flags::LOCAL_TRACE
+                | flags::META_TRACE)
             != 0;
         // Read last: a withdrawn promise is stored before anything a call could see of the
         // withdrawal (trace_pattern T1 / the loader before its clear), a made one after every

@@ -17,12 +17,14 @@
 //! `(active + 1) % 3`, the wait (the code barrier) comes before the commit and none after it.
 
 use crate::bp::{Liveness, SessionId};
+use crate::calltrace::MatchSpec;
 use crate::code::CodeArea;
 use crate::mutant::Mutant;
 use crate::ordering::Site;
 use crate::pattern::FlagSet;
 use crate::sync::Ordering::{Acquire, Release};
 use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, UnsafeCell};
+use crate::tracer::TracerSpec;
 
 /// Code index slots of every export entry: ERTS's three (`code_ix.h`); the `Two` scheme uses
 /// the first two.
@@ -187,11 +189,33 @@ impl Default for ExportEntry {
 pub struct Module {
     pub curr: *mut CodeVersion,
     pub old: *mut CodeVersion,
-    /// The module's patterns, one per session that traces it, in the order they were set: the
-    /// counters (call_count, call_time, call_memory) a `trace_pattern` on the module set last in
-    /// that session. A load gives the new version these patterns, chained as the engine chains
-    /// sessions (they stand for ERTS's on_load/default patterns).
-    pub patterns: Vec<(SessionId, FlagSet)>,
+    /// The module's patterns, one per session that traces it, in the order they were set: what
+    /// a `trace_pattern` on the module set last in that session (local call trace with its
+    /// match spec, meta, call_count, call_time, call_memory). A load gives the new version these
+    /// patterns, chained as the engine chains sessions (they stand for ERTS's on_load/default
+    /// patterns).
+    pub patterns: Vec<(SessionId, ModPattern)>,
+    /// The sessions with a global (export) pattern on the module's entries (`CodeMgmt`'s
+    /// export area, on an engine made `Engine::with_global_trace`).
+    pub global: Vec<SessionId>,
+}
+
+/// One session's pattern on the module ([`Module::patterns`]).
+#[derive(Clone, Debug, Default)]
+pub struct ModPattern {
+    /// local and the counters.
+    pub flags: FlagSet,
+    /// The match spec of local call trace (`return_trace`, `exception_trace`, `{caller}`).
+    pub ms: Option<std::sync::Arc<MatchSpec>>,
+    /// `{meta, Tracer}`.
+    pub meta: Option<TracerSpec>,
+}
+
+impl ModPattern {
+    /// Anything set?
+    pub fn is_set(&self) -> bool {
+        self.flags.local || self.flags.counters() || self.meta.is_some()
+    }
 }
 
 impl Module {

@@ -61,8 +61,20 @@ pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
 /// elide-idle plan, proof EL5; the collection after its last wait; staging on an object only the
 /// staging half held).
 pub(crate) fn release_timem(st: &mut Permission<'_>, t: Refc<BpTimemTrace>) {
+    release_timem_as(st, t, true);
+}
+
+/// [`release_timem`] of the collection's temporary objects (`collect.rs` C6): their counts were
+/// merged into the real objects (C5), which hold them from then on, so they are not folded into
+/// the retired total a second time (count conservation across versions, `load.rs`
+/// `total_timed`).
+pub(crate) fn release_temp_timem(st: &mut Permission<'_>, t: Refc<BpTimemTrace>) {
+    release_timem_as(st, t, false);
+}
+
+fn release_timem_as(st: &mut Permission<'_>, t: Refc<BpTimemTrace>, fold: bool) {
     if Refc::strong_count(&t) == 1 {
-        if let Some(n) = st.retired_timem.as_mut() {
+        if let Some(n) = st.retired_timem.as_mut().filter(|_| fold) {
             // No scheduler reaches the object any more (below), so none writes its tables: the
             // read is the collection's quiescent read (`BpTimemTrace::read_into`).
             let mut tot = crate::timem::Totals::new();

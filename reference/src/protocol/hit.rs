@@ -425,7 +425,7 @@ fn do_session_breakpoint<P: ThreadProgress>(
                 // Step 5 (ERTS order: after local/global, before the count). Needs no process
                 // trace flag.
                 let mt = bp.meta.as_ref().expect("META_TRACE without a BpMetaTracer");
-                crate::meta::meta_hit(engine, g.id, mt, p.pid, &engine.code.funcs[f].mfa);
+                crate::meta::meta_hit(engine, g.id, mt, p.pid, engine.mfa_of(ci));
             }
             // The paused-counter-changes mutant counts on a paused counter too (COUNT set,
             // COUNT_ACTIVE clear).
@@ -456,7 +456,7 @@ fn do_session_breakpoint<P: ThreadProgress>(
                     engine,
                     sched,
                     g.session,
-                    f,
+                    ci,
                     ms.as_ref(),
                     proc,
                     local,

@@ -54,7 +54,7 @@ use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
 use crate::calltrace::TraceSpec;
 use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
 use crate::code_ix::{
-    CodeIndex, CodeIxScheme, CodeVersion, ExportEntry, Module, OP_I_GENERIC_BREAKPOINT,
+    CodeIndex, CodeIxScheme, CodeVersion, ExportEntry, ModPattern, Module, OP_I_GENERIC_BREAKPOINT,
 };
 use crate::engine::{Engine, Permission};
 use crate::export::{Area, VersionArea};
@@ -163,6 +163,14 @@ pub struct CodeMgmt {
     /// look for an exit signal at their scheduling points, so engines that never kill make no
     /// extra load (the models' state spaces stay as they were).
     pub(crate) kills: bool,
+    /// The export entries' breakpoints (ERTS `ep->info` and the trampoline, `global` trace):
+    /// per function a dispatch word (`EXPORT_BASE + f`, or the breakpoint instruction) and a
+    /// breakpoint slot, one per entry for every code index. Named [`Area::Version`] by the
+    /// engine's steps (a code area the module owns, as a version's).
+    pub(crate) exp_code: CodeArea,
+    /// Remote calls run the export entry's breakpoint ([`Engine::with_global_trace`]): only
+    /// then do they read its dispatch word, so engines without global trace make no extra load.
+    pub(crate) globals: bool,
 }
 
 /// What [`Engine::with_module`] asks for: module `m` of `functions` functions, loaded
@@ -184,10 +192,17 @@ impl CodeMgmt {
                     curr: std::ptr::null_mut(),
                     old: std::ptr::null_mut(),
                     patterns: if m.traced {
-                        vec![(0, CALL_COUNT)]
+                        vec![(
+                            0,
+                            ModPattern {
+                                flags: CALL_COUNT,
+                                ..ModPattern::default()
+                            },
+                        )]
                     } else {
                         Vec::new()
                     },
+                    global: Vec::new(),
                 },
                 next_version: 1,
                 graveyard_versions: Vec::new(),
@@ -198,6 +213,17 @@ impl CodeMgmt {
             functions: m.functions,
             scheme: CodeIxScheme::Two,
             kills: false,
+            exp_code: CodeArea {
+                funcs: (0..m.functions)
+                    .map(|f| FuncHeader {
+                        mfa: Mfa::new("m", &format!("f{f}"), 0),
+                        instr: AtomicUsize::new(crate::export::EXPORT_BASE + f),
+                        gen_bp: AtomicPtr::new(std::ptr::null_mut()),
+                        original: crate::export::EXPORT_BASE + f,
+                    })
+                    .collect(),
+            },
+            globals: false,
         }
     }
 }
@@ -285,6 +311,20 @@ impl<P: ThreadProgress> Engine<P> {
             .expect("an engine without a module (Engine::with_module)")
     }
 
+    /// Let the module's export entries carry global breakpoints
+    /// ([`Engine::trace_pattern_module_spec`] with `global`), run by every remote call
+    /// ([`Scheduler::call_ext`](crate::hit::Scheduler::call_ext)) before the version's code
+    /// (before the schedulers start).
+    pub fn with_global_trace(mut self) -> Engine<P> {
+        self.cm_mut().globals = true;
+        self
+    }
+
+    /// The engine's name for the module's export entries' breakpoint area.
+    pub(crate) fn exp_area(&self) -> Area {
+        Area::Version(VersionArea(&self.cm().exp_code))
+    }
+
     /// Let [`Engine::purge_kill`] kill processes in old code (before the schedulers start).
     pub fn with_kills(mut self) -> Engine<P> {
         self.cm_mut().kills = true;
@@ -341,8 +381,9 @@ impl<P: ThreadProgress> Engine<P> {
     }
 
     /// Set the module's patterns on every function of `ver`: per session a node, chained newest
-    /// first as staging chains them, both halves alike and sharing their counters (call_count,
-    /// call_time, call_memory), and the instruction patched: the state the finisher leaves after
+    /// first as staging chains them, both halves alike and sharing their objects (call_count,
+    /// call_time, call_memory counters, the match spec of local call trace, the meta tracer),
+    /// and the instruction patched: the state the finisher leaves after
     /// each session's `trace_pattern(true)`, written at once because no scheduler can reach
     /// `ver` (it is not published; the code index commit, Release, publishes it). The
     /// commit-before-breakpoints mutant calls it on a published version.
@@ -350,7 +391,7 @@ impl<P: ThreadProgress> Engine<P> {
         &self,
         bst: &mut Permission<'_>,
         ver: &CodeVersion,
-        patterns: &[(SessionId, FlagSet)],
+        patterns: &[(SessionId, ModPattern)],
     ) {
         for (f, h) in ver.code.funcs.iter().enumerate() {
             assert!(
@@ -359,15 +400,27 @@ impl<P: ThreadProgress> Engine<P> {
                 ver.number
             );
             let mut head: *mut GenericBp = std::ptr::null_mut();
-            for &(session, fl) in patterns {
+            for (session, pat) in patterns {
+                let (session, fl) = (*session, pat.flags);
                 let node = GenericBp::new(bst.next_bp_id, session, h.original);
                 bst.next_bp_id += 1;
                 bst.live_nodes += 1;
                 let count = fl.call_count.then(|| BpCount::new(session, f));
                 let time = fl.call_time.then(|| crate::stage::new_timem(self, bst));
                 let memory = fl.call_memory.then(|| crate::stage::new_timem(self, bst));
+                // The meta tracer is shared by both halves, as staging leaves it (M1 of meta.rs:
+                // the half holding it is reached only through the commit that publishes `ver`).
+                let meta = pat.meta.as_ref().map(crate::meta::BpMetaTracer::new);
                 for ix in 0..ERTS_NUM_BP_IX {
                     node.write_half(ix, |d| {
+                        if fl.local {
+                            d.flags |= flags::LOCAL_TRACE;
+                            d.ms = pat.ms.clone();
+                        }
+                        if meta.is_some() {
+                            d.flags |= flags::META_TRACE;
+                            d.meta = meta.clone();
+                        }
                         if count.is_some() {
                             d.flags |= flags::COUNT | flags::COUNT_ACTIVE;
                         }
@@ -398,11 +451,18 @@ impl<P: ThreadProgress> Engine<P> {
         if v.is_null() {
             return;
         }
-        assert!(bst.free_list.is_empty(), "free list not empty at rest");
         // SAFETY: v is a live version owned by the module table; the permission is held.
         let ver = unsafe { &*v };
         ver.promised.store(false, Relaxed);
-        for h in &ver.code.funcs {
+        self.clear_area_breakpoints(bst, &ver.code);
+    }
+
+    /// Every breakpoint of `code` cleared at once (no scheduler reaches them: under the block,
+    /// or a version no call can reach): original instructions back, nodes unlinked, their
+    /// halves emptied (counts folded in, meta released) and freed (`free.rs`).
+    fn clear_area_breakpoints(&self, bst: &mut Permission<'_>, code: &CodeArea) {
+        assert!(bst.free_list.is_empty(), "free list not empty at rest");
+        for h in &code.funcs {
             h.instr.store(h.original, Relaxed);
             let mut g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
             let mut steps = 0;
@@ -418,12 +478,29 @@ impl<P: ThreadProgress> Engine<P> {
                     for t in [old.time, old.memory].into_iter().flatten() {
                         crate::free::release_timem(bst, t);
                     }
+                    if let Some(m) = old.meta {
+                        // Its cell goes through the retire list and the next reclaim's wait.
+                        crate::meta::release_meta(self, m);
+                    }
                 }
                 bst.free_list.push(g);
                 g = node.next.load(Relaxed);
             }
         }
         crate::free::free(bst);
+    }
+
+    /// Blocking: ERTS clears the module's export breakpoints (global trace) on load and delete,
+    /// under the block (`erts_clear_export_break`): the entries' chains cleared at once and the
+    /// module's global patterns dropped. NonBlocking keeps them: the entry is the same for every
+    /// version, and its breakpoint runs before the call reaches the version it read
+    /// (docs/nonblocking-load.md §3).
+    fn clear_export_breakpoints(&self, st: &mut ModuleTable, bst: &mut Permission<'_>) {
+        if st.module.global.is_empty() {
+            return;
+        }
+        self.clear_area_breakpoints(bst, &self.cm().exp_code);
+        st.module.global.clear();
     }
 
     /// `erts_start_staging_code_ix`: the staging export addresses start as copies of the active
@@ -459,6 +536,7 @@ impl<P: ThreadProgress> Engine<P> {
             // ERTS: the old code's breakpoints are cleared while thread progress is blocked.
             let curr = st.module.curr;
             self.clear_version_breakpoints(&mut bst, curr);
+            self.clear_export_breakpoints(&mut st, &mut bst);
         }
         let v = self.build_version(&mut st, &mut bst, !late_bps);
         let s = self.start_staging();
@@ -501,6 +579,7 @@ impl<P: ThreadProgress> Engine<P> {
         if blocking {
             let curr = st.module.curr;
             self.clear_version_breakpoints(&mut bst, curr);
+            self.clear_export_breakpoints(&mut st, &mut bst);
         }
         let s = self.start_staging();
         for x in &self.cm().exports {
@@ -564,74 +643,193 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// `trace:function(Session, {m, '_', '_'}, true | false, Flags)` on the current version:
     /// the engine's `stage.rs` in the session's node and the finisher's one sequence (W0–W4,
-    /// with their mutants) on the version's code area. Flags: call_count, call_time and
-    /// call_memory (local, global, meta and match specs are not modelled on loaded versions:
-    /// `BadArg`). `true` adds the flags the session does not have yet and changes nothing for
-    /// those it has (ERTS resets their counters, `set_function_break`, which the count
-    /// conservation across versions cannot follow); `false` clears the given flags. The pattern
-    /// is recorded for the module, so the next load gives it to the new version. Returns the
-    /// number of functions matched (0 when the module has no current code).
+    /// with their mutants) on the version's code area. Flags: local (with a match spec:
+    /// `return_trace`, `exception_trace`, `{caller}`), `{meta, Tracer}`, call_count, call_time
+    /// and call_memory, as [`Engine::trace_pattern`] takes them on the static area (meta with a
+    /// match spec, and a match spec without local, are refused: `BadArg`); `global` on a loaded
+    /// module is not modelled (`BadArg`). `true` adds the counters the session does not have
+    /// yet and changes nothing for those it has (ERTS resets their counters,
+    /// `set_function_break`, which the count conservation across versions cannot follow); local
+    /// and meta are staged again (a new match spec replaces the old one, a new meta tracer is
+    /// swapped into the cell); `false` clears the given flags (and meta when the spec names a
+    /// tracer). The pattern is recorded for the module, so the next load gives it to the new
+    /// version. Returns the number of functions matched (0 when the module has no current
+    /// code).
     pub fn trace_pattern_module_spec(
         &self,
         on: bool,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
         let (session, fl) = (spec.session, spec.flags);
-        if fl.local || spec.global || spec.meta.is_some() || spec.ms.is_some() || !fl.counters() {
+        if spec.global {
+            return self.trace_pattern_module_global(on, spec);
+        }
+        if spec.meta.is_some() && spec.ms.is_some() && !fl.local {
             return Err(PatternError::BadArg(
-                "a loaded module takes call_count, call_time and call_memory only".into(),
+                "meta cannot be combined with global, and its match spec is not implemented".into(),
             ));
+        }
+        if spec.ms.is_some() && !fl.local {
+            return Err(PatternError::BadArg(
+                "a match spec needs local or global (not only call_count/time/memory)".into(),
+            ));
+        }
+        if !fl.local && !fl.counters() && spec.meta.is_none() {
+            return Err(PatternError::BadArg("no flag".into()));
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
+        if st.module.global.contains(&session) {
+            return Err(PatternError::BadArg(
+                "local and global patterns of one session on a loaded module are not modelled"
+                    .into(),
+            ));
+        }
         let had = st
             .module
             .patterns
             .iter()
             .find(|(s, _)| *s == session)
-            .map_or(FlagSet::default(), |&(_, f)| f);
-        // The flags this call changes: new ones for `true`, set ones for `false`.
+            .map_or(ModPattern::default(), |(_, p)| p.clone());
+        let hf = had.flags;
+        // The flags this call changes: new counters for `true`, set ones for `false`; local and
+        // meta whenever named and set or being set.
         let change = FlagSet {
-            local: false,
-            call_count: fl.call_count && (had.call_count != on),
-            call_time: fl.call_time && (had.call_time != on),
-            call_memory: fl.call_memory && (had.call_memory != on),
+            local: fl.local && (on || hf.local),
+            call_count: fl.call_count && (hf.call_count != on),
+            call_time: fl.call_time && (hf.call_time != on),
+            call_memory: fl.call_memory && (hf.call_memory != on),
         };
-        let now = FlagSet {
-            local: false,
-            call_count: had.call_count != change.call_count,
-            call_time: had.call_time != change.call_time,
-            call_memory: had.call_memory != change.call_memory,
+        let meta_change = spec.meta.is_some() && (on || had.meta.is_some());
+        let ms = spec.ms.clone().map(std::sync::Arc::new);
+        let now = ModPattern {
+            flags: FlagSet {
+                local: if fl.local { on } else { hf.local },
+                call_count: hf.call_count != change.call_count,
+                call_time: hf.call_time != change.call_time,
+                call_memory: hf.call_memory != change.call_memory,
+            },
+            ms: match (fl.local, on) {
+                (true, true) => ms.clone(),
+                (true, false) => None,
+                (false, _) => had.ms.clone(),
+            },
+            meta: match (&spec.meta, on) {
+                (Some(t), true) => Some(t.clone()),
+                (Some(_), false) => None,
+                (None, _) => had.meta.clone(),
+            },
         };
         // In place: the order of `patterns` is the order the sessions' nodes were chained in.
         match st.module.patterns.iter().position(|(s, _)| *s == session) {
-            Some(i) if now.counters() => st.module.patterns[i].1 = now,
+            Some(i) if now.is_set() => st.module.patterns[i].1 = now,
             Some(i) => {
                 st.module.patterns.remove(i);
             }
-            None if now.counters() => st.module.patterns.push((session, now)),
+            None if now.is_set() => st.module.patterns.push((session, now)),
             None => {}
         }
         let v = st.module.curr;
         if v.is_null() {
             return Ok(0);
         }
-        if change.counters() {
+        if change.local || change.counters() || meta_change {
             let op = if on {
                 PatternOp::True
             } else {
                 PatternOp::False
             };
+            let extra = crate::stage::Extra {
+                global: false,
+                ms: if on { ms } else { None },
+                meta: if meta_change { spec.meta.clone() } else { None },
+            };
             let traced = st.module.traced();
-            self.trace_pattern_on(&mut bst, v, session, op, change, traced);
+            self.trace_pattern_on(&mut bst, v, session, op, change, &extra, traced);
         }
         Ok(self.cm().functions)
+    }
+
+    /// `trace:function(Session, {m, '_', '_'}, true | false, [global])` (with an optional match
+    /// spec) on the module's export entries, on an engine made [`Engine::with_global_trace`]:
+    /// `stage.rs` on each entry's node (the global flag and match spec) and the finisher's one
+    /// sequence on the export area (install patches the dispatch word to the breakpoint
+    /// instruction, after W0; uninstall restores it after W2). The entries are the same for
+    /// every version: a load leaves them under `NonBlocking` and clears them under `Blocking`
+    /// (`clear_export_breakpoints`, as ERTS's `erts_clear_export_break`). Refused (`BadArg`)
+    /// with local, the counters or meta, and in a session that has a local pattern on the
+    /// module (ERTS clears the session's local flags then; not modelled).
+    fn trace_pattern_module_global(
+        &self,
+        on: bool,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
+        let session = spec.session;
+        if !self.cm().globals {
+            return Err(PatternError::BadArg(
+                "global on a loaded module needs an engine made with_global_trace".into(),
+            ));
+        }
+        if spec.flags.local || spec.flags.counters() || spec.meta.is_some() {
+            return Err(PatternError::BadArg(
+                "global cannot be combined with local, call_count, call_time, call_memory or meta"
+                    .into(),
+            ));
+        }
+        let mut st = lock(&self.cm().modules);
+        let mut bst = self.seize_for(session)?;
+        if st.module.patterns.iter().any(|(s, _)| *s == session) {
+            return Err(PatternError::BadArg(
+                "local and global patterns of one session on a loaded module are not modelled"
+                    .into(),
+            ));
+        }
+        let n = self.cm().functions;
+        let had = st.module.global.contains(&session);
+        if !on && !had {
+            return Ok(n);
+        }
+        if on && !had {
+            st.module.global.push(session);
+        } else if !on {
+            st.module.global.retain(|&s| s != session);
+        }
+        let op = if on {
+            PatternOp::True
+        } else {
+            PatternOp::False
+        };
+        let area = self.exp_area();
+        let funcs: Vec<FuncId> = (0..n).collect();
+        let staging = self.staging_ix();
+        let extra = crate::stage::Extra {
+            global: true,
+            ms: spec.ms.clone().map(std::sync::Arc::new),
+            meta: None,
+        };
+        for &f in &funcs {
+            crate::stage::stage_in(
+                self,
+                &mut bst,
+                area,
+                f,
+                session,
+                staging,
+                op,
+                FlagSet::default(),
+                &extra,
+            );
+        }
+        let install = on.then_some((area, &funcs[..]));
+        self.finish_in(&mut bst, op, install, &[(area, &funcs)], &mut || {});
+        Ok(n)
     }
 
     /// `trace_pattern` of `fl` in `session` on every function of version `v` (the current
     /// one): `stage.rs` in the staging half, then `finisher.rs::finish_in` on the version's
     /// area. The promise follows `traced` (the module's patterns after this call): withdrawn
     /// before staging, or made right after W2, when every hit runs the new half.
+    #[allow(clippy::too_many_arguments)]
     fn trace_pattern_on(
         &self,
         bst: &mut Permission<'_>,
@@ -639,6 +837,7 @@ impl<P: ThreadProgress> Engine<P> {
         session: SessionId,
         op: PatternOp,
         fl: FlagSet,
+        extra: &crate::stage::Extra,
         traced: bool,
     ) {
         // SAFETY: v is live while the permission is held (the current version).
@@ -650,17 +849,7 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let staging = self.staging_ix();
         for &f in &funcs {
-            crate::stage::stage_in(
-                self,
-                bst,
-                area,
-                f,
-                session,
-                staging,
-                op,
-                fl,
-                &crate::stage::Extra::default(),
-            );
+            crate::stage::stage_in(self, bst, area, f, session, staging, op, fl, extra);
         }
         let promised = &ver.promised;
         let install = (op != PatternOp::False).then_some((area, &funcs[..]));
@@ -707,10 +896,13 @@ impl<P: ThreadProgress> Engine<P> {
             .filter(|v| !v.is_null())
             .collect();
         // SAFETY: live versions of the module table; its permission is held for the call.
-        let areas: Vec<(Area, &[FuncId])> = versions
+        let mut areas: Vec<(Area, &[FuncId])> = versions
             .iter()
             .map(|&v| (area_of(unsafe { &*v }), &funcs[..]))
             .collect();
+        if !st.module.global.is_empty() {
+            areas.push((self.exp_area(), &funcs[..]));
+        }
         let had = st.module.patterns.iter().any(|(x, _)| *x == s);
         let last = had && st.module.patterns.len() == 1;
         let curr = st.module.curr;
@@ -724,6 +916,7 @@ impl<P: ThreadProgress> Engine<P> {
         })?;
         if r {
             st.module.patterns.retain(|(x, _)| *x != s);
+            st.module.global.retain(|&x| x != s);
         }
         Ok(r)
     }
@@ -810,6 +1003,41 @@ impl<P: ThreadProgress> Engine<P> {
         // At rest: no scheduler charges (the caller's contract).
         t.read_into(&mut tot);
         Some(tot)
+    }
+
+    /// `trace_info(Session, {m, f<f>, 0}, Key)` on an engine with a module: the function of
+    /// the current version, as ERTS looks it up (`erts_find_local_func` in `beam_bp.c`:
+    /// `erts_get_module(.., erts_active_code_ix())` then `modp->curr`; an old version's
+    /// breakpoints and rows are not reported), through the engine's one `trace_info` and its
+    /// non-blocking collection (`collect.rs`, the temporaries, flips and waits) on the version's
+    /// code area, while the module's processes run and charge. Under the module table and the
+    /// permission, so a load, delete or purge is entirely before or after it. `undefined` when
+    /// the module has no current code (deleted).
+    pub fn trace_info_module(
+        &self,
+        session: SessionId,
+        f: FuncId,
+        key: crate::term::InfoKey,
+    ) -> crate::term::Term {
+        let st = lock(&self.cm().modules);
+        let v = st.module.curr;
+        if v.is_null() || f >= self.cm().functions {
+            return crate::term::Term::Tuple(vec![
+                crate::term::Term::Atom(key.atom()),
+                crate::term::Term::Atom("undefined"),
+            ]);
+        }
+        let mut bst = self.seize();
+        // SAFETY: the current version, live while the module table is held.
+        let area = area_of(unsafe { &*v });
+        self.trace_info_in(
+            &mut bst,
+            area,
+            f,
+            session,
+            key,
+            crate::term::Collection::NonBlocking,
+        )
     }
 
     /// The current version's number (0 if deleted).
@@ -903,6 +1131,26 @@ impl<P: ThreadProgress> Engine<P> {
                 }
             }
         }
+        for (f, h) in self.cm().exp_code.funcs.iter().enumerate() {
+            let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
+            let sessions: Vec<SessionId> = crate::rest::chain(self, &bst, self.exp_area(), f)
+                .map(|n| n.session)
+                .collect();
+            let mut want = st.module.global.clone();
+            want.reverse(); // chained newest first
+            if sessions != want || patched == want.is_empty() {
+                return Err(format!(
+                    "export m:f{f}/0: patched {patched}, sessions {sessions:?} chained, global \
+                     patterns {want:?}"
+                ));
+            }
+            for node in crate::rest::chain(self, &bst, self.exp_area(), f) {
+                bps += 1;
+                if !node.snapshot_half(0).same_as(&node.snapshot_half(1)) {
+                    return Err(format!("export m:f{f}/0: halves differ at rest"));
+                }
+            }
+        }
         let versions = [st.module.curr, st.module.old]
             .iter()
             .filter(|v| !v.is_null())
@@ -933,6 +1181,18 @@ impl<P: ThreadProgress> Engine<P> {
         let Some(cm) = self.code_mgmt.as_deref_mut() else {
             return;
         };
+        for h in cm.exp_code.funcs.iter() {
+            let mut g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
+            let mut steps = 0;
+            while !g.is_null() {
+                crate::engine::chain_step(&mut steps, &h.mfa);
+                // SAFETY: from Box::into_raw; the entry's chain is its nodes' only owner (freed
+                // nodes went through `free.rs` into the engine's graveyard); drop has exclusive
+                // access.
+                let node = unsafe { Box::from_raw(g) };
+                g = node.next.load(Relaxed);
+            }
+        }
         let st = cm.modules.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut vs: Vec<*mut CodeVersion> = std::mem::take(&mut st.graveyard_versions);
         for v in [st.module.curr, st.module.old] {

@@ -42,8 +42,8 @@ pub(crate) fn stage_in<P: ThreadProgress>(
     extra: &Extra,
 ) {
     assert!(
-        !extra.global || area == Area::Export,
-        "a global breakpoint is set on an export entry"
+        !extra.global || area != Area::Code,
+        "a global breakpoint is set on an export entry (the engine's or a loaded module's)"
     );
     let h = &e.area(area).funcs[f];
     let mut g = e.session_node_in(st, area, f, session, true);

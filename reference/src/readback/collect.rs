@@ -184,7 +184,7 @@ impl<P: ThreadProgress> Engine<P> {
             }
         });
         for t in temps {
-            crate::free::release_timem(st, t);
+            crate::free::release_temp_timem(st, t);
         }
     }
 

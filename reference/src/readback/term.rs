@@ -193,17 +193,32 @@ impl<P: ThreadProgress> Engine<P> {
             return pair(Term::Atom("undefined"));
         };
         let mut st = self.seize();
-        let g = self.session_node(&st, f, session, false);
+        self.trace_info_in(&mut st, crate::export::Area::Code, f, session, key, how)
+    }
+
+    /// `trace_info` of function `f` of `area` (the engine's code, or a loaded version's code
+    /// area: `load.rs` `trace_info_module`) under the permission the caller holds: the one
+    /// collection (`collect.rs`) and the one rendering of every item.
+    pub(crate) fn trace_info_in(
+        &self,
+        st: &mut crate::engine::Permission<'_>,
+        area: crate::export::Area,
+        f: crate::code::FuncId,
+        session: SessionId,
+        key: InfoKey,
+        how: Collection,
+    ) -> Term {
+        let pair = |v: Term| Term::Tuple(vec![Term::Atom(key.atom()), v]);
+        let st = &mut *st;
+        let g = self.session_node_in(st, area, f, session, false);
         if g.is_null() {
             return pair(Term::Atom("false"));
         }
         let (want_time, want_mem) = key.wants();
         let got = if want_time || want_mem {
             match how {
-                Collection::NonBlocking => {
-                    self.collect_nonblocking(&mut st, g, want_time, want_mem)
-                }
-                Collection::StopTheWorld => self.collect_stw(&mut st, g, want_time, want_mem),
+                Collection::NonBlocking => self.collect_nonblocking(st, g, want_time, want_mem),
+                Collection::StopTheWorld => self.collect_stw(st, g, want_time, want_mem),
             }
         } else {
             Default::default()

@@ -85,6 +85,18 @@ impl<P: ThreadProgress> crate::engine::Engine<P> {
         self.exp_func[x]
     }
 
+    /// The name of the function `ci` names: a loaded version's own (its code area's), or the
+    /// engine's code area's for [`Area::Code`] and [`Area::Export`] (an export entry's `f` is
+    /// the function it belongs to). A version's name is read while the process that holds the
+    /// code info is in the version (`process::Ci`'s contract), or by the stager under the
+    /// permission.
+    pub fn mfa_of(&self, ci: crate::process::Ci) -> &Mfa {
+        match ci.area {
+            Area::Version(_) => &self.area(ci.area).funcs[ci.f].mfa,
+            Area::Code | Area::Export => &self.code.funcs[ci.f].mfa,
+        }
+    }
+
     /// Is the export entry of `f` redirected to the trampoline?
     pub fn is_export_patched(&self, f: FuncId) -> bool {
         self.export_of(f).is_some_and(|x| {
@@ -118,7 +130,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             "export entry of #{f} jumped to a foreign address"
         );
         let r = self.hit_in(Area::Code, f, f, &p, Some(proc));
-        proc.current = Some(f);
+        proc.current = Some(crate::process::Ci::code(f));
         r
     }
 
