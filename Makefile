@@ -100,8 +100,8 @@ test-oracle-root:
 	env BPSPEC_OTP_ROOT=$(OTP_ROOT) $(CARGO) test -p bpspec-oracle -- otp_root a_node_crash
 
 # test-loom / test-shuttle (and loom / shuttle in make check) run every test binary of
-# bpspec-models, among them the load models (models/tests/load_loom.rs, load_shuttle.rs;
-# docs/nonblocking-load.md: about 10 s of loom at bound 2, 130 s at bound 3, 4 s of shuttle).
+# bpspec-models, among them the load models (models/tests/load_loom.rs, load_shuttle.rs; each
+# row's seconds are in docs/results/check-loom.tsv and check-shuttle.tsv).
 test-loom:
 	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=test LOOM_MAX_PREEMPTIONS=$(TEST_LOOM_BOUND) LOOM_MAX_BRANCHES=20000 \
 	RUSTFLAGS="$(LOOM_FLAGS)" $(PART) loom --checker loom --no-row -- \
