@@ -104,10 +104,22 @@ pub enum LoadSpecMutant {
     /// `load-meta-cell-skip-grace` (`meta`): the removal frees the old version's meta tracer
     /// cell with the uninstall, before its wait.
     MetaCellSkipGrace,
+    /// `load-fold-lw1-untraced` (`fold_lw1`): LW1 is dropped after every commit, also where the
+    /// removal that would stand in for it has nothing to remove (an untraced old version, or
+    /// no old version: a fresh module's first load).
+    FoldLw1Untraced,
+    /// `load-fold-lw1-skip-w1` (`fold_lw1`): LW1 is dropped for a traced old version and the
+    /// removal does not wait in its W1 either (the removal as without the fold: stage,
+    /// uninstall, its one later wait, free); LW1 stays where nothing is removed.
+    FoldLw1SkipW1,
+    /// `load-purge-check-skips-return-frame` (`local_trace`): `check_process_code` does not
+    /// see a return trace frame on the stack (it looks at the instruction pointer and the
+    /// return addresses only).
+    PurgeCheckSkipsReturnFrame,
 }
 
 impl LoadSpecMutant {
-    pub const ALL: [LoadSpecMutant; 13] = [
+    pub const ALL: [LoadSpecMutant; 16] = [
         LoadSpecMutant::CommitBeforeBreakpoints,
         LoadSpecMutant::SkipWaitAfterCommit,
         LoadSpecMutant::BlockingWithoutBlock,
@@ -121,6 +133,9 @@ impl LoadSpecMutant {
         LoadSpecMutant::ClearErtsWithoutBlock,
         LoadSpecMutant::ExportRetargetBeforeCommit,
         LoadSpecMutant::MetaCellSkipGrace,
+        LoadSpecMutant::FoldLw1Untraced,
+        LoadSpecMutant::FoldLw1SkipW1,
+        LoadSpecMutant::PurgeCheckSkipsReturnFrame,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -137,6 +152,9 @@ impl LoadSpecMutant {
             LoadSpecMutant::ClearErtsWithoutBlock => "load-clear-erts-without-block",
             LoadSpecMutant::ExportRetargetBeforeCommit => "load-export-retarget-before-commit",
             LoadSpecMutant::MetaCellSkipGrace => "load-meta-cell-skip-grace",
+            LoadSpecMutant::FoldLw1Untraced => "load-fold-lw1-untraced",
+            LoadSpecMutant::FoldLw1SkipW1 => "load-fold-lw1-skip-w1",
+            LoadSpecMutant::PurgeCheckSkipsReturnFrame => "load-purge-check-skips-return-frame",
         }
     }
     /// Whether the engine has a mutant of the same name (`bpspec_reference::Mutant`).
@@ -151,6 +169,9 @@ impl LoadSpecMutant {
                 | LoadSpecMutant::ClearErtsWithoutBlock
                 | LoadSpecMutant::ExportRetargetBeforeCommit
                 | LoadSpecMutant::MetaCellSkipGrace
+                | LoadSpecMutant::FoldLw1Untraced
+                | LoadSpecMutant::FoldLw1SkipW1
+                | LoadSpecMutant::PurgeCheckSkipsReturnFrame
         )
     }
     /// The protocol the mutant breaks.
@@ -167,6 +188,7 @@ impl LoadSpecMutant {
             LoadSpecMutant::TwoCodeIx | LoadSpecMutant::ExportRetargetBeforeCommit => {
                 "no-uncommitted-call"
             }
+            LoadSpecMutant::FoldLw1SkipW1 => "remote-calls-counted",
             _ => "no-use-after-free",
         }
     }
@@ -182,6 +204,10 @@ impl LoadSpecMutant {
             LoadSpecMutant::ClearErtsWithoutBlock => LoadModel::clear_erts(),
             LoadSpecMutant::ExportRetargetBeforeCommit => LoadModel::global(),
             LoadSpecMutant::MetaCellSkipGrace => LoadModel::meta(),
+            LoadSpecMutant::FoldLw1Untraced | LoadSpecMutant::FoldLw1SkipW1 => {
+                LoadModel::fold_lw1()
+            }
+            LoadSpecMutant::PurgeCheckSkipsReturnFrame => LoadModel::local_trace(),
             _ => LoadModel::classic(self.protocol()),
         };
         base.with_mutant(self)
@@ -308,6 +334,13 @@ pub struct Proc {
     /// names (0: none). Set when the process runs a patched function and stays in the
     /// version; cleared by its return and by its kill (the frames are discarded uncharged).
     pub pbt: u8,
+    /// `local_trace`: the version of the function a return trace frame on the process's stack
+    /// names (0: none). Pushed by a hit of a patched function (local call trace with
+    /// `return_trace`), run at the process's return (it reads the function's code info, in
+    /// the version's code area), dropped by a kill; a tail call out of the version leaves it
+    /// on the stack, where `check_process_code` still finds it (the frame holds the code
+    /// info's address, a continuation pointer into the version's code area).
+    pub frame: u8,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -371,6 +404,12 @@ pub struct LState {
     /// A breakpoint was hit (a read that found a patched instruction, a linked slot or the
     /// export trampoline) after the oracle cleared them: a history the oracle does not have.
     pub oracle_diff: bool,
+    /// `fold_lw1`: a remote call of the traced module (`Carry`) ran a version without its
+    /// breakpoints (an uncounted call: LP3).
+    pub lost_call: bool,
+    /// `local_trace`: a return trace frame ran naming a version no longer current, whose
+    /// breakpoints were removed.
+    pub frame_old: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -466,6 +505,10 @@ pub enum Step {
     /// `global`, `Carry`: the trampoline's continuation moved to the new version (after the
     /// commit).
     Retarget(u8),
+    /// `fold_lw1`: the removal's W1 ends (it began after the removal's stage). It stands for
+    /// LW1 too: if the old version had nothing to remove, the rest of the removal (4 steps)
+    /// is skipped, and this wait was LW1.
+    W1End(u8),
 }
 
 /// The model: `calls` remote calls by each of `schedulers` schedulers (the first of which may
@@ -511,6 +554,14 @@ pub struct LoadModel {
     /// Check `refines-cl1`: every breakpoint hit of a history is one the sequential oracle
     /// has (CL1: a load over a current version leaves no breakpoint on the module).
     pub refine_cl1: bool,
+    /// `NonBlocking`, `Two`: LW1 folded into the removal's W1 when the old version is traced
+    /// (LW1 stays after a first load and before the removal of an untraced version); the
+    /// removal's W1 is modelled as a wait of its own between its stage and its uninstall.
+    /// Checks `remote-calls-counted` too.
+    pub fold_lw1: bool,
+    /// The traced versions have local call trace with `return_trace`: a hit pushes a return
+    /// trace frame naming the version's function, run at the process's return.
+    pub local_trace: bool,
     script: Vec<Step>,
 }
 
@@ -539,6 +590,8 @@ impl LoadModel {
             meta: false,
             global: false,
             refine_cl1: false,
+            fold_lw1: false,
+            local_trace: false,
             script: Vec::new(),
         }
         .rebuilt()
@@ -597,6 +650,18 @@ impl LoadModel {
     pub fn global() -> LoadModel {
         LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.global = true)
     }
+    /// LW1 folded into the removal's W1 on the first non-blocking model.
+    pub fn fold_lw1() -> LoadModel {
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.fold_lw1 = true)
+    }
+    /// Local call trace with `return_trace` on the first non-blocking model, whose process may
+    /// tail-call out of the version and leave its return trace frame on the stack.
+    pub fn local_trace() -> LoadModel {
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| {
+            m.local_trace = true;
+            m.tail_calls = true;
+        })
+    }
     /// The baseline models of `bpspec check`'s default plan.
     pub fn plan() -> Vec<LoadModel> {
         let mut v: Vec<LoadModel> = LoadProtocol::ALL
@@ -613,6 +678,8 @@ impl LoadModel {
             LoadModel::clear_erts_kill(),
             LoadModel::meta(),
             LoadModel::global(),
+            LoadModel::fold_lw1(),
+            LoadModel::local_trace(),
         ]);
         v
     }
@@ -629,8 +696,13 @@ impl LoadModel {
         assert!(self.schedulers >= 1 && self.schedulers as usize <= MAX_SCHEDS);
         assert!(self.sessions == 1 || self.sessions == 2);
         assert!(
-            !self.tail_calls || self.call_time,
-            "a tail call out matters with call_time"
+            !self.tail_calls || self.call_time || self.local_trace,
+            "a tail call out matters with call_time or a return trace frame"
+        );
+        assert!(
+            !self.fold_lw1
+                || (self.protocol == LoadProtocol::NonBlocking && self.code_ix == CodeIx::Two),
+            "LW1 exists only under NonBlocking with two code indices"
         );
         if self.protocol == LoadProtocol::Blocking {
             assert!(
@@ -695,7 +767,11 @@ impl LoadModel {
                     if clear {
                         s.push(Step::EBlockOff);
                     }
-                    if self.code_ix == CodeIx::Two {
+                    // The fold keeps LW1 where no removal follows (a fresh module's first load);
+                    // its mutant drops it there too.
+                    let fold =
+                        self.fold_lw1 && (o != 0 || self.is(LoadSpecMutant::FoldLw1Untraced));
+                    if self.code_ix == CodeIx::Two && !fold {
                         s.extend([Step::WaitBegin, Step::Lw1End]);
                     }
                     if o == 0 {
@@ -712,8 +788,11 @@ impl LoadModel {
                         ]);
                         destroy = false;
                     }
+                    s.push(Step::RemoveStage(o));
+                    if fold {
+                        s.extend([Step::WaitBegin, Step::W1End(o)]);
+                    }
                     s.extend([
-                        Step::RemoveStage(o),
                         Step::Uninstall(o),
                         Step::WaitBegin,
                         Step::RemWaitEnd,
@@ -762,6 +841,7 @@ impl LoadModel {
             && p.calls_left == 0
             && (p.held == 0 || p.locals_left == 0)
             && p.pbt == 0
+            && p.frame == 0
     }
     fn all_passed(&self, s: &LState) -> bool {
         self.procs().all(|i| s.procs[i].passed)
@@ -788,6 +868,12 @@ impl LoadModel {
             // PW: in the `Two` order its mutant is loom's (see LoadSpecMutant).
             Step::PwEnd => self.is(LoadSpecMutant::PurgeSkipGrace) || self.all_passed(s),
             Step::BarrierEnd => self.all_passed(s),
+            // The mutant ends W1 at once where it stands for LW1 (the old version traced);
+            // where nothing is removed, the wait is LW1 and stays.
+            Step::W1End(o) => {
+                (self.is(LoadSpecMutant::FoldLw1SkipW1) && s.ver[o as usize].bp)
+                    || self.all_passed(s)
+            }
             Step::AwaitDown => {
                 self.is(LoadSpecMutant::PurgeKillSkipDown) || self.procs().all(|i| !s.procs[i].kill)
             }
@@ -821,7 +907,12 @@ impl LoadModel {
             return Vec::new();
         }
         self.procs()
-            .filter(|&i| s.procs[i].held == o || (self.check_pbt && s.procs[i].pbt == o))
+            .filter(|&i| {
+                let p = &s.procs[i];
+                p.held == o
+                    || (self.check_pbt && p.pbt == o)
+                    || (p.frame == o && !self.is(LoadSpecMutant::PurgeCheckSkipsReturnFrame))
+            })
             .collect()
     }
     fn loader_step(&self, s: &mut LState) {
@@ -850,6 +941,14 @@ impl LoadModel {
             | Step::RemWaitEnd
             | Step::PwEnd
             | Step::DestroyWaitEnd => s.wait_open = false,
+            Step::W1End(o) => {
+                s.wait_open = false;
+                if !s.ver[o as usize].bp {
+                    // Nothing to remove: this wait was LW1.
+                    s.loader += 5;
+                    return;
+                }
+            }
             Step::Commit(v) => {
                 s.ix = staging as u8;
                 s.ver[v as usize].published = true;
@@ -861,8 +960,15 @@ impl LoadModel {
             Step::RemoveStage(o) => {
                 let ver = &mut s.ver[o as usize];
                 if !ver.bp && !ver.promised {
-                    // Untraced: nothing to remove, no wait (as `remove_old_breakpoints`).
-                    s.loader += 5;
+                    // Untraced: nothing to remove, no wait (as `remove_old_breakpoints`); with
+                    // the fold, its W1 runs as LW1 (and skips the rest), unless the mutant
+                    // drops it.
+                    let w1 = matches!(self.script.get(s.loader as usize + 2), Some(Step::W1End(_)));
+                    if !w1 || self.is(LoadSpecMutant::FoldLw1Untraced) {
+                        s.loader += if w1 { 7 } else { 5 };
+                        return;
+                    }
+                    s.loader += 1;
                     return;
                 }
                 ver.promised = false;
@@ -1028,6 +1134,7 @@ impl Model for LoadModel {
                     passed: false,
                     kill: false,
                     pbt: 0,
+                    frame: 0,
                 }; MAX_SCHEDS];
                 for i in self.procs() {
                     procs[i].calls_left = self.calls;
@@ -1067,6 +1174,8 @@ impl Model for LoadModel {
                     charged_cleared: false,
                     oracle_cleared: false,
                     oracle_diff: false,
+                    lost_call: false,
+                    frame_old: false,
                 }
             })
             .collect()
@@ -1090,10 +1199,11 @@ impl Model for LoadModel {
                     if p.held != 0 && p.locals_left > 0 && !s.blocked {
                         out.push(LAction::LocalRead(n));
                     }
-                    if (p.held != 0 || p.pbt != 0) && !s.blocked {
+                    if (p.held != 0 || p.pbt != 0 || p.frame != 0) && !s.blocked {
                         out.push(LAction::Return(n));
                     }
-                    if self.tail_calls && p.held != 0 && p.pbt != 0 && !s.blocked {
+                    if self.tail_calls && p.held != 0 && (p.pbt != 0 || p.frame != 0) && !s.blocked
+                    {
                         out.push(LAction::TailOut(n));
                     }
                     if s.wait_open && !p.passed {
@@ -1162,6 +1272,8 @@ impl Model for LoadModel {
                 n.mix |= ver.promised && !ver.bp;
                 n.early |= !ver.published;
                 n.ran_last |= v == last;
+                n.lost_call |=
+                    self.fold_lw1 && s.traced && self.traced_load == TracedLoad::Carry && !ver.bp;
                 let pbt = s.procs[i].pbt;
                 let p = &mut n.procs[i];
                 p.sched = Sched::Idle;
@@ -1169,6 +1281,9 @@ impl Model for LoadModel {
                 if matches!(a, LAction::RunStay(_)) {
                     p.held = v;
                     p.may_stay = false;
+                    if self.local_trace && ver.bp {
+                        p.frame = v;
+                    }
                     if self.call_time && ver.bp {
                         p.pbt = v;
                     }
@@ -1208,6 +1323,11 @@ impl Model for LoadModel {
                 p.locals_left -= 1;
                 if self.call_time && patched {
                     p.pbt = v;
+                }
+                if self.local_trace && patched {
+                    // `do_call_trace` pushes a `beam_return_trace` frame (the caller's, in
+                    // the same version, is below it: one frame stands for both here).
+                    p.frame = v;
                 }
                 Self::settle(&mut n, i);
             }
@@ -1251,6 +1371,14 @@ impl Model for LoadModel {
                 Self::settle(&mut n, i as usize);
             }
             LAction::Return(i) => {
+                let frame = s.procs[i as usize].frame;
+                if frame != 0 {
+                    // The return trace frame runs: it reads the function's code info (its
+                    // name) in the version's code area, then is popped.
+                    Self::read(s, &mut n, frame);
+                    n.frame_old |= frame != s.cur && !s.ver[frame as usize].bp;
+                    n.procs[i as usize].frame = 0;
+                }
                 let pbt = s.procs[i as usize].pbt;
                 if self.call_time && pbt != 0 {
                     // The charge at return (`erts_call_trace_return`): read the slot of the
@@ -1274,8 +1402,9 @@ impl Model for LoadModel {
             }
             LAction::TailOut(i) => {
                 // The tail call leaves the version: no frame of it stays on the stack, so
-                // `check_process_code` no longer finds the process there; the call_time
-                // state (and the charge at return of the frame below) still names it.
+                // `check_process_code` no longer finds the process there by its return
+                // addresses; the call_time state (and the charge at return of the frame
+                // below) still names it, and a return trace frame stays on the stack.
                 let p = &mut n.procs[i as usize];
                 p.held = 0;
                 p.locals_left = 0;
@@ -1291,6 +1420,7 @@ impl Model for LoadModel {
                 p.locals_left = 0;
                 p.may_stay = false;
                 p.pbt = 0;
+                p.frame = 0;
                 n.killed = true;
                 Self::settle(&mut n, i as usize);
             }
@@ -1307,6 +1437,11 @@ impl Model for LoadModel {
         if self.refine_cl1 {
             v.push(Property::always("refines-cl1", |_, s: &LState| {
                 !s.oracle_diff
+            }));
+        }
+        if self.fold_lw1 {
+            v.push(Property::always(REMOTE_CALLS_COUNTED, |_, s: &LState| {
+                !s.lost_call
             }));
         }
         for name in self.reachability() {
@@ -1331,6 +1466,7 @@ fn reached_fn(name: &'static str) -> fn(&LoadModel, &LState) -> bool {
         "export-bp-cleared-after-a-call" => |_, s| s.exp_cleared_after_run,
         "export-bp-to-new-version" => |_, s| s.exp_to_new,
         "meta-in-old-code" => |_, s| s.meta_old,
+        "return-frame-in-old-code" => |_, s| s.frame_old,
         _ => unreachable!("no reachability property {name}"),
     }
 }
@@ -1381,6 +1517,9 @@ impl LoadModel {
         if carry && self.meta {
             v.push("meta-in-old-code");
         }
+        if self.local_trace {
+            v.push("return-frame-in-old-code");
+        }
         v
     }
 }
@@ -1390,6 +1529,10 @@ pub const SAFETY: [&str; 3] = ["no-mix", "no-use-after-free", "no-uncommitted-ca
 /// The refinement property of the models with `refine_cl1` (after [`SAFETY`] in
 /// [`LoadRun::violated`]).
 pub const REFINES_CL1: &str = "refines-cl1";
+/// The count property of the models with `fold_lw1` (after [`REFINES_CL1`] in
+/// [`LoadRun::violated`]): every remote call of the traced module (`Carry`) ran a version with
+/// its breakpoints (LP3, docs/nonblocking-load.md §2).
+pub const REMOTE_CALLS_COUNTED: &str = "remote-calls-counted";
 
 /// The outcome of one exhaustive run of a [`LoadModel`].
 #[derive(Clone, Debug)]
@@ -1445,6 +1588,12 @@ impl LoadModel {
         if self.global {
             n.push_str("-global");
         }
+        if self.fold_lw1 {
+            n.push_str("-fold-lw1");
+        }
+        if self.local_trace {
+            n.push_str("-local-trace");
+        }
         n
     }
 
@@ -1477,7 +1626,8 @@ impl LoadModel {
         LoadRun {
             violated: SAFETY
                 .into_iter()
-                .chain(self.refine_cl1.then_some("refines-cl1"))
+                .chain(self.refine_cl1.then_some(REFINES_CL1))
+                .chain(self.fold_lw1.then_some(REMOTE_CALLS_COUNTED))
                 .filter(|p| c.discovery(p).is_some())
                 .collect(),
             reached: reach.iter().all(|p| c.discovery(p).is_some()),

@@ -326,7 +326,8 @@ fn export_breakpoint_across_a_load() {
 
 /// The new variants on the killing-purge models with two schedulers (`--ignored`; figures in
 /// docs/nonblocking-load.md §8): `ClearErts` with its mutant, meta, and the export breakpoint
-/// with its mutant under both index schemes.
+/// with its mutant under both index schemes, LW1 folded with call_time (with both fold
+/// mutants), and return trace frames with call_time.
 #[test]
 #[ignore]
 fn load_variants_with_two_schedulers() {
@@ -342,6 +343,18 @@ fn load_variants_with_two_schedulers() {
             LoadSpecMutant::ExportRetargetBeforeCommit,
         );
     }
+    let fold_call_time = LoadModel::kill().with(|m| {
+        m.fold_lw1 = true;
+        m.call_time = true;
+    });
+    holds_and_kills(&fold_call_time, LoadSpecMutant::FoldLw1SkipW1);
+    assert_killed(&fold_call_time, LoadSpecMutant::FoldLw1Untraced);
+    let frames_call_time = LoadModel::kill().with(|m| {
+        m.local_trace = true;
+        m.call_time = true;
+    });
+    let r = run(&frames_call_time);
+    assert!(r.violated.is_empty() && r.reached, "{:?}", r.violated);
 }
 
 /// The composition with the sequential oracle (`spec/src/code.rs`, CL1: a load over a current
@@ -367,4 +380,93 @@ fn only_erts_traced_load_refines_the_oracle() {
         let r = run(&m.with(|m| m.refine_cl1 = true));
         assert_eq!(r.violated, vec![bpspec_spec::load::REFINES_CL1]);
     }
+}
+
+/// LW1 folded into the old version's removal (`fold_lw1`, docs/nonblocking-load.md §3 and §8):
+/// after the commit of a load whose old version is traced, no LW1; the removal's W1 (a wait
+/// of its own between its stage and its uninstall) stands for it, and LW1 stays where nothing
+/// is removed (a fresh module's first load, an untraced old version). It holds with every
+/// reachability property found and with `remote-calls-counted` (LP3), on the first
+/// non-blocking model, with call_time, with two sessions, meta, the export breakpoint and on
+/// the killing-purge model (two schedulers, three loads of a fresh module). Dropping LW1 where
+/// nothing is removed too (`load-fold-lw1-untraced`) frees a version under a call that read
+/// its address before the commit; dropping the removal's W1 as well (`load-fold-lw1-skip-w1`)
+/// keeps every version alive (the removal's later wait also lies between the commit and the
+/// purge's check) but lets that call run the old version after its breakpoints were removed:
+/// an uncounted call.
+#[test]
+fn lw1_folds_into_the_removals_w1() {
+    let fold = |m: LoadModel| m.with(|m| m.fold_lw1 = true);
+    let plan = LoadModel::plan();
+    assert!(plan
+        .iter()
+        .any(|p| p.name() == LoadModel::fold_lw1().name()));
+    for m in [
+        LoadModel::fold_lw1(),
+        fold(LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.call_time = true)),
+        fold(LoadModel::sessions()),
+        fold(LoadModel::meta()),
+        fold(LoadModel::global()),
+        fold(LoadModel::kill()),
+        fold(LoadModel::clear_erts()),
+    ] {
+        let r = run(&m);
+        assert!(r.violated.is_empty(), "{}: {:?}", m.name(), r.violated);
+        assert!(r.reached, "{}", m.name());
+    }
+    assert_eq!(
+        LoadSpecMutant::FoldLw1Untraced.model().name(),
+        LoadModel::fold_lw1().name()
+    );
+    assert_killed(&fold(LoadModel::kill()), LoadSpecMutant::FoldLw1Untraced);
+    let skip = run(&LoadModel::fold_lw1().with_mutant(LoadSpecMutant::FoldLw1SkipW1));
+    assert_eq!(skip.violated, vec![bpspec_spec::load::REMOTE_CALLS_COUNTED]);
+    let skip = run(&fold(LoadModel::kill()).with_mutant(LoadSpecMutant::FoldLw1SkipW1));
+    assert_eq!(skip.violated, vec![bpspec_spec::load::REMOTE_CALLS_COUNTED]);
+}
+
+/// Local call trace with `return_trace` on versions (`local_trace`): a process in the old
+/// version with a return trace frame naming an old version's function returns after the load
+/// and the removal of its breakpoints (`return-frame-in-old-code`), and the frame's read of
+/// the function's code info never touches a freed version, under both protocols and with the
+/// killing purge; also after a tail call out of the version, since `check_process_code` finds
+/// the frame on the stack (it holds a continuation pointer into the version's code area). A
+/// check that does not see the frame (`load-purge-check-skips-return-frame`) frees the version
+/// under it, with the soft purge and with the killing one.
+#[test]
+fn return_frames_in_old_code() {
+    let tail = |m: LoadModel| m.with(|m| m.tail_calls = true);
+    let plan = LoadModel::plan();
+    assert!(plan
+        .iter()
+        .any(|p| p.name() == LoadModel::local_trace().name()));
+    let one_sched_kill = LoadModel::kill().with(|m| {
+        m.schedulers = 1;
+        m.calls = 3;
+        m.local_trace = true;
+    });
+    for m in [
+        LoadModel::classic(LoadProtocol::Blocking).with(|m| m.local_trace = true),
+        LoadModel::local_trace().with(|m| m.tail_calls = false),
+        LoadModel::kill().with(|m| m.local_trace = true),
+        tail(LoadModel::classic(LoadProtocol::Blocking).with(|m| m.local_trace = true)),
+        LoadModel::local_trace(),
+        tail(one_sched_kill.clone()),
+    ] {
+        let r = run(&m);
+        assert!(r.violated.is_empty(), "{}: {:?}", m.name(), r.violated);
+        assert!(r.reached, "{}", m.name());
+    }
+    assert_eq!(
+        LoadSpecMutant::PurgeCheckSkipsReturnFrame.model().name(),
+        LoadModel::local_trace().name()
+    );
+    assert_killed(
+        &tail(one_sched_kill),
+        LoadSpecMutant::PurgeCheckSkipsReturnFrame,
+    );
+    assert_killed(
+        &tail(LoadModel::classic(LoadProtocol::Blocking).with(|m| m.local_trace = true)),
+        LoadSpecMutant::PurgeCheckSkipsReturnFrame,
+    );
 }
