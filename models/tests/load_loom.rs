@@ -88,6 +88,9 @@ baselines! {
     load_collect => "load-collect",
     load_global => "load-global",
     load_global_off_under_hits => "global-off-under-hits",
+    load_fold_under_hits => "load-under-hits-fold",
+    load_fold_old_code_purge => "old-code-purge-fold",
+    load_fold_old_code_untraced_purge => "old-code-untraced-purge-fold",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.

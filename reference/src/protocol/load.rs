@@ -171,6 +171,9 @@ pub struct CodeMgmt {
     /// Remote calls run the export entry's breakpoint ([`Engine::with_global_trace`]): only
     /// then do they read its dispatch word, so engines without global trace make no extra load.
     pub(crate) globals: bool,
+    /// NonBlocking under `Two`: no LW1 after the commit of a load or delete whose old version
+    /// has breakpoints; the W1 of their removal stands for it ([`Engine::with_lw1_fold`]).
+    pub fold_lw1: bool,
 }
 
 /// What [`Engine::with_module`] asks for: module `m` of `functions` functions, loaded
@@ -224,6 +227,7 @@ impl CodeMgmt {
                     .collect(),
             },
             globals: false,
+            fold_lw1: false,
         }
     }
 }
@@ -328,6 +332,15 @@ impl<P: ThreadProgress> Engine<P> {
     /// Let [`Engine::purge_kill`] kill processes in old code (before the schedulers start).
     pub fn with_kills(mut self) -> Engine<P> {
         self.cm_mut().kills = true;
+        self
+    }
+
+    /// Fold LW1 into the removal's W1 (before the schedulers start): under NonBlocking with two
+    /// code indices, a load or delete whose old version has breakpoints makes no LW1 after its
+    /// commit; the removal's W1 (`finisher.rs::finish_in`), which begins after the commit, takes
+    /// its roles (docs/nonblocking-load.md §3, "The fold"). LW1 stays where nothing is removed.
+    pub fn with_lw1_fold(mut self) -> Engine<P> {
+        self.cm_mut().fold_lw1 = true;
         self
     }
 
@@ -551,8 +564,10 @@ impl<P: ThreadProgress> Engine<P> {
             self.set_version_breakpoints(&mut bst, unsafe { &*v }, &st.module.patterns);
         }
         if !blocking {
-            self.code_wait(false);
             let curr = st.module.curr;
+            if !self.folds_lw1(curr) {
+                self.code_wait(false);
+            }
             self.remove_old_breakpoints(&mut bst, curr);
         }
         if !st.module.curr.is_null() {
@@ -588,13 +603,32 @@ impl<P: ThreadProgress> Engine<P> {
         self.code_wait(true);
         self.cm().code_ix.erts_commit_staging_code_ix(self.mutant);
         if !blocking {
-            self.code_wait(false);
             let curr = st.module.curr;
+            if !self.folds_lw1(curr) {
+                self.code_wait(false);
+            }
             self.remove_old_breakpoints(&mut bst, curr);
         }
         st.module.old = st.module.curr;
         st.module.curr = std::ptr::null_mut();
         Ok(())
+    }
+
+    /// [`Engine::with_lw1_fold`]: whether the removal of `v`'s breakpoints runs the engine's
+    /// sequence (so its W1 stands for LW1): `v` has breakpoints or a promise.
+    fn folds_lw1(&self, v: *mut CodeVersion) -> bool {
+        if !self.cm().fold_lw1 || v.is_null() || mutant::is(self.mutant, Mutant::LoadClearOldAtOnce)
+        {
+            return false;
+        }
+        // SAFETY: v is live (still the module's current version; permission held).
+        let ver = unsafe { &*v };
+        ver.promised.load(Relaxed)
+            || ver
+                .code
+                .funcs
+                .iter()
+                .any(|h| !h.gen_bp.load(Relaxed).is_null())
     }
 
     /// NonBlocking, after LW1: remove the breakpoints of the version that is becoming old. No
