@@ -281,34 +281,42 @@ pub fn loom_scenarios() -> Vec<LScenario> {
     ];
     // ERTS's three code indices (`CodeIxScheme::Three`): the code barrier before each commit,
     // no wait after it, the purge's wait before its check.
-    let three: Vec<LScenario> = [
-        ("load-under-hits", "load-under-hits-3ix"),
-        ("old-code-purge", "old-code-purge-3ix"),
-        ("old-code-untraced-purge", "old-code-untraced-purge-3ix"),
-        ("old-code-call-time", "old-code-call-time-3ix"),
-        ("old-code-purge-kill", "old-code-purge-kill-3ix"),
-    ]
-    .into_iter()
-    .map(|(from, to)| {
-        let s = out.iter().find(|s| s.name == from).expect("a Two scenario");
-        s.clone().three(to)
-    })
-    .collect();
-    out.extend(three);
+    // Variants of `Two` scenarios, each (from, to) renamed `to` by `f`.
+    let variants = |out: &[LScenario],
+                    pairs: &[(&str, &'static str)],
+                    f: fn(LScenario, &'static str) -> LScenario| {
+        pairs
+            .iter()
+            .map(|&(from, to)| {
+                let s = out.iter().find(|s| s.name == from).expect("a Two scenario");
+                f(s.clone(), to)
+            })
+            .collect::<Vec<LScenario>>()
+    };
+    let three = variants(
+        &out,
+        &[
+            ("load-under-hits", "load-under-hits-3ix"),
+            ("old-code-purge", "old-code-purge-3ix"),
+            ("old-code-untraced-purge", "old-code-untraced-purge-3ix"),
+            ("old-code-call-time", "old-code-call-time-3ix"),
+            ("old-code-purge-kill", "old-code-purge-kill-3ix"),
+        ],
+        LScenario::three,
+    );
     // LW1 folded into the removal's W1 (`Engine::with_lw1_fold`, docs/nonblocking-load.md §3):
     // a traced old version (LP3 and the purge rest on the removal's W1), an untraced one (LW1
     // stays).
-    let folded: Vec<LScenario> = [
-        ("load-under-hits", "load-under-hits-fold"),
-        ("old-code-purge", "old-code-purge-fold"),
-        ("old-code-untraced-purge", "old-code-untraced-purge-fold"),
-    ]
-    .into_iter()
-    .map(|(from, to)| {
-        let s = out.iter().find(|s| s.name == from).expect("a Two scenario");
-        s.clone().folded(to)
-    })
-    .collect();
+    let folded = variants(
+        &out,
+        &[
+            ("load-under-hits", "load-under-hits-fold"),
+            ("old-code-purge", "old-code-purge-fold"),
+            ("old-code-untraced-purge", "old-code-untraced-purge-fold"),
+        ],
+        LScenario::folded,
+    );
+    out.extend(three);
     out.extend(folded);
     // Two commits with no wait between the first's commit and the second's staging: a delete
     // of the untraced module (no breakpoints to remove) and a load right after it (the module

@@ -191,10 +191,21 @@ fn sessions_on_loaded_code() {
 
 /// `m` holds with every reachability property found, and `mu` on it is killed by its property.
 fn holds_and_kills(m: &LoadModel, mu: LoadSpecMutant) {
+    assert_holds(m);
+    assert_killed(m, mu);
+}
+
+/// `m` is a model of the default plan.
+fn assert_in_plan(m: &LoadModel) {
+    let plan = LoadModel::plan();
+    assert!(plan.iter().any(|p| p.name() == m.name()), "{}", m.name());
+}
+
+/// `m` holds with every reachability property found.
+fn assert_holds(m: &LoadModel) {
     let r = run(m);
     assert!(r.violated.is_empty(), "{}: {:?}", m.name(), r.violated);
     assert!(r.reached, "{}", m.name());
-    assert_killed(m, mu);
 }
 
 /// `mu` on `m` is killed by its property.
@@ -397,11 +408,8 @@ fn only_erts_traced_load_refines_the_oracle() {
 #[test]
 fn lw1_folds_into_the_removals_w1() {
     let fold = |m: LoadModel| m.with(|m| m.fold_lw1 = true);
-    let plan = LoadModel::plan();
-    assert!(plan
-        .iter()
-        .any(|p| p.name() == LoadModel::fold_lw1().name()));
-    for m in [
+    assert_in_plan(&LoadModel::fold_lw1());
+    [
         LoadModel::fold_lw1(),
         fold(LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.call_time = true)),
         fold(LoadModel::sessions()),
@@ -409,11 +417,9 @@ fn lw1_folds_into_the_removals_w1() {
         fold(LoadModel::global()),
         fold(LoadModel::kill()),
         fold(LoadModel::clear_erts()),
-    ] {
-        let r = run(&m);
-        assert!(r.violated.is_empty(), "{}: {:?}", m.name(), r.violated);
-        assert!(r.reached, "{}", m.name());
-    }
+    ]
+    .iter()
+    .for_each(assert_holds);
     assert_eq!(
         LoadSpecMutant::FoldLw1Untraced.model().name(),
         LoadModel::fold_lw1().name()
@@ -436,27 +442,22 @@ fn lw1_folds_into_the_removals_w1() {
 #[test]
 fn return_frames_in_old_code() {
     let tail = |m: LoadModel| m.with(|m| m.tail_calls = true);
-    let plan = LoadModel::plan();
-    assert!(plan
-        .iter()
-        .any(|p| p.name() == LoadModel::local_trace().name()));
+    assert_in_plan(&LoadModel::local_trace());
     let one_sched_kill = LoadModel::kill().with(|m| {
         m.schedulers = 1;
         m.calls = 3;
         m.local_trace = true;
     });
-    for m in [
+    [
         LoadModel::classic(LoadProtocol::Blocking).with(|m| m.local_trace = true),
         LoadModel::local_trace().with(|m| m.tail_calls = false),
         LoadModel::kill().with(|m| m.local_trace = true),
         tail(LoadModel::classic(LoadProtocol::Blocking).with(|m| m.local_trace = true)),
         LoadModel::local_trace(),
         tail(one_sched_kill.clone()),
-    ] {
-        let r = run(&m);
-        assert!(r.violated.is_empty(), "{}: {:?}", m.name(), r.violated);
-        assert!(r.reached, "{}", m.name());
-    }
+    ]
+    .iter()
+    .for_each(assert_holds);
     assert_eq!(
         LoadSpecMutant::PurgeCheckSkipsReturnFrame.model().name(),
         LoadModel::local_trace().name()
