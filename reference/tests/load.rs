@@ -73,12 +73,13 @@ fn load_delete_purge_sequence_under_both_protocols() {
 fn loads_under_busy_schedulers_lose_no_count() {
     let _watchdog =
         bpspec_reference::watchdog::arm("load::loads_under_busy_schedulers_lose_no_count");
-    for (proto, scheme) in cases() {
-        let e = Arc::new(
-            Engine::<Qsbr>::new(EngineConfig::simple(0, 2))
-                .with_module(4, proto, true)
-                .with_code_ix(scheme),
-        );
+    // With LW1 folded into the removal's W1 too (`Engine::with_lw1_fold`): every remote call
+    // is still counted (LP3).
+    for ((proto, scheme), fold) in cases().flat_map(|c| [(c, false), (c, true)]) {
+        let e = Engine::<Qsbr>::new(EngineConfig::simple(0, 2))
+            .with_module(4, proto, true)
+            .with_code_ix(scheme);
+        let e = Arc::new(if fold { e.with_lw1_fold() } else { e });
         let stop = Arc::new(AtomicBool::new(false));
         let hs: Vec<_> = (0..2)
             .map(|id| {
@@ -106,7 +107,7 @@ fn loads_under_busy_schedulers_lose_no_count() {
         stop.store(true, Ordering::Relaxed);
         let counted: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
         e.check_at_rest().unwrap();
-        assert_eq!(e.total_count(), counted, "{proto:?}");
+        assert_eq!(e.total_count(), counted, "{proto:?} {scheme:?} fold {fold}");
     }
 }
 
