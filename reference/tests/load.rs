@@ -243,6 +243,71 @@ fn call_time_frames_in_old_code_across_load_and_purge() {
     }
 }
 
+/// call_memory in a second session on old code, as call_time above (the same nodes and charge
+/// code, the process's heap as the clock): words allocated in version 1 are charged to version
+/// 1's f0 at the local call that follows (call_memory charges at calls and returns, not at a
+/// schedule-out); after the load version 2 has its own, empty call_memory; the
+/// charges of version 1's functions after the removal of its breakpoints are dropped (the
+/// local call, the return); purge waits for the return; counts conserved.
+#[test]
+fn call_memory_frames_in_old_code_across_load_and_purge() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "load::call_memory_frames_in_old_code_across_load_and_purge",
+    );
+    for (proto, scheme) in cases() {
+        let e = traced_module(proto, scheme, |e| e);
+        let s1 = e.create_session("m").unwrap();
+        let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
+            call_memory: true,
+            ..Default::default()
+        })
+        .session(s1);
+        assert_eq!(e.trace_pattern_module_spec(true, &spec), Ok(2));
+        let mut s = Scheduler::start(e.clone(), 0);
+        let c = s.call_and_stay(0);
+        assert_eq!((c.version, c.counted), (1, true));
+        s.alloc_in_code(10);
+        s.progress(); // no call_memory charge at a schedule-out (the heap does not grow there)
+        let c = s.local_call(1); // 10 words charged to version 1's f0, the caller
+        assert_eq!((c.version, c.counted), (1, true));
+        assert_eq!(
+            e.current_timem(s1, 0, false)
+                .expect("f0 has call_memory")
+                .get(&0),
+            Some(&(1, 10)),
+            "{proto:?}: charged while in version 1"
+        );
+        assert_eq!(e.current_timem(s1, 0, true), None, "no call_time");
+        assert_eq!(op!(s, e.load()), Ok(2));
+        assert_eq!(
+            e.current_timem(s1, 0, false),
+            Some(Default::default()),
+            "{proto:?}: version 2 has its own, empty call_memory"
+        );
+        s.alloc_in_code(5);
+        s.progress();
+        let c = s.local_call(1); // a charge to version 1's f0, whose breakpoint is gone: dropped
+        assert_eq!((c.version, c.counted), (1, false), "{proto:?}");
+        s.alloc_in_code(3);
+        assert_eq!(s.call_ext(1).version, 2);
+        assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse), "{proto:?}");
+        s.return_out(); // the return frame of the call into version 1 runs: dropped
+        purged_and_conserved(&e, &mut s, proto);
+        assert_eq!(
+            s.code_proc().timem_calls,
+            3,
+            "{proto:?}: f0 and f1 in version 1, f1 in version 2"
+        );
+        assert_eq!(
+            e.current_timem(s1, 1, false).unwrap().get(&0).map(|x| x.0),
+            Some(1),
+            "{proto:?}: f1 of version 2 counted once"
+        );
+        assert!(s.code_proc().stack.is_empty(), "{proto:?}: every frame ran");
+        s.sleep();
+    }
+}
+
 /// A session destroyed while a process is in old code with call_time frames of it: the
 /// session's nodes leave the current version (the engine's one sequence over the version's
 /// area), the module keeps its legacy pattern, the process's later charges in that session are
@@ -524,6 +589,65 @@ fn global_trace_on_a_loaded_module_across_a_load() {
         assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
         s.call_ext(0);
         assert!(mb.is_empty(), "{proto:?}: cleared");
+        conserved(&e, &s, proto);
+        s.sleep();
+    }
+}
+
+/// `trace_info_module` of a function whose export entry carries the session's global
+/// breakpoint answers as ERTS's `function_is_traced` (erl_bif_trace.c) does: the export entry
+/// first, `{traced, global}` with the global match spec and `false` for the other keys, while
+/// the legacy session's call_count on the version's code answers for that session. Across a
+/// load: `Blocking` clears the entry (ERTS), `NonBlocking` keeps it; global off, the entry
+/// answers nothing and the function is untraced in that session.
+#[test]
+fn trace_info_module_answers_global_from_the_export_entry() {
+    use bpspec_reference::term::InfoKey;
+    use bpspec_reference::{MatchSpec, TraceSpec};
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "load::trace_info_module_answers_global_from_the_export_entry",
+    );
+    for (proto, scheme) in cases() {
+        let e = traced_module(proto, scheme, |e| e.with_global_trace());
+        let g = e.create_session("global").unwrap();
+        let global = TraceSpec::global()
+            .ms(Some(MatchSpec::RETURN_TRACE))
+            .session(g);
+        let info = |s, k| e.trace_info_module(s, 0, k).to_string();
+        assert_eq!(info(g, InfoKey::Traced), "{traced,false}", "{proto:?}");
+        assert_eq!(e.trace_pattern_module_spec(true, &global), Ok(2));
+        assert_eq!(info(g, InfoKey::Traced), "{traced,global}", "{proto:?}");
+        let ms = info(g, InfoKey::MatchSpec);
+        assert!(ms.contains("return_trace"), "{proto:?}: {ms}");
+        assert_eq!(info(g, InfoKey::CallCount), "{call_count,false}");
+        assert_eq!(info(g, InfoKey::CallTime), "{call_time,false}");
+        let all = info(g, InfoKey::All);
+        assert!(
+            all.starts_with("{all,[{traced,global},{match_spec,[")
+                && all.ends_with("{call_memory,false},{call_time,false},{call_count,false}]}"),
+            "{proto:?}: {all}"
+        );
+        // The legacy session: call_count on the version's code, no global.
+        assert_eq!(info(0, InfoKey::Traced), "{traced,false}");
+        assert_eq!(info(0, InfoKey::CallCount), "{call_count,0}");
+        let mut s = Scheduler::start(e.clone(), 0);
+        assert_eq!(s.call_ext(0).version, 1);
+        assert_eq!(info(0, InfoKey::CallCount), "{call_count,1}");
+        assert_eq!(op!(s, e.load()), Ok(2));
+        let after = info(g, InfoKey::Traced);
+        match proto {
+            LoadProtocol::Blocking => assert_eq!(after, "{traced,false}", "cleared on load"),
+            LoadProtocol::NonBlocking => assert_eq!(after, "{traced,global}", "kept"),
+        }
+        assert_eq!(
+            info(0, InfoKey::CallCount),
+            "{call_count,0}",
+            "{proto:?}: v2"
+        );
+        purged_and_conserved(&e, &mut s, proto);
+        assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
+        assert_eq!(info(g, InfoKey::Traced), "{traced,false}", "{proto:?}");
+        assert_eq!(info(g, InfoKey::MatchSpec), "{match_spec,false}");
         conserved(&e, &s, proto);
         s.sleep();
     }

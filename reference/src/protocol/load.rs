@@ -1012,7 +1012,9 @@ impl<P: ThreadProgress> Engine<P> {
     /// non-blocking collection (`collect.rs`, the temporaries, flips and waits) on the version's
     /// code area, while the module's processes run and charge. Under the module table and the
     /// permission, so a load, delete or purge is entirely before or after it. `undefined` when
-    /// the module has no current code (deleted).
+    /// the module has no current code (deleted). A function whose export entry carries the
+    /// session's global breakpoint answers `{traced, global}`, its match spec and `false` for
+    /// the other keys (the entry first, as ERTS's `function_is_traced`: `global_half`).
     pub fn trace_info_module(
         &self,
         session: SessionId,
@@ -1028,6 +1030,9 @@ impl<P: ThreadProgress> Engine<P> {
             ]);
         }
         let mut bst = self.seize();
+        if let Some(d) = self.global_half(&bst, f, session) {
+            return crate::session::global_info(key, &d);
+        }
         // SAFETY: the current version, live while the module table is held.
         let area = area_of(unsafe { &*v });
         self.trace_info_in(
@@ -1038,6 +1043,30 @@ impl<P: ThreadProgress> Engine<P> {
             key,
             crate::term::Collection::NonBlocking,
         )
+    }
+
+    /// The active half of `session`'s node on the export entry of function `f`, if that entry
+    /// dispatches to its breakpoint and the half carries the global flag: what ERTS's
+    /// `function_is_traced` (erl_bif_trace.c) looks at before the function's code,
+    /// `erts_is_export_trampoline_active(ep, erts_active_code_ix())` then
+    /// `erts_is_trace_break(session, &ep->info, ms, 0)`.
+    fn global_half(
+        &self,
+        bst: &Permission<'_>,
+        f: FuncId,
+        session: SessionId,
+    ) -> Option<crate::bp::GenericBpData> {
+        if !self.cm().globals {
+            return None;
+        }
+        let h = &self.cm().exp_code.funcs[f];
+        if h.instr.load(Relaxed) == h.original {
+            return None; // the trampoline is not active: calls go straight to the code
+        }
+        let g = self.session_node_in(bst, self.exp_area(), f, session, false);
+        // SAFETY: live node under the permission.
+        let d = unsafe { g.as_ref() }?.snapshot_half(self.active_ix());
+        (d.flags & crate::bp::flags::GLOBAL_TRACE != 0).then_some(d)
     }
 
     /// The current version's number (0 if deleted).
