@@ -89,6 +89,7 @@ baselines! {
     load_collect => "load-collect",
     load_global => "load-global",
     load_global_off_under_hits => "global-off-under-hits",
+    load_global_local_exclusion => "global-local-exclusion",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.

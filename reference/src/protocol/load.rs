@@ -646,8 +646,10 @@ impl<P: ThreadProgress> Engine<P> {
     /// with their mutants) on the version's code area. Flags: local (with a match spec:
     /// `return_trace`, `exception_trace`, `{caller}`), `{meta, Tracer}`, call_count, call_time
     /// and call_memory, as [`Engine::trace_pattern`] takes them on the static area (meta with a
-    /// match spec, and a match spec without local, are refused: `BadArg`); `global` on a loaded
-    /// module is not modelled (`BadArg`). `true` adds the counters the session does not have
+    /// match spec, and a match spec without local, are refused: `BadArg`); `global` goes to the
+    /// module's export entries (`trace_pattern_module_global`). `true` in a session that has
+    /// global on the module clears that session's global flag off the entries in the same
+    /// sequence (ERTS's exclusion, `erts_clear_export_trace`). `true` adds the counters the session does not have
     /// yet and changes nothing for those it has (ERTS resets their counters,
     /// `set_function_break`, which the count conservation across versions cannot follow); local
     /// and meta are staged again (a new match spec replaces the old one, a new meta tracer is
@@ -679,11 +681,12 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
-        if st.module.global.contains(&session) {
-            return Err(PatternError::BadArg(
-                "local and global patterns of one session on a loaded module are not modelled"
-                    .into(),
-            ));
+        // Local excludes global in one session (ERTS `erts_set_trace_pattern`: `on` with a
+        // breakpoint-type flag runs `erts_clear_export_trace` on the matched export entries):
+        // the session's global flag is cleared off the module's entries in the same sequence.
+        let clear_global = on && st.module.global.contains(&session);
+        if clear_global {
+            st.module.global.retain(|&s| s != session);
         }
         let had = st
             .module
@@ -730,10 +733,38 @@ impl<P: ThreadProgress> Engine<P> {
             None => {}
         }
         let v = st.module.curr;
+        let funcs: Vec<FuncId> = (0..self.cm().functions).collect();
+        let mut exps: Vec<(Area, &[FuncId])> = Vec::new();
+        if clear_global {
+            let global_only = crate::stage::Extra {
+                global: true,
+                ms: None,
+                meta: None,
+            };
+            let staging = self.staging_ix();
+            for &f in &funcs {
+                crate::stage::stage_in(
+                    self,
+                    &mut bst,
+                    self.exp_area(),
+                    f,
+                    session,
+                    staging,
+                    PatternOp::False,
+                    FlagSet::default(),
+                    &global_only,
+                );
+            }
+            exps.push((self.exp_area(), &funcs[..]));
+        }
         if v.is_null() {
+            if clear_global {
+                // No current code: only the export entries change.
+                self.finish_in(&mut bst, PatternOp::False, None, &exps, &mut || {});
+            }
             return Ok(0);
         }
-        if change.local || change.counters() || meta_change {
+        if change.local || change.counters() || meta_change || clear_global {
             let op = if on {
                 PatternOp::True
             } else {
@@ -745,7 +776,7 @@ impl<P: ThreadProgress> Engine<P> {
                 meta: if meta_change { spec.meta.clone() } else { None },
             };
             let traced = st.module.traced();
-            self.trace_pattern_on(&mut bst, v, session, op, change, &extra, traced);
+            self.trace_pattern_on(&mut bst, v, session, op, change, &extra, traced, &exps);
         }
         Ok(self.cm().functions)
     }
@@ -757,8 +788,13 @@ impl<P: ThreadProgress> Engine<P> {
     /// instruction, after W0; uninstall restores it after W2). The entries are the same for
     /// every version: a load leaves them under `NonBlocking` and clears them under `Blocking`
     /// (`clear_export_breakpoints`, as ERTS's `erts_clear_export_break`). Refused (`BadArg`)
-    /// with local, the counters or meta, and in a session that has a local pattern on the
-    /// module (ERTS clears the session's local flags then; not modelled).
+    /// with local, the counters or meta. Global excludes local in one session (ERTS
+    /// `erts_set_trace_pattern`: `on && !flags.breakpoint` runs `erts_clear_all_breaks` on the
+    /// matched functions): setting it clears every flag of the session (local, meta and the
+    /// counters) off the current version's functions and drops the session's pattern from the
+    /// module, in the same sequence (the promise withdrawn first when that was the module's
+    /// last pattern); the old version, which ERTS's match does not reach, keeps its nodes until
+    /// its removal.
     fn trace_pattern_module_global(
         &self,
         on: bool,
@@ -778,11 +814,9 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
-        if st.module.patterns.iter().any(|(s, _)| *s == session) {
-            return Err(PatternError::BadArg(
-                "local and global patterns of one session on a loaded module are not modelled"
-                    .into(),
-            ));
+        let clear_local = on && st.module.patterns.iter().any(|(s, _)| *s == session);
+        if clear_local {
+            st.module.patterns.retain(|(s, _)| *s != session);
         }
         let n = self.cm().functions;
         let had = st.module.global.contains(&session);
@@ -802,6 +836,19 @@ impl<P: ThreadProgress> Engine<P> {
         let area = self.exp_area();
         let funcs: Vec<FuncId> = (0..n).collect();
         let staging = self.staging_ix();
+        let mut areas: Vec<(Area, &[FuncId])> = vec![(area, &funcs[..])];
+        let v = st.module.curr;
+        if clear_local && !v.is_null() {
+            // SAFETY: the current version, live while the module table is held.
+            let ver = unsafe { &*v };
+            if !st.module.traced() {
+                ver.promised.store(false, Relaxed);
+            }
+            for &f in &funcs {
+                crate::stage::clear_session(self, &mut bst, area_of(ver), f, session, staging);
+            }
+            areas.push((area_of(ver), &funcs[..]));
+        }
         let extra = crate::stage::Extra {
             global: true,
             ms: spec.ms.clone().map(std::sync::Arc::new),
@@ -821,14 +868,16 @@ impl<P: ThreadProgress> Engine<P> {
             );
         }
         let install = on.then_some((area, &funcs[..]));
-        self.finish_in(&mut bst, op, install, &[(area, &funcs)], &mut || {});
+        self.finish_in(&mut bst, op, install, &areas, &mut || {});
         Ok(n)
     }
 
     /// `trace_pattern` of `fl` in `session` on every function of version `v` (the current
     /// one): `stage.rs` in the staging half, then `finisher.rs::finish_in` on the version's
     /// area. The promise follows `traced` (the module's patterns after this call): withdrawn
-    /// before staging, or made right after W2, when every hit runs the new half.
+    /// before staging, or made right after W2, when every hit runs the new half. `more`: areas
+    /// the caller staged in too (the export entries whose global flag the local pattern
+    /// clears), finished in the same sequence.
     #[allow(clippy::too_many_arguments)]
     fn trace_pattern_on(
         &self,
@@ -839,6 +888,7 @@ impl<P: ThreadProgress> Engine<P> {
         fl: FlagSet,
         extra: &crate::stage::Extra,
         traced: bool,
+        more: &[(Area, &[FuncId])],
     ) {
         // SAFETY: v is live while the permission is held (the current version).
         let ver = unsafe { &*v };
@@ -853,7 +903,9 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let promised = &ver.promised;
         let install = (op != PatternOp::False).then_some((area, &funcs[..]));
-        self.finish_in(bst, op, install, &[(area, &funcs)], &mut || {
+        let mut areas: Vec<(Area, &[FuncId])> = vec![(area, &funcs[..])];
+        areas.extend_from_slice(more);
+        self.finish_in(bst, op, install, &areas, &mut || {
             if traced {
                 promised.store(true, Relaxed);
             }
