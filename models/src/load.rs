@@ -40,6 +40,20 @@ pub enum LOp {
     /// `trace:function(G, {m,'_','_'}, false, [global])`: the export breakpoints of the global
     /// session (`LScenario::global`) off, by the engine's one sequence on the export area.
     GlobalOff,
+    /// `trace_info(G, {m, f0, 0}, traced)` in the global session (`Engine::trace_info_module`):
+    /// `{traced, global}` while the export entry carries the session's breakpoint (kept across a
+    /// load by `NonBlocking`, cleared by `Blocking`'s load and by `GlobalOff`), else
+    /// `{traced, false}`; asserted against what this stager's earlier ops left.
+    GlobalInfo,
+    /// `trace:function(G, {m,'_','_'}, true, [local, call_time])` in the global session
+    /// (`LScenario::global`): local excludes global in one session (ERTS
+    /// `erts_set_trace_pattern`), so the session's global flag leaves the export entries in the
+    /// same sequence that sets its local breakpoints on the current version.
+    LocalInGlobal,
+    /// `trace:function(G, {m,'_','_'}, true, [global])`: global on again, which clears every
+    /// flag of the session off the current version (`erts_clear_all_breaks`) in the same
+    /// sequence that sets the export entries' breakpoints.
+    GlobalOn,
 }
 
 /// A scheduler step.
@@ -73,6 +87,11 @@ pub struct LScenario {
     /// it called, charged at its calls, returns, progress points and naps. Checked after the
     /// run: the call_time count conservation across versions (`Engine::total_timed`).
     pub call_time: bool,
+    /// The same second session with call_memory (beside call_time when both are set): every
+    /// scheduler's process allocates a word after each step (its heap is call_memory's clock),
+    /// charged at its calls and returns (not at schedule-outs, where ERTS's heap does not grow),
+    /// counted in the same conservation.
+    pub call_memory: bool,
     /// The engine's code index scheme (`Engine::with_code_ix`): the `-3ix` scenarios run
     /// ERTS's three indices.
     pub scheme: CodeIxScheme,
@@ -118,6 +137,7 @@ impl LScenario {
             schedulers,
             always_traced: traced && !removed,
             call_time: false,
+            call_memory: false,
             scheme: CodeIxScheme::Two,
             meta: false,
             local_trace: false,
@@ -161,6 +181,12 @@ impl LScenario {
     /// With call_time in a second session (see [`LScenario::call_time`]).
     pub fn with_call_time(mut self) -> Self {
         self.call_time = true;
+        self
+    }
+
+    /// With call_memory in a second session (see [`LScenario::call_memory`]).
+    pub fn with_call_memory(mut self) -> Self {
+        self.call_memory = true;
         self
     }
 }
@@ -224,6 +250,11 @@ pub fn loom_scenarios() -> Vec<LScenario> {
         // and a return there (charges of version 1's functions after the removal are dropped),
         // purge refused until it returned, then the free: no charge touches freed memory.
         one("old-code-call-time", true, &[load], &nap_in_old).with_call_time(),
+        // As old-code-call-time with call_memory instead: the process allocates in version 1,
+        // naps across the load and the removal, and its local call there charges version 1's f0
+        // (the previous function), its return the local callee: the charges at calls and
+        // returns read version 1's slots (no charge at the nap, unlike call_time).
+        one("old-code-call-memory", true, &[load], &nap_in_old).with_call_memory(),
         // As old-code-call-time, the call_time session destroyed after the load, before the
         // purge: its nodes leave version 2 by the engine's one sequence while the process in
         // version 1 still holds its frame of that session.
@@ -275,9 +306,28 @@ pub fn loom_scenarios() -> Vec<LScenario> {
         // Global (export) trace on the module's entries across a load: Blocking clears it under
         // the block (ERTS), NonBlocking keeps it; the calls run the entry's breakpoint, then
         // the version they read.
-        one("load-global", true, &[load], &hits).with_global(),
+        // After the load the stager asks trace_info (the export entry first, as ERTS): global
+        // under NonBlocking, false under Blocking.
+        one("load-global", true, &[&[Load, GlobalInfo, Purge]], &hits).with_global(),
         // The engine's one sequence on the export area: global trace off under calls.
-        one("global-off-under-hits", true, &[&[GlobalOff]], &hits).with_global(),
+        one(
+            "global-off-under-hits",
+            true,
+            &[&[GlobalInfo, GlobalOff, GlobalInfo]],
+            &hits,
+        )
+        .with_global(),
+        // Local and global in one session exclude each other (ERTS `erts_set_trace_pattern`):
+        // local call trace and call_time set in the global session take its global flag off the
+        // export entries in the same sequence, then global set again takes the session's nodes
+        // off version 1's functions, while a process calls through the entries.
+        one(
+            "global-local-exclusion",
+            true,
+            &[&[LocalInGlobal, GlobalInfo, GlobalOn, GlobalInfo]],
+            &hits,
+        )
+        .with_global(),
     ];
     // ERTS's three code indices (`CodeIxScheme::Three`): the code barrier before each commit,
     // no wait after it, the purge's wait before its check.
@@ -405,15 +455,16 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         e.trace_pattern_module_spec(true, &spec)
             .expect("local call trace on m");
     }
-    let timed = scn.call_time.then(|| {
+    let timed = (scn.call_time || scn.call_memory).then(|| {
         let s1 = e.create_session("t").expect("a second session");
         let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
-            call_time: true,
+            call_time: scn.call_time,
+            call_memory: scn.call_memory,
             ..Default::default()
         })
         .session(s1);
         e.trace_pattern_module_spec(true, &spec)
-            .expect("call_time on m");
+            .expect("call_time or call_memory on m");
         s1
     });
     let stagers: Vec<_> = scn
@@ -422,10 +473,15 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         .map(|ops| {
             let (e, ops) = (e.clone(), ops.clone());
             spawn(move || {
+                // This stager's view of the global session's export breakpoints.
+                let mut global_on = gsess.is_some();
+                // ... and of its local pattern on the module (carried by loads).
+                let mut local_on = false;
                 for o in ops {
                     match o {
                         LOp::Load => {
                             let _ = e.load();
+                            global_on &= proto == LoadProtocol::NonBlocking;
                         }
                         LOp::Delete => {
                             let _ = e.delete();
@@ -448,6 +504,40 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             let spec = bpspec_reference::TraceSpec::global().session(g);
                             e.trace_pattern_module_spec(false, &spec)
                                 .expect("global off");
+                            global_on = false;
+                        }
+                        LOp::LocalInGlobal => {
+                            let g = gsess.expect("LocalInGlobal needs global trace");
+                            let spec =
+                                bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
+                                    local: true,
+                                    call_time: true,
+                                    ..Default::default()
+                                })
+                                .session(g);
+                            e.trace_pattern_module_spec(true, &spec)
+                                .expect("local and call_time in the global session");
+                            global_on = false;
+                            local_on = true;
+                        }
+                        LOp::GlobalOn => {
+                            let g = gsess.expect("GlobalOn needs global trace");
+                            let spec = bpspec_reference::TraceSpec::global().session(g);
+                            e.trace_pattern_module_spec(true, &spec).expect("global on");
+                            global_on = true;
+                            local_on = false;
+                        }
+                        LOp::GlobalInfo => {
+                            let g = gsess.expect("GlobalInfo needs global trace");
+                            let t = e
+                                .trace_info_module(g, 0, bpspec_reference::InfoKey::Traced)
+                                .to_string();
+                            let want = match (global_on, local_on) {
+                                (true, _) => "global",
+                                (false, true) => "local",
+                                (false, false) => "false",
+                            };
+                            assert_eq!(t, format!("{{traced,{want}}}"), "trace_info of m:f0/0");
                         }
                         LOp::Reclaim => {
                             e.reclaim_meta_tracers();
@@ -473,6 +563,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         .enumerate()
         .map(|(id, script)| {
             let (e, script) = (e.clone(), script.clone());
+            let words = i64::from(scn.call_memory);
             let tracer = trace_box
                 .as_ref()
                 .map(bpspec_reference::ProcessTracer::spec);
@@ -511,6 +602,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             s.wake();
                         }
                     }
+                    s.alloc_in_code(words);
                 }
                 s.sleep();
                 (seen, s.counted(), s.code_proc().timem_calls)
@@ -565,9 +657,28 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
             .filter(|m| m.contains(",call,"))
             .count();
         let kept = proto == LoadProtocol::NonBlocking
-            && !scn.stagers.iter().flatten().any(|&o| o == LOp::GlobalOff);
+            && !scn
+                .stagers
+                .iter()
+                .flatten()
+                .any(|&o| matches!(o, LOp::GlobalOff | LOp::LocalInGlobal));
+        // With local call trace in the global session (`LocalInGlobal`) the session's call
+        // messages come from both breakpoints: a call that reads the export entry's half before
+        // the commit and the version's after it runs both (each breakpoint reads the active
+        // index at its hit, as ERTS's `erts_generic_breakpoint` does at the trampoline and again
+        // at the function's code), so up to two messages per call.
+        let per_call = if scn
+            .stagers
+            .iter()
+            .flatten()
+            .any(|&o| o == LOp::LocalInGlobal)
+        {
+            2
+        } else {
+            1
+        };
         assert!(
-            calls <= remote_runs && (!kept || calls == remote_runs),
+            calls <= per_call * remote_runs && (!kept || calls == remote_runs),
             "global trace: {calls} call messages for {remote_runs} remote calls that ran code"
         );
     }
@@ -704,6 +815,7 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         ))
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
+        .chain(memory_kills(checker, proto))
         // The last four, on meta, local call trace and global trace (shuttle PCT, 2,000
         // iterations: first kills at iterations 2, 3, 83 and 10): the old version's breakpoints
         // cleared at once under the local call that reads its meta object or pushes its return
@@ -750,6 +862,7 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         ))
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
+        .chain(memory_kills(checker, proto))
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
     }
@@ -761,15 +874,64 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
 /// the breakpoint instruction, its slot emptied). W0, W2 and W4 survive there, as on
 /// `trace-pattern-off-under-hits` (a removal installs nothing; W2 and W4 guard nothing a hit
 /// still reads after W3 with no charge on the export area).
+///
+/// Local and global in one session (`global-local-exclusion`: one sequence over the version's
+/// area and the export area each time, installing in one and removing in the other), both
+/// protocols, loom at bound 2: W0 (3,849 executions: version 1's f0 patched before its slot
+/// holds the session's new node), W3 (4,757: the export entry's dispatch word still the
+/// breakpoint, its slot emptied by the consolidate) and W4 (1 execution: the session's call_time
+/// node on version 1 freed at once by global's clear, under the process's charge); shuttle PCT
+/// (2,000 iterations) W4 (first kills at iterations 97 and 166, Blocking / NonBlocking). W1 and
+/// W2 survive there (loom bound 2, shuttle 2,000 PCT and random); W3 is killed by shuttle PCT
+/// under NonBlocking only at iteration 759, too near the bound to claim.
 fn global_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;
-    loom_only(
+    let mut out = loom_only(
         checker,
         vec![
             (SkipWaitBeforeCommit, "global-off-under-hits"),
             (SkipWaitBeforeConsolidate, "global-off-under-hits"),
+            (SkipWaitBeforeInstall, "global-local-exclusion"),
+            (SkipWaitBeforeConsolidate, "global-local-exclusion"),
         ],
-    )
+    );
+    out.push((SkipWaitBeforeFree, "global-local-exclusion"));
+    out
+}
+
+/// call_memory on old code (`old-code-call-memory`): the charges at the process's local call and
+/// return in version 1 (`get_timem_break` reading version 1's slot, then the node's half and its
+/// call_memory object) across the load, the removal and the purge. Loom kills, NonBlocking: W1
+/// and W3 of the removal (bound 3, as on old-code-purge), W4 (already at bound 2, where
+/// old-code-call-time needs 3: no charge at the nap), the purge without PW; shuttle PCT too
+/// (2,000 iterations, first kills at 59, 142 and 6): the removal at once, the purge without its
+/// check, version 2 built after its commit. Blocking, both checkers (PCT at 40 and 2): the purge
+/// without its check, the load without the block. The pause/restart mutants of call_memory
+/// (`timem-pause-keeps-running`, `timem-restart-keeps-counter`, `erts-r16-reset`) are not
+/// reached (the module's trace_pattern has no pause or restart), nor `ctm-two-prev-slots` (one
+/// kind) or `fresh-node-relaxed-store` (no node staged into an unpatched slot a charge reads):
+/// each survives here (loom bound 2).
+fn memory_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    let scn = "old-code-call-memory";
+    let (both, loom): (&[Mutant], &[Mutant]) = match proto {
+        LoadProtocol::NonBlocking => (
+            &[
+                LoadClearOldAtOnce,
+                LoadPurgeSkipCheck,
+                LoadCommitBeforeBreakpoints,
+            ],
+            &[
+                SkipWaitBeforeCommit,
+                SkipWaitBeforeConsolidate,
+                SkipWaitBeforeFree,
+                LoadPurgeSkipWait,
+            ],
+        ),
+        LoadProtocol::Blocking => (&[LoadPurgeSkipCheck, LoadBlockingWithoutBlock], &[]),
+    };
+    let loom: &[Mutant] = if checker == "loom" { loom } else { &[] };
+    both.iter().chain(loom).map(|&m| (m, scn)).collect()
 }
 
 /// `rows` for loom, none for shuttle.

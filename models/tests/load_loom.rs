@@ -75,6 +75,7 @@ baselines! {
     load_old_code_untraced_purge => "old-code-untraced-purge",
     load_two_sessions_load => "two-sessions-load",
     load_old_code_call_time => "old-code-call-time",
+    load_old_code_call_memory => "old-code-call-memory",
     load_old_code_session_destroy => "old-code-session-destroy",
     load_old_code_purge_kill => "old-code-purge-kill",
     load_3ix_under_hits => "load-under-hits-3ix",
@@ -91,6 +92,7 @@ baselines! {
     load_fold_under_hits => "load-under-hits-fold",
     load_fold_old_code_purge => "old-code-purge-fold",
     load_fold_old_code_untraced_purge => "old-code-untraced-purge-fold",
+    load_global_local_exclusion => "global-local-exclusion",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.

@@ -178,9 +178,15 @@ fn conserved(e: &Engine<Qsbr>, s: &Scheduler<Qsbr>, proto: LoadProtocol) {
 
 /// call_time in a second session, call_count in the legacy one.
 fn call_time_in(e: &Engine<Qsbr>) -> bpspec_reference::SessionId {
+    timed_in(e, true)
+}
+
+/// call_time (`time`) or call_memory in a second session on the module.
+fn timed_in(e: &Engine<Qsbr>, time: bool) -> bpspec_reference::SessionId {
     let s1 = e.create_session("t").unwrap();
     let spec = bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
-        call_time: true,
+        call_time: time,
+        call_memory: !time,
         ..Default::default()
     })
     .session(s1);
@@ -223,24 +229,79 @@ fn call_time_frames_in_old_code_across_load_and_purge() {
             "{proto:?}: version 2 has its own, empty call_time"
         );
         s.advance(5);
-        s.progress(); // a charge to version 1's f0, whose breakpoint is gone: dropped
-        let c = s.local_call(1);
-        assert_eq!((c.version, c.counted), (1, false), "{proto:?}");
-        assert_eq!(s.call_ext(1).version, 2);
-        assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse), "{proto:?}");
-        s.return_out(); // the return frame of the call into version 1 runs: dropped
-        purged_and_conserved(&e, &mut s, proto);
+        // f0 in version 1, f1 in version 2.
+        old_code_after_the_load(&e, &mut s, s1, proto, true, 2);
+    }
+}
+
+/// The process in version 1 after the load, its session `s1` timing (`time`: call_time, else
+/// call_memory) on the module: scheduled out and in (a call_time charge to version 1's f0, whose
+/// breakpoint is gone: dropped), a local call in version 1 (uncounted, its charges dropped), a
+/// remote call of f1 (version 2), purge refused until the return (its frame's charge dropped),
+/// then purge, conservation, `calls` timed calls in all and f1 of version 2 timed once.
+fn old_code_after_the_load(
+    e: &Engine<Qsbr>,
+    s: &mut Scheduler<Qsbr>,
+    s1: bpspec_reference::SessionId,
+    proto: LoadProtocol,
+    time: bool,
+    calls: u64,
+) {
+    s.progress();
+    let c = s.local_call(1);
+    assert_eq!((c.version, c.counted), (1, false), "{proto:?}");
+    assert_eq!(s.call_ext(1).version, 2);
+    assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse), "{proto:?}");
+    s.return_out();
+    purged_and_conserved(e, s, proto);
+    assert_eq!(s.code_proc().timem_calls, calls, "{proto:?}");
+    assert_eq!(
+        e.current_timem(s1, 1, time).unwrap().get(&0).map(|x| x.0),
+        Some(1),
+        "{proto:?}: f1 of version 2 timed once"
+    );
+    assert!(s.code_proc().stack.is_empty(), "{proto:?}: every frame ran");
+    s.sleep();
+}
+
+/// call_memory in a second session on old code, as call_time above (the same nodes and charge
+/// code, the process's heap as the clock): words allocated in version 1 are charged to version
+/// 1's f0 at the local call that follows (call_memory charges at calls and returns, not at a
+/// schedule-out); after the load version 2 has its own, empty call_memory; the
+/// charges of version 1's functions after the removal of its breakpoints are dropped (the
+/// local call, the return); purge waits for the return; counts conserved.
+#[test]
+fn call_memory_frames_in_old_code_across_load_and_purge() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "load::call_memory_frames_in_old_code_across_load_and_purge",
+    );
+    for (proto, scheme) in cases() {
+        let e = traced_module(proto, scheme, |e| e);
+        let s1 = timed_in(&e, false);
+        let mut s = Scheduler::start(e.clone(), 0);
+        let c = s.call_and_stay(0);
+        assert_eq!((c.version, c.counted), (1, true));
+        s.alloc_in_code(10);
+        s.progress(); // no call_memory charge at a schedule-out (the heap does not grow there)
+        let c = s.local_call(1); // 10 words charged to version 1's f0, the caller
+        assert_eq!((c.version, c.counted), (1, true));
         assert_eq!(
-            s.code_proc().timem_calls,
-            2,
-            "{proto:?}: f0 in version 1, f1 in version 2"
+            e.current_timem(s1, 0, false)
+                .expect("f0 has call_memory")
+                .get(&0),
+            Some(&(1, 10)),
+            "{proto:?}: charged while in version 1"
         );
+        assert_eq!(e.current_timem(s1, 0, true), None, "no call_time");
+        assert_eq!(op!(s, e.load()), Ok(2));
         assert_eq!(
-            e.current_timem(s1, 1, true).unwrap().get(&0).map(|x| x.0),
-            Some(1)
+            e.current_timem(s1, 0, false),
+            Some(Default::default()),
+            "{proto:?}: version 2 has its own, empty call_memory"
         );
-        assert!(s.code_proc().stack.is_empty(), "{proto:?}: every frame ran");
-        s.sleep();
+        s.alloc_in_code(5);
+        // f0 and f1 in version 1, f1 in version 2.
+        old_code_after_the_load(&e, &mut s, s1, proto, false, 3);
     }
 }
 
@@ -345,6 +406,46 @@ fn traced_module(
         more(Engine::<Qsbr>::new(EngineConfig::simple(0, 1)).with_module(2, proto, true))
             .with_code_ix(scheme),
     )
+}
+
+/// A module engine with global trace on its export entries (`traced_module`, made
+/// `with_global_trace`), a session `name` and the global spec with `return_trace` in it (not
+/// set yet).
+fn global_module(
+    proto: LoadProtocol,
+    scheme: CodeIxScheme,
+    name: &str,
+) -> (
+    Arc<Engine<Qsbr>>,
+    bpspec_reference::SessionId,
+    bpspec_reference::TraceSpec,
+) {
+    use bpspec_reference::{MatchSpec, TraceSpec};
+    let e = traced_module(proto, scheme, |e| e.with_global_trace());
+    let s1 = e.create_session(name).unwrap();
+    let global = TraceSpec::global()
+        .ms(Some(MatchSpec::RETURN_TRACE))
+        .session(s1);
+    (e, s1, global)
+}
+
+/// `body` on a fresh `global_module` with session `name`, under every protocol and scheme,
+/// with a watchdog named `test`.
+fn each_global_module(
+    test: &str,
+    name: &str,
+    mut body: impl FnMut(
+        LoadProtocol,
+        Arc<Engine<Qsbr>>,
+        bpspec_reference::SessionId,
+        bpspec_reference::TraceSpec,
+    ),
+) {
+    let _watchdog = bpspec_reference::watchdog::arm(test);
+    for (proto, scheme) in cases() {
+        let (e, s1, global) = global_module(proto, scheme, name);
+        body(proto, e, s1, global);
+    }
 }
 
 /// The scheduler's process traced (`call`) in `session`, to a mailbox tracer.
@@ -469,63 +570,202 @@ fn local_meta_and_return_frames_on_old_code_across_load_and_purge() {
 /// global set again and cleared by the engine's one sequence on the export area.
 #[test]
 fn global_trace_on_a_loaded_module_across_a_load() {
-    use bpspec_reference::{FlagSet, MatchSpec, PatternError, TraceSpec};
-    let _watchdog =
-        bpspec_reference::watchdog::arm("load::global_trace_on_a_loaded_module_across_a_load");
-    for (proto, scheme) in cases() {
-        let e = traced_module(proto, scheme, |e| e.with_global_trace());
-        let s1 = e.create_session("global").unwrap();
-        let global = TraceSpec::global()
-            .ms(Some(MatchSpec::RETURN_TRACE))
+    each_global_module(
+        "load::global_trace_on_a_loaded_module_across_a_load",
+        "global",
+        |proto, e, s1, global| {
+            assert_eq!(e.trace_pattern_module_spec(true, &global), Ok(2));
+            let mut s = Scheduler::start(e.clone(), 0);
+            let mb = traced_proc(&mut s, s1);
+            let c = s.call_ext(0);
+            assert_eq!((c.version, c.counted), (1, true));
+            assert_eq!(
+                mb.take_strings(),
+                [
+                    "{trace,<0.0.0>,call,{m,f0,0}}",
+                    "{trace,<0.0.0>,return_from,{m,f0,0},ok}"
+                ],
+                "{proto:?}"
+            );
+            assert_eq!(op!(s, e.load()), Ok(2));
+            let c = s.call_ext(1);
+            assert_eq!((c.version, c.counted), (2, true));
+            let after: Vec<String> = mb.take_strings();
+            match proto {
+                LoadProtocol::Blocking => assert!(after.is_empty(), "{after:?}: cleared on load"),
+                LoadProtocol::NonBlocking => assert_eq!(
+                    after,
+                    [
+                        "{trace,<0.0.0>,call,{m,f1,0}}",
+                        "{trace,<0.0.0>,return_from,{m,f1,0},ok}"
+                    ],
+                    "kept across the load"
+                ),
+            }
+            purged_and_conserved(&e, &mut s, proto);
+            assert_eq!(op!(s, e.trace_pattern_module_spec(true, &global)), Ok(2));
+            s.call_ext(0);
+            assert_eq!(mb.take_strings().len(), 2, "{proto:?}: set again");
+            assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
+            s.call_ext(0);
+            assert!(mb.is_empty(), "{proto:?}: cleared");
+            conserved(&e, &s, proto);
+            s.sleep();
+        },
+    );
+}
+
+/// `trace_info_module` of a function whose export entry carries the session's global
+/// breakpoint answers as ERTS's `function_is_traced` (erl_bif_trace.c) does: the export entry
+/// first, `{traced, global}` with the global match spec and `false` for the other keys, while
+/// the legacy session's call_count on the version's code answers for that session. Across a
+/// load: `Blocking` clears the entry (ERTS), `NonBlocking` keeps it; global off, the entry
+/// answers nothing and the function is untraced in that session.
+#[test]
+fn trace_info_module_answers_global_from_the_export_entry() {
+    use bpspec_reference::term::InfoKey;
+    each_global_module(
+        "load::trace_info_module_answers_global_from_the_export_entry",
+        "global",
+        |proto, e, g, global| {
+            let info = |s, k| e.trace_info_module(s, 0, k).to_string();
+            assert_eq!(info(g, InfoKey::Traced), "{traced,false}", "{proto:?}");
+            assert_eq!(e.trace_pattern_module_spec(true, &global), Ok(2));
+            assert_eq!(info(g, InfoKey::Traced), "{traced,global}", "{proto:?}");
+            let ms = info(g, InfoKey::MatchSpec);
+            assert!(ms.contains("return_trace"), "{proto:?}: {ms}");
+            assert_eq!(info(g, InfoKey::CallCount), "{call_count,false}");
+            assert_eq!(info(g, InfoKey::CallTime), "{call_time,false}");
+            let all = info(g, InfoKey::All);
+            assert!(
+                all.starts_with("{all,[{traced,global},{match_spec,[")
+                    && all.ends_with("{call_memory,false},{call_time,false},{call_count,false}]}"),
+                "{proto:?}: {all}"
+            );
+            // The legacy session: call_count on the version's code, no global.
+            assert_eq!(info(0, InfoKey::Traced), "{traced,false}");
+            assert_eq!(info(0, InfoKey::CallCount), "{call_count,0}");
+            let mut s = Scheduler::start(e.clone(), 0);
+            assert_eq!(s.call_ext(0).version, 1);
+            assert_eq!(info(0, InfoKey::CallCount), "{call_count,1}");
+            assert_eq!(op!(s, e.load()), Ok(2));
+            let after = info(g, InfoKey::Traced);
+            match proto {
+                LoadProtocol::Blocking => assert_eq!(after, "{traced,false}", "cleared on load"),
+                LoadProtocol::NonBlocking => assert_eq!(after, "{traced,global}", "kept"),
+            }
+            assert_eq!(
+                info(0, InfoKey::CallCount),
+                "{call_count,0}",
+                "{proto:?}: v2"
+            );
+            purged_and_conserved(&e, &mut s, proto);
+            assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
+            assert_eq!(info(g, InfoKey::Traced), "{traced,false}", "{proto:?}");
+            assert_eq!(info(g, InfoKey::MatchSpec), "{match_spec,false}");
+            conserved(&e, &s, proto);
+            s.sleep();
+        },
+    );
+}
+
+/// Local and global patterns of one session on the module exclude each other, as ERTS's
+/// `erts_set_trace_pattern` (erl_bif_trace.c) has it: setting a breakpoint-type flag (here
+/// local call trace and call_time) clears the session's global flag off the export entries
+/// (`erts_clear_export_trace`); setting global clears every flag of the session off the
+/// current version's functions (`erts_clear_all_breaks`: local, meta and the counters), each in
+/// the one sequence of that call. The legacy session's call_count is untouched throughout; a
+/// load in between gives version 2 only the local pattern the session still has; at rest and
+/// conservation hold after each step.
+#[test]
+fn local_and_global_in_one_session_exclude_each_other() {
+    use bpspec_reference::term::InfoKey;
+    use bpspec_reference::{FlagSet, TraceSpec};
+    each_global_module(
+        "load::local_and_global_in_one_session_exclude_each_other",
+        "both",
+        |proto, e, s1, global| {
+            let local = TraceSpec::counters(FlagSet {
+                local: true,
+                call_time: true,
+                ..FlagSet::default()
+            })
             .session(s1);
-        assert_eq!(e.trace_pattern_module_spec(true, &global), Ok(2));
-        let local = TraceSpec::counters(FlagSet {
-            call_count: true,
-            ..FlagSet::default()
-        })
-        .session(s1);
-        assert!(
-            matches!(
-                e.trace_pattern_module_spec(true, &local),
-                Err(PatternError::BadArg(_))
-            ),
-            "local and global in one session on a loaded module are refused"
-        );
-        let mut s = Scheduler::start(e.clone(), 0);
-        let mb = traced_proc(&mut s, s1);
-        let c = s.call_ext(0);
-        assert_eq!((c.version, c.counted), (1, true));
-        assert_eq!(
-            mb.take_strings(),
-            [
-                "{trace,<0.0.0>,call,{m,f0,0}}",
-                "{trace,<0.0.0>,return_from,{m,f0,0},ok}"
-            ],
-            "{proto:?}"
-        );
-        assert_eq!(op!(s, e.load()), Ok(2));
-        let c = s.call_ext(1);
-        assert_eq!((c.version, c.counted), (2, true));
-        let after: Vec<String> = mb.take_strings();
-        match proto {
-            LoadProtocol::Blocking => assert!(after.is_empty(), "{after:?}: cleared on load"),
-            LoadProtocol::NonBlocking => assert_eq!(
-                after,
+            let info = |k| e.trace_info_module(s1, 0, k).to_string();
+            let mut s = Scheduler::start(e.clone(), 0);
+            let mb = traced_proc(&mut s, s1);
+            assert_eq!(op!(s, e.trace_pattern_module_spec(true, &global)), Ok(2));
+            s.call_ext(0);
+            assert_eq!(
+                mb.take_strings().len(),
+                2,
+                "{proto:?}: global call and return_from"
+            );
+            // Local on: global goes.
+            assert_eq!(op!(s, e.trace_pattern_module_spec(true, &local)), Ok(2));
+            assert_eq!(info(InfoKey::Traced), "{traced,local}", "{proto:?}");
+            // The collection waits for thread progress: the scheduler sleeps through it.
+            assert_eq!(
+                op!(s, info(InfoKey::CallTime)),
+                "{call_time,[]}",
+                "{proto:?}"
+            );
+            let c = s.call_ext(0);
+            assert_eq!((c.version, c.counted), (1, true));
+            assert_eq!(
+                mb.take_strings(),
+                ["{trace,<0.0.0>,call,{m,f0,0}}"],
+                "{proto:?}: the local call message only, no global return_from"
+            );
+            let t = op!(s, info(InfoKey::CallTime));
+            assert!(t.starts_with("{call_time,[{<0.0.0>,1,"), "{proto:?}: {t}");
+            conserved(&e, &s, proto);
+            // Across a load the session's local pattern goes to version 2.
+            assert_eq!(op!(s, e.load()), Ok(2));
+            purged_and_conserved(&e, &mut s, proto);
+            assert_eq!(
+                info(InfoKey::Traced),
+                "{traced,local}",
+                "{proto:?}: version 2"
+            );
+            s.call_ext(1);
+            assert_eq!(mb.take_strings(), ["{trace,<0.0.0>,call,{m,f1,0}}"]);
+            // Global on: the session's local flags and counter go off version 2.
+            assert_eq!(op!(s, e.trace_pattern_module_spec(true, &global)), Ok(2));
+            assert_eq!(info(InfoKey::Traced), "{traced,global}", "{proto:?}");
+            assert_eq!(
+                op!(s, e.trace_info_module(s1, 1, InfoKey::CallTime)).to_string(),
+                "{call_time,false}"
+            );
+            let timed = s.code_proc().timem_calls;
+            let c = s.call_ext(1);
+            assert_eq!((c.version, c.counted), (2, true), "the legacy call_count");
+            assert_eq!(
+                mb.take_strings(),
                 [
                     "{trace,<0.0.0>,call,{m,f1,0}}",
                     "{trace,<0.0.0>,return_from,{m,f1,0},ok}"
                 ],
-                "kept across the load"
-            ),
-        }
-        purged_and_conserved(&e, &mut s, proto);
-        assert_eq!(op!(s, e.trace_pattern_module_spec(true, &global)), Ok(2));
-        s.call_ext(0);
-        assert_eq!(mb.take_strings().len(), 2, "{proto:?}: set again");
-        assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
-        s.call_ext(0);
-        assert!(mb.is_empty(), "{proto:?}: cleared");
-        conserved(&e, &s, proto);
-        s.sleep();
-    }
+                "{proto:?}: global only"
+            );
+            assert_eq!(
+                s.code_proc().timem_calls,
+                timed,
+                "{proto:?}: no call_time left"
+            );
+            assert_eq!(
+                e.trace_info_module(0, 1, InfoKey::CallCount).to_string(),
+                "{call_count,2}",
+                "{proto:?}: the legacy session untouched"
+            );
+            conserved(&e, &s, proto);
+            // Global off: the session has nothing on the module.
+            assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
+            assert_eq!(info(InfoKey::Traced), "{traced,false}", "{proto:?}");
+            s.call_ext(0);
+            assert!(mb.is_empty(), "{proto:?}");
+            conserved(&e, &s, proto);
+            s.sleep();
+        },
+    );
 }

@@ -123,6 +123,16 @@ impl<P: ThreadProgress> Scheduler<P> {
         &self.code_ref().proc
     }
 
+    /// The scheduler's process allocates `words` on its heap: call_memory's clock, what its next
+    /// call_memory charge (call, return, schedule-out) adds to the function its pbt names.
+    pub fn alloc_in_code(&mut self, words: i64) {
+        self.code
+            .as_deref_mut()
+            .expect("a scheduler of an engine with a module (Engine::with_module)")
+            .proc
+            .alloc(words);
+    }
+
     /// `erlang:trace(Pid, true | false, Flags)` in `session` on the scheduler's process (with a
     /// per-process tracer): what local call trace, its return frames and return_to need to
     /// send anything (the process is call-traced in every session from the start, so

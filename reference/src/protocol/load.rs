@@ -680,8 +680,10 @@ impl<P: ThreadProgress> Engine<P> {
     /// with their mutants) on the version's code area. Flags: local (with a match spec:
     /// `return_trace`, `exception_trace`, `{caller}`), `{meta, Tracer}`, call_count, call_time
     /// and call_memory, as [`Engine::trace_pattern`] takes them on the static area (meta with a
-    /// match spec, and a match spec without local, are refused: `BadArg`); `global` on a loaded
-    /// module is not modelled (`BadArg`). `true` adds the counters the session does not have
+    /// match spec, and a match spec without local, are refused: `BadArg`); `global` goes to the
+    /// module's export entries (`trace_pattern_module_global`). `true` in a session that has
+    /// global on the module clears that session's global flag off the entries in the same
+    /// sequence (ERTS's exclusion, `erts_clear_export_trace`). `true` adds the counters the session does not have
     /// yet and changes nothing for those it has (ERTS resets their counters,
     /// `set_function_break`, which the count conservation across versions cannot follow); local
     /// and meta are staged again (a new match spec replaces the old one, a new meta tracer is
@@ -713,11 +715,12 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
-        if st.module.global.contains(&session) {
-            return Err(PatternError::BadArg(
-                "local and global patterns of one session on a loaded module are not modelled"
-                    .into(),
-            ));
+        // Local excludes global in one session (ERTS `erts_set_trace_pattern`: `on` with a
+        // breakpoint-type flag runs `erts_clear_export_trace` on the matched export entries):
+        // the session's global flag is cleared off the module's entries in the same sequence.
+        let clear_global = on && st.module.global.contains(&session);
+        if clear_global {
+            st.module.global.retain(|&s| s != session);
         }
         let had = st
             .module
@@ -764,10 +767,38 @@ impl<P: ThreadProgress> Engine<P> {
             None => {}
         }
         let v = st.module.curr;
+        let funcs: Vec<FuncId> = (0..self.cm().functions).collect();
+        let mut exps: Vec<(Area, &[FuncId])> = Vec::new();
+        if clear_global {
+            let global_only = crate::stage::Extra {
+                global: true,
+                ms: None,
+                meta: None,
+            };
+            let staging = self.staging_ix();
+            for &f in &funcs {
+                crate::stage::stage_in(
+                    self,
+                    &mut bst,
+                    self.exp_area(),
+                    f,
+                    session,
+                    staging,
+                    PatternOp::False,
+                    FlagSet::default(),
+                    &global_only,
+                );
+            }
+            exps.push((self.exp_area(), &funcs[..]));
+        }
         if v.is_null() {
+            if clear_global {
+                // No current code: only the export entries change.
+                self.finish_in(&mut bst, PatternOp::False, None, &exps, &mut || {});
+            }
             return Ok(0);
         }
-        if change.local || change.counters() || meta_change {
+        if change.local || change.counters() || meta_change || clear_global {
             let op = if on {
                 PatternOp::True
             } else {
@@ -779,7 +810,7 @@ impl<P: ThreadProgress> Engine<P> {
                 meta: if meta_change { spec.meta.clone() } else { None },
             };
             let traced = st.module.traced();
-            self.trace_pattern_on(&mut bst, v, session, op, change, &extra, traced);
+            self.trace_pattern_on(&mut bst, v, session, op, change, &extra, traced, &exps);
         }
         Ok(self.cm().functions)
     }
@@ -791,8 +822,13 @@ impl<P: ThreadProgress> Engine<P> {
     /// instruction, after W0; uninstall restores it after W2). The entries are the same for
     /// every version: a load leaves them under `NonBlocking` and clears them under `Blocking`
     /// (`clear_export_breakpoints`, as ERTS's `erts_clear_export_break`). Refused (`BadArg`)
-    /// with local, the counters or meta, and in a session that has a local pattern on the
-    /// module (ERTS clears the session's local flags then; not modelled).
+    /// with local, the counters or meta. Global excludes local in one session (ERTS
+    /// `erts_set_trace_pattern`: `on && !flags.breakpoint` runs `erts_clear_all_breaks` on the
+    /// matched functions): setting it clears every flag of the session (local, meta and the
+    /// counters) off the current version's functions and drops the session's pattern from the
+    /// module, in the same sequence (the promise withdrawn first when that was the module's
+    /// last pattern); the old version, which ERTS's match does not reach, keeps its nodes until
+    /// its removal.
     fn trace_pattern_module_global(
         &self,
         on: bool,
@@ -812,11 +848,9 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
-        if st.module.patterns.iter().any(|(s, _)| *s == session) {
-            return Err(PatternError::BadArg(
-                "local and global patterns of one session on a loaded module are not modelled"
-                    .into(),
-            ));
+        let clear_local = on && st.module.patterns.iter().any(|(s, _)| *s == session);
+        if clear_local {
+            st.module.patterns.retain(|(s, _)| *s != session);
         }
         let n = self.cm().functions;
         let had = st.module.global.contains(&session);
@@ -836,6 +870,19 @@ impl<P: ThreadProgress> Engine<P> {
         let area = self.exp_area();
         let funcs: Vec<FuncId> = (0..n).collect();
         let staging = self.staging_ix();
+        let mut areas: Vec<(Area, &[FuncId])> = vec![(area, &funcs[..])];
+        let v = st.module.curr;
+        if clear_local && !v.is_null() {
+            // SAFETY: the current version, live while the module table is held.
+            let ver = unsafe { &*v };
+            if !st.module.traced() {
+                ver.promised.store(false, Relaxed);
+            }
+            for &f in &funcs {
+                crate::stage::clear_session(self, &mut bst, area_of(ver), f, session, staging);
+            }
+            areas.push((area_of(ver), &funcs[..]));
+        }
         let extra = crate::stage::Extra {
             global: true,
             ms: spec.ms.clone().map(std::sync::Arc::new),
@@ -855,14 +902,16 @@ impl<P: ThreadProgress> Engine<P> {
             );
         }
         let install = on.then_some((area, &funcs[..]));
-        self.finish_in(&mut bst, op, install, &[(area, &funcs)], &mut || {});
+        self.finish_in(&mut bst, op, install, &areas, &mut || {});
         Ok(n)
     }
 
     /// `trace_pattern` of `fl` in `session` on every function of version `v` (the current
     /// one): `stage.rs` in the staging half, then `finisher.rs::finish_in` on the version's
     /// area. The promise follows `traced` (the module's patterns after this call): withdrawn
-    /// before staging, or made right after W2, when every hit runs the new half.
+    /// before staging, or made right after W2, when every hit runs the new half. `more`: areas
+    /// the caller staged in too (the export entries whose global flag the local pattern
+    /// clears), finished in the same sequence.
     #[allow(clippy::too_many_arguments)]
     fn trace_pattern_on(
         &self,
@@ -873,6 +922,7 @@ impl<P: ThreadProgress> Engine<P> {
         fl: FlagSet,
         extra: &crate::stage::Extra,
         traced: bool,
+        more: &[(Area, &[FuncId])],
     ) {
         // SAFETY: v is live while the permission is held (the current version).
         let ver = unsafe { &*v };
@@ -887,7 +937,9 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let promised = &ver.promised;
         let install = (op != PatternOp::False).then_some((area, &funcs[..]));
-        self.finish_in(bst, op, install, &[(area, &funcs)], &mut || {
+        let mut areas: Vec<(Area, &[FuncId])> = vec![(area, &funcs[..])];
+        areas.extend_from_slice(more);
+        self.finish_in(bst, op, install, &areas, &mut || {
             if traced {
                 promised.store(true, Relaxed);
             }
@@ -1046,7 +1098,9 @@ impl<P: ThreadProgress> Engine<P> {
     /// non-blocking collection (`collect.rs`, the temporaries, flips and waits) on the version's
     /// code area, while the module's processes run and charge. Under the module table and the
     /// permission, so a load, delete or purge is entirely before or after it. `undefined` when
-    /// the module has no current code (deleted).
+    /// the module has no current code (deleted). A function whose export entry carries the
+    /// session's global breakpoint answers `{traced, global}`, its match spec and `false` for
+    /// the other keys (the entry first, as ERTS's `function_is_traced`: `global_half`).
     pub fn trace_info_module(
         &self,
         session: SessionId,
@@ -1062,6 +1116,9 @@ impl<P: ThreadProgress> Engine<P> {
             ]);
         }
         let mut bst = self.seize();
+        if let Some(d) = self.global_half(&bst, f, session) {
+            return crate::session::global_info(key, &d);
+        }
         // SAFETY: the current version, live while the module table is held.
         let area = area_of(unsafe { &*v });
         self.trace_info_in(
@@ -1072,6 +1129,30 @@ impl<P: ThreadProgress> Engine<P> {
             key,
             crate::term::Collection::NonBlocking,
         )
+    }
+
+    /// The active half of `session`'s node on the export entry of function `f`, if that entry
+    /// dispatches to its breakpoint and the half carries the global flag: what ERTS's
+    /// `function_is_traced` (erl_bif_trace.c) looks at before the function's code,
+    /// `erts_is_export_trampoline_active(ep, erts_active_code_ix())` then
+    /// `erts_is_trace_break(session, &ep->info, ms, 0)`.
+    fn global_half(
+        &self,
+        bst: &Permission<'_>,
+        f: FuncId,
+        session: SessionId,
+    ) -> Option<crate::bp::GenericBpData> {
+        if !self.cm().globals {
+            return None;
+        }
+        let h = &self.cm().exp_code.funcs[f];
+        if h.instr.load(Relaxed) == h.original {
+            return None; // the trampoline is not active: calls go straight to the code
+        }
+        let g = self.session_node_in(bst, self.exp_area(), f, session, false);
+        // SAFETY: live node under the permission.
+        let d = unsafe { g.as_ref() }?.snapshot_half(self.active_ix());
+        (d.flags & crate::bp::flags::GLOBAL_TRACE != 0).then_some(d)
     }
 
     /// The current version's number (0 if deleted).

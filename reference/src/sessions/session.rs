@@ -385,22 +385,7 @@ impl<P: ThreadProgress> Engine<P> {
             d.ms.as_deref().map_or(Term::List(vec![]), |m| m.to_term())
         };
         if let Some(d) = exp.filter(|d| d.flags & flags::GLOBAL_TRACE != 0) {
-            let f = || Term::Atom("false");
-            let kv = |k: &'static str, v: Term| Term::Tuple(vec![Term::Atom(k), v]);
-            return Ok(pair(match key {
-                InfoKey::Traced => Term::Atom("global"),
-                InfoKey::MatchSpec => ms_term(&d),
-                InfoKey::All => Term::List(vec![
-                    kv("traced", Term::Atom("global")),
-                    kv("match_spec", ms_term(&d)),
-                    kv("meta", f()),
-                    kv("meta_match_spec", f()),
-                    kv("call_memory", f()),
-                    kv("call_time", f()),
-                    kv("call_count", f()),
-                ]),
-                _ => f(),
-            }));
+            return Ok(global_info(key, &d));
         }
         if let Some(d) = code.filter(|d| d.flags & flags::LOCAL_TRACE != 0 && d.ms.is_some()) {
             return Ok(match (key, base) {
@@ -416,6 +401,33 @@ impl<P: ThreadProgress> Engine<P> {
         }
         Ok(base)
     }
+}
+
+/// `trace_info` of a function whose export entry carries `d`, the session's global breakpoint
+/// (ERTS `function_is_traced` in erl_bif_trace.c: the export entry first, and when
+/// `erts_is_trace_break(session, &ep->info, ms, 0)` finds the global flag, `{traced, global}`,
+/// its match spec, and `false` for every other key; the static area's and the module's export
+/// entries alike).
+pub(crate) fn global_info(key: crate::term::InfoKey, d: &crate::bp::GenericBpData) -> Term {
+    use crate::term::InfoKey;
+    let pair = |v: Term| Term::Tuple(vec![Term::Atom(key.atom()), v]);
+    let ms = || d.ms.as_deref().map_or(Term::List(vec![]), |m| m.to_term());
+    let f = || Term::Atom("false");
+    let kv = |k: &'static str, v: Term| Term::Tuple(vec![Term::Atom(k), v]);
+    pair(match key {
+        InfoKey::Traced => Term::Atom("global"),
+        InfoKey::MatchSpec => ms(),
+        InfoKey::All => Term::List(vec![
+            kv("traced", Term::Atom("global")),
+            kv("match_spec", ms()),
+            kv("meta", f()),
+            kv("meta_match_spec", f()),
+            kv("call_memory", f()),
+            kv("call_time", f()),
+            kv("call_count", f()),
+        ]),
+        _ => f(),
+    })
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
