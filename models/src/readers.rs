@@ -21,12 +21,11 @@
 //!
 //! Checked parameters (loom, one stager (two in `timem-two-stagers`), one scheduler, one or two
 //! functions, one or two sessions, `LOOM_MAX_BRANCHES` 20,000; executions per baseline):
-//! bound 2 (`make test`): `timem-remove` 7,314, `timem-remove-nap` 2,254, `timem-pause-restart`
-//! 55,912, `timem-remove-2sess` 7,350, `timem-remove-old-2sess` 7,326, `timem-raise` 7,314,
-//! `timem-fresh-node` 1,414, `timem-two-stagers` 17,733. Bound 3 (`make check`): `timem-remove`
-//! 55,653, `timem-remove-nap` 11,418, `timem-remove-2sess` 56,962, `timem-remove-old-2sess`
-//! 56,310, `timem-raise` 55,583, `timem-fresh-node` 7,940; `timem-pause-restart` did not finish
-//! in 10 minutes at bound 3 and runs capped at bound 2, as does `timem-two-stagers`. Every
+//! bound 3 (`make check`; docs/results/check-loom.tsv, the two last measured alone on the loaded
+//! 2-core machine): `timem-remove` 250,261, `timem-remove-nap` 11,418, `timem-remove-2sess`
+//! 301,324, `timem-remove-old-2sess` 273,956, `timem-raise` 248,459, `timem-fresh-node` 8,306,
+//! `timem-pause-restart` 1,423,778 (133.6 s; bound 2: 196,943, 22.4 s), `timem-two-stagers`
+//! 202,701 (28.0 s; bound 2: 22,484, 3.0 s); none capped (`make test` runs all at bound 2). Every
 //! baseline holds. Shuttle: the loom scenarios plus a second scheduler (calls, raises, naps),
 //! and `timem-churn-2sess` (three schedulers, seven stager operations over two sessions and two
 //! functions); PCT (depth 3) and random, 2,000 (`make test`) or 50,000 (`make check`)

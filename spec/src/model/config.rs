@@ -621,7 +621,7 @@ impl Config {
                     .into(),
             );
         }
-        // The state's inline capacities (`state.rs`); the 64-bit dirty mask holds MAX_LOCS.
+        // The state's inline capacities (`state.rs`); the 32-bit dirty mask holds MAX_LOCS.
         use super::state::{MAX_CELLS, MAX_NODES, MAX_OBJS};
         if self.max_nodes() > MAX_NODES {
             return Err(format!(

@@ -341,10 +341,12 @@ pub fn at_rest_consistent(m: &BpModel, s: &State) -> Result<(), String> {
     }
     let cfg = &m.cfg;
     let active = s.active_ix(cfg) as usize;
-    let mut on_chain = vec![false; s.nodes.len()];
+    // Nodes on a chain, a bit each (no allocation per state: `MAX_NODES` is at most 32).
+    const _: () = assert!(super::state::MAX_NODES <= 32);
+    let mut on_chain = 0u32;
     for f in 0..cfg.functions {
         for g in s.chain(cfg, f) {
-            on_chain[g as usize] = true;
+            on_chain |= 1 << g;
             let n = &s.nodes[g as usize];
             if n.half[0] != n.half[1] {
                 return Err(format!(
@@ -382,7 +384,7 @@ pub fn at_rest_consistent(m: &BpModel, s: &State) -> Result<(), String> {
     }
     for &g in &s.stager.free_list {
         let n = &s.nodes[g as usize];
-        if on_chain[g as usize] || !n.unlinked || n.freed {
+        if on_chain & (1 << g) != 0 || !n.unlinked || n.freed {
             return Err(format!(
                 "GenericBp#{} on the free list at rest is not an unlinked live node",
                 g + 1
@@ -390,7 +392,7 @@ pub fn at_rest_consistent(m: &BpModel, s: &State) -> Result<(), String> {
         }
     }
     for (g, n) in s.nodes.iter().enumerate() {
-        if !on_chain[g] && !n.freed && !s.stager.free_list.contains(&(g as u8)) {
+        if on_chain & (1 << g) == 0 && !n.freed && !s.stager.free_list.contains(&(g as u8)) {
             return Err(format!(
                 "GenericBp#{} leaked (unlinked, never freed)",
                 g + 1
