@@ -69,6 +69,9 @@ pub enum LStep {
     Return,
     Progress,
     Nap,
+    /// A process switch (`Scheduler::switch_proc`): the current process scheduled out, the
+    /// scheduler's next one in. A script with a switch runs a second process.
+    Switch,
 }
 
 #[derive(Clone, Debug)]
@@ -275,6 +278,27 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             true,
             &[&[Load, PurgeKill]],
             &nap_in_old,
+        )
+        .with_call_time(),
+        // As old-code-purge-kill with two processes on the scheduler, both entering version 1
+        // with call_time frames (a process switch between them): the purge may kill the first
+        // while it is switched out, its pbt naming version 1's f0; it exits when switched in
+        // again (no charge), and the purge waits for both.
+        one(
+            "old-code-purge-kill-2procs",
+            true,
+            &[&[Load, PurgeKill]],
+            &[
+                Enter(0),
+                Switch,
+                Enter(0),
+                Nap,
+                Switch,
+                Local(0),
+                Return,
+                Switch,
+                Return,
+            ],
         )
         .with_call_time(),
         // Meta on a reloaded function: the process in version 1 makes a local call there after
@@ -586,6 +610,9 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                     };
                     assert_eq!(s.trace_code_proc(0, true, flags, Some(t)), Ok(true));
                 }
+                if script.contains(&LStep::Switch) {
+                    s.add_code_proc();
+                }
                 let mut seen = Vec::new();
                 for st in script {
                     match st {
@@ -601,11 +628,12 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             s.sleep();
                             s.wake();
                         }
+                        LStep::Switch => s.switch_proc(),
                     }
                     s.alloc_in_code(words);
                 }
                 s.sleep();
-                (seen, s.counted(), s.code_proc().timem_calls)
+                (seen, s.counted(), s.code_procs_timem_calls())
             })
         })
         .collect();
