@@ -69,6 +69,9 @@ pub enum LStep {
     Return,
     Progress,
     Nap,
+    /// A process switch (`Scheduler::switch_proc`): the current process scheduled out, the
+    /// scheduler's next one in. A script with a switch runs a second process.
+    Switch,
 }
 
 #[derive(Clone, Debug)]
@@ -275,6 +278,27 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             true,
             &[&[Load, PurgeKill]],
             &nap_in_old,
+        )
+        .with_call_time(),
+        // As old-code-purge-kill with two processes on the scheduler, both entering version 1
+        // with call_time frames (a process switch between them): the purge may kill the first
+        // while it is switched out, its pbt naming version 1's f0; it exits when switched in
+        // again (no charge), and the purge waits for both.
+        one(
+            "old-code-purge-kill-2procs",
+            true,
+            &[&[Load, PurgeKill]],
+            &[
+                Enter(0),
+                Switch,
+                Enter(0),
+                Nap,
+                Switch,
+                Local(0),
+                Return,
+                Switch,
+                Return,
+            ],
         )
         .with_call_time(),
         // Meta on a reloaded function: the process in version 1 makes a local call there after
@@ -586,6 +610,9 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                     };
                     assert_eq!(s.trace_code_proc(0, true, flags, Some(t)), Ok(true));
                 }
+                if script.contains(&LStep::Switch) {
+                    s.add_code_proc();
+                }
                 let mut seen = Vec::new();
                 for st in script {
                     match st {
@@ -601,11 +628,12 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                             s.sleep();
                             s.wake();
                         }
+                        LStep::Switch => s.switch_proc(),
                     }
                     s.alloc_in_code(words);
                 }
                 s.sleep();
-                (seen, s.counted(), s.code_proc().timem_calls)
+                (seen, s.counted(), s.code_procs_timem_calls())
             })
         })
         .collect();
@@ -816,6 +844,7 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
         .chain(memory_kills(checker, proto))
+        .chain(two_procs_kills(checker, proto))
         // The last four, on meta, local call trace and global trace (shuttle PCT, 2,000
         // iterations: first kills at iterations 2, 3, 83 and 10): the old version's breakpoints
         // cleared at once under the local call that reads its meta object or pushes its return
@@ -863,6 +892,7 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
         .chain(memory_kills(checker, proto))
+        .chain(two_procs_kills(checker, proto))
         .collect(),
         (other, _) => panic!("unknown checker {other}"),
     }
@@ -930,6 +960,48 @@ fn memory_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str
         ),
         LoadProtocol::Blocking => (&[LoadPurgeSkipCheck, LoadBlockingWithoutBlock], &[]),
     };
+    kills_on(scn, checker, both, loom)
+}
+
+/// code:purge/1 with two processes on one scheduler (`old-code-purge-kill-2procs`, one switched
+/// out in version 1 when the purge kills). NonBlocking, loom: the purge without PW (bound 2,
+/// 4,510 executions), W1, W3 and W4 of the old version's removal (the matrix runs every W mutant
+/// on an old-code scenario at bound 3: 25,108, 30,862 and 27,414; W1 and W4 already at bound 2,
+/// 4,395 and 4,510, where the one-process scenarios need 3); both checkers (shuttle PCT, 2,000
+/// iterations, first kills at 412, 3 and 8): the purge without its check and its wait (the
+/// switched-in process's signal check reads the freed version), the removal at once, version 2
+/// built after its commit. Blocking, both (PCT at 25 and 2): the purge without its check, the
+/// load without the block. W0, W2 and load-skip-lw1-after-commit survive here (loom bound 3,
+/// shuttle 2,000 PCT and random).
+fn two_procs_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    let scn = "old-code-purge-kill-2procs";
+    let (both, loom): (&[Mutant], &[Mutant]) = match proto {
+        LoadProtocol::NonBlocking => (
+            &[
+                LoadPurgeSkipCheck,
+                LoadClearOldAtOnce,
+                LoadCommitBeforeBreakpoints,
+            ],
+            &[
+                LoadPurgeSkipWait,
+                SkipWaitBeforeCommit,
+                SkipWaitBeforeConsolidate,
+                SkipWaitBeforeFree,
+            ],
+        ),
+        LoadProtocol::Blocking => (&[LoadPurgeSkipCheck, LoadBlockingWithoutBlock], &[]),
+    };
+    kills_on(scn, checker, both, loom)
+}
+
+/// `both` on `scn` for every checker, `loom` for loom only.
+fn kills_on(
+    scn: &'static str,
+    checker: &str,
+    both: &[Mutant],
+    loom: &[Mutant],
+) -> Vec<(Mutant, &'static str)> {
     let loom: &[Mutant] = if checker == "loom" { loom } else { &[] };
     both.iter().chain(loom).map(|&m| (m, scn)).collect()
 }

@@ -79,6 +79,7 @@ baselines! {
     load_old_code_call_memory => "old-code-call-memory",
     load_old_code_session_destroy => "old-code-session-destroy",
     load_old_code_purge_kill => "old-code-purge-kill",
+    load_old_code_purge_kill_2procs => "old-code-purge-kill-2procs",
     load_3ix_under_hits => "load-under-hits-3ix",
     load_3ix_old_code_purge => "old-code-purge-3ix",
     load_3ix_old_code_untraced_purge => "old-code-untraced-purge-3ix",

@@ -171,7 +171,7 @@ fn conserved(e: &Engine<Qsbr>, s: &Scheduler<Qsbr>, proto: LoadProtocol) {
     );
     assert_eq!(
         e.total_timed(),
-        s.code_proc().timem_calls as i64,
+        s.code_procs_timem_calls() as i64,
         "{proto:?}: call_time counts conserved across versions"
     );
 }
@@ -358,27 +358,13 @@ fn session_destroyed_while_a_process_is_in_old_code() {
 fn purge_kill_kills_a_process_in_old_code() {
     let _watchdog = bpspec_reference::watchdog::arm("load::purge_kill_kills_a_process_in_old_code");
     for (proto, scheme) in cases() {
-        let e = Arc::new(
-            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
-                .with_module(2, proto, true)
-                .with_kills()
-                .with_code_ix(scheme),
-        );
+        let e = killing_module(proto, scheme);
         let s1 = call_time_in(&e);
         let mut s = Scheduler::start(e.clone(), 0);
         s.call_and_stay(0);
         assert_eq!(op!(s, e.load()), Ok(2));
-        s.sleep();
-        let purger = {
-            let e = e.clone();
-            std::thread::spawn(move || e.purge_kill())
-        };
-        while !purger.is_finished() {
-            s.wake(); // scheduled in: the kill is taken here
-            s.sleep();
-            std::thread::yield_now();
-        }
-        assert_eq!(purger.join().unwrap(), Ok(true), "{proto:?}");
+        // Scheduled in at each wake-up: the kill is taken there.
+        assert_eq!(purge_kill_while(&e, &mut s, |_| {}), Ok(true), "{proto:?}");
         s.wake();
         assert_eq!(s.killed(), 1, "{proto:?}");
         assert!(s.code_proc().stack.is_empty() && s.code_proc().time.is_empty());
@@ -391,6 +377,83 @@ fn purge_kill_kills_a_process_in_old_code() {
             e.current_timem(s1, 1, true).unwrap().get(&0).map(|x| x.0),
             Some(1)
         );
+        s.sleep();
+    }
+}
+
+/// A one-scheduler engine with module `m` of 2 functions traced with call_count, made
+/// `with_kills` (`code:purge/1`).
+fn killing_module(proto: LoadProtocol, scheme: CodeIxScheme) -> Arc<Engine<Qsbr>> {
+    Arc::new(
+        Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+            .with_module(2, proto, true)
+            .with_kills()
+            .with_code_ix(scheme),
+    )
+}
+
+/// `code:purge/1` on its own thread while the scheduler `s` (asleep) wakes, runs `step` and
+/// sleeps again until the purge returns; its result.
+fn purge_kill_while(
+    e: &Arc<Engine<Qsbr>>,
+    s: &mut Scheduler<Qsbr>,
+    step: fn(&mut Scheduler<Qsbr>),
+) -> Result<bool, LoadError> {
+    s.sleep();
+    let purger = {
+        let e = e.clone();
+        std::thread::spawn(move || e.purge_kill())
+    };
+    while !purger.is_finished() {
+        s.wake();
+        step(s);
+        s.sleep();
+        std::thread::yield_now();
+    }
+    purger.join().unwrap()
+}
+
+/// `code:purge/1` with two processes on one scheduler, both in version 1 with call_time frames:
+/// the one switched out when the purge kills (its pbt naming version 1's f0) exits when switched
+/// in (`Scheduler::switch_proc`, its signals before its schedule-in: no charge), the current one
+/// at its wake-up; the purger waits for both, then purges; both protocols.
+#[test]
+fn purge_kill_kills_a_switched_out_process() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::purge_kill_kills_a_switched_out_process");
+    for (proto, scheme) in cases() {
+        let e = killing_module(proto, scheme);
+        let s1 = call_time_in(&e);
+        let mut s = Scheduler::start(e.clone(), 0);
+        s.add_code_proc();
+        s.switch_proc(); // a process switch with the first not in the module yet
+        assert_eq!(s.call_and_stay(0).version, 1);
+        s.advance(3);
+        s.switch_proc(); // the second switched out in version 1: 3 charged to its f0
+        assert_eq!(s.call_and_stay(0).version, 1);
+        s.switch_proc();
+        s.switch_proc(); // the first current again, the second switched out in version 1
+        let t = e.current_timem(s1, 0, true).expect("f0 has call_time");
+        assert_eq!(
+            t.get(&1_000),
+            Some(&(1, 3)),
+            "{proto:?}: charged at the switch"
+        );
+        assert_eq!(op!(s, e.load()), Ok(2));
+        // The current process's signals at each wake-up, the switched-out one's at the switch,
+        // before its schedule-in.
+        let r = purge_kill_while(&e, &mut s, Scheduler::switch_proc);
+        assert_eq!(r, Ok(true), "{proto:?}");
+        s.wake();
+        assert_eq!(s.killed(), 2, "{proto:?}: both processes killed");
+        for _ in 0..2 {
+            assert!(s.code_proc().stack.is_empty() && s.code_proc().time.is_empty());
+            assert_eq!(s.local_call(0).version, 0, "a killed process calls nothing");
+            s.return_out();
+            s.switch_proc();
+        }
+        assert_eq!(s.call_ext(1).version, 2, "a new process");
+        conserved(&e, &s, proto);
         s.sleep();
     }
 }

@@ -58,6 +58,18 @@ pub(crate) struct InCode {
     /// The process was killed and no new one has started: its local calls and its return do
     /// nothing (the next remote call is a new process's).
     dead: bool,
+    /// The scheduler's other processes ([`Scheduler::add_code_proc`]), scheduled out, in the
+    /// order [`Scheduler::switch_proc`] runs them: `proc`, `held` and `dead` above are the
+    /// current process's.
+    parked: Vec<Parked>,
+}
+
+/// A process of the scheduler that is not current (scheduled out): its own frames, pbts and
+/// place in the module's code, swapped with the current one's at a process switch.
+struct Parked {
+    proc: Proc,
+    held: *const CodeVersion,
+    dead: bool,
 }
 
 impl<P: ThreadProgress> Scheduler<P> {
@@ -76,6 +88,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             }),
             killed: 0,
             dead: false,
+            parked: Vec::new(),
         }));
         self.with_code(|s, c| {
             s.enter(c);
@@ -229,6 +242,58 @@ impl<P: ThreadProgress> Scheduler<P> {
         c.held = std::ptr::null();
         c.killed += 1;
         c.dead = true;
+    }
+
+    /// A second (third, ...) process on this scheduler, call-traced in every session as the
+    /// first, scheduled out until [`Scheduler::switch_proc`] runs it (pid: the scheduler's id
+    /// plus 1,000 per process added).
+    pub fn add_code_proc(&mut self) {
+        self.with_code(|s, c| {
+            let n = c.parked.len() as u64 + 1;
+            c.parked.push(Parked {
+                proc: Proc::new(Process {
+                    pid: s.id as u64 + 1_000 * n,
+                    call_traced: u64::MAX,
+                }),
+                held: std::ptr::null(),
+                dead: false,
+            });
+        });
+    }
+
+    /// A process switch (ERTS `erts_schedule`, not a thread progress point): the current
+    /// process is scheduled out (its running call_time charged to the function it is in, in
+    /// whichever version: it is still counted in that version's `in_code`) and parked last;
+    /// the first parked process becomes current, handles its signals first (an exit signal of
+    /// `code:purge/1` sent while it was parked kills it: frames and pbts dropped without a
+    /// charge, it leaves the version, `take_signals`) and is scheduled in. No-op with one
+    /// process.
+    pub fn switch_proc(&mut self) {
+        self.with_code(|s, c| {
+            if c.parked.is_empty() {
+                return;
+            }
+            s.schedule_out(&mut c.proc);
+            Self::swap_current(c);
+            s.take_signals(c);
+            s.schedule_in(&mut c.proc);
+        });
+    }
+
+    /// Make the first parked process current; the current one is parked last.
+    fn swap_current(c: &mut InCode) {
+        let mut next = c.parked.remove(0);
+        std::mem::swap(&mut c.proc, &mut next.proc);
+        std::mem::swap(&mut c.held, &mut next.held);
+        std::mem::swap(&mut c.dead, &mut next.dead);
+        c.parked.push(next);
+    }
+
+    /// The call_time/call_memory calls of every process of this scheduler (`Proc::timem_calls`,
+    /// the current one's and the parked ones').
+    pub fn code_procs_timem_calls(&self) -> u64 {
+        let c = self.code_ref();
+        c.proc.timem_calls + c.parked.iter().map(|p| p.proc.timem_calls).sum::<u64>()
     }
 
     /// [`Scheduler::sleep`] on an engine with a module: the process scheduled out first (its
@@ -482,7 +547,9 @@ impl<P: ThreadProgress> Scheduler<P> {
         let Some(mut c) = self.code.take() else {
             return;
         };
-        if !c.held.is_null() && !std::thread::panicking() {
+        let in_version =
+            |c: &InCode| !c.held.is_null() || c.parked.iter().any(|p| !p.held.is_null());
+        if in_version(&c) && !std::thread::panicking() {
             let asleep = !c.proc.running;
             self.code = Some(c);
             if asleep {
@@ -491,7 +558,18 @@ impl<P: ThreadProgress> Scheduler<P> {
                 self.wake_in_code();
             }
             // The process exits (a no-op if the wake's signals killed it).
-            self.return_out();
+            if self.code_ref().held.is_null() && !self.code_ref().dead {
+                // Not in a version (a parked one is): nothing to return from.
+            } else {
+                self.return_out();
+            }
+            // Then each parked process, switched in (its signals first), exits.
+            for _ in 0..self.code_ref().parked.len() {
+                self.switch_proc();
+                if !self.code_ref().held.is_null() || self.code_ref().dead {
+                    self.return_out();
+                }
+            }
             if asleep {
                 // Asleep again: the engine's progress has no unregister, so a scheduler dropped
                 // awake would hold every later wait for thread progress.
