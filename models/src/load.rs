@@ -305,14 +305,28 @@ pub fn loom_scenarios() -> Vec<LScenario> {
         LScenario::three,
     );
     // LW1 folded into the removal's W1 (`Engine::with_lw1_fold`, docs/nonblocking-load.md §3):
-    // a traced old version (LP3 and the purge rest on the removal's W1), an untraced one (LW1
-    // stays).
+    // every `Two` scenario whose load or delete finds a traced old version (LP3 and the purge
+    // rest on the removal's W1), and old-code-untraced-purge (LW1 stays there). Not folded: the
+    // two with no load (trace-pattern-off-under-hits, global-off-under-hits), where the
+    // sequence is the default's, and the `-3ix` ones (`Three` has no LW1).
     let folded = variants(
         &out,
         &[
             ("load-under-hits", "load-under-hits-fold"),
+            ("delete-purge-under-hits", "delete-purge-under-hits-fold"),
+            ("load-vs-trace-pattern", "load-vs-trace-pattern-fold"),
+            ("trace-pattern-then-load", "trace-pattern-then-load-fold"),
+            ("old-code-local-calls", "old-code-local-calls-fold"),
             ("old-code-purge", "old-code-purge-fold"),
             ("old-code-untraced-purge", "old-code-untraced-purge-fold"),
+            ("two-sessions-load", "two-sessions-load-fold"),
+            ("old-code-call-time", "old-code-call-time-fold"),
+            ("old-code-session-destroy", "old-code-session-destroy-fold"),
+            ("old-code-purge-kill", "old-code-purge-kill-fold"),
+            ("old-code-meta", "old-code-meta-fold"),
+            ("old-code-local-trace", "old-code-local-trace-fold"),
+            ("load-collect", "load-collect-fold"),
+            ("load-global", "load-global-fold"),
         ],
         LScenario::folded,
     );
@@ -352,7 +366,7 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
         // Three local calls after a nap rather than one after a progress point (which yields,
         // and PCT then runs the loader's clear to its end first): PCT kills
         // load-clear-old-at-once here within 2,000 iterations, on the loom script it did not.
-        if s.name == "old-code-local-calls" {
+        if s.name.starts_with("old-code-local-calls") {
             s.schedulers[0] = vec![Enter(0), Nap, Local(0), Local(0), Local(0), Return];
         }
     }
