@@ -350,7 +350,7 @@ pub fn loom_scenarios() -> Vec<LScenario> {
 }
 
 /// The loom scenarios with a second scheduler (but the old-code ones), plus a churn of every op
-/// on three functions.
+/// on three functions, also with the LW1 fold (`load-churn-fold`).
 pub fn shuttle_scenarios() -> Vec<LScenario> {
     use LOp::*;
     use LStep::*;
@@ -375,7 +375,9 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
         vec![TracePattern(false), TracePattern(true)],
     ];
     let schedulers = (0..3).map(|_| script(3, 5)).collect();
-    out.push(LScenario::new("load-churn", 3, true, churn, schedulers));
+    let churn = LScenario::new("load-churn", 3, true, churn, schedulers);
+    out.push(churn.clone());
+    out.push(churn.folded("load-churn-fold"));
     out
 }
 
@@ -695,11 +697,13 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         )
         // LW1 folded into the removal's W1 (the `-fold` scenarios, `Engine::with_lw1_fold`):
         // that W1 now orders the stage's half writes before the half reads of a call that read
-        // the old version's address before the commit (W1 survives on load-under-hits, where
-        // LW1 does it); LW1 stays where nothing is removed. loom only.
+        // the old version's address before the commit (W1 survives on load-under-hits and
+        // delete-purge-under-hits, where LW1 does it), after a load and after a delete; LW1
+        // stays where nothing is removed. loom only.
         .chain(
             [
                 (SkipWaitBeforeCommit, "load-under-hits-fold"),
+                (SkipWaitBeforeCommit, "delete-purge-under-hits-fold"),
                 (LoadSkipWaitAfterCommit, "old-code-untraced-purge-fold"),
             ]
             .into_iter()
