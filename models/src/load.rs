@@ -699,16 +699,29 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         // that W1 now orders the stage's half writes before the half reads of a call that read
         // the old version's address before the commit (W1 survives on load-under-hits and
         // delete-purge-under-hits, where LW1 does it), after a load and after a delete; LW1
-        // stays where nothing is removed. loom only.
-        .chain(
-            [
+        // stays where nothing is removed. The other load mutants and each wait of W0–W4 are
+        // killed under the fold too, each on the `-fold` twin of a scenario that kills it
+        // without the fold. loom only.
+        .chain(loom_only(
+            checker,
+            vec![
                 (SkipWaitBeforeCommit, "load-under-hits-fold"),
                 (SkipWaitBeforeCommit, "delete-purge-under-hits-fold"),
                 (LoadSkipWaitAfterCommit, "old-code-untraced-purge-fold"),
-            ]
-            .into_iter()
-            .filter(|_| checker == "loom"),
-        )
+                (LoadCommitBeforeBreakpoints, "load-under-hits-fold"),
+                (LoadPurgeSkipCheck, "old-code-purge-fold"),
+                (LoadPurgeSkipWait, "old-code-purge-fold"),
+                (LoadPurgeSkipWait, "old-code-purge-kill-fold"),
+                (LoadClearOldAtOnce, "old-code-local-calls-fold"),
+                (SkipWaitBeforeInstall, "trace-pattern-then-load-fold"),
+                (SkipWaitBeforeUninstall, "trace-pattern-then-load-fold"),
+                (SkipWaitBeforeCommit, "old-code-meta-fold"),
+                (SkipWaitBeforeConsolidate, "old-code-purge-fold"),
+                (SkipWaitBeforeConsolidate, "old-code-local-trace-fold"),
+                (SkipWaitBeforeFree, "old-code-call-time-fold"),
+                (SkipWaitBeforeFree, "old-code-session-destroy-fold"),
+            ],
+        ))
         // Meta and local call trace with return frames in old code (loom, W1 and W3 at bound 3,
         // as on old-code-purge): the removal's W1 and W3 each needed for a local call in version
         // 1 reading its node, meta object and match spec; cleared at once, the node freed under
