@@ -26,7 +26,7 @@ use bpspec_reference::{LoadProtocol, Mutant};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--purge M[,M]]] [--mutant NAME | --mutants] [--mutant-seconds S]";
+pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--lw1-fold] [--purge M[,M]]] [--mutant NAME | --mutants] [--mutant-seconds S]";
 
 /// The mutants that remove a wait for thread progress (or break the grace period itself), in
 /// the order `--mutants` runs them (docs/mutants.md).
@@ -127,6 +127,10 @@ pub struct Args {
     /// `3ix` (ERTS's three, the code barrier before each commit); one run each.
     #[arg(long, value_delimiter = ',', default_value = "2ix", value_parser = code_ix_scheme, requires = "load")]
     code_ix: Vec<CodeIxScheme>,
+    /// LW1 folded into the removal's W1 (`Engine::with_lw1_fold`, with `--load`; NonBlocking
+    /// with `2ix` only): every run and mutant run of the command takes it, rows `...-fold`.
+    #[arg(long, requires = "load")]
+    lw1_fold: bool,
     /// The loader's purges (with `--load`): `soft` (`code:soft_purge/1`, refused while a process
     /// is in the old code), `kill` (`code:purge/1`, which kills those processes) and/or `mixed`
     /// (either at random); one run each.
@@ -467,6 +471,15 @@ fn load_run(a: &Args) -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let folds_only_two = a.protocols.iter().any(|&p| p != LoadProtocol::NonBlocking)
+        || a.code_ix.iter().any(|&c| c != CodeIxScheme::Two)
+        || a.mutant == Some(Mutant::LoadTwoCodeIx);
+    if a.lw1_fold && folds_only_two {
+        eprintln!(
+            "bpspec torture: --lw1-fold: LW1 is folded only under NonBlocking with two code indices (--protocols nonblocking --code-ix 2ix)\nusage: {USAGE}"
+        );
+        return ExitCode::from(2);
+    }
     let mut ok = true;
     let mutants: Vec<Mutant> = match (a.mutant, a.mutants) {
         (Some(m), _) => vec![m],
@@ -489,6 +502,7 @@ fn load_run(a: &Args) -> ExitCode {
                         cfg.max_time = Duration::from_secs(a.seconds);
                         cfg.scheme = c;
                         cfg.purge = purge;
+                        cfg.fold_lw1 = a.lw1_fold;
                         ok &= load_one(&cfg, "hold");
                     }
                 }
@@ -523,6 +537,7 @@ fn load_run(a: &Args) -> ExitCode {
                     cfg.pace = 64;
                     cfg.mutant = Some(m);
                     cfg.purge = purge;
+                    cfg.fold_lw1 = a.lw1_fold;
                     if m == Mutant::LoadTwoCodeIx {
                         // It changes only ERTS's three-index scheme.
                         cfg.scheme = CodeIxScheme::Three;
@@ -534,7 +549,7 @@ fn load_run(a: &Args) -> ExitCode {
                     } else {
                         "survives"
                     };
-                    let args = [
+                    let mut args = vec![
                         "--load".to_string(),
                         format!("--protocols={}", p.name()),
                         format!("--schedulers={n}"),
@@ -544,6 +559,9 @@ fn load_run(a: &Args) -> ExitCode {
                         format!("--seed={}", a.seed),
                         "--in-sweep".to_string(),
                     ];
+                    if a.lw1_fold {
+                        args.push("--lw1-fold".to_string());
+                    }
                     ok &= isolated(
                         &args,
                         &Fallback {

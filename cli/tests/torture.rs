@@ -111,6 +111,34 @@ fn small_load_torture_holds_under_both_protocols_and_records_its_rows() {
 }
 
 #[test]
+fn load_torture_takes_the_lw1_fold_under_nonblocking_only() {
+    let (code, text, rows) = torture_run(
+        "loadfold",
+        "--load --protocols nonblocking --lw1-fold --schedulers 2 --hits 100000 --seed 7",
+    );
+    assert_eq!(code, 0, "{text}");
+    assert_has(&text, &["protocol=nonblocking", "lw1-fold=true"]);
+    assert_row(&rows, "load-s2@nonblocking-fold", "baseline", "hold");
+    for bad in [
+        &["--load", "--lw1-fold"][..],
+        &[
+            "--load",
+            "--protocols",
+            "nonblocking",
+            "--code-ix",
+            "3ix",
+            "--lw1-fold",
+        ],
+    ] {
+        let mut args = vec!["torture"];
+        args.extend_from_slice(bad);
+        let (code, _, err) = bpspec(&args);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("--lw1-fold"), "{err}");
+    }
+}
+
+#[test]
 fn load_torture_kills_a_mutant_and_refuses_a_non_load_one() {
     let (code, text, rows) = torture_run(
         "loadmut",

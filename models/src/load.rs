@@ -379,14 +379,28 @@ pub fn loom_scenarios() -> Vec<LScenario> {
         LScenario::three,
     );
     // LW1 folded into the removal's W1 (`Engine::with_lw1_fold`, docs/nonblocking-load.md §3):
-    // a traced old version (LP3 and the purge rest on the removal's W1), an untraced one (LW1
-    // stays).
+    // every `Two` scenario whose load or delete finds a traced old version (LP3 and the purge
+    // rest on the removal's W1), and old-code-untraced-purge (LW1 stays there). Not folded: the
+    // two with no load (trace-pattern-off-under-hits, global-off-under-hits), where the
+    // sequence is the default's, and the `-3ix` ones (`Three` has no LW1).
     let folded = variants(
         &out,
         &[
             ("load-under-hits", "load-under-hits-fold"),
+            ("delete-purge-under-hits", "delete-purge-under-hits-fold"),
+            ("load-vs-trace-pattern", "load-vs-trace-pattern-fold"),
+            ("trace-pattern-then-load", "trace-pattern-then-load-fold"),
+            ("old-code-local-calls", "old-code-local-calls-fold"),
             ("old-code-purge", "old-code-purge-fold"),
             ("old-code-untraced-purge", "old-code-untraced-purge-fold"),
+            ("two-sessions-load", "two-sessions-load-fold"),
+            ("old-code-call-time", "old-code-call-time-fold"),
+            ("old-code-session-destroy", "old-code-session-destroy-fold"),
+            ("old-code-purge-kill", "old-code-purge-kill-fold"),
+            ("old-code-meta", "old-code-meta-fold"),
+            ("old-code-local-trace", "old-code-local-trace-fold"),
+            ("load-collect", "load-collect-fold"),
+            ("load-global", "load-global-fold"),
         ],
         LScenario::folded,
     );
@@ -410,7 +424,7 @@ pub fn loom_scenarios() -> Vec<LScenario> {
 }
 
 /// The loom scenarios with a second scheduler (but the old-code ones), plus a churn of every op
-/// on three functions.
+/// on three functions, also with the LW1 fold (`load-churn-fold`).
 pub fn shuttle_scenarios() -> Vec<LScenario> {
     use LOp::*;
     use LStep::*;
@@ -426,7 +440,7 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
         // Three local calls after a nap rather than one after a progress point (which yields,
         // and PCT then runs the loader's clear to its end first): PCT kills
         // load-clear-old-at-once here within 2,000 iterations, on the loom script it did not.
-        if s.name == "old-code-local-calls" {
+        if s.name.starts_with("old-code-local-calls") {
             s.schedulers[0] = vec![Enter(0), Nap, Local(0), Local(0), Local(0), Return];
         }
     }
@@ -435,7 +449,9 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
         vec![TracePattern(false), TracePattern(true)],
     ];
     let schedulers = (0..3).map(|_| script(3, 5)).collect();
-    out.push(LScenario::new("load-churn", 3, true, churn, schedulers));
+    let churn = LScenario::new("load-churn", 3, true, churn, schedulers);
+    out.push(churn.clone());
+    out.push(churn.folded("load-churn-fold"));
     out
 }
 
@@ -820,16 +836,31 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         )
         // LW1 folded into the removal's W1 (the `-fold` scenarios, `Engine::with_lw1_fold`):
         // that W1 now orders the stage's half writes before the half reads of a call that read
-        // the old version's address before the commit (W1 survives on load-under-hits, where
-        // LW1 does it); LW1 stays where nothing is removed. loom only.
-        .chain(
-            [
+        // the old version's address before the commit (W1 survives on load-under-hits and
+        // delete-purge-under-hits, where LW1 does it), after a load and after a delete; LW1
+        // stays where nothing is removed. The other load mutants and each wait of W0–W4 are
+        // killed under the fold too, each on the `-fold` twin of a scenario that kills it
+        // without the fold. loom only.
+        .chain(loom_only(
+            checker,
+            vec![
                 (SkipWaitBeforeCommit, "load-under-hits-fold"),
+                (SkipWaitBeforeCommit, "delete-purge-under-hits-fold"),
                 (LoadSkipWaitAfterCommit, "old-code-untraced-purge-fold"),
-            ]
-            .into_iter()
-            .filter(|_| checker == "loom"),
-        )
+                (LoadCommitBeforeBreakpoints, "load-under-hits-fold"),
+                (LoadPurgeSkipCheck, "old-code-purge-fold"),
+                (LoadPurgeSkipWait, "old-code-purge-fold"),
+                (LoadPurgeSkipWait, "old-code-purge-kill-fold"),
+                (LoadClearOldAtOnce, "old-code-local-calls-fold"),
+                (SkipWaitBeforeInstall, "trace-pattern-then-load-fold"),
+                (SkipWaitBeforeUninstall, "trace-pattern-then-load-fold"),
+                (SkipWaitBeforeCommit, "old-code-meta-fold"),
+                (SkipWaitBeforeConsolidate, "old-code-purge-fold"),
+                (SkipWaitBeforeConsolidate, "old-code-local-trace-fold"),
+                (SkipWaitBeforeFree, "old-code-call-time-fold"),
+                (SkipWaitBeforeFree, "old-code-session-destroy-fold"),
+            ],
+        ))
         // Meta and local call trace with return frames in old code (loom, W1 and W3 at bound 3,
         // as on old-code-purge): the removal's W1 and W3 each needed for a local call in version
         // 1 reading its node, meta object and match spec; cleared at once, the node freed under

@@ -20,6 +20,10 @@
 //!   The paired windows of both setups run in the same rounds (`perf-load_sessions.tsv` gives
 //!   the per-round ratio of the sessions setup to the plain one).
 //!
+//! - every window and the criterion group also under `NonBlocking` with LW1 folded into the
+//!   removal's W1 ([`Variant::Fold`], `Engine::with_lw1_fold`), in the same rounds: a third row
+//!   and the per-round ratio of the fold to the default `NonBlocking`.
+//!
 //! Run with `cargo bench -p bpspec-reference --bench load`; with `BPSPEC_BENCH_RESULTS=DIR` it
 //! writes `perf-load.tsv`, `perf-load_sessions.tsv` and `perf-load_purge.tsv` there
 //! (benches/common/mod.rs).
@@ -62,6 +66,38 @@ impl Setup {
     }
 }
 
+/// The engines compared: the two protocols, and `NonBlocking` with LW1 folded into the removal's
+/// W1 (`Engine::with_lw1_fold`: a load of the traced module waits four times, W1–W4).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Variant {
+    Blocking,
+    NonBlocking,
+    Fold,
+}
+
+impl Variant {
+    const ALL: [Variant; 3] = [Variant::Blocking, Variant::NonBlocking, Variant::Fold];
+    fn protocol(self) -> LoadProtocol {
+        match self {
+            Variant::Blocking => LoadProtocol::Blocking,
+            _ => LoadProtocol::NonBlocking,
+        }
+    }
+    /// The criterion id's and the table's name.
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Fold => "nonblocking-fold",
+            v => v.protocol().name(),
+        }
+    }
+    fn label(self) -> String {
+        match self {
+            Variant::Fold => "`NonBlocking` with the LW1 fold".to_string(),
+            v => format!("`{:?}`", v.protocol()),
+        }
+    }
+}
+
 /// A busy scheduler of an [`Engine`] with a module: 4 calls (rotating over the module) and a progress point.
 struct LoadSpin {
     s: Scheduler<Qsbr>,
@@ -92,8 +128,13 @@ fn busy(e: &Arc<Engine<Qsbr>>) -> Busy {
     })
 }
 
-fn engine(p: LoadProtocol, setup: Setup) -> Arc<Engine<Qsbr>> {
-    let e = Engine::new(EngineConfig::simple(0, BUSY)).with_module(FUNCS, p, true);
+fn engine(v: Variant, setup: Setup) -> Arc<Engine<Qsbr>> {
+    let e = Engine::new(EngineConfig::simple(0, BUSY)).with_module(FUNCS, v.protocol(), true);
+    let e = if v == Variant::Fold {
+        e.with_lw1_fold()
+    } else {
+        e
+    };
     if setup == Setup::Sessions {
         let s = e.create_session("bench").expect("session");
         let call_time = TraceSpec::from(FlagSet {
@@ -117,11 +158,11 @@ fn bench_load_purge(c: &mut Criterion) {
         .sampling_mode(SamplingMode::Flat)
         .measurement_time(Duration::from_secs(3));
     for setup in Setup::ALL {
-        for p in LoadProtocol::ALL {
-            let e = engine(p, setup);
+        for v in Variant::ALL {
+            let e = engine(v, setup);
             let running = busy(&e);
-            let id = BenchmarkId::new(format!("{}{}", p.name(), setup.suffix()), BUSY);
-            g.bench_with_input(id, &p, |b, _| {
+            let id = BenchmarkId::new(format!("{}{}", v.name(), setup.suffix()), BUSY);
+            g.bench_with_input(id, &v, |b, _| {
                 b.iter(|| {
                     e.load().expect("load");
                     e.purge().expect("purge");
@@ -136,8 +177,8 @@ fn bench_load_purge(c: &mut Criterion) {
 
 /// Hits/s of the busy schedulers over one window in mode `mode` (an index into `MODES`), and the
 /// loads + purges made.
-fn window(p: LoadProtocol, setup: Setup, mode: usize) -> (f64, u64) {
-    let e = engine(p, setup);
+fn window(v: Variant, setup: Setup, mode: usize) -> (f64, u64) {
+    let e = engine(v, setup);
     let running = busy(&e);
     let t = Instant::now();
     let mut loads = 0;
@@ -157,19 +198,20 @@ fn window(p: LoadProtocol, setup: Setup, mode: usize) -> (f64, u64) {
 /// One setup's measurements over the rounds.
 #[derive(Default)]
 struct Series {
-    hps: [[Vec<f64>; 3]; 2], // [protocol][mode]
-    loads: [[Vec<f64>; 3]; 2],
-    own: [[Vec<f64>; 3]; 2], // mode / idle, per protocol
+    hps: [[Vec<f64>; 3]; 3], // [variant][mode]
+    loads: [[Vec<f64>; 3]; 3],
+    own: [[Vec<f64>; 3]; 3], // mode / idle, per variant
     cross: [Vec<f64>; 3],    // nonblocking / blocking, per mode
+    fold: [Vec<f64>; 3],     // fold / nonblocking, per mode
 }
 
 impl Series {
-    /// One round of this setup: every protocol and mode; returns hits/s [protocol][mode].
-    fn round(&mut self, setup: Setup) -> [[f64; 3]; 2] {
-        let mut r = [[0.0; 3]; 2];
-        for (i, p) in LoadProtocol::ALL.into_iter().enumerate() {
+    /// One round of this setup: every variant and mode; returns hits/s [variant][mode].
+    fn round(&mut self, setup: Setup) -> [[f64; 3]; 3] {
+        let mut r = [[0.0; 3]; 3];
+        for (i, v) in Variant::ALL.into_iter().enumerate() {
             for (j, h) in r[i].iter_mut().enumerate() {
-                let (hits, n) = window(p, setup, j);
+                let (hits, n) = window(v, setup, j);
                 *h = hits;
                 self.hps[i][j].push(hits);
                 self.loads[i][j].push(n as f64);
@@ -181,17 +223,21 @@ impl Series {
         for (j, cross) in self.cross.iter_mut().enumerate() {
             cross.push(r[1][j] / r[0][j]);
         }
+        for (j, fold) in self.fold.iter_mut().enumerate() {
+            fold.push(r[2][j] / r[1][j]);
+        }
         r
     }
 
-    /// The table's rows: one per protocol, then the per-round ratio of the protocols.
+    /// The table's rows: one per variant, then the per-round ratios of the protocols and of
+    /// the fold to `NonBlocking`.
     fn rows(&self) -> Vec<Vec<String>> {
-        let mut rows: Vec<Vec<String>> = LoadProtocol::ALL
+        let mut rows: Vec<Vec<String>> = Variant::ALL
             .into_iter()
             .enumerate()
-            .map(|(i, p)| {
+            .map(|(i, v)| {
                 vec![
-                    format!("`{p:?}`"),
+                    v.label(),
                     rate(median(&self.hps[i][0])),
                     rate(median(&self.hps[i][1])),
                     rate(median(&self.hps[i][2])),
@@ -205,6 +251,10 @@ impl Series {
         rows.push(ratio_row(
             "`NonBlocking` / `Blocking` (per round)",
             &self.cross,
+        ));
+        rows.push(ratio_row(
+            "`NonBlocking` with the LW1 fold / `NonBlocking` (per round)",
+            &self.fold,
         ));
         rows
     }
@@ -234,13 +284,13 @@ const HEAD: [&str; 8] = [
 fn paired(run: &Run) {
     let mut plain = Series::default();
     let mut sessions = Series::default();
-    // sessions / plain, per protocol and mode.
-    let mut vs: [[Vec<f64>; 3]; 2] = Default::default();
+    // sessions / plain, per variant and mode.
+    let mut vs: [[Vec<f64>; 3]; 3] = Default::default();
     let rounds = common::rounds(ROUNDS);
     for _ in 0..rounds {
         let a = plain.round(Setup::Plain);
         let b = sessions.round(Setup::Sessions);
-        for i in 0..2 {
+        for i in 0..Variant::ALL.len() {
             for j in 0..MODES.len() {
                 vs[i][j].push(b[i][j] / a[i][j]);
             }
@@ -249,10 +299,10 @@ fn paired(run: &Run) {
     let window = |what: &str| {
         vec![
             format!(
-                "paired windows: {rounds} rounds; per round, each protocol in turn, a fresh engine ({FUNCS}"
+                "paired windows: {rounds} rounds; per round, each protocol (and NonBlocking with the LW1 fold)"
             ),
             format!(
-                "functions, {what}) and {BUSY} busy scheduler threads run for {} ms with the loader idle,",
+                "in turn, a fresh engine ({FUNCS} functions, {what}) and {BUSY} busy scheduler threads run for {} ms with the loader idle,",
                 WINDOW.as_millis()
             ),
             format!(
@@ -282,9 +332,12 @@ fn paired(run: &Run) {
             .to_string(),
     );
     let mut rows = sessions.rows();
-    for (i, p) in LoadProtocol::ALL.into_iter().enumerate() {
+    for (i, v) in Variant::ALL.into_iter().enumerate() {
         rows.push(ratio_row(
-            &format!("`{p:?}`: sessions + call_time / call_count only (per round)"),
+            &format!(
+                "{}: sessions + call_time / call_count only (per round)",
+                v.label()
+            ),
             &vs[i],
         ));
     }
@@ -295,9 +348,9 @@ fn paired(run: &Run) {
 fn criterion_table(run: &Run) {
     let rows: Vec<Vec<String>> = Setup::ALL
         .into_iter()
-        .flat_map(|s| LoadProtocol::ALL.into_iter().map(move |p| (s, p)))
-        .map(|(s, p)| {
-            let id = format!("{}{}/{BUSY}", p.name(), s.suffix());
+        .flat_map(|s| Variant::ALL.into_iter().map(move |v| (s, v)))
+        .map(|(s, v)| {
+            let id = format!("{}{}/{BUSY}", v.name(), s.suffix());
             let e = estimate(run, "load_purge", &id);
             vec![
                 format!("`load_purge/{id}`"),

@@ -79,6 +79,9 @@ pub struct LoadTortureConfig {
     pub scheme: crate::code_ix::CodeIxScheme,
     /// The loader's purges: soft, killing, or either at random.
     pub purge: PurgeMode,
+    /// LW1 folded into the removal's W1 (`Engine::with_lw1_fold`; NonBlocking with two code
+    /// indices only).
+    pub fold_lw1: bool,
 }
 
 /// The loader's purges (`bpspec torture --load --purge`).
@@ -129,6 +132,7 @@ impl LoadTortureConfig {
             mutant: None,
             scheme: crate::code_ix::CodeIxScheme::Two,
             purge: PurgeMode::Soft,
+            fold_lw1: false,
         }
     }
 
@@ -137,11 +141,18 @@ impl LoadTortureConfig {
         if !(1..=255).contains(&self.functions) {
             return Err(format!("functions must be 1..=255, got {}", self.functions));
         }
+        if self.fold_lw1
+            && (self.protocol != LoadProtocol::NonBlocking
+                || self.scheme != crate::code_ix::CodeIxScheme::Two)
+        {
+            return Err("the LW1 fold is a switch of NonBlocking with two code indices".into());
+        }
         Ok(())
     }
 
     /// The row's scenario: `load-s{schedulers}@{protocol}`, with `-3ix` under ERTS's three code
-    /// indices and `-kill` or `-mixed` by the purges (nothing for soft purges).
+    /// indices, `-fold` with LW1 folded into the removal's W1, and `-kill` or `-mixed` by the
+    /// purges (nothing for soft purges).
     pub fn row_name(&self) -> String {
         let three = self.scheme == crate::code_ix::CodeIxScheme::Three;
         let purge = match self.purge {
@@ -149,10 +160,11 @@ impl LoadTortureConfig {
             m => format!("-{}", m.name()),
         };
         format!(
-            "load-s{}@{}{}{purge}",
+            "load-s{}@{}{}{}{purge}",
             self.schedulers,
             self.protocol.name(),
-            if three { "-3ix" } else { "" }
+            if three { "-3ix" } else { "" },
+            if self.fold_lw1 { "-fold" } else { "" }
         )
     }
 
@@ -163,9 +175,9 @@ impl LoadTortureConfig {
         let seconds = c.max_time.as_secs();
         let checked = crate::sync::CHECKED;
         format!(
-            "load seed={:#x} protocol={protocol} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} code-ix={} purge={} checked={checked}",
+            "load seed={:#x} protocol={protocol} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} code-ix={} lw1-fold={} purge={} checked={checked}",
             c.seed, c.schedulers, c.functions, c.hits, c.pace, c.min_loads, c.min_trace_patterns,
-            c.scheme.name(), c.purge.name()
+            c.scheme.name(), c.fold_lw1, c.purge.name()
         )
     }
 }
@@ -362,6 +374,11 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         Engine::<Qsbr>::new(EngineConfig::simple(0, cfg.schedulers).with_mutant(cfg.mutant))
             .with_module(cfg.functions, cfg.protocol, true)
             .with_code_ix(cfg.scheme);
+    let engine = if cfg.fold_lw1 {
+        engine.with_lw1_fold()
+    } else {
+        engine
+    };
     let e = Arc::new(if cfg.purge.kills() {
         engine.with_kills()
     } else {
