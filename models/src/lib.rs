@@ -629,6 +629,8 @@ pub const KILL_BOUND_FLOOR: &[(Mutant, &str, usize)] = &[
     // first hit adds its row there: under NonBlocking on load-collect loom finds it at bound 3
     // (529 executions) and not at 2 (20,301 executions, docs/nonblocking-load.md §7).
     (Mutant::CollectWithoutFlip, "load-collect", 3),
+    // Its `-fold` twin likewise (survives at 2 with 16,459 executions, killed at 3 after 529).
+    (Mutant::CollectWithoutFlip, "load-collect-fold", 3),
 ];
 
 /// The preemption bound floor of `mutant` on `scenario` ([`KILL_BOUND_FLOOR`]), if any.
