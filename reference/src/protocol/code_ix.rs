@@ -111,8 +111,8 @@ impl CodeIndex {
     pub fn erts_commit_staging_code_ix(&self, m: Option<Mutant>) {
         let next = self.erts_staging_code_ix() as u32;
         // Release: pairs with the Acquire load of `erts_active_code_ix` (code-ix-load): every
-        // write of the staged version and of the staging export addresses happens before a call
-        // that reads the new index.
+        // write of the staged version and of the staging export addresses and dispatch words
+        // happens before a call that reads the new index.
         self.active.store(next, ord(m, Site::CodeIxCommit, Release));
     }
 }
