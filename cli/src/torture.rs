@@ -416,7 +416,7 @@ fn finish<R: Report>(
 fn load_mutant_protocols(m: Mutant) -> &'static [LoadProtocol] {
     match m {
         Mutant::LoadBlockingWithoutBlock => &[LoadProtocol::Blocking],
-        Mutant::LoadPurgeSkipCheck => &LoadProtocol::ALL,
+        Mutant::LoadPurgeSkipCheck | Mutant::GlobalDispatchStagingIx => &LoadProtocol::ALL,
         _ => &[LoadProtocol::NonBlocking],
     }
 }
