@@ -352,6 +352,20 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             &hits,
         )
         .with_global(),
+        // The export entries' dispatch words, one per code index (`code_ix.rs::ExportEntry`):
+        // global trace off between two loads of the untraced module. Under NonBlocking the
+        // first load copies the active index's word (the breakpoint) into the new index, global
+        // off restores only the new active index's word and frees the entry's node, so the old
+        // index keeps a stale breakpoint word until the second load's staging copies over it
+        // (a call through that index after the second commit would otherwise dispatch to the
+        // emptied entry).
+        one(
+            "global-off-reload",
+            false,
+            &[&[Load, GlobalOff, Purge, Load, GlobalInfo, Purge]],
+            &hits,
+        )
+        .with_global(),
     ];
     // ERTS's three code indices (`CodeIxScheme::Three`): the code barrier before each commit,
     // no wait after it, the purge's wait before its check.
@@ -375,6 +389,9 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             ("old-code-untraced-purge", "old-code-untraced-purge-3ix"),
             ("old-code-call-time", "old-code-call-time-3ix"),
             ("old-code-purge-kill", "old-code-purge-kill-3ix"),
+            // A call may read the previous index after the commit (no wait after it under
+            // `Three`): it dispatches through that index's word.
+            ("load-global", "load-global-3ix"),
         ],
         LScenario::three,
     );
@@ -848,6 +865,7 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         ))
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
+        .chain(dispatch_kills(proto))
         .chain(memory_kills(checker, proto))
         .chain(two_procs_kills(checker, proto))
         // The last four, on meta, local call trace and global trace (shuttle PCT, 2,000
@@ -896,6 +914,7 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         ))
         .chain(collect_kills(checker, proto))
         .chain(global_kills(checker))
+        .chain(dispatch_kills(proto))
         .chain(memory_kills(checker, proto))
         .chain(two_procs_kills(checker, proto))
         .collect(),
@@ -1003,6 +1022,28 @@ fn global_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
         ],
     );
     out.push((SkipWaitBeforeFree, "global-local-exclusion"));
+    out
+}
+
+/// The export entries' dispatch words, one per code index (`code_ix.rs::ExportEntry`), loom
+/// and shuttle (each at its first execution or iteration: a sequential bug).
+/// `global-dispatch-staging-ix` (install and uninstall patch the staging index's word), both
+/// protocols, on `global-off-under-hits`: the global breakpoint set before the schedulers
+/// start is not at the active index, so `trace_info` answers `false` where the stager set
+/// global. `load-staging-skip-dispatch` (the staging copies the addresses but not the
+/// dispatch words), NonBlocking only (Blocking clears global trace at a load and writes the
+/// staging word itself), on `load-global`: after the commit the active index's word is the
+/// function's address, so `trace_info` answers `false` and calls skip the entry's breakpoint;
+/// and on `global-off-reload`, where the second load leaves the stale breakpoint word of the
+/// index it stages (global was turned off after the first load, its node freed), so a call
+/// after the second commit executes the breakpoint of an entry whose slot is empty.
+fn dispatch_kills(proto: LoadProtocol) -> Vec<(Mutant, &'static str)> {
+    use Mutant::*;
+    let mut out = vec![(GlobalDispatchStagingIx, "global-off-under-hits")];
+    if proto == LoadProtocol::NonBlocking {
+        out.push((LoadStagingSkipDispatch, "load-global"));
+        out.push((LoadStagingSkipDispatch, "global-off-reload"));
+    }
     out
 }
 

@@ -114,6 +114,8 @@ baselines! {
     load_fold_old_code_local_trace => "old-code-local-trace-fold",
     load_fold_collect => "load-collect-fold",
     load_fold_global => "load-global-fold",
+    load_global_off_reload => "global-off-reload",
+    load_3ix_global => "load-global-3ix",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.

@@ -99,6 +99,17 @@ pub enum Mutant {
     /// waits (the code barrier before the commit, none after it) with two code indices instead
     /// of three, so a load stages the slot that was active before the last commit.
     LoadTwoCodeIx,
+    /// Non-blocking load, delete (`load.rs::start_staging`): the staging export entries get the
+    /// active index's addresses but keep their own dispatch words (ERTS's
+    /// `export_start_staging` copies the whole word, the trampoline with it), so after the
+    /// commit a call through the new index skips the entry's global breakpoint.
+    LoadStagingSkipDispatch,
+    /// Global trace on the module's export entries (`load.rs::Engine::export_dispatch_ix`):
+    /// install and uninstall patch the staging code index's dispatch word instead of the
+    /// active one's (ERTS's `install_exp_breakpoints` patches the active index in place; no
+    /// commit of the code index follows a trace_pattern), so calls miss the breakpoint, and
+    /// after a clear the active word still dispatches to the emptied entry.
+    GlobalDispatchStagingIx,
     /// ERTS from R16 until erlang/otp#8897 (OTP 26.2.5.4, 27.2): `true`/`restart` on an
     /// existing call_time/call_memory counter keeps the object the active half shares and
     /// resets its per-scheduler tables in place at T1 (`bp_hash_reset`: each table deleted, its
@@ -191,7 +202,7 @@ impl Mutant {
     ];
 
     /// The load protocols' mutants, killed by `bpspec_models::load`.
-    pub const LOAD: [Mutant; 7] = [
+    pub const LOAD: [Mutant; 9] = [
         Mutant::LoadCommitBeforeBreakpoints,
         Mutant::LoadSkipWaitAfterCommit,
         Mutant::LoadBlockingWithoutBlock,
@@ -199,6 +210,8 @@ impl Mutant {
         Mutant::LoadPurgeSkipCheck,
         Mutant::LoadPurgeSkipWait,
         Mutant::LoadTwoCodeIx,
+        Mutant::LoadStagingSkipDispatch,
+        Mutant::GlobalDispatchStagingIx,
     ];
 
     /// Variants that model ERTS's code where it differs from the engine: a released ERTS's
@@ -267,6 +280,8 @@ impl Mutant {
             Mutant::LoadPurgeSkipCheck => "load-purge-skip-check",
             Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
             Mutant::LoadTwoCodeIx => "load-two-code-ix",
+            Mutant::LoadStagingSkipDispatch => "load-staging-skip-dispatch",
+            Mutant::GlobalDispatchStagingIx => "global-dispatch-staging-ix",
             Mutant::ErtsR16Reset => "erts-r16-reset",
             Mutant::CtmTwoPrevSlots => "ctm-two-prev-slots",
             Mutant::BatchFalseClearsGlobal => "batch-false-clears-global",

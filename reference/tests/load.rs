@@ -832,3 +832,66 @@ fn local_and_global_in_one_session_exclude_each_other() {
         },
     );
 }
+
+/// The export entries' dispatch words, one per code index, written where ERTS writes
+/// `ep->dispatch.addresses[ix]` (docs/nonblocking-load.md §1 "Export entries", §3 DW1–DW4):
+/// global on patches the active index's word only (`install_exp_breakpoints`); a load's
+/// staging copies it into the new index (`export_start_staging`; NonBlocking keeps global
+/// trace), or the blocking load writes the staging index's word back (`delete_code`); global
+/// off restores the active index's word only (`uninstall_exp_breakpoints`), leaving the old
+/// index's stale until the next staging into that index copies the active word over it.
+#[test]
+fn export_dispatch_words_one_per_code_index() {
+    use bpspec_reference::code::OP_I_GENERIC_BREAKPOINT;
+    use bpspec_reference::code_ix::ERTS_NUM_CODE_IX;
+    each_global_module(
+        "load::export_dispatch_words_one_per_code_index",
+        "global",
+        |proto, e, _s1, global| {
+            let cm = e.code_mgmt();
+            let patched = |ix: usize| {
+                cm.exports
+                    .iter()
+                    .all(|x| x.dispatch[ix].load(Ordering::Relaxed) == OP_I_GENERIC_BREAKPOINT)
+            };
+            let only = |ix: usize| (0..ERTS_NUM_CODE_IX).all(|i| patched(i) == (i == ix));
+            let a0 = cm.code_ix.stager_active_ix();
+            assert!((0..ERTS_NUM_CODE_IX).all(|i| !patched(i)), "{proto:?}");
+            assert_eq!(e.trace_pattern_module_spec(true, &global), Ok(2));
+            assert!(
+                only(a0),
+                "{proto:?}: global on patches the active index's word"
+            );
+            let mut s = Scheduler::start(e.clone(), 0);
+            s.call_ext(0);
+            assert_eq!(op!(s, e.load()), Ok(2));
+            let a1 = cm.code_ix.stager_active_ix();
+            assert_ne!(a0, a1);
+            match proto {
+                LoadProtocol::NonBlocking => {
+                    assert!(patched(a0) && patched(a1), "the staging copied the word")
+                }
+                LoadProtocol::Blocking => {
+                    assert!(!patched(a1), "cleared in the staging index under the block")
+                }
+            }
+            s.call_ext(0);
+            purged_and_conserved(&e, &mut s, proto);
+            if proto == LoadProtocol::NonBlocking {
+                assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
+                assert!(
+                    !patched(a1) && patched(a0),
+                    "global off restores the active index's word; the old one stays stale"
+                );
+            }
+            assert_eq!(op!(s, e.load()), Ok(3));
+            let a2 = cm.code_ix.stager_active_ix();
+            assert!(
+                (0..ERTS_NUM_CODE_IX).all(|i| !patched(i) || i == a0 && a0 != a2),
+                "{proto:?}: the staging into {a2} copied the active word over a stale one"
+            );
+            s.call_ext(0);
+            purged_and_conserved(&e, &mut s, proto);
+        },
+    );
+}

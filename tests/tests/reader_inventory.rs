@@ -1,13 +1,13 @@
 //! The reader inventory (docs/readers.md) is the set of call sites of the readers' API
 //! (`reference/src/protocol/readers.rs`): every function that reads breakpoint memory from a
 //! scheduler calls `readers::load_slot`, `load_next`, `active_ix`, `read_half`, `code_ix` or
-//! `export_address` with its `Reader` class as the first
+//! `export_address` or `export_dispatch` with its `Reader` class as the first
 //! argument. This test parses `reference/src` with `syn` and
 //! - compares the set of (file, function, class) of those calls with the table under
 //!   "## Reader call sites" in docs/readers.md, row for row;
 //! - finds every raw access to breakpoint memory outside the API module: a field access to a
 //!   slot (`gen_bp`), a chain link (`next`), the active index (`active_bp_index`), an export
-//!   entry's `addresses`, or a call of `read_half`,
+//!   entry's `addresses` or `dispatch` words, or a call of `read_half`,
 //!   `snapshot_half`, `active_ix()`, `staging_ix()`, `erts_active_code_ix`, `stager_active_ix`
 //!   (any use at all, so an alias `let s = &h.gen_bp; s.load(..)` or a `swap` counts), and
 //!   compares the set of (file, function) that make one with the stager-side table under
@@ -21,16 +21,17 @@ use syn::visit::Visit;
 /// The API module: the only place where raw accesses are the point.
 const API_FILE: &str = "reference/src/protocol/readers.rs";
 /// The API's functions; each takes the reader class first.
-const API_FNS: [&str; 6] = [
+const API_FNS: [&str; 7] = [
     "load_slot",
     "load_next",
     "active_ix",
     "read_half",
     "code_ix",
     "export_address",
+    "export_dispatch",
 ];
 /// Fields whose every use is an access to breakpoint memory.
-const RAW_FIELDS: [&str; 4] = ["gen_bp", "next", "active_bp_index", "addresses"];
+const RAW_FIELDS: [&str; 5] = ["gen_bp", "next", "active_bp_index", "addresses", "dispatch"];
 /// Methods whose every call reads breakpoint memory (a half, the active index, the code index).
 const RAW_METHODS: [&str; 6] = [
     "read_half",
@@ -338,7 +339,7 @@ fn the_call_sites_of_the_readers_api_are_the_inventory() {
             "TimemCharge".into()
         )) && found.api.contains(&(
             "reference/src/protocol/hit.rs".into(),
-            "Scheduler::hit_in".into(),
+            "Scheduler::hit_at".into(),
             "HitIn".into()
         )),
         "the scan no longer finds the known readers: {:?}",
@@ -371,7 +372,7 @@ fn raw_accesses_are_only_in_the_stager_side_functions_listed() {
     let stale: Vec<_> = listed.difference(&found.raw).collect();
     assert!(
         missing.is_empty() && stale.is_empty(),
-        "raw accesses to breakpoint memory (gen_bp, next, active_bp_index, addresses, \
+        "raw accesses to breakpoint memory (gen_bp, next, active_bp_index, addresses, dispatch, \
          read_half, snapshot_half, active_ix(), staging_ix(), erts_active_code_ix, \
          stager_active_ix) outside {API_FILE} and outside the stager side of docs/readers.md: \
          {missing:?}; stager-side rows that make no raw access {stale:?}"
@@ -441,6 +442,11 @@ fn the_scanner_catches_each_evasion() {
             "f",
             "fn f(e: &E) { let a = e.exports[0].addresses[1].load(Relaxed); }",
         ),
+        (
+            "an export dispatch word",
+            "f",
+            "fn f(e: &E) { let d = e.exports[0].dispatch[1].load(Relaxed); }",
+        ),
     ];
     for (what, func, text) in evasions {
         let found = scan_fixture(text);
@@ -450,6 +456,7 @@ fn the_scanner_catches_each_evasion() {
     let api = scan_fixture(
         "fn f(h: &H, n: &N) { let g = readers::load_slot(Reader::HitIn, &h.gen_bp, Relaxed);\n\
          let a = readers::export_address(Reader::LoadRemote, &e.exports[f].addresses[ix], Relaxed);\n\
+         let d = readers::export_dispatch(Reader::LoadRemote, &e.exports[f].dispatch[ix], Relaxed);\n\
          let c = readers::load_next(r, &n.next, Relaxed); }",
     );
     assert!(

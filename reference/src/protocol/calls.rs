@@ -451,9 +451,15 @@ impl<P: ThreadProgress> Scheduler<P> {
         if cm.globals {
             // The export entry's breakpoint (ERTS: the address of the code index is the entry's
             // trampoline, `op_i_generic_breakpoint`, which then jumps on to the version's code):
-            // the engine's hit path on the module's export area (global trace, its match spec).
+            // the entry's dispatch word of the index this call read, then the engine's hit path
+            // on the module's export area (global trace, its match spec). Relaxed, as the
+            // address: the word a commit publishes was written by `start_staging` before that
+            // commit (code-ix-commit / code-ix-load); the words install and uninstall patch in
+            // place are ordered by the W0–W4 sequence, as a function's first instruction is.
+            let d =
+                readers::export_dispatch(Reader::LoadRemote, &cm.exports[f].dispatch[ix], Relaxed);
             let process = c.proc.p;
-            let addr = self.hit_in(e.exp_area(), f, f, &process, Some(&mut c.proc));
+            let addr = self.hit_at(e.exp_area(), f, f, &process, Some(&mut c.proc), d);
             self.hits.pop();
             assert_eq!(
                 addr,

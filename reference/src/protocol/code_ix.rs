@@ -23,7 +23,7 @@ use crate::mutant::Mutant;
 use crate::ordering::Site;
 use crate::pattern::FlagSet;
 use crate::sync::Ordering::{Acquire, Release};
-use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, UnsafeCell};
+use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, UnsafeCell};
 use crate::tracer::TracerSpec;
 
 /// Code index slots of every export entry: ERTS's three (`code_ix.h`); the `Two` scheme uses
@@ -111,8 +111,8 @@ impl CodeIndex {
     pub fn erts_commit_staging_code_ix(&self, m: Option<Mutant>) {
         let next = self.erts_staging_code_ix() as u32;
         // Release: pairs with the Acquire load of `erts_active_code_ix` (code-ix-load): every
-        // write of the staged version and of the staging export addresses happens before a call
-        // that reads the new index.
+        // write of the staged version and of the staging export addresses and dispatch words
+        // happens before a call that reads the new index.
         self.active.store(next, ord(m, Site::CodeIxCommit, Release));
     }
 }
@@ -165,23 +165,35 @@ impl CodeVersion {
     }
 }
 
-/// An export entry (`Export`): one address per code index; null is the `undef` stub of a
-/// deleted or never-loaded module.
+/// An export entry (`Export`, erlang/otp `erts/emulator/beam/export.h`): per code index an
+/// address and a dispatch word; null is the `undef` stub of a deleted or never-loaded module.
+///
+/// ERTS has one word per code index, `ep->dispatch.addresses[ix]`: the function's code, or the
+/// entry's trampoline (`erts_activate_export_trampoline(ep, ix)`), whose
+/// `op_i_generic_breakpoint` runs the entry's breakpoint (`ep->info.gen_bp`, one per entry)
+/// and jumps on to `ep->trampoline.breakpoint.address`. The engine splits that word in two:
+/// `addresses[ix]`, the version a call through index `ix` runs, and `dispatch[ix]`, whether
+/// it runs the entry's breakpoint first (`OP_I_GENERIC_BREAKPOINT`, the trampoline active
+/// at `ix`) or not (`EXPORT_BASE + f`, the function's address), so the continuation is per
+/// index where ERTS's trampoline holds one (which its load clears under the block). The
+/// steps write the dispatch words as ERTS writes the addresses: `start_staging` copies the
+/// active index's into the staging index's (`export_start_staging`), trace_pattern's install
+/// and uninstall patch the active index's in place (`install_exp_breakpoints`,
+/// `uninstall_exp_breakpoints` in `erl_bif_trace.c`), and the blocking load's clear writes the
+/// staging index's (`delete_code` in `beam_bif_load.c`), which the commit makes active.
 pub struct ExportEntry {
     pub addresses: [AtomicPtr<CodeVersion>; ERTS_NUM_CODE_IX],
+    /// Per code index: `OP_I_GENERIC_BREAKPOINT` or `EXPORT_BASE + f` (see above).
+    pub dispatch: [AtomicUsize; ERTS_NUM_CODE_IX],
 }
 
 impl ExportEntry {
-    pub fn new() -> ExportEntry {
+    /// The entry of function `f`: no code, dispatch words on the function's address.
+    pub fn new(f: usize) -> ExportEntry {
         ExportEntry {
             addresses: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            dispatch: std::array::from_fn(|_| AtomicUsize::new(crate::export::EXPORT_BASE + f)),
         }
-    }
-}
-
-impl Default for ExportEntry {
-    fn default() -> Self {
-        Self::new()
     }
 }
 

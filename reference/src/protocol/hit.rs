@@ -239,14 +239,30 @@ impl<P: ThreadProgress> Scheduler<P> {
     }
 
     /// The hit path on entry `idx` of `area` (a function's code or its export entry) of
-    /// function `f`.
+    /// function `f`: its instruction word, then [`Scheduler::hit_at`].
     pub(crate) fn hit_in(
         &mut self,
         area: crate::export::Area,
         idx: usize,
         f: FuncId,
         p: &Process,
+        proc: Option<&mut Proc>,
+    ) -> usize {
+        let instr = self.engine().area(area).funcs[idx].instr.load(Relaxed);
+        self.hit_at(area, idx, f, p, proc, instr)
+    }
+
+    /// The hit path from an instruction word `instr` already read: the slot only if it is the
+    /// breakpoint instruction. A remote call into a loaded module (`calls.rs::remote_in`) passes
+    /// the export entry's dispatch word of the code index it read (`ExportEntry::dispatch`).
+    pub(crate) fn hit_at(
+        &mut self,
+        area: crate::export::Area,
+        idx: usize,
+        f: FuncId,
+        p: &Process,
         mut proc: Option<&mut Proc>,
+        instr: usize,
     ) -> usize {
         let (now, dirty) = (self.now, self.dirty);
         let Scheduler {
@@ -268,7 +284,6 @@ impl<P: ThreadProgress> Scheduler<P> {
             dead: dead_hashes,
         };
         let h = &engine.area(area).funcs[idx];
-        let instr = h.instr.load(Relaxed);
         let bp = instr == OP_I_GENERIC_BREAKPOINT;
         engine.history.record(|| Event::Instr {
             sched: id,

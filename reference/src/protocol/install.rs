@@ -15,15 +15,19 @@ pub(crate) fn install<P: ThreadProgress>(
     area: Area,
     matched: &[FuncId],
 ) {
+    // On the module's export entries, the dispatch word of the active code index
+    // (`load.rs::Engine::export_dispatch_ix`, ERTS's `install_exp_breakpoints`).
+    let ix = e.export_dispatch_ix(area);
     for &f in matched {
         let h = &e.area(area).funcs[f];
         let head = h.gen_bp.load(Relaxed);
         if head.is_null() {
             continue;
         }
-        if h.instr.load(Relaxed) != OP_I_GENERIC_BREAKPOINT {
+        let word = e.patch_word(area, f, ix);
+        if word.load(Relaxed) != OP_I_GENERIC_BREAKPOINT {
             // One aligned word, seen whole ("atomicity without atomic operations").
-            h.instr.store(OP_I_GENERIC_BREAKPOINT, Relaxed);
+            word.store(OP_I_GENERIC_BREAKPOINT, Relaxed);
         }
         // SAFETY: head is a live chain node; the stager holds the permission.
         let ti = unsafe { &*head }

@@ -163,10 +163,12 @@ pub struct CodeMgmt {
     /// look for an exit signal at their scheduling points, so engines that never kill make no
     /// extra load (the models' state spaces stay as they were).
     pub(crate) kills: bool,
-    /// The export entries' breakpoints (ERTS `ep->info` and the trampoline, `global` trace):
-    /// per function a dispatch word (`EXPORT_BASE + f`, or the breakpoint instruction) and a
-    /// breakpoint slot, one per entry for every code index. Named [`Area::Version`] by the
-    /// engine's steps (a code area the module owns, as a version's).
+    /// The export entries' breakpoints (ERTS `ep->info`, `global` trace): per function a
+    /// breakpoint slot, one per entry for every code index, and the function's address as
+    /// `original` (the continuation its nodes save). Named [`Area::Version`] by the engine's
+    /// steps (a code area the module owns, as a version's). Its `instr` words stay
+    /// `EXPORT_BASE + f`: the words that dispatch to the breakpoint are the entries', one per
+    /// code index ([`ExportEntry::dispatch`], patched through [`Engine::patch_word`]).
     pub(crate) exp_code: CodeArea,
     /// Remote calls run the export entry's breakpoint ([`Engine::with_global_trace`]): only
     /// then do they read its dispatch word, so engines without global trace make no extra load.
@@ -189,7 +191,7 @@ impl CodeMgmt {
     pub(crate) fn new(m: ModuleConfig) -> CodeMgmt {
         CodeMgmt {
             code_ix: CodeIndex::new(),
-            exports: (0..m.functions).map(|_| ExportEntry::new()).collect(),
+            exports: (0..m.functions).map(ExportEntry::new).collect(),
             modules: Mutex::new(ModuleTable {
                 module: Module {
                     curr: std::ptr::null_mut(),
@@ -327,6 +329,38 @@ impl<P: ThreadProgress> Engine<P> {
     /// The engine's name for the module's export entries' breakpoint area.
     pub(crate) fn exp_area(&self) -> Area {
         Area::Version(VersionArea(&self.cm().exp_code))
+    }
+
+    /// The code index whose dispatch words install and uninstall patch on `area`, if `area` is
+    /// the module's export area (`None` for every other area, whose first instruction words
+    /// they patch): the active index as the stager sees it, in place, as ERTS's
+    /// `install_exp_breakpoints` and `uninstall_exp_breakpoints` (erlang/otp
+    /// `erts/emulator/beam/erl_bif_trace.c`) patch `ep->dispatch.addresses[erts_active_code_ix()]`:
+    /// a trace_pattern stages no code index and commits none. Install runs after W0, so a call
+    /// that reads the breakpoint word finds the entry's new node with both halves written;
+    /// uninstall after W2. The `global-dispatch-staging-ix` mutant patches the staging index's.
+    pub(crate) fn export_dispatch_ix(&self, area: Area) -> Option<usize> {
+        let cm = self.code_mgmt.as_deref()?;
+        if area != Area::Version(VersionArea(&cm.exp_code)) {
+            return None;
+        }
+        Some(
+            if mutant::is(self.mutant, Mutant::GlobalDispatchStagingIx) {
+                cm.code_ix.erts_staging_code_ix()
+            } else {
+                cm.code_ix.stager_active_ix()
+            },
+        )
+    }
+
+    /// The word install and uninstall patch for entry `idx` of `area`: the export entry's
+    /// dispatch word of code index `ix` ([`Engine::export_dispatch_ix`]), or the function's
+    /// first instruction.
+    pub(crate) fn patch_word(&self, area: Area, idx: usize, ix: Option<usize>) -> &AtomicUsize {
+        match ix {
+            Some(ix) => &self.cm().exports[idx].dispatch[ix],
+            None => &self.area(area).funcs[idx].instr,
+        }
     }
 
     /// Let [`Engine::purge_kill`] kill processes in old code (before the schedulers start).
@@ -508,26 +542,44 @@ impl<P: ThreadProgress> Engine<P> {
     /// module's global patterns dropped. NonBlocking keeps them: the entry is the same for every
     /// version, and its breakpoint runs before the call reaches the version it read
     /// (docs/nonblocking-load.md §3).
-    fn clear_export_breakpoints(&self, st: &mut ModuleTable, bst: &mut Permission<'_>) {
+    /// The dispatch words go back to the functions' addresses in the staging index `s`, which
+    /// the commit makes active, as ERTS's `delete_code` (`beam_bif_load.c`, after
+    /// `erts_clear_all_export_break`) writes `ep->dispatch.addresses[erts_staging_code_ix()]`;
+    /// the other indices' words are written again by a later staging before a commit makes
+    /// them active.
+    fn clear_export_breakpoints(&self, st: &mut ModuleTable, bst: &mut Permission<'_>, s: usize) {
         if st.module.global.is_empty() {
             return;
         }
         self.clear_area_breakpoints(bst, &self.cm().exp_code);
+        for (f, x) in self.cm().exports.iter().enumerate() {
+            x.dispatch[s].store(crate::export::EXPORT_BASE + f, Relaxed);
+        }
         st.module.global.clear();
     }
 
     /// `erts_start_staging_code_ix`: the staging export addresses start as copies of the active
-    /// ones. No scheduler reads the staging slots: under `Two` the previous commit was followed
+    /// ones (`export_start_staging`, `export.c`), and so do the dispatch words: a global
+    /// breakpoint active at the active index is active at the staging one, and the commit
+    /// keeps it. No scheduler reads the staging slots: under `Two` the previous commit was followed
     /// by LW1 (or ran under the block); under `Three` the staging slot was active two commits
     /// ago, and the code barrier before the last commit waited for every call that read it.
+    /// On an engine without global trace no dispatch word is ever patched (all stay the
+    /// functions' addresses), and none is copied. The `load-staging-skip-dispatch` mutant
+    /// leaves the staging dispatch words as they were.
     fn start_staging(&self) -> usize {
         let (a, s) = (
             self.cm().code_ix.stager_active_ix(),
             self.cm().code_ix.erts_staging_code_ix(),
         );
         assert_ne!(a, s);
+        let dispatch =
+            self.cm().globals && !mutant::is(self.mutant, Mutant::LoadStagingSkipDispatch);
         for x in &self.cm().exports {
             x.addresses[s].store(x.addresses[a].load(Relaxed), Relaxed);
+            if dispatch {
+                x.dispatch[s].store(x.dispatch[a].load(Relaxed), Relaxed);
+            }
         }
         s
     }
@@ -549,10 +601,13 @@ impl<P: ThreadProgress> Engine<P> {
             // ERTS: the old code's breakpoints are cleared while thread progress is blocked.
             let curr = st.module.curr;
             self.clear_version_breakpoints(&mut bst, curr);
-            self.clear_export_breakpoints(&mut st, &mut bst);
         }
         let v = self.build_version(&mut st, &mut bst, !late_bps);
         let s = self.start_staging();
+        if blocking {
+            // ERTS: the export breakpoints too, under the block, in the staging index.
+            self.clear_export_breakpoints(&mut st, &mut bst, s);
+        }
         for x in &self.cm().exports {
             x.addresses[s].store(v, Relaxed);
         }
@@ -594,9 +649,11 @@ impl<P: ThreadProgress> Engine<P> {
         if blocking {
             let curr = st.module.curr;
             self.clear_version_breakpoints(&mut bst, curr);
-            self.clear_export_breakpoints(&mut st, &mut bst);
         }
         let s = self.start_staging();
+        if blocking {
+            self.clear_export_breakpoints(&mut st, &mut bst, s);
+        }
         for x in &self.cm().exports {
             x.addresses[s].store(std::ptr::null_mut(), Relaxed);
         }
@@ -1145,8 +1202,9 @@ impl<P: ThreadProgress> Engine<P> {
         if !self.cm().globals {
             return None;
         }
-        let h = &self.cm().exp_code.funcs[f];
-        if h.instr.load(Relaxed) == h.original {
+        let a = self.cm().code_ix.stager_active_ix();
+        let d = self.cm().exports[f].dispatch[a].load(Relaxed);
+        if d != OP_I_GENERIC_BREAKPOINT {
             return None; // the trampoline is not active: calls go straight to the code
         }
         let g = self.session_node_in(bst, self.exp_area(), f, session, false);
@@ -1246,8 +1304,10 @@ impl<P: ThreadProgress> Engine<P> {
                 }
             }
         }
-        for (f, h) in self.cm().exp_code.funcs.iter().enumerate() {
-            let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
+        for (f, x) in self.cm().exports.iter().enumerate() {
+            // The active index's dispatch word (the others are written again by a staging
+            // before a commit makes them active).
+            let patched = x.dispatch[a].load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
             let sessions: Vec<SessionId> = crate::rest::chain(self, &bst, self.exp_area(), f)
                 .map(|n| n.session)
                 .collect();

@@ -408,7 +408,8 @@ pub const SITES: &[SiteRow] = &[
         ordering: "store Release",
         partner: "code-ix-load",
         protects: "a call that reads the new code index sees the new version fully written \
-                   (code, slots, breakpoints in both halves) and the staging export addresses",
+                   (code, slots, breakpoints in both halves) and the staging export addresses and \
+                   dispatch words",
         tried: &[(LOAD, QSBR, "load-under-hits")],
         verdict: killed(LOAD, QSBR, "load-under-hits"),
     },

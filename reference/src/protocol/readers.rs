@@ -14,7 +14,7 @@
 use crate::bp::{GenericBp, GenericBpData};
 use crate::code_ix::CodeIndex;
 use crate::mutant::Mutant;
-use crate::sync::{AtomicPtr, AtomicU32, Ordering};
+use crate::sync::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 /// Who reads: one class per row of the reader inventory (docs/readers.md, "Reader call sites").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +27,8 @@ pub enum Reader {
     /// The call_time / call_memory charge (`calltime.rs::get_timem_break`): the slot (Acquire,
     /// finding F3), `next`, the active index and the active half.
     TimemCharge,
-    /// A remote call into the engine's module (`calls.rs::remote`): the active code index and the
-    /// export entry's address for it.
+    /// A remote call into the engine's module (`calls.rs::remote`): the active code index, the
+    /// export entry's address for it and, with global trace, its dispatch word for it.
     LoadRemote,
 }
 
@@ -77,4 +77,12 @@ pub fn code_ix(_r: Reader, c: &CodeIndex, m: Option<Mutant>) -> usize {
 #[track_caller]
 pub fn export_address<T>(_r: Reader, address: &AtomicPtr<T>, o: Ordering) -> *mut T {
     address.load(o)
+}
+
+/// Load an export entry's dispatch word for one code index (`ep->dispatch.addresses[ix]` as
+/// the trampoline's switch: `code_ix.rs::ExportEntry::dispatch`).
+#[inline]
+#[track_caller]
+pub fn export_dispatch(_r: Reader, word: &AtomicUsize, o: Ordering) -> usize {
+    word.load(o)
 }

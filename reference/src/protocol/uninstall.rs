@@ -17,9 +17,13 @@ pub(crate) fn uninstall<P: ThreadProgress>(
     matched: &[FuncId],
     judge_ix: usize,
 ) {
+    // On the module's export entries, the dispatch word of the active code index
+    // (`load.rs::Engine::export_dispatch_ix`, ERTS's `uninstall_exp_breakpoints`).
+    let ix = e.export_dispatch_ix(area);
     for &f in matched {
         let h = &e.area(area).funcs[f];
-        if h.instr.load(Relaxed) != OP_I_GENERIC_BREAKPOINT {
+        let word = e.patch_word(area, f, ix);
+        if word.load(Relaxed) != OP_I_GENERIC_BREAKPOINT {
             continue;
         }
         if crate::rest::sum_all_session_flags(e, st, area, f, judge_ix) == 0 {
@@ -30,7 +34,7 @@ pub(crate) fn uninstall<P: ThreadProgress>(
                 h.mfa
             );
             // SAFETY: live chain node under the permission.
-            h.instr.store(unsafe { &*head }.orig_instr, Relaxed);
+            word.store(unsafe { &*head }.orig_instr, Relaxed);
         }
     }
 }
