@@ -625,7 +625,10 @@ fn load_one(cfg: &LoadTortureConfig, expected: &str) -> bool {
                 rep.kills,
                 // Only with more than one process per scheduler (the other rows keep their form).
                 if cfg.procs > 1 {
-                    format!(" procs={} switches={}", cfg.procs, rep.switches)
+                    format!(
+                        " procs={} switches={} switch_kills={}",
+                        cfg.procs, rep.switches, rep.switch_kills
+                    )
                 } else {
                     String::new()
                 },

@@ -222,6 +222,8 @@ pub struct LoadTortureReport {
     pub kills: u64,
     /// Process switches (`Scheduler::switch_proc`; 0 with one process per scheduler).
     pub switches: u64,
+    /// Of `kills`, those of a process killed while switched out, at its switch-in.
+    pub switch_kills: u64,
     pub trace_patterns: u64,
     pub naps: u64,
     pub seconds: f64,
@@ -256,7 +258,7 @@ impl LoadTortureReport {
 
     pub fn describe(&self) -> String {
         format!(
-            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} switches={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}{}",
+            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} switches={} switch_kills={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}{}",
             self.hits,
             self.calls_per_second(),
             self.counted,
@@ -270,6 +272,7 @@ impl LoadTortureReport {
             self.kill_purges,
             self.kills,
             self.switches,
+            self.switch_kills,
             self.trace_patterns,
             self.naps,
             self.total_count,
@@ -367,6 +370,8 @@ struct SchedStats {
     killed: u64,
     /// Process switches.
     switches: u64,
+    /// Processes killed at their switch-in.
+    switch_kills: u64,
 }
 
 /// What the loader did.
@@ -455,6 +460,7 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         rep.total_timed += s.timed;
         rep.kills += s.killed;
         rep.switches += s.switches;
+        rep.switch_kills += s.switch_kills;
     }
     sh.stop.store(true, Relaxed);
     // After a failed check a killing purge may wait for a process that never runs again (its
@@ -646,7 +652,10 @@ impl Procs {
         st.switches += 1;
         self.parked.push_back(self.held);
         self.held = next;
-        self.exited(s)
+        let killed = self.killed;
+        self.exited(s)?;
+        st.switch_kills += u64::from(self.killed != killed);
+        Ok(())
     }
 }
 
