@@ -41,13 +41,19 @@
 //!   trampoline per code index, one continuation for all of them).
 //! - `refine_cl1`: check `refines-cl1` (no breakpoint hit after a load's commit: the sequential
 //!   oracle's CL1, `spec/src/code.rs`).
+//! - `procs` (1 or 2 processes per scheduler): with 2, each scheduler also has a process
+//!   switched out, with its own stay in a version, call_time state and return trace frame,
+//!   switched in and out by process switches (not thread progress points); the purge's check
+//!   finds a switched-out process too, and its kill is handled at its switch-in, before it runs.
 //! - `loads`, `fresh` (the module is not loaded at first: the first load makes nothing old),
-//!   `schedulers` (1 or 2, one process each), `calls`, `locals`.
+//!   `schedulers` (1 or 2), `calls`, `locals`.
 //!
 //! Properties: `no-mix` (a call never runs a version whose patterns are promised without its
 //! breakpoint), `no-use-after-free` (a call never enters a freed version or touches a freed
 //! breakpoint node), `no-uncommitted-call` (a call never enters a version that no commit has
-//! published: the staging slot is the loader's alone). Reachability: `calls-new-version`,
+//! published: the staging slot is the loader's alone); with two loads or more and soft purges
+//! `one-old-version` (no load commits while an old version is unpurged). Reachability:
+//! `calls-new-version`,
 //! `local-call-in-old-code`, with `Kill` `purge-kills`, and with `call_time`
 //! `charge-in-old-code`, `charge-at-return-in-old-code`, `charge-at-hit-in-old-code` (a charge
 //! at schedule-out, at return, at the next hit read the linked slot of a version no longer
@@ -62,9 +68,10 @@ use stateright::{Model, Property};
 /// (`Mutant::LOAD`; `load-purge-skip-wait` is not here: in the `Two` order its wait follows the
 /// check, and with atomic, sequentially consistent steps a return is never unordered with the
 /// free after it, so only loom sees that one). `TwoCodeIx` is the engine's `load-two-code-ix`
-/// too (on its `CodeIxScheme::Three`); the last seven exist in the spec only (the purge's orders,
-/// a destroyed session's grace period, the removal's wait for a charge at return, ERTS's block,
-/// the meta cell's grace period and the export breakpoint's continuation).
+/// too (on its `CodeIxScheme::Three`); the rest exist in the spec only (the purge's orders, a
+/// destroyed session's grace period, the removal's wait for a charge at return, ERTS's block,
+/// the meta cell's grace period, the export breakpoint's continuation, the fold of LW1, the
+/// purge's check of return frames and of switched-out processes, the `not_purged` refusal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoadSpecMutant {
     /// `load-commit-before-breakpoints`.
@@ -124,6 +131,13 @@ pub enum LoadSpecMutant {
     /// not stop the loader: its next load commits over the old version, which ERTS refuses
     /// with `not_purged` (`finish_loading`), so a version would be made old twice.
     LoadOverNotPurged,
+    /// `load-switch-in-charges-killed` (`procs` 2): a process killed while switched out is
+    /// charged at its switch-in (its call_time state's slot read and its nodes written) before
+    /// it handles the kill. Not in [`LoadSpecMutant::ALL`]: it survives (an experiment,
+    /// docs/nonblocking-load.md §8), since the old version's breakpoints are unlinked and freed
+    /// by the removal before the purge's check sends the kill, and the version itself is freed
+    /// only after the exit.
+    SwitchInChargesKilled,
 }
 
 impl LoadSpecMutant {
@@ -167,6 +181,7 @@ impl LoadSpecMutant {
             LoadSpecMutant::PurgeCheckSkipsReturnFrame => "load-purge-check-skips-return-frame",
             LoadSpecMutant::PurgeCheckSkipsSwitchedOut => "load-purge-check-skips-switched-out",
             LoadSpecMutant::LoadOverNotPurged => "load-over-not-purged",
+            LoadSpecMutant::SwitchInChargesKilled => "load-switch-in-charges-killed",
         }
     }
     /// Whether the engine has a mutant of the same name (`bpspec_reference::Mutant`).
@@ -186,6 +201,7 @@ impl LoadSpecMutant {
                 | LoadSpecMutant::PurgeCheckSkipsReturnFrame
                 | LoadSpecMutant::PurgeCheckSkipsSwitchedOut
                 | LoadSpecMutant::LoadOverNotPurged
+                | LoadSpecMutant::SwitchInChargesKilled
         )
     }
     /// The protocol the mutant breaks.
@@ -223,7 +239,9 @@ impl LoadSpecMutant {
                 LoadModel::fold_lw1()
             }
             LoadSpecMutant::PurgeCheckSkipsReturnFrame => LoadModel::local_trace(),
-            LoadSpecMutant::PurgeCheckSkipsSwitchedOut => LoadModel::two_procs(),
+            LoadSpecMutant::PurgeCheckSkipsSwitchedOut | LoadSpecMutant::SwitchInChargesKilled => {
+                LoadModel::two_procs()
+            }
             LoadSpecMutant::LoadOverNotPurged => LoadModel::reloads(),
             _ => LoadModel::classic(self.protocol()),
         };
@@ -1591,6 +1609,12 @@ impl Model for LoadModel {
                 let old = |v: u8| v != 0 && v != s.cur;
                 n.switched_old |= old(out.held) || old(out.pbt);
                 n.parked[i] = Some(out);
+                if q.kill && q.pbt != 0 && self.is(LoadSpecMutant::SwitchInChargesKilled) {
+                    // The mutant: charged before its signals (the kill stays pending).
+                    let linked = Self::read(s, &mut n, q.pbt).linked;
+                    n.procs[i].sched = Sched::Charge(q.pbt, linked);
+                    return Some(n);
+                }
                 if q.kill {
                     // Its signals first: the kill ends it before it runs (no charge: it was
                     // charged when switched out, and schedule-in reads no breakpoint).

@@ -501,6 +501,14 @@ fn two_processes_on_one_scheduler() {
         m.calls = 2;
     });
     holds_and_kills(&soft, LoadSpecMutant::PurgeCheckSkipsSwitchedOut);
+    // A charge at the switch-in of a killed process, before its signals, touches nothing freed:
+    // the removal unlinked and freed the old version's nodes before the check sent the kill,
+    // and the version is freed after the exit (an experiment, not in `LoadSpecMutant::ALL`).
+    assert!(!LoadSpecMutant::ALL.contains(&LoadSpecMutant::SwitchInChargesKilled));
+    for base in [m.clone(), m.with(|m| m.code_ix = CodeIx::Three)] {
+        let r = run(&base.with_mutant(LoadSpecMutant::SwitchInChargesKilled));
+        assert!(r.violated.is_empty() && r.reached, "{:?}", r.violated);
+    }
 }
 
 /// A version is made old at most once: a load never commits while an old version is still
