@@ -129,7 +129,7 @@ pub enum LoadSpecMutant {
     PurgeCheckSkipsSwitchedOut,
     /// `load-over-not-purged`: a soft purge refused (a process still in the old version) does
     /// not stop the loader: its next load commits over the old version, which ERTS refuses
-    /// with `not_purged` (`finish_loading`), so a version would be made old twice.
+    /// with `not_purged` (`finish_loading_1`), so a version would be made old twice.
     LoadOverNotPurged,
     /// `load-switch-in-charges-killed` (`procs` 2): a process killed while switched out is
     /// charged at its switch-in (its call_time state's slot read and its nodes written) before
@@ -1784,7 +1784,8 @@ impl LoadModel {
     /// for [`LoadModel::classic`], and `load-nonblocking-kill` / `load-nonblocking-3ix-kill`
     /// for the others (the index scheme when `Three`, the purge when `Kill`), with
     /// `-sessions` for 2 sessions, `-call-time` when `call_time`, `-tail-call` when
-    /// `tail_calls` and `-check-pbt` when `check_pbt`.
+    /// `tail_calls`, `-check-pbt` when `check_pbt`, then the other switches' suffixes, last
+    /// `-procs2` with two processes per scheduler (the loads are in the bound, not the name).
     pub fn name(&self) -> String {
         let mut n = format!("load-{}", self.protocol.name());
         if self.code_ix == CodeIx::Three {
