@@ -228,10 +228,14 @@ orderings-doc:
 # (`--lw1-fold`, NonBlocking): make test at 2 schedulers, mixed purges, TEST_LOAD_TORTURE_HITS;
 # make check at 2 and 8, LOAD_TORTURE_PURGES, CHECK_LOAD_FOLD_HITS, then its mutant sweep at 2
 # schedulers for CHECK_LOAD_FOLD_MUTANT_SECS each (its kills come within 0.8 s; its three
-# survivors take the whole bound: docs/torture.md §3).
+# survivors take the whole bound: docs/torture.md §3). Both add one run with more than one
+# process per scheduler (`--procs`, NonBlocking): make test 2 processes on each of 2
+# schedulers, killing purges, TEST_LOAD_TORTURE_HITS; make check 3 on each of 4,
+# LOAD_TORTURE_PURGES, CHECK_LOAD_PROCS_HITS.
 TEST_LOAD_TORTURE_HITS   ?= 1000000
 CHECK_LOAD_FOLD_HITS     ?= 4000000
 CHECK_LOAD_FOLD_MUTANT_SECS ?= 5
+CHECK_LOAD_PROCS_HITS    ?= 4000000
 CHECK_LOAD_TORTURE_HITS  ?= 20000000
 LOAD_TORTURE_SECS        ?= 60
 LOAD_TORTURE_MUTANT_SECS ?= 10
@@ -252,6 +256,8 @@ torture-test:
 	$(BPSPEC) torture --load --protocols nonblocking --code-ix 3ix --schedulers 2 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-fold --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --load --protocols nonblocking --lw1-fold --purge mixed --schedulers 2 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-procs --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --load --protocols nonblocking --procs 2 --purge kill --schedulers 2 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-mutant --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --load --schedulers 2 --mutant load-clear-old-at-once --mutant-seconds 60
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-kill --checker torture --no-row $(WHOLE) -- \
@@ -271,6 +277,9 @@ torture-check:
 	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --load --protocols nonblocking --lw1-fold --schedulers 2,8 \
 	  --purge $(LOAD_TORTURE_PURGES) --hits $(CHECK_LOAD_FOLD_HITS) --seconds $(LOAD_TORTURE_SECS) \
 	  --mutants --mutant-seconds $(CHECK_LOAD_FOLD_MUTANT_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-procs --checker torture --no-row $(WHOLE) -- \
+	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --load --protocols nonblocking --procs 3 --schedulers 4 \
+	  --purge $(LOAD_TORTURE_PURGES) --hits $(CHECK_LOAD_PROCS_HITS) --seconds $(LOAD_TORTURE_SECS)
 # The ERTS torture against a real node (the OTP on PATH, or the root in OTP_ROOT; chroot needs
 # root). A crash or an inconsistency is a finding about ERTS: it is reported in the table (checker
 # "erts-torture") and does not stop make check.

@@ -26,7 +26,7 @@ use bpspec_reference::{LoadProtocol, Mutant};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--lw1-fold] [--purge M[,M]]] [--mutant NAME | --mutants] [--mutant-seconds S]";
+pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--lw1-fold] [--purge M[,M]] [--procs N]] [--mutant NAME | --mutants] [--mutant-seconds S]";
 
 /// The mutants that remove a wait for thread progress (or break the grace period itself), in
 /// the order `--mutants` runs them (docs/mutants.md).
@@ -136,6 +136,18 @@ pub struct Args {
     /// (either at random); one run each.
     #[arg(long, value_delimiter = ',', default_value = "soft", value_parser = purge_mode, requires = "load")]
     purge: Vec<PurgeMode>,
+    /// Processes per scheduler (with `--load`, 1..=64): more than one are switched at
+    /// scheduling points (`Scheduler::switch_proc`); rows `...-pN`.
+    #[arg(long, default_value = "1", value_parser = procs, requires = "load")]
+    procs: usize,
+}
+
+/// Processes per scheduler, 1..=64.
+fn procs(v: &str) -> Result<usize, String> {
+    v.parse::<usize>()
+        .ok()
+        .filter(|n| (1..=64).contains(n))
+        .ok_or_else(|| format!("--procs {v}: must be 1..=64"))
 }
 
 fn purge_mode(v: &str) -> Result<PurgeMode, String> {
@@ -531,6 +543,7 @@ fn load_run(a: &Args) -> ExitCode {
                         cfg.scheme = c;
                         cfg.purge = purge;
                         cfg.fold_lw1 = a.lw1_fold;
+                        cfg.procs = a.procs;
                         ok &= load_one(&cfg, "hold");
                     }
                 }
@@ -566,6 +579,7 @@ fn load_run(a: &Args) -> ExitCode {
                     cfg.mutant = Some(m);
                     cfg.purge = purge;
                     cfg.fold_lw1 = a.lw1_fold;
+                    cfg.procs = a.procs;
                     if m == Mutant::LoadTwoCodeIx {
                         // It changes only ERTS's three-index scheme.
                         cfg.scheme = CodeIxScheme::Three;
@@ -585,6 +599,7 @@ fn load_run(a: &Args) -> ExitCode {
                         format!("--mutant={}", m.name()),
                         format!("--mutant-seconds={}", a.mutant_seconds),
                         format!("--seed={}", a.seed),
+                        format!("--procs={}", a.procs),
                         "--in-sweep".to_string(),
                     ];
                     if a.lw1_fold {
@@ -633,7 +648,7 @@ fn load_one(cfg: &LoadTortureConfig, expected: &str) -> bool {
         &cfg.row_name(),
         |rep| {
             format!(
-                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} trace_pattern={} seed={:#x}",
+                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={}{} trace_pattern={} seed={:#x}",
                 rep.hits,
                 rep.calls_per_second(),
                 rep.loads,
@@ -642,6 +657,15 @@ fn load_one(cfg: &LoadTortureConfig, expected: &str) -> bool {
                 rep.purge_refusals,
                 rep.kill_purges,
                 rep.kills,
+                // Only with more than one process per scheduler (the other rows keep their form).
+                if cfg.procs > 1 {
+                    format!(
+                        " procs={} switches={} switch_kills={}",
+                        cfg.procs, rep.switches, rep.switch_kills
+                    )
+                } else {
+                    String::new()
+                },
                 rep.trace_patterns,
                 cfg.seed
             )

@@ -18,6 +18,9 @@ fn torture_bad_arguments_exit_2_naming_them() {
     let (code, _, err) = bpspec(&["torture", "--load", "--purge", "hard"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--purge hard"), "{err}");
+    let (code, _, err) = bpspec(&["torture", "--load", "--procs", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--procs 0"), "{err}");
     let (code, _, err) = bpspec(&["oracle", "torture", "--frob"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--frob"), "{err}");
@@ -181,6 +184,27 @@ fn load_torture_with_killing_purges_holds_and_kills_the_unchecked_purge() {
         let scenario = format!("load-s2@{p}-kill");
         assert_row(&rows, &scenario, "load-purge-skip-check", "killed");
     }
+}
+
+/// More than one process per scheduler (`--procs`): processes switched at scheduling points,
+/// switched-out ones killed at their switch-in by killing purges; the baseline holds with both
+/// conservations, and `code:purge/1` without its check and wait is killed.
+#[test]
+fn load_torture_with_two_processes_per_scheduler_holds_and_kills_the_unchecked_purge() {
+    let args = "--load --protocols nonblocking --schedulers 2 --procs 2 --hits 100000 --seed 7 --purge kill";
+    let (text, rows) = torture_ok("loadprocs", args);
+    for want in ["procs=2", "switches=", "switch_kills="] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    assert_row(&rows, "load-s2@nonblocking-p2-kill", "baseline", "hold");
+    let args = "--load --protocols nonblocking --schedulers 2 --procs 2 --purge kill --mutant load-purge-skip-check --mutant-seconds 20";
+    let (_, rows) = torture_ok("loadprocsmut", args);
+    assert_row(
+        &rows,
+        "load-s2@nonblocking-p2-kill",
+        "load-purge-skip-check",
+        "killed",
+    );
 }
 
 /// [`torture_run`] that must exit 0: stdout and torture.tsv.

@@ -41,13 +41,19 @@
 //!   trampoline per code index, one continuation for all of them).
 //! - `refine_cl1`: check `refines-cl1` (no breakpoint hit after a load's commit: the sequential
 //!   oracle's CL1, `spec/src/code.rs`).
+//! - `procs` (1 or 2 processes per scheduler): with 2, each scheduler also has a process
+//!   switched out, with its own stay in a version, call_time state and return trace frame,
+//!   switched in and out by process switches (not thread progress points); the purge's check
+//!   finds a switched-out process too, and its kill is handled at its switch-in, before it runs.
 //! - `loads`, `fresh` (the module is not loaded at first: the first load makes nothing old),
-//!   `schedulers` (1 or 2, one process each), `calls`, `locals`.
+//!   `schedulers` (1 or 2), `calls`, `locals`.
 //!
 //! Properties: `no-mix` (a call never runs a version whose patterns are promised without its
 //! breakpoint), `no-use-after-free` (a call never enters a freed version or touches a freed
 //! breakpoint node), `no-uncommitted-call` (a call never enters a version that no commit has
-//! published: the staging slot is the loader's alone). Reachability: `calls-new-version`,
+//! published: the staging slot is the loader's alone); with two loads or more and soft purges
+//! `one-old-version` (no load commits while an old version is unpurged). Reachability:
+//! `calls-new-version`,
 //! `local-call-in-old-code`, with `Kill` `purge-kills`, and with `call_time`
 //! `charge-in-old-code`, `charge-at-return-in-old-code`, `charge-at-hit-in-old-code` (a charge
 //! at schedule-out, at return, at the next hit read the linked slot of a version no longer
@@ -62,9 +68,10 @@ use stateright::{Model, Property};
 /// (`Mutant::LOAD`; `load-purge-skip-wait` is not here: in the `Two` order its wait follows the
 /// check, and with atomic, sequentially consistent steps a return is never unordered with the
 /// free after it, so only loom sees that one). `TwoCodeIx` is the engine's `load-two-code-ix`
-/// too (on its `CodeIxScheme::Three`); the last seven exist in the spec only (the purge's orders,
-/// a destroyed session's grace period, the removal's wait for a charge at return, ERTS's block,
-/// the meta cell's grace period and the export breakpoint's continuation).
+/// too (on its `CodeIxScheme::Three`); the rest exist in the spec only (the purge's orders, a
+/// destroyed session's grace period, the removal's wait for a charge at return, ERTS's block,
+/// the meta cell's grace period, the export breakpoint's continuation, the fold of LW1, the
+/// purge's check of return frames and of switched-out processes, the `not_purged` refusal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoadSpecMutant {
     /// `load-commit-before-breakpoints`.
@@ -116,10 +123,25 @@ pub enum LoadSpecMutant {
     /// see a return trace frame on the stack (it looks at the instruction pointer and the
     /// return addresses only).
     PurgeCheckSkipsReturnFrame,
+    /// `load-purge-check-skips-switched-out` (`procs` 2): `check_process_code` looks at each
+    /// scheduler's running process only, not at the processes switched out on it (the kill
+    /// check of a purge that sees only the running process).
+    PurgeCheckSkipsSwitchedOut,
+    /// `load-over-not-purged`: a soft purge refused (a process still in the old version) does
+    /// not stop the loader: its next load commits over the old version, which ERTS refuses
+    /// with `not_purged` (`finish_loading_1`), so a version would be made old twice.
+    LoadOverNotPurged,
+    /// `load-switch-in-charges-killed` (`procs` 2): a process killed while switched out is
+    /// charged at its switch-in (its call_time state's slot read and its nodes written) before
+    /// it handles the kill. Not in [`LoadSpecMutant::ALL`]: it survives (an experiment,
+    /// docs/nonblocking-load.md §8), since the old version's breakpoints are unlinked and freed
+    /// by the removal before the purge's check sends the kill, and the version itself is freed
+    /// only after the exit.
+    SwitchInChargesKilled,
 }
 
 impl LoadSpecMutant {
-    pub const ALL: [LoadSpecMutant; 16] = [
+    pub const ALL: [LoadSpecMutant; 18] = [
         LoadSpecMutant::CommitBeforeBreakpoints,
         LoadSpecMutant::SkipWaitAfterCommit,
         LoadSpecMutant::BlockingWithoutBlock,
@@ -136,6 +158,8 @@ impl LoadSpecMutant {
         LoadSpecMutant::FoldLw1Untraced,
         LoadSpecMutant::FoldLw1SkipW1,
         LoadSpecMutant::PurgeCheckSkipsReturnFrame,
+        LoadSpecMutant::PurgeCheckSkipsSwitchedOut,
+        LoadSpecMutant::LoadOverNotPurged,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -155,6 +179,9 @@ impl LoadSpecMutant {
             LoadSpecMutant::FoldLw1Untraced => "load-fold-lw1-untraced",
             LoadSpecMutant::FoldLw1SkipW1 => "load-fold-lw1-skip-w1",
             LoadSpecMutant::PurgeCheckSkipsReturnFrame => "load-purge-check-skips-return-frame",
+            LoadSpecMutant::PurgeCheckSkipsSwitchedOut => "load-purge-check-skips-switched-out",
+            LoadSpecMutant::LoadOverNotPurged => "load-over-not-purged",
+            LoadSpecMutant::SwitchInChargesKilled => "load-switch-in-charges-killed",
         }
     }
     /// Whether the engine has a mutant of the same name (`bpspec_reference::Mutant`).
@@ -172,6 +199,9 @@ impl LoadSpecMutant {
                 | LoadSpecMutant::FoldLw1Untraced
                 | LoadSpecMutant::FoldLw1SkipW1
                 | LoadSpecMutant::PurgeCheckSkipsReturnFrame
+                | LoadSpecMutant::PurgeCheckSkipsSwitchedOut
+                | LoadSpecMutant::LoadOverNotPurged
+                | LoadSpecMutant::SwitchInChargesKilled
         )
     }
     /// The protocol the mutant breaks.
@@ -189,6 +219,7 @@ impl LoadSpecMutant {
                 "no-uncommitted-call"
             }
             LoadSpecMutant::FoldLw1SkipW1 => "remote-calls-counted",
+            LoadSpecMutant::LoadOverNotPurged => ONE_OLD_VERSION,
             _ => "no-use-after-free",
         }
     }
@@ -208,6 +239,10 @@ impl LoadSpecMutant {
                 LoadModel::fold_lw1()
             }
             LoadSpecMutant::PurgeCheckSkipsReturnFrame => LoadModel::local_trace(),
+            LoadSpecMutant::PurgeCheckSkipsSwitchedOut | LoadSpecMutant::SwitchInChargesKilled => {
+                LoadModel::two_procs()
+            }
+            LoadSpecMutant::LoadOverNotPurged => LoadModel::reloads(),
             _ => LoadModel::classic(self.protocol()),
         };
         base.with_mutant(self)
@@ -343,6 +378,33 @@ pub struct Proc {
     pub frame: u8,
 }
 
+/// A process switched out on its scheduler (`procs` 2): its own stack, call_time state and
+/// place in the code, as [`Proc`] has them for the running one; swapped with the running
+/// process's at a process switch ([`LAction::Switch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Parked {
+    pub calls_left: u8,
+    pub held: u8,
+    pub may_stay: bool,
+    pub locals_left: u8,
+    /// A kill sent while switched out: handled at its switch-in, before it runs.
+    pub kill: bool,
+    pub pbt: u8,
+    pub frame: u8,
+}
+
+impl Parked {
+    /// Nothing left to do: no call, no local call from a version it is in, no call_time state
+    /// or return trace frame left, no kill to handle.
+    fn done(&self) -> bool {
+        self.calls_left == 0
+            && (self.held == 0 || self.locals_left == 0)
+            && self.pbt == 0
+            && self.frame == 0
+            && !self.kill
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LState {
     /// The module is traced (its versions get call_count; a load sets the same pattern).
@@ -356,6 +418,9 @@ pub struct LState {
     pub blocked: bool,
     pub wait_open: bool,
     pub procs: [Proc; MAX_SCHEDS],
+    /// `procs` 2: each scheduler's process switched out (`None` with one process per
+    /// scheduler).
+    pub parked: [Option<Parked>; MAX_SCHEDS],
     pub mix: bool,
     pub uaf: bool,
     /// A call entered a version no commit has published.
@@ -410,6 +475,14 @@ pub struct LState {
     /// `local_trace`: a return trace frame ran naming a version no longer current, whose
     /// breakpoints were removed.
     pub frame_old: bool,
+    /// `procs` 2: a process was switched out while in, or with a call_time state naming, a
+    /// version no longer current.
+    pub switched_old: bool,
+    /// `procs` 2 with `Kill`: a process the purge's check found while it was switched out was
+    /// killed at its switch-in.
+    pub killed_switched_out: bool,
+    /// A load committed while an old version was still unpurged (a version made old twice).
+    pub old_twice: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -439,6 +512,12 @@ pub enum LAction {
     MetaRead(u8),
     /// `global`: run the export breakpoint node and read its continuation.
     TrampRun(u8),
+    /// `procs` 2: a process switch (ERTS `erts_schedule`, not a thread progress point): the
+    /// running process is switched out with its stack and call_time state (its schedule-out
+    /// charge is the `ChargeRead`/`ChargeRun` pair, which it may make at any step boundary
+    /// before), the switched-out one is switched in and handles its signals before it runs: a
+    /// kill sent meanwhile ends it there, without a charge (schedule-in reads no breakpoint).
+    Switch(u8),
 }
 
 /// Local calls a process makes from the version it stays in.
@@ -562,6 +641,11 @@ pub struct LoadModel {
     /// The traced versions have local call trace with `return_trace`: a hit pushes a return
     /// trace frame naming the version's function, run at the process's return.
     pub local_trace: bool,
+    /// Processes per scheduler (1 or 2): with 2, each scheduler also has a process switched
+    /// out, with its own calls, stay, local calls, call_time state and return trace frame, run
+    /// in turn by process switches (`LAction::Switch`); the purge's check finds a switched-out
+    /// process too, and a kill reaches it at its switch-in.
+    pub procs: u8,
     script: Vec<Step>,
 }
 
@@ -592,6 +676,7 @@ impl LoadModel {
             refine_cl1: false,
             fold_lw1: false,
             local_trace: false,
+            procs: 1,
             script: Vec::new(),
         }
         .rebuilt()
@@ -662,6 +747,24 @@ impl LoadModel {
             m.tail_calls = true;
         })
     }
+    /// Two processes on one scheduler (`procs` 2) with the killing purge and call_time: a fresh
+    /// module loaded twice (one purge) under one scheduler whose two processes each make 2
+    /// calls, may stay in a version with a call_time state naming it and are switched in and
+    /// out; a process switched out in the old version is killed at its switch-in.
+    pub fn two_procs() -> LoadModel {
+        LoadModel::kill().with(|m| {
+            m.schedulers = 1;
+            m.procs = 2;
+            m.call_time = true;
+            m.loads = 2;
+        })
+    }
+    /// Two loads of a loaded module with soft purges on the first non-blocking model: a
+    /// refused purge stops the loader, so the second load never commits over an unpurged old
+    /// version (`one-old-version`).
+    pub fn reloads() -> LoadModel {
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.loads = 2)
+    }
     /// The baseline models of `bpspec check`'s default plan.
     pub fn plan() -> Vec<LoadModel> {
         let mut v: Vec<LoadModel> = LoadProtocol::ALL
@@ -680,6 +783,7 @@ impl LoadModel {
             LoadModel::global(),
             LoadModel::fold_lw1(),
             LoadModel::local_trace(),
+            LoadModel::two_procs(),
         ]);
         v
     }
@@ -695,6 +799,7 @@ impl LoadModel {
         assert!(self.loads >= 1 && (self.loads as usize) < MAX_VERS - usize::from(!self.fresh));
         assert!(self.schedulers >= 1 && self.schedulers as usize <= MAX_SCHEDS);
         assert!(self.sessions == 1 || self.sessions == 2);
+        assert!(self.procs == 1 || self.procs == 2);
         assert!(
             !self.tail_calls || self.call_time || self.local_trace,
             "a tail call out matters with call_time or a return trace frame"
@@ -843,6 +948,11 @@ impl LoadModel {
             && p.pbt == 0
             && p.frame == 0
     }
+    /// A scheduler with no more to do: its running process asleep ([`LoadModel::asleep`]) and
+    /// its switched-out one, if any, done.
+    fn sched_asleep(s: &LState, i: usize) -> bool {
+        Self::asleep(&s.procs[i]) && s.parked[i].is_none_or(|q| q.done())
+    }
     fn all_passed(&self, s: &LState) -> bool {
         self.procs().all(|i| s.procs[i].passed)
     }
@@ -875,7 +985,10 @@ impl LoadModel {
                     || self.all_passed(s)
             }
             Step::AwaitDown => {
-                self.is(LoadSpecMutant::PurgeKillSkipDown) || self.procs().all(|i| !s.procs[i].kill)
+                self.is(LoadSpecMutant::PurgeKillSkipDown)
+                    || self
+                        .procs()
+                        .all(|i| !s.procs[i].kill && s.parked[i].is_none_or(|q| !q.kill))
             }
             Step::BlockOn => {
                 self.is(LoadSpecMutant::BlockingWithoutBlock)
@@ -897,23 +1010,38 @@ impl LoadModel {
     fn wait_begin(&self, s: &mut LState) {
         s.wait_open = true;
         for i in self.procs() {
-            s.procs[i].passed = Self::asleep(&s.procs[i]);
+            s.procs[i].passed = Self::sched_asleep(s, i);
         }
     }
     /// check_process_code: the processes in version `o` (the mutant does not look); with
-    /// `check_pbt` also those whose call_time state names a function of it.
-    fn in_version(&self, s: &LState, o: u8) -> Vec<usize> {
+    /// `check_pbt` also those whose call_time state names a function of it. Each as
+    /// (scheduler, switched out): the switched-out processes too (`procs` 2), unless
+    /// `load-purge-check-skips-switched-out`.
+    fn in_version(&self, s: &LState, o: u8) -> Vec<(usize, bool)> {
         if self.is(LoadSpecMutant::PurgeSkipCheck) {
             return Vec::new();
         }
-        self.procs()
+        let finds = |held: u8, pbt: u8, frame: u8| {
+            held == o
+                || (self.check_pbt && pbt == o)
+                || (frame == o && !self.is(LoadSpecMutant::PurgeCheckSkipsReturnFrame))
+        };
+        let mut v: Vec<(usize, bool)> = self
+            .procs()
             .filter(|&i| {
                 let p = &s.procs[i];
-                p.held == o
-                    || (self.check_pbt && p.pbt == o)
-                    || (p.frame == o && !self.is(LoadSpecMutant::PurgeCheckSkipsReturnFrame))
+                finds(p.held, p.pbt, p.frame)
             })
-            .collect()
+            .map(|i| (i, false))
+            .collect();
+        if !self.is(LoadSpecMutant::PurgeCheckSkipsSwitchedOut) {
+            v.extend(
+                self.procs()
+                    .filter(|&i| s.parked[i].is_some_and(|q| finds(q.held, q.pbt, q.frame)))
+                    .map(|i| (i, true)),
+            );
+        }
+        v
     }
     fn loader_step(&self, s: &mut LState) {
         let staging = ((s.ix + 1) % self.num_code_ix()) as usize;
@@ -950,6 +1078,11 @@ impl LoadModel {
                 }
             }
             Step::Commit(v) => {
+                // An old version still unpurged (published, not freed, not current): this
+                // commit makes the current one old beside it.
+                let (cur, ver) = (s.cur, &s.ver);
+                s.old_twice |=
+                    (1..MAX_VERS).any(|w| w != cur as usize && ver[w].published && !ver[w].freed);
                 s.ix = staging as u8;
                 s.ver[v as usize].published = true;
                 // Tracked only when checked, so that the other models keep their state counts.
@@ -995,9 +1128,11 @@ impl LoadModel {
                 for ver in s.ver.iter_mut() {
                     ver.linked &= !2;
                 }
+                let cur = s.cur;
+                let old = |held: u8| held != 0 && held != cur;
                 s.destroyed_old |= self
                     .procs()
-                    .any(|i| s.procs[i].held != 0 && s.procs[i].held != s.cur);
+                    .any(|i| old(s.procs[i].held) || s.parked[i].is_some_and(|q| old(q.held)));
             }
             Step::DestroyFree => {
                 for ver in s.ver.iter_mut() {
@@ -1008,13 +1143,24 @@ impl LoadModel {
                 let found = self.in_version(s, o);
                 match self.purge {
                     PurgeKind::Soft if !found.is_empty() => {
+                        if self.is(LoadSpecMutant::LoadOverNotPurged) {
+                            // Refused, and the loader goes on with its next load: past this
+                            // purge's free.
+                            let rest = &self.script[s.loader as usize..];
+                            let free = rest.iter().position(|&t| t == Step::Free(o));
+                            s.loader += free.expect("a purge ends with its free") as u8 + 1;
+                            return;
+                        }
                         s.loader = self.script.len() as u8; // refused: the loader stops
                         return;
                     }
                     PurgeKind::Soft => {}
                     PurgeKind::Kill => {
-                        for i in found {
-                            s.procs[i].kill = true;
+                        for (i, parked) in found {
+                            match s.parked[i].as_mut() {
+                                Some(q) if parked => q.kill = true,
+                                _ => s.procs[i].kill = true,
+                            }
                         }
                     }
                 }
@@ -1060,9 +1206,11 @@ impl LoadModel {
                     }
                     // The new version gets the `on_load` patterns only: none here.
                     s.traced = false;
-                    s.cleared_held |= self
-                        .procs()
-                        .any(|i| s.procs[i].held == o || s.procs[i].pbt == o);
+                    s.cleared_held |= self.procs().any(|i| {
+                        s.procs[i].held == o
+                            || s.procs[i].pbt == o
+                            || s.parked[i].is_some_and(|q| q.held == o || q.pbt == o)
+                    });
                 }
             }
             Step::Retarget(v) => {
@@ -1095,10 +1243,23 @@ impl LoadModel {
         n.procs[i].sched = Sched::Idle;
         (v, found)
     }
+    /// The kill of scheduler `i`'s running process: its frames are dropped without returning,
+    /// and it makes no more calls.
+    fn exit(n: &mut LState, i: usize) {
+        let p = &mut n.procs[i];
+        p.kill = false;
+        p.held = 0;
+        p.calls_left = 0;
+        p.locals_left = 0;
+        p.may_stay = false;
+        p.pbt = 0;
+        p.frame = 0;
+        n.killed = true;
+    }
     /// A scheduler step that ends idle: if a wait is open and the scheduler now sleeps, it has
     /// passed.
     fn settle(s: &mut LState, i: usize) {
-        if s.wait_open && Self::asleep(&s.procs[i]) {
+        if s.wait_open && Self::sched_asleep(s, i) {
             s.procs[i].passed = true; // going to sleep
         }
     }
@@ -1136,10 +1297,22 @@ impl Model for LoadModel {
                     pbt: 0,
                     frame: 0,
                 }; MAX_SCHEDS];
+                let mut parked = [None; MAX_SCHEDS];
                 for i in self.procs() {
                     procs[i].calls_left = self.calls;
                     procs[i].may_stay = true;
                     procs[i].locals_left = self.locals;
+                    if self.procs == 2 {
+                        parked[i] = Some(Parked {
+                            calls_left: self.calls,
+                            held: 0,
+                            may_stay: true,
+                            locals_left: self.locals,
+                            kill: false,
+                            pbt: 0,
+                            frame: 0,
+                        });
+                    }
                 }
                 LState {
                     traced,
@@ -1151,6 +1324,7 @@ impl Model for LoadModel {
                     blocked: false,
                     wait_open: false,
                     procs,
+                    parked,
                     mix: false,
                     uaf: false,
                     early: false,
@@ -1176,6 +1350,9 @@ impl Model for LoadModel {
                     oracle_diff: false,
                     lost_call: false,
                     frame_old: false,
+                    switched_old: false,
+                    killed_switched_out: false,
+                    old_twice: false,
                 }
             })
             .collect()
@@ -1214,6 +1391,9 @@ impl Model for LoadModel {
                     }
                     if p.pbt != 0 && !s.blocked && !Self::asleep(p) {
                         out.push(LAction::ChargeRead(n));
+                    }
+                    if s.parked[i].is_some() && !s.blocked && !Self::sched_asleep(s, i) {
+                        out.push(LAction::Switch(n));
                     }
                 }
                 Sched::HasIx(_) => out.push(LAction::ReadAddr(n)),
@@ -1410,18 +1590,41 @@ impl Model for LoadModel {
                 p.locals_left = 0;
             }
             LAction::Progress(i) => n.procs[i as usize].passed = true,
+            LAction::Switch(i) => {
+                let i = i as usize;
+                let q = s.parked[i].expect("a switched-out process");
+                let p = &mut n.procs[i];
+                let out = Parked {
+                    calls_left: p.calls_left,
+                    held: p.held,
+                    may_stay: p.may_stay,
+                    locals_left: p.locals_left,
+                    kill: p.kill,
+                    pbt: p.pbt,
+                    frame: p.frame,
+                };
+                (p.calls_left, p.held, p.may_stay, p.locals_left) =
+                    (q.calls_left, q.held, q.may_stay, q.locals_left);
+                (p.kill, p.pbt, p.frame) = (q.kill, q.pbt, q.frame);
+                let old = |v: u8| v != 0 && v != s.cur;
+                n.switched_old |= old(out.held) || old(out.pbt);
+                n.parked[i] = Some(out);
+                if q.kill && q.pbt != 0 && self.is(LoadSpecMutant::SwitchInChargesKilled) {
+                    // The mutant: charged before its signals (the kill stays pending).
+                    let linked = Self::read(s, &mut n, q.pbt).linked;
+                    n.procs[i].sched = Sched::Charge(q.pbt, linked);
+                    return Some(n);
+                }
+                if q.kill {
+                    // Its signals first: the kill ends it before it runs (no charge: it was
+                    // charged when switched out, and schedule-in reads no breakpoint).
+                    Self::exit(&mut n, i);
+                    n.killed_switched_out = true;
+                }
+                Self::settle(&mut n, i);
+            }
             LAction::Exit(i) => {
-                // The kill: the process's frames are dropped without returning, and it makes
-                // no more calls.
-                let p = &mut n.procs[i as usize];
-                p.kill = false;
-                p.held = 0;
-                p.calls_left = 0;
-                p.locals_left = 0;
-                p.may_stay = false;
-                p.pbt = 0;
-                p.frame = 0;
-                n.killed = true;
+                Self::exit(&mut n, i as usize);
                 Self::settle(&mut n, i as usize);
             }
         }
@@ -1442,6 +1645,11 @@ impl Model for LoadModel {
         if self.fold_lw1 {
             v.push(Property::always(REMOTE_CALLS_COUNTED, |_, s: &LState| {
                 !s.lost_call
+            }));
+        }
+        if self.checks_old_once() {
+            v.push(Property::always(ONE_OLD_VERSION, |_, s: &LState| {
+                !s.old_twice
             }));
         }
         for name in self.reachability() {
@@ -1467,6 +1675,8 @@ fn reached_fn(name: &'static str) -> fn(&LoadModel, &LState) -> bool {
         "export-bp-to-new-version" => |_, s| s.exp_to_new,
         "meta-in-old-code" => |_, s| s.meta_old,
         "return-frame-in-old-code" => |_, s| s.frame_old,
+        "switched-out-in-old-code" => |_, s| s.switched_old,
+        "purge-kills-switched-out" => |_, s| s.killed_switched_out,
         _ => unreachable!("no reachability property {name}"),
     }
 }
@@ -1520,7 +1730,18 @@ impl LoadModel {
         if self.local_trace {
             v.push("return-frame-in-old-code");
         }
+        if self.procs == 2 {
+            v.push("switched-out-in-old-code");
+            if self.purge == PurgeKind::Kill {
+                v.push("purge-kills-switched-out");
+            }
+        }
         v
+    }
+    /// Whether `one-old-version` is checked: with two loads or more and soft purges (with
+    /// killing purges every purge frees the old version before the next load, by the script).
+    fn checks_old_once(&self) -> bool {
+        self.loads >= 2 && self.purge == PurgeKind::Soft
     }
 }
 
@@ -1533,6 +1754,11 @@ pub const REFINES_CL1: &str = "refines-cl1";
 /// [`LoadRun::violated`]): every remote call of the traced module (`Carry`) ran a version with
 /// its breakpoints (LP3, docs/nonblocking-load.md §2).
 pub const REMOTE_CALLS_COUNTED: &str = "remote-calls-counted";
+/// The property of the models with two loads or more and soft purges (after
+/// [`REMOTE_CALLS_COUNTED`] in [`LoadRun::violated`]): no load commits while an old version of
+/// the module is still unpurged, so a version is made old at most once (ERTS refuses such a
+/// load with `not_purged`).
+pub const ONE_OLD_VERSION: &str = "one-old-version";
 
 /// The outcome of one exhaustive run of a [`LoadModel`].
 #[derive(Clone, Debug)]
@@ -1558,7 +1784,8 @@ impl LoadModel {
     /// for [`LoadModel::classic`], and `load-nonblocking-kill` / `load-nonblocking-3ix-kill`
     /// for the others (the index scheme when `Three`, the purge when `Kill`), with
     /// `-sessions` for 2 sessions, `-call-time` when `call_time`, `-tail-call` when
-    /// `tail_calls` and `-check-pbt` when `check_pbt`.
+    /// `tail_calls`, `-check-pbt` when `check_pbt`, then the other switches' suffixes, last
+    /// `-procs2` with two processes per scheduler (the loads are in the bound, not the name).
     pub fn name(&self) -> String {
         let mut n = format!("load-{}", self.protocol.name());
         if self.code_ix == CodeIx::Three {
@@ -1594,17 +1821,25 @@ impl LoadModel {
         if self.local_trace {
             n.push_str("-local-trace");
         }
+        if self.procs == 2 {
+            n.push_str("-procs2");
+        }
         n
     }
 
     /// The bounds of the model, as recorded next to its verdict.
     pub fn bound(&self) -> String {
         format!(
-            "calls={} loads={}{} schedulers={}{}",
+            "calls={} loads={}{} schedulers={}{}{}",
             self.calls,
             self.loads,
             if self.fresh { " fresh" } else { "" },
             self.schedulers,
+            if self.procs == 1 {
+                String::new()
+            } else {
+                format!(" procs={}", self.procs)
+            },
             if self.locals == LOCALS {
                 String::new()
             } else {
@@ -1628,6 +1863,7 @@ impl LoadModel {
                 .into_iter()
                 .chain(self.refine_cl1.then_some(REFINES_CL1))
                 .chain(self.fold_lw1.then_some(REMOTE_CALLS_COUNTED))
+                .chain(self.checks_old_once().then_some(ONE_OLD_VERSION))
                 .filter(|p| c.discovery(p).is_some())
                 .collect(),
             reached: reach.iter().all(|p| c.discovery(p).is_some()),

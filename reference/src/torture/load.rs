@@ -6,6 +6,10 @@
 //!   (`call`), calls and stays in the version it reached (`call_and_stay`, a return address into
 //!   it), makes local calls from the version it is in (`local_call`), returns out of it
 //!   (`return_out`), passes progress points and naps (asleep, as a scheduler with no work);
+//!   with `procs` above 1, each scheduler runs that many processes (`Scheduler::add_code_proc`),
+//!   switched in turn at scheduling points (`Scheduler::switch_proc`: a switch step of its own,
+//!   and every process in turn at each wake of the pace's naps), each switched-out process
+//!   keeping its place in a version, its frames and its call_time pbts;
 //! - one loader thread: load a new version (purge first when ERTS says `not_purged`), delete,
 //!   purge; by the run's [`PurgeMode`], a soft purge (`code:soft_purge/1`: refused while a
 //!   process is still in the old code, `OldCodeInUse`, and retried), a killing one
@@ -35,7 +39,8 @@
 //!
 //! Liveness of the killing purge: the purger waits (holding the module's permission, so the
 //! stager waits too) until every killed process has exited, which it does at its scheduler's
-//! next scheduling point (a progress point or a wake, `take_signals`). A scheduler whose process
+//! next scheduling point (a progress point or a wake, `take_signals`; a switched-out process at
+//! its switch-in, `Scheduler::switch_proc`). A scheduler whose process
 //! is in a version passes one at every progress step and nap, and its pacing nap is a sequence
 //! of short naps (wake, sleep: a scheduling point each), as an ERTS scheduler woken by the exit
 //! signal that makes its process runnable; so no pacing wait outlasts a kill. A scheduler that
@@ -59,8 +64,11 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 pub struct LoadTortureConfig {
     pub protocol: LoadProtocol,
-    /// Scheduler threads (one process each).
+    /// Scheduler threads.
     pub schedulers: usize,
+    /// Processes per scheduler (1: the scheduler's one process; more are added with
+    /// `Scheduler::add_code_proc` and switched with `Scheduler::switch_proc`).
+    pub procs: usize,
     /// Functions of the module `m`.
     pub functions: usize,
     /// Stop after this many calls (remote and local, over all schedulers).
@@ -122,6 +130,7 @@ impl LoadTortureConfig {
         LoadTortureConfig {
             protocol,
             schedulers,
+            procs: 1,
             functions: 8,
             hits,
             max_time: Duration::from_secs(600),
@@ -138,6 +147,12 @@ impl LoadTortureConfig {
 
     pub fn validate(&self) -> Result<(), String> {
         check_common(self.schedulers, self.mutant)?;
+        if !(1..=64).contains(&self.procs) {
+            return Err(format!(
+                "processes per scheduler must be 1..=64, got {}",
+                self.procs
+            ));
+        }
         if !(1..=255).contains(&self.functions) {
             return Err(format!("functions must be 1..=255, got {}", self.functions));
         }
@@ -151,16 +166,21 @@ impl LoadTortureConfig {
     }
 
     /// The row's scenario: `load-s{schedulers}@{protocol}`, with `-3ix` under ERTS's three code
-    /// indices, `-fold` with LW1 folded into the removal's W1, and `-kill` or `-mixed` by the
-    /// purges (nothing for soft purges).
+    /// indices, `-fold` with LW1 folded into the removal's W1, `-p{procs}` with more than one
+    /// process per scheduler, and `-kill` or `-mixed` by the purges (nothing for soft purges).
     pub fn row_name(&self) -> String {
         let three = self.scheme == crate::code_ix::CodeIxScheme::Three;
         let purge = match self.purge {
             PurgeMode::Soft => String::new(),
             m => format!("-{}", m.name()),
         };
+        let procs = if self.procs > 1 {
+            format!("-p{}", self.procs)
+        } else {
+            String::new()
+        };
         format!(
-            "load-s{}@{}{}{}{purge}",
+            "load-s{}@{}{}{}{procs}{purge}",
             self.schedulers,
             self.protocol.name(),
             if three { "-3ix" } else { "" },
@@ -175,8 +195,8 @@ impl LoadTortureConfig {
         let seconds = c.max_time.as_secs();
         let checked = crate::sync::CHECKED;
         format!(
-            "load seed={:#x} protocol={protocol} schedulers={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} code-ix={} lw1-fold={} purge={} checked={checked}",
-            c.seed, c.schedulers, c.functions, c.hits, c.pace, c.min_loads, c.min_trace_patterns,
+            "load seed={:#x} protocol={protocol} schedulers={} procs={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} code-ix={} lw1-fold={} purge={} checked={checked}",
+            c.seed, c.schedulers, c.procs, c.functions, c.hits, c.pace, c.min_loads, c.min_trace_patterns,
             c.scheme.name(), c.fold_lw1, c.purge.name()
         )
     }
@@ -200,6 +220,10 @@ pub struct LoadTortureReport {
     pub kill_purges: u64,
     /// Processes killed by them (each exited at its next scheduling point).
     pub kills: u64,
+    /// Process switches (`Scheduler::switch_proc`; 0 with one process per scheduler).
+    pub switches: u64,
+    /// Of `kills`, those of a process killed while switched out, at its switch-in.
+    pub switch_kills: u64,
     pub trace_patterns: u64,
     pub naps: u64,
     pub seconds: f64,
@@ -234,7 +258,7 @@ impl LoadTortureReport {
 
     pub fn describe(&self) -> String {
         format!(
-            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}{}",
+            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} switches={} switch_kills={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}{}",
             self.hits,
             self.calls_per_second(),
             self.counted,
@@ -247,6 +271,8 @@ impl LoadTortureReport {
             self.purge_refusals,
             self.kill_purges,
             self.kills,
+            self.switches,
+            self.switch_kills,
             self.trace_patterns,
             self.naps,
             self.total_count,
@@ -342,6 +368,10 @@ struct SchedStats {
     timed: u64,
     /// Processes killed by `code:purge/1`.
     killed: u64,
+    /// Process switches.
+    switches: u64,
+    /// Processes killed at their switch-in.
+    switch_kills: u64,
 }
 
 /// What the loader did.
@@ -429,6 +459,8 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         rep.naps += s.naps;
         rep.total_timed += s.timed;
         rep.kills += s.killed;
+        rep.switches += s.switches;
+        rep.switch_kills += s.switch_kills;
     }
     sh.stop.store(true, Relaxed);
     // After a failed check a killing purge may wait for a process that never runs again (its
@@ -517,16 +549,24 @@ fn scheduler(
     quota: u64,
 ) -> SchedStats {
     let mut s = Scheduler::start(e, id);
+    for _ in 1..cfg.procs {
+        s.add_code_proc();
+    }
     let mut st = SchedStats::default();
-    let held = std::cell::Cell::new(false);
+    let mut procs = Procs::new(&s, cfg.procs);
     let r = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
-        calls(&mut s, &sh, cfg, id, quota, &mut st, &held)?;
-        // The process returns out of the version it is in (it exits), under the same watch: a
-        // return that reads a freed version is a violation like any other.
-        if held.get() {
-            // A no-op if a killing purge killed the process at its last scheduling point.
-            s.return_out();
-            held.set(false);
+        calls(&mut s, &sh, cfg, id, quota, &mut st, &mut procs)?;
+        // Each process returns out of the version it is in (it exits), under the same watch: a
+        // return that reads a freed version is a violation like any other. The others are
+        // switched in for it in turn (their signals first: a kill ends one there).
+        for k in 0..cfg.procs {
+            if procs.held != 0 {
+                s.return_out();
+                procs.held = 0;
+            }
+            if k + 1 < cfg.procs {
+                procs.switch(&mut s, &mut st)?;
+            }
         }
         Ok(())
     }));
@@ -542,7 +582,7 @@ fn scheduler(
         }
     };
     st.counted = s.counted();
-    st.timed = s.code_proc().timem_calls;
+    st.timed = s.code_procs_timem_calls();
     st.killed = s.killed();
     if failed {
         // Asleep so that the loader's waits end; never touch the (maybe freed) version again.
@@ -562,8 +602,65 @@ fn scheduler(
     st
 }
 
-/// The process's calls: returns when the quota is made or the run stops; `held` says whether the
-/// process is in a version at that point.
+/// The versions a scheduler's processes are in, as the torture saw them (0: none), in the
+/// engine's switching order (`Scheduler::switch_proc`: the current one is parked last, the first
+/// parked one runs), and the kills seen.
+struct Procs {
+    /// The running process's version.
+    held: u32,
+    /// The switched-out processes' versions, the next to run first.
+    parked: std::collections::VecDeque<u32>,
+    /// The scheduler's kills seen: a scheduling point that raises `Scheduler::killed` killed
+    /// the running process (it left its version: its local calls and its return are a dead
+    /// process's).
+    killed: u64,
+}
+
+impl Procs {
+    fn new(s: &Scheduler<Qsbr>, procs: usize) -> Procs {
+        Procs {
+            held: 0,
+            parked: std::iter::repeat_n(0, procs - 1).collect(),
+            killed: s.killed(),
+        }
+    }
+
+    /// After a scheduling point (a progress point, a wake, a switch-in): a kill there is the
+    /// running process's, once at most, and only of a process in a version.
+    fn exited(&mut self, s: &Scheduler<Qsbr>) -> Result<(), String> {
+        if s.killed() != self.killed {
+            if self.held == 0 || s.killed() != self.killed + 1 {
+                return Err(format!(
+                    "killed {} times at one scheduling point, in version {}",
+                    s.killed() - self.killed,
+                    self.held
+                ));
+            }
+            self.killed = s.killed();
+            self.held = 0;
+        }
+        Ok(())
+    }
+
+    /// A process switch (a no-op with one process): the running process parked last, the
+    /// first parked one switched in (its signals first).
+    fn switch(&mut self, s: &mut Scheduler<Qsbr>, st: &mut SchedStats) -> Result<(), String> {
+        let Some(next) = self.parked.pop_front() else {
+            return Ok(());
+        };
+        s.switch_proc();
+        st.switches += 1;
+        self.parked.push_back(self.held);
+        self.held = next;
+        let killed = self.killed;
+        self.exited(s)?;
+        st.switch_kills += u64::from(self.killed != killed);
+        Ok(())
+    }
+}
+
+/// The processes' calls: returns when the quota is made or the run stops; `procs` says which
+/// process is in which version at that point.
 fn calls(
     s: &mut Scheduler<Qsbr>,
     sh: &Shared,
@@ -571,29 +668,11 @@ fn calls(
     id: usize,
     quota: u64,
     st: &mut SchedStats,
-    in_version: &std::cell::Cell<bool>,
+    procs: &mut Procs,
 ) -> Result<(), String> {
     let mut rng = Rng::new(cfg.seed ^ (0x5C4E_D000 + id as u64).wrapping_mul(0x9E37_79B9));
     let f = cfg.functions as u64;
-    let mut held: u32 = 0;
     let mut unpublished = 0u64;
-    // The kills seen: a scheduling point that raises `s.killed` killed the process (it left its
-    // version: its local calls and its return are a dead process's).
-    let mut killed = s.killed();
-    let mut exited = |s: &Scheduler<Qsbr>, held: &mut u32| {
-        if s.killed() != killed {
-            if *held == 0 || s.killed() != killed + 1 {
-                return Err(format!(
-                    "killed {} times at one scheduling point, in version {held}",
-                    s.killed() - killed
-                ));
-            }
-            killed = s.killed();
-            *held = 0;
-            in_version.set(false);
-        }
-        Ok(())
-    };
     // Bounded by the quota; each step is a call or one of at most `quota` other steps.
     for step in 0..quota.saturating_mul(4) {
         if st.hits >= quota {
@@ -605,17 +684,19 @@ fn calls(
             }
             sh.hits.fetch_add(unpublished, Relaxed);
             unpublished = 0;
-            pace(s, sh, cfg, st);
-            exited(s, &mut held)?;
+            pace(s, sh, cfg, st, procs)?;
         }
         let fx = rng.below(f) as usize;
         let r = rng.below(100);
-        // In a version: local calls mostly; outside: remote calls mostly (module comment).
+        let held = procs.held;
+        // In a version: local calls mostly; outside: remote calls mostly (module comment). With
+        // more than one process per scheduler, half the progress steps are process switches.
         let step = match (held != 0, r) {
             (true, 0..=69) => Step::Local,
             (true, 70..=84) | (false, 0..=79) => Step::Remote,
             (true, 85..=89) => Step::Return,
             (false, 80..=84) => Step::Stay,
+            (true, 90..=97) | (false, 85..=97) if cfg.procs > 1 && r % 2 == 0 => Step::Switch,
             (true, 90..=97) | (false, 85..=97) => Step::Progress,
             _ => Step::Nap,
         };
@@ -637,21 +718,20 @@ fn calls(
                 remote_seen(sh, c, st)?;
                 st.stays += 1;
                 // undef: the process entered no code and holds nothing.
-                held = c.version;
-                in_version.set(held != 0);
+                procs.held = c.version;
             }
             Step::Return => {
                 s.return_out();
-                held = 0;
-                in_version.set(false);
+                procs.held = 0;
             }
             Step::Progress => {
                 s.progress();
-                exited(s, &mut held)?;
+                procs.exited(s)?;
             }
+            Step::Switch => procs.switch(s, st)?,
             Step::Nap => {
                 nap(s, st);
-                exited(s, &mut held)?;
+                procs.exited(s)?;
             }
         }
         if called {
@@ -670,6 +750,8 @@ enum Step {
     Stay,
     Return,
     Progress,
+    /// A process switch (more than one process per scheduler).
+    Switch,
     Nap,
 }
 
@@ -707,16 +789,23 @@ fn nap(s: &mut Scheduler<Qsbr>, st: &mut SchedStats) {
 
 /// The pace: at most `cfg.pace` calls (over all schedulers) per loader or stager operation;
 /// beyond, nap until the next one, the stop, or the deadline. The nap is a sequence of short
-/// ones, each a scheduling point (a wake, which handles the process's signals, then asleep
-/// again): a killing purge that waits for this process to exit, and holds the loader and the
-/// stager meanwhile, is not waited for in turn (module comment).
-fn pace(s: &mut Scheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut SchedStats) {
+/// ones, each a scheduling point (a wake, which handles the running process's signals, and a
+/// switch to each other process in turn, which handles its signals at its switch-in, then
+/// asleep again): a killing purge that waits for one of this scheduler's processes to exit, and
+/// holds the loader and the stager meanwhile, is not waited for in turn (module comment).
+fn pace(
+    s: &mut Scheduler<Qsbr>,
+    sh: &Shared,
+    cfg: &LoadTortureConfig,
+    st: &mut SchedStats,
+    procs: &mut Procs,
+) -> Result<(), String> {
     if cfg.pace == 0 {
-        return;
+        return Ok(());
     }
     let allowed = |ops: u64| (ops + 1).saturating_mul(cfg.pace);
     if sh.hits.load(Relaxed) <= allowed(sh.paced_ops()) {
-        return;
+        return Ok(());
     }
     s.sleep();
     st.naps += 1;
@@ -726,10 +815,15 @@ fn pace(s: &mut Scheduler<Qsbr>, sh: &Shared, cfg: &LoadTortureConfig, st: &mut 
         naps = naps.wrapping_add(1);
         if cfg.purge.kills() && naps.is_multiple_of(8) {
             s.wake();
+            procs.exited(s)?;
+            for _ in 1..cfg.procs {
+                procs.switch(s, st)?;
+            }
             s.sleep();
         }
     }
     s.wake();
+    procs.exited(s)
 }
 
 /// The loader: load (purging first when needed), delete, purge; refused purges retried.
