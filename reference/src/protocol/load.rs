@@ -37,8 +37,10 @@
 //! the commit may still enter the old version: the removal's W0/W1 wait for it while the old
 //! version's active halves still count it), and a purge waits first, then checks, then PW.
 //!
-//! One engine: an [`Engine`] built [`Engine::with_module`] owns the code ([`CodeMgmt`]: the
-//! module table, the code index, the export entries, the world lock and the switches), and the
+//! One engine: an [`Engine`] built [`Engine::with_modules`] (or [`Engine::with_module`], one
+//! module, module 0) owns the code ([`CodeMgmt`]: the module table with one entry per module,
+//! one code index for all of them, each module's export entries, the world lock and the
+//! switches), and the
 //! steps are its methods: this file has the load and delete steps, the module's trace_pattern
 //! and the at-rest check; `purge.rs` the purges; `calls.rs` a scheduler's calls into the
 //! module. The breakpoints are the engine's own: each version's code area holds `GenericBp`
