@@ -274,20 +274,28 @@ pub struct RefEngine {
 
 impl RefEngine {
     pub fn new(funcs: Vec<Mfa>) -> RefEngine {
-        RefEngine::over(Engine::<Qsbr>::new(RefEngine::config(funcs)))
+        RefEngine::over(
+            Engine::<Qsbr>::new(RefEngine::config(funcs)),
+            bpspec_reference::LoadProtocol::NonBlocking,
+        )
     }
 
+    /// The static area holds `funcs`; one scheduler for the runner's calls and one per
+    /// scenario process for its place in the modules' code (`target/code.rs`).
     fn config(funcs: Vec<Mfa>) -> EngineConfig {
         EngineConfig {
             functions: funcs,
-            schedulers: 1,
+            schedulers: 1 + code::SCHEDULERS,
             mutant: None,
         }
     }
 
-    /// Our engine `engine`, with its one scheduler started and asleep.
-    fn over(engine: Engine<Qsbr>) -> RefEngine {
-        let engine = Arc::new(engine);
+    /// Our engine `engine`, owning every module of its functions under the load protocol
+    /// `protocol` (`target/code.rs`), with its scheduler for the runner's calls started and
+    /// asleep.
+    fn over(engine: Engine<Qsbr>, protocol: bpspec_reference::LoadProtocol) -> RefEngine {
+        let (modules, code) = code::Code::modules_of(&engine, protocol);
+        let engine = Arc::new(engine.with_modules(&modules, protocol));
         let mut sched = Scheduler::start(engine.clone(), 0);
         sched.record = false;
         sched.sleep();
@@ -299,7 +307,7 @@ impl RefEngine {
             meta_mb: bpspec_reference::Mailbox::new(meta::META_PID),
             return_to: BTreeMap::new(),
             last_callers: Vec::new(),
-            code: code::Code::new(bpspec_reference::LoadProtocol::NonBlocking),
+            code,
         }
     }
 
@@ -337,7 +345,10 @@ impl RefEngine {
     pub fn with_mutant(funcs: Vec<Mfa>, m: bpspec_reference::Mutant) -> RefEngine {
         let mut cfg = RefEngine::config(funcs);
         cfg.mutant = Some(m);
-        RefEngine::over(Engine::<Qsbr>::new(cfg))
+        RefEngine::over(
+            Engine::<Qsbr>::new(cfg),
+            bpspec_reference::LoadProtocol::NonBlocking,
+        )
     }
 
     fn funcs(&self) -> Vec<Mfa> {
@@ -384,7 +395,19 @@ impl RefEngine {
 
     /// Our engine where only `exported` functions have export entries.
     pub fn with_exports(funcs: Vec<Mfa>, exported: &[FuncId]) -> RefEngine {
-        RefEngine::over(Engine::<Qsbr>::new(RefEngine::config(funcs)).with_exports(exported))
+        RefEngine::with_exports_under(funcs, exported, bpspec_reference::LoadProtocol::NonBlocking)
+    }
+
+    /// [`RefEngine::with_exports`] under the load protocol `protocol`.
+    fn with_exports_under(
+        funcs: Vec<Mfa>,
+        exported: &[FuncId],
+        protocol: bpspec_reference::LoadProtocol,
+    ) -> RefEngine {
+        RefEngine::over(
+            Engine::<Qsbr>::new(RefEngine::config(funcs)).with_exports(exported),
+            protocol,
+        )
     }
 }
 
@@ -436,7 +459,7 @@ impl BreakpointEngine for RefEngine {
         self.info_loaded(session, mfa, item)
     }
     fn supports(&self, feature: &Feature) -> bool {
-        // Our engine has everything the runner drives, code loading with the module engine's
+        // Our engine has everything the runner drives, code loading with its modules'
         // versions (`target/code.rs`).
         crate::run::runner_supports(feature)
     }
@@ -479,11 +502,11 @@ impl BreakpointEngine for RefEngine {
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         assert!(self.procs.is_empty(), "set_exports after processes ran");
-        // The code state (protocol, mutant) is kept: nothing ran yet.
-        let fresh = code::Code::new(self.code.protocol);
-        let keep = std::mem::replace(&mut self.code, fresh);
-        *self = RefEngine::with_exports(self.funcs(), exported);
-        self.code = keep;
+        assert!(self.code.untouched(), "set_exports after code operations");
+        // The code mutant is kept: nothing ran yet.
+        let mutant = self.code.mutant;
+        *self = RefEngine::with_exports_under(self.funcs(), exported, self.code.protocol);
+        self.code.mutant = mutant;
     }
     fn ret(&mut self, pid: u64, call_traced: u64) {
         self.on_proc(pid, call_traced, |s, p| s.ret(p));
@@ -531,7 +554,8 @@ impl BreakpointEngine for RefEngine {
         Some(self.engine.is_patched(f))
     }
     fn check_at_rest(&mut self) -> Result<(), String> {
-        self.engine.check_at_rest()
+        // Processes waiting in a `receive` are in a version of their module: at rest otherwise.
+        self.engine.check_at_rest_in_code()
     }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
         Some(self.engine.is_export_patched(f))

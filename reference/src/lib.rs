@@ -64,7 +64,7 @@ pub use engine::{Engine, EngineConfig};
 pub use export::Area;
 pub use hit::{Hit, Process, Scheduler, TraceEvent};
 pub use info::{InfoItem, InfoValue};
-pub use load::{CallSeen, CodeMgmt, LoadError, LoadProtocol};
+pub use load::{CallSeen, CodeMgmt, LoadError, LoadProtocol, ModCode, ModuleConfig};
 pub use mutant::Mutant;
 pub use ordering::Site;
 pub use pattern::{FlagSet, Pattern, PatternError, PatternOp, TraceFlags};

@@ -850,7 +850,8 @@ fn export_dispatch_words_one_per_code_index() {
         |proto, e, _s1, global| {
             let cm = e.code_mgmt();
             let patched = |ix: usize| {
-                cm.exports
+                cm.mods[0]
+                    .exports
                     .iter()
                     .all(|x| x.dispatch[ix].load(Ordering::Relaxed) == OP_I_GENERIC_BREAKPOINT)
             };
@@ -894,4 +895,104 @@ fn export_dispatch_words_one_per_code_index() {
             purged_and_conserved(&e, &mut s, proto);
         },
     );
+}
+
+/// One engine, several modules (`Engine::with_modules`): one code index for all of them (a
+/// load of one module commits the index for every module's export entries, and the staging
+/// copies the others' addresses), each module its own versions, patterns, purges and counts;
+/// the static code area beside them keeps its own breakpoints, and the at-rest check covers
+/// both (while a process waits in a version: `check_at_rest_in_code`).
+#[test]
+fn several_modules_share_one_code_index() {
+    use bpspec_reference::term::InfoKey;
+    use bpspec_reference::{FlagSet, ModuleConfig, Pattern, PatternOp, TraceSpec};
+    let _watchdog = bpspec_reference::watchdog::arm("load::several_modules_share_one_code_index");
+    let count = TraceSpec::from(FlagSet {
+        call_count: true,
+        ..FlagSet::default()
+    });
+    for (proto, scheme) in cases() {
+        let ms = [
+            ModuleConfig::numbered("a", 2, true),
+            ModuleConfig::numbered("b", 3, false),
+        ];
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(2, 1))
+                .with_modules(&ms, proto)
+                .with_code_ix(scheme),
+        );
+        let cm = e.code_mgmt();
+        assert_eq!(
+            (cm.module_index("a"), cm.module_index("b")),
+            (Some(0), Some(1))
+        );
+        assert_eq!(cm.mods[1].mfas[2].to_string(), "b:f2/0");
+        let mut s = Scheduler::start(e.clone(), 0);
+        assert_eq!(s.call_ext_in(0, 1).version, 1);
+        assert!(s.call_ext_in(0, 1).counted, "a is traced");
+        let c = s.call_ext_in(1, 2);
+        assert_eq!((c.version, c.counted), (1, false), "b is not");
+        // The static area's own pattern, beside the modules.
+        let all = Pattern::parse("m:_/_").unwrap();
+        assert_eq!(
+            op!(s, e.trace_pattern(&all, PatternOp::True, &count)),
+            Ok(2)
+        );
+        // A process waits in b's version 1; loads of a and of b commit the one index.
+        assert_eq!(s.call_and_stay_in(1, 0).version, 1);
+        s.progress();
+        assert_eq!(op!(s, e.load_in(0)), Ok(2));
+        assert_eq!(
+            (s.call_ext_in(0, 0).version, s.call_ext_in(1, 1).version),
+            (2, 1),
+            "{proto:?} {scheme:?}: a's load left b's entries on b's current version"
+        );
+        assert_eq!(op!(s, e.load_in(1)), Ok(2));
+        assert_eq!((e.current_version_of(1), e.old_version_of(1)), (2, 1));
+        assert_eq!((e.current_version(), e.old_version()), (2, 1));
+        assert_eq!(
+            s.local_call(1).version,
+            1,
+            "local calls stay in b's old version"
+        );
+        assert_eq!(s.call_ext_in(1, 1).version, 2);
+        assert!(e.check_at_rest().is_err(), "a process is in b's version 1");
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(op!(s, e.purge_in(1)), Err(LoadError::OldCodeInUse));
+        assert_eq!(op!(s, e.purge_in(0)), Ok(true), "a's old version is free");
+        s.return_out();
+        s.progress();
+        assert_eq!(op!(s, e.purge_in(1)), Ok(true));
+        e.check_at_rest().unwrap();
+        // b's own pattern: its current version only, a's untouched.
+        assert_eq!(
+            op!(s, e.trace_pattern_module_spec_in(1, true, &count)),
+            Ok(3)
+        );
+        s.progress();
+        assert!(s.call_ext_in(1, 0).counted);
+        assert_eq!(
+            e.trace_info_module_in(1, 0, 0, InfoKey::CallCount)
+                .to_string(),
+            "{call_count,1}"
+        );
+        assert_eq!(
+            e.trace_info_module_in(0, 0, 0, InfoKey::CallCount)
+                .to_string(),
+            "{call_count,1}",
+            "a's version 2: one call"
+        );
+        // Delete a: its calls reach `undef`, b's do not.
+        assert_eq!(op!(s, e.delete_in(0)), Ok(()));
+        assert_eq!(s.call_ext_in(0, 0).version, 0);
+        assert_eq!(s.call_ext_in(1, 0).version, 2);
+        assert_eq!(op!(s, e.purge_in(0)), Ok(true));
+        e.check_at_rest().unwrap();
+        assert_eq!(
+            e.total_count(),
+            s.counted(),
+            "{proto:?}: no lost count across modules"
+        );
+        s.sleep();
+    }
 }

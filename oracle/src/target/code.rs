@@ -1,66 +1,50 @@
 //! Code loading for [`RefEngine`] (`Feature::CodeLoading`; docs/scenario.md, "Code loading"):
 //! `load`, `delete`, `purge`, `soft_purge`, processes waiting in a receive function and their
-//! `resume`, on two parts of the reference engine:
+//! `resume`, on the one reference engine (`bpspec_reference::Engine`), which holds two parts:
 //!
-//! - the **versions** are a module engine's (a `bpspec_reference::Engine` built
-//!   `Engine::with_module`, load.rs): one per
-//!   module the scenario loads, deletes, purges or waits in, each with its code index, export
-//!   entries, current and old version, under `LoadProtocol::NonBlocking` (or `Blocking`:
-//!   [`RefEngine::with_load_protocol`]). Its answers are the ops' answers (`not_purged`,
-//!   `OldCodeInUse` = `check_process_code`), a waiting process is a `Scheduler` of that engine that entered
-//!   its version by `call_and_stay` (counted in the version's `in_code`), and a local call made
-//!   in an old version (`Entry::old`) is that scheduler's `local_call`, which asserts it runs
-//!   the version the process is in. The module engine's versions are untraced: it has one session
-//!   and call_count only.
-//! - the **breakpoints** are the breakpoint engine's (`Engine`, every session, call_time,
-//!   call_memory, global, meta, match specs). A `load` or `delete` clears the module's
-//!   breakpoints there (ERTS `erts_clear_module_break` and `erts_clear_all_export_break`,
-//!   spec/src/code.rs CL1, CL3) with `trace_pattern(false)` in every live session, which runs
-//!   the engine's one W0–W4 sequence. The breakpoint engine's code area stands for the current
-//!   version only: an old version never has breakpoints (they are cleared before it becomes
-//!   old, and `trace_pattern` matches current code only), so a local call in old code hits
-//!   nothing there.
+//! - the **versions**: every module of the scenario's functions is a module of the engine
+//!   (`Engine::with_modules`, load.rs: its module table, one code index for all of them, the
+//!   export entries, each module's current and old version), under `LoadProtocol::NonBlocking`
+//!   (or `Blocking`: [`RefEngine::with_load_protocol`]). Loads, deletes and purges are the
+//!   engine's steps (`load_in`, `delete_in`, `purge_in`); their answers are the ops' answers
+//!   (`not_purged`, `OldCodeInUse` = `check_process_code`). A waiting process is a
+//!   `Scheduler` of the engine (id = pid) that entered its module's version by
+//!   `call_and_stay_in` (counted in the version's `in_code`), and a local call made in an old
+//!   version (`Entry::old`) is that scheduler's `local_call`, which asserts it runs the version
+//!   the process is in. The versions are untraced: no pattern is set on a module.
+//! - the **breakpoints**: the engine's static code area (every session, call_time,
+//!   call_memory, global, meta, match specs), hit by the runner's scheduler (id 0). A `load` or
+//!   `delete` clears the module's breakpoints there (ERTS `erts_clear_module_break` and
+//!   `erts_clear_all_export_break`, spec/src/code.rs CL1, CL3) with `trace_pattern(false)` in
+//!   every live session, which runs the engine's one W0–W4 sequence. The static area stands
+//!   for the current version only: an old version never has breakpoints (they are cleared
+//!   before it becomes old, and `trace_pattern` matches current code only), so a local call in
+//!   old code hits nothing there.
 //!
-//! A purge that finds a process in the old version (`code:purge/1`) kills it: its load
-//! scheduler leaves the version (`return_out`: the process exits) and is dropped, its stack in
-//! the breakpoint engine is dropped without returning (no message, no charge), and the purge is
-//! retried. A `load` over a current version with old code purges first, as the code server does.
+//! A purge that finds a process in the old version (`code:purge/1`) kills it: its scheduler
+//! leaves the version (`return_out`: the process exits) and is dropped, its stack on the static
+//! area is dropped without returning (no message, no charge), and the purge is retried. A
+//! `load` over a current version with old code purges first, as the code server does.
 
 use super::RefEngine;
 use crate::scenario::CodeOp;
 use bpspec_reference::{
-    Engine, EngineConfig, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, LoadError, LoadProtocol,
-    Mfa, Pattern, PatternError, PatternOp, Qsbr, Scheduler, SessionId, Term, TraceSpec,
+    Engine, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, LoadError, LoadProtocol, Mfa,
+    ModuleConfig, Pattern, PatternError, PatternOp, Qsbr, Scheduler, SessionId, Term, TraceSpec,
 };
 use bpspec_spec::code::CodeMutant;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// One load scheduler per scenario process (pids 1..=16: `scenario::MAX_PROCESSES`).
-const SCHEDULERS: usize = crate::scenario::MAX_PROCESSES;
+/// One scheduler per scenario process (pids 1..=16: `scenario::MAX_PROCESSES`), ids 1..=16 of
+/// the engine (id 0 is the runner's).
+pub(super) const SCHEDULERS: usize = crate::scenario::MAX_PROCESSES;
 
-/// A module's versions: the module engine and the scenario's functions in it (the module engine's
-/// function `i` is `funcs[i]`).
+/// A module of the engine: its index in the engine's module table and the scenario's functions
+/// in it (the module's function `i` is `funcs[i]`).
 struct ModuleCode {
-    engine: Arc<Engine<Qsbr>>,
-    /// Per pid, the process's scheduler in this module engine (asleep between calls).
-    scheds: BTreeMap<u64, Scheduler<Qsbr>>,
+    m: usize,
     funcs: Vec<FuncId>,
-}
-
-impl ModuleCode {
-    fn sched(&mut self, pid: u64) -> &mut Scheduler<Qsbr> {
-        assert!(
-            (1..=SCHEDULERS as u64).contains(&pid),
-            "pid {pid} out of range"
-        );
-        let engine = &self.engine;
-        self.scheds.entry(pid).or_insert_with(|| {
-            let mut s = Scheduler::start(engine.clone(), pid as usize - 1);
-            s.sleep();
-            s
-        })
-    }
 }
 
 /// The code state of a [`RefEngine`].
@@ -68,8 +52,13 @@ pub(super) struct Code {
     pub(super) protocol: LoadProtocol,
     /// Deliberately wrong code loading (the same three as the sequential oracle's), for the
     /// check that the corpus catches them on our engine (oracle/tests/corpus.rs).
-    mutant: Option<CodeMutant>,
+    pub(super) mutant: Option<CodeMutant>,
+    /// The engine's modules by name.
     modules: BTreeMap<String, ModuleCode>,
+    /// Per pid, the process's scheduler (asleep between the runner's steps).
+    scheds: BTreeMap<u64, Scheduler<Qsbr>>,
+    /// A code op, wait or resume has run.
+    touched: bool,
     /// Functions whose module has no current version (deleted).
     unloaded: BTreeSet<FuncId>,
     /// Processes killed by a purge.
@@ -84,11 +73,42 @@ pub(super) struct Code {
 }
 
 impl Code {
-    pub(super) fn new(protocol: LoadProtocol) -> Code {
+    /// The modules of `engine`'s functions, in the order their first function comes (each
+    /// loaded, version 1, untraced), and the code state over them.
+    pub(super) fn modules_of(
+        engine: &Engine<Qsbr>,
+        protocol: LoadProtocol,
+    ) -> (Vec<ModuleConfig>, Code) {
+        let mut configs: Vec<ModuleConfig> = Vec::new();
+        let mut modules: BTreeMap<String, ModuleCode> = BTreeMap::new();
+        for (f, h) in engine.code.funcs.iter().enumerate() {
+            let name = &h.mfa.module;
+            let mc = modules.entry(name.clone()).or_insert_with(|| {
+                configs.push(ModuleConfig {
+                    name: name.clone(),
+                    mfas: Vec::new(),
+                    traced: false,
+                });
+                ModuleCode {
+                    m: configs.len() - 1,
+                    funcs: Vec::new(),
+                }
+            });
+            mc.funcs.push(f);
+            configs[mc.m].mfas.push(h.mfa.clone());
+        }
+        let mut code = Code::new(protocol);
+        code.modules = modules;
+        (configs, code)
+    }
+
+    fn new(protocol: LoadProtocol) -> Code {
         Code {
             protocol,
             mutant: None,
             modules: BTreeMap::new(),
+            scheds: BTreeMap::new(),
+            touched: false,
             unloaded: BTreeSet::new(),
             killed: BTreeSet::new(),
             changed: BTreeSet::new(),
@@ -105,16 +125,31 @@ impl Code {
         self.killed.contains(&pid)
     }
 
+    /// No code op, wait or resume has run.
+    pub(super) fn untouched(&self) -> bool {
+        !self.touched
+    }
+
+    /// Process `pid`'s scheduler, made on first use and asleep between the runner's steps.
+    fn sched(&mut self, engine: &Arc<Engine<Qsbr>>, pid: u64) -> &mut Scheduler<Qsbr> {
+        assert!(
+            (1..=SCHEDULERS as u64).contains(&pid),
+            "pid {pid} out of range"
+        );
+        self.scheds.entry(pid).or_insert_with(|| {
+            let mut s = Scheduler::start(engine.clone(), pid as usize);
+            s.sleep();
+            s
+        })
+    }
+
     /// The resumed processes return out of their versions.
-    fn settle(&mut self) {
-        for (pid, (m, _)) in std::mem::take(&mut self.running) {
-            let mc = self
-                .modules
-                .get_mut(&m)
-                .expect("a module with a process in it");
+    fn settle(&mut self, engine: &Arc<Engine<Qsbr>>) {
+        self.touched = true;
+        for (pid, _) in std::mem::take(&mut self.running) {
             // Its scheduler sleeps between the runner's steps (`sched`): it is woken for the
             // return, as for every other step of a process (the return runs its frames).
-            let s = mc.sched(pid);
+            let s = self.sched(engine, pid);
             s.wake();
             s.return_out();
             s.sleep();
@@ -125,9 +160,7 @@ impl Code {
 impl RefEngine {
     /// Our engine with code loading under `protocol` (docs/nonblocking-load.md).
     pub fn with_load_protocol(funcs: Vec<Mfa>, protocol: LoadProtocol) -> RefEngine {
-        let mut e = RefEngine::new(funcs);
-        e.code = Code::new(protocol);
-        e
+        RefEngine::over(Engine::<Qsbr>::new(RefEngine::config(funcs)), protocol)
     }
 
     /// Our engine with code loading wrong in the way `m` says (spec/src/code.rs's mutants).
@@ -137,43 +170,24 @@ impl RefEngine {
         e
     }
 
-    /// The module's versions, made on first use (version 1 loaded, untraced).
-    fn module_code(&mut self, module: &str) -> &mut ModuleCode {
-        if !self.code.modules.contains_key(module) {
-            let funcs: Vec<FuncId> = (0..self.engine.code.len())
-                .filter(|&f| self.engine.code.funcs[f].mfa.module == module)
-                .collect();
-            assert!(
-                !funcs.is_empty() && funcs.len() < 256,
-                "module {module}: 1..255 functions"
-            );
-            let engine = Arc::new(
-                Engine::<Qsbr>::new(EngineConfig::simple(0, SCHEDULERS)).with_module(
-                    funcs.len(),
-                    self.code.protocol,
-                    false,
-                ),
-            );
-            let mc = ModuleCode {
-                engine,
-                scheds: BTreeMap::new(),
-                funcs,
-            };
-            self.code.modules.insert(module.to_string(), mc);
-        }
-        self.code.modules.get_mut(module).expect("just made")
+    /// The engine's module `module` (every module of the scenario's functions is one).
+    fn module_code(&self, module: &str) -> &ModuleCode {
+        self.code
+            .modules
+            .get(module)
+            .unwrap_or_else(|| panic!("module {module}: none of the scenario's functions"))
     }
 
-    /// `f`'s module and its index in the module's module engine.
-    fn in_module(&mut self, f: FuncId) -> (String, usize) {
-        let module = self.engine.code.funcs[f].mfa.module.clone();
-        let i = self
-            .module_code(&module)
+    /// `f`'s module (its index in the engine's module table) and its index in the module.
+    fn in_module(&self, f: FuncId) -> (usize, usize) {
+        let module = &self.engine.code.funcs[f].mfa.module;
+        let mc = self.module_code(module);
+        let i = mc
             .funcs
             .iter()
             .position(|&g| g == f)
             .expect("a function of its module");
-        (module, i)
+        (mc.m, i)
     }
 
     /// ERTS's `erts_clear_module_break` and `erts_clear_all_export_break` on `module`'s
@@ -195,7 +209,7 @@ impl RefEngine {
                 }
             }
         }
-        if let Err(e) = self.engine.check_at_rest() {
+        if let Err(e) = self.engine.check_at_rest_in_code() {
             panic!("after clearing {module}'s breakpoints: {e}");
         }
         // What processes charge to these functions names the version that becomes old, whose
@@ -228,16 +242,16 @@ impl RefEngine {
     /// Kill the processes waiting in `module`'s old version (`code:purge/1`): they leave it
     /// without returning.
     fn kill_old(&mut self, module: &str) {
-        let old = self.module_code(module).engine.old_version();
+        let old = self.engine.old_version_of(self.module_code(module).m);
         let dead = bpspec_spec::code::waiting_in(&self.code.waiting, module, old);
         for pid in dead {
-            let mc = self.module_code(module);
-            let mut s = mc
+            let mut s = self
+                .code
                 .scheds
                 .remove(&pid)
                 .expect("a waiting process's scheduler");
             // The process exits: its scheduler, asleep between the runner's steps, wakes for
-            // it (the module engine holds no pattern here, so its frames charge nothing).
+            // it (the module holds no pattern, so its frames charge nothing).
             s.wake();
             s.return_out();
             s.sleep(); // dropped asleep: a wait for thread progress never waits for it
@@ -249,15 +263,19 @@ impl RefEngine {
         }
     }
 
-    /// `code:purge/1` on the module engine: kills the processes in the old version. `true` only
-    /// if it killed one (spec/src/code.rs CL4).
+    /// `code:purge/1` on the engine's module: kills the processes in the old version. `true`
+    /// only if it killed one (spec/src/code.rs CL4).
     fn purge_killing(&mut self, module: &str) -> bool {
-        let e = self.module_code(module).engine.clone();
-        match e.purge() {
+        let m = self.module_code(module).m;
+        match self.engine.purge_in(m) {
             Ok(_) => false,
             Err(LoadError::OldCodeInUse) => {
                 self.kill_old(module);
-                assert_eq!(e.purge(), Ok(true), "{module}: purge after the kill");
+                assert_eq!(
+                    self.engine.purge_in(m),
+                    Ok(true),
+                    "{module}: purge after the kill"
+                );
                 true
             }
             Err(x) => panic!("purge of {module}: {x}"),
@@ -265,27 +283,28 @@ impl RefEngine {
     }
 
     pub(super) fn code_op_impl(&mut self, op: CodeOp, module: &str) -> bool {
-        self.code.settle();
-        let e = self.module_code(module).engine.clone();
+        self.code.settle(&self.engine);
+        let e = self.engine.clone();
+        let m = self.module_code(module).m;
         let fs = self.module_code(module).funcs.clone();
         let answer = match op {
             CodeOp::Load | CodeOp::LoadChanged => {
-                if e.current_version() != 0
+                if e.current_version_of(m) != 0
                     && self.code.mutant != Some(CodeMutant::LoadKeepsBreakpoints)
                 {
                     self.clear_module_break(module);
                 }
-                let v = match e.load() {
+                let v = match e.load_in(m) {
                     Ok(v) => v,
                     Err(LoadError::NotPurged) => {
                         // The code server purges first (CL2).
                         self.purge_killing(module);
-                        e.load()
+                        e.load_in(m)
                             .unwrap_or_else(|x| panic!("load of {module} after purge: {x}"))
                     }
                     Err(x) => panic!("load of {module}: {x}"),
                 };
-                assert_eq!(e.current_version(), v);
+                assert_eq!(e.current_version_of(m), v);
                 if op == CodeOp::LoadChanged {
                     self.code.changed.insert((module.to_string(), v));
                 }
@@ -295,10 +314,10 @@ impl RefEngine {
                 true
             }
             CodeOp::Delete => {
-                if e.current_version() != 0 && e.old_version() == 0 {
+                if e.current_version_of(m) != 0 && e.old_version_of(m) == 0 {
                     self.clear_module_break(module);
                 }
-                match e.delete() {
+                match e.delete_in(m) {
                     Ok(()) if self.code.mutant == Some(CodeMutant::DeleteKeepsFunctions) => true,
                     Ok(()) => {
                         self.code.unloaded.extend(fs.iter().copied());
@@ -306,34 +325,31 @@ impl RefEngine {
                     }
                     Err(LoadError::NotPurged) => false,
                     // No current version: `false` while old code exists (CL3).
-                    Err(LoadError::NotLoaded) => e.old_version() == 0,
+                    Err(LoadError::NotLoaded) => e.old_version_of(m) == 0,
                     Err(x) => panic!("delete of {module}: {x}"),
                 }
             }
             CodeOp::Purge => self.purge_killing(module),
-            CodeOp::SoftPurge => match e.purge() {
+            CodeOp::SoftPurge => match e.purge_in(m) {
                 Ok(_) => true,
                 Err(LoadError::OldCodeInUse) => false,
                 Err(x) => panic!("soft_purge of {module}: {x}"),
             },
         };
-        // The module engine's at-rest check wants no process in a version.
-        let occupied = self.code.waiting.values().any(|(m, _)| m == module);
-        if let Err(x) = e
-            .check_at_rest()
-            .or_else(|x| if occupied { Ok(()) } else { Err(x) })
-        {
+        // The engine at rest, but for the processes waiting in versions.
+        if let Err(x) = e.check_at_rest_in_code() {
             panic!("{module} after {}: {x}", op.name());
         }
         answer
     }
 
     pub(super) fn wait_in_impl(&mut self, pid: u64, f: FuncId) {
-        self.code.settle();
-        let (module, i) = self.in_module(f);
-        let s = self.module_code(&module).sched(pid);
+        self.code.settle(&self.engine);
+        let module = self.engine.code.funcs[f].mfa.module.clone();
+        let (m, i) = self.in_module(f);
+        let s = self.code.sched(&self.engine, pid);
         s.wake();
-        let seen = s.call_and_stay(i);
+        let seen = s.call_and_stay_in(m, i);
         s.sleep();
         assert!(
             seen.version != 0 && !seen.counted,
@@ -344,15 +360,16 @@ impl RefEngine {
     }
 
     pub(super) fn resume_impl(&mut self, pid: u64) -> Option<bool> {
-        self.code.settle();
+        self.code.settle(&self.engine);
         let (module, v) = self.code.waiting.remove(&pid)?;
-        let old = self.module_code(&module).engine.current_version() != v;
+        let old = self.engine.current_version_of(self.module_code(&module).m) != v;
         self.code.running.insert(pid, (module, v));
         Some(old && self.code.mutant != Some(CodeMutant::OldCodeIsCurrent))
     }
 
-    /// Which code a call of `f` by `pid` runs (spec/src/code.rs CL7): the code of the load
-    /// engine's version it runs in, the one `pid` was resumed in if `old`, else the current one.
+    /// Which code a call of `f` by `pid` runs (spec/src/code.rs CL7): the code of the
+    /// module's version it runs in, the one `pid` was resumed in if `old`, else the current
+    /// one.
     pub(super) fn variant_impl(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
         let module = self.engine.code.funcs[f].mfa.module.clone();
         let v = if old {
@@ -361,20 +378,18 @@ impl RefEngine {
                 _ => panic!("pid {pid} runs no old version of {module}"),
             }
         } else {
-            match self.code.modules.get(&module) {
-                Some(mc) => mc.engine.current_version(),
-                None => return 0, // never loaded again: the first code
-            }
+            self.engine.current_version_of(self.module_code(&module).m)
         };
         let ignored = self.code.mutant == Some(CodeMutant::ChangedBodiesIgnored);
         u8::from(self.code.changed.contains(&(module, v)) && !ignored)
     }
 
-    /// A local call to `f` made in the old version process `pid` runs in: the module engine's
-    /// `local_call` in that version (no breakpoint), and in the breakpoint engine only the
-    /// stack (a continuation for a body call).
+    /// A local call to `f` made in the old version process `pid` runs in: the engine's
+    /// `local_call` in that version (no breakpoint), and on the static area only the stack (a
+    /// continuation for a body call).
     pub(super) fn enter_old(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) {
-        let (module, i) = self.in_module(f);
+        let module = self.engine.code.funcs[f].mfa.module.clone();
+        let (_, i) = self.in_module(f);
         let (m, v) = self
             .code
             .running
@@ -382,7 +397,7 @@ impl RefEngine {
             .cloned()
             .unwrap_or_else(|| panic!("pid {pid} makes a call in old code it is not in"));
         assert_eq!(m, module, "a local call stays in its module");
-        let s = self.module_code(&module).sched(pid);
+        let s = self.code.sched(&self.engine, pid);
         s.wake();
         let seen = s.local_call(i);
         s.sleep();

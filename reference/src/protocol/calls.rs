@@ -320,20 +320,30 @@ impl<P: ThreadProgress> Scheduler<P> {
     /// address for it, the version's code, its first instruction and, if patched, its
     /// breakpoint. (Named apart from [`Scheduler::call`], a hit on the static code area.)
     pub fn call_ext(&mut self, f: usize) -> CallSeen {
-        self.with_code(|s, c| s.remote(c, f, false))
+        self.call_ext_in(0, f)
+    }
+
+    /// [`Scheduler::call_ext`] of module `m`'s function `f`.
+    pub fn call_ext_in(&mut self, m: usize, f: usize) -> CallSeen {
+        self.with_code(|s, c| s.remote(c, m, f, false))
     }
 
     /// A remote call `m:f()` after which the process stays in the version it ran (it is
     /// suspended inside `m`, a return address into the version on its stack) across progress
     /// points, until `return_out`. `check_process_code` sees it (`CodeVersion::in_code`).
     pub fn call_and_stay(&mut self, f: usize) -> CallSeen {
+        self.call_and_stay_in(0, f)
+    }
+
+    /// [`Scheduler::call_and_stay`] in module `m`'s function `f`.
+    pub fn call_and_stay_in(&mut self, m: usize, f: usize) -> CallSeen {
         self.with_code(|s, c| {
             assert!(
                 c.held.is_null(),
                 "scheduler {}: its process is already in a version",
                 s.id
             );
-            s.remote(c, f, true)
+            s.remote(c, m, f, true)
         })
     }
 
@@ -417,10 +427,10 @@ impl<P: ThreadProgress> Scheduler<P> {
         assert!(before > 0, "version {}: in_code underflow", ver.number);
     }
 
-    fn remote(&mut self, c: &mut InCode, f: usize, stay: bool) -> CallSeen {
+    fn remote(&mut self, c: &mut InCode, m: usize, f: usize, stay: bool) -> CallSeen {
         c.dead = false; // a killed process's successor
         c.proc.push_cont();
-        let seen = self.remote_in(c, f, stay);
+        let seen = self.remote_in(c, m, f, stay);
         if !stay || seen.version == 0 {
             // Returned (or `undef`): its frames run now. A call that stays keeps them on the
             // stack until `return_out`.
@@ -429,7 +439,7 @@ impl<P: ThreadProgress> Scheduler<P> {
         seen
     }
 
-    fn remote_in(&mut self, c: &mut InCode, f: usize, stay: bool) -> CallSeen {
+    fn remote_in(&mut self, c: &mut InCode, m: usize, f: usize, stay: bool) -> CallSeen {
         let e: &Engine<P> = self.engine();
         let cm = e.code_mgmt();
         assert!(
@@ -439,7 +449,8 @@ impl<P: ThreadProgress> Scheduler<P> {
         );
         let ix = readers::code_ix(Reader::LoadRemote, &cm.code_ix, e.mutant);
         assert!(ix < ERTS_NUM_CODE_IX);
-        let v = readers::export_address(Reader::LoadRemote, &cm.exports[f].addresses[ix], Relaxed);
+        let mc = &cm.mods[m];
+        let v = readers::export_address(Reader::LoadRemote, &mc.exports[f].addresses[ix], Relaxed);
         c.calls += 1;
         if v.is_null() {
             return CallSeen {
@@ -456,15 +467,19 @@ impl<P: ThreadProgress> Scheduler<P> {
             // address: the word a commit publishes was written by `start_staging` before that
             // commit (code-ix-commit / code-ix-load); the words install and uninstall patch in
             // place are ordered by the W0–W4 sequence, as a function's first instruction is.
-            let d =
-                readers::export_dispatch(Reader::LoadRemote, &cm.exports[f].dispatch[ix], Relaxed);
+            let d = readers::export_dispatch(
+                Reader::LoadRemote,
+                &cm.mods[m].exports[f].dispatch[ix],
+                Relaxed,
+            );
             let process = c.proc.p;
-            let addr = self.hit_at(e.exp_area(), f, f, &process, Some(&mut c.proc), d);
+            let addr = self.hit_at(e.exp_area(m), f, f, &process, Some(&mut c.proc), d);
             self.hits.pop();
             assert_eq!(
                 addr,
                 crate::export::EXPORT_BASE + f,
-                "export entry of m:f{f}/0 jumped to a foreign address"
+                "export entry of {}:f{f}/0 jumped to a foreign address",
+                self.engine().code_mgmt().mods[m].name
             );
         }
         if stay {

@@ -3,8 +3,9 @@
 //! functions with breakpoint slots, and export entries with one address per code index.
 //! Schedulers call through the export entry of the active code index.
 //!
-//! The load protocols that change this state are in `load.rs` (docs/nonblocking-load.md): one
-//! module `m` with a fixed set of functions, whose versions' breakpoints are the breakpoint
+//! The load protocols that change this state are in `load.rs` (docs/nonblocking-load.md): a
+//! module table of modules with fixed sets of functions (one code index for all, as ERTS's),
+//! whose versions' breakpoints are the breakpoint
 //! engine's own (`GenericBp` chains in each version's code area, set and removed by the engine's
 //! one W0–W4 sequence, `finisher.rs`), traced with call_count, call_time and call_memory in any
 //! number of sessions.
@@ -125,8 +126,10 @@ impl Default for CodeIndex {
 
 /// One loaded version of a module (`struct erl_module_instance`): its code area.
 pub struct CodeVersion {
-    /// 1, 2, ... per load.
+    /// 1, 2, ... per load of its module.
     pub number: u32,
+    /// Its module's index in the engine's module table (`CodeMgmt::mods`).
+    pub module: usize,
     /// The version's code area: per function its first instruction word and breakpoint slot,
     /// the slot holding the engine's own `GenericBp` chain, so the engine's steps (stage,
     /// install, commit, uninstall, consolidate, free) and hit path run on it as on the engine's
@@ -199,6 +202,8 @@ impl ExportEntry {
 
 /// The module table entry (stager-owned: read and written only under the permission).
 pub struct Module {
+    /// The number of the module's next version.
+    pub next_version: u32,
     pub curr: *mut CodeVersion,
     pub old: *mut CodeVersion,
     /// The module's patterns, one per session that traces it, in the order they were set: what
@@ -207,7 +212,7 @@ pub struct Module {
     /// patterns, chained as the engine chains sessions (they stand for ERTS's on_load/default
     /// patterns).
     pub patterns: Vec<(SessionId, ModPattern)>,
-    /// The sessions with a global (export) pattern on the module's entries (`CodeMgmt`'s
+    /// The sessions with a global (export) pattern on the module's entries (its `ModCode`'s
     /// export area, on an engine made `Engine::with_global_trace`).
     pub global: Vec<SessionId>,
 }

@@ -37,8 +37,10 @@
 //! the commit may still enter the old version: the removal's W0/W1 wait for it while the old
 //! version's active halves still count it), and a purge waits first, then checks, then PW.
 //!
-//! One engine: an [`Engine`] built [`Engine::with_module`] owns the code ([`CodeMgmt`]: the
-//! module table, the code index, the export entries, the world lock and the switches), and the
+//! One engine: an [`Engine`] built [`Engine::with_modules`] (or [`Engine::with_module`], one
+//! module, module 0) owns the code ([`CodeMgmt`]: the module table with one entry per module,
+//! one code index for all of them, each module's export entries, the world lock and the
+//! switches), and the
 //! steps are its methods: this file has the load and delete steps, the module's trace_pattern
 //! and the at-rest check; `purge.rs` the purges; `calls.rs` a scheduler's calls into the
 //! module. The breakpoints are the engine's own: each version's code area holds `GenericBp`
@@ -126,11 +128,12 @@ impl std::fmt::Display for LoadError {
 /// Stager-owned state of the module table (under its lock, `CodeMgmt::modules`, which every
 /// operation takes before the engine's code modification permission).
 pub struct ModuleTable {
-    pub module: Module,
-    next_version: u32,
+    /// One entry per module (ERTS `module.c`: its current and old version, its patterns),
+    /// indexed as `CodeMgmt::mods`.
+    pub modules: Vec<Module>,
     /// Checked builds: freed versions, poisoned, never returned to the allocator.
     pub(crate) graveyard_versions: Vec<*mut CodeVersion>,
-    /// Versions allocated minus freed.
+    /// Versions allocated minus freed (every module's).
     pub live_versions: u64,
 }
 
@@ -139,15 +142,63 @@ pub struct ModuleTable {
 // (checked by the liveness words, loom and shuttle: models/tests/load_*.rs).
 unsafe impl Send for ModuleTable {}
 
-/// The engine's code management (ERTS `code_ix.c`, `export.c`, `module.c`, `beam_bif_load.c`):
-/// one module `m` of `functions` functions, exported, whose versions carry the engine's own
-/// breakpoints. Present when the engine is built with [`Engine::with_module`]; engines
-/// without it have no module table and make none of these loads.
-pub struct CodeMgmt {
-    pub code_ix: CodeIndex,
+/// A module's fixed part (ERTS: its export entries; the functions every version has): set when
+/// the module is added ([`Engine::with_module`], [`Engine::with_modules`]), before any
+/// scheduler starts, and never changed.
+pub struct ModCode {
+    /// The module's name (`m` for [`Engine::with_module`]).
+    pub name: String,
+    /// Function `f` of every version is `mfas[f]`.
+    pub mfas: Vec<Mfa>,
     /// The module's export entries, one address per code index (the static area's export
     /// entries are [`Engine::exports`]).
     pub exports: Vec<ExportEntry>,
+    /// The export entries' breakpoints (ERTS `ep->info` and the trampoline, `global` trace):
+    /// per function a dispatch word (`EXPORT_BASE + f`, or the breakpoint instruction) and a
+    /// breakpoint slot, one per entry for every code index. Named [`Area::Version`] by the
+    /// engine's steps (a code area the module owns, as a version's).
+    pub(crate) exp_code: CodeArea,
+}
+
+impl ModCode {
+    fn new(name: &str, mfas: Vec<Mfa>) -> ModCode {
+        let n = mfas.len();
+        ModCode {
+            name: name.to_string(),
+            exports: (0..n).map(ExportEntry::new).collect(),
+            exp_code: CodeArea {
+                funcs: mfas
+                    .iter()
+                    .enumerate()
+                    .map(|(f, mfa)| FuncHeader {
+                        mfa: mfa.clone(),
+                        instr: AtomicUsize::new(crate::export::EXPORT_BASE + f),
+                        gen_bp: AtomicPtr::new(std::ptr::null_mut()),
+                        original: crate::export::EXPORT_BASE + f,
+                    })
+                    .collect(),
+            },
+            mfas,
+        }
+    }
+
+    /// The number of functions of every version.
+    pub fn functions(&self) -> usize {
+        self.mfas.len()
+    }
+}
+
+/// The engine's code management (ERTS `code_ix.c`, `export.c`, `module.c`, `beam_bif_load.c`):
+/// a module table of modules, each with a fixed set of exported functions, whose versions carry
+/// the engine's own breakpoints, and one code index for all of them. Present when the engine is
+/// built with [`Engine::with_module`] (one module `m`, module 0, which the calls without a
+/// module index name) or [`Engine::with_modules`]; engines without it have no module table and
+/// make none of these loads.
+pub struct CodeMgmt {
+    pub code_ix: CodeIndex,
+    /// The modules' fixed parts, by module index (the module table's entries are in the same
+    /// order).
+    pub mods: Vec<ModCode>,
     /// The module table (`module.c`), taken before the engine's code modification permission.
     pub(crate) modules: Mutex<ModuleTable>,
     /// The stop-the-world of the blocking protocol (`erts_thr_progress_block`): an awake
@@ -155,7 +206,6 @@ pub struct CodeMgmt {
     /// loader's exclusive side is granted once every scheduler is at a progress point or asleep.
     pub(crate) world: RwLock<()>,
     pub protocol: LoadProtocol,
-    pub functions: usize,
     /// Two code indices with LW1 after each commit, or ERTS's three with the code barrier
     /// before it ([`Engine::with_code_ix`]).
     pub scheme: CodeIxScheme,
@@ -163,13 +213,6 @@ pub struct CodeMgmt {
     /// look for an exit signal at their scheduling points, so engines that never kill make no
     /// extra load (the models' state spaces stay as they were).
     pub(crate) kills: bool,
-    /// The export entries' breakpoints (ERTS `ep->info`, `global` trace): per function a
-    /// breakpoint slot, one per entry for every code index, and the function's address as
-    /// `original` (the continuation its nodes save). Named [`Area::Version`] by the engine's
-    /// steps (a code area the module owns, as a version's). Its `instr` words stay
-    /// `EXPORT_BASE + f`: the words that dispatch to the breakpoint are the entries', one per
-    /// code index ([`ExportEntry::dispatch`], patched through [`Engine::patch_word`]).
-    pub(crate) exp_code: CodeArea,
     /// Remote calls run the export entry's breakpoint ([`Engine::with_global_trace`]): only
     /// then do they read its dispatch word, so engines without global trace make no extra load.
     pub(crate) globals: bool,
@@ -178,59 +221,72 @@ pub struct CodeMgmt {
     pub fold_lw1: bool,
 }
 
-/// What [`Engine::with_module`] asks for: module `m` of `functions` functions, loaded
-/// (version 1) at once, under `protocol`, traced with call_count if `traced`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ModuleConfig {
-    pub functions: usize,
-    pub protocol: LoadProtocol,
+/// One module of [`Engine::with_modules`]: its name and its functions, loaded (version 1) at
+/// once, traced with call_count in the legacy session if `traced`.
+#[derive(Clone, Debug)]
+pub struct ModuleConfig {
+    pub name: String,
+    pub mfas: Vec<Mfa>,
     pub traced: bool,
 }
 
+impl ModuleConfig {
+    /// Module `name` with `functions` functions `f0/0`, `f1/0`, ...
+    pub fn numbered(name: &str, functions: usize, traced: bool) -> ModuleConfig {
+        ModuleConfig {
+            name: name.to_string(),
+            mfas: (0..functions)
+                .map(|f| Mfa::new(name, &format!("f{f}"), 0))
+                .collect(),
+            traced,
+        }
+    }
+}
+
 impl CodeMgmt {
-    pub(crate) fn new(m: ModuleConfig) -> CodeMgmt {
+    pub(crate) fn new(ms: &[ModuleConfig], protocol: LoadProtocol) -> CodeMgmt {
         CodeMgmt {
             code_ix: CodeIndex::new(),
-            exports: (0..m.functions).map(ExportEntry::new).collect(),
+            mods: ms
+                .iter()
+                .map(|m| ModCode::new(&m.name, m.mfas.clone()))
+                .collect(),
             modules: Mutex::new(ModuleTable {
-                module: Module {
-                    curr: std::ptr::null_mut(),
-                    old: std::ptr::null_mut(),
-                    patterns: if m.traced {
-                        vec![(
-                            0,
-                            ModPattern {
-                                flags: CALL_COUNT,
-                                ..ModPattern::default()
-                            },
-                        )]
-                    } else {
-                        Vec::new()
-                    },
-                    global: Vec::new(),
-                },
-                next_version: 1,
+                modules: ms
+                    .iter()
+                    .map(|m| Module {
+                        next_version: 1,
+                        curr: std::ptr::null_mut(),
+                        old: std::ptr::null_mut(),
+                        patterns: if m.traced {
+                            vec![(
+                                0,
+                                ModPattern {
+                                    flags: CALL_COUNT,
+                                    ..ModPattern::default()
+                                },
+                            )]
+                        } else {
+                            Vec::new()
+                        },
+                        global: Vec::new(),
+                    })
+                    .collect(),
                 graveyard_versions: Vec::new(),
                 live_versions: 0,
             }),
             world: RwLock::new(()),
-            protocol: m.protocol,
-            functions: m.functions,
+            protocol,
             scheme: CodeIxScheme::Two,
             kills: false,
-            exp_code: CodeArea {
-                funcs: (0..m.functions)
-                    .map(|f| FuncHeader {
-                        mfa: Mfa::new("m", &format!("f{f}"), 0),
-                        instr: AtomicUsize::new(crate::export::EXPORT_BASE + f),
-                        gen_bp: AtomicPtr::new(std::ptr::null_mut()),
-                        original: crate::export::EXPORT_BASE + f,
-                    })
-                    .collect(),
-            },
             globals: false,
             fold_lw1: false,
         }
+    }
+
+    /// The index of module `name`, if the engine has it.
+    pub fn module_index(&self, name: &str) -> Option<usize> {
+        self.mods.iter().position(|m| m.name == name)
     }
 }
 
@@ -244,10 +300,13 @@ pub struct CallSeen {
     pub local: bool,
 }
 
-fn alloc_version(number: u32, functions: usize) -> *mut CodeVersion {
-    let funcs = (0..functions)
-        .map(|f| FuncHeader {
-            mfa: Mfa::new("m", &format!("f{f}"), 0),
+fn alloc_version(number: u32, module: usize, mc: &ModCode) -> *mut CodeVersion {
+    let funcs = mc
+        .mfas
+        .iter()
+        .enumerate()
+        .map(|(f, mfa)| FuncHeader {
+            mfa: mfa.clone(),
             instr: AtomicUsize::new(CodeVersion::instr_of(number, f)),
             gen_bp: AtomicPtr::new(std::ptr::null_mut()),
             original: CodeVersion::instr_of(number, f),
@@ -255,6 +314,7 @@ fn alloc_version(number: u32, functions: usize) -> *mut CodeVersion {
         .collect();
     Box::into_raw(Box::new(CodeVersion {
         number,
+        module,
         code: CodeArea { funcs },
         body: UnsafeCell::new(CodeVersion::body_of(number)),
         promised: AtomicBool::new(false),
@@ -270,33 +330,46 @@ fn area_of(ver: &CodeVersion) -> Area {
 }
 
 impl<P: ThreadProgress> Engine<P> {
-    /// The engine also owns module `m` of `functions` functions (its code index, versions,
-    /// export entries and the load protocol `protocol`), version 1 loaded at once and traced
-    /// with call_count if `traced`; the static code area stays as configured
-    /// (`EngineConfig::simple(0, schedulers)` leaves it empty, as the load models do). Call
-    /// right after [`Engine::new`], before any scheduler starts or pattern is set. Every
-    /// counter's total is folded in when its last half reference goes (count conservation
-    /// across versions, `free.rs` `release_count`).
-    pub fn with_module(
-        mut self,
-        functions: usize,
-        protocol: LoadProtocol,
-        traced: bool,
-    ) -> Engine<P> {
+    /// The engine also owns module `m` of `functions` functions `f0/0`, `f1/0`, ... (module 0:
+    /// its code index, versions, export entries and the load protocol `protocol`), version 1
+    /// loaded at once and traced with call_count if `traced`; the static code area stays as
+    /// configured (`EngineConfig::simple(0, schedulers)` leaves it empty, as the load models
+    /// do). [`Engine::with_modules`] with that one module.
+    pub fn with_module(self, functions: usize, protocol: LoadProtocol, traced: bool) -> Engine<P> {
         assert!(functions > 0 && functions < 256, "1..255 functions");
-        assert!(self.code_mgmt.is_none(), "one module per engine");
-        let m = ModuleConfig {
-            functions,
-            protocol,
-            traced,
-        };
+        self.with_modules(&[ModuleConfig::numbered("m", functions, traced)], protocol)
+    }
+
+    /// The engine also owns the modules `ms` (module `i` is `ms[i]`), each loaded (version 1,
+    /// in this order) at once, under the load protocol `protocol`, with one code index for all
+    /// of them (ERTS `code_ix.c`: a load of any module commits the index for every module's
+    /// export entries). Call right after [`Engine::new`], before any scheduler starts or
+    /// pattern is set. Every counter's total is folded in when its last half reference goes
+    /// (count conservation across versions, `free.rs` `release_count`).
+    pub fn with_modules(mut self, ms: &[ModuleConfig], protocol: LoadProtocol) -> Engine<P> {
+        assert!(self.code_mgmt.is_none(), "one module table per engine");
+        assert!(!ms.is_empty(), "at least one module");
+        for (i, m) in ms.iter().enumerate() {
+            assert!(
+                !m.mfas.is_empty() && m.mfas.len() < 256,
+                "module {}: 1..255 functions",
+                m.name
+            );
+            assert!(
+                ms[..i].iter().all(|x| x.name != m.name),
+                "module {} twice",
+                m.name
+            );
+        }
         {
             let bst = self.permission.get_mut().unwrap_or_else(|e| e.into_inner());
             bst.retired_counts = Some(0);
             bst.retired_timem = Some(0);
         }
-        self.code_mgmt = Some(Box::new(CodeMgmt::new(m)));
-        self.load().expect("first load");
+        self.code_mgmt = Some(Box::new(CodeMgmt::new(ms, protocol)));
+        for m in 0..ms.len() {
+            self.load_in(m).expect("first load");
+        }
         self
     }
 
@@ -309,6 +382,11 @@ impl<P: ThreadProgress> Engine<P> {
 
     pub(crate) fn cm(&self) -> &CodeMgmt {
         self.code_mgmt()
+    }
+
+    /// Module `m`'s fixed part.
+    pub(crate) fn modc(&self, m: usize) -> &ModCode {
+        &self.cm().mods[m]
     }
 
     fn cm_mut(&mut self) -> &mut CodeMgmt {
@@ -326,39 +404,46 @@ impl<P: ThreadProgress> Engine<P> {
         self
     }
 
-    /// The engine's name for the module's export entries' breakpoint area.
-    pub(crate) fn exp_area(&self) -> Area {
-        Area::Version(VersionArea(&self.cm().exp_code))
+    /// The engine's name for module `m`'s export entries' breakpoint area.
+    pub(crate) fn exp_area(&self, m: usize) -> Area {
+        Area::Version(VersionArea(&self.modc(m).exp_code))
     }
 
     /// The code index whose dispatch words install and uninstall patch on `area`, if `area` is
     /// the module's export area (`None` for every other area, whose first instruction words
-    /// they patch): the active index as the stager sees it, in place, as ERTS's
+    /// they patch), with the module whose area it is: the active index as the stager sees it, in place, as ERTS's
     /// `install_exp_breakpoints` and `uninstall_exp_breakpoints` (erlang/otp
     /// `erts/emulator/beam/erl_bif_trace.c`) patch `ep->dispatch.addresses[erts_active_code_ix()]`:
     /// a trace_pattern stages no code index and commits none. Install runs after W0, so a call
     /// that reads the breakpoint word finds the entry's new node with both halves written;
     /// uninstall after W2. The `global-dispatch-staging-ix` mutant patches the staging index's.
-    pub(crate) fn export_dispatch_ix(&self, area: Area) -> Option<usize> {
+    pub(crate) fn export_dispatch_ix(&self, area: Area) -> Option<(usize, usize)> {
         let cm = self.code_mgmt.as_deref()?;
-        if area != Area::Version(VersionArea(&cm.exp_code)) {
-            return None;
-        }
-        Some(
+        let m = cm
+            .mods
+            .iter()
+            .position(|mc| area == Area::Version(VersionArea(&mc.exp_code)))?;
+        Some((
+            m,
             if mutant::is(self.mutant, Mutant::GlobalDispatchStagingIx) {
                 cm.code_ix.erts_staging_code_ix()
             } else {
                 cm.code_ix.stager_active_ix()
             },
-        )
+        ))
     }
 
     /// The word install and uninstall patch for entry `idx` of `area`: the export entry's
-    /// dispatch word of code index `ix` ([`Engine::export_dispatch_ix`]), or the function's
-    /// first instruction.
-    pub(crate) fn patch_word(&self, area: Area, idx: usize, ix: Option<usize>) -> &AtomicUsize {
+    /// dispatch word of code index `ix` of module `m` ([`Engine::export_dispatch_ix`]), or the
+    /// function's first instruction.
+    pub(crate) fn patch_word(
+        &self,
+        area: Area,
+        idx: usize,
+        ix: Option<(usize, usize)>,
+    ) -> &AtomicUsize {
         match ix {
-            Some(ix) => &self.cm().exports[idx].dispatch[ix],
+            Some((m, ix)) => &self.modc(m).exports[idx].dispatch[ix],
             None => &self.area(area).funcs[idx].instr,
         }
     }
@@ -410,17 +495,18 @@ impl<P: ThreadProgress> Engine<P> {
         &self,
         st: &mut ModuleTable,
         bst: &mut Permission<'_>,
+        m: usize,
         patterns: bool,
     ) -> *mut CodeVersion {
-        let number = st.next_version;
-        st.next_version += 1;
-        let v = alloc_version(number, self.cm().functions);
+        let number = st.modules[m].next_version;
+        st.modules[m].next_version += 1;
+        let v = alloc_version(number, m, self.modc(m));
         st.live_versions += 1;
         // SAFETY: just allocated; not yet published.
         let ver = unsafe { &*v };
-        if st.module.traced() {
+        if st.modules[m].traced() {
             if patterns {
-                self.set_version_breakpoints(bst, ver, &st.module.patterns);
+                self.set_version_breakpoints(bst, ver, &st.modules[m].patterns);
             }
             ver.promised.store(true, Relaxed);
         }
@@ -547,21 +633,28 @@ impl<P: ThreadProgress> Engine<P> {
     /// `erts_clear_all_export_break`) writes `ep->dispatch.addresses[erts_staging_code_ix()]`;
     /// the other indices' words are written again by a later staging before a commit makes
     /// them active.
-    fn clear_export_breakpoints(&self, st: &mut ModuleTable, bst: &mut Permission<'_>, s: usize) {
-        if st.module.global.is_empty() {
+    fn clear_export_breakpoints(
+        &self,
+        st: &mut ModuleTable,
+        bst: &mut Permission<'_>,
+        m: usize,
+        s: usize,
+    ) {
+        if st.modules[m].global.is_empty() {
             return;
         }
-        self.clear_area_breakpoints(bst, &self.cm().exp_code);
-        for (f, x) in self.cm().exports.iter().enumerate() {
+        self.clear_area_breakpoints(bst, &self.modc(m).exp_code);
+        for (f, x) in self.modc(m).exports.iter().enumerate() {
             x.dispatch[s].store(crate::export::EXPORT_BASE + f, Relaxed);
         }
-        st.module.global.clear();
+        st.modules[m].global.clear();
     }
 
-    /// `erts_start_staging_code_ix`: the staging export addresses start as copies of the active
-    /// ones (`export_start_staging`, `export.c`), and so do the dispatch words: a global
-    /// breakpoint active at the active index is active at the staging one, and the commit
-    /// keeps it. No scheduler reads the staging slots: under `Two` the previous commit was followed
+    /// `erts_start_staging_code_ix`: the staging export addresses of every module start as
+    /// copies of the active ones (`export_start_staging`, `export.c`; the code index is one for
+    /// all modules), and so do the dispatch words: a global breakpoint active at the active
+    /// index is active at the staging one, and the commit keeps it. No scheduler reads the
+    /// staging slots: under `Two` the previous commit was followed
     /// by LW1 (or ran under the block); under `Three` the staging slot was active two commits
     /// ago, and the code barrier before the last commit waited for every call that read it.
     /// On an engine without global trace no dispatch word is ever patched (all stay the
@@ -575,7 +668,7 @@ impl<P: ThreadProgress> Engine<P> {
         assert_ne!(a, s);
         let dispatch =
             self.cm().globals && !mutant::is(self.mutant, Mutant::LoadStagingSkipDispatch);
-        for x in &self.cm().exports {
+        for x in self.cm().mods.iter().flat_map(|mc| mc.exports.iter()) {
             x.addresses[s].store(x.addresses[a].load(Relaxed), Relaxed);
             if dispatch {
                 x.dispatch[s].store(x.dispatch[a].load(Relaxed), Relaxed);
@@ -584,12 +677,17 @@ impl<P: ThreadProgress> Engine<P> {
         s
     }
 
-    /// Load a new version of `m` (`erlang:load_module/2` + `finish_loading`).
+    /// Load a new version of module 0 ([`Engine::load_in`]).
+    pub fn load(&self) -> Result<u32, LoadError> {
+        self.load_in(0)
+    }
+
+    /// Load a new version of module `m` (`erlang:load_module/2` + `finish_loading`).
     /// `not_purged` only while both versions exist (ERTS `finish_loading`, beam_bif_load.c):
     /// after a delete (no current version) the old one stays old and the new one becomes current.
-    pub fn load(&self) -> Result<u32, LoadError> {
+    pub fn load_in(&self, m: usize) -> Result<u32, LoadError> {
         let mut st = lock(&self.cm().modules);
-        if !st.module.old.is_null() && !st.module.curr.is_null() {
+        if !st.modules[m].old.is_null() && !st.modules[m].curr.is_null() {
             return Err(LoadError::NotPurged);
         }
         let blocking = self.cm().protocol == LoadProtocol::Blocking;
@@ -599,16 +697,16 @@ impl<P: ThreadProgress> Engine<P> {
         let late_bps = !blocking && mutant::is(self.mutant, Mutant::LoadCommitBeforeBreakpoints);
         if blocking {
             // ERTS: the old code's breakpoints are cleared while thread progress is blocked.
-            let curr = st.module.curr;
+            let curr = st.modules[m].curr;
             self.clear_version_breakpoints(&mut bst, curr);
         }
-        let v = self.build_version(&mut st, &mut bst, !late_bps);
+        let v = self.build_version(&mut st, &mut bst, m, !late_bps);
         let s = self.start_staging();
         if blocking {
             // ERTS: the export breakpoints too, under the block, in the staging index.
-            self.clear_export_breakpoints(&mut st, &mut bst, s);
+            self.clear_export_breakpoints(&mut st, &mut bst, m, s);
         }
-        for x in &self.cm().exports {
+        for x in &self.modc(m).exports {
             x.addresses[s].store(v, Relaxed);
         }
         self.code_wait(true);
@@ -616,30 +714,36 @@ impl<P: ThreadProgress> Engine<P> {
         if late_bps {
             // The mutant: the on_load patterns set after the commit, as a later trace_pattern.
             // SAFETY: v is live (the module table is about to own it; permission held).
-            self.set_version_breakpoints(&mut bst, unsafe { &*v }, &st.module.patterns);
+            self.set_version_breakpoints(&mut bst, unsafe { &*v }, &st.modules[m].patterns);
         }
         if !blocking {
-            let curr = st.module.curr;
+            let curr = st.modules[m].curr;
             if !self.folds_lw1(curr) {
                 self.code_wait(false);
             }
             self.remove_old_breakpoints(&mut bst, curr);
         }
-        if !st.module.curr.is_null() {
-            st.module.old = st.module.curr;
+        let md = &mut st.modules[m];
+        if !md.curr.is_null() {
+            md.old = md.curr;
         }
-        st.module.curr = v;
+        md.curr = v;
         // SAFETY: v is live and owned by the module table.
         Ok(unsafe { (*v).number })
     }
 
-    /// `erlang:delete_module/1`: current code becomes old; calls reach `undef`.
+    /// Delete module 0 ([`Engine::delete_in`]).
     pub fn delete(&self) -> Result<(), LoadError> {
+        self.delete_in(0)
+    }
+
+    /// `erlang:delete_module/1` of module `m`: current code becomes old; calls reach `undef`.
+    pub fn delete_in(&self, m: usize) -> Result<(), LoadError> {
         let mut st = lock(&self.cm().modules);
-        if st.module.curr.is_null() {
+        if st.modules[m].curr.is_null() {
             return Err(LoadError::NotLoaded);
         }
-        if !st.module.old.is_null() {
+        if !st.modules[m].old.is_null() {
             return Err(LoadError::NotPurged);
         }
         let blocking = self.cm().protocol == LoadProtocol::Blocking;
@@ -647,27 +751,27 @@ impl<P: ThreadProgress> Engine<P> {
             .then(|| write(&self.cm().world));
         let mut bst = self.seize();
         if blocking {
-            let curr = st.module.curr;
+            let curr = st.modules[m].curr;
             self.clear_version_breakpoints(&mut bst, curr);
         }
         let s = self.start_staging();
         if blocking {
-            self.clear_export_breakpoints(&mut st, &mut bst, s);
+            self.clear_export_breakpoints(&mut st, &mut bst, m, s);
         }
-        for x in &self.cm().exports {
+        for x in &self.modc(m).exports {
             x.addresses[s].store(std::ptr::null_mut(), Relaxed);
         }
         self.code_wait(true);
         self.cm().code_ix.erts_commit_staging_code_ix(self.mutant);
         if !blocking {
-            let curr = st.module.curr;
+            let curr = st.modules[m].curr;
             if !self.folds_lw1(curr) {
                 self.code_wait(false);
             }
             self.remove_old_breakpoints(&mut bst, curr);
         }
-        st.module.old = st.module.curr;
-        st.module.curr = std::ptr::null_mut();
+        st.modules[m].old = st.modules[m].curr;
+        st.modules[m].curr = std::ptr::null_mut();
         Ok(())
     }
 
@@ -753,9 +857,19 @@ impl<P: ThreadProgress> Engine<P> {
         on: bool,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
+        self.trace_pattern_module_spec_in(0, on, spec)
+    }
+
+    /// [`Engine::trace_pattern_module_spec`] on module `m`: `{<m>, '_', '_'}`.
+    pub fn trace_pattern_module_spec_in(
+        &self,
+        m: usize,
+        on: bool,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
         let (session, fl) = (spec.session, spec.flags);
         if spec.global {
-            return self.trace_pattern_module_global(on, spec);
+            return self.trace_pattern_module_global(m, on, spec);
         }
         if spec.meta.is_some() && spec.ms.is_some() && !fl.local {
             return Err(PatternError::BadArg(
@@ -775,12 +889,11 @@ impl<P: ThreadProgress> Engine<P> {
         // Local excludes global in one session (ERTS `erts_set_trace_pattern`: `on` with a
         // breakpoint-type flag runs `erts_clear_export_trace` on the matched export entries):
         // the session's global flag is cleared off the module's entries in the same sequence.
-        let clear_global = on && st.module.global.contains(&session);
+        let clear_global = on && st.modules[m].global.contains(&session);
         if clear_global {
-            st.module.global.retain(|&s| s != session);
+            st.modules[m].global.retain(|&s| s != session);
         }
-        let had = st
-            .module
+        let had = st.modules[m]
             .patterns
             .iter()
             .find(|(s, _)| *s == session)
@@ -815,16 +928,20 @@ impl<P: ThreadProgress> Engine<P> {
             },
         };
         // In place: the order of `patterns` is the order the sessions' nodes were chained in.
-        match st.module.patterns.iter().position(|(s, _)| *s == session) {
-            Some(i) if now.is_set() => st.module.patterns[i].1 = now,
+        match st.modules[m]
+            .patterns
+            .iter()
+            .position(|(s, _)| *s == session)
+        {
+            Some(i) if now.is_set() => st.modules[m].patterns[i].1 = now,
             Some(i) => {
-                st.module.patterns.remove(i);
+                st.modules[m].patterns.remove(i);
             }
-            None if now.is_set() => st.module.patterns.push((session, now)),
+            None if now.is_set() => st.modules[m].patterns.push((session, now)),
             None => {}
         }
-        let v = st.module.curr;
-        let funcs: Vec<FuncId> = (0..self.cm().functions).collect();
+        let v = st.modules[m].curr;
+        let funcs: Vec<FuncId> = (0..self.modc(m).functions()).collect();
         let mut exps: Vec<(Area, &[FuncId])> = Vec::new();
         if clear_global {
             let global_only = crate::stage::Extra {
@@ -837,7 +954,7 @@ impl<P: ThreadProgress> Engine<P> {
                 crate::stage::stage_in(
                     self,
                     &mut bst,
-                    self.exp_area(),
+                    self.exp_area(m),
                     f,
                     session,
                     staging,
@@ -846,7 +963,7 @@ impl<P: ThreadProgress> Engine<P> {
                     &global_only,
                 );
             }
-            exps.push((self.exp_area(), &funcs[..]));
+            exps.push((self.exp_area(m), &funcs[..]));
         }
         if v.is_null() {
             if clear_global {
@@ -866,10 +983,10 @@ impl<P: ThreadProgress> Engine<P> {
                 ms: if on { ms } else { None },
                 meta: if meta_change { spec.meta.clone() } else { None },
             };
-            let traced = st.module.traced();
+            let traced = st.modules[m].traced();
             self.trace_pattern_on(&mut bst, v, session, op, change, &extra, traced, &exps);
         }
-        Ok(self.cm().functions)
+        Ok(self.modc(m).functions())
     }
 
     /// `trace:function(Session, {m, '_', '_'}, true | false, [global])` (with an optional match
@@ -888,6 +1005,7 @@ impl<P: ThreadProgress> Engine<P> {
     /// its removal.
     fn trace_pattern_module_global(
         &self,
+        m: usize,
         on: bool,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
@@ -905,34 +1023,34 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
-        let clear_local = on && st.module.patterns.iter().any(|(s, _)| *s == session);
+        let clear_local = on && st.modules[m].patterns.iter().any(|(s, _)| *s == session);
         if clear_local {
-            st.module.patterns.retain(|(s, _)| *s != session);
+            st.modules[m].patterns.retain(|(s, _)| *s != session);
         }
-        let n = self.cm().functions;
-        let had = st.module.global.contains(&session);
+        let n = self.modc(m).functions();
+        let had = st.modules[m].global.contains(&session);
         if !on && !had {
             return Ok(n);
         }
         if on && !had {
-            st.module.global.push(session);
+            st.modules[m].global.push(session);
         } else if !on {
-            st.module.global.retain(|&s| s != session);
+            st.modules[m].global.retain(|&s| s != session);
         }
         let op = if on {
             PatternOp::True
         } else {
             PatternOp::False
         };
-        let area = self.exp_area();
+        let area = self.exp_area(m);
         let funcs: Vec<FuncId> = (0..n).collect();
         let staging = self.staging_ix();
         let mut areas: Vec<(Area, &[FuncId])> = vec![(area, &funcs[..])];
-        let v = st.module.curr;
+        let v = st.modules[m].curr;
         if clear_local && !v.is_null() {
             // SAFETY: the current version, live while the module table is held.
             let ver = unsafe { &*v };
-            if !st.module.traced() {
+            if !st.modules[m].traced() {
                 ver.promised.store(false, Relaxed);
             }
             for &f in &funcs {
@@ -984,7 +1102,7 @@ impl<P: ThreadProgress> Engine<P> {
         // SAFETY: v is live while the permission is held (the current version).
         let ver = unsafe { &*v };
         let area = area_of(ver);
-        let funcs: Vec<FuncId> = (0..self.cm().functions).collect();
+        let funcs: Vec<FuncId> = (0..ver.code.funcs.len()).collect();
         if !traced {
             ver.promised.store(false, Relaxed);
         }
@@ -1011,7 +1129,7 @@ impl<P: ThreadProgress> Engine<P> {
         // SAFETY: v is live while the permission is held (becoming old).
         let ver = unsafe { &*v };
         let area = area_of(ver);
-        let funcs: Vec<FuncId> = (0..self.cm().functions).collect();
+        let funcs: Vec<FuncId> = (0..ver.code.funcs.len()).collect();
         ver.promised.store(false, Relaxed);
         let staging = self.staging_ix();
         for &f in &funcs {
@@ -1033,33 +1151,44 @@ impl<P: ThreadProgress> Engine<P> {
     /// session turns inert (the promise's check reads it last).
     pub(crate) fn destroy_session_loaded(&self, s: SessionId) -> Result<bool, SessionError> {
         let mut st = lock(&self.cm().modules);
-        let funcs: Vec<FuncId> = (0..self.cm().functions).collect();
-        let versions: Vec<*mut CodeVersion> = [st.module.curr, st.module.old]
-            .into_iter()
-            .filter(|v| !v.is_null())
-            .collect();
-        // SAFETY: live versions of the module table; its permission is held for the call.
-        let mut areas: Vec<(Area, &[FuncId])> = versions
+        let funcs: Vec<Vec<FuncId>> = self
+            .cm()
+            .mods
             .iter()
-            .map(|&v| (area_of(unsafe { &*v }), &funcs[..]))
+            .map(|mc| (0..mc.functions()).collect())
             .collect();
-        if !st.module.global.is_empty() {
-            areas.push((self.exp_area(), &funcs[..]));
+        let mut areas: Vec<(Area, &[FuncId])> = Vec::new();
+        // The current versions whose module's last pattern is the session's.
+        let mut last: Vec<*mut CodeVersion> = Vec::new();
+        for (m, md) in st.modules.iter().enumerate() {
+            for v in [md.curr, md.old].into_iter().filter(|v| !v.is_null()) {
+                // SAFETY: live versions of the module table; its permission is held for the
+                // call.
+                areas.push((area_of(unsafe { &*v }), &funcs[m][..]));
+            }
+            if !md.global.is_empty() {
+                areas.push((self.exp_area(m), &funcs[m][..]));
+            }
+            let had = md.patterns.iter().any(|(x, _)| *x == s);
+            if had && md.patterns.len() == 1 && !md.curr.is_null() {
+                last.push(md.curr);
+            }
         }
-        let had = st.module.patterns.iter().any(|(x, _)| *x == s);
-        let last = had && st.module.patterns.len() == 1;
-        let curr = st.module.curr;
         let bp = self;
         let r = self.destroy_session_in(s, &areas, &mut || {
-            if last && !curr.is_null() {
-                // SAFETY: the current version, live (module table held).
-                unsafe { &*curr }.promised.store(false, Relaxed);
+            if !last.is_empty() {
+                for &curr in &last {
+                    // SAFETY: the current version, live (module table held).
+                    unsafe { &*curr }.promised.store(false, Relaxed);
+                }
                 bp.progress.wait();
             }
         })?;
         if r {
-            st.module.patterns.retain(|(x, _)| *x != s);
-            st.module.global.retain(|&x| x != s);
+            for md in st.modules.iter_mut() {
+                md.patterns.retain(|(x, _)| *x != s);
+                md.global.retain(|&x| x != s);
+            }
         }
         Ok(r)
     }
@@ -1085,11 +1214,12 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// Visit every breakpoint node of the module's live versions (under both permissions).
     fn each_node(&self, st: &ModuleTable, bst: &Permission<'_>, visit: &mut dyn FnMut(&GenericBp)) {
-        for v in [st.module.curr, st.module.old] {
+        for v in st.modules.iter().flat_map(|md| [md.curr, md.old]) {
             if v.is_null() {
                 continue;
             }
-            for f in 0..self.cm().functions {
+            // SAFETY: live versions of the module table; permission held.
+            for f in 0..unsafe { &*v }.code.funcs.len() {
                 // SAFETY: live versions of the module table; permission held.
                 for node in crate::rest::chain(self, bst, area_of(unsafe { &*v }), f) {
                     visit(node);
@@ -1131,9 +1261,20 @@ impl<P: ThreadProgress> Engine<P> {
     /// At rest: `session`'s call_time (`time`) or call_memory object on function `f` of the
     /// current version, totals per pid, through the active half; `None` if it has none.
     pub fn current_timem(&self, session: SessionId, f: FuncId, time: bool) -> Option<Totals> {
+        self.current_timem_in(0, session, f, time)
+    }
+
+    /// [`Engine::current_timem`] on module `m`.
+    pub fn current_timem_in(
+        &self,
+        m: usize,
+        session: SessionId,
+        f: FuncId,
+        time: bool,
+    ) -> Option<Totals> {
         let st = lock(&self.cm().modules);
         let bst = self.seize();
-        let v = st.module.curr;
+        let v = st.modules[m].curr;
         if v.is_null() {
             return None;
         }
@@ -1164,16 +1305,27 @@ impl<P: ThreadProgress> Engine<P> {
         f: FuncId,
         key: crate::term::InfoKey,
     ) -> crate::term::Term {
+        self.trace_info_module_in(0, session, f, key)
+    }
+
+    /// [`Engine::trace_info_module`] on module `m`'s function `f`.
+    pub fn trace_info_module_in(
+        &self,
+        m: usize,
+        session: SessionId,
+        f: FuncId,
+        key: crate::term::InfoKey,
+    ) -> crate::term::Term {
         let st = lock(&self.cm().modules);
-        let v = st.module.curr;
-        if v.is_null() || f >= self.cm().functions {
+        let v = st.modules[m].curr;
+        if v.is_null() || f >= self.modc(m).functions() {
             return crate::term::Term::Tuple(vec![
                 crate::term::Term::Atom(key.atom()),
                 crate::term::Term::Atom("undefined"),
             ]);
         }
         let mut bst = self.seize();
-        if let Some(d) = self.global_half(&bst, f, session) {
+        if let Some(d) = self.global_half(&bst, m, f, session) {
             return crate::session::global_info(key, &d);
         }
         // SAFETY: the current version, live while the module table is held.
@@ -1196,6 +1348,7 @@ impl<P: ThreadProgress> Engine<P> {
     fn global_half(
         &self,
         bst: &Permission<'_>,
+        m: usize,
         f: FuncId,
         session: SessionId,
     ) -> Option<crate::bp::GenericBpData> {
@@ -1203,141 +1356,184 @@ impl<P: ThreadProgress> Engine<P> {
             return None;
         }
         let a = self.cm().code_ix.stager_active_ix();
-        let d = self.cm().exports[f].dispatch[a].load(Relaxed);
+        let d = self.modc(m).exports[f].dispatch[a].load(Relaxed);
         if d != OP_I_GENERIC_BREAKPOINT {
             return None; // the trampoline is not active: calls go straight to the code
         }
-        let g = self.session_node_in(bst, self.exp_area(), f, session, false);
+        let g = self.session_node_in(bst, self.exp_area(m), f, session, false);
         // SAFETY: live node under the permission.
         let d = unsafe { g.as_ref() }?.snapshot_half(self.active_ix());
         (d.flags & crate::bp::flags::GLOBAL_TRACE != 0).then_some(d)
     }
 
-    /// The current version's number (0 if deleted).
+    /// Module 0's current version's number (0 if deleted).
     pub fn current_version(&self) -> u32 {
-        let st = lock(&self.cm().modules);
-        // SAFETY: live version of the module table; permission held.
-        (!st.module.curr.is_null())
-            .then(|| unsafe { (*st.module.curr).number })
-            .unwrap_or(0)
+        self.current_version_of(0)
     }
 
-    /// The old version's number (0 if there is none).
+    /// Module 0's old version's number (0 if there is none).
     pub fn old_version(&self) -> u32 {
+        self.old_version_of(0)
+    }
+
+    /// Module `m`'s current version's number (0 if deleted).
+    pub fn current_version_of(&self, m: usize) -> u32 {
         let st = lock(&self.cm().modules);
-        // SAFETY: live version of the module table; permission held.
-        (!st.module.old.is_null())
-            .then(|| unsafe { (*st.module.old).number })
-            .unwrap_or(0)
+        let v = st.modules[m].curr;
+        if v.is_null() {
+            0
+        } else {
+            // SAFETY: live version of the module table (held).
+            unsafe { (*v).number }
+        }
+    }
+
+    /// Module `m`'s old version's number (0 if there is none).
+    pub fn old_version_of(&self, m: usize) -> u32 {
+        let st = lock(&self.cm().modules);
+        let v = st.modules[m].old;
+        if v.is_null() {
+            0
+        } else {
+            // SAFETY: live version of the module table (held).
+            unsafe { (*v).number }
+        }
     }
 
     /// [`Engine::check_at_rest`] on an engine with a module: halves equal, instruction patched
-    /// iff the pattern is set, promise as pattern, nothing leaked, every export entry on the
-    /// current version in both code indices' use.
-    pub(crate) fn check_modules_at_rest(&self) -> Result<(), String> {
-        let st = lock(&self.cm().modules);
-        let bst = self.seize();
+    /// iff the pattern is set, promise as pattern, every export entry on the current version in
+    /// both code indices' use, no process in a version unless `in_code_ok`. Returns the
+    /// breakpoints and call_time/call_memory objects the modules hold, for the leak check
+    /// (`rest.rs`, which adds the static area's); the versions' own leak check is here.
+    pub(crate) fn check_modules(
+        &self,
+        st: &ModuleTable,
+        bst: &Permission<'_>,
+        in_code_ok: bool,
+    ) -> Result<(u64, Vec<usize>), String> {
         let a = self.cm().code_ix.stager_active_ix();
-        for (f, x) in self.cm().exports.iter().enumerate() {
-            let p = x.addresses[a].load(Relaxed);
-            if p != st.module.curr {
-                return Err(format!(
-                    "export m:f{f}/0 at code index {a} is not the current version"
-                ));
-            }
-        }
         let mut bps = 0;
-        let mut timem: Vec<*const crate::timem::BpTimemTrace> = Vec::new();
-        for v in [st.module.curr, st.module.old] {
-            if v.is_null() {
-                continue;
-            }
-            // SAFETY: live versions; permission held.
-            let ver = unsafe { &*v };
-            if ver.in_code.load(Relaxed) != 0 {
-                return Err(format!("version {}: a process is still in it", ver.number));
-            }
-            let is_curr = v == st.module.curr;
-            let traced = is_curr && st.module.traced();
-            if ver.promised.load(Relaxed) != traced {
-                return Err(format!("version {}: promise is not {traced}", ver.number));
-            }
-            for (f, h) in ver.code.funcs.iter().enumerate() {
-                let g = h.gen_bp.load(Relaxed);
-                let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
-                if patched != traced || g.is_null() == traced {
+        let mut timem: Vec<usize> = Vec::new();
+        let mut versions = 0u64;
+        for (m, (md, mc)) in st.modules.iter().zip(self.cm().mods.iter()).enumerate() {
+            let name = &mc.name;
+            for (f, x) in mc.exports.iter().enumerate() {
+                let p = x.addresses[a].load(Relaxed);
+                if p != md.curr {
                     return Err(format!(
-                        "version {} f{f}: patched {patched}, slot {g:?}, pattern {traced}",
-                        ver.number
+                        "export {name}:f{f}/0 at code index {a} is not the current version"
                     ));
                 }
-                let sessions: Vec<SessionId> = crate::rest::chain(self, &bst, area_of(ver), f)
-                    .map(|n| n.session)
-                    .collect();
-                let mut want: Vec<SessionId> = if traced {
-                    st.module.patterns.iter().map(|(s, _)| *s).collect()
-                } else {
-                    Vec::new()
-                };
-                want.reverse(); // chained newest first
-                if sessions != want {
+            }
+            for v in [md.curr, md.old] {
+                if v.is_null() {
+                    continue;
+                }
+                versions += 1;
+                // SAFETY: live versions; permission held.
+                let ver = unsafe { &*v };
+                if ver.module != m {
                     return Err(format!(
-                        "version {} f{f}: sessions {sessions:?} chained, patterns {want:?}",
-                        ver.number
+                        "version {} of {name} names module {}",
+                        ver.number, ver.module
                     ));
                 }
-                for node in crate::rest::chain(self, &bst, area_of(ver), f) {
-                    bps += 1;
-                    let d = node.snapshot_half(0);
-                    for t in [&d.time, &d.memory].into_iter().flatten() {
-                        let p = std::sync::Arc::as_ptr(t);
-                        if !timem.contains(&p) {
-                            timem.push(p);
-                        }
-                    }
-                    if !node.snapshot_half(0).same_as(&node.snapshot_half(1)) {
+                if ver.in_code.load(Relaxed) != 0 && !in_code_ok {
+                    return Err(format!("version {}: a process is still in it", ver.number));
+                }
+                let is_curr = v == md.curr;
+                let traced = is_curr && md.traced();
+                if ver.promised.load(Relaxed) != traced {
+                    return Err(format!("version {}: promise is not {traced}", ver.number));
+                }
+                for (f, h) in ver.code.funcs.iter().enumerate() {
+                    let g = h.gen_bp.load(Relaxed);
+                    let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
+                    if patched != traced || g.is_null() == traced {
                         return Err(format!(
-                            "version {} f{f}: halves differ at rest",
+                            "version {} f{f}: patched {patched}, slot {g:?}, pattern {traced}",
                             ver.number
                         ));
                     }
+                    let sessions: Vec<SessionId> = crate::rest::chain(self, bst, area_of(ver), f)
+                        .map(|n| n.session)
+                        .collect();
+                    let mut want: Vec<SessionId> = if traced {
+                        md.patterns.iter().map(|(s, _)| *s).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    want.reverse(); // chained newest first
+                    if sessions != want {
+                        return Err(format!(
+                            "version {} f{f}: sessions {sessions:?} chained, patterns {want:?}",
+                            ver.number
+                        ));
+                    }
+                    for node in crate::rest::chain(self, bst, area_of(ver), f) {
+                        bps += 1;
+                        let d = node.snapshot_half(0);
+                        for t in [&d.time, &d.memory].into_iter().flatten() {
+                            let p = std::sync::Arc::as_ptr(t) as usize;
+                            if !timem.contains(&p) {
+                                timem.push(p);
+                            }
+                        }
+                        if !node.snapshot_half(0).same_as(&node.snapshot_half(1)) {
+                            return Err(format!(
+                                "version {} f{f}: halves differ at rest",
+                                ver.number
+                            ));
+                        }
+                    }
+                }
+            }
+            for (f, x) in mc.exports.iter().enumerate() {
+                // The active index's dispatch word (the others are written again by a staging
+                // before a commit makes them active).
+                let patched = x.dispatch[a].load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
+                let sessions: Vec<SessionId> = crate::rest::chain(self, bst, self.exp_area(m), f)
+                    .map(|n| n.session)
+                    .collect();
+                let mut want = md.global.clone();
+                want.reverse(); // chained newest first
+                if sessions != want || patched == want.is_empty() {
+                    return Err(format!(
+                        "export {name}:f{f}/0: patched {patched}, sessions {sessions:?} \
+                         chained, global patterns {want:?}"
+                    ));
+                }
+                for node in crate::rest::chain(self, bst, self.exp_area(m), f) {
+                    bps += 1;
+                    if !node.snapshot_half(0).same_as(&node.snapshot_half(1)) {
+                        return Err(format!("export {name}:f{f}/0: halves differ at rest"));
+                    }
                 }
             }
         }
-        for (f, x) in self.cm().exports.iter().enumerate() {
-            // The active index's dispatch word (the others are written again by a staging
-            // before a commit makes them active).
-            let patched = x.dispatch[a].load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
-            let sessions: Vec<SessionId> = crate::rest::chain(self, &bst, self.exp_area(), f)
-                .map(|n| n.session)
-                .collect();
-            let mut want = st.module.global.clone();
-            want.reverse(); // chained newest first
-            if sessions != want || patched == want.is_empty() {
-                return Err(format!(
-                    "export m:f{f}/0: patched {patched}, sessions {sessions:?} chained, global \
-                     patterns {want:?}"
-                ));
-            }
-            for node in crate::rest::chain(self, &bst, self.exp_area(), f) {
-                bps += 1;
-                if !node.snapshot_half(0).same_as(&node.snapshot_half(1)) {
-                    return Err(format!("export m:f{f}/0: halves differ at rest"));
-                }
-            }
+        if st.live_versions != versions {
+            return Err(format!(
+                "leak: {} versions live, {versions} reachable",
+                st.live_versions
+            ));
         }
-        let versions = [st.module.curr, st.module.old]
-            .iter()
-            .filter(|v| !v.is_null())
-            .count() as u64;
-        if st.live_versions != versions
-            || bst.live_nodes != bps
+        Ok((bps, timem))
+    }
+
+    /// [`Engine::check_at_rest`] on an engine whose only code is its modules' (the static area
+    /// empty, as the load models build it): [`Engine::check_modules`] and the leak check of
+    /// the breakpoints and objects against the modules' alone.
+    pub(crate) fn check_modules_at_rest(&self, in_code_ok: bool) -> Result<(), String> {
+        let st = lock(&self.cm().modules);
+        let bst = self.seize();
+        let (bps, timem) = self.check_modules(&st, &bst, in_code_ok)?;
+        if bst.live_nodes != bps
             || !bst.free_list.is_empty()
             || bst.live_timem != timem.len() as u64
         {
             return Err(format!(
                 "leak: {} versions, {} breakpoints and {} call_time/call_memory objects live ({} \
-                 on the free list), {versions}, {bps} and {} reachable",
+                 on the free list), {bps} breakpoints and {} objects reachable",
                 st.live_versions,
                 bst.live_nodes,
                 bst.live_timem,
@@ -1356,7 +1552,7 @@ impl<P: ThreadProgress> Engine<P> {
         let Some(cm) = self.code_mgmt.as_deref_mut() else {
             return;
         };
-        for h in cm.exp_code.funcs.iter() {
+        for h in cm.mods.iter().flat_map(|mc| mc.exp_code.funcs.iter()) {
             let mut g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
             let mut steps = 0;
             while !g.is_null() {
@@ -1370,7 +1566,7 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let st = cm.modules.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut vs: Vec<*mut CodeVersion> = std::mem::take(&mut st.graveyard_versions);
-        for v in [st.module.curr, st.module.old] {
+        for v in st.modules.iter().flat_map(|md| [md.curr, md.old]) {
             if !v.is_null() {
                 vs.push(v);
                 // SAFETY: drop has exclusive access (no scheduler holds the engine); v is live.

@@ -48,11 +48,16 @@ impl<P: ThreadProgress> Engine<P> {
     /// progress (PW, NonBlocking: the last return out of it happens before the free) and free it.
     /// Returns whether there was old code.
     pub fn purge(&self) -> Result<bool, LoadError> {
+        self.purge_in(0)
+    }
+
+    /// [`Engine::purge`] of module `m`.
+    pub fn purge_in(&self, m: usize) -> Result<bool, LoadError> {
         let st = lock(&self.cm().modules);
-        if !st.module.old.is_null() {
+        if !st.modules[m].old.is_null() {
             self.purge_grace();
         }
-        self.purge_locked(st)
+        self.purge_locked(st, m)
     }
 
     /// `code:purge/1`: the processes still in the old version are killed, then it is purged.
@@ -67,12 +72,17 @@ impl<P: ThreadProgress> Engine<P> {
     /// load-purge-skip-check mutant skips the check and the wait: the version is freed under
     /// a process still in it, whose charge may be in flight. Returns whether there was old code.
     pub fn purge_kill(&self) -> Result<bool, LoadError> {
+        self.purge_kill_in(0)
+    }
+
+    /// [`Engine::purge_kill`] of module `m`.
+    pub fn purge_kill_in(&self, m: usize) -> Result<bool, LoadError> {
         assert!(
             self.cm().kills,
             "purge_kill on an engine made without with_kills"
         );
         let st = lock(&self.cm().modules);
-        let old = st.module.old;
+        let old = st.modules[m].old;
         if old.is_null() {
             return Ok(false);
         }
@@ -86,12 +96,16 @@ impl<P: ThreadProgress> Engine<P> {
                 "code:purge of m: a killed process did not exit",
             );
         }
-        self.purge_locked(st)
+        self.purge_locked(st, m)
     }
 
     /// The soft purge's steps under the module table's lock `st`.
-    fn purge_locked(&self, mut st: MutexGuard<'_, ModuleTable>) -> Result<bool, LoadError> {
-        let old = st.module.old;
+    fn purge_locked(
+        &self,
+        mut st: MutexGuard<'_, ModuleTable>,
+        m: usize,
+    ) -> Result<bool, LoadError> {
+        let old = st.modules[m].old;
         if old.is_null() {
             return Ok(false);
         }
@@ -108,7 +122,7 @@ impl<P: ThreadProgress> Engine<P> {
         if users != 0 && !mutant::is(self.mutant, Mutant::LoadPurgeSkipCheck) {
             return Err(LoadError::OldCodeInUse);
         }
-        st.module.old = std::ptr::null_mut();
+        st.modules[m].old = std::ptr::null_mut();
         if !blocking {
             // PW: no process is in the version and none can enter it (no export entry points
             // at it; a local call needs a process already in it). A process that returned out

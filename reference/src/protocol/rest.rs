@@ -53,16 +53,39 @@ impl<P: ThreadProgress> Engine<P> {
     /// every node are equal, no `to_insert` is pending, no node is disabled, the instruction is
     /// patched iff some session has an active flag, the free list is empty, and every allocated
     /// node is on a chain (nothing leaked). Takes the permission, so it waits for any stager.
-    /// On an engine with a module (`load.rs`) the module's versions are checked instead
-    /// (`load.rs` `check_modules_at_rest`).
+    /// On an engine with modules (`load.rs`) the modules' versions and export entries are
+    /// checked too (`load.rs` `check_modules`), and no process may be in a version; an engine
+    /// whose static area is empty (the load models') checks its modules only
+    /// (`check_modules_at_rest`).
     pub fn check_at_rest(&self) -> Result<(), String> {
-        if self.code_mgmt.is_some() {
-            return self.check_modules_at_rest();
+        self.check_at_rest_in(false)
+    }
+
+    /// [`Engine::check_at_rest`] while processes wait in versions of the engine's modules (the
+    /// scenario runner's processes in a `receive`): everything else as at rest.
+    pub fn check_at_rest_in_code(&self) -> Result<(), String> {
+        self.check_at_rest_in(true)
+    }
+
+    fn check_at_rest_in(&self, in_code_ok: bool) -> Result<(), String> {
+        let static_empty = self.code.funcs.is_empty() && self.exports.funcs.is_empty();
+        if self.code_mgmt.is_some() && static_empty {
+            return self.check_modules_at_rest(in_code_ok);
         }
+        // The modules' breakpoints and objects, counted in the leak check below.
+        let (mod_nodes, mod_timem) = match self.code_mgmt.as_deref() {
+            Some(cm) => {
+                let mt = crate::sync::lock(&cm.modules);
+                let st = self.seize();
+                self.check_modules(&mt, &st, in_code_ok)?
+            }
+            None => (0, Vec::new()),
+        };
         let st = self.seize();
         let active = self.active_ix();
-        let mut on_chains = 0u64;
-        let mut timem_on_chains = std::collections::BTreeSet::new();
+        let mut on_chains = mod_nodes;
+        let mut timem_on_chains: std::collections::BTreeSet<usize> =
+            mod_timem.into_iter().collect();
         for (area, f, h) in self
             .code
             .funcs
