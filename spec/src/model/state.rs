@@ -796,7 +796,15 @@ mod tests {
             assert_ne!(s.word_list(), t.word_list(), "{name}");
             assert_ne!(s.digest(), t.digest(), "{name}");
         }
-        eprintln!("State: {} bytes", std::mem::size_of::<State>());
+        eprintln!(
+            "State: {} bytes, StateOf<Small>: {} bytes",
+            std::mem::size_of::<State>(),
+            std::mem::size_of::<StateOf<Small>>()
+        );
+        let s2 = crate::model::model_config("s2f2x1").unwrap();
+        assert!(s2.fits::<Small>() && s2.fits::<Full>());
+        let c2 = crate::model::model_config("c2f1").unwrap();
+        assert!(!c2.fits::<Small>() && c2.fits::<Full>());
     }
 
     /// The words are injective: over the first states (breadth first) of models with hits, two
@@ -806,36 +814,46 @@ mod tests {
     /// `==` does, up to the odds of a 64-bit hash).
     #[test]
     fn words_tell_states_apart() {
-        use std::collections::{HashMap, VecDeque};
         for name in ["s2f2x1", "s2f1x2", "t2f1p", "c2f1", "m2f1"] {
-            let cfg = crate::model::model_config(name).unwrap();
-            let mut seen: HashMap<Vec<u64>, State> = HashMap::new();
-            let mut digests: HashMap<u64, State> = HashMap::new();
-            let mut queue = VecDeque::from([State::initial(&cfg)]);
-            let mut actions = Vec::new();
-            while let Some(s) = queue.pop_front() {
-                if seen.len() >= 20_000 {
-                    break;
-                }
-                let w = s.word_list();
-                assert!(w.len() <= 2 * MAX_PAIRS, "{name}: {} words", w.len());
-                match seen.get(&w) {
-                    Some(t) => {
-                        assert_eq!(*t, s, "{name}: two states have the same words");
-                        continue;
-                    }
-                    None => seen.insert(w, s),
-                };
-                let t = *digests.entry(s.digest()).or_insert(s);
-                assert_eq!(t, s, "{name}: two states share a digest");
-                cfg.enabled(&s, &mut actions);
-                for a in actions.drain(..) {
-                    let mut n = s;
-                    cfg.apply(&mut n, a, &mut None);
-                    queue.push_back(n);
-                }
-            }
-            assert!(seen.len() > 1_000, "{name}: {} states", seen.len());
+            words_apart::<Full>(name);
         }
+        // The same on the smaller state, for the models that fit it.
+        for name in ["s2f2x1", "s2f1x2"] {
+            words_apart::<Small>(name);
+        }
+    }
+
+    /// [`words_tell_states_apart`] for one model on `StateOf<K>`.
+    fn words_apart<K: Caps>(name: &str) {
+        use std::collections::{HashMap, VecDeque};
+        let cfg = crate::model::model_config(name).unwrap();
+        assert!(cfg.fits::<K>(), "{name}");
+        let mut seen: HashMap<Vec<u64>, StateOf<K>> = HashMap::new();
+        let mut digests: HashMap<u64, StateOf<K>> = HashMap::new();
+        let mut queue = VecDeque::from([StateOf::<K>::initial(&cfg)]);
+        let mut actions = Vec::new();
+        while let Some(s) = queue.pop_front() {
+            if seen.len() >= 20_000 {
+                break;
+            }
+            let w = s.word_list();
+            assert!(w.len() <= 2 * MAX_PAIRS, "{name}: {} words", w.len());
+            match seen.get(&w) {
+                Some(t) => {
+                    assert_eq!(*t, s, "{name}: two states have the same words");
+                    continue;
+                }
+                None => seen.insert(w, s),
+            };
+            let t = *digests.entry(s.digest()).or_insert(s);
+            assert_eq!(t, s, "{name}: two states share a digest");
+            cfg.enabled(&s, &mut actions);
+            for a in actions.drain(..) {
+                let mut n = s;
+                cfg.apply(&mut n, a, &mut None);
+                queue.push_back(n);
+            }
+        }
+        assert!(seen.len() > 1_000, "{name}: {} states", seen.len());
     }
 }
