@@ -745,7 +745,7 @@ impl<K: Caps> StateOf<K> {
 
     /// The 64-bit digest the checker's fingerprint is taken of: the sum over the pairs of
     /// [`State::words`] of a folded multiply of each with its position's keys (the pairs are
-    /// independent, so the multiplies run side by side, as in XXH3's accumulation), finished
+    /// independent, so the multiplies run side by side), finished
     /// with the number of pairs. Equal states have equal digests; different ones collide with
     /// the odds of a 64-bit hash (the state counts of spec/tests/spec_counts.rs would move).
     #[inline]
