@@ -132,8 +132,11 @@ impl Loc {
     }
 }
 
-/// One `GenericBp`: one session's breakpoint on one function.
+/// One `GenericBp`: one session's breakpoint on one function. Its fields are bytes in a fixed
+/// order (`repr(C)`: no padding, alignment 1), so [`State::words`] reads its first eight as one
+/// word.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(C)]
 pub struct Node {
     pub func: u8,
     pub session: u8,
@@ -546,8 +549,8 @@ pub const MAX_PAIRS: usize = 5 + MAX_NODES + 2 * MAX_SCHEDS + MAX_OBJS.div_ceil(
 
 /// The keys of the digest: one per word position (splitmix64 from a fixed seed, so the
 /// fingerprints are the same in every build and run, as stateright's own hasher keys are).
-const KEYS: [u64; 2 * MAX_PAIRS + 2] = {
-    let mut k = [0u64; 2 * MAX_PAIRS + 2];
+const KEYS: [u64; 2 * MAX_PAIRS] = {
+    let mut k = [0u64; 2 * MAX_PAIRS];
     let mut x: u64 = 0x6a09_e667_f3bc_c909;
     let mut i = 0;
     while i < k.len() {
@@ -700,6 +703,7 @@ impl<K: Caps> StateOf<K> {
             short(&self.cell_free),
         );
         for n in self.nodes.iter() {
+            // The first eight fields in their order in memory (one load), then the rest.
             pair(
                 word(&[
                     n.func,
@@ -709,18 +713,18 @@ impl<K: Caps> StateOf<K> {
                     n.tm[0],
                     n.tm[1],
                     n.to_insert,
-                    bools(&[
-                        n.unlinked,
-                        n.freed,
+                    n.unlinked as u8,
+                ]),
+                word(&[n.freed as u8, n.unseen[0], n.unseen[1], n.unseen[2]])
+                    | (bools(&[
                         n.published[0],
                         n.published[1],
                         n.published[2],
                         n.released[0],
                         n.released[1],
                         n.released[2],
-                    ]),
-                ]),
-                word(&n.unseen),
+                    ]) as u64)
+                        << 32,
             );
         }
         for x in self.scheds.iter() {
@@ -745,8 +749,7 @@ impl<K: Caps> StateOf<K> {
 
     /// The 64-bit digest the checker's fingerprint is taken of: the sum over the pairs of
     /// [`State::words`] of a folded multiply of each with its position's keys (the pairs are
-    /// independent, so the multiplies run side by side), finished
-    /// with the number of pairs. Equal states have equal digests; different ones collide with
+    /// independent, so the multiplies run side by side). Equal states have equal digests; different ones collide with
     /// the odds of a 64-bit hash (the state counts of spec/tests/spec_counts.rs would move).
     #[inline]
     pub fn digest(&self) -> u64 {
@@ -757,10 +760,9 @@ impl<K: Caps> StateOf<K> {
             i += 1;
         });
         debug_assert!(i <= MAX_PAIRS, "{i} pairs exceed MAX_PAIRS");
-        mum(
-            acc ^ KEYS[2 * MAX_PAIRS],
-            i as u64 ^ KEYS[2 * MAX_PAIRS + 1],
-        )
+        // No finishing multiply of its own: the fingerprint hasher mixes the word
+        // (`Hash for StateOf`), and the number of pairs follows from the lengths in the first.
+        acc
     }
 
     /// The words of [`State::words`] in a vector (tests, `bpspec` diagnostics).
