@@ -340,38 +340,32 @@ fn proc_status_kib(key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `s2f2x1` on the state sized to it (`Small`), unfused.
+fn small() -> bpspec_spec::model::BpModel<bpspec_spec::model::Small> {
+    bpspec_spec::model::BpModel::with_caps(model_config("s2f2x1").expect("known model"))
+}
+
 /// The child's side of [`run_child`]: one run, its figures on stdout as one line.
 fn one(a: &Args, which: &str) -> ExitCode {
     let seen = match which {
         "2pc" => measure(TwoPc { rms: a.rms }, a.dfs, a.threads),
         // The fused model, as `bpspec check` runs a baseline (run::run), and on DFS with its
-        // actions in the order `bpspec check` gives DFS (`BpModel::for_dfs`).
+        // actions in the order `bpspec check` gives DFS (`BpModel::for_dfs`). Every `s2f2x1`
+        // row runs on the state sized to it (`Small`, spec/src/model/state.rs), as run::run
+        // does for every model that fits it.
         "s2f2x1" => {
-            let m =
-                bpspec_spec::model::BpModel::fused(model_config("s2f2x1").expect("known model"));
+            let m = small().fuse();
             measure(if a.dfs { m.for_dfs() } else { m }, a.dfs, a.threads)
         }
         // The same, its actions in `Config::enabled`'s order on DFS too (as before
         // `BpModel::for_dfs`).
-        "s2f2x1-fwd" => measure(
-            bpspec_spec::model::BpModel::fused(model_config("s2f2x1").expect("known model")),
-            a.dfs,
-            a.threads,
-        ),
+        "s2f2x1-fwd" => measure(small().fuse(), a.dfs, a.threads),
         // Every property on its own, reachable or not, none latched: the property work per
         // state as it was before props::reachable and the fused model.
-        "s2f2x1-all" => measure(
-            bpspec_spec::model::BpModel::with_every_property(
-                model_config("s2f2x1").expect("known model"),
-            ),
-            a.dfs,
-            a.threads,
-        ),
+        "s2f2x1-all" => measure(small().every_property(), a.dfs, a.threads),
         // The checker of our own (cli/src/own_bfs.rs), BFS on one thread.
         "2pc-own" => measure_own(TwoPc { rms: a.rms }),
-        "s2f2x1-own" => measure_own(bpspec_spec::model::BpModel::new(
-            model_config("s2f2x1").expect("known model"),
-        )),
+        "s2f2x1-own" => measure_own(small()),
         // No model: the machine's own scaling from one thread to --threads ([`machine`]).
         "machine" => machine(a.threads, false),
         "machine-shared" => machine(a.threads, true),

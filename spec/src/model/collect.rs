@@ -47,6 +47,7 @@
 
 use super::config::{bits, CollectMutant, Config};
 use super::inline::InlineVec;
+use super::inline::Slots;
 use super::state::*;
 use super::step::{Action, Log};
 
@@ -56,7 +57,7 @@ fn say(log: &mut Log<'_>, f: impl FnOnce() -> String) {
     }
 }
 
-pub fn obj_name(s: &State, o: u8) -> String {
+pub fn obj_name<K: Caps>(s: &StateOf<K>, o: u8) -> String {
     if o == NIL {
         "none".into()
     } else if s.objs[o as usize].temp {
@@ -72,7 +73,7 @@ pub const COUNTED_SESSION: u8 = 0;
 
 impl Config {
     /// Allocate a counter object with empty tables.
-    pub(crate) fn new_obj(&self, s: &mut State, temp: bool) -> u8 {
+    pub(crate) fn new_obj<K: Caps>(&self, s: &mut StateOf<K>, temp: bool) -> u8 {
         let o = s.objs.len() as u8;
         s.objs.push(TmObj {
             temp,
@@ -85,7 +86,7 @@ impl Config {
     }
 
     /// The counted node (session 0 on function 0) if it is on the chain.
-    fn counted_node(&self, s: &State) -> u8 {
+    fn counted_node<K: Caps>(&self, s: &StateOf<K>) -> u8 {
         s.chain(self, COUNTED_FUNC)
             .into_iter()
             .find(|&g| s.nodes[g as usize].session == COUNTED_SESSION)
@@ -93,7 +94,7 @@ impl Config {
     }
 
     /// The phase after `p` in a collection.
-    pub(crate) fn collect_next_phase(&self, s: &State, p: Phase) -> Option<Phase> {
+    pub(crate) fn collect_next_phase<K: Caps>(&self, s: &StateOf<K>, p: Phase) -> Option<Phase> {
         use CollectMutant::*;
         use Phase::*;
         let seq: &[Phase] = if self.is_c(WithoutFlip) {
@@ -123,14 +124,14 @@ impl Config {
     }
 
     /// The merge takes the dirty lock: it waits while a dirty scheduler holds it.
-    pub(crate) fn collect_enabled(&self, s: &State) -> bool {
+    pub(crate) fn collect_enabled<K: Caps>(&self, s: &StateOf<K>) -> bool {
         !(s.stager.phase == Phase::CMerge
             && s.lock != NIL
             && !self.is_c(CollectMutant::MergeWithoutLock))
     }
 
     /// The collector reads every table of `o`.
-    fn collector_reads(&self, s: &mut State, o: u8) {
+    fn collector_reads<K: Caps>(&self, s: &mut StateOf<K>, o: u8) {
         for (i, x) in s.scheds.iter().enumerate() {
             if let Mode::Charge(c) = x.mode {
                 if c.step == ChargeStep::Write && c.obj == o && s.violation.is_none() {
@@ -149,7 +150,13 @@ impl Config {
     }
 
     /// One step of the collection (not a wait).
-    pub(crate) fn collect_step(&self, s: &mut State, session: u8, func: u8, log: &mut Log<'_>) {
+    pub(crate) fn collect_step<K: Caps>(
+        &self,
+        s: &mut StateOf<K>,
+        session: u8,
+        func: u8,
+        log: &mut Log<'_>,
+    ) {
         let staging = (s.active_ix(self) ^ 1) as usize;
         let active = staging ^ 1;
         let op = self.script[s.stager.op as usize];
@@ -205,7 +212,7 @@ impl Config {
             Phase::CFlip | Phase::CFlipBack => {
                 let a = active as u8;
                 self.write(s, Loc::Ix, a ^ 1);
-                for x in &mut s.scheds {
+                for x in s.scheds.iter_mut() {
                     if let Mode::Hit(h) = &mut x.mode {
                         h.spans_flip = true;
                     }
@@ -279,7 +286,7 @@ impl Config {
         }
     }
 
-    fn counted_node_of(&self, s: &State, session: u8, func: u8) -> u8 {
+    fn counted_node_of<K: Caps>(&self, s: &StateOf<K>, session: u8, func: u8) -> u8 {
         s.chain(self, func)
             .into_iter()
             .find(|&g| s.nodes[g as usize].session == session)
@@ -293,7 +300,7 @@ impl Config {
     /// counter (the charge may then come at any later time, whatever the instruction word
     /// says); without calls (the collection models, whose charges stand for the hits), while
     /// the counted node is on the chain with its allocation visible to it.
-    pub(crate) fn charge_may_start(&self, s: &State, sched: usize) -> bool {
+    pub(crate) fn charge_may_start<K: Caps>(&self, s: &StateOf<K>, sched: usize) -> bool {
         if s.started >= self.charges {
             return false;
         }
@@ -304,7 +311,13 @@ impl Config {
         g != NIL && s.nodes[g as usize].unseen[2] & (1 << sched) == 0
     }
 
-    pub(crate) fn charge_enabled(&self, s: &State, sched: usize, c: Charge, out: &mut Vec<Action>) {
+    pub(crate) fn charge_enabled<K: Caps>(
+        &self,
+        s: &StateOf<K>,
+        sched: usize,
+        c: Charge,
+        out: &mut Vec<Action>,
+    ) {
         let id = sched as u8;
         match c.step {
             ChargeStep::Lock => {
@@ -327,7 +340,12 @@ impl Config {
         }
     }
 
-    pub(crate) fn charge_start(&self, s: &mut State, sched: usize, log: &mut Log<'_>) {
+    pub(crate) fn charge_start<K: Caps>(
+        &self,
+        s: &mut StateOf<K>,
+        sched: usize,
+        log: &mut Log<'_>,
+    ) {
         s.started += 1;
         let dirty = self.dirty & (1 << sched) != 0;
         s.scheds[sched].mode = Mode::Charge(Charge {
@@ -349,7 +367,13 @@ impl Config {
         });
     }
 
-    pub(crate) fn charge_step(&self, s: &mut State, sched: usize, stale: bool, log: &mut Log<'_>) {
+    pub(crate) fn charge_step<K: Caps>(
+        &self,
+        s: &mut StateOf<K>,
+        sched: usize,
+        stale: bool,
+        log: &mut Log<'_>,
+    ) {
         let Mode::Charge(mut c) = s.scheds[sched].mode else {
             unreachable!("charge step only mid-charge")
         };
@@ -463,7 +487,7 @@ impl Config {
         s.scheds[sched].mode = Mode::Charge(c);
     }
 
-    fn charge_end(&self, s: &mut State, sched: usize, dirty: bool) {
+    fn charge_end<K: Caps>(&self, s: &mut StateOf<K>, sched: usize, dirty: bool) {
         if dirty {
             debug_assert_eq!(s.lock, sched as u8);
             s.lock = NIL;

@@ -35,6 +35,12 @@ impl<T: Copy + Default, const N: usize> InlineVec<T, N> {
         s
     }
 
+    /// Every slot, live or spare (the spare ones are `T::default()`): with the length, what
+    /// [`super::State`]'s digest reads as whole words.
+    pub fn raw(&self) -> &[T; N] {
+        &self.items
+    }
+
     pub fn push(&mut self, v: T) {
         let i = self.len as usize;
         assert!(i < N, "inline vector full (capacity {N})");
@@ -131,6 +137,53 @@ impl<T: Copy + Default + Hash, const N: usize> Hash for InlineVec<T, N> {
 impl<T: Copy + Default + fmt::Debug, const N: usize> fmt::Debug for InlineVec<T, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         (**self).fmt(f)
+    }
+}
+
+/// What the model's code needs of an inline list whose capacity is a parameter of the state
+/// ([`super::state::Caps`]): [`InlineVec`] of any capacity is one.
+pub trait Slots<T>:
+    Copy
+    + Default
+    + fmt::Debug
+    + Eq
+    + Ord
+    + Hash
+    + Send
+    + Sync
+    + Deref<Target = [T]>
+    + DerefMut
+    + FromIterator<T>
+    + Extend<T>
+    + IntoIterator<Item = T>
+    + 'static
+{
+    /// The capacity.
+    const CAP: usize;
+    fn new() -> Self;
+    /// `n` copies of `v`.
+    fn filled(v: T, n: usize) -> Self;
+    fn push(&mut self, v: T);
+    /// Every slot, live or spare (the spare ones are `T::default()`).
+    fn raw(&self) -> &[T];
+}
+
+impl<T, const N: usize> Slots<T> for InlineVec<T, N>
+where
+    T: Copy + Default + fmt::Debug + Eq + Ord + Hash + Send + Sync + 'static,
+{
+    const CAP: usize = N;
+    fn new() -> Self {
+        InlineVec::new()
+    }
+    fn filled(v: T, n: usize) -> Self {
+        InlineVec::filled(v, n)
+    }
+    fn push(&mut self, v: T) {
+        InlineVec::push(self, v)
+    }
+    fn raw(&self) -> &[T] {
+        InlineVec::raw(self)
     }
 }
 

@@ -111,14 +111,14 @@ pub fn lane_of(step: &str) -> (String, String) {
 }
 
 pub use config::{bits, ChainMutant, CollectMutant, Config, PatternKind, SpecMutant, StagerOp};
-pub use state::State;
+pub use state::{Caps, Full, Small, State, StateOf};
 pub use step::Action;
 
 use stateright::{Model, Property};
 
 /// The stateright model of one configuration.
 #[derive(Clone, Debug)]
-pub struct BpModel {
+pub struct BpModel<K: Caps = Full> {
     pub cfg: Config,
     /// Check the `always` properties as one (`props::FUSED_SAFETY`): one discoveries lookup
     /// per state instead of one each (`BpModel::fused`).
@@ -132,32 +132,21 @@ pub struct BpModel {
     reached: std::sync::Arc<std::sync::atomic::AtomicU8>,
     /// Offer the actions of a state in reverse (`BpModel::for_dfs`).
     reversed: bool,
+    /// The capacities of its state, `StateOf<K>` (`BpModel::with_caps`).
+    caps: std::marker::PhantomData<K>,
 }
 
 impl BpModel {
     /// The model of `cfg` with every reachable property on its own (the counterexample of each
     /// violated one is its own shortest path).
     pub fn new(cfg: Config) -> BpModel {
-        cfg.validate().expect("valid model configuration");
-        let (safety, reach) = props::reachable(&cfg);
-        BpModel {
-            cfg,
-            fused: false,
-            safety,
-            reach,
-            reached: Default::default(),
-            reversed: false,
-        }
+        BpModel::with_caps(cfg)
     }
 
     /// The model of `cfg` with every property registered, reachable or not
     /// (spec/tests/spec_model.rs checks `props::reachable` against it).
     pub fn with_every_property(cfg: Config) -> BpModel {
-        BpModel {
-            safety: u16::MAX >> (16 - props::SAFETY.len()),
-            reach: u8::MAX,
-            ..BpModel::new(cfg)
-        }
+        BpModel::new(cfg).every_property()
     }
 
     /// The model of `cfg` with its `always` properties fused into one
@@ -167,9 +156,67 @@ impl BpModel {
     /// `sometimes` properties are evaluated inside the fused condition and recorded on the
     /// model ([`BpModel::reached`]), not as stateright discoveries (`props::properties`).
     pub fn fused(cfg: Config) -> BpModel {
+        BpModel::new(cfg).fuse()
+    }
+}
+
+impl<K: Caps> BpModel<K> {
+    /// [`BpModel::new`] on the state of capacities `K` (`StateOf<K>`, which `cfg` must fit:
+    /// `Config::fits`). The same states, transitions and properties as on [`State`]; a smaller
+    /// `K` only moves fewer bytes per state (`bpspec rate` checks `s2f2x1` on [`Small`]).
+    pub fn with_caps(cfg: Config) -> BpModel<K> {
+        cfg.validate().expect("valid model configuration");
+        assert!(
+            cfg.fits::<K>(),
+            "the model does not fit the state's capacities {:?}",
+            K::default()
+        );
+        let (safety, reach) = props::reachable(&cfg);
+        BpModel {
+            cfg,
+            fused: false,
+            safety,
+            reach,
+            reached: Default::default(),
+            reversed: false,
+            caps: std::marker::PhantomData,
+        }
+    }
+
+    /// The same model on the state of capacities `K2` (which its configuration must fit:
+    /// `Config::fits`), sharing the record of reached `sometimes` properties
+    /// ([`BpModel::reached`]) with this one.
+    pub fn resized<K2: Caps>(&self) -> BpModel<K2> {
+        assert!(
+            self.cfg.fits::<K2>(),
+            "the model does not fit {:?}",
+            K2::default()
+        );
+        BpModel {
+            cfg: self.cfg.clone(),
+            fused: self.fused,
+            safety: self.safety,
+            reach: self.reach,
+            reached: self.reached.clone(),
+            reversed: self.reversed,
+            caps: std::marker::PhantomData,
+        }
+    }
+
+    /// The same model with every property registered ([`BpModel::with_every_property`]).
+    pub fn every_property(self) -> BpModel<K> {
+        BpModel {
+            safety: u16::MAX >> (16 - props::SAFETY.len()),
+            reach: u8::MAX,
+            ..self
+        }
+    }
+
+    /// The same model with its `always` properties fused ([`BpModel::fused`]).
+    pub fn fuse(self) -> BpModel<K> {
         BpModel {
             fused: true,
-            ..BpModel::new(cfg)
+            ..self
         }
     }
 
@@ -192,7 +239,7 @@ impl BpModel {
     /// of a DFS grow with its depth, and taking the stager's step first keeps the depth low
     /// (`s2f2x1` on one thread: depth 239 instead of 3,361; `s3f2x2` with symmetry: 1,258
     /// instead of 11,232; docs/perf.md, "The order of the actions").
-    pub fn for_dfs(self) -> BpModel {
+    pub fn for_dfs(self) -> BpModel<K> {
         BpModel {
             reversed: true,
             ..self
@@ -200,7 +247,7 @@ impl BpModel {
     }
 
     /// The step `a` from `s` narrated in protocol words (one line per effect).
-    pub fn narrate(&self, s: &State, a: Action) -> (State, Vec<String>) {
+    pub fn narrate(&self, s: &StateOf<K>, a: Action) -> (StateOf<K>, Vec<String>) {
         let mut next = *s;
         let mut lines = Vec::new();
         self.cfg.apply(&mut next, a, &mut Some(&mut lines));
@@ -208,28 +255,28 @@ impl BpModel {
     }
 }
 
-impl Model for BpModel {
-    type State = State;
+impl<K: Caps> Model for BpModel<K> {
+    type State = StateOf<K>;
     type Action = Action;
 
-    fn init_states(&self) -> Vec<State> {
-        vec![State::initial(&self.cfg)]
+    fn init_states(&self) -> Vec<StateOf<K>> {
+        vec![StateOf::initial(&self.cfg)]
     }
 
-    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
+    fn actions(&self, state: &StateOf<K>, actions: &mut Vec<Action>) {
         self.cfg.enabled(state, actions);
         if self.reversed {
             actions.reverse();
         }
     }
 
-    fn next_state(&self, last: &State, action: Action) -> Option<State> {
+    fn next_state(&self, last: &StateOf<K>, action: Action) -> Option<StateOf<K>> {
         let mut s = *last;
         self.cfg.apply(&mut s, action, &mut None);
         Some(s)
     }
 
-    fn format_step(&self, last: &State, action: Action) -> Option<String> {
+    fn format_step(&self, last: &StateOf<K>, action: Action) -> Option<String> {
         Some(self.narrate(last, action).1.join("; "))
     }
 

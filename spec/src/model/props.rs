@@ -2,7 +2,7 @@
 //! slot assertion); `sometimes` ones show the safety properties are not vacuous: the dangerous
 //! situations they guard against do occur in the model.
 
-use super::state::{ChargeStep, HitStep, Loc, Mode, State, Violation, NIL};
+use super::state::{Caps, ChargeStep, HitStep, Loc, Mode, StateOf, Violation, NIL};
 use super::{BpModel, Config};
 use stateright::Property;
 
@@ -44,81 +44,86 @@ pub const LIVENESS: &str = "stager-finishes-under-fair-progress";
 pub const FUSED_SAFETY: &str = "safety-invariants";
 
 /// A property's condition, as stateright takes it.
-type Cond = fn(&BpModel, &State) -> bool;
+type Cond<K> = fn(&BpModel<K>, &StateOf<K>) -> bool;
 
-/// The conditions of [`SAFETY`], in its order.
-const SAFETY_CONDS: [Cond; 13] = [
-    |_, s| no_use_after_free(s),
-    |_, s| {
-        !matches!(
-            s.violation,
-            Some(Violation::TornHalf { .. } | Violation::UnpublishedNode { .. })
-        )
-    },
-    |_, s| !matches!(s.violation, Some(Violation::EmptySlot { .. })),
-    |_, s| !matches!(s.violation, Some(Violation::OldAfterNew { .. })),
-    |m, s| at_rest_consistent(m, s).is_ok(),
-    |m, s| patched_iff_active(m, s).is_ok(),
-    |m, s| returns_settled(m, s).is_ok(),
-    |_, s| !matches!(s.violation, Some(Violation::TableRace { .. })),
-    |_, s| !matches!(s.violation, Some(Violation::SharedSlotRace { .. })),
-    |_, s| !matches!(s.violation, Some(Violation::TempUseAfterFree { .. })),
-    |m, s| charges_conserved(m, s).is_ok(),
-    |_, s| !matches!(s.violation, Some(Violation::MissedNode { .. })),
-    // A scheduler about to send through a freed tracer cell, or one that did.
-    |_, s| no_freed_tracer_use(s),
-];
+/// The conditions, per capacities `K` of the state.
+struct Conds<K>(std::marker::PhantomData<K>);
 
-/// The conditions of [`REACHABILITY`], in its order.
-const REACH_CONDS: [Cond; 8] = [
-    |m, s| {
-        let cur = s.active_ix(&m.cfg);
-        s.scheds
-            .iter()
-            .any(|x| matches!(x.mode, Mode::Hit(h) if h.step == HitStep::Half && h.ix != cur))
-    },
-    |_, s| {
-        s.scheds.iter().any(
+impl<K: Caps> Conds<K> {
+    /// The conditions of the `SAFETY` names, in their order.
+    const SAFETY: [Cond<K>; 13] = [
+        |_, s| no_use_after_free(s),
+        |_, s| {
+            !matches!(
+                s.violation,
+                Some(Violation::TornHalf { .. } | Violation::UnpublishedNode { .. })
+            )
+        },
+        |_, s| !matches!(s.violation, Some(Violation::EmptySlot { .. })),
+        |_, s| !matches!(s.violation, Some(Violation::OldAfterNew { .. })),
+        |m, s| at_rest_consistent(m, s).is_ok(),
+        |m, s| patched_iff_active(m, s).is_ok(),
+        |m, s| returns_settled(m, s).is_ok(),
+        |_, s| !matches!(s.violation, Some(Violation::TableRace { .. })),
+        |_, s| !matches!(s.violation, Some(Violation::SharedSlotRace { .. })),
+        |_, s| !matches!(s.violation, Some(Violation::TempUseAfterFree { .. })),
+        |m, s| charges_conserved(m, s).is_ok(),
+        |_, s| !matches!(s.violation, Some(Violation::MissedNode { .. })),
+        // A scheduler about to send through a freed tracer cell, or one that did.
+        |_, s| no_freed_tracer_use(s),
+    ];
+
+    /// The conditions of the `REACHABILITY` names, in their order.
+    const REACH: [Cond<K>; 8] = [
+        |m, s| {
+            let cur = s.active_ix(&m.cfg);
+            s.scheds
+                .iter()
+                .any(|x| matches!(x.mode, Mode::Hit(h) if h.step == HitStep::Half && h.ix != cur))
+        },
+        |_, s| {
+            s.scheds.iter().any(
             |x| matches!(x.mode, Mode::Hit(h) if h.at != NIL && s.nodes[h.at as usize].unlinked),
         )
-    },
-    |_, s| {
-        s.scheds
-            .iter()
-            .any(|x| matches!(x.mode, Mode::Hit(h) if h.spans_flip))
-    },
-    |m, s| s.done(&m.cfg),
-    |_, s| {
-        s.scheds.iter().any(|x| {
-            matches!(x.mode, Mode::Charge(c)
+        },
+        |_, s| {
+            s.scheds
+                .iter()
+                .any(|x| matches!(x.mode, Mode::Hit(h) if h.spans_flip))
+        },
+        |m, s| s.done(&m.cfg),
+        |_, s| {
+            s.scheds.iter().any(|x| {
+                matches!(x.mode, Mode::Charge(c)
                 if c.step == ChargeStep::Write && s.objs[c.obj as usize].temp)
-        })
-    },
-    |m, s| {
-        let cur = s.active_ix(&m.cfg) as usize;
-        s.scheds.iter().any(|x| {
-            matches!(x.mode, Mode::Charge(c)
+            })
+        },
+        |m, s| {
+            let cur = s.active_ix(&m.cfg) as usize;
+            s.scheds.iter().any(|x| {
+                matches!(x.mode, Mode::Charge(c)
                 if c.step == ChargeStep::Write
                     && s.nodes.iter().all(|n| n.tm[cur] != c.obj))
-        })
-    },
-    // A call_time reader stands on a node of a function whose instruction is the original
-    // one: it came through the slot, not through the breakpoint.
-    |m, s| {
-        let f = super::collect::COUNTED_FUNC;
-        s.get(&m.cfg, Loc::Instr(f)) == super::state::ORIG
-            && s.scheds
+            })
+        },
+        // A call_time reader stands on a node of a function whose instruction is the original
+        // one: it came through the slot, not through the breakpoint.
+        |m, s| {
+            let f = super::collect::COUNTED_FUNC;
+            s.get(&m.cfg, Loc::Instr(f)) == super::state::ORIG
+                && s.scheds
+                    .iter()
+                    .any(|x| matches!(x.mode, Mode::Charge(c) if c.at != NIL))
+        },
+        // A scheduler holds a tracer cell the stager (or another hit) has unpublished.
+        |m, s| {
+            let cur = s.get(&m.cfg, Loc::Tracer);
+            s.scheds
                 .iter()
-                .any(|x| matches!(x.mode, Mode::Charge(c) if c.at != NIL))
-    },
-    // A scheduler holds a tracer cell the stager (or another hit) has unpublished.
-    |m, s| {
-        let cur = s.get(&m.cfg, Loc::Tracer);
-        s.scheds
-            .iter()
-            .any(|x| matches!(x.mode, Mode::Hit(h) if h.cell != NIL && h.cell != cur))
-    },
-];
+                .any(|x| matches!(x.mode, Mode::Hit(h) if h.cell != NIL && h.cell != cur))
+        },
+    ];
+}
 
 /// The properties a configuration's features can reach, as bit masks over [`SAFETY`] and
 /// [`REACHABILITY`]: the others are vacuous for it (an `always` one cannot fail, a `sometimes`
@@ -220,22 +225,25 @@ pub fn reachable(cfg: &Config) -> (u16, u8) {
 /// costs the checker one discoveries lookup (stateright 0.31, bfs.rs:247-248, dfs.rs:241-242:
 /// one `DashMap::contains_key` with SipHash of the name per registered property per state)
 /// instead of one per property.
-pub fn properties(m: &BpModel) -> Vec<Property<BpModel>> {
+pub fn properties<K: Caps>(m: &BpModel<K>) -> Vec<Property<BpModel<K>>> {
     let (safety, reach) = (m.safety, m.reach);
     let mut v = Vec::with_capacity(SAFETY.len() + REACHABILITY.len());
     if m.fused {
-        v.push(Property::always(FUSED_SAFETY, |m: &BpModel, s: &State| {
-            latch_reached(m, s);
-            holds_all(m, s)
-        }));
+        v.push(Property::always(
+            FUSED_SAFETY,
+            |m: &BpModel<K>, s: &StateOf<K>| {
+                latch_reached(m, s);
+                holds_all(m, s)
+            },
+        ));
         return v;
     }
-    for (i, (name, cond)) in SAFETY.iter().zip(SAFETY_CONDS).enumerate() {
+    for (i, (name, cond)) in SAFETY.iter().zip(Conds::<K>::SAFETY).enumerate() {
         if safety & (1 << i) != 0 {
             v.push(Property::always(name, cond));
         }
     }
-    for (i, (name, cond)) in REACHABILITY.iter().zip(REACH_CONDS).enumerate() {
+    for (i, (name, cond)) in REACHABILITY.iter().zip(Conds::<K>::REACH).enumerate() {
         if reach & (1 << i) != 0 {
             v.push(Property::sometimes(name, cond));
         }
@@ -245,13 +253,13 @@ pub fn properties(m: &BpModel) -> Vec<Property<BpModel>> {
 
 /// The fused model's `sometimes` properties on `s`: each registered one not yet reached is
 /// evaluated, and set in `m.reached` if it holds (once set, never evaluated again).
-fn latch_reached(m: &BpModel, s: &State) {
+fn latch_reached<K: Caps>(m: &BpModel<K>, s: &StateOf<K>) {
     // Relaxed: a flag only skips work; a racing thread that misses it evaluates once more.
     let done = m.reached.load(std::sync::atomic::Ordering::Relaxed);
     let mut mask = m.reach & !done;
     while mask != 0 {
         let i = mask.trailing_zeros() as usize;
-        if REACH_CONDS[i](m, s) {
+        if Conds::<K>::REACH[i](m, s) {
             m.reached
                 .fetch_or(1 << i, std::sync::atomic::Ordering::Relaxed);
         }
@@ -260,11 +268,11 @@ fn latch_reached(m: &BpModel, s: &State) {
 }
 
 /// Every `always` property `m` registers holds in `s` (the fused property's condition).
-fn holds_all(m: &BpModel, s: &State) -> bool {
+fn holds_all<K: Caps>(m: &BpModel<K>, s: &StateOf<K>) -> bool {
     let mut mask = m.safety;
     while mask != 0 {
         let i = mask.trailing_zeros() as usize;
-        if !SAFETY_CONDS[i](m, s) {
+        if !Conds::<K>::SAFETY[i](m, s) {
             return false;
         }
         mask &= mask - 1;
@@ -273,15 +281,15 @@ fn holds_all(m: &BpModel, s: &State) -> bool {
 }
 
 /// The registered `always` properties of `m` that fail in `s`, in [`SAFETY`]'s order.
-pub fn failing(m: &BpModel, s: &State) -> Vec<&'static str> {
+pub fn failing<K: Caps>(m: &BpModel<K>, s: &StateOf<K>) -> Vec<&'static str> {
     (0..SAFETY.len())
-        .filter(|&i| m.safety & (1 << i) != 0 && !SAFETY_CONDS[i](m, s))
+        .filter(|&i| m.safety & (1 << i) != 0 && !Conds::<K>::SAFETY[i](m, s))
         .map(|i| SAFETY[i])
         .collect()
 }
 
 /// No scheduler holds (about to send through) a freed tracer cell, and none used one.
-pub fn no_freed_tracer_use(s: &State) -> bool {
+pub fn no_freed_tracer_use<K: Caps>(s: &StateOf<K>) -> bool {
     !matches!(s.violation, Some(Violation::FreedTracer { .. }))
         && !s.scheds.iter().any(|x| {
             matches!(x.mode, Mode::Hit(h)
@@ -294,7 +302,7 @@ pub fn no_freed_tracer_use(s: &State) -> bool {
 /// freed): the live objects' tables, plus those of real objects freed because their counter was
 /// removed or restarted (trace_pattern drops those counts on purpose), hold exactly the charges
 /// made.
-pub fn charges_conserved(_m: &BpModel, s: &State) -> Result<(), String> {
+pub fn charges_conserved<K: Caps>(_m: &BpModel<K>, s: &StateOf<K>) -> Result<(), String> {
     let mut live = 0u32;
     for (o, ob) in s.objs.iter().enumerate() {
         let n: u32 = ob.cnt.iter().map(|&c| c as u32).sum();
@@ -323,7 +331,7 @@ pub fn charges_conserved(_m: &BpModel, s: &State) -> Result<(), String> {
 
 /// I1: no scheduler inside a hit holds a freed node (the head it will run `orig_instr` of, or
 /// the node it stands on), and no call_time reader walking a slot stands on one.
-pub fn no_use_after_free(s: &State) -> bool {
+pub fn no_use_after_free<K: Caps>(s: &StateOf<K>) -> bool {
     s.scheds.iter().all(|x| match x.mode {
         Mode::Hit(h) => [h.head, h.at]
             .iter()
@@ -335,7 +343,7 @@ pub fn no_use_after_free(s: &State) -> bool {
 
 /// I5: at rest, every node on a chain has equal halves, no pending `to_insert` and an active
 /// flag; the free list is empty; every node not on a chain was freed.
-pub fn at_rest_consistent(m: &BpModel, s: &State) -> Result<(), String> {
+pub fn at_rest_consistent<K: Caps>(m: &BpModel<K>, s: &StateOf<K>) -> Result<(), String> {
     if !s.at_rest() {
         return Ok(());
     }
@@ -382,7 +390,7 @@ pub fn at_rest_consistent(m: &BpModel, s: &State) -> Result<(), String> {
     if !s.stager.free_list.is_empty() && !cfg.pipeline {
         return Err("free list not empty at rest".into());
     }
-    for &g in &s.stager.free_list {
+    for &g in s.stager.free_list.iter() {
         let n = &s.nodes[g as usize];
         if on_chain & (1 << g) != 0 || !n.unlinked || n.freed {
             return Err(format!(
@@ -404,7 +412,7 @@ pub fn at_rest_consistent(m: &BpModel, s: &State) -> Result<(), String> {
 
 /// I4: at rest, a function's instruction is the breakpoint iff some session has an active flag
 /// on it.
-pub fn patched_iff_active(m: &BpModel, s: &State) -> Result<(), String> {
+pub fn patched_iff_active<K: Caps>(m: &BpModel<K>, s: &StateOf<K>) -> Result<(), String> {
     if !s.at_rest() {
         return Ok(());
     }
@@ -433,7 +441,7 @@ pub fn patched_iff_active(m: &BpModel, s: &State) -> Result<(), String> {
 
 /// When trace_pattern has returned, no awake scheduler can act on the old settings: it can read
 /// no older instruction word, slot, index or link, and a hit in progress holds the current index.
-pub fn returns_settled(m: &BpModel, s: &State) -> Result<(), String> {
+pub fn returns_settled<K: Caps>(m: &BpModel<K>, s: &StateOf<K>) -> Result<(), String> {
     if !s.at_rest() || s.stager.op == 0 {
         return Ok(());
     }

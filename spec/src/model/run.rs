@@ -3,7 +3,7 @@
 
 use super::liveness;
 use super::props::{FUSED_SAFETY, LIVENESS, REACHABILITY, SAFETY};
-use super::{BpModel, Config, SpecMutant, State};
+use super::{BpModel, Caps, Config, Small, SpecMutant, State, StateOf};
 use stateright::{Checker, Model};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -242,28 +242,12 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
     // state, once), only its depth is the DFS tree's, not the shortest paths'.
     let dfs = opts.symmetry || (m.fused && !opts.liveness && opts.stop_at.is_none());
     let threads = if dfs { opts.threads.max(1) } else { 1 };
-    // DFS takes the actions in the order that keeps its depth low (`BpModel::for_dfs`); BFS
-    // keeps `Config::enabled`'s order (its shortest counterexamples).
-    let checked = if dfs { m.clone().for_dfs() } else { m.clone() };
-    let mut builder = checked.checker().threads(threads);
-    if let Some(p) = opts.stop_at {
-        builder = builder.finish_when(stateright::HasDiscoveries::AnyOf([p].into_iter().collect()));
-    }
-    let (checker_name, fin) = if opts.symmetry {
-        let c = builder.symmetry_fn(State::representative).spawn_dfs();
-        let f = finish(&c, opts.progress, t0);
-        c.join();
-        ("stateright dfs + symmetry", f)
-    } else if dfs {
-        let c = builder.spawn_dfs();
-        let f = finish(&c, opts.progress, t0);
-        c.join();
-        ("stateright dfs", f)
+    // A model that fits the smaller state (`Small`: two schedulers, no counter objects, no
+    // tracer cells) is checked on it: the same states and verdicts, fewer bytes per state.
+    let (checker_name, fin) = if cfg.fits::<Small>() {
+        explore(m.resized::<Small>(), opts, dfs, threads, t0)
     } else {
-        let c = builder.spawn_bfs();
-        let f = finish(&c, opts.progress, t0);
-        c.join();
-        ("stateright bfs", f)
+        explore(m.clone(), opts, dfs, threads, t0)
     };
     let secs = t0.elapsed().as_secs_f64();
     let mut violated = Vec::new();
@@ -324,6 +308,41 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
     }
 }
 
+/// The checker's part of [`run_model`], on the state of capacities `K`.
+fn explore<K: Caps>(
+    m: BpModel<K>,
+    opts: RunOptions,
+    dfs: bool,
+    threads: usize,
+    t0: Instant,
+) -> (&'static str, Finished) {
+    // DFS takes the actions in the order that keeps its depth low (`BpModel::for_dfs`); BFS
+    // keeps `Config::enabled`'s order (its shortest counterexamples).
+    let checked = if dfs { m.for_dfs() } else { m };
+    let mut builder = checked.checker().threads(threads);
+    if let Some(p) = opts.stop_at {
+        builder = builder.finish_when(stateright::HasDiscoveries::AnyOf([p].into_iter().collect()));
+    }
+    if opts.symmetry {
+        let c = builder
+            .symmetry_fn(StateOf::<K>::representative)
+            .spawn_dfs();
+        let f = finish(&c, opts.progress, t0);
+        c.join();
+        ("stateright dfs + symmetry", f)
+    } else if dfs {
+        let c = builder.spawn_dfs();
+        let f = finish(&c, opts.progress, t0);
+        c.join();
+        ("stateright dfs", f)
+    } else {
+        let c = builder.spawn_bfs();
+        let f = finish(&c, opts.progress, t0);
+        c.join();
+        ("stateright bfs", f)
+    }
+}
+
 fn replay(m: &BpModel, path: &[super::Action]) -> State {
     let mut s = m.init_states().remove(0);
     for &a in path {
@@ -339,7 +358,7 @@ struct Finished {
     discoveries: Vec<(&'static str, Vec<super::Action>)>,
 }
 
-fn finish<C: Checker<BpModel>>(c: &C, progress: bool, t0: Instant) -> Finished {
+fn finish<K: Caps, C: Checker<BpModel<K>>>(c: &C, progress: bool, t0: Instant) -> Finished {
     let tty = progress && std::io::stderr().is_terminal();
     // Not a terminal: a plain `[progress]` line every BPSPEC_PROGRESS_SECS seconds (default 15).
     let every = std::env::var("BPSPEC_PROGRESS_SECS")

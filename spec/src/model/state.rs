@@ -11,7 +11,7 @@
 //! write was published by a wait that began after it and the reader passed a barrier after that.
 
 use super::config::Config;
-use super::inline::InlineVec;
+use super::inline::{InlineVec, Slots};
 
 /// Capacities of the inline vectors of a [`State`] (`Config::validate` refuses models that
 /// could outgrow them): schedulers, `GenericBp` nodes ever allocated, memory locations
@@ -32,6 +32,72 @@ pub type Locs = InlineVec<u8, MAX_LOCS>;
 pub type NodeList = InlineVec<u8, MAX_NODES>;
 /// Tracer cell indices.
 pub type CellList = InlineVec<u8, MAX_CELLS>;
+
+/// The capacities of a state's inline lists, as types ([`InlineVec`]s of the right lengths): a
+/// state is [`StateOf<K>`], so a model whose script needs less than the largest model can run
+/// on a smaller state ([`Small`]), which moves fewer bytes per successor (`next_state`'s copy,
+/// the checker's queue). [`Full`] holds every model (`Config::validate`); the model's code is
+/// generic over `K`, and [`State`] is `StateOf<Full>`.
+pub trait Caps:
+    Copy + Default + std::fmt::Debug + Eq + Ord + std::hash::Hash + Send + Sync + 'static
+{
+    /// One byte per memory location.
+    type Locs: Slots<u8>;
+    /// Node indices (a chain, the free list).
+    type NodeList: Slots<u8>;
+    /// Tracer cell indices.
+    type CellList: Slots<u8>;
+    type Nodes: Slots<Node>;
+    type Scheds: Slots<Sched<Self>>;
+    type Objs: Slots<TmObj>;
+    type Cells: Slots<bool>;
+}
+
+/// Every model's capacities (`MAX_SCHEDS`, `MAX_NODES`, `MAX_LOCS`, `MAX_OBJS`, `MAX_CELLS`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Full;
+
+impl Caps for Full {
+    type Locs = Locs;
+    type NodeList = NodeList;
+    type CellList = CellList;
+    type Nodes = InlineVec<Node, MAX_NODES>;
+    type Scheds = InlineVec<Sched<Full>, MAX_SCHEDS>;
+    type Objs = InlineVec<TmObj, MAX_OBJS>;
+    type Cells = InlineVec<bool, MAX_CELLS>;
+}
+
+/// The capacities of `s2f2x1` (`bpspec rate`): 2 schedulers, 5 nodes, 12 locations (2
+/// functions), no counter object, no tracer cell. `Config::fits` says which models fit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Small;
+
+impl Caps for Small {
+    type Locs = InlineVec<u8, 12>;
+    type NodeList = InlineVec<u8, 5>;
+    type CellList = InlineVec<u8, 0>;
+    type Nodes = InlineVec<Node, 5>;
+    type Scheds = InlineVec<Sched<Small>, 2>;
+    type Objs = InlineVec<TmObj, 0>;
+    type Cells = InlineVec<bool, 0>;
+}
+
+impl Config {
+    /// `K`'s capacities hold every state of this (valid) model: its schedulers, the nodes,
+    /// locations, counter objects and tracer cells its script may need (the limits
+    /// `Config::validate` checks against [`Full`]).
+    pub fn fits<K: Caps>(&self) -> bool {
+        let nodes = self.max_nodes();
+        self.validate().is_ok()
+            && self.schedulers as usize <= K::Scheds::CAP
+            && nodes <= K::Nodes::CAP
+            && nodes <= K::NodeList::CAP
+            && 2 * self.functions as usize + 2 + nodes <= K::Locs::CAP
+            && self.max_objs() <= K::Objs::CAP
+            && self.max_cells() <= K::Cells::CAP
+            && self.max_cells() <= K::CellList::CAP
+    }
+}
 
 /// Null pointer / no node.
 pub const NIL: u8 = 0xFF;
@@ -66,8 +132,11 @@ impl Loc {
     }
 }
 
-/// One `GenericBp`: one session's breakpoint on one function.
+/// One `GenericBp`: one session's breakpoint on one function. Its fields are bytes in a fixed
+/// order (`repr(C)`: no padding, alignment 1), so [`State::words`] reads its first eight as one
+/// word.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(C)]
 pub struct Node {
     pub func: u8,
     pub session: u8,
@@ -191,10 +260,10 @@ pub enum Mode {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Sched {
+pub struct Sched<K: Caps = Full> {
     pub mode: Mode,
     /// Per location: an older value it may still read, or [`FRESH`].
-    pub stale: Locs,
+    pub stale: K::Locs,
     /// Passed a progress point (or slept) since the current wait began.
     pub counted: bool,
     /// Passed a progress point since the latest wait began (for `wait-without-new-period`).
@@ -270,13 +339,13 @@ impl Phase {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Stager {
+pub struct Stager<K: Caps = Full> {
     /// Index of the current script op (`== script.len()` when done).
     pub op: u8,
     pub phase: Phase,
     /// Inside a wait (it began and has not completed).
     pub waiting: bool,
-    pub free_list: NodeList,
+    pub free_list: K::NodeList,
     /// Functions whose instruction this op patched / restored (I3 classification).
     pub patched: u8,
     pub restored: u8,
@@ -315,19 +384,19 @@ pub enum Violation {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct State {
+pub struct StateOf<K: Caps> {
     /// Current value per location.
-    pub cur: Locs,
+    pub cur: K::Locs,
     /// Locations written since the latest wait began (bit per location index).
     pub dirty: u32,
     /// Per dirty location: its value when the latest wait began ([`FRESH`] when clean).
-    pub published: Locs,
-    pub nodes: InlineVec<Node, MAX_NODES>,
-    pub scheds: InlineVec<Sched, MAX_SCHEDS>,
-    pub stager: Stager,
+    pub published: K::Locs,
+    pub nodes: K::Nodes,
+    pub scheds: K::Scheds,
+    pub stager: Stager<K>,
     pub violation: Option<Violation>,
     /// call_time counter objects.
-    pub objs: InlineVec<TmObj, MAX_OBJS>,
+    pub objs: K::Objs,
     /// Charges begun / landed in a table.
     pub started: u8,
     pub charged: u8,
@@ -338,21 +407,24 @@ pub struct State {
     /// or a schedule-out may charge it (walk its slot) at any time (models with calls).
     pub timem_entered: bool,
     /// Tracer cells ever published (`Loc::Tracer`): freed or not.
-    pub cells: InlineVec<bool, MAX_CELLS>,
+    pub cells: K::Cells,
     /// Cells a hit's compare-and-swap unpublished (the meta tracer's retire list), waiting for
     /// the stager to take them.
-    pub retired: CellList,
+    pub retired: K::CellList,
     /// Cells the stager unpublished or took off the retire list, freed at its `Free` step.
-    pub cell_free: CellList,
+    pub cell_free: K::CellList,
 }
 
-impl State {
-    pub fn initial(cfg: &Config) -> State {
+/// The state of every model (the capacities of [`Full`]).
+pub type State = StateOf<Full>;
+
+impl<K: Caps> StateOf<K> {
+    pub fn initial(cfg: &Config) -> StateOf<K> {
         let nlocs = 2 * cfg.functions as usize + 2 + cfg.max_nodes();
-        let mut cur = Locs::filled(NIL, nlocs);
+        let mut cur = K::Locs::filled(NIL, nlocs);
         // The meta tracer starts with a cell (the tracer given with the meta pattern, published
         // with the node's half by W0/W1); a session starts with no tracer.
-        let mut cells = InlineVec::new();
+        let mut cells = K::Cells::new();
         if cfg.tracer() == Some(true) {
             cur[Loc::Tracer.index(cfg.functions)] = 0;
             cells.push(false);
@@ -361,15 +433,15 @@ impl State {
             cur[Loc::Instr(f).index(cfg.functions)] = ORIG;
         }
         cur[Loc::Ix.index(cfg.functions)] = 0;
-        State {
+        StateOf {
             cur,
             dirty: 0,
-            published: Locs::filled(FRESH, nlocs),
-            nodes: InlineVec::new(),
+            published: K::Locs::filled(FRESH, nlocs),
+            nodes: K::Nodes::new(),
             scheds: (0..cfg.schedulers)
                 .map(|_| Sched {
                     mode: Mode::Idle,
-                    stale: Locs::filled(FRESH, nlocs),
+                    stale: K::Locs::filled(FRESH, nlocs),
                     counted: false,
                     point_since_begin: false,
                     saw_new: false,
@@ -379,7 +451,7 @@ impl State {
                 op: 0,
                 phase: Phase::Stage,
                 waiting: false,
-                free_list: NodeList::new(),
+                free_list: K::NodeList::new(),
                 patched: 0,
                 restored: 0,
                 committed: false,
@@ -387,14 +459,14 @@ impl State {
                 temp: NIL,
             },
             violation: None,
-            objs: InlineVec::new(),
+            objs: K::Objs::new(),
             started: 0,
             charged: 0,
             lock: NIL,
             timem_entered: false,
             cells,
-            retired: CellList::new(),
-            cell_free: CellList::new(),
+            retired: K::CellList::new(),
+            cell_free: K::CellList::new(),
         }
     }
 
@@ -417,8 +489,8 @@ impl State {
     }
 
     /// The chain of function `f`, from the slot through `next` links.
-    pub fn chain(&self, cfg: &Config, f: u8) -> NodeList {
-        let mut v = NodeList::new();
+    pub fn chain(&self, cfg: &Config, f: u8) -> K::NodeList {
+        let mut v = K::NodeList::new();
         let mut g = self.get(cfg, Loc::Slot(f));
         while g != NIL {
             assert!(v.len() <= self.nodes.len(), "cycle in the chain of f{f}");
@@ -430,7 +502,7 @@ impl State {
 
     /// Canonical representative under permutation of schedulers (symmetry reduction): sort the
     /// schedulers and renumber the scheduler bit masks of the nodes to match.
-    pub fn representative(&self) -> State {
+    pub fn representative(&self) -> StateOf<K> {
         let n = self.scheds.len();
         let mut perm = [0usize; MAX_SCHEDS];
         for (i, p) in perm.iter_mut().enumerate() {
@@ -452,7 +524,7 @@ impl State {
             r
         };
         for node in s.nodes.iter_mut() {
-            for u in &mut node.unseen {
+            for u in node.unseen.iter_mut() {
                 *u = remap(*u);
             }
         }
@@ -470,87 +542,99 @@ impl State {
     }
 }
 
-/// A byte buffer the state is packed into for hashing (its live parts only; see [`State::pack`]).
-pub struct Packed {
-    len: usize,
-    buf: [u8; PACKED_MAX],
+/// Pairs of words a state is digested as at most (`State::words`; asserted in
+/// `named_models_fit_the_packed_state`): five of fixed fields, one per node, two per scheduler,
+/// one per two counter objects.
+pub const MAX_PAIRS: usize = 5 + MAX_NODES + 2 * MAX_SCHEDS + MAX_OBJS.div_ceil(2);
+
+/// The keys of the digest: one per word position (splitmix64 from a fixed seed, so the
+/// fingerprints are the same in every build and run, as stateright's own hasher keys are).
+const KEYS: [u64; 2 * MAX_PAIRS] = {
+    let mut k = [0u64; 2 * MAX_PAIRS];
+    let mut x: u64 = 0x6a09_e667_f3bc_c909;
+    let mut i = 0;
+    while i < k.len() {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        k[i] = z ^ (z >> 31);
+        i += 1;
+    }
+    k
+};
+
+/// The folded multiply (the 128-bit product's halves xored): ahash's and wyhash's mixing step.
+#[inline(always)]
+fn mum(a: u64, b: u64) -> u64 {
+    let r = (a as u128).wrapping_mul(b as u128);
+    (r as u64) ^ ((r >> 64) as u64)
 }
 
-/// Upper bound on a packed state's bytes (`State::pack` asserts it).
-pub const PACKED_MAX: usize = 16
-    + 2 * (1 + MAX_LOCS)
-    + 1
-    + MAX_NODES * 12
-    + 1
-    + MAX_SCHEDS * (12 + 1 + MAX_LOCS)
-    + 10
-    + 1
-    + MAX_NODES
-    + 4
-    + 1
-    + MAX_OBJS * (4 + MAX_SCHEDS + 1)
-    + 3 * (1 + MAX_CELLS);
-
-impl Default for Packed {
-    fn default() -> Packed {
-        Packed::new()
-    }
+/// Little-endian bytes as a word (at most 8), shifted together in registers: bytes stored
+/// one by one into a buffer and loaded back as a word stall the load (no store forwarding).
+#[inline(always)]
+fn word(b: &[u8]) -> u64 {
+    b.iter()
+        .take(8)
+        .enumerate()
+        .fold(0, |w, (i, &x)| w | (x as u64) << (8 * i))
 }
 
-impl Packed {
-    pub const fn new() -> Packed {
-        Packed {
-            len: 0,
-            buf: [0; PACKED_MAX],
-        }
-    }
-
-    fn put(&mut self, b: &[u8]) {
-        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
-        self.len += b.len();
-    }
-
-    fn u8(&mut self, b: u8) {
-        self.buf[self.len] = b;
-        self.len += 1;
-    }
-
-    /// A length-prefixed byte list.
-    fn list(&mut self, b: &[u8]) {
-        self.u8(b.len() as u8);
-        self.put(b);
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+/// Bytes as a word: one load where there are 8 of them, else [`word`].
+#[inline(always)]
+fn load(b: &[u8]) -> u64 {
+    match b.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w),
+        None => word(b),
     }
 }
 
+/// A location list (its `MAX_LOCS` slots, spare ones 0) as two words.
+#[inline(always)]
+fn locs<L: Slots<u8>>(l: &L) -> (u64, u64) {
+    const { assert!(L::CAP <= 16, "a location list is two words") };
+    let b = l.raw();
+    let (lo, hi) = b.split_at(b.len().min(8));
+    (load(lo), load(hi))
+}
+
+/// Booleans as the bits of a byte (at most 8).
+#[inline(always)]
 fn bools(b: &[bool]) -> u8 {
     b.iter()
         .enumerate()
         .fold(0, |m, (i, &x)| m | (x as u8) << i)
 }
 
+/// A short byte list (length and every slot) as one word.
+#[inline(always)]
+fn short<L: Slots<u8>>(l: &L) -> u64 {
+    const { assert!(L::CAP < 8, "a short list is one word") };
+    l.len() as u64 | word(l.raw()) << 8
+}
+
 impl Mode {
-    fn pack(&self, p: &mut Packed) {
+    /// The tag and its record, in two words.
+    #[inline(always)]
+    fn words(&self) -> (u64, u64) {
         match *self {
-            // The tag fixes the record's length (1, 1, 10 or 5 bytes): still injective.
-            Mode::Asleep => p.u8(0),
-            Mode::Idle => p.u8(1),
-            Mode::Hit(h) => p.put(&[
-                2,
-                h.func,
-                h.step as u8,
-                h.head,
-                h.at,
-                h.ix,
-                h.spans_flip as u8,
-                h.linked,
-                h.visited,
-                h.cell,
-            ]),
-            Mode::Charge(c) => p.put(&[3, c.step as u8, c.at, c.ix, c.obj]),
+            Mode::Asleep => (0, 0),
+            Mode::Idle => (1, 0),
+            Mode::Hit(h) => (
+                word(&[
+                    2,
+                    h.func,
+                    h.step as u8,
+                    h.head,
+                    h.at,
+                    h.ix,
+                    h.spans_flip as u8,
+                    h.cell,
+                ]),
+                word(&[h.linked, h.visited]),
+            ),
+            Mode::Charge(c) => (word(&[3, c.step as u8, c.at, c.ix, c.obj]), 0),
         }
     }
 }
@@ -573,92 +657,127 @@ impl Violation {
     }
 }
 
-impl State {
-    /// Every live field, packed as bytes: fixed-size records and length-prefixed lists, so two
-    /// states pack equal exactly when they are equal (`==`). Hashing the packed bytes in one
-    /// call is what the checker's fingerprint costs (instead of a hasher call per field).
-    pub fn pack(&self, p: &mut Packed) {
-        p.put(&self.dirty.to_le_bytes());
-        p.list(&self.cur);
-        p.list(&self.published);
-        p.u8(self.nodes.len() as u8);
-        for n in self.nodes.iter() {
-            p.put(&[
-                n.func,
-                n.session,
-                n.half[0],
-                n.half[1],
-                n.tm[0],
-                n.tm[1],
-                n.to_insert,
-                n.unlinked as u8 | (n.freed as u8) << 1,
-                n.unseen[0],
-                n.unseen[1],
-                n.unseen[2],
-                bools(&n.published) | bools(&n.released) << 3,
-            ]);
-        }
-        p.u8(self.scheds.len() as u8);
-        for x in self.scheds.iter() {
-            x.mode.pack(p);
-            p.u8(bools(&[x.counted, x.point_since_begin, x.saw_new]));
-            p.list(&x.stale);
-        }
+impl<K: Caps> StateOf<K> {
+    /// Every field as pairs of 64-bit words, handed to `pair` in a fixed order: the fixed fields
+    /// (their lists' lengths among them) first, then one pair per node, two per scheduler and
+    /// one per two counter objects. Whole inline lists are read, spare slots included (always
+    /// `T::default()`, inline.rs), so no byte is copied one at a time; with the lengths in the
+    /// first pairs, two states give the same words exactly when they are equal (`==`;
+    /// `tests::words_tell_states_apart`).
+    #[inline(always)]
+    pub fn words(&self, mut pair: impl FnMut(u64, u64)) {
+        let (c0, c1) = locs(&self.cur);
+        pair(c0, c1);
+        let (p0, p1) = locs(&self.published);
+        pair(p0, p1);
+        let v = u32::from_le_bytes(Violation::pack(&self.violation));
+        pair(
+            self.dirty as u64 | (v as u64) << 32,
+            word(&[
+                self.started,
+                self.charged,
+                self.lock,
+                self.timem_entered as u8,
+                self.cells.len() as u8,
+                bools(&self.cells),
+                self.nodes.len() as u8,
+                self.scheds.len() as u8,
+            ]),
+        );
         let st = &self.stager;
-        p.put(&[
-            st.op,
-            st.phase as u8,
-            bools(&[st.waiting, st.committed]),
-            st.patched,
-            st.restored,
-            st.real,
-            st.temp,
-        ]);
-        p.list(&st.free_list);
-        // No violation is one byte (tag 0); a violation is its 4-byte record (tag 1..=9).
-        match self.violation {
-            None => p.u8(0),
-            v => p.put(&Violation::pack(&v)),
+        pair(
+            word(&[
+                st.op,
+                st.phase as u8,
+                bools(&[st.waiting, st.committed]),
+                st.patched,
+                st.restored,
+                st.real,
+                st.temp,
+                self.objs.len() as u8,
+            ]),
+            short(&st.free_list) | (self.cur.len() as u64) << 56,
+        );
+        pair(
+            short(&self.retired) | (self.published.len() as u64) << 56,
+            short(&self.cell_free),
+        );
+        for n in self.nodes.iter() {
+            // The first eight fields in their order in memory (one load), then the rest.
+            pair(
+                word(&[
+                    n.func,
+                    n.session,
+                    n.half[0],
+                    n.half[1],
+                    n.tm[0],
+                    n.tm[1],
+                    n.to_insert,
+                    n.unlinked as u8,
+                ]),
+                word(&[n.freed as u8, n.unseen[0], n.unseen[1], n.unseen[2]])
+                    | (bools(&[
+                        n.published[0],
+                        n.published[1],
+                        n.published[2],
+                        n.released[0],
+                        n.released[1],
+                        n.released[2],
+                    ]) as u64)
+                        << 32,
+            );
         }
-        p.u8(self.objs.len() as u8);
-        for o in self.objs.iter() {
-            p.put(&[bools(&[o.temp, o.freed, o.read_published]), o.read_unseen]);
-            p.list(&o.cnt);
+        for x in self.scheds.iter() {
+            let (m0, m1) = x.mode.words();
+            let flags = bools(&[x.counted, x.point_since_begin, x.saw_new]);
+            pair(m0, m1 | (flags as u64) << 16 | (x.stale.len() as u64) << 24);
+            let (s0, s1) = locs(&x.stale);
+            pair(s0, s1);
         }
-        p.put(&[
-            self.started,
-            self.charged,
-            self.lock,
-            self.timem_entered as u8,
-        ]);
-        p.u8(self.cells.len() as u8);
-        p.u8(bools(&self.cells));
-        p.list(&self.retired);
-        p.list(&self.cell_free);
+        let obj = |o: &TmObj| -> u64 {
+            const { assert!(MAX_SCHEDS + 1 <= 5, "a counter object is one word") };
+            word(&[
+                bools(&[o.temp, o.freed, o.read_published]),
+                o.read_unseen,
+                o.cnt.len() as u8,
+            ]) | word(o.cnt.raw()) << 24
+        };
+        for two in self.objs.chunks(2) {
+            pair(obj(&two[0]), two.get(1).map_or(0, obj));
+        }
     }
 
-    /// The packed bytes.
-    pub fn packed(&self) -> Vec<u8> {
-        let mut p = Packed::new();
-        self.pack(&mut p);
-        p.bytes().to_vec()
-    }
-}
-
-thread_local! {
-    /// The buffer [`State`]'s `Hash` packs into, one per thread and reused: a fresh [`Packed`]
-    /// per hash would zero its `PACKED_MAX` bytes each time (a `memset` call, 2.9 % of
-    /// `s3f2x2`'s time in a profile). Only the first `len` bytes are ever read.
-    static HASH_BUF: std::cell::RefCell<Packed> = const { std::cell::RefCell::new(Packed::new()) };
-}
-
-impl std::hash::Hash for State {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        HASH_BUF.with_borrow_mut(|p| {
-            p.len = 0;
-            self.pack(p);
-            h.write(p.bytes());
+    /// The 64-bit digest the checker's fingerprint is taken of: the sum over the pairs of
+    /// [`State::words`] of a folded multiply of each with its position's keys (the pairs are
+    /// independent, so the multiplies run side by side). Equal states have equal digests; different ones collide with
+    /// the odds of a 64-bit hash (the state counts of spec/tests/spec_counts.rs would move).
+    #[inline]
+    pub fn digest(&self) -> u64 {
+        let mut acc = 0u64;
+        let mut i = 0usize;
+        self.words(|a, b| {
+            acc = acc.wrapping_add(mum(a ^ KEYS[2 * i], b ^ KEYS[2 * i + 1]));
+            i += 1;
         });
+        debug_assert!(i <= MAX_PAIRS, "{i} pairs exceed MAX_PAIRS");
+        // No finishing multiply of its own: the fingerprint hasher mixes the word
+        // (`Hash for StateOf`), and the number of pairs follows from the lengths in the first.
+        acc
+    }
+
+    /// The words of [`State::words`] in a vector (tests, `bpspec` diagnostics).
+    pub fn word_list(&self) -> Vec<u64> {
+        let mut v = Vec::with_capacity(2 * MAX_PAIRS);
+        self.words(|a, b| v.extend([a, b]));
+        v
+    }
+}
+
+impl<K: Caps> std::hash::Hash for StateOf<K> {
+    /// One word: the digest ([`State::digest`]). The fingerprint hasher gets a single
+    /// `write_u64` instead of a fold over a packed byte buffer.
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.digest());
     }
 }
 
@@ -667,7 +786,7 @@ mod tests {
     use super::*;
     use crate::model::named_models;
 
-    /// Every named model fits the inline capacities, and packing tells its initial state from a
+    /// Every named model fits the inline capacities, and the words tell its initial state from a
     /// step later.
     #[test]
     fn named_models_fit_the_packed_state() {
@@ -676,42 +795,67 @@ mod tests {
             let s = State::initial(&cfg);
             let mut t = s;
             t.scheds[0].counted = true;
-            assert_ne!(s.packed(), t.packed(), "{name}");
+            assert_ne!(s.word_list(), t.word_list(), "{name}");
+            assert_ne!(s.digest(), t.digest(), "{name}");
         }
-        eprintln!("State: {} bytes", std::mem::size_of::<State>());
+        eprintln!(
+            "State: {} bytes, StateOf<Small>: {} bytes",
+            std::mem::size_of::<State>(),
+            std::mem::size_of::<StateOf<Small>>()
+        );
+        let s2 = crate::model::model_config("s2f2x1").unwrap();
+        assert!(s2.fits::<Small>() && s2.fits::<Full>());
+        let c2 = crate::model::model_config("c2f1").unwrap();
+        assert!(!c2.fits::<Small>() && c2.fits::<Full>());
     }
 
-    /// Packing is injective: over the first states (breadth first) of models with hits, two
-    /// sessions, charges, collections and tracer cells, two states that pack to the same bytes
-    /// are equal (so the checker's fingerprint of the packed bytes tells states apart as `==`
-    /// does).
+    /// The words are injective: over the first states (breadth first) of models with hits, two
+    /// sessions, charges, collections and tracer cells, two states with the same words are
+    /// equal, no two different states share a digest, and no state has more than
+    /// [`MAX_PAIRS`] pairs (so the checker's fingerprint of the digest tells states apart as
+    /// `==` does, up to the odds of a 64-bit hash).
     #[test]
-    fn packing_tells_states_apart() {
-        use std::collections::{HashMap, VecDeque};
+    fn words_tell_states_apart() {
         for name in ["s2f2x1", "s2f1x2", "t2f1p", "c2f1", "m2f1"] {
-            let cfg = crate::model::model_config(name).unwrap();
-            let mut seen: HashMap<Vec<u8>, State> = HashMap::new();
-            let mut queue = VecDeque::from([State::initial(&cfg)]);
-            let mut actions = Vec::new();
-            while let Some(s) = queue.pop_front() {
-                if seen.len() >= 20_000 {
-                    break;
-                }
-                match seen.get(&s.packed()) {
-                    Some(t) => {
-                        assert_eq!(*t, s, "{name}: two states pack equal");
-                        continue;
-                    }
-                    None => seen.insert(s.packed(), s),
-                };
-                cfg.enabled(&s, &mut actions);
-                for a in actions.drain(..) {
-                    let mut n = s;
-                    cfg.apply(&mut n, a, &mut None);
-                    queue.push_back(n);
-                }
-            }
-            assert!(seen.len() > 1_000, "{name}: {} states", seen.len());
+            words_apart::<Full>(name);
         }
+        // The same on the smaller state, for the models that fit it.
+        for name in ["s2f2x1", "s2f1x2"] {
+            words_apart::<Small>(name);
+        }
+    }
+
+    /// [`words_tell_states_apart`] for one model on `StateOf<K>`.
+    fn words_apart<K: Caps>(name: &str) {
+        use std::collections::{HashMap, VecDeque};
+        let cfg = crate::model::model_config(name).unwrap();
+        assert!(cfg.fits::<K>(), "{name}");
+        let mut seen: HashMap<Vec<u64>, StateOf<K>> = HashMap::new();
+        let mut digests: HashMap<u64, StateOf<K>> = HashMap::new();
+        let mut queue = VecDeque::from([StateOf::<K>::initial(&cfg)]);
+        let mut actions = Vec::new();
+        while let Some(s) = queue.pop_front() {
+            if seen.len() >= 20_000 {
+                break;
+            }
+            let w = s.word_list();
+            assert!(w.len() <= 2 * MAX_PAIRS, "{name}: {} words", w.len());
+            match seen.get(&w) {
+                Some(t) => {
+                    assert_eq!(*t, s, "{name}: two states have the same words");
+                    continue;
+                }
+                None => seen.insert(w, s),
+            };
+            let t = *digests.entry(s.digest()).or_insert(s);
+            assert_eq!(t, s, "{name}: two states share a digest");
+            cfg.enabled(&s, &mut actions);
+            for a in actions.drain(..) {
+                let mut n = s;
+                cfg.apply(&mut n, a, &mut None);
+                queue.push_back(n);
+            }
+        }
+        assert!(seen.len() > 1_000, "{name}: {} states", seen.len());
     }
 }

@@ -3,6 +3,7 @@
 //! refinement checker names when it rejects an engine step.
 
 use super::config::{bits, ChainMutant, Config, PatternKind, StagerOp};
+use super::inline::Slots;
 use super::state::*;
 use bpspec_reference::Mutant;
 
@@ -56,7 +57,7 @@ impl Config {
     }
 
     /// Which location the hit's next read loads, if it is a relaxed location.
-    fn hit_loc(&self, s: &State, h: &Hit) -> Option<Loc> {
+    fn hit_loc<K: Caps>(&self, s: &StateOf<K>, h: &Hit) -> Option<Loc> {
         let _ = s;
         match h.step {
             HitStep::Slot => Some(Loc::Slot(h.func)),
@@ -67,14 +68,14 @@ impl Config {
         }
     }
 
-    pub(crate) fn stale_choice(&self, s: &State, sched: usize, l: Loc) -> bool {
+    pub(crate) fn stale_choice<K: Caps>(&self, s: &StateOf<K>, sched: usize, l: Loc) -> bool {
         let i = l.index(self.functions);
         let v = s.scheds[sched].stale[i];
         v != FRESH && v != s.cur[i]
     }
 
     /// Can the stager take a step?
-    pub fn stager_enabled(&self, s: &State) -> bool {
+    pub fn stager_enabled<K: Caps>(&self, s: &StateOf<K>) -> bool {
         if s.done(self) {
             return false;
         }
@@ -85,7 +86,7 @@ impl Config {
     }
 
     /// The enabled steps, in a fixed order.
-    pub fn enabled(&self, s: &State, out: &mut Vec<Action>) {
+    pub fn enabled<K: Caps>(&self, s: &StateOf<K>, out: &mut Vec<Action>) {
         if s.violation.is_some() {
             return;
         }
@@ -129,13 +130,13 @@ impl Config {
     // ----- memory -----
 
     /// A relaxed store by the stager.
-    pub(crate) fn write(&self, s: &mut State, l: Loc, v: u8) {
+    pub(crate) fn write<K: Caps>(&self, s: &mut StateOf<K>, l: Loc, v: u8) {
         let i = l.index(self.functions);
         let old = s.cur[i];
         if old == v {
             return;
         }
-        for x in &mut s.scheds {
+        for x in s.scheds.iter_mut() {
             // A scheduler keeps at most one older value per location; if it already has one, it
             // keeps the oldest (see the header of model/mod.rs for why that loses nothing in
             // the baseline).
@@ -151,7 +152,13 @@ impl Config {
     }
 
     /// A relaxed load by scheduler `sched`.
-    pub(crate) fn read(&self, s: &mut State, sched: usize, l: Loc, stale: bool) -> u8 {
+    pub(crate) fn read<K: Caps>(
+        &self,
+        s: &mut StateOf<K>,
+        sched: usize,
+        l: Loc,
+        stale: bool,
+    ) -> u8 {
         let i = l.index(self.functions);
         let x = &mut s.scheds[sched];
         if stale && x.stale[i] != FRESH {
@@ -163,7 +170,14 @@ impl Config {
     }
 
     /// The stager's write of the staging half of node `g` (its flags now `v`), logged.
-    fn write_staged(&self, s: &mut State, g: u8, staging: u8, v: u8, log: &mut Log<'_>) {
+    fn write_staged<K: Caps>(
+        &self,
+        s: &mut StateOf<K>,
+        g: u8,
+        staging: u8,
+        v: u8,
+        log: &mut Log<'_>,
+    ) {
         self.write_node(s, g, staging as usize);
         say(log, || {
             format!(
@@ -175,7 +189,7 @@ impl Config {
     }
 
     /// A plain write of half `h` (or, `h == 2`, the allocation) of node `g` by the stager.
-    pub(crate) fn write_node(&self, s: &mut State, g: u8, h: usize) {
+    pub(crate) fn write_node<K: Caps>(&self, s: &mut StateOf<K>, g: u8, h: usize) {
         let all = self.all_scheds();
         let n = &mut s.nodes[g as usize];
         n.unseen[h] = all;
@@ -188,7 +202,7 @@ impl Config {
     /// it synchronizes with it and sees what the stager wrote to the node before that store.
     /// The hit path's loads stay relaxed (the engine's), so W0 still publishes a fresh node to
     /// hits.
-    pub(crate) fn acquire(&self, s: &mut State, sched: usize, g: u8) {
+    pub(crate) fn acquire<K: Caps>(&self, s: &mut StateOf<K>, sched: usize, g: u8) {
         if g == NIL {
             return;
         }
@@ -202,7 +216,7 @@ impl Config {
 
     /// Free every call_time counter object no node's half refers to any more (the objects are
     /// reference counted: the last half to drop one frees it, at stage, consolidate or free).
-    fn sweep_objs(&self, s: &mut State, log: &mut Log<'_>) {
+    fn sweep_objs<K: Caps>(&self, s: &mut StateOf<K>, log: &mut Log<'_>) {
         for o in 0..s.objs.len() {
             if s.objs[o].temp || s.objs[o].freed {
                 continue;
@@ -223,7 +237,7 @@ impl Config {
 
     /// A full barrier of scheduler `sched` (progress point, wake-up): it now sees everything
     /// written before the latest wait began.
-    fn barrier(&self, s: &mut State, sched: usize) {
+    fn barrier<K: Caps>(&self, s: &mut StateOf<K>, sched: usize) {
         let dirty = s.dirty;
         for (i, v) in s.scheds[sched].stale.iter_mut().enumerate() {
             if dirty & (1 << i) == 0 {
@@ -234,14 +248,14 @@ impl Config {
                 *v = s.published[i];
             }
         }
-        for n in &mut s.nodes {
+        for n in s.nodes.iter_mut() {
             for k in 0..3 {
                 if n.published[k] {
                     n.unseen[k] &= !(1 << sched);
                 }
             }
         }
-        for o in &mut s.objs {
+        for o in s.objs.iter_mut() {
             if o.read_published {
                 o.read_unseen &= !(1 << sched);
             }
@@ -251,7 +265,7 @@ impl Config {
     // ----- the stager -----
 
     /// The `trace_pattern` entries of the current op: the op itself, or a batch's entries.
-    fn entries(&self, s: &State) -> &[StagerOp] {
+    fn entries<K: Caps>(&self, s: &StateOf<K>) -> &[StagerOp] {
         let i = s.stager.op as usize;
         match self.script[i] {
             StagerOp::TracePattern { .. } => &self.script[i..=i],
@@ -264,7 +278,7 @@ impl Config {
 
     /// The current op's matched functions (a batch: the union over its entries, docs/fewer-waits.md BA5) and
     /// whether it only removes (every entry `false`: no W0, no install, BA6 there).
-    fn op(&self, s: &State) -> (u8, bool) {
+    fn op<K: Caps>(&self, s: &StateOf<K>) -> (u8, bool) {
         self.entries(s)
             .iter()
             .fold((0, true), |(u, rm), e| match *e {
@@ -276,7 +290,7 @@ impl Config {
     }
 
     /// Is the current op a batch under `batch-elide-idle`?
-    fn elides_idle(&self, s: &State) -> bool {
+    fn elides_idle<K: Caps>(&self, s: &StateOf<K>) -> bool {
         matches!(
             self.script[s.stager.op as usize],
             StagerOp::Batch {
@@ -288,7 +302,7 @@ impl Config {
 
     /// The engine's `will_unlink` (waitplan.rs): after the commit, some node on a chain of a
     /// matched function has its active flags all off, so consolidate will unlink it.
-    fn will_unlink(&self, s: &State, funcs: u8) -> bool {
+    fn will_unlink<K: Caps>(&self, s: &StateOf<K>, funcs: u8) -> bool {
         let active = s.active_ix(self) as usize;
         (0..self.functions)
             .filter(|f| funcs & (1 << f) != 0)
@@ -300,7 +314,7 @@ impl Config {
     }
 
     /// The narration of the current op: a batch names its entries.
-    fn op_text(&self, s: &State) -> String {
+    fn op_text<K: Caps>(&self, s: &StateOf<K>) -> String {
         let i = s.stager.op as usize;
         match self.script[i] {
             StagerOp::Batch { .. } => {
@@ -312,7 +326,7 @@ impl Config {
     }
 
     /// The phase after `p` for the current op, skipping waits removed by a mutant.
-    fn next_phase(&self, s: &State, p: Phase) -> Option<Phase> {
+    fn next_phase<K: Caps>(&self, s: &StateOf<K>, p: Phase) -> Option<Phase> {
         if let StagerOp::Collect { .. } = self.script[s.stager.op as usize] {
             return self.collect_next_phase(s, p);
         }
@@ -385,7 +399,7 @@ impl Config {
         }
     }
 
-    pub(crate) fn advance(&self, s: &mut State) {
+    pub(crate) fn advance<K: Caps>(&self, s: &mut StateOf<K>) {
         match self.next_phase(s, s.stager.phase) {
             Some(p) => s.stager.phase = p,
             None => {
@@ -401,7 +415,7 @@ impl Config {
     }
 
     /// The session's node on `f`, from the pending `to_insert` or the chain (`get_bp_session`).
-    fn session_node(&self, s: &State, f: u8, session: u8) -> u8 {
+    fn session_node<K: Caps>(&self, s: &StateOf<K>, f: u8, session: u8) -> u8 {
         let head = s.get(self, Loc::Slot(f));
         if head != NIL {
             let ti = s.nodes[head as usize].to_insert;
@@ -415,13 +429,13 @@ impl Config {
             .unwrap_or(NIL)
     }
 
-    fn chain_flags(&self, s: &State, f: u8, ix: u8) -> u8 {
+    fn chain_flags<K: Caps>(&self, s: &StateOf<K>, f: u8, ix: u8) -> u8 {
         s.chain(self, f)
             .iter()
             .fold(0, |acc, &g| acc | s.nodes[g as usize].half[ix as usize])
     }
 
-    fn uninstall(&self, s: &mut State, funcs: u8, judge: u8, log: &mut Log<'_>) {
+    fn uninstall<K: Caps>(&self, s: &mut StateOf<K>, funcs: u8, judge: u8, log: &mut Log<'_>) {
         for f in 0..self.functions {
             if funcs & (1 << f) == 0 || s.get(self, Loc::Instr(f)) != BP {
                 continue;
@@ -436,7 +450,7 @@ impl Config {
         }
     }
 
-    fn stager_step(&self, s: &mut State, log: &mut Log<'_>) {
+    fn stager_step<K: Caps>(&self, s: &mut StateOf<K>, log: &mut Log<'_>) {
         let phase = s.stager.phase;
         if let Some(_w) = phase.wait_number() {
             let w = phase.wait_name();
@@ -444,15 +458,15 @@ impl Config {
                 s.stager.waiting = true;
                 s.dirty = 0;
                 s.published.iter_mut().for_each(|v| *v = FRESH);
-                for n in &mut s.nodes {
+                for n in s.nodes.iter_mut() {
                     n.published = [true; 3];
                 }
-                for o in &mut s.objs {
+                for o in s.objs.iter_mut() {
                     o.read_published = true;
                 }
                 let new_period = !self.is(Mutant::WaitWithoutNewPeriod);
                 let sleepers_count = self.mutant != Some(super::SpecMutant::WaitOnSleepers);
-                for x in &mut s.scheds {
+                for x in s.scheds.iter_mut() {
                     x.counted = (x.mode == Mode::Asleep && sleepers_count)
                         || (!new_period && x.point_since_begin);
                     x.point_since_begin = false;
@@ -462,7 +476,7 @@ impl Config {
                 });
             } else {
                 s.stager.waiting = false;
-                for x in &mut s.scheds {
+                for x in s.scheds.iter_mut() {
                     x.counted = false;
                 }
                 say(log, || format!("stager: {w} completes"));
@@ -501,7 +515,7 @@ impl Config {
                 s.stager.patched = 0;
                 s.stager.restored = 0;
                 s.stager.committed = false;
-                for x in &mut s.scheds {
+                for x in s.scheds.iter_mut() {
                     x.saw_new = false;
                 }
                 // A batch: each entry's T1 in order, each seeing the earlier ones' (docs/fewer-waits.md BA1-BA3).
@@ -555,7 +569,7 @@ impl Config {
                 let a = s.active_ix(self);
                 self.write(s, Loc::Ix, a ^ 1);
                 s.stager.committed = true;
-                for x in &mut s.scheds {
+                for x in s.scheds.iter_mut() {
                     if let Mode::Hit(h) = &mut x.mode {
                         h.spans_flip = true;
                     }
@@ -627,7 +641,7 @@ impl Config {
             }
             Phase::Free => {
                 let list = std::mem::take(&mut s.stager.free_list);
-                for &g in &list {
+                for &g in list.iter() {
                     s.nodes[g as usize].freed = true;
                     say(log, || format!("stager: free {}", bp_name(g)));
                 }
@@ -645,7 +659,7 @@ impl Config {
     /// cell is written before it, and an Acquire load that returns it sees it, so the model
     /// does not track the cell's contents) and take the old cell and the retire list; at
     /// `Free` (after W4, which began after the swap), free them.
-    fn tracer_step(&self, s: &mut State, on: bool, log: &mut Log<'_>) {
+    fn tracer_step<K: Caps>(&self, s: &mut StateOf<K>, on: bool, log: &mut Log<'_>) {
         let op = self.script[s.stager.op as usize];
         let cell_name = |c: u8| {
             if c == NIL {
@@ -705,9 +719,9 @@ impl Config {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn stage(
+    fn stage<K: Caps>(
         &self,
-        s: &mut State,
+        s: &mut StateOf<K>,
         f: u8,
         session: u8,
         kind: PatternKind,
@@ -840,7 +854,7 @@ impl Config {
 
     /// At the end of a hit, every node that was on the chain when it began and is still
     /// on it, with an active flag, was acted on.
-    fn check_missed(&self, s: &mut State, sched: usize, h: &Hit) {
+    fn check_missed<K: Caps>(&self, s: &mut StateOf<K>, sched: usize, h: &Hit) {
         if self.sessions == 1 || s.violation.is_some() {
             return;
         }
@@ -860,9 +874,9 @@ impl Config {
 
     /// Scheduler `sched` reads the active index (`stale`: the older value its view holds, if
     /// any), narrated.
-    pub(crate) fn read_ix(
+    pub(crate) fn read_ix<K: Caps>(
         &self,
-        s: &mut State,
+        s: &mut StateOf<K>,
         sched: usize,
         stale: bool,
         log: &mut Log<'_>,
@@ -878,7 +892,13 @@ impl Config {
     /// Scheduler `sched` reads half `ix` of node `g` (plain data): its flags and its call_time
     /// counter object. A read of a node whose allocation, or of a half whose last write, is not
     /// visible to it races with that write.
-    pub(crate) fn read_half(&self, s: &mut State, sched: usize, g: u8, ix: u8) -> (u8, u8) {
+    pub(crate) fn read_half<K: Caps>(
+        &self,
+        s: &mut StateOf<K>,
+        sched: usize,
+        g: u8,
+        ix: u8,
+    ) -> (u8, u8) {
         self.check_node(s, sched, g);
         let n = &s.nodes[g as usize];
         let (half, torn) = (
@@ -895,7 +915,7 @@ impl Config {
         half
     }
 
-    pub(crate) fn check_node(&self, s: &mut State, sched: usize, g: u8) {
+    pub(crate) fn check_node<K: Caps>(&self, s: &mut StateOf<K>, sched: usize, g: u8) {
         if s.nodes[g as usize].unseen[2] & (1 << sched) != 0 && s.violation.is_none() {
             s.violation = Some(Violation::UnpublishedNode {
                 sched: sched as u8,
@@ -904,7 +924,7 @@ impl Config {
         }
     }
 
-    fn old_after_new(&self, s: &mut State, sched: usize, func: u8) {
+    fn old_after_new<K: Caps>(&self, s: &mut StateOf<K>, sched: usize, func: u8) {
         if s.scheds[sched].saw_new && s.violation.is_none() {
             s.violation = Some(Violation::OldAfterNew {
                 sched: sched as u8,
@@ -913,7 +933,7 @@ impl Config {
         }
     }
 
-    fn sched_step(&self, s: &mut State, a: Action, log: &mut Log<'_>) {
+    fn sched_step<K: Caps>(&self, s: &mut StateOf<K>, a: Action, log: &mut Log<'_>) {
         match a {
             Action::Progress(id) => {
                 let i = id as usize;
@@ -1145,7 +1165,7 @@ impl Config {
     }
 
     /// Apply `a` to `s` (which must have `a` enabled), narrating into `log`.
-    pub fn apply(&self, s: &mut State, a: Action, log: &mut Log<'_>) {
+    pub fn apply<K: Caps>(&self, s: &mut StateOf<K>, a: Action, log: &mut Log<'_>) {
         match a {
             Action::Stager => self.stager_step(s, log),
             _ => self.sched_step(s, a, log),
@@ -1153,7 +1173,7 @@ impl Config {
     }
 
     /// Is `a` enabled in `s`?
-    pub fn is_enabled(&self, s: &State, a: Action) -> bool {
+    pub fn is_enabled<K: Caps>(&self, s: &StateOf<K>, a: Action) -> bool {
         let mut v = Vec::new();
         self.enabled(s, &mut v);
         v.contains(&a)
