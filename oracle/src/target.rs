@@ -295,7 +295,13 @@ impl RefEngine {
     /// asleep.
     fn over(engine: Engine<Qsbr>, protocol: bpspec_reference::LoadProtocol) -> RefEngine {
         let (modules, code) = code::Code::modules_of(&engine, protocol);
-        let engine = Arc::new(engine.with_modules(&modules, protocol));
+        // A scenario without functions has no module: the engine owns no code then (a module
+        // table needs at least one module, `Engine::with_modules`).
+        let engine = Arc::new(if modules.is_empty() {
+            engine
+        } else {
+            engine.with_modules(&modules, protocol)
+        });
         let mut sched = Scheduler::start(engine.clone(), 0);
         sched.record = false;
         sched.sleep();
