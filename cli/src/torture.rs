@@ -475,8 +475,9 @@ fn load_fold_covered_by(m: Mutant) -> &'static str {
 }
 
 /// The load mutants the sweep does not run (see `load_run`).
-const LOAD_SWEEP_SKIPS: [Mutant; 3] = [
+const LOAD_SWEEP_SKIPS: [Mutant; 4] = [
     Mutant::LoadTwoCodeIx,
+    Mutant::LoadSkipCodeBarrier,
     Mutant::LoadStagingSkipDispatch,
     Mutant::GlobalDispatchStagingIx,
 ];
@@ -491,6 +492,7 @@ fn load_covered_by(m: Mutant) -> &'static str {
         Mutant::LoadPurgeSkipCheck => "loom and shuttle old-code-purge, old-code-purge-kill",
         Mutant::LoadPurgeSkipWait => "loom old-code-purge, old-code-purge-kill",
         Mutant::LoadTwoCodeIx => "loom delete-load-under-hits-3ix",
+        Mutant::LoadSkipCodeBarrier => "loom delete-load-other-load-3ix",
         Mutant::LoadStagingSkipDispatch => "loom and shuttle load-global",
         Mutant::GlobalDispatchStagingIx => "loom and shuttle global-off-under-hits, load-global",
         _ => "docs/mutants.md",
@@ -510,7 +512,10 @@ fn load_run(a: &Args) -> ExitCode {
     }
     let folds_only_two = a.protocols.iter().any(|&p| p != LoadProtocol::NonBlocking)
         || a.code_ix.iter().any(|&c| c != CodeIxScheme::Two)
-        || a.mutant == Some(Mutant::LoadTwoCodeIx);
+        || matches!(
+            a.mutant,
+            Some(Mutant::LoadTwoCodeIx | Mutant::LoadSkipCodeBarrier)
+        );
     if a.lw1_fold && folds_only_two {
         eprintln!(
             "bpspec torture: --lw1-fold: LW1 is folded only under NonBlocking with two code indices (--protocols nonblocking --code-ix 2ix)\nusage: {USAGE}"
@@ -523,7 +528,10 @@ fn load_run(a: &Args) -> ExitCode {
         // `load-two-code-ix` stays out of the sweep: a call into the staged, uncommitted version
         // finds its code fully written (the loader writes it before it publishes the address,
         // and x86-TSO keeps that order), so the torture has nothing to see (10 s at 2
-        // schedulers: survives); loom kills it (`delete-load-under-hits-3ix`). So do the two
+        // schedulers: survives); loom kills it (`delete-load-under-hits-3ix`). So does
+        // `load-skip-code-barrier`: the torture loads one module, so a purge (and its first
+        // wait) lies between the first and the third of any three commits; loom kills it with
+        // a second module (`delete-load-other-load-3ix`). So do the two
         // mutants of the export entries' dispatch words: the load torture sets no global trace,
         // so they change nothing it runs; loom and shuttle kill them (`load-global`,
         // `global-off-under-hits`).
@@ -580,8 +588,8 @@ fn load_run(a: &Args) -> ExitCode {
                     cfg.purge = purge;
                     cfg.fold_lw1 = a.lw1_fold;
                     cfg.procs = a.procs;
-                    if m == Mutant::LoadTwoCodeIx {
-                        // It changes only ERTS's three-index scheme.
+                    if matches!(m, Mutant::LoadTwoCodeIx | Mutant::LoadSkipCodeBarrier) {
+                        // They change only ERTS's three-index scheme.
                         cfg.scheme = CodeIxScheme::Three;
                     }
                     let sweep_may_miss =

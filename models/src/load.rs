@@ -21,6 +21,10 @@ use bpspec_reference::{Engine, EngineConfig, LoadProtocol, Mutant, Scheduler, Th
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LOp {
     Load,
+    /// A load of module `i` of the engine (`Engine::load_in`; module 0 is `m`, module 1 is the
+    /// second module `n` of `LScenario::second_module`): the code index is one for all modules,
+    /// so its staging and commit move every module's export entries.
+    LoadIn(usize),
     Delete,
     Purge,
     /// `trace_pattern({m,'_','_'}, true | false, [call_count])`.
@@ -116,6 +120,9 @@ pub struct LScenario {
     pub global: bool,
     /// LW1 folded into the removal's W1 (`Engine::with_lw1_fold`): the `-fold` scenarios.
     pub fold_lw1: bool,
+    /// The engine owns a second module `n` (module 1, one function, untraced) beside `m`
+    /// (`Engine::with_modules`); the stagers load it with `LOp::LoadIn(1)`.
+    pub second_module: bool,
 }
 
 impl LScenario {
@@ -146,6 +153,7 @@ impl LScenario {
             local_trace: false,
             global: false,
             fold_lw1: false,
+            second_module: false,
         }
     }
 
@@ -159,6 +167,12 @@ impl LScenario {
     /// With global trace on the export entries (see [`LScenario::global`]).
     pub fn with_global(mut self) -> Self {
         self.global = true;
+        self
+    }
+
+    /// With a second module `n` (see [`LScenario::second_module`]).
+    pub fn with_second_module(mut self) -> Self {
+        self.second_module = true;
         self
     }
 
@@ -437,6 +451,26 @@ pub fn loom_scenarios() -> Vec<LScenario> {
         )
         .three("delete-load-under-hits-3ix"),
     );
+    // The code barrier's own part (docs/nonblocking-load.md §3 LN6'–LN8'): three commits with
+    // no other wait between the first's commit and the third's staging, which needs a second
+    // module (the code index is one for all). A delete of the untraced `m` (no breakpoints to
+    // remove), a load of `n`, and a load of `m` again (after a delete no purge is needed first:
+    // ERTS's `finish_loading` refuses only while both versions exist), while a call of `m:f0`
+    // reads the code index between the delete's code barrier and its commit, and then `m`'s
+    // export entry: the third load stages the slot that call read. The load of `n`'s code barrier
+    // is the one wait that begins after the delete's commit and ends before that staging
+    // (`load-skip-code-barrier`); with one module a purge of `m` must come between two loads
+    // of `m`, and its first wait does the same.
+    out.push(
+        one(
+            "delete-load-other-load-3ix",
+            false,
+            &[&[Delete, LoadIn(1), Load]],
+            &[Nap, Call(0)],
+        )
+        .three("delete-load-other-load-3ix")
+        .with_second_module(),
+    );
     out
 }
 
@@ -476,8 +510,17 @@ pub fn shuttle_scenarios() -> Vec<LScenario> {
 pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Option<Mutant>) {
     // Room for the legacy session and the call_time session `t`.
     let cfg = EngineConfig::simple(0, scn.schedulers.len()).with_mutant(mutant);
-    let mut e =
-        Engine::<P>::new_with_sessions(cfg, 2).with_module(scn.functions, proto, scn.traced);
+    let e = Engine::<P>::new_with_sessions(cfg, 2);
+    let mut e = if scn.second_module {
+        use bpspec_reference::ModuleConfig;
+        let ms = [
+            ModuleConfig::numbered("m", scn.functions, scn.traced),
+            ModuleConfig::numbered("n", 1, false),
+        ];
+        e.with_modules(&ms, proto)
+    } else {
+        e.with_module(scn.functions, proto, scn.traced)
+    };
     if scn.stagers.iter().flatten().any(|&o| o == LOp::PurgeKill) {
         e = e.with_kills();
     }
@@ -539,6 +582,9 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
                         LOp::Load => {
                             let _ = e.load();
                             global_on &= proto == LoadProtocol::NonBlocking;
+                        }
+                        LOp::LoadIn(m) => {
+                            let _ = e.load_in(m);
                         }
                         LOp::Delete => {
                             let _ = e.delete();
@@ -838,6 +884,13 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
         // the delete's commit (an uncommitted version; loom: its liveness word, the call's
         // first read of it, not ordered after its creation by the loader).
         .chain((checker == "loom").then_some((LoadTwoCodeIx, "delete-load-under-hits-3ix")))
+        // ERTS's three indices without the code barrier (the purge's first wait kept): with a
+        // load of the second module `n` between two loads of `m`, no other wait lies between
+        // the first commit and the third staging, which rewrites the slot a call read before
+        // the first commit (loom: that call reads `m`'s staged version 2, whose liveness word
+        // has no edge from its creation). It survives every one-module `-3ix` scenario, where
+        // a purge's first wait or a removal's W1 stands between (docs/nonblocking-load.md §5).
+        .chain((checker == "loom").then_some((LoadSkipCodeBarrier, "delete-load-other-load-3ix")))
         // Each wait of the `Three` scheme's purge is needed: its first wait (removed, with the
         // code barrier, by load-skip-lw1-after-commit under `Three`), for a call that read the
         // old address before the commit and enters the untraced old version after the check;

@@ -116,6 +116,7 @@ baselines! {
     load_fold_global => "load-global-fold",
     load_global_off_reload => "global-off-reload",
     load_3ix_global => "load-global-3ix",
+    load_3ix_delete_load_other_load => "delete-load-other-load-3ix",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.

@@ -99,6 +99,12 @@ pub enum Mutant {
     /// waits (the code barrier before the commit, none after it) with two code indices instead
     /// of three, so a load stages the slot that was active before the last commit.
     LoadTwoCodeIx,
+    /// Non-blocking load, delete under the `Three` code index scheme: the code barrier before
+    /// the commit (`load.rs::code_wait`) removed, the purge's first wait kept, so a call that
+    /// read the index before the last commit may still be reading the slot that the commit
+    /// after the next stages (docs/nonblocking-load.md §3 LN7'; only a load of another module
+    /// between two of `m` has no purge between them).
+    LoadSkipCodeBarrier,
     /// Non-blocking load, delete (`load.rs::start_staging`): the staging export entries get the
     /// active index's addresses but keep their own dispatch words (ERTS's
     /// `export_start_staging` copies the whole word, the trampoline with it), so after the
@@ -202,7 +208,7 @@ impl Mutant {
     ];
 
     /// The load protocols' mutants, killed by `bpspec_models::load`.
-    pub const LOAD: [Mutant; 9] = [
+    pub const LOAD: [Mutant; 10] = [
         Mutant::LoadCommitBeforeBreakpoints,
         Mutant::LoadSkipWaitAfterCommit,
         Mutant::LoadBlockingWithoutBlock,
@@ -210,6 +216,7 @@ impl Mutant {
         Mutant::LoadPurgeSkipCheck,
         Mutant::LoadPurgeSkipWait,
         Mutant::LoadTwoCodeIx,
+        Mutant::LoadSkipCodeBarrier,
         Mutant::LoadStagingSkipDispatch,
         Mutant::GlobalDispatchStagingIx,
     ];
@@ -280,6 +287,7 @@ impl Mutant {
             Mutant::LoadPurgeSkipCheck => "load-purge-skip-check",
             Mutant::LoadPurgeSkipWait => "load-purge-skip-wait",
             Mutant::LoadTwoCodeIx => "load-two-code-ix",
+            Mutant::LoadSkipCodeBarrier => "load-skip-code-barrier",
             Mutant::LoadStagingSkipDispatch => "load-staging-skip-dispatch",
             Mutant::GlobalDispatchStagingIx => "global-dispatch-staging-ix",
             Mutant::ErtsR16Reset => "erts-r16-reset",

@@ -479,10 +479,12 @@ impl<P: ThreadProgress> Engine<P> {
     /// NonBlocking: the wait for thread progress of a load or delete, before its commit under
     /// `Three` (the code barrier: every scheduler has passed a progress point since the last
     /// commit before this staging is published) or after it under `Two` (LW1). `before` says
-    /// which place is asking.
+    /// which place is asking. The `load-skip-code-barrier` mutant drops the code barrier alone
+    /// (`load-skip-lw1-after-commit` drops it and the `Three` purge's first wait).
     fn code_wait(&self, before: bool) {
         if self.cm().protocol == LoadProtocol::NonBlocking
             && before == (self.cm().scheme == CodeIxScheme::Three)
+            && !(before && mutant::is(self.mutant, Mutant::LoadSkipCodeBarrier))
         {
             self.wait_unless(Mutant::LoadSkipWaitAfterCommit);
         }
