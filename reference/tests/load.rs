@@ -996,3 +996,79 @@ fn several_modules_share_one_code_index() {
         s.sleep();
     }
 }
+
+/// Patterns per function on a module (`Engine::trace_pattern_funcs_spec_in`): each function
+/// keeps its own pattern per session, its own promise bit and its own export entry's global
+/// flag; a load gives the new version each function's own patterns; a session's global on one
+/// function clears its local pattern there only; destroying a session withdraws the promise of
+/// the functions it traced alone. The at-rest check (patterns, chains, promise per function)
+/// holds after every step.
+#[test]
+fn patterns_per_function_on_a_module() {
+    use bpspec_reference::{FlagSet, ModuleConfig, TraceSpec};
+    let _watchdog = bpspec_reference::watchdog::arm("load::patterns_per_function_on_a_module");
+    let count = TraceSpec::from(FlagSet {
+        call_count: true,
+        ..FlagSet::default()
+    });
+    for (proto, scheme) in cases() {
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_modules(&[ModuleConfig::numbered("b", 3, false)], proto)
+                .with_code_ix(scheme)
+                .with_global_trace(),
+        );
+        let mut s = Scheduler::start(e.clone(), 0);
+        let counted = |s: &mut Scheduler<Qsbr>| -> Vec<bool> {
+            (0..3).map(|f| s.call_ext_in(0, f).counted).collect()
+        };
+        assert_eq!(
+            op!(s, e.trace_pattern_funcs_spec_in(0, &[1], true, &count)),
+            Ok(1)
+        );
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(
+            counted(&mut s),
+            [false, true, false],
+            "{proto:?} {scheme:?}"
+        );
+        let s2 = e.create_session("per-function").unwrap();
+        let count2 = count.clone().session(s2);
+        assert_eq!(
+            op!(s, e.trace_pattern_funcs_spec_in(0, &[0, 2], true, &count2)),
+            Ok(2)
+        );
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [true, true, true]);
+        // The load gives version 2 each function's own patterns.
+        assert_eq!(op!(s, e.load_in(0)), Ok(2));
+        assert_eq!(op!(s, e.purge_in(0)), Ok(true));
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [true, true, true]);
+        // Off f1 only: f1's last pattern, its promise withdrawn.
+        assert_eq!(
+            op!(s, e.trace_pattern_funcs_spec_in(0, &[1], false, &count)),
+            Ok(1)
+        );
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [true, false, true]);
+        // Global on f2 in s2 clears s2's local pattern (call_count) on f2 only.
+        let global2 = TraceSpec::global().session(s2);
+        assert_eq!(
+            op!(s, e.trace_pattern_funcs_spec_in(0, &[2], true, &global2)),
+            Ok(1)
+        );
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [true, false, false]);
+        // Destroying s2 withdraws f0's promise and clears f2's entry.
+        assert_eq!(op!(s, e.destroy_session(s2)), Ok(true));
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [false, false, false]);
+        assert_eq!(
+            e.total_count(),
+            s.counted(),
+            "{proto:?} {scheme:?}: no lost count across per-function patterns"
+        );
+        s.sleep();
+    }
+}
