@@ -295,7 +295,7 @@ impl RefEngine {
     /// asleep.
     fn over(engine: Engine<Qsbr>, protocol: bpspec_reference::LoadProtocol) -> RefEngine {
         let (modules, code) = code::Code::modules_of(&engine, protocol);
-        let engine = Arc::new(engine.with_modules(&modules, protocol));
+        let engine = Arc::new(engine.with_modules(&modules, protocol).with_kills());
         let mut sched = Scheduler::start(engine.clone(), 0);
         sched.record = false;
         sched.sleep();
