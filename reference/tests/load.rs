@@ -902,15 +902,20 @@ fn export_dispatch_words_one_per_code_index() {
 /// copies the others' addresses), each module its own versions, patterns, purges and counts;
 /// the static code area beside them keeps its own breakpoints, and the at-rest check covers
 /// both (while a process waits in a version: `check_at_rest_in_code`).
+/// call_count alone, in the legacy session.
+fn call_count() -> bpspec_reference::TraceSpec {
+    bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
+        call_count: true,
+        ..bpspec_reference::FlagSet::default()
+    })
+}
+
 #[test]
 fn several_modules_share_one_code_index() {
     use bpspec_reference::term::InfoKey;
-    use bpspec_reference::{FlagSet, ModuleConfig, Pattern, PatternOp, TraceSpec};
+    use bpspec_reference::{ModuleConfig, Pattern, PatternOp};
     let _watchdog = bpspec_reference::watchdog::arm("load::several_modules_share_one_code_index");
-    let count = TraceSpec::from(FlagSet {
-        call_count: true,
-        ..FlagSet::default()
-    });
+    let count = call_count();
     for (proto, scheme) in cases() {
         let ms = [
             ModuleConfig::numbered("a", 2, true),
@@ -1005,12 +1010,9 @@ fn several_modules_share_one_code_index() {
 /// holds after every step.
 #[test]
 fn patterns_per_function_on_a_module() {
-    use bpspec_reference::{FlagSet, ModuleConfig, TraceSpec};
+    use bpspec_reference::{ModuleConfig, TraceSpec};
     let _watchdog = bpspec_reference::watchdog::arm("load::patterns_per_function_on_a_module");
-    let count = TraceSpec::from(FlagSet {
-        call_count: true,
-        ..FlagSet::default()
-    });
+    let count = call_count();
     for (proto, scheme) in cases() {
         let e = Arc::new(
             Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
