@@ -263,7 +263,9 @@ impl RefEngine {
             let purge = sc.spawn(|| e.purge_kill_in(m));
             let mut pending = dead.clone();
             let mut rounds: u64 = 0;
-            while !pending.is_empty() {
+            // Until every process in the old version took its exit, or the purge ended without
+            // waiting for them (an engine mutant that skips the check: then `pending` stays).
+            while !pending.is_empty() && !purge.is_finished() {
                 rounds += 1;
                 assert!(
                     rounds < KILL_ROUNDS,
@@ -281,8 +283,13 @@ impl RefEngine {
                 });
                 std::thread::yield_now();
             }
-            purge.join().expect("the purge's thread")
+            (purge.join().expect("the purge's thread"), pending)
         });
+        let (purged, pending) = purged;
+        assert!(
+            pending.is_empty(),
+            "{module}: the purge freed version {old} with {pending:?} in it"
+        );
         match purged {
             Ok(had) => assert_eq!(had, old != 0, "{module}: purge of version {old}"),
             Err(x) => panic!("purge of {module}: {x}"),
