@@ -1074,3 +1074,30 @@ fn patterns_per_function_on_a_module() {
         s.sleep();
     }
 }
+
+/// The load torture with the stager's patterns on random subsets of the module's functions
+/// (`LoadTortureConfig::per_function`): loads, deletes, purges and per-function trace_pattern
+/// under two busy schedulers, both protocols, without a violation (the promise per function
+/// asserted by every call) and with the count conserved.
+#[test]
+fn load_torture_with_patterns_per_function() {
+    use bpspec_reference::torture::load::{run, LoadTortureConfig};
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::load_torture_with_patterns_per_function");
+    for proto in LoadProtocol::ALL {
+        let mut cfg = LoadTortureConfig::new(proto, 2, 200_000, 0x7065_7266);
+        cfg.per_function = true;
+        cfg.max_time = std::time::Duration::from_secs(60);
+        cfg.min_loads = 0;
+        cfg.min_trace_patterns = 0;
+        let rep = run(&cfg).unwrap();
+        eprintln!("{}: {rep:?}", cfg.row_name());
+        assert_eq!(rep.violation, None, "{}", cfg.row_name());
+        assert!(
+            rep.trace_patterns > 0 && rep.loads > 0,
+            "{}: {rep:?}",
+            cfg.row_name()
+        );
+        assert_eq!(rep.total_count, rep.counted, "{}", cfg.row_name());
+    }
+}
