@@ -300,7 +300,7 @@ impl RefEngine {
         let engine = Arc::new(if modules.is_empty() {
             engine
         } else {
-            engine.with_modules(&modules, protocol)
+            engine.with_modules(&modules, protocol).with_kills()
         });
         let mut sched = Scheduler::start(engine.clone(), 0);
         sched.record = false;

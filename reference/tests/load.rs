@@ -902,15 +902,20 @@ fn export_dispatch_words_one_per_code_index() {
 /// copies the others' addresses), each module its own versions, patterns, purges and counts;
 /// the static code area beside them keeps its own breakpoints, and the at-rest check covers
 /// both (while a process waits in a version: `check_at_rest_in_code`).
+/// call_count alone, in the legacy session.
+fn call_count() -> bpspec_reference::TraceSpec {
+    bpspec_reference::TraceSpec::from(bpspec_reference::FlagSet {
+        call_count: true,
+        ..bpspec_reference::FlagSet::default()
+    })
+}
+
 #[test]
 fn several_modules_share_one_code_index() {
     use bpspec_reference::term::InfoKey;
-    use bpspec_reference::{FlagSet, ModuleConfig, Pattern, PatternOp, TraceSpec};
+    use bpspec_reference::{ModuleConfig, Pattern, PatternOp};
     let _watchdog = bpspec_reference::watchdog::arm("load::several_modules_share_one_code_index");
-    let count = TraceSpec::from(FlagSet {
-        call_count: true,
-        ..FlagSet::default()
-    });
+    let count = call_count();
     for (proto, scheme) in cases() {
         let ms = [
             ModuleConfig::numbered("a", 2, true),
@@ -994,5 +999,105 @@ fn several_modules_share_one_code_index() {
             "{proto:?}: no lost count across modules"
         );
         s.sleep();
+    }
+}
+
+/// Patterns per function on a module (`Engine::trace_pattern_funcs_spec_in`): each function
+/// keeps its own pattern per session, its own promise bit and its own export entry's global
+/// flag; a load gives the new version each function's own patterns; a session's global on one
+/// function clears its local pattern there only; destroying a session withdraws the promise of
+/// the functions it traced alone. The at-rest check (patterns, chains, promise per function)
+/// holds after every step.
+#[test]
+fn patterns_per_function_on_a_module() {
+    use bpspec_reference::{ModuleConfig, TraceSpec};
+    let _watchdog = bpspec_reference::watchdog::arm("load::patterns_per_function_on_a_module");
+    let count = call_count();
+    for (proto, scheme) in cases() {
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_modules(&[ModuleConfig::numbered("b", 3, false)], proto)
+                .with_code_ix(scheme)
+                .with_global_trace(),
+        );
+        let mut s = Scheduler::start(e.clone(), 0);
+        let counted = |s: &mut Scheduler<Qsbr>| -> Vec<bool> {
+            (0..3).map(|f| s.call_ext_in(0, f).counted).collect()
+        };
+        assert_eq!(
+            op!(s, e.trace_pattern_funcs_spec_in(0, &[1], true, &count)),
+            Ok(1)
+        );
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(
+            counted(&mut s),
+            [false, true, false],
+            "{proto:?} {scheme:?}"
+        );
+        let s2 = e.create_session("per-function").unwrap();
+        let count2 = count.clone().session(s2);
+        assert_eq!(
+            op!(s, e.trace_pattern_funcs_spec_in(0, &[0, 2], true, &count2)),
+            Ok(2)
+        );
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [true, true, true]);
+        // The load gives version 2 each function's own patterns.
+        assert_eq!(op!(s, e.load_in(0)), Ok(2));
+        assert_eq!(op!(s, e.purge_in(0)), Ok(true));
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [true, true, true]);
+        // Off f1 only: f1's last pattern, its promise withdrawn.
+        assert_eq!(
+            op!(s, e.trace_pattern_funcs_spec_in(0, &[1], false, &count)),
+            Ok(1)
+        );
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [true, false, true]);
+        // Global on f2 in s2 clears s2's local pattern (call_count) on f2 only.
+        let global2 = TraceSpec::global().session(s2);
+        assert_eq!(
+            op!(s, e.trace_pattern_funcs_spec_in(0, &[2], true, &global2)),
+            Ok(1)
+        );
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [true, false, false]);
+        // Destroying s2 withdraws f0's promise and clears f2's entry.
+        assert_eq!(op!(s, e.destroy_session(s2)), Ok(true));
+        e.check_at_rest_in_code().unwrap();
+        assert_eq!(counted(&mut s), [false, false, false]);
+        assert_eq!(
+            e.total_count(),
+            s.counted(),
+            "{proto:?} {scheme:?}: no lost count across per-function patterns"
+        );
+        s.sleep();
+    }
+}
+
+/// The load torture with the stager's patterns on random subsets of the module's functions
+/// (`LoadTortureConfig::per_function`): loads, deletes, purges and per-function trace_pattern
+/// under two busy schedulers, both protocols, without a violation (the promise per function
+/// asserted by every call) and with the count conserved.
+#[test]
+fn load_torture_with_patterns_per_function() {
+    use bpspec_reference::torture::load::{run, LoadTortureConfig};
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::load_torture_with_patterns_per_function");
+    for proto in LoadProtocol::ALL {
+        let mut cfg = LoadTortureConfig::new(proto, 2, 200_000, 0x7065_7266);
+        cfg.per_function = true;
+        cfg.max_time = std::time::Duration::from_secs(60);
+        cfg.min_loads = 0;
+        cfg.min_trace_patterns = 0;
+        let rep = run(&cfg).unwrap();
+        eprintln!("{}: {rep:?}", cfg.row_name());
+        assert_eq!(rep.violation, None, "{}", cfg.row_name());
+        assert!(
+            rep.trace_patterns > 0 && rep.loads > 0,
+            "{}: {rep:?}",
+            cfg.row_name()
+        );
+        assert_eq!(rep.total_count, rep.counted, "{}", cfg.row_name());
     }
 }

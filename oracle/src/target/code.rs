@@ -21,10 +21,12 @@
 //!   before it becomes old, and `trace_pattern` matches current code only), so a local call in
 //!   old code hits nothing there.
 //!
-//! A purge that finds a process in the old version (`code:purge/1`) kills it: its scheduler
-//! leaves the version (`return_out`: the process exits) and is dropped, its stack on the static
-//! area is dropped without returning (no message, no charge), and the purge is retried. A
-//! `load` over a current version with old code purges first, as the code server does.
+//! `purge` (`code:purge/1`) is the engine's killing purge (`Engine::purge_kill_in`, the engine
+//! made `with_kills`), run on a thread of its own while the runner schedules the processes in
+//! the old version: each takes the exit signal when woken (its frames in the version dropped
+//! without returning, `in_code` decremented), its scheduler is dropped and its stack on the
+//! static area too (no message, no charge); the purge then frees the version. A `load` over a
+//! current version with old code purges first, as the code server does.
 
 use super::RefEngine;
 use crate::scenario::CodeOp;
@@ -35,6 +37,10 @@ use bpspec_reference::{
 use bpspec_spec::code::CodeMutant;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+/// The purge's kill: at most this many rounds of scheduling the processes in the old version
+/// before the runner gives up (each round yields to the purge's thread).
+const KILL_ROUNDS: u64 = 1_000_000;
 
 /// One scheduler per scenario process (pids 1..=16: `scenario::MAX_PROCESSES`), ids 1..=16 of
 /// the engine (id 0 is the runner's).
@@ -239,47 +245,63 @@ impl RefEngine {
         }
     }
 
-    /// Kill the processes waiting in `module`'s old version (`code:purge/1`): they leave it
-    /// without returning.
-    fn kill_old(&mut self, module: &str) {
-        let old = self.engine.old_version_of(self.module_code(module).m);
+    /// `code:purge/1` on the engine's module: the engine's killing purge
+    /// (`Engine::purge_kill_in`, `purge.rs`), run on a thread of its own while this thread
+    /// schedules the processes in the old version: the purge marks the version `kill` and
+    /// waits for them to exit; each, woken (scheduled in), takes the exit signal
+    /// (`calls.rs` `take_signals`: its frames dropped without returning, no charge, `in_code`
+    /// decremented) and sleeps again; then the purge frees the version after its grace period.
+    /// Their stacks on the static area go too (no message, no charge). `true` only if it
+    /// killed one (spec/src/code.rs CL4).
+    fn purge_killing(&mut self, module: &str) -> bool {
+        let m = self.module_code(module).m;
+        let old = self.engine.old_version_of(m);
         let dead = bpspec_spec::code::waiting_in(&self.code.waiting, module, old);
-        for pid in dead {
-            let mut s = self
-                .code
-                .scheds
-                .remove(&pid)
-                .expect("a waiting process's scheduler");
-            // The process exits: its scheduler, asleep between the runner's steps, wakes for
-            // it (the module holds no pattern, so its frames charge nothing).
-            s.wake();
-            s.return_out();
-            s.sleep(); // dropped asleep: a wait for thread progress never waits for it
-            drop(s);
+        let e = self.engine.clone();
+        let scheds = &mut self.code.scheds;
+        let purged = std::thread::scope(|sc| {
+            let purge = sc.spawn(|| e.purge_kill_in(m));
+            let mut pending = dead.clone();
+            let mut rounds: u64 = 0;
+            // Until every process in the old version took its exit, or the purge ended without
+            // waiting for them (an engine mutant that skips the check: then `pending` stays).
+            while !pending.is_empty() && !purge.is_finished() {
+                rounds += 1;
+                assert!(
+                    rounds < KILL_ROUNDS,
+                    "{module}: the purge killed none of {pending:?}"
+                );
+                pending.retain(|pid| {
+                    let s = scheds.get_mut(pid).expect("a waiting process's scheduler");
+                    let before = s.killed();
+                    // Scheduled in: its signals first (the exit, once the purge marked the
+                    // version); asleep again, so the purge's waits never wait for it.
+                    s.wake();
+                    let killed = s.killed() > before;
+                    s.sleep();
+                    !killed
+                });
+                std::thread::yield_now();
+            }
+            (purge.join().expect("the purge's thread"), pending)
+        });
+        let (purged, pending) = purged;
+        assert!(
+            pending.is_empty(),
+            "{module}: the purge freed version {old} with {pending:?} in it"
+        );
+        match purged {
+            Ok(had) => assert_eq!(had, old != 0, "{module}: purge of version {old}"),
+            Err(x) => panic!("purge of {module}: {x}"),
+        }
+        for &pid in &dead {
+            drop(self.code.scheds.remove(&pid)); // dead, asleep
             self.code.waiting.remove(&pid);
             self.code.killed.insert(pid);
             // Its stack goes without returning: no message, no charge.
             self.procs.remove(&pid);
         }
-    }
-
-    /// `code:purge/1` on the engine's module: kills the processes in the old version. `true`
-    /// only if it killed one (spec/src/code.rs CL4).
-    fn purge_killing(&mut self, module: &str) -> bool {
-        let m = self.module_code(module).m;
-        match self.engine.purge_in(m) {
-            Ok(_) => false,
-            Err(LoadError::OldCodeInUse) => {
-                self.kill_old(module);
-                assert_eq!(
-                    self.engine.purge_in(m),
-                    Ok(true),
-                    "{module}: purge after the kill"
-                );
-                true
-            }
-            Err(x) => panic!("purge of {module}: {x}"),
-        }
+        !dead.is_empty()
     }
 
     pub(super) fn code_op_impl(&mut self, op: CodeOp, module: &str) -> bool {

@@ -544,7 +544,7 @@ impl<P: ThreadProgress> Scheduler<P> {
         // Read last: a withdrawn promise is stored before anything a call could see of the
         // withdrawal (trace_pattern T1 / the loader before its clear), a made one after every
         // hit can see the breakpoint (after W2 / before publication).
-        if ver.promised.load(Relaxed) && !ran {
+        if ver.promised.load(Relaxed) & crate::code_ix::fbit(f) != 0 && !ran {
             panic!(
                 "a mix: scheduler {} ran version {} of m:f{f}/0 without its breakpoints",
                 self.id, ver.number

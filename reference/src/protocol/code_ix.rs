@@ -24,7 +24,7 @@ use crate::mutant::Mutant;
 use crate::ordering::Site;
 use crate::pattern::FlagSet;
 use crate::sync::Ordering::{Acquire, Release};
-use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, UnsafeCell};
+use crate::sync::{ord, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, UnsafeCell};
 use crate::tracer::TracerSpec;
 
 /// Code index slots of every export entry: ERTS's three (`code_ix.h`); the `Two` scheme uses
@@ -139,11 +139,14 @@ pub struct CodeVersion {
     /// read by every call into it (a loom cell: a call not ordered after the loader's write is a
     /// causality violation).
     pub body: UnsafeCell<u64>,
-    /// The promise made for this version's calls: while set, a call into it runs its
-    /// breakpoints (the call is counted). Set before publication when the version is loaded
-    /// with patterns, or by `trace_pattern` after its commit and W2; cleared by `trace_pattern`
-    /// at staging and by the loader before it removes the breakpoints.
-    pub promised: AtomicBool,
+    /// The promise made for this version's calls, one bit per function (bit `f`: function
+    /// `f`; a module has at most 64 functions, [`MAX_MODULE_FUNCTIONS`]): while `f`'s bit is
+    /// set, a call of `f` runs its breakpoints (the call is counted). Set before publication
+    /// for the functions the version is loaded with patterns on, or by `trace_pattern` after
+    /// its commit and W2; cleared by `trace_pattern` at staging and by the loader before it
+    /// removes the breakpoints. One word for the version, so a pattern on every function
+    /// makes the same single store as a module-wide flag would.
+    pub promised: AtomicU64,
     /// Processes executing in this version (a return address or the program counter in its
     /// code area, what `erlang:check_process_code/2` looks for): incremented by a remote call
     /// that stays in the version, decremented when the process returns out of it (relaxed: the
@@ -206,16 +209,19 @@ pub struct Module {
     pub next_version: u32,
     pub curr: *mut CodeVersion,
     pub old: *mut CodeVersion,
-    /// The module's patterns, one per session that traces it, in the order they were set: what
-    /// a `trace_pattern` on the module set last in that session (local call trace with its
-    /// match spec, meta, call_count, call_time, call_memory). A load gives the new version these
-    /// patterns, chained as the engine chains sessions (they stand for ERTS's on_load/default
-    /// patterns).
-    pub patterns: Vec<(SessionId, ModPattern)>,
-    /// The sessions with a global (export) pattern on the module's entries (its `ModCode`'s
-    /// export area, on an engine made `Engine::with_global_trace`).
-    pub global: Vec<SessionId>,
+    /// The module's patterns per function (`patterns[f]`), one per session that traces `f`,
+    /// in the order they were set: what a `trace_pattern` on the function set last in that
+    /// session (local call trace with its match spec, meta, call_count, call_time,
+    /// call_memory). A load gives the new version these patterns, chained as the engine chains
+    /// sessions (they stand for ERTS's on_load/default patterns).
+    pub patterns: Vec<Vec<(SessionId, ModPattern)>>,
+    /// Per function, the sessions with a global (export) pattern on its entry (the module's
+    /// `ModCode` export area, on an engine made `Engine::with_global_trace`).
+    pub global: Vec<Vec<SessionId>>,
 }
+
+/// The most functions a module of the engine has (one bit each in [`CodeVersion::promised`]).
+pub const MAX_MODULE_FUNCTIONS: usize = 64;
 
 /// One session's pattern on the module ([`Module::patterns`]).
 #[derive(Clone, Debug, Default)]
@@ -236,8 +242,27 @@ impl ModPattern {
 }
 
 impl Module {
-    /// Is any session's pattern set?
+    /// Is any session's pattern set on any function?
     pub fn traced(&self) -> bool {
-        !self.patterns.is_empty()
+        self.patterns.iter().any(|p| !p.is_empty())
     }
+
+    /// The functions with a pattern, one bit each ([`CodeVersion::promised`]).
+    pub fn traced_mask(&self) -> u64 {
+        self.patterns
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.is_empty())
+            .fold(0, |m, (f, _)| m | (1u64 << f))
+    }
+
+    /// Has any function a global pattern?
+    pub fn any_global(&self) -> bool {
+        self.global.iter().any(|g| !g.is_empty())
+    }
+}
+
+/// Bit `f` of a [`CodeVersion::promised`] word.
+pub fn fbit(f: usize) -> u64 {
+    1u64 << f
 }

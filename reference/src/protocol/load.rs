@@ -56,7 +56,8 @@ use crate::bp::{flags, BpCount, GenericBp, Liveness, ERTS_NUM_BP_IX};
 use crate::calltrace::TraceSpec;
 use crate::code::{CodeArea, FuncHeader, FuncId, Mfa};
 use crate::code_ix::{
-    CodeIndex, CodeIxScheme, CodeVersion, ExportEntry, ModPattern, Module, OP_I_GENERIC_BREAKPOINT,
+    fbit, CodeIndex, CodeIxScheme, CodeVersion, ExportEntry, ModPattern, Module,
+    MAX_MODULE_FUNCTIONS, OP_I_GENERIC_BREAKPOINT,
 };
 use crate::engine::{Engine, Permission};
 use crate::export::{Area, VersionArea};
@@ -66,7 +67,8 @@ use crate::progress::ThreadProgress;
 use crate::session::SessionError;
 use crate::sync::Ordering::Relaxed;
 use crate::sync::{
-    lock, write, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, RwLock, UnsafeCell,
+    lock, write, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex, RwLock,
+    UnsafeCell,
 };
 use crate::timem::Totals;
 
@@ -254,22 +256,33 @@ impl CodeMgmt {
             modules: Mutex::new(ModuleTable {
                 modules: ms
                     .iter()
-                    .map(|m| Module {
-                        next_version: 1,
-                        curr: std::ptr::null_mut(),
-                        old: std::ptr::null_mut(),
-                        patterns: if m.traced {
-                            vec![(
-                                0,
-                                ModPattern {
-                                    flags: CALL_COUNT,
-                                    ..ModPattern::default()
-                                },
-                            )]
-                        } else {
-                            Vec::new()
-                        },
-                        global: Vec::new(),
+                    .map(|m| {
+                        assert!(
+                            m.mfas.len() <= MAX_MODULE_FUNCTIONS,
+                            "module {}: more than {MAX_MODULE_FUNCTIONS} functions",
+                            m.name
+                        );
+                        let legacy = ModPattern {
+                            flags: CALL_COUNT,
+                            ..ModPattern::default()
+                        };
+                        Module {
+                            next_version: 1,
+                            curr: std::ptr::null_mut(),
+                            old: std::ptr::null_mut(),
+                            patterns: m
+                                .mfas
+                                .iter()
+                                .map(|_| {
+                                    if m.traced {
+                                        vec![(0, legacy.clone())]
+                                    } else {
+                                        Vec::new()
+                                    }
+                                })
+                                .collect(),
+                            global: m.mfas.iter().map(|_| Vec::new()).collect(),
+                        }
                     })
                     .collect(),
                 graveyard_versions: Vec::new(),
@@ -317,11 +330,31 @@ fn alloc_version(number: u32, module: usize, mc: &ModCode) -> *mut CodeVersion {
         module,
         code: CodeArea { funcs },
         body: UnsafeCell::new(CodeVersion::body_of(number)),
-        promised: AtomicBool::new(false),
+        promised: AtomicU64::new(0),
         in_code: AtomicU32::new(0),
         kill: AtomicBool::new(false),
         live: Liveness::new(),
     }))
+}
+
+/// What a module trace_pattern changes on one function ([`Engine::trace_pattern_funcs_spec_in`]).
+struct Change {
+    f: FuncId,
+    /// The flags staged on it (set or cleared).
+    fl: FlagSet,
+    /// Its meta tracer is staged (set or cleared).
+    meta: bool,
+}
+
+/// What a module trace_pattern stages on every changed function of the current version.
+struct Staging {
+    session: SessionId,
+    op: PatternOp,
+    /// The match spec of local call trace (`true` only).
+    ms: Option<std::sync::Arc<crate::calltrace::MatchSpec>>,
+    meta: Option<crate::tracer::TracerSpec>,
+    /// The module's traced functions before and after the call, one bit each.
+    promise: (u64, u64),
 }
 
 /// The engine's name for version `ver`'s code area.
@@ -510,12 +543,13 @@ impl<P: ThreadProgress> Engine<P> {
             if patterns {
                 self.set_version_breakpoints(bst, ver, &st.modules[m].patterns);
             }
-            ver.promised.store(true, Relaxed);
+            ver.promised.store(st.modules[m].traced_mask(), Relaxed);
         }
         v
     }
 
-    /// Set the module's patterns on every function of `ver`: per session a node, chained newest
+    /// Set the module's patterns on the functions of `ver` that have some (`patterns[f]`, in
+    /// the order the sessions set them): per session a node, chained newest
     /// first as staging chains them, both halves alike and sharing their objects (call_count,
     /// call_time, call_memory counters, the match spec of local call trace, the meta tracer),
     /// and the instruction patched: the state the finisher leaves after
@@ -526,16 +560,19 @@ impl<P: ThreadProgress> Engine<P> {
         &self,
         bst: &mut Permission<'_>,
         ver: &CodeVersion,
-        patterns: &[(SessionId, ModPattern)],
+        patterns: &[Vec<(SessionId, ModPattern)>],
     ) {
         for (f, h) in ver.code.funcs.iter().enumerate() {
+            if patterns[f].is_empty() {
+                continue; // untraced function: no node, its instruction as loaded
+            }
             assert!(
                 h.gen_bp.load(Relaxed).is_null(),
                 "version {} f{f} already has a breakpoint",
                 ver.number
             );
             let mut head: *mut GenericBp = std::ptr::null_mut();
-            for (session, pat) in patterns {
+            for (session, pat) in &patterns[f] {
                 let (session, fl) = (*session, pat.flags);
                 let node = GenericBp::new(bst.next_bp_id, session, h.original);
                 bst.next_bp_id += 1;
@@ -588,7 +625,7 @@ impl<P: ThreadProgress> Engine<P> {
         }
         // SAFETY: v is a live version owned by the module table; the permission is held.
         let ver = unsafe { &*v };
-        ver.promised.store(false, Relaxed);
+        ver.promised.store(0, Relaxed);
         self.clear_area_breakpoints(bst, &ver.code);
     }
 
@@ -642,14 +679,16 @@ impl<P: ThreadProgress> Engine<P> {
         m: usize,
         s: usize,
     ) {
-        if st.modules[m].global.is_empty() {
+        if !st.modules[m].any_global() {
             return;
         }
         self.clear_area_breakpoints(bst, &self.modc(m).exp_code);
         for (f, x) in self.modc(m).exports.iter().enumerate() {
             x.dispatch[s].store(crate::export::EXPORT_BASE + f, Relaxed);
         }
-        st.modules[m].global.clear();
+        for g in &mut st.modules[m].global {
+            g.clear();
+        }
     }
 
     /// `erts_start_staging_code_ix`: the staging export addresses of every module start as
@@ -786,7 +825,7 @@ impl<P: ThreadProgress> Engine<P> {
         }
         // SAFETY: v is live (still the module's current version; permission held).
         let ver = unsafe { &*v };
-        ver.promised.load(Relaxed)
+        ver.promised.load(Relaxed) != 0
             || ver
                 .code
                 .funcs
@@ -815,12 +854,12 @@ impl<P: ThreadProgress> Engine<P> {
             .funcs
             .iter()
             .all(|h| h.gen_bp.load(Relaxed).is_null());
-        if bare && !ver.promised.load(Relaxed) {
+        if bare && ver.promised.load(Relaxed) == 0 {
             return; // untraced: nothing a local call could reach
         }
         self.clear_sessions_on(bst, v);
         assert!(
-            !ver.promised.load(Relaxed)
+            ver.promised.load(Relaxed) == 0
                 && ver.code.funcs.iter().all(
                     |h| h.gen_bp.load(Relaxed).is_null() && h.instr.load(Relaxed) == h.original
                 ),
@@ -862,16 +901,41 @@ impl<P: ThreadProgress> Engine<P> {
         self.trace_pattern_module_spec_in(0, on, spec)
     }
 
-    /// [`Engine::trace_pattern_module_spec`] on module `m`: `{<m>, '_', '_'}`.
+    /// [`Engine::trace_pattern_module_spec`] on module `m`: `{<m>, '_', '_'}`, every function
+    /// of the module ([`Engine::trace_pattern_funcs_spec_in`] with all of them).
     pub fn trace_pattern_module_spec_in(
         &self,
         m: usize,
         on: bool,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
+        let funcs: Vec<FuncId> = (0..self.modc(m).functions()).collect();
+        self.trace_pattern_funcs_spec_in(m, &funcs, on, spec)
+    }
+
+    /// [`Engine::trace_pattern_module_spec`] on functions `fs` of module `m` (indices into the
+    /// module's functions, ascending, as a pattern `{<m>, F, A}` matches them): each function
+    /// keeps its own pattern per session ([`Module::patterns`]), so what a call changes is
+    /// computed per function, each changed function is staged with its own change, and the
+    /// finisher's one sequence runs once over all of them. The promise follows per function
+    /// ([`CodeVersion::promised`], one bit each). With every function, this is the module-wide
+    /// call: every function has the same pattern, so the same steps run in the same order.
+    /// Returns the number of functions matched (0 when the module has no current code).
+    pub fn trace_pattern_funcs_spec_in(
+        &self,
+        m: usize,
+        fs: &[FuncId],
+        on: bool,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
         let (session, fl) = (spec.session, spec.flags);
+        let n = self.modc(m).functions();
+        assert!(
+            fs.windows(2).all(|w| w[0] < w[1]) && fs.iter().all(|&f| f < n),
+            "functions {fs:?} of a module of {n}"
+        );
         if spec.global {
-            return self.trace_pattern_module_global(m, on, spec);
+            return self.trace_pattern_module_global(m, fs, on, spec);
         }
         if spec.meta.is_some() && spec.ms.is_some() && !fl.local {
             return Err(PatternError::BadArg(
@@ -888,71 +952,82 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
-        // Local excludes global in one session (ERTS `erts_set_trace_pattern`: `on` with a
-        // breakpoint-type flag runs `erts_clear_export_trace` on the matched export entries):
-        // the session's global flag is cleared off the module's entries in the same sequence.
-        let clear_global = on && st.modules[m].global.contains(&session);
-        if clear_global {
-            st.modules[m].global.retain(|&s| s != session);
-        }
-        let had = st.modules[m]
-            .patterns
-            .iter()
-            .find(|(s, _)| *s == session)
-            .map_or(ModPattern::default(), |(_, p)| p.clone());
-        let hf = had.flags;
-        // The flags this call changes: new counters for `true`, set ones for `false`; local and
-        // meta whenever named and set or being set.
-        let change = FlagSet {
-            local: fl.local && (on || hf.local),
-            call_count: fl.call_count && (hf.call_count != on),
-            call_time: fl.call_time && (hf.call_time != on),
-            call_memory: fl.call_memory && (hf.call_memory != on),
-        };
-        let meta_change = spec.meta.is_some() && (on || had.meta.is_some());
+        let before = st.modules[m].traced_mask();
         let ms = spec.ms.clone().map(std::sync::Arc::new);
-        let now = ModPattern {
-            flags: FlagSet {
-                local: if fl.local { on } else { hf.local },
-                call_count: hf.call_count != change.call_count,
-                call_time: hf.call_time != change.call_time,
-                call_memory: hf.call_memory != change.call_memory,
-            },
-            ms: match (fl.local, on) {
-                (true, true) => ms.clone(),
-                (true, false) => None,
-                (false, _) => had.ms.clone(),
-            },
-            meta: match (&spec.meta, on) {
-                (Some(t), true) => Some(t.clone()),
-                (Some(_), false) => None,
-                (None, _) => had.meta.clone(),
-            },
-        };
-        // In place: the order of `patterns` is the order the sessions' nodes were chained in.
-        match st.modules[m]
-            .patterns
-            .iter()
-            .position(|(s, _)| *s == session)
-        {
-            Some(i) if now.is_set() => st.modules[m].patterns[i].1 = now,
-            Some(i) => {
-                st.modules[m].patterns.remove(i);
+        // Per function: whether its entry's global flag is cleared, and what this call changes.
+        let mut clear_global: Vec<FuncId> = Vec::new();
+        let mut changes: Vec<Change> = Vec::new();
+        for &f in fs {
+            let md = &mut st.modules[m];
+            // Local excludes global in one session (ERTS `erts_set_trace_pattern`: `on` with a
+            // breakpoint-type flag runs `erts_clear_export_trace` on the matched export
+            // entries): the session's global flag is cleared off the function's entry in the
+            // same sequence.
+            let cg = on && md.global[f].contains(&session);
+            if cg {
+                md.global[f].retain(|&s| s != session);
+                clear_global.push(f);
             }
-            None if now.is_set() => st.modules[m].patterns.push((session, now)),
-            None => {}
+            let had = md.patterns[f]
+                .iter()
+                .find(|(s, _)| *s == session)
+                .map_or(ModPattern::default(), |(_, p)| p.clone());
+            let hf = had.flags;
+            // The flags this call changes: new counters for `true`, set ones for `false`; local
+            // and meta whenever named and set or being set.
+            let change = FlagSet {
+                local: fl.local && (on || hf.local),
+                call_count: fl.call_count && (hf.call_count != on),
+                call_time: fl.call_time && (hf.call_time != on),
+                call_memory: fl.call_memory && (hf.call_memory != on),
+            };
+            let meta_change = spec.meta.is_some() && (on || had.meta.is_some());
+            let now = ModPattern {
+                flags: FlagSet {
+                    local: if fl.local { on } else { hf.local },
+                    call_count: hf.call_count != change.call_count,
+                    call_time: hf.call_time != change.call_time,
+                    call_memory: hf.call_memory != change.call_memory,
+                },
+                ms: match (fl.local, on) {
+                    (true, true) => ms.clone(),
+                    (true, false) => None,
+                    (false, _) => had.ms.clone(),
+                },
+                meta: match (&spec.meta, on) {
+                    (Some(t), true) => Some(t.clone()),
+                    (Some(_), false) => None,
+                    (None, _) => had.meta.clone(),
+                },
+            };
+            // In place: the order of `patterns[f]` is the order the sessions' nodes were
+            // chained in.
+            match md.patterns[f].iter().position(|(s, _)| *s == session) {
+                Some(i) if now.is_set() => md.patterns[f][i].1 = now,
+                Some(i) => {
+                    md.patterns[f].remove(i);
+                }
+                None if now.is_set() => md.patterns[f].push((session, now)),
+                None => {}
+            }
+            if change.local || change.counters() || meta_change || cg {
+                changes.push(Change {
+                    f,
+                    fl: change,
+                    meta: meta_change,
+                });
+            }
         }
         let v = st.modules[m].curr;
-        let funcs: Vec<FuncId> = (0..self.modc(m).functions()).collect();
         let mut exps: Vec<(Area, &[FuncId])> = Vec::new();
-        if clear_global {
+        if !clear_global.is_empty() {
             let global_only = crate::stage::Extra {
                 global: true,
                 ms: None,
                 meta: None,
             };
             let staging = self.staging_ix();
-            for &f in &funcs {
+            for &f in &clear_global {
                 crate::stage::stage_in(
                     self,
                     &mut bst,
@@ -965,49 +1040,52 @@ impl<P: ThreadProgress> Engine<P> {
                     &global_only,
                 );
             }
-            exps.push((self.exp_area(m), &funcs[..]));
+            exps.push((self.exp_area(m), &clear_global[..]));
         }
         if v.is_null() {
-            if clear_global {
+            if !clear_global.is_empty() {
                 // No current code: only the export entries change.
                 self.finish_in(&mut bst, PatternOp::False, None, &exps, &mut || {});
             }
             return Ok(0);
         }
-        if change.local || change.counters() || meta_change || clear_global {
+        if !changes.is_empty() {
             let op = if on {
                 PatternOp::True
             } else {
                 PatternOp::False
             };
-            let extra = crate::stage::Extra {
-                global: false,
+            let after = st.modules[m].traced_mask();
+            let how = Staging {
+                session,
+                op,
                 ms: if on { ms } else { None },
-                meta: if meta_change { spec.meta.clone() } else { None },
+                meta: spec.meta.clone(),
+                promise: (before, after),
             };
-            let traced = st.modules[m].traced();
-            self.trace_pattern_on(&mut bst, v, session, op, change, &extra, traced, &exps);
+            self.trace_pattern_on(&mut bst, v, &how, &changes, &exps);
         }
-        Ok(self.modc(m).functions())
+        Ok(fs.len())
     }
 
-    /// `trace:function(Session, {m, '_', '_'}, true | false, [global])` (with an optional match
-    /// spec) on the module's export entries, on an engine made [`Engine::with_global_trace`]:
-    /// `stage.rs` on each entry's node (the global flag and match spec) and the finisher's one
-    /// sequence on the export area (install patches the dispatch word to the breakpoint
-    /// instruction, after W0; uninstall restores it after W2). The entries are the same for
-    /// every version: a load leaves them under `NonBlocking` and clears them under `Blocking`
-    /// (`clear_export_breakpoints`, as ERTS's `erts_clear_export_break`). Refused (`BadArg`)
-    /// with local, the counters or meta. Global excludes local in one session (ERTS
-    /// `erts_set_trace_pattern`: `on && !flags.breakpoint` runs `erts_clear_all_breaks` on the
-    /// matched functions): setting it clears every flag of the session (local, meta and the
-    /// counters) off the current version's functions and drops the session's pattern from the
-    /// module, in the same sequence (the promise withdrawn first when that was the module's
-    /// last pattern); the old version, which ERTS's match does not reach, keeps its nodes until
-    /// its removal.
+    /// `trace:function(Session, {m, F, A}, true | false, [global])` (with an optional match
+    /// spec) on the export entries of functions `fs` of module `m`, on an engine made
+    /// [`Engine::with_global_trace`]: `stage.rs` on each entry's node (the global flag and
+    /// match spec) and the finisher's one sequence on the export area (install patches the
+    /// dispatch word to the breakpoint instruction, after W0; uninstall restores it after W2).
+    /// The entries are the same for every version: a load leaves them under `NonBlocking` and
+    /// clears them under `Blocking` (`clear_export_breakpoints`, as ERTS's
+    /// `erts_clear_export_break`). Refused (`BadArg`) with local, the counters or meta. Global
+    /// excludes local in one session (ERTS `erts_set_trace_pattern`: `on && !flags.breakpoint`
+    /// runs `erts_clear_all_breaks` on the matched functions): setting it clears every flag of
+    /// the session (local, meta and the counters) off the current version's matched functions
+    /// and drops the session's pattern from them, in the same sequence (the promise of a
+    /// function withdrawn first when that was its last pattern); the old version, which ERTS's
+    /// match does not reach, keeps its nodes until its removal.
     fn trace_pattern_module_global(
         &self,
         m: usize,
+        fs: &[FuncId],
         on: bool,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
@@ -1025,19 +1103,27 @@ impl<P: ThreadProgress> Engine<P> {
         }
         let mut st = lock(&self.cm().modules);
         let mut bst = self.seize_for(session)?;
-        let clear_local = on && st.modules[m].patterns.iter().any(|(s, _)| *s == session);
-        if clear_local {
-            st.modules[m].patterns.retain(|(s, _)| *s != session);
+        let before = st.modules[m].traced_mask();
+        let mut clear_local: Vec<FuncId> = Vec::new();
+        let mut staged: Vec<FuncId> = Vec::new();
+        for &f in fs {
+            let md = &mut st.modules[m];
+            if on && md.patterns[f].iter().any(|(s, _)| *s == session) {
+                md.patterns[f].retain(|(s, _)| *s != session);
+                clear_local.push(f);
+            }
+            let had = md.global[f].contains(&session);
+            if on && !had {
+                md.global[f].push(session);
+            } else if !on {
+                md.global[f].retain(|&s| s != session);
+            }
+            if on || had {
+                staged.push(f);
+            }
         }
-        let n = self.modc(m).functions();
-        let had = st.modules[m].global.contains(&session);
-        if !on && !had {
-            return Ok(n);
-        }
-        if on && !had {
-            st.modules[m].global.push(session);
-        } else if !on {
-            st.modules[m].global.retain(|&s| s != session);
+        if staged.is_empty() {
+            return Ok(fs.len());
         }
         let op = if on {
             PatternOp::True
@@ -1045,27 +1131,27 @@ impl<P: ThreadProgress> Engine<P> {
             PatternOp::False
         };
         let area = self.exp_area(m);
-        let funcs: Vec<FuncId> = (0..n).collect();
         let staging = self.staging_ix();
-        let mut areas: Vec<(Area, &[FuncId])> = vec![(area, &funcs[..])];
+        let mut areas: Vec<(Area, &[FuncId])> = vec![(area, &staged[..])];
         let v = st.modules[m].curr;
-        if clear_local && !v.is_null() {
+        if !clear_local.is_empty() && !v.is_null() {
             // SAFETY: the current version, live while the module table is held.
             let ver = unsafe { &*v };
-            if !st.modules[m].traced() {
-                ver.promised.store(false, Relaxed);
+            let after = st.modules[m].traced_mask();
+            if clear_local.iter().any(|&f| after & fbit(f) == 0) {
+                ver.promised.store(before & after, Relaxed);
             }
-            for &f in &funcs {
+            for &f in &clear_local {
                 crate::stage::clear_session(self, &mut bst, area_of(ver), f, session, staging);
             }
-            areas.push((area_of(ver), &funcs[..]));
+            areas.push((area_of(ver), &clear_local[..]));
         }
         let extra = crate::stage::Extra {
             global: true,
             ms: spec.ms.clone().map(std::sync::Arc::new),
             meta: None,
         };
-        for &f in &funcs {
+        for &f in &staged {
             crate::stage::stage_in(
                 self,
                 &mut bst,
@@ -1078,47 +1164,62 @@ impl<P: ThreadProgress> Engine<P> {
                 &extra,
             );
         }
-        let install = on.then_some((area, &funcs[..]));
+        let install = on.then_some((area, &staged[..]));
         self.finish_in(&mut bst, op, install, &areas, &mut || {});
-        Ok(n)
+        Ok(fs.len())
     }
 
-    /// `trace_pattern` of `fl` in `session` on every function of version `v` (the current
-    /// one): `stage.rs` in the staging half, then `finisher.rs::finish_in` on the version's
-    /// area. The promise follows `traced` (the module's patterns after this call): withdrawn
-    /// before staging, or made right after W2, when every hit runs the new half. `more`: areas
-    /// the caller staged in too (the export entries whose global flag the local pattern
-    /// clears), finished in the same sequence.
-    #[allow(clippy::too_many_arguments)]
+    /// `trace_pattern` in `how.session` on the changed functions of version `v` (the current
+    /// one), each with its own flags: `stage.rs` in the staging half, then
+    /// `finisher.rs::finish_in` on the version's area. The promise follows the module's
+    /// patterns after this call (`how.promise`: the traced functions before and after, one bit
+    /// each): the functions that lose their last pattern are withdrawn before staging, and the
+    /// traced ones are promised right after W2, when every hit runs the new half, if a changed
+    /// function is among them. `more`: areas the caller staged in too (the export entries whose
+    /// global flag the local pattern clears), finished in the same sequence.
     fn trace_pattern_on(
         &self,
         bst: &mut Permission<'_>,
         v: *mut CodeVersion,
-        session: SessionId,
-        op: PatternOp,
-        fl: FlagSet,
-        extra: &crate::stage::Extra,
-        traced: bool,
+        how: &Staging,
+        changes: &[Change],
         more: &[(Area, &[FuncId])],
     ) {
         // SAFETY: v is live while the permission is held (the current version).
         let ver = unsafe { &*v };
         let area = area_of(ver);
-        let funcs: Vec<FuncId> = (0..ver.code.funcs.len()).collect();
-        if !traced {
-            ver.promised.store(false, Relaxed);
+        let funcs: Vec<FuncId> = changes.iter().map(|c| c.f).collect();
+        let changed = funcs.iter().fold(0u64, |m, &f| m | fbit(f));
+        let (before, after) = how.promise;
+        if changed & !after != 0 {
+            ver.promised.store(before & after, Relaxed);
         }
         let staging = self.staging_ix();
-        for &f in &funcs {
-            crate::stage::stage_in(self, bst, area, f, session, staging, op, fl, extra);
+        for c in changes {
+            let extra = crate::stage::Extra {
+                global: false,
+                ms: how.ms.clone(),
+                meta: if c.meta { how.meta.clone() } else { None },
+            };
+            crate::stage::stage_in(
+                self,
+                bst,
+                area,
+                c.f,
+                how.session,
+                staging,
+                how.op,
+                c.fl,
+                &extra,
+            );
         }
         let promised = &ver.promised;
-        let install = (op != PatternOp::False).then_some((area, &funcs[..]));
+        let install = (how.op != PatternOp::False).then_some((area, &funcs[..]));
         let mut areas: Vec<(Area, &[FuncId])> = vec![(area, &funcs[..])];
         areas.extend_from_slice(more);
-        self.finish_in(bst, op, install, &areas, &mut || {
-            if traced {
-                promised.store(true, Relaxed);
+        self.finish_in(bst, how.op, install, &areas, &mut || {
+            if changed & after != 0 {
+                promised.store(after, Relaxed);
             }
         });
     }
@@ -1132,7 +1233,7 @@ impl<P: ThreadProgress> Engine<P> {
         let ver = unsafe { &*v };
         let area = area_of(ver);
         let funcs: Vec<FuncId> = (0..ver.code.funcs.len()).collect();
-        ver.promised.store(false, Relaxed);
+        ver.promised.store(0, Relaxed);
         let staging = self.staging_ix();
         for &f in &funcs {
             let sessions: Vec<SessionId> = crate::rest::chain(self, bst, area, f)
@@ -1160,36 +1261,46 @@ impl<P: ThreadProgress> Engine<P> {
             .map(|mc| (0..mc.functions()).collect())
             .collect();
         let mut areas: Vec<(Area, &[FuncId])> = Vec::new();
-        // The current versions whose module's last pattern is the session's.
-        let mut last: Vec<*mut CodeVersion> = Vec::new();
+        // The current versions with a function whose last pattern is the session's, and their
+        // promise without those functions.
+        let mut last: Vec<(*mut CodeVersion, u64)> = Vec::new();
         for (m, md) in st.modules.iter().enumerate() {
             for v in [md.curr, md.old].into_iter().filter(|v| !v.is_null()) {
                 // SAFETY: live versions of the module table; its permission is held for the
                 // call.
                 areas.push((area_of(unsafe { &*v }), &funcs[m][..]));
             }
-            if !md.global.is_empty() {
+            if md.any_global() {
                 areas.push((self.exp_area(m), &funcs[m][..]));
             }
-            let had = md.patterns.iter().any(|(x, _)| *x == s);
-            if had && md.patterns.len() == 1 && !md.curr.is_null() {
-                last.push(md.curr);
+            let after = md
+                .patterns
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.iter().any(|(x, _)| *x != s))
+                .fold(0u64, |a, (f, _)| a | fbit(f));
+            if after != md.traced_mask() && !md.curr.is_null() {
+                last.push((md.curr, after));
             }
         }
         let bp = self;
         let r = self.destroy_session_in(s, &areas, &mut || {
             if !last.is_empty() {
-                for &curr in &last {
+                for &(curr, after) in &last {
                     // SAFETY: the current version, live (module table held).
-                    unsafe { &*curr }.promised.store(false, Relaxed);
+                    unsafe { &*curr }.promised.store(after, Relaxed);
                 }
                 bp.progress.wait();
             }
         })?;
         if r {
             for md in st.modules.iter_mut() {
-                md.patterns.retain(|(x, _)| *x != s);
-                md.global.retain(|&x| x != s);
+                for p in &mut md.patterns {
+                    p.retain(|(x, _)| *x != s);
+                }
+                for g in &mut md.global {
+                    g.retain(|&x| x != s);
+                }
             }
         }
         Ok(r)
@@ -1444,11 +1555,12 @@ impl<P: ThreadProgress> Engine<P> {
                     return Err(format!("version {}: a process is still in it", ver.number));
                 }
                 let is_curr = v == md.curr;
-                let traced = is_curr && md.traced();
-                if ver.promised.load(Relaxed) != traced {
-                    return Err(format!("version {}: promise is not {traced}", ver.number));
+                let mask = if is_curr { md.traced_mask() } else { 0 };
+                if ver.promised.load(Relaxed) != mask {
+                    return Err(format!("version {}: promise is not {mask:#x}", ver.number));
                 }
                 for (f, h) in ver.code.funcs.iter().enumerate() {
+                    let traced = mask & fbit(f) != 0;
                     let g = h.gen_bp.load(Relaxed);
                     let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
                     if patched != traced || g.is_null() == traced {
@@ -1461,7 +1573,7 @@ impl<P: ThreadProgress> Engine<P> {
                         .map(|n| n.session)
                         .collect();
                     let mut want: Vec<SessionId> = if traced {
-                        md.patterns.iter().map(|(s, _)| *s).collect()
+                        md.patterns[f].iter().map(|(s, _)| *s).collect()
                     } else {
                         Vec::new()
                     };
@@ -1497,7 +1609,7 @@ impl<P: ThreadProgress> Engine<P> {
                 let sessions: Vec<SessionId> = crate::rest::chain(self, bst, self.exp_area(m), f)
                     .map(|n| n.session)
                     .collect();
-                let mut want = md.global.clone();
+                let mut want = md.global[f].clone();
                 want.reverse(); // chained newest first
                 if sessions != want || patched == want.is_empty() {
                     return Err(format!(

@@ -90,6 +90,10 @@ pub struct LoadTortureConfig {
     /// LW1 folded into the removal's W1 (`Engine::with_lw1_fold`; NonBlocking with two code
     /// indices only).
     pub fold_lw1: bool,
+    /// The stager sets and clears its patterns on random subsets of the module's functions
+    /// (`Engine::trace_pattern_funcs_spec_in`: each function its own patterns and promise bit)
+    /// instead of the whole module.
+    pub per_function: bool,
 }
 
 /// The loader's purges (`bpspec torture --load --purge`).
@@ -142,6 +146,7 @@ impl LoadTortureConfig {
             scheme: crate::code_ix::CodeIxScheme::Two,
             purge: PurgeMode::Soft,
             fold_lw1: false,
+            per_function: false,
         }
     }
 
@@ -180,11 +185,12 @@ impl LoadTortureConfig {
             String::new()
         };
         format!(
-            "load-s{}@{}{}{}{procs}{purge}",
+            "load-s{}@{}{}{}{procs}{purge}{}",
             self.schedulers,
             self.protocol.name(),
             if three { "-3ix" } else { "" },
-            if self.fold_lw1 { "-fold" } else { "" }
+            if self.fold_lw1 { "-fold" } else { "" },
+            if self.per_function { "-perfn" } else { "" }
         )
     }
 
@@ -441,7 +447,8 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     };
     let stager = {
         let (e, sh, seed) = (e.clone(), sh.clone(), cfg.seed);
-        std::thread::spawn(move || stager(&e, &sh, seed, timed))
+        let subsets = cfg.per_function.then_some(cfg.functions);
+        std::thread::spawn(move || stager(&e, &sh, seed, timed, subsets))
     };
     let mut rep = LoadTortureReport::default();
     for (id, h) in scheds.into_iter().enumerate() {
@@ -916,23 +923,49 @@ fn purge_retried(
 }
 
 /// The stager: trace_pattern on and off on the module, call_count in the legacy session or
-/// call_time in session `timed`. Returns the calls made.
-fn stager(e: &Engine<Qsbr>, sh: &Shared, seed: u64, timed: crate::bp::SessionId) -> u64 {
+/// call_time in session `timed`; with `subsets` (the module's number of functions), on a
+/// random nonempty subset of its functions each time. Returns the calls made.
+fn stager(
+    e: &Engine<Qsbr>,
+    sh: &Shared,
+    seed: u64,
+    timed: crate::bp::SessionId,
+    subsets: Option<usize>,
+) -> u64 {
     let mut n = 0;
     let call_time = crate::calltrace::TraceSpec::from(crate::pattern::FlagSet {
         call_time: true,
         ..Default::default()
     })
     .session(timed);
+    // The legacy session's call_count (`Engine::trace_pattern_module`).
+    let call_count = crate::calltrace::TraceSpec::from(crate::pattern::FlagSet {
+        call_count: true,
+        ..Default::default()
+    });
     let r = catch_unwind(AssertUnwindSafe(|| {
         let mut rng = Rng::new(seed ^ 0x57A6_E500);
         while !sh.stopped() {
             // Mostly on: a traced module is what the loads must keep traced.
             let on = rng.chance(3, 4);
-            if rng.chance(1, 2) {
-                e.trace_pattern_module(on);
-            } else if let Err(er) = e.trace_pattern_module_spec(on, &call_time) {
-                sh.fail("stager", format!("call_time: {er}"));
+            let spec = if rng.chance(1, 2) {
+                call_count.clone()
+            } else {
+                call_time.clone()
+            };
+            let r = match subsets {
+                None => e.trace_pattern_module_spec(on, &spec),
+                Some(n) => {
+                    // Each function in with probability 1/2; at least one.
+                    let mut fs: Vec<usize> = (0..n).filter(|_| rng.chance(1, 2)).collect();
+                    if fs.is_empty() {
+                        fs.push(rng.below(n as u64) as usize);
+                    }
+                    e.trace_pattern_funcs_spec_in(0, &fs, on, &spec)
+                }
+            };
+            if let Err(er) = r {
+                sh.fail("stager", format!("trace_pattern: {er}"));
                 return;
             }
             n += 1;
