@@ -572,7 +572,8 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
     }
     if s.conserve {
         let got = final_figures(&*e, s.functions);
-        let want = sequential::<P>(s);
+        let want =
+            crate::harness::reference_run(("collection", s.name, P::name()), || sequential::<P>(s));
         assert_eq!(
             got, want,
             "CT4 violated: figures differ from the sequential run"

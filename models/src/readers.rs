@@ -481,7 +481,10 @@ pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, pla
     let (e, hits) = execute::<P>(s, mutant, true, true, plan);
     if let Some(session) = s.conserve {
         let got = figures(&*e, s, session);
-        let want = figures(&*execute::<P>(s, None, false, false, plan).0, s, session);
+        let key = format!("{}@{} session {session}", s.name, plan.name());
+        let want = crate::harness::reference_run(("readers", &key, P::name()), || {
+            figures(&*execute::<P>(s, None, false, false, plan).0, s, session)
+        });
         assert_eq!(
             got, want,
             "RD3 violated: session {session}'s figures differ from the run without the stager"
