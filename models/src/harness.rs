@@ -96,20 +96,20 @@ pub type ModelRun<S> = fn(&S, Option<Mutant>);
 /// its priority change points from the longest execution's step count (shuttle-schedulers
 /// 0.1.1, src/pct.rs, `new_execution` and `next_task`), so dropping the reference run's steps
 /// would change which schedules PCT tries.
-pub fn reference_run(
+pub fn reference_run<T: Clone + 'static>(
     key: (&'static str, &str, &'static str),
-    run: impl FnOnce() -> Vec<String>,
-) -> Vec<String> {
+    run: impl FnOnce() -> T,
+) -> T {
     #[cfg(loom)]
     {
         use std::cell::RefCell;
         type Key = (&'static str, String, &'static str);
-        thread_local!(static DONE: RefCell<Vec<(Key, Vec<String>)>> = const { RefCell::new(Vec::new()) });
+        thread_local!(static DONE: RefCell<Vec<(Key, Box<dyn std::any::Any>)>> = const { RefCell::new(Vec::new()) });
         let found = DONE.with(|d| {
             d.borrow()
                 .iter()
                 .find(|(k, _)| k.0 == key.0 && k.1 == key.1 && k.2 == key.2)
-                .map(|(_, v)| v.clone())
+                .map(|(_, v)| v.downcast_ref::<T>().expect("one type per key").clone())
         });
         if let Some(v) = found {
             return v;
@@ -119,7 +119,7 @@ pub fn reference_run(
             let mut d = d.borrow_mut();
             // Bounded: one entry per key; a test binary has a few hundred scenarios at most.
             assert!(d.len() < 1 << 16, "reference-run cache over 65,536 keys");
-            d.push(((key.0, key.1.to_string(), key.2), v.clone()));
+            d.push(((key.0, key.1.to_string(), key.2), Box::new(v.clone())));
         });
         v
     }

@@ -389,13 +389,12 @@ fn run_script<P: ThreadProgress>(
 }
 
 /// Session `session`'s final figures (call_time and call_memory of every function).
-fn figures<P: ThreadProgress>(e: &Engine<P>, s: &RScenario, session: u32) -> Vec<String> {
+/// As terms: compared as they are, printed (`{:?}`) only in a counterexample.
+fn figures<P: ThreadProgress>(e: &Engine<P>, s: &RScenario, session: u32) -> Vec<Term> {
     (0..s.functions)
         .flat_map(|f| {
-            [InfoKey::CallTime, InfoKey::CallMemory].map(|k| {
-                e.trace_info_term(session, &e.code.funcs[f].mfa, k)
-                    .to_string()
-            })
+            [InfoKey::CallTime, InfoKey::CallMemory]
+                .map(|k| e.trace_info_term(session, &e.code.funcs[f].mfa, k))
         })
         .collect()
 }
