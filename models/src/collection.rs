@@ -437,18 +437,19 @@ fn run_script<P: ThreadProgress>(
     s.sleep();
 }
 
-/// Final figures of every function and kind (non-blocking queries at quiescence).
-fn final_figures<P: ThreadProgress>(e: &Engine<P>, n: usize) -> Vec<String> {
+/// Final figures of every function and kind (non-blocking queries at quiescence), as terms:
+/// compared as they are, and printed (`{:?}`) only in a counterexample.
+fn final_figures<P: ThreadProgress>(e: &Engine<P>, n: usize) -> Vec<Term> {
     (0..n)
         .flat_map(|f| {
             [InfoKey::CallTime, InfoKey::CallMemory]
-                .map(|k| e.trace_info_term(0, &e.code.funcs[f].mfa, k).to_string())
+                .map(|k| e.trace_info_term(0, &e.code.funcs[f].mfa, k))
         })
         .collect()
 }
 
 /// The same scripts run one scheduler after the other, with no query at all: the CT4 oracle.
-fn sequential<P: ThreadProgress>(s: &CScenario) -> Vec<String> {
+fn sequential<P: ThreadProgress>(s: &CScenario) -> Vec<Term> {
     let e = build::<P>(s, None);
     for (id, (pids, script)) in s.schedulers.iter().enumerate() {
         let mut sch = if s.dirty.contains(&id) {
@@ -572,7 +573,8 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
     }
     if s.conserve {
         let got = final_figures(&*e, s.functions);
-        let want = sequential::<P>(s);
+        let want =
+            crate::harness::reference_run(("collection", s.name, P::name()), || sequential::<P>(s));
         assert_eq!(
             got, want,
             "CT4 violated: figures differ from the sequential run"

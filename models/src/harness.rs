@@ -80,6 +80,56 @@ pub fn hold_on_real_threads<S>(scenarios: Vec<S>, times: usize, runs: &[ModelRun
 /// A model run: the scenario under a mutant (or none). `run::<Qsbr>` of each model is one.
 pub type ModelRun<S> = fn(&S, Option<Mutant>);
 
+/// The figures of a model's reference run (`reference`: the scenario's scripts one after the
+/// other with no stager and no mutant, on an engine of its own), which the run's end compares
+/// with its own (CT4 in `collection.rs`, RD3 in `readers.rs`). `key` names everything the
+/// reference run depends on (family, scenario, wait plan, session, grace period), never the
+/// mutant or the schedule: the run is sequential, on one thread, so it comes out the same in
+/// every execution.
+///
+/// Under loom it runs once per `key` and OS thread, in the first execution that needs it, and
+/// later executions reuse its figures: it happens after every model thread has been joined,
+/// on objects of its own, so it adds no branch with more than one choice and no dependency
+/// between threads (the execution counts before and after are equal, docs/running.md,
+/// "Per-execution cost"), yet it was a second engine's atomics, cells and steps in every
+/// execution. Under shuttle and std it runs in every execution: shuttle's PCT scheduler draws
+/// its priority change points from the longest execution's step count (shuttle-schedulers
+/// 0.1.1, src/pct.rs, `new_execution` and `next_task`), so dropping the reference run's steps
+/// would change which schedules PCT tries.
+pub fn reference_run<T: Clone + 'static>(
+    key: (&'static str, &str, &'static str),
+    run: impl FnOnce() -> T,
+) -> T {
+    #[cfg(loom)]
+    {
+        use std::cell::RefCell;
+        type Key = (&'static str, String, &'static str);
+        thread_local!(static DONE: RefCell<Vec<(Key, Box<dyn std::any::Any>)>> = const { RefCell::new(Vec::new()) });
+        let found = DONE.with(|d| {
+            d.borrow()
+                .iter()
+                .find(|(k, _)| k.0 == key.0 && k.1 == key.1 && k.2 == key.2)
+                .map(|(_, v)| v.downcast_ref::<T>().expect("one type per key").clone())
+        });
+        if let Some(v) = found {
+            return v;
+        }
+        let v = run();
+        DONE.with(|d| {
+            let mut d = d.borrow_mut();
+            // Bounded: one entry per key; a test binary has a few hundred scenarios at most.
+            assert!(d.len() < 1 << 16, "reference-run cache over 65,536 keys");
+            d.push(((key.0, key.1.to_string(), key.2), Box::new(v.clone())));
+        });
+        v
+    }
+    #[cfg(not(loom))]
+    {
+        let _ = key;
+        run()
+    }
+}
+
 /// The scenario called `name` in `scenarios`; panics naming it if there is none.
 pub fn scenario_named<S>(scenarios: Vec<S>, name: &str, of: impl Fn(&S) -> &str) -> S {
     scenarios

@@ -389,13 +389,12 @@ fn run_script<P: ThreadProgress>(
 }
 
 /// Session `session`'s final figures (call_time and call_memory of every function).
-fn figures<P: ThreadProgress>(e: &Engine<P>, s: &RScenario, session: u32) -> Vec<String> {
+/// As terms: compared as they are, printed (`{:?}`) only in a counterexample.
+fn figures<P: ThreadProgress>(e: &Engine<P>, s: &RScenario, session: u32) -> Vec<Term> {
     (0..s.functions)
         .flat_map(|f| {
-            [InfoKey::CallTime, InfoKey::CallMemory].map(|k| {
-                e.trace_info_term(session, &e.code.funcs[f].mfa, k)
-                    .to_string()
-            })
+            [InfoKey::CallTime, InfoKey::CallMemory]
+                .map(|k| e.trace_info_term(session, &e.code.funcs[f].mfa, k))
         })
         .collect()
 }
@@ -481,7 +480,10 @@ pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, pla
     let (e, hits) = execute::<P>(s, mutant, true, true, plan);
     if let Some(session) = s.conserve {
         let got = figures(&*e, s, session);
-        let want = figures(&*execute::<P>(s, None, false, false, plan).0, s, session);
+        let key = format!("{}@{} session {session}", s.name, plan.name());
+        let want = crate::harness::reference_run(("readers", &key, P::name()), || {
+            figures(&*execute::<P>(s, None, false, false, plan).0, s, session)
+        });
         assert_eq!(
             got, want,
             "RD3 violated: session {session}'s figures differ from the run without the stager"

@@ -103,6 +103,12 @@ pub enum Event {
 #[derive(Debug, Default)]
 pub struct History {
     events: std::sync::Mutex<Option<Vec<Event>>>,
+    /// Whether recording is on: read before taking the lock, so that a run that never starts
+    /// recording (every loom and shuttle model but the refinement's) pays one load per event,
+    /// not a lock and an unlock (about 3 % of a shuttle profile of `timem_baselines`,
+    /// docs/running.md, "Per-execution cost"). Plain std, as the lock: the recorder is the
+    /// harness's, never a model object.
+    on: std::sync::atomic::AtomicBool,
 }
 
 impl History {
@@ -110,11 +116,15 @@ impl History {
     pub fn start(&self) {
         if CHECKED {
             *self.events.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+            // Release: pairs with the Acquire load in `record`, which then finds the vector.
+            self.on.store(true, std::sync::atomic::Ordering::Release);
         }
     }
 
     /// Stop recording and return what was recorded.
     pub fn take(&self) -> Vec<Event> {
+        // Relaxed: `record` checks the vector under the lock anyway; the flag only skips it.
+        self.on.store(false, std::sync::atomic::Ordering::Relaxed);
         self.events
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -125,7 +135,8 @@ impl History {
     /// Record one event if recording is on.
     #[inline(always)]
     pub fn record(&self, ev: impl FnOnce() -> Event) {
-        if CHECKED {
+        // Acquire: pairs with the Release store in `start`.
+        if CHECKED && self.on.load(std::sync::atomic::Ordering::Acquire) {
             if let Some(v) = self
                 .events
                 .lock()
