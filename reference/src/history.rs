@@ -116,8 +116,10 @@ impl History {
     pub fn start(&self) {
         if CHECKED {
             *self.events.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
-            // Release: pairs with the Acquire load in `record`, which then finds the vector.
-            self.on.store(true, std::sync::atomic::Ordering::Release);
+            // Relaxed: the flag only lets `record` skip the lock; the vector is published by the
+            // lock, and `record` checks it under the lock. A thread that `start` happens before
+            // reads `true` by coherence (read-after-write on one location) whatever the order.
+            self.on.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -135,8 +137,8 @@ impl History {
     /// Record one event if recording is on.
     #[inline(always)]
     pub fn record(&self, ev: impl FnOnce() -> Event) {
-        // Acquire: pairs with the Release store in `start`.
-        if CHECKED && self.on.load(std::sync::atomic::Ordering::Acquire) {
+        // Relaxed: see `start`; what the lock protects is read under the lock.
+        if CHECKED && self.on.load(std::sync::atomic::Ordering::Relaxed) {
             if let Some(v) = self
                 .events
                 .lock()
