@@ -138,10 +138,15 @@ pub enum LoadSpecMutant {
     /// by the removal before the purge's check sends the kill, and the version itself is freed
     /// only after the exit.
     SwitchInChargesKilled,
+    /// `load-promise-withdrawn-late` (`funcs` 2): the stager's `trace_pattern` does not
+    /// withdraw the promise of a function that loses its last pattern before staging
+    /// (`store(before)` for `store(before & after)` in `trace_pattern_on`); the function
+    /// keeps its bit until the promise is made after W2.
+    PromiseWithdrawnLate,
 }
 
 impl LoadSpecMutant {
-    pub const ALL: [LoadSpecMutant; 18] = [
+    pub const ALL: [LoadSpecMutant; 19] = [
         LoadSpecMutant::CommitBeforeBreakpoints,
         LoadSpecMutant::SkipWaitAfterCommit,
         LoadSpecMutant::BlockingWithoutBlock,
@@ -160,6 +165,7 @@ impl LoadSpecMutant {
         LoadSpecMutant::PurgeCheckSkipsReturnFrame,
         LoadSpecMutant::PurgeCheckSkipsSwitchedOut,
         LoadSpecMutant::LoadOverNotPurged,
+        LoadSpecMutant::PromiseWithdrawnLate,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -182,6 +188,7 @@ impl LoadSpecMutant {
             LoadSpecMutant::PurgeCheckSkipsSwitchedOut => "load-purge-check-skips-switched-out",
             LoadSpecMutant::LoadOverNotPurged => "load-over-not-purged",
             LoadSpecMutant::SwitchInChargesKilled => "load-switch-in-charges-killed",
+            LoadSpecMutant::PromiseWithdrawnLate => "load-promise-withdrawn-late",
         }
     }
     /// Whether the engine has a mutant of the same name (`bpspec_reference::Mutant`).
@@ -202,6 +209,7 @@ impl LoadSpecMutant {
                 | LoadSpecMutant::PurgeCheckSkipsSwitchedOut
                 | LoadSpecMutant::LoadOverNotPurged
                 | LoadSpecMutant::SwitchInChargesKilled
+                | LoadSpecMutant::PromiseWithdrawnLate
         )
     }
     /// The protocol the mutant breaks.
@@ -214,7 +222,9 @@ impl LoadSpecMutant {
     /// The property that kills it.
     pub fn killed_by(self) -> &'static str {
         match self {
-            LoadSpecMutant::CommitBeforeBreakpoints => "no-mix",
+            LoadSpecMutant::CommitBeforeBreakpoints | LoadSpecMutant::PromiseWithdrawnLate => {
+                "no-mix"
+            }
             LoadSpecMutant::TwoCodeIx | LoadSpecMutant::ExportRetargetBeforeCommit => {
                 "no-uncommitted-call"
             }
@@ -243,6 +253,7 @@ impl LoadSpecMutant {
                 LoadModel::two_procs()
             }
             LoadSpecMutant::LoadOverNotPurged => LoadModel::reloads(),
+            LoadSpecMutant::PromiseWithdrawnLate => LoadModel::per_function(),
             _ => LoadModel::classic(self.protocol()),
         };
         base.with_mutant(self)
@@ -302,9 +313,16 @@ pub const MAX_SCHEDS: usize = 2;
 /// One version of `m` (index 1 up; 0 is `undef`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Ver {
-    /// Patched: its functions start with the breakpoint instruction.
-    pub bp: bool,
-    pub promised: bool,
+    /// Patched: the functions (one bit each) that start with the breakpoint instruction.
+    pub bp: u8,
+    /// The functions (one bit each) whose breakpoints a call of them must run
+    /// (`CodeVersion::promised`).
+    pub promised: u8,
+    /// `funcs` 2: the functions (one bit each) whose pattern the active half of their
+    /// breakpoint holds (a call runs a function's breakpoints when its instruction is patched
+    /// and the active half has its pattern); 0 with one function, where a patched function is
+    /// always active (the trace_pattern's flip is not modelled apart there).
+    pub on: u8,
     pub freed: bool,
     /// Its breakpoint nodes that were freed, one bit per session (bit 0: the first session,
     /// bit 1: the second).
@@ -331,8 +349,8 @@ pub enum Sched {
     HasVer(u8),
     /// A local call into the version the process is in: read its first instruction and, if
     /// patched, the chain of nodes it found (a session mask, 0: unpatched), about to run it
-    /// and its nodes.
-    Local(u8, u8),
+    /// and its nodes; the third field is the function called (0 with one function).
+    Local(u8, u8, u8),
     /// A call_time charge at schedule-out or at the next hit of a patched function
     /// (`call_time`): read the slot of the function its call_time state names, in this
     /// version (the session mask of the nodes linked there), about to add to the nodes.
@@ -342,7 +360,7 @@ pub enum Sched {
     Ret(u8, u8),
     /// `meta`: a local call that read the patched instruction and its chain, about to read
     /// the meta breakpoint's tracer cell through the node (its own step), then run.
-    Meta(u8, u8),
+    Meta(u8, u8, u8),
     /// `global`: the call read the export address of its code index and found the export
     /// breakpoint's trampoline, about to run the export entry's breakpoint node and read its
     /// one continuation address.
@@ -407,8 +425,9 @@ impl Parked {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LState {
-    /// The module is traced (its versions get call_count; a load sets the same pattern).
-    pub traced: bool,
+    /// The module's patterns, one bit per function (its versions get call_count on them; a load
+    /// sets the same patterns).
+    pub traced: u8,
     pub ix: u8,
     pub addr: [u8; 3],
     pub ver: [Ver; MAX_VERS],
@@ -483,6 +502,15 @@ pub struct LState {
     pub killed_switched_out: bool,
     /// A load committed while an old version was still unpurged (a version made old twice).
     pub old_twice: bool,
+    /// `funcs` 2: the stager's `trace_pattern` has flipped the active half and not yet made
+    /// the promise (the window between its W1 and its W2).
+    pub tp_flipped: bool,
+    /// `funcs` 2: a call of a function whose pattern the stager changes ran the current
+    /// version in that window.
+    pub tp_window_call: bool,
+    /// `funcs` 2: a call of a function without a promise bit ran a version promised for
+    /// another function (it ran unpatched or patched, as the module's patterns say).
+    pub per_fn_promise: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -490,10 +518,12 @@ pub enum LAction {
     Loader(u8),
     ReadIx(u8),
     ReadAddr(u8),
-    Run(u8),
+    /// Run function `f` (the second field) of the version the call read.
+    Run(u8, u8),
     /// Run, and the process stays in the version.
-    RunStay(u8),
-    LocalRead(u8),
+    RunStay(u8, u8),
+    /// A local call of function `f` (the second field).
+    LocalRead(u8, u8),
     LocalRun(u8),
     /// A call_time charge: read the slot, then add to the node (`call_time`).
     ChargeRead(u8),
@@ -522,6 +552,8 @@ pub enum LAction {
 
 /// Local calls a process makes from the version it stays in.
 pub const LOCALS: u8 = 2;
+/// The functions whose pattern the stager's `trace_pattern` toggles (`funcs` 2): function 0.
+pub const TP_FUNCS: u8 = 1;
 
 /// One step of the loader's program ([`LoadModel::script`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -588,6 +620,24 @@ pub enum Step {
     /// LW1 too: if the old version had nothing to remove, the rest of the removal (4 steps)
     /// is skipped, and this wait was LW1.
     W1End(u8),
+    /// `funcs` 2: the stager's `trace_pattern` on a subset of the module's functions (function
+    /// 0's pattern toggled: set where it had none, cleared where it had one) on the current
+    /// version, as `Engine::trace_pattern_funcs_spec_in` runs it. T1: the module's patterns
+    /// changed, the staging half written (the stager's own until the flip), and the promise
+    /// of every function that loses its last pattern withdrawn (`store(before & after)`).
+    TpStage,
+    /// The functions gaining a pattern patched (after W0, which orders the staging half's
+    /// writes before the patch: sequentially consistent here, not modelled).
+    TpInstall,
+    /// The breakpoint index flipped (after W1): the active half has the new patterns.
+    TpFlip,
+    /// W2 ends: every call that read the old half has finished.
+    TpW2End,
+    /// The promise made after W2 (`promised.store(after)` if a changed function is traced).
+    TpPromise,
+    /// The functions that lost their pattern unpatched (their nodes freed after W3/W4, not
+    /// modelled: a node per session and version here).
+    TpUninstall,
 }
 
 /// The model: `calls` remote calls by each of `schedulers` schedulers (the first of which may
@@ -646,6 +696,13 @@ pub struct LoadModel {
     /// in turn by process switches (`LAction::Switch`); the purge's check finds a switched-out
     /// process too, and a kill reaches it at its switch-in.
     pub procs: u8,
+    /// Functions of the module (1 or 2), each with its own pattern and promise bit
+    /// (`Module::patterns`, `CodeVersion::promised`); a call (remote or local) calls one of
+    /// them. With 2 the module starts with every function traced or none, and the stager runs
+    /// a `trace_pattern` toggling function 0's pattern on the current version before the first
+    /// load and again after the first load's removal ([`Step::TpStage`] ..
+    /// [`Step::TpUninstall`]).
+    pub funcs: u8,
     script: Vec<Step>,
 }
 
@@ -677,6 +734,7 @@ impl LoadModel {
             fold_lw1: false,
             local_trace: false,
             procs: 1,
+            funcs: 1,
             script: Vec::new(),
         }
         .rebuilt()
@@ -765,6 +823,12 @@ impl LoadModel {
     pub fn reloads() -> LoadModel {
         LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.loads = 2)
     }
+    /// Patterns per function (`funcs` 2) on the first non-blocking model: the stager sets or
+    /// clears function 0's pattern (the other keeps its own) before the load and after its
+    /// removal; the load carries each function's pattern and promise bit.
+    pub fn per_function() -> LoadModel {
+        LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.funcs = 2)
+    }
     /// The baseline models of `bpspec check`'s default plan.
     pub fn plan() -> Vec<LoadModel> {
         let mut v: Vec<LoadModel> = LoadProtocol::ALL
@@ -784,6 +848,7 @@ impl LoadModel {
             LoadModel::fold_lw1(),
             LoadModel::local_trace(),
             LoadModel::two_procs(),
+            LoadModel::per_function(),
         ]);
         v
     }
@@ -800,6 +865,11 @@ impl LoadModel {
         assert!(self.schedulers >= 1 && self.schedulers as usize <= MAX_SCHEDS);
         assert!(self.sessions == 1 || self.sessions == 2);
         assert!(self.procs == 1 || self.procs == 2);
+        assert!(self.funcs == 1 || self.funcs == 2);
+        assert!(
+            self.funcs == 1 || (!self.fresh && self.traced_load == TracedLoad::Carry),
+            "the stager's trace_pattern needs a current version and the module's patterns"
+        );
         assert!(
             !self.tail_calls || self.call_time || self.local_trace,
             "a tail call out matters with call_time or a return trace frame"
@@ -837,6 +907,21 @@ impl LoadModel {
         let first = if self.fresh { 1 } else { 2 };
         let mut s = Vec::new();
         let mut destroy = self.sessions == 2;
+        // The stager's trace_pattern on a subset of the functions (`funcs` 2).
+        let tp: &[Step] = if self.funcs > 1 {
+            &[
+                Step::TpStage,
+                Step::TpInstall,
+                Step::TpFlip,
+                Step::WaitBegin,
+                Step::TpW2End,
+                Step::TpPromise,
+                Step::TpUninstall,
+            ]
+        } else {
+            &[]
+        };
+        s.extend_from_slice(tp);
         for k in 0..self.loads {
             let v = first + k;
             let o = v - 1; // 0: nothing current before this load
@@ -851,6 +936,9 @@ impl LoadModel {
                         s.push(Step::PurgeBlocked(o));
                     }
                     s.push(Step::BlockOff);
+                    if k == 0 {
+                        s.extend_from_slice(tp);
+                    }
                 }
                 LoadProtocol::NonBlocking => {
                     let clear = self.traced_load == TracedLoad::ClearErts && o != 0;
@@ -903,6 +991,11 @@ impl LoadModel {
                         Step::RemWaitEnd,
                         Step::FreeNode(o),
                     ]);
+                    if k == 0 {
+                        // After the removal (an untraced old version's skip lands here), while
+                        // a process may still be in version `o`.
+                        s.extend_from_slice(tp);
+                    }
                     let down: &[Step] = match self.purge {
                         PurgeKind::Soft => &[],
                         PurgeKind::Kill => &[Step::AwaitDown],
@@ -977,11 +1070,11 @@ impl LoadModel {
             }
             // PW: in the `Two` order its mutant is loom's (see LoadSpecMutant).
             Step::PwEnd => self.is(LoadSpecMutant::PurgeSkipGrace) || self.all_passed(s),
-            Step::BarrierEnd => self.all_passed(s),
+            Step::BarrierEnd | Step::TpW2End => self.all_passed(s),
             // The mutant ends W1 at once where it stands for LW1 (the old version traced);
             // where nothing is removed, the wait is LW1 and stays.
             Step::W1End(o) => {
-                (self.is(LoadSpecMutant::FoldLw1SkipW1) && s.ver[o as usize].bp)
+                (self.is(LoadSpecMutant::FoldLw1SkipW1) && s.ver[o as usize].bp != 0)
                     || self.all_passed(s)
             }
             Step::AwaitDown => {
@@ -1005,7 +1098,7 @@ impl LoadModel {
     /// `ClearErts`: the current version `o` has breakpoints or its export is traced (ERTS:
     /// `curr.num_breakpoints > 0 || curr.num_traced_exports > 0`).
     fn traced_now(s: &LState, o: u8) -> bool {
-        s.ver[o as usize].bp || s.exp_traced
+        s.ver[o as usize].bp != 0 || s.exp_traced
     }
     fn wait_begin(&self, s: &mut LState) {
         s.wait_open = true;
@@ -1048,9 +1141,14 @@ impl LoadModel {
         match self.script[s.loader as usize] {
             Step::Build(v) => {
                 s.ver[v as usize] = Ver {
-                    bp: s.traced && !self.is(LoadSpecMutant::CommitBeforeBreakpoints),
+                    bp: if self.is(LoadSpecMutant::CommitBeforeBreakpoints) {
+                        0
+                    } else {
+                        s.traced
+                    },
                     promised: s.traced,
-                    linked: if s.traced { s.live } else { 0 },
+                    on: self.active(s.traced),
+                    linked: if s.traced != 0 { s.live } else { 0 },
                     ..Ver::default()
                 }
             }
@@ -1058,7 +1156,8 @@ impl LoadModel {
                 s.ver[v as usize] = Ver {
                     bp: s.traced,
                     promised: s.traced,
-                    linked: if s.traced { s.live } else { 0 },
+                    on: self.active(s.traced),
+                    linked: if s.traced != 0 { s.live } else { 0 },
                     ..Ver::default()
                 }
             }
@@ -1068,10 +1167,11 @@ impl LoadModel {
             | Step::Lw1End
             | Step::RemWaitEnd
             | Step::PwEnd
-            | Step::DestroyWaitEnd => s.wait_open = false,
+            | Step::DestroyWaitEnd
+            | Step::TpW2End => s.wait_open = false,
             Step::W1End(o) => {
                 s.wait_open = false;
-                if !s.ver[o as usize].bp {
+                if s.ver[o as usize].bp == 0 {
                     // Nothing to remove: this wait was LW1.
                     s.loader += 5;
                     return;
@@ -1092,7 +1192,7 @@ impl LoadModel {
             Step::LateInstall(v) => s.ver[v as usize].bp = s.traced,
             Step::RemoveStage(o) => {
                 let ver = &mut s.ver[o as usize];
-                if !ver.bp && !ver.promised {
+                if ver.bp == 0 && ver.promised == 0 {
                     // Untraced: nothing to remove, no wait (as `remove_old_breakpoints`); with
                     // the fold, its W1 runs as LW1 (and skips the rest), unless the mutant
                     // drops it.
@@ -1104,16 +1204,18 @@ impl LoadModel {
                     s.loader += 1;
                     return;
                 }
-                ver.promised = false;
+                ver.promised = 0;
                 if self.is(LoadSpecMutant::ClearOldAtOnce) {
-                    ver.bp = false;
+                    ver.bp = 0;
+                    ver.on = 0;
                     ver.linked = 0;
                     ver.node_freed = self.all_sessions();
                     ver.cell_freed = true;
                 }
             }
             Step::Uninstall(o) => {
-                s.ver[o as usize].bp = false;
+                s.ver[o as usize].bp = 0;
+                s.ver[o as usize].on = 0;
                 s.ver[o as usize].linked = 0;
                 if self.is(LoadSpecMutant::MetaCellSkipGrace) {
                     s.ver[o as usize].cell_freed = true;
@@ -1170,8 +1272,9 @@ impl LoadModel {
             Step::BlockOn => s.blocked = !self.is(LoadSpecMutant::BlockingWithoutBlock),
             Step::ClearOld(o) => {
                 let ver = &mut s.ver[o as usize];
-                ver.promised = false;
-                ver.bp = false;
+                ver.promised = 0;
+                ver.bp = 0;
+                ver.on = 0;
                 ver.linked = 0;
                 ver.node_freed = self.all_sessions();
                 ver.cell_freed = true;
@@ -1188,9 +1291,10 @@ impl LoadModel {
                 if Self::traced_now(s, o) {
                     let all = self.all_sessions();
                     let ver = &mut s.ver[o as usize];
-                    if ver.bp {
-                        ver.promised = false;
-                        ver.bp = false;
+                    if ver.bp != 0 {
+                        ver.promised = 0;
+                        ver.bp = 0;
+                        ver.on = 0;
                         ver.linked = 0;
                         ver.node_freed = all;
                         ver.cell_freed = true;
@@ -1205,7 +1309,7 @@ impl LoadModel {
                         s.exp_cleared_after_run |= s.exp_ran;
                     }
                     // The new version gets the `on_load` patterns only: none here.
-                    s.traced = false;
+                    s.traced = 0;
                     s.cleared_held |= self.procs().any(|i| {
                         s.procs[i].held == o
                             || s.procs[i].pbt == o
@@ -1218,8 +1322,46 @@ impl LoadModel {
                     s.exp_target = v;
                 }
             }
+            Step::TpStage => {
+                // `trace_pattern_on`: the promise of a function losing its last pattern is
+                // withdrawn before anything a call could see of the change.
+                let (before, after) = (s.traced, s.traced ^ TP_FUNCS);
+                s.traced = after;
+                let ver = &mut s.ver[s.cur as usize];
+                if TP_FUNCS & !after != 0 && !self.is(LoadSpecMutant::PromiseWithdrawnLate) {
+                    ver.promised = before & after;
+                }
+            }
+            Step::TpInstall => s.ver[s.cur as usize].bp |= s.traced,
+            Step::TpFlip => {
+                s.ver[s.cur as usize].on = s.traced;
+                s.tp_flipped = true;
+            }
+            Step::TpPromise => {
+                let after = s.traced;
+                if TP_FUNCS & after != 0 || self.is(LoadSpecMutant::PromiseWithdrawnLate) {
+                    s.ver[s.cur as usize].promised = after;
+                }
+                s.tp_flipped = false;
+            }
+            Step::TpUninstall => s.ver[s.cur as usize].bp &= s.traced,
         }
         s.loader += 1;
+    }
+    /// The active half's patterns of a version built with `traced` (tracked with more than
+    /// one function only, [`Ver::on`]).
+    fn active(&self, traced: u8) -> u8 {
+        if self.funcs > 1 {
+            traced
+        } else {
+            0
+        }
+    }
+    /// A call of function `f` in `ver` runs its breakpoints: its instruction is patched and
+    /// (with more than one function) the active half holds its pattern.
+    fn runs(&self, ver: &Ver, f: u8) -> bool {
+        let b = 1u8 << f;
+        ver.bp & b != 0 && (self.funcs == 1 || ver.on & b != 0)
     }
     /// The first step of a local call or a charge: a read in version `v`'s code area (its
     /// first instruction or its slot), a use after free if the version was freed.
@@ -1233,7 +1375,7 @@ impl LoadModel {
     /// linked slot). Touching a freed version, or a found node freed since, is a use after
     /// free.
     fn touch(s: &LState, n: &mut LState, i: usize) -> (u8, u8) {
-        let (Sched::Local(v, found) | Sched::Charge(v, found) | Sched::Ret(v, found)) =
+        let (Sched::Local(v, found, _) | Sched::Charge(v, found) | Sched::Ret(v, found)) =
             s.procs[i].sched
         else {
             unreachable!()
@@ -1270,7 +1412,7 @@ impl Model for LoadModel {
     type Action = LAction;
 
     fn init_states(&self) -> Vec<LState> {
-        [true, false]
+        [(1u8 << self.funcs) - 1, 0]
             .into_iter()
             .map(|traced| {
                 let mut ver = [Ver::default(); MAX_VERS];
@@ -1280,8 +1422,9 @@ impl Model for LoadModel {
                     ver[1] = Ver {
                         bp: traced,
                         promised: traced,
+                        on: self.active(traced),
                         published: true,
-                        linked: if traced { self.all_sessions() } else { 0 },
+                        linked: if traced != 0 { self.all_sessions() } else { 0 },
                         ..Ver::default()
                     };
                     (1, 1)
@@ -1336,8 +1479,8 @@ impl Model for LoadModel {
                     charged_hit: false,
                     live: self.all_sessions(),
                     destroyed_old: false,
-                    exp_traced: traced && self.global,
-                    exp_tramp: [traced && self.global; 3],
+                    exp_traced: traced != 0 && self.global,
+                    exp_tramp: [traced != 0 && self.global; 3],
                     exp_target: a,
                     exp_node_freed: false,
                     exp_to_new: false,
@@ -1353,6 +1496,9 @@ impl Model for LoadModel {
                     switched_old: false,
                     killed_switched_out: false,
                     old_twice: false,
+                    tp_flipped: false,
+                    tp_window_call: false,
+                    per_fn_promise: false,
                 }
             })
             .collect()
@@ -1374,7 +1520,7 @@ impl Model for LoadModel {
                         out.push(LAction::ReadIx(n));
                     }
                     if p.held != 0 && p.locals_left > 0 && !s.blocked {
-                        out.push(LAction::LocalRead(n));
+                        out.extend((0..self.funcs).map(|f| LAction::LocalRead(n, f)));
                     }
                     if (p.held != 0 || p.pbt != 0 || p.frame != 0) && !s.blocked {
                         out.push(LAction::Return(n));
@@ -1398,9 +1544,11 @@ impl Model for LoadModel {
                 }
                 Sched::HasIx(_) => out.push(LAction::ReadAddr(n)),
                 Sched::HasVer(_) => {
-                    out.push(LAction::Run(n));
-                    if p.may_stay && p.held == 0 {
-                        out.push(LAction::RunStay(n));
+                    for f in 0..self.funcs {
+                        out.push(LAction::Run(n, f));
+                        if p.may_stay && p.held == 0 {
+                            out.push(LAction::RunStay(n, f));
+                        }
                     }
                 }
                 Sched::Local(..) => out.push(LAction::LocalRun(n)),
@@ -1441,34 +1589,40 @@ impl Model for LoadModel {
                     p.sched = Sched::HasVer(v);
                 }
             }
-            LAction::Run(i) | LAction::RunStay(i) => {
+            LAction::Run(i, f) | LAction::RunStay(i, f) => {
                 let i = i as usize;
                 let Sched::HasVer(v) = s.procs[i].sched else {
                     unreachable!()
                 };
                 let ver = s.ver[v as usize];
-                n.uaf |= ver.freed || (ver.bp && (ver.linked & ver.node_freed) != 0);
-                n.oracle_diff |= ver.bp && s.oracle_cleared;
-                n.mix |= ver.promised && !ver.bp;
+                let hit = self.runs(&ver, f);
+                let fb = 1u8 << f;
+                n.uaf |= ver.freed || (hit && (ver.linked & ver.node_freed) != 0);
+                n.oracle_diff |= hit && s.oracle_cleared;
+                n.mix |= ver.promised & fb != 0 && !hit;
                 n.early |= !ver.published;
                 n.ran_last |= v == last;
-                n.lost_call |=
-                    self.fold_lw1 && s.traced && self.traced_load == TracedLoad::Carry && !ver.bp;
+                n.lost_call |= self.fold_lw1
+                    && s.traced & fb != 0
+                    && self.traced_load == TracedLoad::Carry
+                    && !hit;
+                n.tp_window_call |= s.tp_flipped && fb & TP_FUNCS != 0 && v == s.cur;
+                n.per_fn_promise |= ver.promised != 0 && ver.promised & fb == 0;
                 let pbt = s.procs[i].pbt;
                 let p = &mut n.procs[i];
                 p.sched = Sched::Idle;
                 p.calls_left -= 1;
-                if matches!(a, LAction::RunStay(_)) {
+                if matches!(a, LAction::RunStay(..)) {
                     p.held = v;
                     p.may_stay = false;
-                    if self.local_trace && ver.bp {
+                    if self.local_trace && hit {
                         p.frame = v;
                     }
-                    if self.call_time && ver.bp {
+                    if self.call_time && hit {
                         p.pbt = v;
                     }
                 }
-                if self.call_time && ver.bp && pbt != 0 {
+                if self.call_time && hit && pbt != 0 {
                     // The next hit charges the function the call_time state names (read its
                     // slot now, add to its nodes next); the call's return sets the state back
                     // to it (`erts_call_trace_return`'s `pbt->ci = prev_info`).
@@ -1481,23 +1635,30 @@ impl Model for LoadModel {
                 }
                 Self::settle(&mut n, i);
             }
-            LAction::LocalRead(i) => {
+            LAction::LocalRead(i, f) => {
                 let v = s.procs[i as usize].held;
                 let ver = Self::read(s, &mut n, v);
                 // The patched instruction's chain: the nodes linked (0: not patched).
-                let chain = if ver.bp { ver.linked.max(1) } else { 0 };
+                let chain = if self.runs(&ver, f) {
+                    ver.linked.max(1)
+                } else {
+                    0
+                };
                 n.oracle_diff |= chain != 0 && s.oracle_cleared;
                 n.procs[i as usize].sched = if self.meta && chain != 0 {
-                    Sched::Meta(v, chain)
+                    Sched::Meta(v, chain, f)
                 } else {
-                    Sched::Local(v, chain)
+                    Sched::Local(v, chain, f)
                 };
             }
             LAction::LocalRun(i) => {
                 let i = i as usize;
+                let Sched::Local(_, _, f) = s.procs[i].sched else {
+                    unreachable!()
+                };
                 let (v, chain) = Self::touch(s, &mut n, i);
                 let patched = chain != 0;
-                n.mix |= s.ver[v as usize].promised && !patched;
+                n.mix |= s.ver[v as usize].promised & (1u8 << f) != 0 && !patched;
                 n.ran_old_local |= v != s.cur;
                 let p = &mut n.procs[i];
                 p.locals_left -= 1;
@@ -1513,13 +1674,13 @@ impl Model for LoadModel {
             }
             LAction::MetaRead(i) => {
                 // `do_meta_trace`: the tracer read from the node's `meta_tracer` cell.
-                let Sched::Meta(v, chain) = s.procs[i as usize].sched else {
+                let Sched::Meta(v, chain, f) = s.procs[i as usize].sched else {
                     unreachable!()
                 };
                 let ver = s.ver[v as usize];
                 n.uaf |= ver.freed || (chain & ver.node_freed) != 0 || ver.cell_freed;
                 n.meta_old |= v != s.cur;
-                n.procs[i as usize].sched = Sched::Local(v, chain);
+                n.procs[i as usize].sched = Sched::Local(v, chain, f);
             }
             LAction::TrampRun(i) => {
                 // `i_generic_breakpoint` in the export entry: its breakpoint node, then the
@@ -1556,7 +1717,7 @@ impl Model for LoadModel {
                     // The return trace frame runs: it reads the function's code info (its
                     // name) in the version's code area, then is popped.
                     Self::read(s, &mut n, frame);
-                    n.frame_old |= frame != s.cur && !s.ver[frame as usize].bp;
+                    n.frame_old |= frame != s.cur && s.ver[frame as usize].bp == 0;
                     n.procs[i as usize].frame = 0;
                 }
                 let pbt = s.procs[i as usize].pbt;
@@ -1677,6 +1838,8 @@ fn reached_fn(name: &'static str) -> fn(&LoadModel, &LState) -> bool {
         "return-frame-in-old-code" => |_, s| s.frame_old,
         "switched-out-in-old-code" => |_, s| s.switched_old,
         "purge-kills-switched-out" => |_, s| s.killed_switched_out,
+        "call-under-pattern-change" => |_, s| s.tp_window_call,
+        "promise-per-function" => |_, s| s.per_fn_promise,
         _ => unreachable!("no reachability property {name}"),
     }
 }
@@ -1729,6 +1892,9 @@ impl LoadModel {
         }
         if self.local_trace {
             v.push("return-frame-in-old-code");
+        }
+        if self.funcs > 1 {
+            v.extend(["call-under-pattern-change", "promise-per-function"]);
         }
         if self.procs == 2 {
             v.push("switched-out-in-old-code");
@@ -1824,13 +1990,16 @@ impl LoadModel {
         if self.procs == 2 {
             n.push_str("-procs2");
         }
+        if self.funcs > 1 {
+            n.push_str("-perfn");
+        }
         n
     }
 
     /// The bounds of the model, as recorded next to its verdict.
     pub fn bound(&self) -> String {
         format!(
-            "calls={} loads={}{} schedulers={}{}{}",
+            "calls={} loads={}{} schedulers={}{}{}{}",
             self.calls,
             self.loads,
             if self.fresh { " fresh" } else { "" },
@@ -1844,6 +2013,11 @@ impl LoadModel {
                 String::new()
             } else {
                 format!(" locals={}", self.locals)
+            },
+            if self.funcs == 1 {
+                String::new()
+            } else {
+                format!(" funcs={}", self.funcs)
             }
         )
     }

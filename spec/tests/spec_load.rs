@@ -543,3 +543,26 @@ fn a_version_is_made_old_at_most_once() {
         LoadSpecMutant::LoadOverNotPurged,
     );
 }
+
+/// Patterns per function (`funcs` 2, docs/nonblocking-load.md §8): each function of the
+/// module has its own pattern and promise bit; the stager's `trace_pattern` sets or clears
+/// function 0's pattern (the other function keeps its own) on the current version before the
+/// load and again after the load's removal, while a process may be in the old version. A
+/// call of `f` in a version promised for `f` runs with f's breakpoints (`no-mix`, per
+/// function) under both protocols, with a call of the changed function between the stager's
+/// flip and its promise (`call-under-pattern-change`) and a call of an unpromised function in
+/// a version promised for the other (`promise-per-function`). A promise withdrawn late (a
+/// function losing its last pattern keeps its bit until the promise is made after W2:
+/// `load-promise-withdrawn-late`) is killed by `no-mix` under both protocols.
+#[test]
+fn patterns_per_function() {
+    let m = LoadModel::per_function();
+    assert_in_plan(&m);
+    assert_eq!(
+        LoadSpecMutant::PromiseWithdrawnLate.model().name(),
+        m.name()
+    );
+    holds_and_kills(&m, LoadSpecMutant::PromiseWithdrawnLate);
+    let blocking = LoadModel::classic(LoadProtocol::Blocking).with(|m| m.funcs = 2);
+    holds_and_kills(&blocking, LoadSpecMutant::PromiseWithdrawnLate);
+}
