@@ -817,6 +817,18 @@ impl LoadModel {
             m.loads = 2;
         })
     }
+    /// Two processes on each of two schedulers (`procs` 2, `schedulers` 2) with the killing
+    /// purge: a fresh module loaded twice (one purge), one call per process, no call_time (the
+    /// model with call_time is 25.6 million unique states, docs/nonblocking-load.md §8). The
+    /// purge's check finds processes running and switched out on both schedulers, and kills
+    /// them; each switched-out one handles its kill at its switch-in.
+    pub fn two_procs_two_scheds() -> LoadModel {
+        LoadModel::two_procs().with(|m| {
+            m.schedulers = 2;
+            m.calls = 1;
+            m.call_time = false;
+        })
+    }
     /// Two loads of a loaded module with soft purges on the first non-blocking model: a
     /// refused purge stops the loader, so the second load never commits over an unpurged old
     /// version (`one-old-version`).
@@ -848,6 +860,7 @@ impl LoadModel {
             LoadModel::fold_lw1(),
             LoadModel::local_trace(),
             LoadModel::two_procs(),
+            LoadModel::two_procs_two_scheds(),
             LoadModel::per_function(),
         ]);
         v
