@@ -1340,7 +1340,13 @@ impl LoadModel {
                 // withdrawn before anything a call could see of the change.
                 let (before, after) = (s.traced, s.traced ^ TP_FUNCS);
                 s.traced = after;
+                let live = s.live;
                 let ver = &mut s.ver[s.cur as usize];
+                if before == 0 {
+                    // The first pattern on the version: the session's node linked in the slot
+                    // (staged, inert until the flip).
+                    ver.linked = live;
+                }
                 if TP_FUNCS & !after != 0 && !self.is(LoadSpecMutant::PromiseWithdrawnLate) {
                     ver.promised = before & after;
                 }
