@@ -45,10 +45,15 @@
 //!   switched out, with its own stay in a version, call_time state and return trace frame,
 //!   switched in and out by process switches (not thread progress points); the purge's check
 //!   finds a switched-out process too, and its kill is handled at its switch-in, before it runs.
+//! - `funcs` (1 or 2 functions): with 2, each function has its own pattern and promise bit
+//!   and the active half's pattern per function, a call calls one of them, and the stager runs
+//!   a `trace_pattern` on function 0 alone (set or cleared) before the load and after its
+//!   removal: withdraw the promise of a function losing its last pattern, patch, flip, W2,
+//!   make the promise, unpatch (`trace_pattern_on`).
 //! - `loads`, `fresh` (the module is not loaded at first: the first load makes nothing old),
 //!   `schedulers` (1 or 2), `calls`, `locals`.
 //!
-//! Properties: `no-mix` (a call never runs a version whose patterns are promised without its
+//! Properties: `no-mix` (a call of `f` never runs a version promised for `f` without f's
 //! breakpoint), `no-use-after-free` (a call never enters a freed version or touches a freed
 //! breakpoint node), `no-uncommitted-call` (a call never enters a version that no commit has
 //! published: the staging slot is the loader's alone); with two loads or more and soft purges
@@ -71,7 +76,8 @@ use stateright::{Model, Property};
 /// too (on its `CodeIxScheme::Three`); the rest exist in the spec only (the purge's orders, a
 /// destroyed session's grace period, the removal's wait for a charge at return, ERTS's block,
 /// the meta cell's grace period, the export breakpoint's continuation, the fold of LW1, the
-/// purge's check of return frames and of switched-out processes, the `not_purged` refusal).
+/// purge's check of return frames and of switched-out processes, the `not_purged` refusal, the
+/// promise's withdrawal per function).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoadSpecMutant {
     /// `load-commit-before-breakpoints`.
