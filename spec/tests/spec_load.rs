@@ -213,6 +213,12 @@ fn assert_in_plan(m: &LoadModel) {
     assert!(plan.iter().any(|p| p.name() == m.name()), "{}", m.name());
 }
 
+/// `m` is a model of the default plan and the one `mu` runs on in the kill matrix.
+fn assert_mutants_plan_model(m: &LoadModel, mu: LoadSpecMutant) {
+    assert_in_plan(m);
+    assert_eq!(mu.model().name(), m.name());
+}
+
 /// `m` holds with every reachability property found.
 fn assert_holds(m: &LoadModel) {
     let r = run(m);
@@ -500,11 +506,7 @@ fn return_frames_in_old_code() {
 #[test]
 fn two_processes_on_one_scheduler() {
     let m = LoadModel::two_procs();
-    assert_in_plan(&m);
-    assert_eq!(
-        LoadSpecMutant::PurgeCheckSkipsSwitchedOut.model().name(),
-        m.name()
-    );
+    assert_mutants_plan_model(&m, LoadSpecMutant::PurgeCheckSkipsSwitchedOut);
     let one = m.clone().with(|m| m.procs = 1);
     let r = run(&one.with_mutant(LoadSpecMutant::PurgeCheckSkipsSwitchedOut));
     assert!(r.violated.is_empty() && r.reached, "{:?}", r.violated);
@@ -567,11 +569,7 @@ fn a_version_is_made_old_at_most_once() {
 #[test]
 fn patterns_per_function() {
     let m = LoadModel::per_function();
-    assert_in_plan(&m);
-    assert_eq!(
-        LoadSpecMutant::PromiseWithdrawnLate.model().name(),
-        m.name()
-    );
+    assert_mutants_plan_model(&m, LoadSpecMutant::PromiseWithdrawnLate);
     holds_and_kills(&m, LoadSpecMutant::PromiseWithdrawnLate);
     let blocking = LoadModel::classic(LoadProtocol::Blocking).with(|m| m.funcs = 2);
     holds_and_kills(&blocking, LoadSpecMutant::PromiseWithdrawnLate);
