@@ -1373,6 +1373,13 @@ impl LoadModel {
         }
         s.loader += 1;
     }
+    /// The stager's `trace_pattern` has begun (`TpStage` taken) and not ended (`TpUninstall`
+    /// not taken): the loader's next step is inside its block (a function of the loader's
+    /// position, so no state of its own).
+    fn in_tp(&self, s: &LState) -> bool {
+        let l = s.loader as usize;
+        (1..=6).any(|d| l >= d && self.script[l - d] == Step::TpStage)
+    }
     /// The active half's patterns of a version built with `traced` (tracked with more than
     /// one function only, [`Ver::on`]).
     fn active(&self, traced: u8) -> u8 {
@@ -1627,10 +1634,12 @@ impl Model for LoadModel {
                 n.mix |= ver.promised & fb != 0 && !hit;
                 n.early |= !ver.published;
                 n.ran_last |= v == last;
+                // A call of a function whose pattern the stager is changing may run either way.
                 n.lost_call |= self.fold_lw1
                     && s.traced & fb != 0
                     && self.traced_load == TracedLoad::Carry
-                    && !hit;
+                    && !hit
+                    && !(fb & TP_FUNCS != 0 && self.in_tp(s));
                 n.tp_window_call |= s.tp_flipped && fb & TP_FUNCS != 0 && v == s.cur;
                 n.per_fn_promise |= ver.promised != 0 && ver.promised & fb == 0;
                 let pbt = s.procs[i].pbt;

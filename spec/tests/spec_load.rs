@@ -589,3 +589,32 @@ fn two_processes_on_two_schedulers() {
     assert_eq!((m.schedulers, m.procs), (2, 2));
     holds_and_kills(&m, LoadSpecMutant::PurgeCheckSkipsSwitchedOut);
 }
+
+/// Patterns per function with the other switches (`--ignored`; figures in
+/// docs/nonblocking-load.md §8): call_time, two sessions, meta, local call trace with tail
+/// calls, the fold of LW1 (with `remote-calls-counted`, a call of the function being changed
+/// exempt while the stager's `trace_pattern` runs) and the killing purge with two schedulers
+/// and two loads of a loaded module each hold with every reachability property found and kill
+/// `load-promise-withdrawn-late`.
+#[test]
+#[ignore]
+fn patterns_per_function_variants() {
+    let pf = LoadModel::per_function();
+    [
+        pf.clone().with(|m| m.call_time = true),
+        pf.clone().with(|m| m.sessions = 2),
+        pf.clone().with(|m| m.meta = true),
+        pf.clone().with(|m| {
+            m.local_trace = true;
+            m.tail_calls = true;
+        }),
+        pf.clone().with(|m| m.fold_lw1 = true),
+        LoadModel::kill().with(|m| {
+            m.funcs = 2;
+            m.fresh = false;
+            m.loads = 2;
+        }),
+    ]
+    .iter()
+    .for_each(|m| holds_and_kills(m, LoadSpecMutant::PromiseWithdrawnLate));
+}
