@@ -16,8 +16,9 @@ bpspec_models::loom_family! { collection: "collection", timem_kill_matrix;
     timem_info_vs_reset => "info-vs-reset",
     timem_info_stw => "info-stw",
     timem_info_stw_nap => "info-stw-nap",
-    // At make check's bound 3 uncapped: 1,679,701 executions, about 88 CPU seconds (326 s wall
-    // on the loaded 2-core machine, load average 3 to 6), against 122,786 at bound 2.
+    // At make check's bound 3 uncapped: 1,679,701 executions, 91 CPU seconds (user 69, system
+    // 22; 172 s wall on the loaded 2-core machine, load average 3 to 6), against 122,786 at
+    // bound 2.
     timem_paused_inflight_fixed => "paused-inflight",
 }
 
