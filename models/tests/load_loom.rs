@@ -18,15 +18,16 @@ fn explore(
     let scn = scenario_named(loom_scenarios(), name, |s| s.name);
     let mut b = builder();
     b.max_branches = b.max_branches.max(20_000);
-    if name.starts_with("load-vs-trace-pattern") || name == "load-collect-fold" {
+    if name == "load-vs-trace-pattern" {
         // At most bound 2 whatever `LOOM_MAX_PREEMPTIONS` says (the row's bound column shows the
-        // bound that ran). Measured at bound 3 (`--profile checked`, loaded 2-core machine):
-        // 234,369 executions (36.6 s) under Blocking and 977,729 (181.4 s) under NonBlocking,
-        // 218 s for the test against 10 s at bound 2 (18,902 and 67,967 executions): more than
-        // make check's loom part can add beside shuttle with the other bound-3 runs uncapped
-        // (docs/perf.md, "How the cost of checking grows"). Its `-fold` twin likewise (bound 2:
-        // 59,770 executions), and `load-collect-fold` (bound 2: 18,740), whose bound-3 run was
-        // not measured: `load-collect` itself runs uncapped at bound 3 (256,035 executions).
+        // bound that ran). Measured at bound 3 (`--profile checked`, one test at a time on the
+        // loaded 2-core machine, load average 3 to 6): 234,369 executions under Blocking and
+        // 977,729 under NonBlocking, 91 CPU seconds (user 59, system 32; 273 s wall), against
+        // 18,902 and 67,967 at bound 2: about 85 CPU seconds more, 43 s of make check's wall
+        // time on 2 cores, more than is left of its 30 minutes once its `-fold` twin,
+        // `load-collect-fold` and the collection's `paused-inflight` run at bound 3 (docs/perf.md,
+        // "Where loom runs below make check's bound 3"). Those two `-fold` scenarios run
+        // uncapped: at bound 3 844,706 executions (65 CPU seconds) and 208,199 (21).
         b.preemption_bound = b.preemption_bound.map(|p| p.min(2));
     }
     b = loom_run::for_expected(b, mutant, name, expected);

@@ -11,11 +11,13 @@ use bpspec_models::{exports, meta};
 use bpspec_reference::{Mutant, Qsbr, WaitPlan};
 
 /// The two-session scenario runs at preemption bound 2 at most, whatever `LOOM_MAX_PREEMPTIONS`
-/// says (the table's bound column shows the bound that ran): at bound 3 (make check) its
-/// baselines took 241,966 executions (248 s) under the pipeline plan and 103,659 (108 to 135 s)
-/// under each batch plan, and `skip-w4-before-free` 125,726 executions (188 s) to be killed under
-/// the pipeline, about 8 of make check's 30 minutes; at bound 2 that mutant is killed after 16,801
-/// executions.
+/// says (the table's bound column shows the bound that ran). Its baselines at bound 3
+/// (`--profile checked`, one test at a time on the loaded 2-core machine, load average 3 to 6):
+/// 469,026, 469,026 and 886,196 executions under the batch, batch-elide-idle and pipeline
+/// plans, 154 CPU seconds (user 130, system 24; 341 s wall), against 68,979, 68,979 and 124,978
+/// at bound 2: about 132 CPU seconds more, 66 s of make check's wall time on 2 cores, more than
+/// its 30 minutes leave (docs/perf.md, "Where loom runs below make check's bound 3"). Its kill
+/// runs are at `loom_run::KILL_BOUND` (2) either way.
 const CAP_2SESS: usize = 2;
 
 /// Explore; record the verdict (scenario `name@plan`); return the counterexample.
