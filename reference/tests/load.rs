@@ -1101,3 +1101,190 @@ fn load_torture_with_patterns_per_function() {
         assert_eq!(rep.total_count, rep.counted, "{}", cfg.row_name());
     }
 }
+
+/// An engine with one untraced module `b` of two functions, and its scheduler 0.
+fn untraced_module(
+    proto: LoadProtocol,
+    scheme: CodeIxScheme,
+) -> (Arc<Engine<Qsbr>>, Scheduler<Qsbr>) {
+    let ms = [bpspec_reference::ModuleConfig::numbered("b", 2, false)];
+    let e = Arc::new(
+        Engine::<Qsbr>::new(EngineConfig::simple(1, 1))
+            .with_modules(&ms, proto)
+            .with_code_ix(scheme),
+    );
+    let s = Scheduler::start(e.clone(), 0);
+    (e, s)
+}
+
+/// The module trace_pattern with every op of the static area's (`trace_pattern_funcs_op_in`):
+/// `true` on a counter the session has resets it, `pause` stops it (the breakpoint stays, the
+/// promise is withdrawn from a function whose only pattern is paused: a call then runs
+/// nothing and the promise's check holds), `restart` resets and runs it, `pause` on a
+/// function without the session's breakpoint does nothing, on a breakpoint without the
+/// counter it creates a running one (the ERTS quirk); a load gives the new version the paused
+/// counter as paused. The at-rest check (promise = running patterns, patched = all patterns)
+/// holds after each step.
+#[test]
+fn module_trace_pattern_pauses_restarts_and_resets() {
+    use bpspec_reference::term::InfoKey;
+    use bpspec_reference::{FlagSet, PatternOp, TraceSpec};
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::module_trace_pattern_pauses_restarts_and_resets");
+    let count = call_count();
+    let time = TraceSpec::from(FlagSet {
+        call_time: true,
+        ..FlagSet::default()
+    });
+    let local = TraceSpec::from(FlagSet {
+        local: true,
+        ..FlagSet::default()
+    });
+    for (proto, scheme) in cases() {
+        let (e, mut s) = untraced_module(proto, scheme);
+        // Both read under the stager's locks (the collection waits for thread progress): the
+        // scheduler sleeps through them.
+        let info = |s: &mut Scheduler<Qsbr>, f, key| {
+            op!(s, e.trace_info_module_in(0, 0, f, key).to_string())
+        };
+        let at_rest = |s: &mut Scheduler<Qsbr>| {
+            op!(s, e.check_at_rest_in_code()).unwrap_or_else(|x| panic!("{proto:?}: {x}"))
+        };
+        let op = |s: &mut Scheduler<Qsbr>, fs: &[usize], o, spec: &TraceSpec| {
+            op!(s, e.trace_pattern_funcs_op_in(0, fs, o, spec)).expect("accepted")
+        };
+        assert_eq!(op(&mut s, &[0], PatternOp::True, &count), 1);
+        for _ in 0..3 {
+            assert!(s.call_ext_in(0, 0).counted);
+        }
+        assert_eq!(info(&mut s, 0, InfoKey::CallCount), "{call_count,3}");
+        // `true` again resets it.
+        op(&mut s, &[0], PatternOp::True, &count);
+        assert_eq!(info(&mut s, 0, InfoKey::CallCount), "{call_count,0}");
+        assert!(s.call_ext_in(0, 0).counted);
+        // `pause`: the counter stays at 1, calls run nothing (the promise withdrawn).
+        op(&mut s, &[0], PatternOp::Pause, &count);
+        at_rest(&mut s);
+        assert!(!s.call_ext_in(0, 0).counted, "{proto:?}: paused");
+        assert_eq!(info(&mut s, 0, InfoKey::CallCount), "{call_count,1}");
+        // `pause` on f1, which has no breakpoint: nothing.
+        op(&mut s, &[1], PatternOp::Pause, &count);
+        assert_eq!(info(&mut s, 1, InfoKey::CallCount), "{call_count,false}");
+        // A load gives the new version the paused counter, paused.
+        s.progress();
+        assert_eq!(op!(s, e.load_in(0)), Ok(2));
+        at_rest(&mut s);
+        assert!(
+            !s.call_ext_in(0, 0).counted,
+            "{proto:?}: paused after the load"
+        );
+        assert_eq!(info(&mut s, 0, InfoKey::CallCount), "{call_count,0}");
+        // `restart`: reset and running.
+        op(&mut s, &[0], PatternOp::Restart, &count);
+        at_rest(&mut s);
+        assert!(s.call_ext_in(0, 0).counted);
+        assert_eq!(info(&mut s, 0, InfoKey::CallCount), "{call_count,1}");
+        // The quirk: `pause` of call_count on f1's local-only breakpoint makes a running
+        // counter.
+        op(&mut s, &[1], PatternOp::True, &local);
+        op(&mut s, &[1], PatternOp::Pause, &count);
+        assert!(
+            s.call_ext_in(0, 1).counted,
+            "{proto:?}: the quirk's counter runs"
+        );
+        assert_eq!(info(&mut s, 1, InfoKey::CallCount), "{call_count,1}");
+        // call_time: pause keeps the totals, restart clears them.
+        op(&mut s, &[0], PatternOp::True, &time);
+        s.call_ext_in(0, 0);
+        let timed = info(&mut s, 0, InfoKey::CallTime);
+        assert!(timed.contains(">,1,"), "{proto:?}: one call timed: {timed}");
+        op(&mut s, &[0], PatternOp::Pause, &time);
+        s.call_ext_in(0, 0);
+        assert_eq!(
+            info(&mut s, 0, InfoKey::CallTime),
+            timed,
+            "{proto:?}: paused call_time"
+        );
+        op(&mut s, &[0], PatternOp::Restart, &time);
+        assert_eq!(info(&mut s, 0, InfoKey::CallTime), "{call_time,[]}");
+        // Everything off.
+        let all = TraceSpec::from(FlagSet {
+            local: true,
+            call_count: true,
+            call_time: true,
+            call_memory: false,
+        });
+        op(&mut s, &[0, 1], PatternOp::False, &all);
+        at_rest(&mut s);
+        assert_eq!(info(&mut s, 0, InfoKey::CallCount), "{call_count,false}");
+        s.progress();
+        assert_eq!(op!(s, e.purge_in(0)), Ok(true));
+        drop(s);
+        e.check_at_rest()
+            .unwrap_or_else(|x| panic!("{proto:?}: {x}"));
+    }
+}
+
+/// A caller's own process (`Scheduler::call_version_proc`, as the scenario runner's are)
+/// calls into a module's current version: body, tail and remote calls run the version's
+/// breakpoints with that process's frames (call_time charged to it on return, under its pid),
+/// and the scheduler's own process is left as it was.
+#[test]
+fn a_callers_process_calls_into_the_current_version() {
+    use bpspec_reference::term::InfoKey;
+    use bpspec_reference::{FlagSet, PatternOp, Proc, Process, TraceSpec};
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::a_callers_process_calls_into_the_current_version");
+    let spec = TraceSpec::from(FlagSet {
+        call_count: true,
+        call_time: true,
+        ..FlagSet::default()
+    });
+    for (proto, scheme) in cases() {
+        let (e, mut s) = untraced_module(proto, scheme);
+        assert_eq!(
+            op!(
+                s,
+                e.trace_pattern_funcs_op_in(0, &[0, 1], PatternOp::True, &spec)
+            ),
+            Ok(2)
+        );
+        let mut p = Proc::new(Process {
+            pid: 7,
+            call_traced: 1,
+        });
+        s.schedule_in(&mut p);
+        let seen = s.call_version_proc(&mut p, 0, 0, false, false);
+        assert_eq!((seen.version, seen.counted, seen.local), (1, true, true));
+        let seen = s.call_version_proc(&mut p, 0, 1, true, true);
+        assert_eq!((seen.version, seen.counted, seen.local), (1, true, false));
+        let seen = s.call_version_proc(&mut p, 0, 0, false, true);
+        assert!(seen.counted);
+        s.advance(3);
+        s.ret(&mut p);
+        s.ret(&mut p);
+        assert!(
+            p.stack.is_empty() && p.conts.is_empty(),
+            "{proto:?}: returned"
+        );
+        assert!(
+            s.code_proc().stack.is_empty(),
+            "the scheduler's own process"
+        );
+        let info = |s: &mut Scheduler<Qsbr>, f| {
+            op!(
+                s,
+                e.trace_info_module_in(0, 0, f, InfoKey::CallTime)
+                    .to_string()
+            )
+        };
+        let t0 = info(&mut s, 0);
+        assert!(t0.contains("<0.7.0>,2,"), "{proto:?}: {t0}");
+        let t1 = info(&mut s, 1);
+        assert!(t1.contains("<0.7.0>,1,"), "{proto:?}: {t1}");
+        s.schedule_out(&mut p);
+        drop(s);
+        e.check_at_rest()
+            .unwrap_or_else(|x| panic!("{proto:?}: {x}"));
+    }
+}

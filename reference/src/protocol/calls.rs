@@ -439,7 +439,54 @@ impl<P: ThreadProgress> Scheduler<P> {
         seen
     }
 
+    /// Process `p` (a caller's own, e.g. the scenario runner's: its pid, call-traced sessions,
+    /// frames and pbts) calls module `m`'s function `f` in the version the active code index's
+    /// export entry names (the current one), as [`Scheduler::call_proc`],
+    /// [`Scheduler::tail_call`], [`Scheduler::call_remote`] and
+    /// [`Scheduler::tail_call_remote`] do on the static area: a body call (`tail` false)
+    /// pushes a continuation; a `remote` call goes through the export entry (its global
+    /// breakpoint, on an engine made [`Engine::with_global_trace`]); then the engine's hit
+    /// path on the version's code area, with `p`'s frames, and `p.current` names the version's
+    /// function. `p` stays in the function (no return: [`Scheduler::ret`] with `p` returns).
+    /// The same steps as the scheduler's own process's calls (`remote_in`, `run_version`):
+    /// `p` takes that process's place for the call.
+    pub fn call_version_proc(
+        &mut self,
+        p: &mut Proc,
+        m: usize,
+        f: usize,
+        tail: bool,
+        remote: bool,
+    ) -> CallSeen {
+        self.with_code(|s, c| {
+            std::mem::swap(&mut c.proc, p);
+            let held = std::mem::replace(&mut c.held, std::ptr::null());
+            if !tail {
+                c.proc.push_cont();
+            }
+            let mut seen = s.version_call_in(c, m, f, false, remote);
+            seen.local = !remote;
+            c.held = held;
+            std::mem::swap(&mut c.proc, p);
+            seen
+        })
+    }
+
     fn remote_in(&mut self, c: &mut InCode, m: usize, f: usize, stay: bool) -> CallSeen {
+        self.version_call_in(c, m, f, stay, true)
+    }
+
+    /// A call of module `m`'s function `f` in the version the active code index's export entry
+    /// names: `remote` through the entry's global breakpoint (`call_ext`); else a call from
+    /// the module's current code (ERTS jumps there directly: the same version).
+    fn version_call_in(
+        &mut self,
+        c: &mut InCode,
+        m: usize,
+        f: usize,
+        stay: bool,
+        remote: bool,
+    ) -> CallSeen {
         let e: &Engine<P> = self.engine();
         let cm = e.code_mgmt();
         assert!(
@@ -459,7 +506,7 @@ impl<P: ThreadProgress> Scheduler<P> {
                 local: false,
             };
         }
-        if cm.globals {
+        if cm.globals && remote {
             // The export entry's breakpoint (ERTS: the address of the code index is the entry's
             // trampoline, `op_i_generic_breakpoint`, which then jumps on to the version's code):
             // the entry's dispatch word of the index this call read, then the engine's hit path

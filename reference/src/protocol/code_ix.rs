@@ -232,12 +232,27 @@ pub struct ModPattern {
     pub ms: Option<std::sync::Arc<MatchSpec>>,
     /// `{meta, Tracer}`.
     pub meta: Option<TracerSpec>,
+    /// The counters of `flags` that `pause` stopped (their breakpoints stay, without the
+    /// ACTIVE bit: `Engine::trace_pattern_funcs_op_in`); a `true` or `restart` runs them again.
+    pub paused: FlagSet,
 }
 
 impl ModPattern {
     /// Anything set?
     pub fn is_set(&self) -> bool {
         self.flags.local || self.flags.counters() || self.meta.is_some()
+    }
+
+    /// Does a call of the function run something of this pattern (local or meta trace, or a
+    /// counter that is not paused)? What the promise is made of ([`Module::traced_mask`]).
+    pub fn runs(&self) -> bool {
+        let f = self.flags;
+        let p = self.paused;
+        f.local
+            || self.meta.is_some()
+            || (f.call_count && !p.call_count)
+            || (f.call_time && !p.call_time)
+            || (f.call_memory && !p.call_memory)
     }
 }
 
@@ -247,8 +262,19 @@ impl Module {
         self.patterns.iter().any(|p| !p.is_empty())
     }
 
-    /// The functions with a pattern, one bit each ([`CodeVersion::promised`]).
+    /// The functions with a pattern that runs (`ModPattern::runs`: not only paused counters),
+    /// one bit each ([`CodeVersion::promised`]).
     pub fn traced_mask(&self) -> u64 {
+        self.patterns
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.iter().any(|(_, x)| x.runs()))
+            .fold(0, |m, (f, _)| m | (1u64 << f))
+    }
+
+    /// The functions with a pattern, running or not (their versions' nodes and patched
+    /// instructions), one bit each.
+    pub fn pattern_mask(&self) -> u64 {
         self.patterns
             .iter()
             .enumerate()

@@ -593,14 +593,19 @@ impl<P: ThreadProgress> Engine<P> {
                             d.flags |= flags::META_TRACE;
                             d.meta = meta.clone();
                         }
+                        // A paused counter without its ACTIVE bit, as `pause` leaves it.
+                        let active = |paused: bool, a: u32| if paused { 0 } else { a };
+                        let p = pat.paused;
                         if count.is_some() {
-                            d.flags |= flags::COUNT | flags::COUNT_ACTIVE;
+                            d.flags |= flags::COUNT | active(p.call_count, flags::COUNT_ACTIVE);
                         }
                         if time.is_some() {
-                            d.flags |= flags::TIME_TRACE | flags::TIME_TRACE_ACTIVE;
+                            d.flags |=
+                                flags::TIME_TRACE | active(p.call_time, flags::TIME_TRACE_ACTIVE);
                         }
                         if memory.is_some() {
-                            d.flags |= flags::MEM_TRACE | flags::MEM_TRACE_ACTIVE;
+                            d.flags |=
+                                flags::MEM_TRACE | active(p.call_memory, flags::MEM_TRACE_ACTIVE);
                         }
                         d.count = count.clone();
                         d.time = time.clone();
@@ -928,6 +933,47 @@ impl<P: ThreadProgress> Engine<P> {
         on: bool,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
+        let op = if on {
+            PatternOp::True
+        } else {
+            PatternOp::False
+        };
+        self.trace_pattern_funcs_in(m, fs, op, spec, false)
+    }
+
+    /// [`Engine::trace_pattern_funcs_spec_in`] with every op of the static area's
+    /// [`Engine::trace_pattern`], as ERTS's `set_function_break` has them: `true` on a counter
+    /// the session has resets it (call_count zeroed in place, call_time/call_memory a fresh
+    /// object in the staging half) and runs it if paused; `pause` stops the named counters
+    /// (their breakpoints stay, without the ACTIVE bit, `ModPattern::paused`); `restart` resets
+    /// and runs them; `pause`/`restart` on a function without the session's breakpoint do
+    /// nothing unless `local` (or meta) is named, which is set as by `true`; on a breakpoint
+    /// without the named counter they create a running one (the ERTS quirk of
+    /// docs/deviations.md). Staging is `stage.rs`'s, the sequence the finisher's one W0–W4;
+    /// the promise covers the functions whose pattern runs ([`Module::traced_mask`]).
+    pub fn trace_pattern_funcs_op_in(
+        &self,
+        m: usize,
+        fs: &[FuncId],
+        op: PatternOp,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
+        self.trace_pattern_funcs_in(m, fs, op, spec, true)
+    }
+
+    /// The module trace_pattern: `op` on functions `fs` of module `m`; `reset`: `true` resets
+    /// the counters the session has (ERTS), else leaves them (the load models' conservation).
+    fn trace_pattern_funcs_in(
+        &self,
+        m: usize,
+        fs: &[FuncId],
+        op: PatternOp,
+        spec: &TraceSpec,
+        reset: bool,
+    ) -> Result<usize, PatternError> {
+        let on = op != PatternOp::False;
+        // Global `pause`/`restart` set global trace as `true` does (as `Engine::trace_pattern`).
+        let counter_op = matches!(op, PatternOp::Pause | PatternOp::Restart) && !spec.global;
         let (session, fl) = (spec.session, spec.flags);
         let n = self.modc(m).functions();
         assert!(
@@ -973,21 +1019,50 @@ impl<P: ThreadProgress> Engine<P> {
                 .find(|(s, _)| *s == session)
                 .map_or(ModPattern::default(), |(_, p)| p.clone());
             let hf = had.flags;
+            // `pause`/`restart` on a function without the session's breakpoint: nothing,
+            // unless local or meta is named (set as by `true`), `stage.rs` as ERTS.
+            if counter_op && !had.is_set() && !fl.local && spec.meta.is_none() {
+                continue;
+            }
+            // A counter named by `true` (with `reset`), `pause` or `restart` that the session
+            // has is staged again (reset, paused or restarted); one it lacks is new (running)
+            // for every op but `false`.
+            let again = |named: bool, has: bool| named && has && (reset || counter_op);
             // The flags this call changes: new counters for `true`, set ones for `false`; local
             // and meta whenever named and set or being set.
             let change = FlagSet {
                 local: fl.local && (on || hf.local),
-                call_count: fl.call_count && (hf.call_count != on),
-                call_time: fl.call_time && (hf.call_time != on),
-                call_memory: fl.call_memory && (hf.call_memory != on),
+                call_count: fl.call_count && (hf.call_count != on)
+                    || again(fl.call_count, hf.call_count),
+                call_time: fl.call_time && (hf.call_time != on)
+                    || again(fl.call_time, hf.call_time),
+                call_memory: fl.call_memory && (hf.call_memory != on)
+                    || again(fl.call_memory, hf.call_memory),
             };
             let meta_change = spec.meta.is_some() && (on || had.meta.is_some());
+            let flags = FlagSet {
+                local: if fl.local { on } else { hf.local },
+                call_count: if fl.call_count { on } else { hf.call_count },
+                call_time: if fl.call_time { on } else { hf.call_time },
+                call_memory: if fl.call_memory { on } else { hf.call_memory },
+            };
+            // Paused: a named counter the session had, by `pause`; `true`, `restart` and
+            // `false` run (or drop) the named ones; the others stay as they were.
+            let pause = |named: bool, has: bool, was: bool| {
+                if named {
+                    op == PatternOp::Pause && has
+                } else {
+                    was
+                }
+            };
+            let hp = had.paused;
             let now = ModPattern {
-                flags: FlagSet {
-                    local: if fl.local { on } else { hf.local },
-                    call_count: hf.call_count != change.call_count,
-                    call_time: hf.call_time != change.call_time,
-                    call_memory: hf.call_memory != change.call_memory,
+                flags,
+                paused: FlagSet {
+                    local: false,
+                    call_count: pause(fl.call_count, hf.call_count, hp.call_count),
+                    call_time: pause(fl.call_time, hf.call_time, hp.call_time),
+                    call_memory: pause(fl.call_memory, hf.call_memory, hp.call_memory),
                 },
                 ms: match (fl.local, on) {
                     (true, true) => ms.clone(),
@@ -1050,11 +1125,6 @@ impl<P: ThreadProgress> Engine<P> {
             return Ok(0);
         }
         if !changes.is_empty() {
-            let op = if on {
-                PatternOp::True
-            } else {
-                PatternOp::False
-            };
             let after = st.modules[m].traced_mask();
             let how = Staging {
                 session,
@@ -1277,7 +1347,7 @@ impl<P: ThreadProgress> Engine<P> {
                 .patterns
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| p.iter().any(|(x, _)| *x != s))
+                .filter(|(_, p)| p.iter().any(|(x, pat)| *x != s && pat.runs()))
                 .fold(0u64, |a, (f, _)| a | fbit(f));
             if after != md.traced_mask() && !md.curr.is_null() {
                 last.push((md.curr, after));
@@ -1559,8 +1629,10 @@ impl<P: ThreadProgress> Engine<P> {
                 if ver.promised.load(Relaxed) != mask {
                     return Err(format!("version {}: promise is not {mask:#x}", ver.number));
                 }
+                // Patched where a pattern is, running or paused.
+                let patterned = if is_curr { md.pattern_mask() } else { 0 };
                 for (f, h) in ver.code.funcs.iter().enumerate() {
-                    let traced = mask & fbit(f) != 0;
+                    let traced = patterned & fbit(f) != 0;
                     let g = h.gen_bp.load(Relaxed);
                     let patched = h.instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT;
                     if patched != traced || g.is_null() == traced {
