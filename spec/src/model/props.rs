@@ -73,6 +73,24 @@ impl<K: Caps> Conds<K> {
         |_, s| no_freed_tracer_use(s),
     ];
 
+    /// The conditions of the `SAFETY` names reporting only their first violation
+    /// (`BpModel::first_discovery`), in their order.
+    const FIRST: [Cond<K>; 13] = [
+        first_violation::<K, 0>,
+        first_violation::<K, 1>,
+        first_violation::<K, 2>,
+        first_violation::<K, 3>,
+        first_violation::<K, 4>,
+        first_violation::<K, 5>,
+        first_violation::<K, 6>,
+        first_violation::<K, 7>,
+        first_violation::<K, 8>,
+        first_violation::<K, 9>,
+        first_violation::<K, 10>,
+        first_violation::<K, 11>,
+        first_violation::<K, 12>,
+    ];
+
     /// The conditions of the `REACHABILITY` names, in their order.
     const REACH: [Cond<K>; 8] = [
         |m, s| {
@@ -238,7 +256,14 @@ pub fn properties<K: Caps>(m: &BpModel<K>) -> Vec<Property<BpModel<K>>> {
         ));
         return v;
     }
-    for (i, (name, cond)) in SAFETY.iter().zip(Conds::<K>::SAFETY).enumerate() {
+    // With `BpModel::first_discovery`, each `always` condition fails only on the first state
+    // the checker finds violating it (`BpModel::reports_violation`).
+    let conds = if m.first.is_some() {
+        Conds::<K>::FIRST
+    } else {
+        Conds::<K>::SAFETY
+    };
+    for (i, (name, cond)) in SAFETY.iter().zip(conds).enumerate() {
         if safety & (1 << i) != 0 {
             v.push(Property::always(name, cond));
         }
@@ -249,6 +274,19 @@ pub fn properties<K: Caps>(m: &BpModel<K>) -> Vec<Property<BpModel<K>>> {
         }
     }
     v
+}
+
+/// `Conds::SAFETY[I]`, failing only on the violations `m` reports
+/// ([`BpModel::reports_violation`]).
+fn first_violation<K: Caps, const I: usize>(m: &BpModel<K>, s: &StateOf<K>) -> bool {
+    Conds::<K>::SAFETY[I](m, s) || !m.reports_violation(I, s)
+}
+
+/// No property `m` registers awaits a discovery in `s` in stateright's sense (bfs.rs:245-296):
+/// every registered `always` condition fails in `s` and every registered `sometimes` one holds.
+pub(super) fn awaits_nothing<K: Caps>(m: &BpModel<K>, s: &StateOf<K>) -> bool {
+    (0..SAFETY.len()).all(|i| m.safety & (1 << i) == 0 || !Conds::<K>::SAFETY[i](m, s))
+        && (0..REACHABILITY.len()).all(|i| m.reach & (1 << i) == 0 || Conds::<K>::REACH[i](m, s))
 }
 
 /// The fused model's `sometimes` properties on `s`: each registered one not yet reached is
