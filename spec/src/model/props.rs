@@ -46,6 +46,11 @@ pub const FUSED_SAFETY: &str = "safety-invariants";
 /// A property's condition, as stateright takes it.
 type Cond<K> = fn(&BpModel<K>, &StateOf<K>) -> bool;
 
+/// `[first_violation::<K, I>, ...]` for each index `I` given (`Conds::FIRST`).
+macro_rules! first_violations {
+    ($($i:literal)*) => { [$(first_violation::<K, $i>,)*] };
+}
+
 /// The conditions, per capacities `K` of the state.
 struct Conds<K>(std::marker::PhantomData<K>);
 
@@ -75,21 +80,7 @@ impl<K: Caps> Conds<K> {
 
     /// The conditions of the `SAFETY` names reporting only their first violation
     /// (`BpModel::first_discovery`), in their order.
-    const FIRST: [Cond<K>; 13] = [
-        first_violation::<K, 0>,
-        first_violation::<K, 1>,
-        first_violation::<K, 2>,
-        first_violation::<K, 3>,
-        first_violation::<K, 4>,
-        first_violation::<K, 5>,
-        first_violation::<K, 6>,
-        first_violation::<K, 7>,
-        first_violation::<K, 8>,
-        first_violation::<K, 9>,
-        first_violation::<K, 10>,
-        first_violation::<K, 11>,
-        first_violation::<K, 12>,
-    ];
+    const FIRST: [Cond<K>; 13] = first_violations!(0 1 2 3 4 5 6 7 8 9 10 11 12);
 
     /// The conditions of the `REACHABILITY` names, in their order.
     const REACH: [Cond<K>; 8] = [
