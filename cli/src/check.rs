@@ -423,10 +423,13 @@ pub fn main(a: &Args) -> ExitCode {
             let as_expected = g == want && got.contains(&k.designated);
             failed |= !as_expected;
             if let Some(dir) = &results {
-                // BFS: the counterexample is a shortest one, so its length is the depth at which
-                // the mutant is first killed; the margin is the model's full depth over it.
+                // BFS on one thread, each property reporting its first violation
+                // (`BpModel::first_discovery`): the counterexample is a shortest one, so its
+                // number of actions is the depth at which the mutant is first killed
+                // (spec/tests/spec_model.rs, bfs_counterexamples_are_shortest); the margin is
+                // the model's full depth over it.
                 let cx = r.violated.iter().find(|v| v.property == k.designated);
-                let steps = cx.map_or(0, |v| v.steps.len().saturating_sub(1));
+                let steps = cx.map_or(0, |v| v.depth);
                 record_in(
                     dir,
                     &Verdict {

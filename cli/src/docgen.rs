@@ -347,7 +347,7 @@ fn spec_kill_matrix(files: &[PathBuf], trace_dir: Option<&Path>) -> Result<Strin
         .collect();
     let secs: f64 = rows.iter().filter_map(|r| r.secs.parse::<f64>().ok()).sum();
     out.push_str(&format!(
-        "\n{} kill rows, BFS without symmetry, liveness on the explicit graph; {:.1} s of checking in all; depth = the length of the shortest counterexample to the designated property ({} to {} unique states per row).\n",
+        "\n{} kill rows, BFS without symmetry, liveness on the explicit graph; {:.1} s of checking in all; depth = the number of actions in the counterexample to the designated property, a shortest one (each property reports its first violation, on one BFS thread) ({} to {} unique states per row).\n",
         rows.len(),
         secs,
         unique.iter().filter_map(|u| u.parse::<u64>().ok()).min().unwrap_or(0),

@@ -382,3 +382,75 @@ fn pipeline_models_hold_and_need_the_next_wait() {
     assert!(text.contains("stager: free GenericBp#1"), "{text}");
     assert!(!text.contains("(pipelined)"), "{text}");
 }
+
+/// The fewest actions from the initial state of `m` to a state where its `always` property
+/// `name` fails: plain BFS by layers over the model's own successors and conditions, apart
+/// from stateright (`None`: it holds on every reachable state).
+fn min_violation_depth(m: &BpModel, name: &str) -> Option<usize> {
+    use stateright::Model;
+    let props = m.properties();
+    let p = props.iter().find(|p| p.name == name).expect("registered");
+    let mut seen = std::collections::HashSet::new();
+    let mut layer = m.init_states();
+    let mut actions = Vec::new();
+    for depth in 0..10_000 {
+        if layer.is_empty() {
+            return None;
+        }
+        if layer.iter().any(|s| !(p.condition)(m, s)) {
+            return Some(depth);
+        }
+        let mut next = Vec::new();
+        for s in &layer {
+            seen.insert(*s);
+            m.actions(s, &mut actions);
+            for a in actions.drain(..) {
+                if let Some(n) = m.next_state(s, a) {
+                    if seen.insert(n) {
+                        next.push(n);
+                    }
+                }
+            }
+        }
+        layer = next;
+    }
+    panic!("{name}: no fixed point within 10,000 layers");
+}
+
+/// A BFS run reports each violated property's first violation (`BpModel::first_discovery`),
+/// so the counterexample of a kill row (`run`, as `bpspec check --mutants` runs it: to the end,
+/// and as the kill tests do: stopping at the designated property) has the fewest actions of
+/// any path to a violation, computed apart by [`min_violation_depth`]. Without the latch
+/// stateright reports the last violating state it pops (bfs.rs:246-262): longer paths here.
+#[test]
+fn bfs_counterexamples_are_shortest() {
+    for (model, mutant) in [
+        ("c2f1", "collect-without-flip"),
+        ("s2f1x2h", "link-before-install-wait"),
+        ("s2f2x1", "skip-w0-before-install"),
+    ] {
+        let k = kills()
+            .into_iter()
+            .find(|k| k.model == model && k.mutant.name() == mutant)
+            .expect("a kill row");
+        let cfg = model_config(model).unwrap().with_mutant(Some(k.mutant));
+        let want = min_violation_depth(&BpModel::new(cfg.clone()), k.designated)
+            .unwrap_or_else(|| panic!("{mutant} survives {} on {model}", k.designated));
+        for stop_at in [None, Some(k.designated)] {
+            let opts = RunOptions {
+                liveness: false,
+                stop_at,
+                ..RunOptions::small()
+            };
+            let r = run(model, cfg.clone(), opts);
+            let v = r.violated.iter().find(|v| v.property == k.designated);
+            let v = v.unwrap_or_else(|| panic!("{mutant} survives on {model}"));
+            assert_eq!(
+                v.depth, want,
+                "{model} {mutant} (stop_at {stop_at:?}): a counterexample of {} actions to {}, \
+                 the shortest has {want}",
+                v.depth, k.designated
+            );
+        }
+    }
+}

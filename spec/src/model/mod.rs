@@ -132,13 +132,17 @@ pub struct BpModel<K: Caps = Full> {
     reached: std::sync::Arc<std::sync::atomic::AtomicU8>,
     /// Offer the actions of a state in reverse (`BpModel::for_dfs`).
     reversed: bool,
+    /// Per `props::SAFETY` property, the fingerprint of the first state the checker found
+    /// violating it (0: none yet), when the `always` properties report only their first
+    /// violation (`BpModel::first_discovery`, `props::properties`).
+    first: Option<std::sync::Arc<[std::sync::atomic::AtomicU64; props::SAFETY.len()]>>,
     /// The capacities of its state, `StateOf<K>` (`BpModel::with_caps`).
     caps: std::marker::PhantomData<K>,
 }
 
 impl BpModel {
-    /// The model of `cfg` with every reachable property on its own (the counterexample of each
-    /// violated one is its own shortest path).
+    /// The model of `cfg` with every reachable property on its own (each violated one has its
+    /// own counterexample; with [`BpModel::first_discovery`] on BFS, a shortest one).
     pub fn new(cfg: Config) -> BpModel {
         BpModel::with_caps(cfg)
     }
@@ -179,6 +183,7 @@ impl<K: Caps> BpModel<K> {
             reach,
             reached: Default::default(),
             reversed: false,
+            first: None,
             caps: std::marker::PhantomData,
         }
     }
@@ -199,6 +204,7 @@ impl<K: Caps> BpModel<K> {
             reach: self.reach,
             reached: self.reached.clone(),
             reversed: self.reversed,
+            first: self.first.clone(),
             caps: std::marker::PhantomData,
         }
     }
@@ -217,6 +223,54 @@ impl<K: Caps> BpModel<K> {
         BpModel {
             fused: true,
             ..self
+        }
+    }
+
+    /// The same model with each `always` property reporting only its first violation (a fresh
+    /// record per call): its condition fails on the first state the checker finds violating it
+    /// and holds on every later one, so stateright 0.31, which evaluates every `always`
+    /// property on every state it pops, also after a discovery, and overwrites the recorded
+    /// path with each later violating state's (bfs.rs:246-262, `discoveries.insert`;
+    /// dfs.rs:240-290 the same), keeps the first path it found. BFS on one thread pops the
+    /// states in the order of their depth, so that path is a shortest counterexample.
+    ///
+    /// The states explored stay the same: stateright's only use of the conditions besides
+    /// `discoveries` is `is_awaiting_discoveries` (bfs.rs:245-296), which ends a block without
+    /// expanding a state when no property awaits a discovery there: every `always` condition
+    /// fails and every `sometimes` one holds. On such a state a later violation is reported
+    /// as before (`props::properties`), so that flag, and with it every expansion, is what it
+    /// is without the latch; the set of discovered names is the same at every step (the first
+    /// discovery of each is unchanged), so `finish_when` and `is_done` are too. The fused
+    /// model's single property ends its run at its first violation anyway and is not latched.
+    pub fn first_discovery(self) -> BpModel<K> {
+        BpModel {
+            first: Some(Default::default()),
+            ..self
+        }
+    }
+
+    /// With [`BpModel::first_discovery`]: whether a violation of `props::SAFETY[i]` in `s` is
+    /// reported (the first one found, again on the same state, or on a state where no
+    /// property awaits a discovery); without it, every violation is.
+    pub(crate) fn reports_violation(&self, i: usize, s: &StateOf<K>) -> bool {
+        use std::hash::{Hash, Hasher};
+        let Some(first) = &self.first else {
+            return true;
+        };
+        // SipHash with fixed keys: the same fingerprint for the same state in every run.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        s.hash(&mut h);
+        let fp = h.finish().max(1);
+        // Relaxed: the record is only compared with itself; with one BFS thread there is no
+        // race, and with more the first writer's state is the one reported.
+        match first[i].compare_exchange(
+            0,
+            fp,
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+        ) {
+            Ok(_) => true,
+            Err(cur) => cur == fp || props::awaits_nothing(self, s),
         }
     }
 

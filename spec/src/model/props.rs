@@ -46,6 +46,11 @@ pub const FUSED_SAFETY: &str = "safety-invariants";
 /// A property's condition, as stateright takes it.
 type Cond<K> = fn(&BpModel<K>, &StateOf<K>) -> bool;
 
+/// `[first_violation::<K, I>, ...]` for each index `I` given (`Conds::FIRST`).
+macro_rules! first_violations {
+    ($($i:literal)*) => { [$(first_violation::<K, $i>,)*] };
+}
+
 /// The conditions, per capacities `K` of the state.
 struct Conds<K>(std::marker::PhantomData<K>);
 
@@ -72,6 +77,10 @@ impl<K: Caps> Conds<K> {
         // A scheduler about to send through a freed tracer cell, or one that did.
         |_, s| no_freed_tracer_use(s),
     ];
+
+    /// The conditions of the `SAFETY` names reporting only their first violation
+    /// (`BpModel::first_discovery`), in their order.
+    const FIRST: [Cond<K>; 13] = first_violations!(0 1 2 3 4 5 6 7 8 9 10 11 12);
 
     /// The conditions of the `REACHABILITY` names, in their order.
     const REACH: [Cond<K>; 8] = [
@@ -238,7 +247,14 @@ pub fn properties<K: Caps>(m: &BpModel<K>) -> Vec<Property<BpModel<K>>> {
         ));
         return v;
     }
-    for (i, (name, cond)) in SAFETY.iter().zip(Conds::<K>::SAFETY).enumerate() {
+    // With `BpModel::first_discovery`, each `always` condition fails only on the first state
+    // the checker finds violating it (`BpModel::reports_violation`).
+    let conds = if m.first.is_some() {
+        Conds::<K>::FIRST
+    } else {
+        Conds::<K>::SAFETY
+    };
+    for (i, (name, cond)) in SAFETY.iter().zip(conds).enumerate() {
         if safety & (1 << i) != 0 {
             v.push(Property::always(name, cond));
         }
@@ -249,6 +265,19 @@ pub fn properties<K: Caps>(m: &BpModel<K>) -> Vec<Property<BpModel<K>>> {
         }
     }
     v
+}
+
+/// `Conds::SAFETY[I]`, failing only on the violations `m` reports
+/// ([`BpModel::reports_violation`]).
+fn first_violation<K: Caps, const I: usize>(m: &BpModel<K>, s: &StateOf<K>) -> bool {
+    Conds::<K>::SAFETY[I](m, s) || !m.reports_violation(I, s)
+}
+
+/// No property `m` registers awaits a discovery in `s` in stateright's sense (bfs.rs:245-296):
+/// every registered `always` condition fails in `s` and every registered `sometimes` one holds.
+pub(super) fn awaits_nothing<K: Caps>(m: &BpModel<K>, s: &StateOf<K>) -> bool {
+    (0..SAFETY.len()).all(|i| m.safety & (1 << i) == 0 || !Conds::<K>::SAFETY[i](m, s))
+        && (0..REACHABILITY.len()).all(|i| m.reach & (1 << i) == 0 || Conds::<K>::REACH[i](m, s))
 }
 
 /// The fused model's `sometimes` properties on `s`: each registered one not yet reached is

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 /// How to run one model.
 #[derive(Clone, Copy, Debug)]
 pub struct RunOptions {
-    /// DFS with symmetry over schedulers (otherwise BFS, shortest counterexamples).
+    /// DFS with symmetry over schedulers (otherwise BFS on one thread: shortest
+    /// counterexamples, `BpModel::first_discovery`).
     pub symmetry: bool,
     pub threads: usize,
     /// Also run the liveness check (explicit graph, no symmetry).
@@ -41,6 +42,9 @@ pub struct Violated {
     pub property: &'static str,
     /// Numbered steps in protocol words, then the reason.
     pub steps: Vec<String>,
+    /// The number of actions in the counterexample (its path's length; a step may take
+    /// several lines of `steps`).
+    pub depth: usize,
 }
 
 /// The result of checking one model (baseline or mutant).
@@ -217,8 +221,9 @@ pub fn run(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
 /// A baseline run (no mutant, no `stop_at`) checks the `always` properties fused into one
 /// (`BpModel::fused`: one discoveries lookup per state for all of them); if that one is
 /// violated, the model is run again unfused, so the result names each violated property with
-/// its own shortest counterexample, exactly as an unfused run does. Mutant runs (the kill
-/// matrix) run unfused.
+/// its own counterexample, exactly as an unfused run does. Mutant runs (the kill matrix) run
+/// unfused. An unfused run reports each property's first violation
+/// (`BpModel::first_discovery`): on BFS with one thread, a shortest counterexample.
 fn run_unguarded(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
     if cfg.mutant.is_none() && opts.stop_at.is_none() {
         let r = run_model(name, BpModel::fused(cfg.clone()), opts);
@@ -226,7 +231,7 @@ fn run_unguarded(name: &str, cfg: Config, opts: RunOptions) -> RunResult {
             return r;
         }
     }
-    run_model(name, BpModel::new(cfg), opts)
+    run_model(name, BpModel::new(cfg).first_discovery(), opts)
 }
 
 /// Check `m` (fused or not) once.
@@ -234,7 +239,8 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
     let cfg = m.cfg.clone();
     let params = cfg.params();
     let t0 = Instant::now();
-    // BFS single-threaded: shortest counterexamples, the same ones on every run. DFS on
+    // BFS single-threaded: shortest counterexamples (an unfused model reports each property's
+    // first violation, `BpModel::first_discovery`), the same ones on every run. DFS on
     // `opts.threads` for symmetry, and for a fused baseline with no liveness check (a run that
     // is expected to hold: a violation of the fused property is run again unfused, on BFS, by
     // `run_unguarded`, so every counterexample reported is still BFS's). Without symmetry DFS
@@ -257,7 +263,11 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
             let mut steps = narrate_path(&m, path);
             let last = replay(&m, path);
             steps.push(reason(&m, p, &last));
-            violated.push(Violated { property: p, steps });
+            violated.push(Violated {
+                property: p,
+                steps,
+                depth: path.len(),
+            });
         }
     }
     // The fused model records its `sometimes` properties on itself (`props::properties`);
@@ -284,12 +294,14 @@ fn run_model(name: &str, m: BpModel, opts: RunOptions) -> RunResult {
                     violated.push(Violated {
                         property: LIVENESS,
                         steps,
+                        depth: path.len(),
                     });
                 }
             }
             Err(e) => violated.push(Violated {
                 property: LIVENESS,
                 steps: vec![e],
+                depth: 0,
             }),
         }
     }
@@ -317,7 +329,7 @@ fn explore<K: Caps>(
     t0: Instant,
 ) -> (&'static str, Finished) {
     // DFS takes the actions in the order that keeps its depth low (`BpModel::for_dfs`); BFS
-    // keeps `Config::enabled`'s order (its shortest counterexamples).
+    // keeps `Config::enabled`'s order (the same shortest counterexamples on every run).
     let checked = if dfs { m.for_dfs() } else { m };
     let mut builder = checked.checker().threads(threads);
     if let Some(p) = opts.stop_at {
