@@ -41,10 +41,12 @@
 //!   trampoline per code index, one continuation for all of them).
 //! - `refine_cl1`: check `refines-cl1` (no breakpoint hit after a load's commit: the sequential
 //!   oracle's CL1, `spec/src/code.rs`).
-//! - `procs` (1 or 2 processes per scheduler): with 2, each scheduler also has a process
-//!   switched out, with its own stay in a version, call_time state and return trace frame,
-//!   switched in and out by process switches (not thread progress points); the purge's check
-//!   finds a switched-out process too, and its kill is handled at its switch-in, before it runs.
+//! - `procs` (1 to 3 processes per scheduler): with 2 or 3, each scheduler also has one or two
+//!   processes switched out, each with its own stay in a version, call_time state and return
+//!   trace frame, switched in and out by process switches (not thread progress points) that
+//!   rotate through them (the engine's `Scheduler::switch_proc`: the first switched-out process
+//!   in, the running one out last); the purge's check finds a switched-out process too, and its
+//!   kill is handled at its switch-in, before it runs.
 //! - `funcs` (1 or 2 functions): with 2, each function has its own pattern and promise bit
 //!   and the active half's pattern per function, a call calls one of them, and the stager runs
 //!   a `trace_pattern` on function 0 alone (set or cleared) before the load and after its
@@ -133,6 +135,12 @@ pub enum LoadSpecMutant {
     /// scheduler's running process only, not at the processes switched out on it (the kill
     /// check of a purge that sees only the running process).
     PurgeCheckSkipsSwitchedOut,
+    /// `load-purge-check-stops-at-first-switched-out` (`procs` 3): `check_process_code` looks
+    /// at each scheduler's running process and at its switched-out processes only up to the
+    /// first one it finds in the version (the kill check of a purge that stops its scan of a
+    /// scheduler's switched-out processes at the first match). With 2 processes per scheduler
+    /// there is one switched-out process, so it is the baseline there.
+    PurgeCheckStopsAtFirstSwitchedOut,
     /// `load-over-not-purged`: a soft purge refused (a process still in the old version) does
     /// not stop the loader: its next load commits over the old version, which ERTS refuses
     /// with `not_purged` (`finish_loading_1`), so a version would be made old twice.
@@ -152,7 +160,7 @@ pub enum LoadSpecMutant {
 }
 
 impl LoadSpecMutant {
-    pub const ALL: [LoadSpecMutant; 19] = [
+    pub const ALL: [LoadSpecMutant; 20] = [
         LoadSpecMutant::CommitBeforeBreakpoints,
         LoadSpecMutant::SkipWaitAfterCommit,
         LoadSpecMutant::BlockingWithoutBlock,
@@ -170,6 +178,7 @@ impl LoadSpecMutant {
         LoadSpecMutant::FoldLw1SkipW1,
         LoadSpecMutant::PurgeCheckSkipsReturnFrame,
         LoadSpecMutant::PurgeCheckSkipsSwitchedOut,
+        LoadSpecMutant::PurgeCheckStopsAtFirstSwitchedOut,
         LoadSpecMutant::LoadOverNotPurged,
         LoadSpecMutant::PromiseWithdrawnLate,
     ];
@@ -192,6 +201,9 @@ impl LoadSpecMutant {
             LoadSpecMutant::FoldLw1SkipW1 => "load-fold-lw1-skip-w1",
             LoadSpecMutant::PurgeCheckSkipsReturnFrame => "load-purge-check-skips-return-frame",
             LoadSpecMutant::PurgeCheckSkipsSwitchedOut => "load-purge-check-skips-switched-out",
+            LoadSpecMutant::PurgeCheckStopsAtFirstSwitchedOut => {
+                "load-purge-check-stops-at-first-switched-out"
+            }
             LoadSpecMutant::LoadOverNotPurged => "load-over-not-purged",
             LoadSpecMutant::SwitchInChargesKilled => "load-switch-in-charges-killed",
             LoadSpecMutant::PromiseWithdrawnLate => "load-promise-withdrawn-late",
@@ -213,6 +225,7 @@ impl LoadSpecMutant {
                 | LoadSpecMutant::FoldLw1SkipW1
                 | LoadSpecMutant::PurgeCheckSkipsReturnFrame
                 | LoadSpecMutant::PurgeCheckSkipsSwitchedOut
+                | LoadSpecMutant::PurgeCheckStopsAtFirstSwitchedOut
                 | LoadSpecMutant::LoadOverNotPurged
                 | LoadSpecMutant::SwitchInChargesKilled
                 | LoadSpecMutant::PromiseWithdrawnLate
@@ -258,6 +271,7 @@ impl LoadSpecMutant {
             LoadSpecMutant::PurgeCheckSkipsSwitchedOut | LoadSpecMutant::SwitchInChargesKilled => {
                 LoadModel::two_procs()
             }
+            LoadSpecMutant::PurgeCheckStopsAtFirstSwitchedOut => LoadModel::three_procs(),
             LoadSpecMutant::LoadOverNotPurged => LoadModel::reloads(),
             LoadSpecMutant::PromiseWithdrawnLate => LoadModel::per_function(),
             _ => LoadModel::classic(self.protocol()),
@@ -315,6 +329,8 @@ pub enum TracedLoad {
 pub const MAX_VERS: usize = 5;
 /// The most schedulers.
 pub const MAX_SCHEDS: usize = 2;
+/// The most processes switched out on a scheduler (`procs` 3).
+pub const MAX_PARKED: usize = 2;
 
 /// One version of `m` (index 1 up; 0 is `undef`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -402,9 +418,10 @@ pub struct Proc {
     pub frame: u8,
 }
 
-/// A process switched out on its scheduler (`procs` 2): its own stack, call_time state and
-/// place in the code, as [`Proc`] has them for the running one; swapped with the running
-/// process's at a process switch ([`LAction::Switch`]).
+/// A process switched out on its scheduler (`procs` 2 or 3): its own stack, call_time state
+/// and place in the code, as [`Proc`] has them for the running one; the first switched-out
+/// process is switched in at a process switch ([`LAction::Switch`]) and the running one is
+/// switched out last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Parked {
     pub calls_left: u8,
@@ -443,9 +460,9 @@ pub struct LState {
     pub blocked: bool,
     pub wait_open: bool,
     pub procs: [Proc; MAX_SCHEDS],
-    /// `procs` 2: each scheduler's process switched out (`None` with one process per
-    /// scheduler).
-    pub parked: [Option<Parked>; MAX_SCHEDS],
+    /// `procs` 2 or 3: each scheduler's processes switched out, in the order they are switched
+    /// in (`procs` - 1 of them, the rest `None`; all `None` with one process per scheduler).
+    pub parked: [[Option<Parked>; MAX_PARKED]; MAX_SCHEDS],
     pub mix: bool,
     pub uaf: bool,
     /// A call entered a version no commit has published.
@@ -506,6 +523,9 @@ pub struct LState {
     /// `procs` 2 with `Kill`: a process the purge's check found while it was switched out was
     /// killed at its switch-in.
     pub killed_switched_out: bool,
+    /// `procs` 3 with `Kill`: the purge's check sent kills to two processes switched out on
+    /// one scheduler.
+    pub killed_two_switched_out: bool,
     /// A load committed while an old version was still unpurged (a version made old twice).
     pub old_twice: bool,
     /// `funcs` 2: the stager's `trace_pattern` has flipped the active half and not yet made
@@ -548,11 +568,13 @@ pub enum LAction {
     MetaRead(u8),
     /// `global`: run the export breakpoint node and read its continuation.
     TrampRun(u8),
-    /// `procs` 2: a process switch (ERTS `erts_schedule`, not a thread progress point): the
-    /// running process is switched out with its stack and call_time state (its schedule-out
+    /// `procs` 2 or 3: a process switch (ERTS `erts_schedule`, not a thread progress point):
+    /// the running process is switched out last with its stack and call_time state (its
+    /// schedule-out
     /// charge is the `ChargeRead`/`ChargeRun` pair, which it may make at any step boundary
-    /// before), the switched-out one is switched in and handles its signals before it runs: a
-    /// kill sent meanwhile ends it there, without a charge (schedule-in reads no breakpoint).
+    /// before), the first switched-out one is switched in and handles its signals before it
+    /// runs: a kill sent meanwhile ends it there, without a charge (schedule-in reads no
+    /// breakpoint).
     Switch(u8),
 }
 
@@ -697,9 +719,10 @@ pub struct LoadModel {
     /// The traced versions have local call trace with `return_trace`: a hit pushes a return
     /// trace frame naming the version's function, run at the process's return.
     pub local_trace: bool,
-    /// Processes per scheduler (1 or 2): with 2, each scheduler also has a process switched
-    /// out, with its own calls, stay, local calls, call_time state and return trace frame, run
-    /// in turn by process switches (`LAction::Switch`); the purge's check finds a switched-out
+    /// Processes per scheduler (1 to 3): with 2 or 3, each scheduler also has one or two
+    /// processes switched out, each with its own calls, stay, local calls, call_time state and
+    /// return trace frame, run in turn by process switches (`LAction::Switch`, rotating
+    /// through them as `Scheduler::switch_proc` does); the purge's check finds a switched-out
     /// process too, and a kill reaches it at its switch-in.
     pub procs: u8,
     /// Functions of the module (1 or 2), each with its own pattern and promise bit
@@ -835,6 +858,19 @@ impl LoadModel {
             m.call_time = false;
         })
     }
+    /// Three processes on one scheduler (`procs` 3) with the killing purge: a fresh module
+    /// loaded twice (one purge), one call per process, no call_time (with call_time and 2
+    /// calls per process, [`LoadModel::two_procs`] with a third process, it is 10.7 million
+    /// unique states, docs/nonblocking-load.md §8). Two processes are switched out at a time
+    /// and switched in in turn; the purge's check finds (and kills) every process in the old
+    /// version, two switched out among them.
+    pub fn three_procs() -> LoadModel {
+        LoadModel::two_procs().with(|m| {
+            m.procs = 3;
+            m.calls = 1;
+            m.call_time = false;
+        })
+    }
     /// Two loads of a loaded module with soft purges on the first non-blocking model: a
     /// refused purge stops the loader, so the second load never commits over an unpurged old
     /// version (`one-old-version`).
@@ -867,6 +903,7 @@ impl LoadModel {
             LoadModel::local_trace(),
             LoadModel::two_procs(),
             LoadModel::two_procs_two_scheds(),
+            LoadModel::three_procs(),
             LoadModel::per_function(),
         ]);
         v
@@ -883,7 +920,7 @@ impl LoadModel {
         assert!(self.loads >= 1 && (self.loads as usize) < MAX_VERS - usize::from(!self.fresh));
         assert!(self.schedulers >= 1 && self.schedulers as usize <= MAX_SCHEDS);
         assert!(self.sessions == 1 || self.sessions == 2);
-        assert!(self.procs == 1 || self.procs == 2);
+        assert!(self.procs >= 1 && self.procs as usize <= MAX_PARKED + 1);
         assert!(self.funcs == 1 || self.funcs == 2);
         assert!(
             self.funcs == 1 || (!self.fresh && self.traced_load == TracedLoad::Carry),
@@ -1051,6 +1088,10 @@ impl LoadModel {
     fn procs(&self) -> std::ops::Range<usize> {
         0..self.schedulers as usize
     }
+    /// Scheduler `i`'s switched-out processes, in the order they are switched in.
+    fn parked(s: &LState, i: usize) -> impl Iterator<Item = &Parked> {
+        s.parked[i].iter().flatten()
+    }
     /// A scheduler with no more to do: between calls, with no call left, no local call left
     /// from a version it stays in, and no call_time state left to charge.
     fn asleep(p: &Proc) -> bool {
@@ -1061,9 +1102,9 @@ impl LoadModel {
             && p.frame == 0
     }
     /// A scheduler with no more to do: its running process asleep ([`LoadModel::asleep`]) and
-    /// its switched-out one, if any, done.
+    /// its switched-out ones, if any, done.
     fn sched_asleep(s: &LState, i: usize) -> bool {
-        Self::asleep(&s.procs[i]) && s.parked[i].is_none_or(|q| q.done())
+        Self::asleep(&s.procs[i]) && Self::parked(s, i).all(|q| q.done())
     }
     fn all_passed(&self, s: &LState) -> bool {
         self.procs().all(|i| s.procs[i].passed)
@@ -1100,7 +1141,7 @@ impl LoadModel {
                 self.is(LoadSpecMutant::PurgeKillSkipDown)
                     || self
                         .procs()
-                        .all(|i| !s.procs[i].kill && s.parked[i].is_none_or(|q| !q.kill))
+                        .all(|i| !s.procs[i].kill && Self::parked(s, i).all(|q| !q.kill))
             }
             Step::BlockOn => {
                 self.is(LoadSpecMutant::BlockingWithoutBlock)
@@ -1127,9 +1168,11 @@ impl LoadModel {
     }
     /// check_process_code: the processes in version `o` (the mutant does not look); with
     /// `check_pbt` also those whose call_time state names a function of it. Each as
-    /// (scheduler, switched out): the switched-out processes too (`procs` 2), unless
-    /// `load-purge-check-skips-switched-out`.
-    fn in_version(&self, s: &LState, o: u8) -> Vec<(usize, bool)> {
+    /// (scheduler, its place among the switched-out ones or `None` for the running one): the
+    /// switched-out processes too (`procs` 2 or 3), none with
+    /// `load-purge-check-skips-switched-out`, the first found per scheduler only with
+    /// `load-purge-check-stops-at-first-switched-out`.
+    fn in_version(&self, s: &LState, o: u8) -> Vec<(usize, Option<usize>)> {
         if self.is(LoadSpecMutant::PurgeSkipCheck) {
             return Vec::new();
         }
@@ -1138,20 +1181,23 @@ impl LoadModel {
                 || (self.check_pbt && pbt == o)
                 || (frame == o && !self.is(LoadSpecMutant::PurgeCheckSkipsReturnFrame))
         };
-        let mut v: Vec<(usize, bool)> = self
+        let mut v: Vec<(usize, Option<usize>)> = self
             .procs()
             .filter(|&i| {
                 let p = &s.procs[i];
                 finds(p.held, p.pbt, p.frame)
             })
-            .map(|i| (i, false))
+            .map(|i| (i, None))
             .collect();
         if !self.is(LoadSpecMutant::PurgeCheckSkipsSwitchedOut) {
-            v.extend(
-                self.procs()
-                    .filter(|&i| s.parked[i].is_some_and(|q| finds(q.held, q.pbt, q.frame)))
-                    .map(|i| (i, true)),
-            );
+            let first = self.is(LoadSpecMutant::PurgeCheckStopsAtFirstSwitchedOut);
+            for i in self.procs() {
+                let found = Self::parked(s, i)
+                    .enumerate()
+                    .filter(|(_, q)| finds(q.held, q.pbt, q.frame))
+                    .map(|(k, _)| (i, Some(k)));
+                v.extend(found.take(if first { 1 } else { MAX_PARKED }));
+            }
         }
         v
     }
@@ -1253,7 +1299,7 @@ impl LoadModel {
                 let old = |held: u8| held != 0 && held != cur;
                 s.destroyed_old |= self
                     .procs()
-                    .any(|i| old(s.procs[i].held) || s.parked[i].is_some_and(|q| old(q.held)));
+                    .any(|i| old(s.procs[i].held) || Self::parked(s, i).any(|q| old(q.held)));
             }
             Step::DestroyFree => {
                 for ver in s.ver.iter_mut() {
@@ -1277,12 +1323,17 @@ impl LoadModel {
                     }
                     PurgeKind::Soft => {}
                     PurgeKind::Kill => {
-                        for (i, parked) in found {
-                            match s.parked[i].as_mut() {
-                                Some(q) if parked => q.kill = true,
-                                _ => s.procs[i].kill = true,
+                        let mut parked_found = [0u8; MAX_SCHEDS];
+                        for (i, k) in found {
+                            match k {
+                                Some(k) => {
+                                    s.parked[i][k].as_mut().expect("switched out").kill = true;
+                                    parked_found[i] += 1;
+                                }
+                                None => s.procs[i].kill = true,
                             }
                         }
+                        s.killed_two_switched_out |= parked_found.iter().any(|&c| c >= 2);
                     }
                 }
             }
@@ -1332,7 +1383,7 @@ impl LoadModel {
                     s.cleared_held |= self.procs().any(|i| {
                         s.procs[i].held == o
                             || s.procs[i].pbt == o
-                            || s.parked[i].is_some_and(|q| q.held == o || q.pbt == o)
+                            || Self::parked(s, i).any(|q| q.held == o || q.pbt == o)
                     });
                 }
             }
@@ -1472,13 +1523,13 @@ impl Model for LoadModel {
                     pbt: 0,
                     frame: 0,
                 }; MAX_SCHEDS];
-                let mut parked = [None; MAX_SCHEDS];
+                let mut parked = [[None; MAX_PARKED]; MAX_SCHEDS];
                 for i in self.procs() {
                     procs[i].calls_left = self.calls;
                     procs[i].may_stay = true;
                     procs[i].locals_left = self.locals;
-                    if self.procs == 2 {
-                        parked[i] = Some(Parked {
+                    for q in parked[i].iter_mut().take(self.procs as usize - 1) {
+                        *q = Some(Parked {
                             calls_left: self.calls,
                             held: 0,
                             may_stay: true,
@@ -1527,6 +1578,7 @@ impl Model for LoadModel {
                     frame_old: false,
                     switched_old: false,
                     killed_switched_out: false,
+                    killed_two_switched_out: false,
                     old_twice: false,
                     tp_flipped: false,
                     tp_window_call: false,
@@ -1570,7 +1622,7 @@ impl Model for LoadModel {
                     if p.pbt != 0 && !s.blocked && !Self::asleep(p) {
                         out.push(LAction::ChargeRead(n));
                     }
-                    if s.parked[i].is_some() && !s.blocked && !Self::sched_asleep(s, i) {
+                    if self.procs > 1 && !s.blocked && !Self::sched_asleep(s, i) {
                         out.push(LAction::Switch(n));
                     }
                 }
@@ -1787,7 +1839,9 @@ impl Model for LoadModel {
             LAction::Progress(i) => n.procs[i as usize].passed = true,
             LAction::Switch(i) => {
                 let i = i as usize;
-                let q = s.parked[i].expect("a switched-out process");
+                // The first switched-out process in, the running one out last
+                // (`Scheduler::swap_current`).
+                let q = s.parked[i][0].expect("a switched-out process");
                 let p = &mut n.procs[i];
                 let out = Parked {
                     calls_left: p.calls_left,
@@ -1803,7 +1857,9 @@ impl Model for LoadModel {
                 (p.kill, p.pbt, p.frame) = (q.kill, q.pbt, q.frame);
                 let old = |v: u8| v != 0 && v != s.cur;
                 n.switched_old |= old(out.held) || old(out.pbt);
-                n.parked[i] = Some(out);
+                let last = self.procs as usize - 2;
+                n.parked[i].copy_within(1..=last, 0);
+                n.parked[i][last] = Some(out);
                 if q.kill && q.pbt != 0 && self.is(LoadSpecMutant::SwitchInChargesKilled) {
                     // The mutant: charged before its signals (the kill stays pending).
                     let linked = Self::read(s, &mut n, q.pbt).linked;
@@ -1872,6 +1928,7 @@ fn reached_fn(name: &'static str) -> fn(&LoadModel, &LState) -> bool {
         "return-frame-in-old-code" => |_, s| s.frame_old,
         "switched-out-in-old-code" => |_, s| s.switched_old,
         "purge-kills-switched-out" => |_, s| s.killed_switched_out,
+        "purge-kills-two-switched-out" => |_, s| s.killed_two_switched_out,
         "call-under-pattern-change" => |_, s| s.tp_window_call,
         "promise-per-function" => |_, s| s.per_fn_promise,
         _ => unreachable!("no reachability property {name}"),
@@ -1930,11 +1987,14 @@ impl LoadModel {
         if self.funcs > 1 {
             v.extend(["call-under-pattern-change", "promise-per-function"]);
         }
-        if self.procs == 2 {
+        if self.procs >= 2 {
             v.push("switched-out-in-old-code");
             if self.purge == PurgeKind::Kill {
                 v.push("purge-kills-switched-out");
             }
+        }
+        if self.procs >= 3 && self.purge == PurgeKind::Kill {
+            v.push("purge-kills-two-switched-out");
         }
         v
     }
@@ -1985,7 +2045,8 @@ impl LoadModel {
     /// for the others (the index scheme when `Three`, the purge when `Kill`), with
     /// `-sessions` for 2 sessions, `-call-time` when `call_time`, `-tail-call` when
     /// `tail_calls`, `-check-pbt` when `check_pbt`, then the other switches' suffixes, last
-    /// `-procs2` with two processes per scheduler (the loads are in the bound, not the name).
+    /// `-procs2` / `-procs3` with two / three processes per scheduler (the loads are in the
+    /// bound, not the name).
     pub fn name(&self) -> String {
         let mut n = format!("load-{}", self.protocol.name());
         if self.code_ix == CodeIx::Three {
@@ -2021,8 +2082,8 @@ impl LoadModel {
         if self.local_trace {
             n.push_str("-local-trace");
         }
-        if self.procs == 2 {
-            n.push_str("-procs2");
+        if self.procs > 1 {
+            n.push_str(&format!("-procs{}", self.procs));
         }
         if self.funcs > 1 {
             n.push_str("-perfn");

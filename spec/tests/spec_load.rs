@@ -24,10 +24,11 @@ fn run(m: &LoadModel) -> LoadRun {
 }
 
 /// The most processes (schedulers times processes per scheduler) of a plan model that a build
-/// with debug assertions (`make test`'s `cargo test`) runs; the bigger one
-/// (`LoadModel::two_procs_two_scheds`, 4.9 million unique states) runs in `make check`'s spec
-/// part (`bpspec check`) and in `two_processes_on_two_schedulers` (`--ignored`).
-const DEBUG_MAX_PROCS: u8 = 2;
+/// with debug assertions (`make test`'s `cargo test`) runs (`LoadModel::three_procs`, 3 on one
+/// scheduler, is 0.2 million unique states); the bigger one (`LoadModel::two_procs_two_scheds`,
+/// 4 processes, 4.9 million unique states) runs in `make check`'s spec part (`bpspec check`)
+/// and in `two_processes_on_two_schedulers` (`--ignored`).
+const DEBUG_MAX_PROCS: u8 = 3;
 
 #[test]
 fn every_plan_model_holds() {
@@ -617,4 +618,43 @@ fn patterns_per_function_variants() {
     ]
     .iter()
     .for_each(|m| holds_and_kills(m, LoadSpecMutant::PromiseWithdrawnLate));
+}
+
+/// Three processes on one scheduler (`procs` 3, docs/nonblocking-load.md §8): two processes
+/// switched out at a time, switched in in turn (the engine's `switch_proc` rotation). The plan's
+/// model (`LoadModel::three_procs`: the killing purge, a fresh module loaded twice, one call per
+/// process, no call_time) holds with every reachability property found, among them a purge
+/// whose check sends kills to two switched-out processes (`purge-kills-two-switched-out`;
+/// `every_plan_model_holds`). A check that stops at the first switched-out process it finds on
+/// a scheduler (`load-purge-check-stops-at-first-switched-out`) is killed by
+/// `no-use-after-free` there (`every_load_mutant_is_killed`) and survives the plan's
+/// two-process models, where a scheduler has one switched-out process: the third process is
+/// what tells the two checks apart. With call_time and 2 calls per process:
+/// `three_processes_with_call_time` (`--ignored`).
+#[test]
+fn three_processes_on_one_scheduler() {
+    let mu = LoadSpecMutant::PurgeCheckStopsAtFirstSwitchedOut;
+    let m = LoadModel::three_procs();
+    assert_eq!((m.schedulers, m.procs), (1, 3));
+    assert_mutants_plan_model(&m, mu);
+    let two = LoadModel::two_procs();
+    assert_in_plan(&two);
+    let r = run(&two.with_mutant(mu));
+    assert!(r.violated.is_empty() && r.reached, "{:?}", r.violated);
+    let two = m.with(|m| m.procs = 2);
+    let r = run(&two.with_mutant(mu));
+    assert!(r.violated.is_empty() && r.reached, "{:?}", r.violated);
+}
+
+/// Three processes on one scheduler with call_time and 2 calls per process (the plan's
+/// `LoadModel::two_procs` with a third process; `--ignored`: 10.7 million unique states, about
+/// a minute; figures in docs/nonblocking-load.md §8): it holds with every reachability
+/// property found and kills `load-purge-check-stops-at-first-switched-out` by
+/// `no-use-after-free`.
+#[test]
+#[ignore]
+fn three_processes_with_call_time() {
+    let m = LoadModel::two_procs().with(|m| m.procs = 3);
+    assert!(m.call_time && m.calls == 2);
+    holds_and_kills(&m, LoadSpecMutant::PurgeCheckStopsAtFirstSwitchedOut);
 }
