@@ -131,7 +131,7 @@ pub enum LoadSpecMutant {
     /// see a return trace frame on the stack (it looks at the instruction pointer and the
     /// return addresses only).
     PurgeCheckSkipsReturnFrame,
-    /// `load-purge-check-skips-switched-out` (`procs` 2): `check_process_code` looks at each
+    /// `load-purge-check-skips-switched-out` (`procs` 2 or 3): `check_process_code` looks at each
     /// scheduler's running process only, not at the processes switched out on it (the kill
     /// check of a purge that sees only the running process).
     PurgeCheckSkipsSwitchedOut,
@@ -145,7 +145,7 @@ pub enum LoadSpecMutant {
     /// not stop the loader: its next load commits over the old version, which ERTS refuses
     /// with `not_purged` (`finish_loading_1`), so a version would be made old twice.
     LoadOverNotPurged,
-    /// `load-switch-in-charges-killed` (`procs` 2): a process killed while switched out is
+    /// `load-switch-in-charges-killed` (`procs` 2 or 3): a process killed while switched out is
     /// charged at its switch-in (its call_time state's slot read and its nodes written) before
     /// it handles the kill. Not in [`LoadSpecMutant::ALL`]: it survives (an experiment,
     /// docs/nonblocking-load.md §8), since the old version's breakpoints are unlinked and freed
@@ -517,10 +517,10 @@ pub struct LState {
     /// `local_trace`: a return trace frame ran naming a version no longer current, whose
     /// breakpoints were removed.
     pub frame_old: bool,
-    /// `procs` 2: a process was switched out while in, or with a call_time state naming, a
+    /// `procs` 2 or 3: a process was switched out while in, or with a call_time state naming, a
     /// version no longer current.
     pub switched_old: bool,
-    /// `procs` 2 with `Kill`: a process the purge's check found while it was switched out was
+    /// `procs` 2 or 3 with `Kill`: a process the purge's check found while it was switched out was
     /// killed at its switch-in.
     pub killed_switched_out: bool,
     /// `procs` 3 with `Kill`: the purge's check sent kills to two processes switched out on
