@@ -18,17 +18,16 @@ fn explore(
     let scn = scenario_named(loom_scenarios(), name, |s| s.name);
     let mut b = builder();
     b.max_branches = b.max_branches.max(20_000);
-    if name.starts_with("load-vs-trace-pattern") || name == "load-collect-fold" {
+    if name == "load-vs-trace-pattern-fold" {
         // At most bound 2 whatever `LOOM_MAX_PREEMPTIONS` says (the row's bound column shows the
-        // bound that ran). Measured at bound 3 (`--profile checked`, one test at a time on the
-        // loaded 2-core machine, load average 3 to 6): 234,369 executions under Blocking and
-        // 977,729 under NonBlocking, 91 CPU seconds (user 59, system 32; 273 s wall), against
-        // 18,902 and 67,967 at bound 2. Its `-fold` twin (844,706 executions at bound 3, 65 CPU
-        // seconds; 167 s inside make check) and `load-collect-fold` (208,199, 21 CPU seconds;
-        // 53 s inside make check) held at bound 3, but with them make check took 32 min 14 s on
-        // merged main, over its 30 minutes, so the fold's twins (the fold is off by default)
-        // are capped again; the collection's `paused-inflight` stays at bound 3 (docs/perf.md,
-        // "Where loom runs below make check's bound 3").
+        // bound that ran). At bound 3 it held after 844,706 executions (59,770 at bound 2): 65
+        // CPU seconds one test at a time before the generator stacks were pooled (vendor/
+        // README.md), 167 s inside a make check that took 32 min 14 s; with the pool the same
+        // run took 83 CPU seconds (485 s wall) on a machine more loaded than that one (load
+        // average 7 to 8), and the pool's ratio at bound 2 (0.55, docs/perf.md) puts it near 36
+        // CPU seconds on that machine. The fold is off by default (docs/nonblocking-load.md
+        // §7); `load-vs-trace-pattern` and `load-collect-fold` run at make check's bound 3
+        // (docs/perf.md, "Where loom runs below make check's bound 3").
         b.preemption_bound = b.preemption_bound.map(|p| p.min(2));
     }
     b = loom_run::for_expected(b, mutant, name, expected);

@@ -15,9 +15,12 @@ use bpspec_reference::{Mutant, Qsbr, WaitPlan};
 /// (`--profile checked`, one test at a time on the loaded 2-core machine, load average 3 to 6):
 /// 469,026, 469,026 and 886,196 executions under the batch, batch-elide-idle and pipeline
 /// plans, 154 CPU seconds (user 130, system 24; 341 s wall), against 68,979, 68,979 and 124,978
-/// at bound 2: about 132 CPU seconds more, 66 s of make check's wall time on 2 cores, more than
-/// its 30 minutes leave (docs/perf.md, "Where loom runs below make check's bound 3"). Its kill
-/// runs are at `loom_run::KILL_BOUND` (2) either way.
+/// at bound 2: about 132 CPU seconds more before loom's generator stacks were pooled
+/// (vendor/README.md); with the pool its bound-2 runs take 0.73 of the CPU seconds they took
+/// beside them, so about 96 more, still more than make check's 30 minutes leave once
+/// `load-vs-trace-pattern`, `load-collect-fold` and `session-unlink-2sched` have taken their
+/// share of what the pool gave back (docs/perf.md, "Where loom runs below make check's bound
+/// 3"). Its kill runs are at `loom_run::KILL_BOUND` (2) either way.
 const CAP_2SESS: usize = 2;
 
 /// Explore; record the verdict (scenario `name@plan`); return the counterexample.
