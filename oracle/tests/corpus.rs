@@ -116,22 +116,32 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong oracle");
         assert!(e.contains("expected (-) vs observed (+)"), "{e}");
     }
-    // The same three code-loading mistakes made by our engine (oracle/src/target/code.rs).
+    // The same code-loading mistakes made by our engine (oracle/src/target/code.rs), with its
+    // breakpoints on the static area and (all but OldFramesCharge, which it does not make
+    // there) on the versions: there LoadKeepsBreakpoints skips the clear of the module's
+    // patterns, so the new version gets them.
     use bpspec_spec::code::CodeMutant;
-    for m in [
+    for (m, bps) in [
         CodeMutant::LoadKeepsBreakpoints,
         CodeMutant::DeleteKeepsFunctions,
         CodeMutant::OldCodeIsCurrent,
         CodeMutant::ChangedBodiesIgnored,
         CodeMutant::OldFramesCharge,
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|m| Breakpoints::ALL.map(|b| (m, b)))
+    .filter(|&(m, b)| !(m == CodeMutant::OldFramesCharge && b == Breakpoints::Versions))
+    {
         let f = move |funcs| -> Box<dyn BreakpointEngine> {
-            Box::new(RefEngine::with_code_mutant(funcs, m))
+            Box::new(RefEngine::with_code_mutant_on(funcs, m, bps))
         };
         let e = check_corpus(&f).expect_err("the corpus must catch a wrong engine");
-        assert!(e.contains("expected (-) vs observed (+)"), "{m:?}: {e}");
+        assert!(
+            e.contains("expected (-) vs observed (+)"),
+            "{m:?} {bps:?}: {e}"
+        );
         eprintln!(
-            "{m:?} on our engine: caught by {}",
+            "{m:?} on our engine ({bps:?}): caught by {}",
             e.lines().next().unwrap_or("")
         );
     }

@@ -11,8 +11,16 @@
 //!   `Scheduler` of the engine (id = pid) that entered its module's version by
 //!   `call_and_stay_in` (counted in the version's `in_code`), and a local call made in an old
 //!   version (`Entry::old`) is that scheduler's `local_call`, which asserts it runs the version
-//!   the process is in. The versions are untraced: no pattern is set on a module.
-//! - the **breakpoints**: the engine's static code area (every session, call_time,
+//!   the process is in. Under [`super::Breakpoints::Static`] the versions are untraced: no
+//!   pattern is set on a module.
+//! - the **breakpoints**, under [`super::Breakpoints::Versions`]: the modules' versions and
+//!   export entries (`pattern_on_versions`: `Engine::trace_pattern_funcs_op_in` per module;
+//!   `Engine::trace_info_module_in`; the runner's calls `Scheduler::call_version_proc` with its
+//!   processes, in `target.rs`); a load or delete first clears the module's patterns
+//!   (`clear_module_patterns`), and a waiting process's scheduler holds the version the
+//!   runner's call entered (`Scheduler::stay_in_version`) instead of calling it again.
+//! - the **breakpoints**, under [`super::Breakpoints::Static`]: the engine's static code area
+//!   (every session, call_time,
 //!   call_memory, global, meta, match specs), hit by the runner's scheduler (id 0). A `load` or
 //!   `delete` clears the module's breakpoints there (ERTS `erts_clear_module_break` and
 //!   `erts_clear_all_export_break`, spec/src/code.rs CL1, CL3) with `trace_pattern(false)` in
@@ -171,7 +179,18 @@ impl RefEngine {
 
     /// Our engine with code loading wrong in the way `m` says (spec/src/code.rs's mutants).
     pub fn with_code_mutant(funcs: Vec<Mfa>, m: CodeMutant) -> RefEngine {
-        let mut e = RefEngine::new(funcs);
+        RefEngine::with_code_mutant_on(funcs, m, super::Breakpoints::Static)
+    }
+
+    /// [`RefEngine::with_code_mutant`] with the breakpoints on `bps`. On the versions,
+    /// `OldFramesCharge` is not made (the frames of the version that becomes old are always
+    /// forgotten there: `clear_module_patterns`).
+    pub fn with_code_mutant_on(
+        funcs: Vec<Mfa>,
+        m: CodeMutant,
+        bps: super::Breakpoints,
+    ) -> RefEngine {
+        let mut e = RefEngine::with_breakpoints(funcs, LoadProtocol::NonBlocking, bps);
         e.code.mutant = Some(m);
         e
     }

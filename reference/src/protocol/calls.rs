@@ -501,7 +501,9 @@ impl<P: ThreadProgress> Scheduler<P> {
             let ver = unsafe { &*v };
             ver.live
                 .assert_live(&|| format!("version {} of m (stay)", ver.number));
-            // Under the module table, which the purge's check of `in_code` holds too.
+            // Relaxed: made under the module table's lock, which the purge holds while it reads
+            // `in_code` (`purge.rs`: `purge_locked`'s check, `purge_kill_in`'s wait): the lock
+            // orders this increment before that read or after the purge.
             ver.in_code.fetch_add(1, Relaxed);
             c.dead = false;
             c.held = v;
