@@ -253,10 +253,31 @@ pub use meta::{meta_tracer, META_PID};
 /// Builds an engine over a function universe.
 pub type Factory<'a> = &'a dyn Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine>;
 
+/// Where [`RefEngine`] keeps the scenario's breakpoints and runs its calls (docs/scenario.md,
+/// "Code loading"; `target/code.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Breakpoints {
+    /// The engine's static code area (`Area::Code`, `Area::Export`): `Engine::trace_pattern`,
+    /// `Engine::session_trace_info` and `Scheduler::call_proc` and friends; the modules'
+    /// versions stay untraced and a load or delete clears the module's breakpoints there.
+    Static,
+    /// The modules' versions and export entries: `Engine::trace_pattern_funcs_op_in`,
+    /// `Engine::trace_info_module_in` and `Scheduler::call_version_proc` with the runner's
+    /// processes; a load or delete first clears the module's patterns
+    /// (`trace_pattern_funcs_op_in` with `false` in every live session).
+    Versions,
+}
+
+impl Breakpoints {
+    pub const ALL: [Breakpoints; 2] = [Breakpoints::Static, Breakpoints::Versions];
+}
+
 /// Our engine, with one managed scheduler that sleeps between calls (so `trace_pattern`'s waits
 /// never wait for it).
 pub struct RefEngine {
     engine: Arc<Engine<Qsbr>>,
+    /// Where the breakpoints live and the calls run ([`Breakpoints`]).
+    bps: Breakpoints,
     sched: Scheduler<Qsbr>,
     /// Processes with call_time/call_memory state, by pid (created scheduled in).
     procs: BTreeMap<u64, Proc>,
@@ -277,7 +298,34 @@ impl RefEngine {
         RefEngine::over(
             Engine::<Qsbr>::new(RefEngine::config(funcs)),
             bpspec_reference::LoadProtocol::NonBlocking,
+            Breakpoints::Static,
         )
+    }
+
+    /// Our engine with the breakpoints and calls on `bps` ([`Breakpoints`]), code loading under
+    /// `protocol`.
+    pub fn with_breakpoints(
+        funcs: Vec<Mfa>,
+        protocol: bpspec_reference::LoadProtocol,
+        bps: Breakpoints,
+    ) -> RefEngine {
+        RefEngine::over(Engine::<Qsbr>::new(RefEngine::config(funcs)), protocol, bps)
+    }
+
+    /// A [`Factory`] of engines on `bps` under the NonBlocking load protocol.
+    pub fn factory(bps: Breakpoints) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
+        move |funcs| {
+            Box::new(RefEngine::with_breakpoints(
+                funcs,
+                bpspec_reference::LoadProtocol::NonBlocking,
+                bps,
+            ))
+        }
+    }
+
+    /// Where the breakpoints live ([`Breakpoints`]).
+    pub fn breakpoints(&self) -> Breakpoints {
+        self.bps
     }
 
     /// The static area holds `funcs`; one scheduler for the runner's calls and one per
@@ -292,21 +340,32 @@ impl RefEngine {
 
     /// Our engine `engine`, owning every module of its functions under the load protocol
     /// `protocol` (`target/code.rs`), with its scheduler for the runner's calls started and
-    /// asleep.
-    fn over(engine: Engine<Qsbr>, protocol: bpspec_reference::LoadProtocol) -> RefEngine {
+    /// asleep; the breakpoints on `bps` (on the versions, the modules' export entries carry
+    /// global trace: `Engine::with_global_trace`).
+    fn over(
+        engine: Engine<Qsbr>,
+        protocol: bpspec_reference::LoadProtocol,
+        bps: Breakpoints,
+    ) -> RefEngine {
         let (modules, code) = code::Code::modules_of(&engine, protocol);
         // A scenario without functions has no module: the engine owns no code then (a module
-        // table needs at least one module, `Engine::with_modules`).
+        // table needs at least one module, `Engine::with_modules`), and nothing is called.
         let engine = Arc::new(if modules.is_empty() {
             engine
         } else {
-            engine.with_modules(&modules, protocol).with_kills()
+            let e = engine.with_modules(&modules, protocol).with_kills();
+            match bps {
+                Breakpoints::Static => e,
+                Breakpoints::Versions => e.with_global_trace(),
+            }
         });
         let mut sched = Scheduler::start(engine.clone(), 0);
-        sched.record = false;
+        // A call into a version pops the hit it records (`calls.rs::run_version`).
+        sched.record = bps == Breakpoints::Versions;
         sched.sleep();
         RefEngine {
             engine,
+            bps,
             sched,
             procs: BTreeMap::new(),
             tracers: Tracers::default(),
@@ -354,6 +413,7 @@ impl RefEngine {
         RefEngine::over(
             Engine::<Qsbr>::new(cfg),
             bpspec_reference::LoadProtocol::NonBlocking,
+            Breakpoints::Static,
         )
     }
 
@@ -368,13 +428,18 @@ impl RefEngine {
 
     /// The sessions of the call messages of the hit that produced events from `before` on: the
     /// engine's events, cross-checked with what the tracers received (one `call` each, same
-    /// order; the plain `call` path has no process and sends nothing).
-    fn entered(&mut self, before: usize, f: FuncId, pid: u64) -> Vec<SessionId> {
+    /// order; the plain `call` path has no process and sends nothing). The events name `f` by
+    /// `ev_f`: its index in the area hit (the static area's `f`, or its module's function).
+    fn entered(&mut self, before: usize, f: FuncId, ev_f: usize, pid: u64) -> Vec<SessionId> {
+        self.sched.hits.clear();
         let evs = self.sched.events.split_off(before);
         let sessions: Vec<SessionId> = evs
             .iter()
             .map(|e| {
-                assert!(e.pid == pid && e.func == f, "event for another call: {e:?}");
+                assert!(
+                    e.pid == pid && e.func == ev_f,
+                    "event for another call: {e:?}"
+                );
                 e.session
             })
             .collect();
@@ -401,18 +466,25 @@ impl RefEngine {
 
     /// Our engine where only `exported` functions have export entries.
     pub fn with_exports(funcs: Vec<Mfa>, exported: &[FuncId]) -> RefEngine {
-        RefEngine::with_exports_under(funcs, exported, bpspec_reference::LoadProtocol::NonBlocking)
+        RefEngine::with_exports_under(
+            funcs,
+            exported,
+            bpspec_reference::LoadProtocol::NonBlocking,
+            Breakpoints::Static,
+        )
     }
 
-    /// [`RefEngine::with_exports`] under the load protocol `protocol`.
+    /// [`RefEngine::with_exports`] under the load protocol `protocol`, on `bps`.
     fn with_exports_under(
         funcs: Vec<Mfa>,
         exported: &[FuncId],
         protocol: bpspec_reference::LoadProtocol,
+        bps: Breakpoints,
     ) -> RefEngine {
         RefEngine::over(
             Engine::<Qsbr>::new(RefEngine::config(funcs)).with_exports(exported),
             protocol,
+            bps,
         )
     }
 }
@@ -430,7 +502,10 @@ impl BreakpointEngine for RefEngine {
         std::mem::take(&mut self.last_callers)
     }
     fn name(&self) -> String {
-        "reference engine".into()
+        match self.bps {
+            Breakpoints::Static => "reference engine".into(),
+            Breakpoints::Versions => "reference engine (breakpoints on the versions)".into(),
+        }
     }
     fn trace_pattern(
         &mut self,
@@ -449,6 +524,10 @@ impl BreakpointEngine for RefEngine {
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         assert!(f < self.engine.code.len(), "function {f} out of range");
+        assert!(
+            self.bps == Breakpoints::Static,
+            "a call without a process stack is the static area's (Breakpoints::Static)"
+        );
         let before = self.sched.events.len();
         self.sched.wake();
         self.sched.call(f, &Process { pid, call_traced });
@@ -498,20 +577,36 @@ impl BreakpointEngine for RefEngine {
             return Vec::new();
         }
         let before = self.sched.events.len();
+        if self.bps == Breakpoints::Versions {
+            // The module's current version, through its export entry if remote
+            // (`calls.rs`: the same steps as the engine's own processes' calls).
+            let (m, i) = self.in_module(f);
+            let seen = self.on_proc(pid, call_traced, |s, p| {
+                s.call_version_proc(p, m, i, how.tail, how.remote)
+            });
+            // The runner raises `undef` before calling a deleted module; only a code mutant
+            // (deleted functions kept callable, old code run as current) comes here (`undef`:
+            // nothing hit, no message).
+            assert!(
+                seen.version != 0 || self.code.mutant.is_some(),
+                "{f}: called while its module is deleted"
+            );
+            return self.entered(before, f, i, pid);
+        }
         self.on_proc(pid, call_traced, |s, p| match (how.tail, how.remote) {
             (false, false) => s.call_proc(f, p),
             (true, false) => s.tail_call(f, p),
             (false, true) => s.call_remote(f, p),
             (true, true) => s.tail_call_remote(f, p),
         });
-        self.entered(before, f, pid)
+        self.entered(before, f, f, pid)
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         assert!(self.procs.is_empty(), "set_exports after processes ran");
         assert!(self.code.untouched(), "set_exports after code operations");
         // The code mutant is kept: nothing ran yet.
         let mutant = self.code.mutant;
-        *self = RefEngine::with_exports_under(self.funcs(), exported, self.code.protocol);
+        *self = RefEngine::with_exports_under(self.funcs(), exported, self.code.protocol, self.bps);
         self.code.mutant = mutant;
     }
     fn ret(&mut self, pid: u64, call_traced: u64) {
@@ -557,14 +652,15 @@ impl BreakpointEngine for RefEngine {
         self.info_term_loaded(session, mfa, key)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
-        Some(self.engine.is_patched(f))
+        // On the versions the engine does not say (the static area's words stay unpatched).
+        (self.bps == Breakpoints::Static).then(|| self.engine.is_patched(f))
     }
     fn check_at_rest(&mut self) -> Result<(), String> {
         // Processes waiting in a `receive` are in a version of their module: at rest otherwise.
         self.engine.check_at_rest_in_code()
     }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
-        Some(self.engine.is_export_patched(f))
+        (self.bps == Breakpoints::Static).then(|| self.engine.is_export_patched(f))
     }
     fn session_create(&mut self, name: &str) -> SessionId {
         self.engine

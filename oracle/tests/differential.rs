@@ -7,7 +7,7 @@ use bpspec_oracle::conformance::{corpus_file, load_corpus};
 use bpspec_oracle::erlang::{differential, differential_of, minimize, Erl, Summary, Verdict};
 use bpspec_oracle::gen::{sample, GenConfig};
 use bpspec_oracle::scenario::{load, Loaded, Scenario};
-use bpspec_oracle::target::{Wrong, WrongOracle};
+use bpspec_oracle::target::{Breakpoints, Factory, RefEngine, Wrong, WrongOracle};
 
 mod common;
 
@@ -133,8 +133,9 @@ fn extras_on(erl: &Erl) {
 /// the others (docs/scenario.md, "Code loading"), on the OTP on PATH and, when
 /// `BPSPEC_OTP_ROOT` is set, on the OTP root (the name has `otp_root`, so make's
 /// oracle-check-root part runs it). ERTS, our engine (code loading with the module engine's
-/// versions: oracle/src/target/code.rs) and the sequential oracle must agree on each; ERTS also
-/// catches the two code-loading mutants of the oracle on 150 of them.
+/// versions: oracle/src/target/code.rs; its breakpoints and calls on the static area and, in a
+/// second run, on the versions: `Breakpoints`) and the sequential oracle must agree on each;
+/// ERTS also catches the code-loading mutants of the oracle on 150 of them.
 #[test]
 fn code_loading_agrees_with_erts_and_the_otp_root() {
     code_loading_on(&erl());
@@ -149,8 +150,10 @@ fn code_loading_on(erl: &Erl) {
         code: true,
         ..GenConfig::default()
     };
-    let s = random_on(erl, cfg);
-    assert!(s.ok(), "{s}");
+    for b in Breakpoints::ALL {
+        let s = random_with(erl, cfg, &RefEngine::factory(b));
+        assert!(s.ok(), "{b:?}: {s}");
+    }
     let (_, scs) = draws(cfg);
     let with = scs
         .iter()
@@ -186,6 +189,11 @@ fn code_loading_on(erl: &Erl) {
 /// The random scenarios, `BPSPEC_DIFF_CASES` (default 300) from `BPSPEC_DIFF_SEED` (default 25),
 /// on `erl`; every one must agree. `cfg.call_memory` adds call_memory (OTP 26+).
 fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
+    random_with(erl, cfg, &RefEngine::boxed)
+}
+
+/// [`random_on`] with our engine as `engine` builds it.
+fn random_with(erl: &Erl, cfg: GenConfig, engine: Factory) -> Summary {
     use bpspec_oracle::scenario::Feature;
     let n: usize = std::env::var("BPSPEC_DIFF_CASES")
         .ok()
@@ -207,11 +215,12 @@ fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
     let global = with(Feature::GlobalTrace);
     let framed = with(Feature::MatchSpec);
     let code = with(Feature::CodeLoading);
-    let vs = differential(erl, &scs).unwrap_or_else(|e| panic!("{e}"));
+    let vs = differential_of(erl, &scs, engine, true).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);
     eprintln!(
-        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs, {code} with code loading) on {}: {s} ({:.1} s)",
+        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs, {code} with code loading) on {}, {}: {s} ({:.1} s)",
         erl.origin(),
+        engine(Vec::new()).name(),
         t0.elapsed().as_secs_f64()
     );
     assert!(
@@ -238,7 +247,7 @@ fn random_on(erl: &Erl, cfg: GenConfig) -> Summary {
     for (sc, v) in raw.iter().zip(&vs) {
         match v {
             Verdict::Differ(d) => {
-                let m = minimize(erl, sc, 40, &bpspec_oracle::target::RefEngine::boxed);
+                let m = minimize(erl, sc, 40, engine);
                 panic!(
                     "{} on {}: {d}\nminimized scenario:\n{}",
                     sc.name,

@@ -11,8 +11,16 @@
 //!   `Scheduler` of the engine (id = pid) that entered its module's version by
 //!   `call_and_stay_in` (counted in the version's `in_code`), and a local call made in an old
 //!   version (`Entry::old`) is that scheduler's `local_call`, which asserts it runs the version
-//!   the process is in. The versions are untraced: no pattern is set on a module.
-//! - the **breakpoints**: the engine's static code area (every session, call_time,
+//!   the process is in. Under [`super::Breakpoints::Static`] the versions are untraced: no
+//!   pattern is set on a module.
+//! - the **breakpoints**, under [`super::Breakpoints::Versions`]: the modules' versions and
+//!   export entries (`pattern_on_versions`: `Engine::trace_pattern_funcs_op_in` per module;
+//!   `Engine::trace_info_module_in`; the runner's calls `Scheduler::call_version_proc` with its
+//!   processes, in `target.rs`); a load or delete first clears the module's patterns
+//!   (`clear_module_patterns`), and a waiting process's scheduler holds the version the
+//!   runner's call entered (`Scheduler::stay_in_version`) instead of calling it again.
+//! - the **breakpoints**, under [`super::Breakpoints::Static`]: the engine's static code area
+//!   (every session, call_time,
 //!   call_memory, global, meta, match specs), hit by the runner's scheduler (id 0). A `load` or
 //!   `delete` clears the module's breakpoints there (ERTS `erts_clear_module_break` and
 //!   `erts_clear_all_export_break`, spec/src/code.rs CL1, CL3) with `trace_pattern(false)` in
@@ -166,12 +174,23 @@ impl Code {
 impl RefEngine {
     /// Our engine with code loading under `protocol` (docs/nonblocking-load.md).
     pub fn with_load_protocol(funcs: Vec<Mfa>, protocol: LoadProtocol) -> RefEngine {
-        RefEngine::over(Engine::<Qsbr>::new(RefEngine::config(funcs)), protocol)
+        RefEngine::with_breakpoints(funcs, protocol, super::Breakpoints::Static)
     }
 
     /// Our engine with code loading wrong in the way `m` says (spec/src/code.rs's mutants).
     pub fn with_code_mutant(funcs: Vec<Mfa>, m: CodeMutant) -> RefEngine {
-        let mut e = RefEngine::new(funcs);
+        RefEngine::with_code_mutant_on(funcs, m, super::Breakpoints::Static)
+    }
+
+    /// [`RefEngine::with_code_mutant`] with the breakpoints on `bps`. On the versions,
+    /// `OldFramesCharge` is not made (the frames of the version that becomes old are always
+    /// forgotten there: `clear_module_patterns`).
+    pub fn with_code_mutant_on(
+        funcs: Vec<Mfa>,
+        m: CodeMutant,
+        bps: super::Breakpoints,
+    ) -> RefEngine {
+        let mut e = RefEngine::with_breakpoints(funcs, LoadProtocol::NonBlocking, bps);
         e.code.mutant = Some(m);
         e
     }
@@ -185,7 +204,7 @@ impl RefEngine {
     }
 
     /// `f`'s module (its index in the engine's module table) and its index in the module.
-    fn in_module(&self, f: FuncId) -> (usize, usize) {
+    pub(super) fn in_module(&self, f: FuncId) -> (usize, usize) {
         let module = &self.engine.code.funcs[f].mfa.module;
         let mc = self.module_code(module);
         let i = mc
@@ -200,6 +219,10 @@ impl RefEngine {
     /// functions in the breakpoint engine: `trace_pattern(false)` of local trace and the
     /// counters, of global trace and of meta trace, in every live session.
     fn clear_module_break(&mut self, module: &str) {
+        if self.bps == super::Breakpoints::Versions {
+            self.clear_module_patterns(module);
+            return;
+        }
         let pat = Pattern::parse(&format!("{module}:_/_")).expect("a module name");
         let all = FlagSet::parse("[local, call_count, call_time, call_memory]").expect("flags");
         let meta = self.own_meta_tracer(&super::meta_tracer());
@@ -369,6 +392,19 @@ impl RefEngine {
         self.code.settle(&self.engine);
         let module = self.engine.code.funcs[f].mfa.module.clone();
         let (m, i) = self.in_module(f);
+        if self.bps == super::Breakpoints::Versions {
+            // The runner's process entered the current version (`enter`, its breakpoints run
+            // there) and waits in it: its scheduler holds the version for it, without a second
+            // call (`Scheduler::stay_in_version`).
+            let v = self.engine.current_version_of(m);
+            let s = self.code.sched(&self.engine, pid);
+            s.wake();
+            let held = s.stay_in_version(m, v);
+            s.sleep();
+            assert!(held && v != 0, "{pid} waits in {module} version {v}");
+            self.code.waiting.insert(pid, (module, v));
+            return;
+        }
         let s = self.code.sched(&self.engine, pid);
         s.wake();
         let seen = s.call_and_stay_in(m, i);
@@ -460,6 +496,9 @@ impl RefEngine {
         op: PatternOp,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
+        if self.bps == super::Breakpoints::Versions {
+            return self.pattern_on_versions(pattern, op, spec);
+        }
         let Some(pats) = self.live_patterns(pattern) else {
             return self.engine.trace_pattern(pattern, op, spec);
         };
@@ -485,14 +524,188 @@ impl RefEngine {
 
     /// `trace_info` of traced / call_count over current code.
     pub(super) fn info_loaded(&self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
+        if let Some((m, i)) = self.on_versions(mfa) {
+            let key = match item {
+                InfoItem::Traced => InfoKey::Traced,
+                InfoItem::CallCount => InfoKey::CallCount,
+            };
+            let t = self.engine.trace_info_module_in(m, session, i, key);
+            return match &t {
+                Term::Tuple(p) if p.len() == 2 => match &p[1] {
+                    Term::Atom("local") => InfoValue::Local,
+                    // `{traced, global}` is not local trace (the item's answers).
+                    Term::Atom("false") | Term::Atom("global") => InfoValue::False,
+                    Term::Atom("undefined") => InfoValue::Undefined,
+                    Term::Int(n) if *n >= 0 => InfoValue::Count(*n as u64),
+                    _ => panic!("trace_info({mfa}) on the versions gave {t}"),
+                },
+                _ => panic!("trace_info({mfa}) on the versions gave {t}"),
+            };
+        }
         self.engine.trace_info(session, &self.info_mfa(mfa), item)
+    }
+
+    /// On the versions ([`super::Breakpoints::Versions`]): `mfa`'s module and its index there,
+    /// if it is a function of the scenario whose module has a current version (else `None`:
+    /// the static area's own `undefined` answers, as for a function that does not exist).
+    fn on_versions(&self, mfa: &Mfa) -> Option<(usize, usize)> {
+        if self.bps != super::Breakpoints::Versions {
+            return None;
+        }
+        let f = self.engine.func(mfa)?;
+        self.code.is_loaded(f).then(|| self.in_module(f))
     }
 
     /// `trace_info` as a term over current code.
     pub(super) fn info_term_loaded(&self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
+        if let Some((m, i)) = self.on_versions(mfa) {
+            if let Err(e) = self.engine.check_session(session) {
+                panic!("trace_info in session {session}: {e}");
+            }
+            return self.engine.trace_info_module_in(m, session, i, key);
+        }
         self.engine
             .session_trace_info(session, &self.info_mfa(mfa), key)
             .unwrap_or_else(|e| panic!("trace_info in session {session}: {e}"))
+    }
+}
+
+impl RefEngine {
+    /// `trace_pattern` on the modules' versions ([`super::Breakpoints::Versions`]): the
+    /// arguments checked as the engine checks them (the static area's `trace_pattern` on a
+    /// pattern that matches nothing: no function staged), then, per module with matched
+    /// functions of current code (deleted ones are not matched: CL3; for `global`, exported
+    /// ones only: the scenario's export entries), `Engine::trace_pattern_funcs_op_in`, one
+    /// W0–W4 sequence each. Returns the number matched.
+    fn pattern_on_versions(
+        &mut self,
+        pattern: &Pattern,
+        op: PatternOp,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
+        self.engine.trace_pattern(&nothing(), op, spec)?;
+        let funcs = self.funcs();
+        // Per module: the matched functions of current code with an export entry in the
+        // scenario (for `global`), and those without one.
+        let mut by: BTreeMap<usize, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
+        for f in pattern.matching(&funcs) {
+            if !self.code.is_loaded(f) {
+                continue;
+            }
+            let (m, i) = self.in_module(f);
+            let e = by.entry(m).or_default();
+            if spec.global && self.engine.export_of(f).is_none() {
+                e.1.push(i);
+            } else {
+                e.0.push(i);
+            }
+        }
+        let mut n = 0;
+        for (m, (mut fs, mut local)) in by {
+            fs.sort_unstable();
+            local.sort_unstable();
+            if !fs.is_empty() {
+                n += self.engine.trace_pattern_funcs_op_in(m, &fs, op, spec)?;
+            }
+            if op != PatternOp::False && !local.is_empty() {
+                // `global` on a function without an export entry matches no entry (not
+                // counted) but still clears the session's local flags off its code (ERTS's
+                // exclusion): the module's functions all have entries, so that clear is its
+                // own `false` of local trace, the counters and meta in the session.
+                let all =
+                    FlagSet::parse("[local, call_count, call_time, call_memory]").expect("flags");
+                let meta = self.own_meta_tracer(&super::meta_tracer());
+                for clear in [
+                    TraceSpec::counters(all),
+                    TraceSpec::default().meta(meta.clone()),
+                ] {
+                    let clear = clear.session(spec.session);
+                    self.engine
+                        .trace_pattern_funcs_op_in(m, &local, PatternOp::False, &clear)?;
+                }
+            }
+        }
+        if let Err(e) = self.engine.check_at_rest_in_code() {
+            panic!("after trace_pattern {pattern:?}: {e}");
+        }
+        Ok(n)
+    }
+
+    /// ERTS's `erts_clear_module_break` and `erts_clear_all_export_break` on `module` on the
+    /// versions: the module's patterns cleared (`trace_pattern_funcs_op_in` with `false` of
+    /// local trace and the counters, of global trace and of meta trace, in every live session)
+    /// before the load or delete, so the new version gets none (ERTS's `finish_loading` carries
+    /// no pattern: CL1). Then what the runner's processes charge to the module's version (their
+    /// pbts and call_time/call_memory return frames) names nothing any more (CL6: the version
+    /// becoming old has no breakpoints), and the functions they are in or return into, and their
+    /// return_trace frames, name the static area's function of the same MFA (names only: no
+    /// breakpoint there), so nothing of theirs names a version a purge may free.
+    fn clear_module_patterns(&mut self, module: &str) {
+        let m = self.module_code(module).m;
+        let n = self.module_code(module).funcs.len();
+        let all_fs: Vec<usize> = (0..n).collect();
+        let all = FlagSet::parse("[local, call_count, call_time, call_memory]").expect("flags");
+        let meta = self.own_meta_tracer(&super::meta_tracer());
+        for (s, _) in self.engine.session_info() {
+            for spec in [
+                TraceSpec::counters(all),
+                TraceSpec::global(),
+                TraceSpec::default().meta(meta.clone()),
+            ] {
+                let spec = spec.session(s);
+                if let Err(e) =
+                    self.engine
+                        .trace_pattern_funcs_op_in(m, &all_fs, PatternOp::False, &spec)
+                {
+                    panic!("clearing {module}'s patterns in session {s}: {e}");
+                }
+            }
+        }
+        if let Err(e) = self.engine.check_at_rest_in_code() {
+            panic!("after clearing {module}'s patterns: {e}");
+        }
+        let e = self.engine.clone();
+        // Module `module`'s function of a version's area, as the scenario's function.
+        let ours = |g: &bpspec_reference::process::Ci| -> Option<FuncId> {
+            if !matches!(g.area, bpspec_reference::Area::Version(_)) {
+                return None;
+            }
+            let mfa = e.mfa_of(*g);
+            (mfa.module == module).then(|| e.func(mfa).expect("a scenario function"))
+        };
+        let to_code = |c: &mut Option<bpspec_reference::process::Ci>| {
+            if let Some(f) = c.as_ref().and_then(ours) {
+                *c = Some(bpspec_reference::process::Ci::code(f));
+            }
+        };
+        let gone = |c: &mut Option<bpspec_reference::process::Ci>| {
+            if c.as_ref().and_then(ours).is_some() {
+                *c = None;
+            }
+        };
+        for p in self.procs.values_mut() {
+            for b in p.time.iter_mut().chain(p.memory.iter_mut()) {
+                gone(&mut b.ci);
+            }
+            to_code(&mut p.current);
+            p.conts.iter_mut().for_each(to_code);
+            for fr in &mut p.stack {
+                match fr {
+                    bpspec_reference::Frame::CallTraceReturn {
+                        prev, prev_memory, ..
+                    } => {
+                        gone(prev);
+                        gone(prev_memory);
+                    }
+                    bpspec_reference::Frame::ReturnTrace { func, .. } => {
+                        if let Some(f) = ours(func) {
+                            *func = bpspec_reference::process::Ci::code(f);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 }
 

@@ -380,7 +380,7 @@ impl<P: ThreadProgress> Scheduler<P> {
         );
         c.calls += 1;
         let v = c.held;
-        let mut seen = self.run_version(c, v, f);
+        let mut seen = self.run_version(c, v, f, true);
         seen.local = true;
         seen
     }
@@ -464,7 +464,8 @@ impl<P: ThreadProgress> Scheduler<P> {
             if !tail {
                 c.proc.push_cont();
             }
-            let mut seen = s.version_call_in(c, m, f, false, remote);
+            // On the caller's clock: its own steps advance it (no tick per call).
+            let mut seen = s.version_call_in(c, m, f, false, remote, false);
             seen.local = !remote;
             c.held = held;
             std::mem::swap(&mut c.proc, p);
@@ -472,8 +473,48 @@ impl<P: ThreadProgress> Scheduler<P> {
         })
     }
 
+    /// A caller's own process that entered module `m`'s current version `version` by
+    /// [`Scheduler::call_version_proc`] (the scenario runner's, which learns only after the
+    /// call that the process waits there: a receive) stays in it, represented on this
+    /// scheduler: this scheduler's process takes the return address into the version (counted
+    /// in the version's `in_code`, what `check_process_code` and the killing purge find), as
+    /// [`Scheduler::call_and_stay_in`] leaves it, without a second call (no breakpoint runs),
+    /// until [`Scheduler::return_out`] or a purge's exit signal. The version is the module
+    /// table's current one, taken under the table's lock (stager-side: no scheduler read of a
+    /// code index or export entry); `false` (nothing held) if `version` is not current.
+    pub fn stay_in_version(&mut self, m: usize, version: u32) -> bool {
+        self.with_code(|s, c| {
+            assert!(
+                c.held.is_null(),
+                "scheduler {}: its process is already in a version",
+                s.id
+            );
+            let e: &Engine<P> = s.engine();
+            let st = crate::sync::lock(&e.code_mgmt().modules);
+            let v = st.modules[m].curr;
+            // SAFETY: the module's current version, live while the module table is held (a
+            // purge frees only old versions, under the table).
+            if v.is_null() || unsafe { &*v }.number != version {
+                return false;
+            }
+            // SAFETY: as above.
+            let ver = unsafe { &*v };
+            ver.live
+                .assert_live(&|| format!("version {} of m (stay)", ver.number));
+            // Relaxed: made under the module table's lock, which the purge holds while it reads
+            // `in_code` (`purge.rs`: `purge_locked`'s check, `purge_kill_in`'s wait): the lock
+            // orders this increment before that read or after the purge.
+            ver.in_code.fetch_add(1, Relaxed);
+            c.dead = false;
+            c.held = v;
+            // The continuation `return_out` returns to (the caller's process has the frames).
+            c.proc.push_cont();
+            true
+        })
+    }
+
     fn remote_in(&mut self, c: &mut InCode, m: usize, f: usize, stay: bool) -> CallSeen {
-        self.version_call_in(c, m, f, stay, true)
+        self.version_call_in(c, m, f, stay, true, true)
     }
 
     /// A call of module `m`'s function `f` in the version the active code index's export entry
@@ -486,6 +527,7 @@ impl<P: ThreadProgress> Scheduler<P> {
         f: usize,
         stay: bool,
         remote: bool,
+        tick: bool,
     ) -> CallSeen {
         let e: &Engine<P> = self.engine();
         let cm = e.code_mgmt();
@@ -539,12 +581,20 @@ impl<P: ThreadProgress> Scheduler<P> {
             ver.in_code.fetch_add(1, Relaxed);
             c.held = v;
         }
-        self.run_version(c, v, f)
+        self.run_version(c, v, f, tick)
     }
 
     /// Run function `f` of version `v`: its code, its first instruction and, if patched, its
-    /// breakpoint; the promise checked last.
-    fn run_version(&mut self, c: &mut InCode, v: *const CodeVersion, f: usize) -> CallSeen {
+    /// breakpoint; the promise checked last. `tick`: the scheduler's logical clock advances by
+    /// one first (its own process's calls; a caller's process, [`Scheduler::call_version_proc`],
+    /// runs on the caller's clock).
+    fn run_version(
+        &mut self,
+        c: &mut InCode,
+        v: *const CodeVersion,
+        f: usize,
+        tick: bool,
+    ) -> CallSeen {
         // SAFETY: read from the export entry of the active code index: a version is freed only
         // after it left both indices and a grace period passed (LW1), or under the block, and
         // this call began after this scheduler's last progress point (docs/nonblocking-load.md);
@@ -567,7 +617,9 @@ impl<P: ThreadProgress> Scheduler<P> {
         // What `hit_in` dereferences is live: a node in the slot of a patched function is
         // freed only after it was unlinked and W4 passed, or, for a whole version, after LW1 /
         // under the block (invariant I1 of docs/protocol.md, docs/nonblocking-load.md §3).
-        self.advance(1);
+        if tick {
+            self.advance(1);
+        }
         let process = c.proc.p;
         let instr = self.hit_in(area_of(ver), f, f, &process, Some(&mut c.proc));
         c.proc.current = Some(crate::process::Ci {
@@ -590,8 +642,12 @@ impl<P: ThreadProgress> Scheduler<P> {
             != 0;
         // Read last: a withdrawn promise is stored before anything a call could see of the
         // withdrawal (trace_pattern T1 / the loader before its clear), a made one after every
-        // hit can see the breakpoint (after W2 / before publication).
-        if ver.promised.load(Relaxed) & crate::code_ix::fbit(f) != 0 && !ran {
+        // hit can see the breakpoint (after W2 / before publication). Its premise: the process
+        // is call-traced in every session (the scheduler's own processes are), so every pattern
+        // acts; a caller's process ([`Scheduler::call_version_proc`]) traced in fewer is not
+        // checked (local and call_time trace skip it where it is not call-traced).
+        let checked = process.call_traced == u64::MAX;
+        if checked && ver.promised.load(Relaxed) & crate::code_ix::fbit(f) != 0 && !ran {
             panic!(
                 "a mix: scheduler {} ran version {} of m:f{f}/0 without its breakpoints",
                 self.id, ver.number

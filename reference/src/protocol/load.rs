@@ -1117,24 +1117,24 @@ impl<P: ThreadProgress> Engine<P> {
             }
             exps.push((self.exp_area(m), &clear_global[..]));
         }
-        if v.is_null() {
+        if v.is_null() || changes.is_empty() {
             if !clear_global.is_empty() {
-                // No current code: only the export entries change.
+                // No current code, or nothing staged on it (`pause`/`restart` of a counter on
+                // a function without the session's breakpoint, which still clears global
+                // trace off its entry): only the export entries change.
                 self.finish_in(&mut bst, PatternOp::False, None, &exps, &mut || {});
             }
-            return Ok(0);
+            return Ok(if v.is_null() { 0 } else { fs.len() });
         }
-        if !changes.is_empty() {
-            let after = st.modules[m].traced_mask();
-            let how = Staging {
-                session,
-                op,
-                ms: if on { ms } else { None },
-                meta: spec.meta.clone(),
-                promise: (before, after),
-            };
-            self.trace_pattern_on(&mut bst, v, &how, &changes, &exps);
-        }
+        let after = st.modules[m].traced_mask();
+        let how = Staging {
+            session,
+            op,
+            ms: if on { ms } else { None },
+            meta: spec.meta.clone(),
+            promise: (before, after),
+        };
+        self.trace_pattern_on(&mut bst, v, &how, &changes, &exps);
         Ok(fs.len())
     }
 
@@ -1513,14 +1513,34 @@ impl<P: ThreadProgress> Engine<P> {
         }
         // SAFETY: the current version, live while the module table is held.
         let area = area_of(unsafe { &*v });
-        self.trace_info_in(
+        let base = self.trace_info_in(
             &mut bst,
             area,
             f,
             session,
             key,
             crate::term::Collection::NonBlocking,
-        )
+        );
+        match self.local_ms_half(&bst, area, f, session) {
+            Some(d) => crate::session::local_ms_info(key, base, &d),
+            None => base,
+        }
+    }
+
+    /// The active half of `session`'s node on function `f` of `area` (the current version's)
+    /// if it carries local trace with a match spec: what `trace_info`'s `match_spec` (and
+    /// `all`) report, as [`Engine::session_trace_info`] on the static area.
+    fn local_ms_half(
+        &self,
+        bst: &Permission<'_>,
+        area: Area,
+        f: FuncId,
+        session: SessionId,
+    ) -> Option<crate::bp::GenericBpData> {
+        let g = self.session_node_in(bst, area, f, session, false);
+        // SAFETY: live node under the permission.
+        let d = unsafe { g.as_ref() }?.snapshot_half(self.active_ix());
+        (d.flags & crate::bp::flags::LOCAL_TRACE != 0 && d.ms.is_some()).then_some(d)
     }
 
     /// The active half of `session`'s node on the export entry of function `f`, if that entry

@@ -358,7 +358,6 @@ impl<P: ThreadProgress> Engine<P> {
         key: crate::term::InfoKey,
     ) -> Result<Term, SessionError> {
         use crate::bp::flags;
-        use crate::term::InfoKey;
         self.check_session(s)?;
         let base = self.trace_info_term(s, mfa, key);
         let Some(f) = self.func(mfa) else {
@@ -380,26 +379,36 @@ impl<P: ThreadProgress> Engine<P> {
                 half(Area::Export, self.export_of(f)),
             )
         };
-        let pair = |v: Term| Term::Tuple(vec![Term::Atom(key.atom()), v]);
-        let ms_term = |d: &crate::bp::GenericBpData| {
-            d.ms.as_deref().map_or(Term::List(vec![]), |m| m.to_term())
-        };
         if let Some(d) = exp.filter(|d| d.flags & flags::GLOBAL_TRACE != 0) {
             return Ok(global_info(key, &d));
         }
         if let Some(d) = code.filter(|d| d.flags & flags::LOCAL_TRACE != 0 && d.ms.is_some()) {
-            return Ok(match (key, base) {
-                (InfoKey::MatchSpec, _) => pair(ms_term(&d)),
-                (InfoKey::All, Term::Tuple(mut v)) => {
-                    if let Some(Term::List(items)) = v.get_mut(1) {
-                        items[1] = Term::Tuple(vec![Term::Atom("match_spec"), ms_term(&d)]);
-                    }
-                    Term::Tuple(v)
-                }
-                (_, b) => b,
-            });
+            return Ok(local_ms_info(key, base, &d));
         }
         Ok(base)
+    }
+}
+
+/// `trace_info` answer `base` of a function whose code carries `d`, the session's local
+/// breakpoint with a match spec: the match spec in it (`match_spec`, and `all`'s second item);
+/// the static area's ([`Engine::session_trace_info`]) and a loaded module's current version
+/// (`load.rs::Engine::trace_info_module_in`) alike.
+pub(crate) fn local_ms_info(
+    key: crate::term::InfoKey,
+    base: Term,
+    d: &crate::bp::GenericBpData,
+) -> Term {
+    use crate::term::InfoKey;
+    let ms_term = d.ms.as_deref().map_or(Term::List(vec![]), |m| m.to_term());
+    match (key, base) {
+        (InfoKey::MatchSpec, _) => Term::Tuple(vec![Term::Atom(key.atom()), ms_term]),
+        (InfoKey::All, Term::Tuple(mut v)) => {
+            if let Some(Term::List(items)) = v.get_mut(1) {
+                items[1] = Term::Tuple(vec![Term::Atom("match_spec"), ms_term]);
+            }
+            Term::Tuple(v)
+        }
+        (_, b) => b,
     }
 }
 
