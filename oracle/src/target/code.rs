@@ -215,6 +215,25 @@ impl RefEngine {
         (mc.m, i)
     }
 
+    /// What a clear of a module's breakpoints stages, session by session: `false` of local
+    /// trace and the counters, of global trace and of meta trace, in every live session (one
+    /// list for both placements, `clear_module_break` and `clear_module_patterns`).
+    fn clear_specs(&mut self) -> Vec<(SessionId, TraceSpec)> {
+        let all = FlagSet::parse("[local, call_count, call_time, call_memory]").expect("flags");
+        let meta = self.own_meta_tracer(&super::meta_tracer());
+        let mut specs = Vec::new();
+        for (s, _) in self.engine.session_info() {
+            for spec in [
+                TraceSpec::counters(all),
+                TraceSpec::global(),
+                TraceSpec::default().meta(meta.clone()),
+            ] {
+                specs.push((s, spec.session(s)));
+            }
+        }
+        specs
+    }
+
     /// ERTS's `erts_clear_module_break` and `erts_clear_all_export_break` on `module`'s
     /// functions in the breakpoint engine: `trace_pattern(false)` of local trace and the
     /// counters, of global trace and of meta trace, in every live session.
@@ -224,18 +243,9 @@ impl RefEngine {
             return;
         }
         let pat = Pattern::parse(&format!("{module}:_/_")).expect("a module name");
-        let all = FlagSet::parse("[local, call_count, call_time, call_memory]").expect("flags");
-        let meta = self.own_meta_tracer(&super::meta_tracer());
-        for (s, _) in self.engine.session_info() {
-            for spec in [
-                TraceSpec::counters(all),
-                TraceSpec::global(),
-                TraceSpec::default().meta(meta.clone()),
-            ] {
-                let spec = spec.session(s);
-                if let Err(e) = self.engine.trace_pattern(&pat, PatternOp::False, &spec) {
-                    panic!("clearing {module}'s breakpoints in session {s}: {e}");
-                }
+        for (s, spec) in self.clear_specs() {
+            if let Err(e) = self.engine.trace_pattern(&pat, PatternOp::False, &spec) {
+                panic!("clearing {module}'s breakpoints in session {s}: {e}");
             }
         }
         if let Err(e) = self.engine.check_at_rest_in_code() {
@@ -644,21 +654,12 @@ impl RefEngine {
         let m = self.module_code(module).m;
         let n = self.module_code(module).funcs.len();
         let all_fs: Vec<usize> = (0..n).collect();
-        let all = FlagSet::parse("[local, call_count, call_time, call_memory]").expect("flags");
-        let meta = self.own_meta_tracer(&super::meta_tracer());
-        for (s, _) in self.engine.session_info() {
-            for spec in [
-                TraceSpec::counters(all),
-                TraceSpec::global(),
-                TraceSpec::default().meta(meta.clone()),
-            ] {
-                let spec = spec.session(s);
-                if let Err(e) =
-                    self.engine
-                        .trace_pattern_funcs_op_in(m, &all_fs, PatternOp::False, &spec)
-                {
-                    panic!("clearing {module}'s patterns in session {s}: {e}");
-                }
+        for (s, spec) in self.clear_specs() {
+            if let Err(e) =
+                self.engine
+                    .trace_pattern_funcs_op_in(m, &all_fs, PatternOp::False, &spec)
+            {
+                panic!("clearing {module}'s patterns in session {s}: {e}");
             }
         }
         if let Err(e) = self.engine.check_at_rest_in_code() {
