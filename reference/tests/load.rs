@@ -1288,3 +1288,40 @@ fn a_callers_process_calls_into_the_current_version() {
             .unwrap_or_else(|x| panic!("{proto:?}: {x}"));
     }
 }
+
+/// `pause` of a counter on a function where the session has no breakpoint on the version
+/// stages nothing on the version, but (ERTS's exclusion, a breakpoint-type op) still clears the
+/// session's global trace off the function's export entry: that clear is finished by the
+/// engine's sequence, so the engine is at rest after it and the entry untraced. Before the
+/// clear was finished on that path the at-rest check failed here (a staged export half left
+/// behind).
+#[test]
+fn pause_without_a_breakpoint_finishes_the_export_clear() {
+    use bpspec_reference::term::InfoKey;
+    use bpspec_reference::{FlagSet, PatternOp, TraceSpec};
+    each_global_module(
+        "load::pause_without_a_breakpoint_finishes_the_export_clear",
+        "both",
+        |proto, e, s1, global| {
+            let count = TraceSpec::counters(FlagSet {
+                call_count: true,
+                ..FlagSet::default()
+            })
+            .session(s1);
+            let info = |f, k| e.trace_info_module_in(0, s1, f, k).to_string();
+            let mut s = Scheduler::start(e.clone(), 0);
+            assert_eq!(op!(s, e.trace_pattern_module_spec(true, &global)), Ok(2));
+            assert_eq!(info(0, InfoKey::Traced), "{traced,global}", "{proto:?}");
+            op!(
+                s,
+                e.trace_pattern_funcs_op_in(0, &[0], PatternOp::Pause, &count)
+            )
+            .expect("accepted");
+            op!(s, e.check_at_rest_in_code()).unwrap_or_else(|x| panic!("{proto:?}: {x}"));
+            assert_eq!(info(0, InfoKey::Traced), "{traced,false}", "{proto:?}");
+            assert_eq!(info(1, InfoKey::Traced), "{traced,global}", "{proto:?}");
+            let c = s.call_ext(0);
+            assert_eq!(c.version, 1, "{proto:?}");
+        },
+    );
+}
