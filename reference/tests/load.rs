@@ -1325,3 +1325,35 @@ fn pause_without_a_breakpoint_finishes_the_export_clear() {
         },
     );
 }
+
+/// `Scheduler::stay_in_version` (the scenario runner's process that waits in a receive): the
+/// scheduler's process holds the named version only while it is current, counted in its
+/// `in_code`, so a purge after the next load is refused until the process returns out, and then
+/// frees the version.
+#[test]
+fn stay_in_version_holds_the_version_against_its_purge() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "load::stay_in_version_holds_the_version_against_its_purge",
+    );
+    for (proto, scheme) in cases() {
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_module(2, proto, true)
+                .with_code_ix(scheme),
+        );
+        let mut s = Scheduler::start(e.clone(), 0);
+        assert!(
+            !s.stay_in_version(0, 2),
+            "{proto:?}: not the current version"
+        );
+        assert!(s.stay_in_version(0, 1), "{proto:?}");
+        s.progress();
+        assert_eq!(op!(s, e.load()), Ok(2));
+        assert_eq!(op!(s, e.purge()), Err(LoadError::OldCodeInUse), "{proto:?}");
+        s.progress();
+        s.return_out();
+        assert_eq!(op!(s, e.purge()), Ok(true), "{proto:?}");
+        e.check_at_rest().unwrap();
+        s.sleep();
+    }
+}
