@@ -1357,3 +1357,48 @@ fn stay_in_version_holds_the_version_against_its_purge() {
         s.sleep();
     }
 }
+
+/// The process-less call on a version (`Scheduler::call_version`, the versions' counterpart of
+/// `Scheduler::call` on the static area) runs the version's breakpoints without a process: the
+/// counter counts, local trace records its event (the process is call-traced) but sends
+/// nothing (no process, no tracer reached, no frame); and `Engine::is_patched_in` /
+/// `Engine::is_export_patched_in` read the current version's first instruction and the export
+/// entry's dispatch word at the active code index.
+#[test]
+fn call_version_hits_without_a_process() {
+    use bpspec_reference::{Process, TraceSpec};
+    let _watchdog = bpspec_reference::watchdog::arm("load::call_version_hits_without_a_process");
+    for (proto, scheme) in cases() {
+        let (e, s1, global) = global_module(proto, scheme, "bare");
+        let mut s = Scheduler::start(e.clone(), 0);
+        s.record = true;
+        let mb = traced_proc(&mut s, s1);
+        // Version 1 is traced with call_count (legacy session); no global trace yet.
+        assert_eq!(e.is_patched_in(0, 0), Some(true), "{proto:?}");
+        assert!(!e.is_export_patched_in(0, 0), "{proto:?}");
+        let local = TraceSpec::local().session(s1);
+        assert_eq!(op!(s, e.trace_pattern_module_spec(true, &local)), Ok(2));
+        let before = s.events.len();
+        let p = Process {
+            pid: 7,
+            call_traced: 1 << s1,
+        };
+        let c = s.call_version(&p, 0, 1);
+        assert_eq!((c.version, c.counted, c.local), (1, true, true), "{proto:?}");
+        let evs: Vec<_> = s.events[before..]
+            .iter()
+            .map(|ev| (ev.session, ev.pid, ev.func))
+            .collect();
+        assert_eq!(evs, [(s1, 7, 1)], "{proto:?}: the local trace event");
+        assert!(mb.is_empty(), "{proto:?}: nothing sent without a process");
+        // Global trace patches the export entries' dispatch words at the active index.
+        assert_eq!(op!(s, e.trace_pattern_module_spec(true, &global)), Ok(2));
+        assert!(e.is_export_patched_in(0, 0), "{proto:?}");
+        assert_eq!(op!(s, e.trace_pattern_module_spec(false, &global)), Ok(2));
+        assert!(!e.is_export_patched_in(0, 0), "{proto:?}");
+        // Deleted: no current version.
+        assert_eq!(op!(s, e.delete()), Ok(()));
+        assert_eq!(e.is_patched_in(0, 0), None, "{proto:?}");
+        s.sleep();
+    }
+}

@@ -380,7 +380,7 @@ impl<P: ThreadProgress> Scheduler<P> {
         );
         c.calls += 1;
         let v = c.held;
-        let mut seen = self.run_version(c, v, f, true);
+        let mut seen = self.run_version(c, v, f, true, false);
         seen.local = true;
         seen
     }
@@ -465,10 +465,30 @@ impl<P: ThreadProgress> Scheduler<P> {
                 c.proc.push_cont();
             }
             // On the caller's clock: its own steps advance it (no tick per call).
-            let mut seen = s.version_call_in(c, m, f, false, remote, false);
+            let mut seen = s.version_call_in(c, m, f, false, remote, false, false);
             seen.local = !remote;
             c.held = held;
             std::mem::swap(&mut c.proc, p);
+            seen
+        })
+    }
+
+    /// Process `p` enters module `m`'s function `f` in its current version without a process
+    /// stack: the versions' counterpart of [`Scheduler::call`] on the static area (a local call
+    /// from the module's current code; the engine's hit path on the version's code area with no
+    /// process: local trace and meta trace record their events and the counter counts, but
+    /// nothing is charged, pushed or sent). Nothing stays in the version. The same steps as
+    /// [`Scheduler::call_version_proc`] (`version_call_in`, `run_version`), on the caller's
+    /// clock.
+    pub fn call_version(&mut self, p: &Process, m: usize, f: usize) -> CallSeen {
+        self.with_code(|s, c| {
+            let mut bare = Proc::new(*p);
+            std::mem::swap(&mut c.proc, &mut bare);
+            let held = std::mem::replace(&mut c.held, std::ptr::null());
+            let mut seen = s.version_call_in(c, m, f, false, false, false, true);
+            seen.local = true;
+            c.held = held;
+            std::mem::swap(&mut c.proc, &mut bare);
             seen
         })
     }
@@ -514,12 +534,14 @@ impl<P: ThreadProgress> Scheduler<P> {
     }
 
     fn remote_in(&mut self, c: &mut InCode, m: usize, f: usize, stay: bool) -> CallSeen {
-        self.version_call_in(c, m, f, stay, true, true)
+        self.version_call_in(c, m, f, stay, true, true, false)
     }
 
     /// A call of module `m`'s function `f` in the version the active code index's export entry
     /// names: `remote` through the entry's global breakpoint (`call_ext`); else a call from
-    /// the module's current code (ERTS jumps there directly: the same version).
+    /// the module's current code (ERTS jumps there directly: the same version). `bare`: the hit
+    /// has no process ([`Scheduler::call_version`]).
+    #[allow(clippy::too_many_arguments)]
     fn version_call_in(
         &mut self,
         c: &mut InCode,
@@ -528,6 +550,7 @@ impl<P: ThreadProgress> Scheduler<P> {
         stay: bool,
         remote: bool,
         tick: bool,
+        bare: bool,
     ) -> CallSeen {
         let e: &Engine<P> = self.engine();
         let cm = e.code_mgmt();
@@ -581,19 +604,21 @@ impl<P: ThreadProgress> Scheduler<P> {
             ver.in_code.fetch_add(1, Relaxed);
             c.held = v;
         }
-        self.run_version(c, v, f, tick)
+        self.run_version(c, v, f, tick, bare)
     }
 
     /// Run function `f` of version `v`: its code, its first instruction and, if patched, its
     /// breakpoint; the promise checked last. `tick`: the scheduler's logical clock advances by
     /// one first (its own process's calls; a caller's process, [`Scheduler::call_version_proc`],
-    /// runs on the caller's clock).
+    /// runs on the caller's clock). `bare`: the engine's hit path runs without the process (no
+    /// call_time/call_memory, no trace frames, no message: [`Scheduler::call_version`]).
     fn run_version(
         &mut self,
         c: &mut InCode,
         v: *const CodeVersion,
         f: usize,
         tick: bool,
+        bare: bool,
     ) -> CallSeen {
         // SAFETY: read from the export entry of the active code index: a version is freed only
         // after it left both indices and a grace period passed (LW1), or under the block, and
@@ -621,7 +646,8 @@ impl<P: ThreadProgress> Scheduler<P> {
             self.advance(1);
         }
         let process = c.proc.p;
-        let instr = self.hit_in(area_of(ver), f, f, &process, Some(&mut c.proc));
+        let proc = if bare { None } else { Some(&mut c.proc) };
+        let instr = self.hit_in(area_of(ver), f, f, &process, proc);
         c.proc.current = Some(crate::process::Ci {
             area: area_of(ver),
             f,

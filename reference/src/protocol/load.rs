@@ -1591,6 +1591,42 @@ impl<P: ThreadProgress> Engine<P> {
         }
     }
 
+    /// Is function `f`'s first instruction in module `m`'s current version the breakpoint
+    /// instruction? `None` if the module has no current version. The versions' counterpart of
+    /// [`Engine::is_patched`] on the static area (read under the module table's lock, which
+    /// keeps the version live; Relaxed: a look at rest, between the runner's steps).
+    pub fn is_patched_in(&self, m: usize, f: usize) -> Option<bool> {
+        let st = lock(&self.cm().modules);
+        let v = st.modules[m].curr;
+        // SAFETY: live version of the module table (held).
+        let ver = unsafe { v.as_ref() }?;
+        Some(ver.code.funcs[f].instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT)
+    }
+
+    /// Does module `m`'s export entry of function `f` dispatch to its breakpoint at the active
+    /// code index (`erts_is_export_trampoline_active(ep, erts_active_code_ix())`)? The versions'
+    /// counterpart of [`Engine::is_export_patched`] (Relaxed: a look at rest).
+    pub fn is_export_patched_in(&self, m: usize, f: usize) -> bool {
+        let a = self.cm().code_ix.stager_active_ix();
+        self.modc(m).exports[f].dispatch[a].load(Relaxed) == OP_I_GENERIC_BREAKPOINT
+    }
+
+    /// Module `m`'s function `f` in its current version, as a process's code info names it
+    /// (`process::Ci`), or `None` if the module has no current version. For a caller that
+    /// renames what its processes hold to the current version (the scenario runner's
+    /// `OldFramesCharge` code mutant): the name is valid while the version is current (the
+    /// caller renames again before it becomes old).
+    pub fn current_ci_of(&self, m: usize, f: usize) -> Option<crate::process::Ci> {
+        let st = lock(&self.cm().modules);
+        let v = st.modules[m].curr;
+        // SAFETY: live version of the module table (held).
+        let ver = unsafe { v.as_ref() }?;
+        Some(crate::process::Ci {
+            area: area_of(ver),
+            f,
+        })
+    }
+
     /// Module `m`'s old version's number (0 if there is none).
     pub fn old_version_of(&self, m: usize) -> u32 {
         let st = lock(&self.cm().modules);
