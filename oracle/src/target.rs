@@ -270,6 +270,10 @@ pub enum Breakpoints {
 
 impl Breakpoints {
     pub const ALL: [Breakpoints; 2] = [Breakpoints::Static, Breakpoints::Versions];
+    /// Where [`RefEngine::new`], [`RefEngine::boxed`] and the other constructors without a
+    /// [`Breakpoints`] argument put them: the modules' versions (one engine: the breakpoints
+    /// and calls on the code that loads, deletes and purges act on). `Static` stays a switch.
+    pub const DEFAULT: Breakpoints = Breakpoints::Versions;
 }
 
 /// Our engine, with one managed scheduler that sleeps between calls (so `trace_pattern`'s waits
@@ -298,7 +302,7 @@ impl RefEngine {
         RefEngine::over(
             Engine::<Qsbr>::new(RefEngine::config(funcs)),
             bpspec_reference::LoadProtocol::NonBlocking,
-            Breakpoints::Static,
+            Breakpoints::DEFAULT,
         )
     }
 
@@ -413,7 +417,7 @@ impl RefEngine {
         RefEngine::over(
             Engine::<Qsbr>::new(cfg),
             bpspec_reference::LoadProtocol::NonBlocking,
-            Breakpoints::Static,
+            Breakpoints::DEFAULT,
         )
     }
 
@@ -470,7 +474,7 @@ impl RefEngine {
             funcs,
             exported,
             bpspec_reference::LoadProtocol::NonBlocking,
-            Breakpoints::Static,
+            Breakpoints::DEFAULT,
         )
     }
 
@@ -503,8 +507,8 @@ impl BreakpointEngine for RefEngine {
     }
     fn name(&self) -> String {
         match self.bps {
-            Breakpoints::Static => "reference engine".into(),
-            Breakpoints::Versions => "reference engine (breakpoints on the versions)".into(),
+            Breakpoints::Static => "reference engine (breakpoints on the static area)".into(),
+            Breakpoints::Versions => "reference engine".into(),
         }
     }
     fn trace_pattern(
@@ -524,18 +528,35 @@ impl BreakpointEngine for RefEngine {
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
         assert!(f < self.engine.code.len(), "function {f} out of range");
-        assert!(
-            self.bps == Breakpoints::Static,
-            "a call without a process stack is the static area's (Breakpoints::Static)"
-        );
         let before = self.sched.events.len();
+        let p = Process { pid, call_traced };
         self.sched.wake();
-        self.sched.call(f, &Process { pid, call_traced });
+        // The events name the function by its index in the area hit.
+        let ev_f = match self.bps {
+            Breakpoints::Static => {
+                self.sched.call(f, &p);
+                f
+            }
+            Breakpoints::Versions => {
+                // The hit without a process on the module's current version
+                // (`Scheduler::call_version`: no stack, nothing charged or sent).
+                let (m, i) = self.in_module(f);
+                let seen = self.sched.call_version(&p, m, i);
+                assert!(
+                    seen.version != 0,
+                    "{f}: called while its module is deleted"
+                );
+                i
+            }
+        };
         self.sched.sleep();
         let evs = self.sched.events.split_off(before);
         evs.iter()
             .map(|e| {
-                assert!(e.pid == pid && e.func == f, "event for another call: {e:?}");
+                assert!(
+                    e.pid == pid && e.func == ev_f,
+                    "event for another call: {e:?}"
+                );
                 e.session
             })
             .collect()
@@ -652,15 +673,30 @@ impl BreakpointEngine for RefEngine {
         self.info_term_loaded(session, mfa, key)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
-        // On the versions the engine does not say (the static area's words stay unpatched).
-        (self.bps == Breakpoints::Static).then(|| self.engine.is_patched(f))
+        match self.bps {
+            Breakpoints::Static => Some(self.engine.is_patched(f)),
+            // The first instruction of the function in its module's current version (`None`
+            // while the module is deleted).
+            Breakpoints::Versions => {
+                let (m, i) = self.in_module(f);
+                self.engine.is_patched_in(m, i)
+            }
+        }
     }
     fn check_at_rest(&mut self) -> Result<(), String> {
         // Processes waiting in a `receive` are in a version of their module: at rest otherwise.
         self.engine.check_at_rest_in_code()
     }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
-        (self.bps == Breakpoints::Static).then(|| self.engine.is_export_patched(f))
+        match self.bps {
+            Breakpoints::Static => Some(self.engine.is_export_patched(f)),
+            // The export entry's dispatch word at the active code index (a function without
+            // an export entry in the scenario has an unpatched one).
+            Breakpoints::Versions => {
+                let (m, i) = self.in_module(f);
+                Some(self.engine.export_of(f).is_some() && self.engine.is_export_patched_in(m, i))
+            }
+        }
     }
     fn session_create(&mut self, name: &str) -> SessionId {
         self.engine

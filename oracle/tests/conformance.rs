@@ -3,7 +3,9 @@
 
 use bpspec_oracle::conformance::{check_ops, check_scenarios, compare_ops, ConfOp, Target};
 use bpspec_oracle::gen::GenConfig;
-use bpspec_oracle::target::{BreakpointEngine, Entry, RefEngine, SpecOracle, Wrong, WrongOracle};
+use bpspec_oracle::target::{
+    BreakpointEngine, Breakpoints, Entry, RefEngine, SpecOracle, Wrong, WrongOracle,
+};
 use bpspec_reference::{InfoKey, Mfa, PatternOp, TraceSpec};
 
 mod common;
@@ -15,10 +17,30 @@ fn cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
+/// On both placements of the breakpoints (`Breakpoints`): on the versions the process-less
+/// `call` is `Scheduler::call_version` and `is_patched` / `is_export_patched` read the current
+/// version's first instruction and the export entry's dispatch word at the active code index.
 #[test]
 fn engine_conforms_to_the_oracle_op_by_op() {
     let n = cases(256);
-    if let Err(f) = check_ops(&RefEngine::boxed, &SpecOracle::boxed, n, 40, 6) {
+    for b in Breakpoints::ALL {
+        if let Err(f) = check_ops(&RefEngine::factory(b), &SpecOracle::boxed, n, 40, 6) {
+            panic!("{b:?}: {}\nminimal ops: {:#?}", f.message, f.minimal);
+        }
+    }
+}
+
+/// The two placements against each other, op by op: here both say `is_patched` and
+/// `is_export_patched`, so the instruction words and dispatch words are compared after every
+/// step too.
+#[test]
+fn engine_placements_agree_op_by_op() {
+    let n = cases(256);
+    let (s, v) = (
+        RefEngine::factory(Breakpoints::Static),
+        RefEngine::factory(Breakpoints::Versions),
+    );
+    if let Err(f) = check_ops(&s, &v, n, 40, 6) {
         panic!("{}\nminimal ops: {:#?}", f.message, f.minimal);
     }
 }

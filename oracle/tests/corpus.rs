@@ -17,15 +17,15 @@ fn corpus() -> Vec<Loaded> {
     load_corpus().unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Our engine runs with its breakpoints and calls on the static area and on the modules'
-/// versions (`Breakpoints`, docs/scenario.md "Code loading").
+/// Our engine runs with its breakpoints and calls on the modules' versions (the default) and on
+/// the static area (`Breakpoints`, docs/scenario.md "Code loading").
 #[test]
 fn corpus_expectations_hold_on_engine_and_oracle() {
     let (mut checked, mut deviations, mut unsupported) = (0, 0, 0);
     for sc in corpus() {
         let engines: [Box<dyn BreakpointEngine>; 3] = [
             RefEngine::boxed(sc.funcs.clone()),
-            RefEngine::factory(Breakpoints::Versions)(sc.funcs.clone()),
+            RefEngine::factory(Breakpoints::Static)(sc.funcs.clone()),
             SpecOracle::boxed(sc.funcs.clone()),
         ];
         for mut e in engines {
@@ -75,26 +75,26 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     // global_match_spec and return_to_global_sends_none need global match specs, which only
     // the engine has. The code_*.json run on both, the engine's versions under both load
     // protocols (oracle/src/target/code.rs).
-    // Our engine on the static area and on the versions (`Breakpoints`).
+    // Our engine on the versions (the default) and on the static area (`Breakpoints`).
     let blocking = |funcs| -> Box<dyn BreakpointEngine> {
         Box::new(RefEngine::with_load_protocol(
             funcs,
             bpspec_reference::LoadProtocol::Blocking,
         ))
     };
-    let versions = RefEngine::factory(Breakpoints::Versions);
-    let versions_blocking = |funcs| -> Box<dyn BreakpointEngine> {
+    let on_static = RefEngine::factory(Breakpoints::Static);
+    let static_blocking = |funcs| -> Box<dyn BreakpointEngine> {
         Box::new(RefEngine::with_breakpoints(
             funcs,
             bpspec_reference::LoadProtocol::Blocking,
-            Breakpoints::Versions,
+            Breakpoints::Static,
         ))
     };
     for (f, unsup) in [
         (&RefEngine::boxed as &dyn Fn(_) -> _, 0),
         (&blocking, 0),
-        (&versions, 0),
-        (&versions_blocking, 0),
+        (&on_static, 0),
+        (&static_blocking, 0),
         (&SpecOracle::boxed, 2),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
@@ -117,9 +117,9 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         assert!(e.contains("expected (-) vs observed (+)"), "{e}");
     }
     // The same code-loading mistakes made by our engine (oracle/src/target/code.rs), with its
-    // breakpoints on the static area and (all but OldFramesCharge, which it does not make
-    // there) on the versions: there LoadKeepsBreakpoints skips the clear of the module's
-    // patterns, so the new version gets them.
+    // breakpoints on the static area and on the versions: there LoadKeepsBreakpoints skips the
+    // clear of the module's patterns, so the new version gets them, and OldFramesCharge keeps
+    // what the processes charge and renames it to the new version.
     use bpspec_spec::code::CodeMutant;
     for (m, bps) in [
         CodeMutant::LoadKeepsBreakpoints,
@@ -130,7 +130,6 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     ]
     .into_iter()
     .flat_map(|m| Breakpoints::ALL.map(|b| (m, b)))
-    .filter(|&(m, b)| !(m == CodeMutant::OldFramesCharge && b == Breakpoints::Versions))
     {
         let f = move |funcs| -> Box<dyn BreakpointEngine> {
             Box::new(RefEngine::with_code_mutant_on(funcs, m, bps))

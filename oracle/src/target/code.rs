@@ -174,17 +174,17 @@ impl Code {
 impl RefEngine {
     /// Our engine with code loading under `protocol` (docs/nonblocking-load.md).
     pub fn with_load_protocol(funcs: Vec<Mfa>, protocol: LoadProtocol) -> RefEngine {
-        RefEngine::with_breakpoints(funcs, protocol, super::Breakpoints::Static)
+        RefEngine::with_breakpoints(funcs, protocol, super::Breakpoints::DEFAULT)
     }
 
     /// Our engine with code loading wrong in the way `m` says (spec/src/code.rs's mutants).
     pub fn with_code_mutant(funcs: Vec<Mfa>, m: CodeMutant) -> RefEngine {
-        RefEngine::with_code_mutant_on(funcs, m, super::Breakpoints::Static)
+        RefEngine::with_code_mutant_on(funcs, m, super::Breakpoints::DEFAULT)
     }
 
     /// [`RefEngine::with_code_mutant`] with the breakpoints on `bps`. On the versions,
-    /// `OldFramesCharge` is not made (the frames of the version that becomes old are always
-    /// forgotten there: `clear_module_patterns`).
+    /// `OldFramesCharge` keeps what the processes charge through `clear_module_patterns` and
+    /// renames it to the new version after a load (`old_frames_charge`).
     pub fn with_code_mutant_on(
         funcs: Vec<Mfa>,
         m: CodeMutant,
@@ -360,6 +360,11 @@ impl RefEngine {
                     Err(x) => panic!("load of {module}: {x}"),
                 };
                 assert_eq!(e.current_version_of(m), v);
+                if self.bps == super::Breakpoints::Versions
+                    && self.code.mutant == Some(CodeMutant::OldFramesCharge)
+                {
+                    self.old_frames_charge(module);
+                }
                 if op == CodeOp::LoadChanged {
                     self.code.changed.insert((module.to_string(), v));
                 }
@@ -679,9 +684,12 @@ impl RefEngine {
                 *c = Some(bpspec_reference::process::Ci::code(f));
             }
         };
+        // The `OldFramesCharge` mutant keeps what they charge, renamed to the static area's
+        // function for now and to the new version's after the load (`old_frames_charge`).
+        let keep = self.code.mutant == Some(CodeMutant::OldFramesCharge);
         let gone = |c: &mut Option<bpspec_reference::process::Ci>| {
-            if c.as_ref().and_then(ours).is_some() {
-                *c = None;
+            if let Some(f) = c.as_ref().and_then(ours) {
+                *c = keep.then(|| bpspec_reference::process::Ci::code(f));
             }
         };
         for p in self.procs.values_mut() {
@@ -704,6 +712,43 @@ impl RefEngine {
                         }
                     }
                     _ => {}
+                }
+            }
+        }
+    }
+}
+
+impl RefEngine {
+    /// The `OldFramesCharge` code mutant on the versions, after a load of `module`: what the
+    /// runner's processes charge to the module's functions (their pbts and call_time/call_memory
+    /// return frames), kept by `clear_module_patterns` under the static area's names, names the
+    /// new current version's functions, so frames pushed in the version that became old charge
+    /// the new version's rows (spec/src/code.rs CL6, violated). The names stay valid: the next
+    /// load or delete renames them again before this version becomes old.
+    fn old_frames_charge(&mut self, module: &str) {
+        let m = self.module_code(module).m;
+        let fs = self.module_code(module).funcs.clone();
+        let e = self.engine.clone();
+        let rename = |c: &mut Option<bpspec_reference::process::Ci>| {
+            let Some(g) = *c else { return };
+            if !matches!(g.area, bpspec_reference::Area::Code) {
+                return;
+            }
+            if let Some(i) = fs.iter().position(|&f| f == g.f) {
+                *c = e.current_ci_of(m, i);
+            }
+        };
+        for p in self.procs.values_mut() {
+            for b in p.time.iter_mut().chain(p.memory.iter_mut()) {
+                rename(&mut b.ci);
+            }
+            for fr in &mut p.stack {
+                if let bpspec_reference::Frame::CallTraceReturn {
+                    prev, prev_memory, ..
+                } = fr
+                {
+                    rename(prev);
+                    rename(prev_memory);
                 }
             }
         }
