@@ -542,10 +542,7 @@ impl BreakpointEngine for RefEngine {
                 // (`Scheduler::call_version`: no stack, nothing charged or sent).
                 let (m, i) = self.in_module(f);
                 let seen = self.sched.call_version(&p, m, i);
-                assert!(
-                    seen.version != 0,
-                    "{f}: called while its module is deleted"
-                );
+                assert!(seen.version != 0, "{f}: called while its module is deleted");
                 i
             }
         };

@@ -1384,7 +1384,11 @@ fn call_version_hits_without_a_process() {
             call_traced: 1 << s1,
         };
         let c = s.call_version(&p, 0, 1);
-        assert_eq!((c.version, c.counted, c.local), (1, true, true), "{proto:?}");
+        assert_eq!(
+            (c.version, c.counted, c.local),
+            (1, true, true),
+            "{proto:?}"
+        );
         let evs: Vec<_> = s.events[before..]
             .iter()
             .map(|ev| (ev.session, ev.pid, ev.func))
