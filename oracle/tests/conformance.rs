@@ -57,6 +57,57 @@ fn engine_conforms_to_the_oracle_on_random_scenarios() {
     }
 }
 
+/// Our engine on the versions, but its `is_patched` / `is_export_patched` read the static
+/// area's words (which stay unpatched there): the mutant the comparison of the two placements
+/// must catch.
+struct StaticWords(RefEngine);
+
+impl BreakpointEngine for StaticWords {
+    bpspec_oracle::delegate!(0 {
+        fn set_exports(&mut self, x: &[usize]);
+        fn trace_pattern(&mut self, p: &bpspec_reference::Pattern, op: PatternOp, spec: &TraceSpec) -> Result<usize, bpspec_reference::PatternError>;
+        fn call(&mut self, f: usize, pid: u64, ct: u64) -> Vec<bpspec_reference::SessionId>;
+        fn enter(&mut self, f: usize, pid: u64, ct: u64, how: Entry) -> Vec<bpspec_reference::SessionId>;
+        fn ret(&mut self, pid: u64, ct: u64);
+        fn unwind(&mut self, pid: u64, ct: u64);
+        fn schedule(&mut self, pid: u64, ct: u64, into: bool);
+        fn advance(&mut self, dt: u64);
+        fn alloc(&mut self, pid: u64, ct: u64, words: u64);
+        fn ret_value(&mut self, pid: u64, ct: u64, v: &bpspec_reference::Term) -> Vec<bpspec_oracle::frames::FrameMsg>;
+        fn raise(&mut self, pid: u64, ct: u64, e: &bpspec_oracle::frames::Raise) -> Vec<bpspec_oracle::frames::FrameMsg>;
+        fn check_at_rest(&mut self) -> Result<(), String>;
+        fn trace_info(&mut self, s: bpspec_reference::SessionId, m: &Mfa, i: bpspec_reference::InfoItem) -> bpspec_reference::InfoValue;
+        fn trace_info_term(&mut self, s: bpspec_reference::SessionId, m: &Mfa, k: InfoKey) -> bpspec_reference::Term;
+    });
+    fn name(&self) -> String {
+        "engine on the versions reading the static area's words".into()
+    }
+    fn supports(&self, f: &bpspec_oracle::scenario::Feature) -> bool {
+        self.0.supports(f)
+    }
+    fn is_patched(&mut self, _f: usize) -> Option<bool> {
+        Some(false)
+    }
+    fn is_export_patched(&mut self, _f: usize) -> Option<bool> {
+        Some(false)
+    }
+}
+
+#[test]
+fn placement_comparison_catches_words_read_from_the_wrong_area() {
+    let s = RefEngine::factory(Breakpoints::Static);
+    let m = |funcs| -> Box<dyn BreakpointEngine> {
+        Box::new(StaticWords(RefEngine::with_breakpoints(
+            funcs,
+            bpspec_reference::LoadProtocol::NonBlocking,
+            Breakpoints::Versions,
+        )))
+    };
+    let f = check_ops(&s, &m, 256, 40, 6).expect_err("the placements' words must be compared");
+    assert!(f.message.contains("patched"), "{}", f.message);
+    eprintln!("caught: {} ({} steps)", f.message, f.minimal.len());
+}
+
 /// The quirk, spelled out: `pause` with call_count on a function whose session node has only
 /// `local` creates a running counter (ERTS `set_function_break`; seen on OTP 25 as well).
 #[test]
