@@ -751,7 +751,10 @@ fn purge_check_kills_two_switched_out_needs_two_schedulers_with_three_processes(
 /// (600 by default; `--ignored`, figures in docs/nonblocking-load.md §8): no safety property
 /// violated in the states explored, and, if the run finishes, every reachability property
 /// found. With the default bound it does not finish: the states, unique states and depth
-/// reached are printed every 30 s.
+/// reached are printed every 30 s. Release build, loaded machine (32% of a core): stopped
+/// after 600.1 s at 129,875,258 states, 39,891,840 unique, depth 38, no violation, 11.7 GB peak
+/// resident; by the plan's rows the model is about 700 million unique states, more than 23 GB
+/// of memory holds at that rate.
 #[test]
 #[ignore]
 fn two_schedulers_three_processes() {
