@@ -149,8 +149,8 @@ pub enum LoadSpecMutant {
     /// never overflows, so it is the baseline there: only two schedulers with three processes
     /// each can tell it apart. Not in [`LoadSpecMutant::ALL`] (the kill matrix runs each
     /// mutant exhaustively, and the two-by-three model is too large for that,
-    /// docs/nonblocking-load.md §8): its kill is a replayed counterexample and its survivals
-    /// are exhaustive runs (spec/tests/spec_load.rs).
+    /// docs/nonblocking-load.md §8): its kill is a replayed counterexample and a random
+    /// simulation, its survivals are exhaustive runs (spec/tests/spec_load.rs).
     PurgeCheckKillsTwoSwitchedOut,
     /// `load-over-not-purged`: a soft purge refused (a process still in the old version) does
     /// not stop the loader: its next load commits over the old version, which ERTS refuses
@@ -891,7 +891,8 @@ impl LoadModel {
     /// purge: [`LoadModel::three_procs`] with a second scheduler, or
     /// [`LoadModel::two_procs_two_scheds`] with a third process per scheduler. Not in the plan:
     /// its exhaustive run did not finish within 10 minutes (docs/nonblocking-load.md §8);
-    /// `load-purge-check-kills-two-switched-out` is killed on it by a replayed counterexample.
+    /// `load-purge-check-kills-two-switched-out` is killed on it by a replayed counterexample
+    /// and a random simulation.
     pub fn three_procs_two_scheds() -> LoadModel {
         LoadModel::three_procs().with(|m| m.schedulers = 2)
     }
