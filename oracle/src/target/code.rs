@@ -562,7 +562,11 @@ impl RefEngine {
 
     /// `trace_info` of traced / call_count over current code.
     pub(super) fn info_loaded(&self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
-        if let Some((m, i)) = self.on_versions(mfa) {
+        if self.bps == super::Breakpoints::Versions {
+            let Some((m, i)) = self.in_table(mfa) else {
+                // A module the engine does not have: no code, as ERTS answers.
+                return InfoValue::Undefined;
+            };
             let key = match item {
                 InfoItem::Traced => InfoKey::Traced,
                 InfoItem::CallCount => InfoKey::CallCount,
@@ -583,24 +587,32 @@ impl RefEngine {
         self.engine.trace_info(session, &self.info_mfa(mfa), item)
     }
 
-    /// On the versions ([`super::Breakpoints::Versions`]): `mfa`'s module and its index there,
-    /// if it is a function of the scenario whose module has a current version (else `None`:
-    /// the static area's own `undefined` answers, as for a function that does not exist).
-    fn on_versions(&self, mfa: &Mfa) -> Option<(usize, usize)> {
-        if self.bps != super::Breakpoints::Versions {
-            return None;
-        }
-        let f = self.code.func(mfa)?;
-        self.code.is_loaded(f).then(|| self.in_module(f))
+    /// On the versions ([`super::Breakpoints::Versions`]): `mfa`'s module in the engine's
+    /// module table and its index there (`None`: a module the engine does not have). A
+    /// function the module does not have gets the index one past its last, for which the
+    /// module table answers `undefined`, as it does for every function of a module without a
+    /// current version (deleted): `Engine::trace_info_module_in`.
+    fn in_table(&self, mfa: &Mfa) -> Option<(usize, usize)> {
+        let mc = self.code.modules.get(&mfa.module)?;
+        let i = mc
+            .funcs
+            .iter()
+            .position(|&g| self.code.funcs[g] == *mfa)
+            .unwrap_or(mc.funcs.len());
+        Some((mc.m, i))
     }
 
     /// `trace_info` as a term over current code.
     pub(super) fn info_term_loaded(&self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        if let Some((m, i)) = self.on_versions(mfa) {
+        if self.bps == super::Breakpoints::Versions {
             if let Err(e) = self.engine.check_session(session) {
                 panic!("trace_info in session {session}: {e}");
             }
-            return self.engine.trace_info_module_in(m, session, i, key);
+            return match self.in_table(mfa) {
+                Some((m, i)) => self.engine.trace_info_module_in(m, session, i, key),
+                // A module the engine does not have: no code, as ERTS answers.
+                None => Term::Tuple(vec![Term::Atom(key.atom()), Term::Atom("undefined")]),
+            };
         }
         self.engine
             .session_trace_info(session, &self.info_mfa(mfa), key)
