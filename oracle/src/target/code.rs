@@ -622,8 +622,8 @@ impl RefEngine {
 
 impl RefEngine {
     /// `trace_pattern` on the modules' versions ([`super::Breakpoints::Versions`]): the
-    /// arguments checked as the engine checks them (the static area's `trace_pattern` on a
-    /// pattern that matches nothing: no function staged), then, per module with matched
+    /// arguments checked as the engine checks them (`Engine::check_trace_pattern`: the check
+    /// `Engine::trace_pattern` makes, without staging), then, per module with matched
     /// functions of current code (deleted ones are not matched: CL3; for `global`, exported
     /// ones only: the scenario's export entries), `Engine::trace_pattern_funcs_op_in`, one
     /// W0–W4 sequence each. Returns the number matched.
@@ -633,7 +633,7 @@ impl RefEngine {
         op: PatternOp,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
-        self.engine.trace_pattern(&nothing(), op, spec)?;
+        self.engine.check_trace_pattern(op, spec)?;
         let funcs = self.funcs();
         // Per module: the matched functions of current code with an export entry in the
         // scenario (for `global`), and those without one.
