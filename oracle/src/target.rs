@@ -300,7 +300,9 @@ pub struct RefEngine {
 impl RefEngine {
     pub fn new(funcs: Vec<Mfa>) -> RefEngine {
         RefEngine::over(
-            Engine::<Qsbr>::new(RefEngine::config(funcs)),
+            Engine::<Qsbr>::new(RefEngine::config(funcs.clone())),
+            funcs,
+            None,
             bpspec_reference::LoadProtocol::NonBlocking,
             Breakpoints::DEFAULT,
         )
@@ -313,7 +315,13 @@ impl RefEngine {
         protocol: bpspec_reference::LoadProtocol,
         bps: Breakpoints,
     ) -> RefEngine {
-        RefEngine::over(Engine::<Qsbr>::new(RefEngine::config(funcs)), protocol, bps)
+        RefEngine::over(
+            Engine::<Qsbr>::new(RefEngine::config(funcs.clone())),
+            funcs,
+            None,
+            protocol,
+            bps,
+        )
     }
 
     /// A [`Factory`] of engines on `bps` under the NonBlocking load protocol.
@@ -348,10 +356,12 @@ impl RefEngine {
     /// global trace: `Engine::with_global_trace`).
     fn over(
         engine: Engine<Qsbr>,
+        funcs: Vec<Mfa>,
+        exported: Option<&[FuncId]>,
         protocol: bpspec_reference::LoadProtocol,
         bps: Breakpoints,
     ) -> RefEngine {
-        let (modules, code) = code::Code::modules_of(&engine, protocol);
+        let (modules, code) = code::Code::modules_of(&funcs, exported, protocol);
         // A scenario without functions has no module: the engine owns no code then (a module
         // table needs at least one module, `Engine::with_modules`), and nothing is called.
         let engine = Arc::new(if modules.is_empty() {
@@ -412,22 +422,20 @@ impl RefEngine {
     /// The engine under one of its variants (`bpspec_reference::Mutant`; in checked builds only,
     /// elsewhere the variant is ignored), e.g. a fix proposed for an ERTS crash.
     pub fn with_mutant(funcs: Vec<Mfa>, m: bpspec_reference::Mutant) -> RefEngine {
-        let mut cfg = RefEngine::config(funcs);
+        let mut cfg = RefEngine::config(funcs.clone());
         cfg.mutant = Some(m);
         RefEngine::over(
             Engine::<Qsbr>::new(cfg),
+            funcs,
+            None,
             bpspec_reference::LoadProtocol::NonBlocking,
             Breakpoints::DEFAULT,
         )
     }
 
+    /// The scenario's function table (the runner's own: `Code::funcs`).
     fn funcs(&self) -> Vec<Mfa> {
-        self.engine
-            .code
-            .funcs
-            .iter()
-            .map(|c| c.mfa.clone())
-            .collect()
+        self.code.funcs.clone()
     }
 
     /// The sessions of the call messages of the hit that produced events from `before` on: the
@@ -447,7 +455,7 @@ impl RefEngine {
                 e.session
             })
             .collect();
-        let mfa = Term::mfa(&self.engine.code.funcs[f].mfa);
+        let mfa = Term::mfa(&self.code.funcs[f]);
         let funcs = self.funcs();
         let (sent, callers): (Vec<SessionId>, Vec<Option<FuncId>>) = self
             .tracers
@@ -486,7 +494,9 @@ impl RefEngine {
         bps: Breakpoints,
     ) -> RefEngine {
         RefEngine::over(
-            Engine::<Qsbr>::new(RefEngine::config(funcs)).with_exports(exported),
+            Engine::<Qsbr>::new(RefEngine::config(funcs.clone())).with_exports(exported),
+            funcs,
+            Some(exported),
             protocol,
             bps,
         )
@@ -527,7 +537,7 @@ impl BreakpointEngine for RefEngine {
         }
     }
     fn call(&mut self, f: FuncId, pid: u64, call_traced: u64) -> Vec<SessionId> {
-        assert!(f < self.engine.code.len(), "function {f} out of range");
+        assert!(f < self.code.funcs.len(), "function {f} out of range");
         let before = self.sched.events.len();
         let p = Process { pid, call_traced };
         self.sched.wake();
@@ -588,7 +598,7 @@ impl BreakpointEngine for RefEngine {
         self.meta_take()
     }
     fn enter(&mut self, f: FuncId, pid: u64, call_traced: u64, how: Entry) -> Vec<SessionId> {
-        assert!(f < self.engine.code.len(), "function {f} out of range");
+        assert!(f < self.code.funcs.len(), "function {f} out of range");
         if how.old {
             // spec/src/code.rs CL6: the old version has no breakpoints.
             self.enter_old(f, pid, call_traced, how.tail);
@@ -691,7 +701,7 @@ impl BreakpointEngine for RefEngine {
             // an export entry in the scenario has an unpatched one).
             Breakpoints::Versions => {
                 let (m, i) = self.in_module(f);
-                Some(self.engine.export_of(f).is_some() && self.engine.is_export_patched_in(m, i))
+                Some(self.code.is_exported(f) && self.engine.is_export_patched_in(m, i))
             }
         }
     }

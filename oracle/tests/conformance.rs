@@ -299,3 +299,58 @@ fn ctm_two_prev_slots_agrees_with_the_oracle_on_the_crash_scenario() {
     assert_eq!(fixed, oracle, "ctm-two-prev-slots against the oracle");
     assert_eq!(as_is, oracle, "the engine as it is against the oracle");
 }
+
+/// `trace_info` of a deleted function, of a function its module does not have and of a module
+/// the scenario does not have: `undefined` for every key on both placements. On the versions
+/// these come from the module table (`Engine::trace_info_module_in`: no current version, or no
+/// such function) or, for a module the engine does not have, from the runner; not from the
+/// static area.
+#[test]
+fn trace_info_undefined_answers_on_both_placements() {
+    use bpspec_oracle::scenario::CodeOp;
+    use bpspec_reference::{InfoItem, InfoValue, LoadProtocol, Term};
+    let funcs = vec![Mfa::new("m", "f", 0), Mfa::new("n", "h", 0)];
+    let keys = [
+        InfoKey::Traced,
+        InfoKey::MatchSpec,
+        InfoKey::Meta,
+        InfoKey::MetaMatchSpec,
+        InfoKey::CallCount,
+        InfoKey::CallTime,
+        InfoKey::CallMemory,
+        InfoKey::All,
+    ];
+    for b in Breakpoints::ALL {
+        let mut e = RefEngine::with_breakpoints(funcs.clone(), LoadProtocol::NonBlocking, b);
+        let all = TraceSpec::local();
+        e.trace_pattern(&bpspec_reference::Pattern::all(), PatternOp::True, &all)
+            .expect("trace_pattern");
+        assert!(e.code_op(CodeOp::Delete, "n"), "{b:?}: delete n");
+        let deleted = Mfa::new("n", "h", 0);
+        let unknown_fn = Mfa::new("m", "nope", 0);
+        let unknown_mod = Mfa::new("q", "f", 0);
+        for mfa in [&deleted, &unknown_fn, &unknown_mod] {
+            for k in keys {
+                assert_eq!(
+                    e.trace_info_term(0, mfa, k),
+                    Term::Tuple(vec![Term::Atom(k.atom()), Term::Atom("undefined")]),
+                    "{b:?}: trace_info({mfa}, {})",
+                    k.atom()
+                );
+            }
+            for i in [InfoItem::Traced, InfoItem::CallCount] {
+                assert_eq!(
+                    e.trace_info(0, mfa, i),
+                    InfoValue::Undefined,
+                    "{b:?}: {mfa}"
+                );
+            }
+        }
+        // The function still loaded answers: traced locally.
+        assert_eq!(
+            e.trace_info(0, &funcs[0], InfoItem::Traced),
+            InfoValue::Local,
+            "{b:?}"
+        );
+    }
+}

@@ -1406,3 +1406,73 @@ fn call_version_hits_without_a_process() {
         s.sleep();
     }
 }
+
+/// `Engine::check_trace_pattern` (`trace_pattern`'s argument check without staging) answers
+/// as `trace_pattern` on a pattern that matches nothing, for every op and a spread of specs
+/// (good ones, each badarg of the flags, `global`, match spec and meta, a dead session), and
+/// does so without the code modification permission (it is held here while it runs).
+#[test]
+fn check_trace_pattern_answers_as_trace_pattern_on_nothing() {
+    use bpspec_reference::tracer::{Mailbox, ProcessTracer};
+    use bpspec_reference::{FlagSet, MatchSpec, Pattern, PatternOp, TraceSpec};
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "load::check_trace_pattern_answers_as_trace_pattern_on_nothing",
+    );
+    let (proto, scheme) = cases().next().expect("a case");
+    let e = traced_module(proto, scheme, |e| e);
+    let live = e.create_session("live").unwrap();
+    let dead = e.create_session("dead").unwrap();
+    e.destroy_session(dead).unwrap();
+    let mb = Mailbox::new(101);
+    let meta = || ProcessTracer::spec(&mb);
+    let specs = [
+        TraceSpec::local(),
+        TraceSpec::global(),
+        TraceSpec::default().call_count(),
+        TraceSpec::counters(FlagSet::default()),
+        TraceSpec::global().call_count(),
+        TraceSpec::local().call_time(),
+        TraceSpec::default()
+            .call_count()
+            .ms(Some(MatchSpec::RETURN_TRACE)),
+        TraceSpec::global().meta(meta()),
+        TraceSpec::default().meta(meta()),
+        TraceSpec::default()
+            .call_count()
+            .meta(meta())
+            .ms(Some(MatchSpec::RETURN_TRACE)),
+        TraceSpec::local().session(live),
+        TraceSpec::local().session(dead),
+        TraceSpec::global().session(dead),
+    ];
+    let nothing = Pattern {
+        module: Some("no_such_module".into()),
+        name: None,
+        arity: None,
+    };
+    let (mut ok, mut bad) = (0, 0);
+    for op in [
+        PatternOp::True,
+        PatternOp::False,
+        PatternOp::Pause,
+        PatternOp::Restart,
+    ] {
+        for spec in &specs {
+            let checked = {
+                let _held = e.seize();
+                e.check_trace_pattern(op, spec)
+            };
+            let staged = e.trace_pattern(&nothing, op, spec).map(|n| {
+                assert_eq!(n, 0, "{op:?} {spec:?}: nothing matched");
+            });
+            assert_eq!(checked, staged, "{op:?} {spec:?}");
+            if checked.is_ok() {
+                ok += 1;
+            } else {
+                bad += 1;
+            }
+        }
+    }
+    // Both answers occur: the comparison is not vacuous.
+    assert!(ok > 0 && bad > 0, "ok {ok}, badarg {bad}");
+}

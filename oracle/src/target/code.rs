@@ -67,6 +67,13 @@ pub(super) struct Code {
     /// Deliberately wrong code loading (the same three as the sequential oracle's), for the
     /// check that the corpus catches them on our engine (oracle/tests/corpus.rs).
     pub(super) mutant: Option<CodeMutant>,
+    /// The scenario's function table: function `f` is `funcs[f]` (the runner's own, as the
+    /// module table's `ModCode::mfas` name them; not the engine's static area).
+    pub(super) funcs: Vec<Mfa>,
+    /// The scenario's export set: the functions with an export entry in the scenario (`None`:
+    /// all). The runner's own: the modules' export entries exist for every function, a
+    /// `global` pattern matches only these (`pattern_on_versions`, `is_export_patched`).
+    pub(super) exported: Option<BTreeSet<FuncId>>,
     /// The engine's modules by name.
     modules: BTreeMap<String, ModuleCode>,
     /// Per pid, the process's scheduler (asleep between the runner's steps).
@@ -87,16 +94,18 @@ pub(super) struct Code {
 }
 
 impl Code {
-    /// The modules of `engine`'s functions, in the order their first function comes (each
-    /// loaded, version 1, untraced), and the code state over them.
+    /// The modules of the scenario's functions `funcs` (exported: `exported`, `None`: all), in
+    /// the order their first function comes (each loaded, version 1, untraced), and the code
+    /// state over them.
     pub(super) fn modules_of(
-        engine: &Engine<Qsbr>,
+        funcs: &[Mfa],
+        exported: Option<&[FuncId]>,
         protocol: LoadProtocol,
     ) -> (Vec<ModuleConfig>, Code) {
         let mut configs: Vec<ModuleConfig> = Vec::new();
         let mut modules: BTreeMap<String, ModuleCode> = BTreeMap::new();
-        for (f, h) in engine.code.funcs.iter().enumerate() {
-            let name = &h.mfa.module;
+        for (f, mfa) in funcs.iter().enumerate() {
+            let name = &mfa.module;
             let mc = modules.entry(name.clone()).or_insert_with(|| {
                 configs.push(ModuleConfig {
                     name: name.clone(),
@@ -109,10 +118,12 @@ impl Code {
                 }
             });
             mc.funcs.push(f);
-            configs[mc.m].mfas.push(h.mfa.clone());
+            configs[mc.m].mfas.push(mfa.clone());
         }
         let mut code = Code::new(protocol);
         code.modules = modules;
+        code.funcs = funcs.to_vec();
+        code.exported = exported.map(|x| x.iter().copied().collect());
         (configs, code)
     }
 
@@ -120,6 +131,8 @@ impl Code {
         Code {
             protocol,
             mutant: None,
+            funcs: Vec::new(),
+            exported: None,
             modules: BTreeMap::new(),
             scheds: BTreeMap::new(),
             touched: false,
@@ -129,6 +142,16 @@ impl Code {
             waiting: BTreeMap::new(),
             running: BTreeMap::new(),
         }
+    }
+
+    /// The scenario's function named `mfa`, if it has one.
+    pub(super) fn func(&self, mfa: &Mfa) -> Option<FuncId> {
+        self.funcs.iter().position(|g| g == mfa)
+    }
+
+    /// Has `f` an export entry in the scenario?
+    pub(super) fn is_exported(&self, f: FuncId) -> bool {
+        self.exported.as_ref().is_none_or(|x| x.contains(&f))
     }
 
     pub(super) fn is_loaded(&self, f: FuncId) -> bool {
@@ -205,7 +228,7 @@ impl RefEngine {
 
     /// `f`'s module (its index in the engine's module table) and its index in the module.
     pub(super) fn in_module(&self, f: FuncId) -> (usize, usize) {
-        let module = &self.engine.code.funcs[f].mfa.module;
+        let module = &self.code.funcs[f].module;
         let mc = self.module_code(module);
         let i = mc
             .funcs
@@ -405,7 +428,7 @@ impl RefEngine {
 
     pub(super) fn wait_in_impl(&mut self, pid: u64, f: FuncId) {
         self.code.settle(&self.engine);
-        let module = self.engine.code.funcs[f].mfa.module.clone();
+        let module = self.code.funcs[f].module.clone();
         let (m, i) = self.in_module(f);
         if self.bps == super::Breakpoints::Versions {
             // The runner's process entered the current version (`enter`, its breakpoints run
@@ -444,7 +467,7 @@ impl RefEngine {
     /// module's version it runs in, the one `pid` was resumed in if `old`, else the current
     /// one.
     pub(super) fn variant_impl(&mut self, f: FuncId, pid: u64, old: bool) -> u8 {
-        let module = self.engine.code.funcs[f].mfa.module.clone();
+        let module = self.code.funcs[f].module.clone();
         let v = if old {
             match self.code.running.get(&pid) {
                 Some((m, v)) if *m == module => *v,
@@ -461,7 +484,7 @@ impl RefEngine {
     /// `local_call` in that version (no breakpoint), and on the static area only the stack (a
     /// continuation for a body call).
     pub(super) fn enter_old(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) {
-        let module = self.engine.code.funcs[f].mfa.module.clone();
+        let module = self.code.funcs[f].module.clone();
         let (_, i) = self.in_module(f);
         let (m, v) = self
             .code
@@ -531,7 +554,7 @@ impl RefEngine {
     /// `mfa` as `trace_info` sees it: a deleted function is asked about as a function that
     /// does not exist (the engine's own `undefined` answers).
     pub(super) fn info_mfa(&self, mfa: &Mfa) -> Mfa {
-        match self.engine.func(mfa) {
+        match self.code.func(mfa) {
             Some(f) if !self.code.is_loaded(f) => nothing_mfa(),
             _ => mfa.clone(),
         }
@@ -539,7 +562,11 @@ impl RefEngine {
 
     /// `trace_info` of traced / call_count over current code.
     pub(super) fn info_loaded(&self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
-        if let Some((m, i)) = self.on_versions(mfa) {
+        if self.bps == super::Breakpoints::Versions {
+            let Some((m, i)) = self.in_table(mfa) else {
+                // A module the engine does not have: no code, as ERTS answers.
+                return InfoValue::Undefined;
+            };
             let key = match item {
                 InfoItem::Traced => InfoKey::Traced,
                 InfoItem::CallCount => InfoKey::CallCount,
@@ -560,24 +587,32 @@ impl RefEngine {
         self.engine.trace_info(session, &self.info_mfa(mfa), item)
     }
 
-    /// On the versions ([`super::Breakpoints::Versions`]): `mfa`'s module and its index there,
-    /// if it is a function of the scenario whose module has a current version (else `None`:
-    /// the static area's own `undefined` answers, as for a function that does not exist).
-    fn on_versions(&self, mfa: &Mfa) -> Option<(usize, usize)> {
-        if self.bps != super::Breakpoints::Versions {
-            return None;
-        }
-        let f = self.engine.func(mfa)?;
-        self.code.is_loaded(f).then(|| self.in_module(f))
+    /// On the versions ([`super::Breakpoints::Versions`]): `mfa`'s module in the engine's
+    /// module table and its index there (`None`: a module the engine does not have). A
+    /// function the module does not have gets the index one past its last, for which the
+    /// module table answers `undefined`, as it does for every function of a module without a
+    /// current version (deleted): `Engine::trace_info_module_in`.
+    fn in_table(&self, mfa: &Mfa) -> Option<(usize, usize)> {
+        let mc = self.code.modules.get(&mfa.module)?;
+        let i = mc
+            .funcs
+            .iter()
+            .position(|&g| self.code.funcs[g] == *mfa)
+            .unwrap_or(mc.funcs.len());
+        Some((mc.m, i))
     }
 
     /// `trace_info` as a term over current code.
     pub(super) fn info_term_loaded(&self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        if let Some((m, i)) = self.on_versions(mfa) {
+        if self.bps == super::Breakpoints::Versions {
             if let Err(e) = self.engine.check_session(session) {
                 panic!("trace_info in session {session}: {e}");
             }
-            return self.engine.trace_info_module_in(m, session, i, key);
+            return match self.in_table(mfa) {
+                Some((m, i)) => self.engine.trace_info_module_in(m, session, i, key),
+                // A module the engine does not have: no code, as ERTS answers.
+                None => Term::Tuple(vec![Term::Atom(key.atom()), Term::Atom("undefined")]),
+            };
         }
         self.engine
             .session_trace_info(session, &self.info_mfa(mfa), key)
@@ -587,8 +622,8 @@ impl RefEngine {
 
 impl RefEngine {
     /// `trace_pattern` on the modules' versions ([`super::Breakpoints::Versions`]): the
-    /// arguments checked as the engine checks them (the static area's `trace_pattern` on a
-    /// pattern that matches nothing: no function staged), then, per module with matched
+    /// arguments checked as the engine checks them (`Engine::check_trace_pattern`: the check
+    /// `Engine::trace_pattern` makes, without staging), then, per module with matched
     /// functions of current code (deleted ones are not matched: CL3; for `global`, exported
     /// ones only: the scenario's export entries), `Engine::trace_pattern_funcs_op_in`, one
     /// W0–W4 sequence each. Returns the number matched.
@@ -598,7 +633,7 @@ impl RefEngine {
         op: PatternOp,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
-        self.engine.trace_pattern(&nothing(), op, spec)?;
+        self.engine.check_trace_pattern(op, spec)?;
         let funcs = self.funcs();
         // Per module: the matched functions of current code with an export entry in the
         // scenario (for `global`), and those without one.
@@ -609,7 +644,7 @@ impl RefEngine {
             }
             let (m, i) = self.in_module(f);
             let e = by.entry(m).or_default();
-            if spec.global && self.engine.export_of(f).is_none() {
+            if spec.global && !self.code.is_exported(f) {
                 e.1.push(i);
             } else {
                 e.0.push(i);
@@ -671,13 +706,14 @@ impl RefEngine {
             panic!("after clearing {module}'s patterns: {e}");
         }
         let e = self.engine.clone();
+        let code = &self.code;
         // Module `module`'s function of a version's area, as the scenario's function.
         let ours = |g: &bpspec_reference::process::Ci| -> Option<FuncId> {
             if !matches!(g.area, bpspec_reference::Area::Version(_)) {
                 return None;
             }
             let mfa = e.mfa_of(*g);
-            (mfa.module == module).then(|| e.func(mfa).expect("a scenario function"))
+            (mfa.module == module).then(|| code.func(mfa).expect("a scenario function"))
         };
         let to_code = |c: &mut Option<bpspec_reference::process::Ci>| {
             if let Some(f) = c.as_ref().and_then(ours) {

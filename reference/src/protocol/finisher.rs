@@ -26,19 +26,33 @@ impl<P: ThreadProgress> Engine<P> {
     /// and again under the permission: a destroy that won the race is complete by then. The
     /// legacy session (0) is always alive: no state to check.
     pub(crate) fn seize_for(&self, session: SessionId) -> Result<Permission<'_>, PatternError> {
-        let bad = |e: crate::session::SessionError| {
-            PatternError::BadArg(e.to_string().trim_start_matches("badarg: ").to_string())
-        };
-        let legacy = session == 0;
-        if !legacy {
-            self.check_session(session).map_err(bad)?;
-        }
+        self.session_arg(session)?;
         let st = self.seize();
         self.reclaim_meta(&st);
-        if !legacy {
-            self.check_session(session).map_err(bad)?;
-        }
+        self.session_arg(session)?;
         Ok(st)
+    }
+
+    /// `session` as a `trace_pattern` argument: a dead session is badarg; the legacy session
+    /// (0) is always alive (no state to check).
+    fn session_arg(&self, session: SessionId) -> Result<(), PatternError> {
+        if session == 0 {
+            return Ok(());
+        }
+        self.check_session(session).map_err(|e| {
+            PatternError::BadArg(e.to_string().trim_start_matches("badarg: ").to_string())
+        })
+    }
+
+    /// `trace_pattern`'s argument check without staging anything (no permission seized,
+    /// nothing matched, no wait): the flags, `global`, match spec and meta against `op`
+    /// ([`check_pattern_args`], the one check [`Engine::trace_pattern`] makes first), then the
+    /// session (badarg if dead, as [`Engine::trace_pattern`] refuses it). For a caller that
+    /// stages elsewhere, e.g. per module (`Engine::trace_pattern_funcs_op_in`), and must answer
+    /// a pattern that matches nothing as `trace_pattern` does.
+    pub fn check_trace_pattern(&self, op: PatternOp, spec: &TraceSpec) -> Result<(), PatternError> {
+        check_pattern_args(op, spec)?;
+        self.session_arg(spec.session)
     }
 
     /// `erlang:trace_pattern(Pattern, Op, Flags)` (`trace:function/4` with a session): the one
@@ -62,28 +76,7 @@ impl<P: ThreadProgress> Engine<P> {
         let session = spec.session;
         let meta = spec.meta.as_ref();
         let fl = spec.flags;
-        if meta.is_some() && (spec.global || (spec.ms.is_some() && !fl.local)) {
-            return Err(PatternError::BadArg(
-                "meta cannot be combined with global, and its match spec is not implemented".into(),
-            ));
-        }
-        if meta.is_some() && !fl.local && !fl.counters() {
-            // Meta alone: nothing else to validate.
-        } else if spec.global {
-            if fl.local || fl.counters() {
-                return Err(PatternError::BadArg(
-                    "global cannot be combined with local, call_count, call_time or call_memory"
-                        .into(),
-                ));
-            }
-        } else {
-            fl.check(op)?;
-            if spec.ms.is_some() && !fl.local {
-                return Err(PatternError::BadArg(
-                    "a match spec needs local or global (not only call_count/time/memory)".into(),
-                ));
-            }
-        }
+        check_pattern_args(op, spec)?;
         // Global `pause`/`restart` set global trace as `true` does: ERTS only asks whether the
         // op is `false` (`on && !flags.breakpoint`); checked on OTP 25, where they return the
         // number of matched exports (`spec/src/global.rs`).
@@ -292,4 +285,34 @@ impl<P: ThreadProgress> Engine<P> {
             _ => 5,
         }
     }
+}
+
+/// `trace_pattern`'s check of its arguments, a function of the op and the spec only (flags,
+/// `global`, match spec, meta): the one check [`Engine::trace_pattern`] and
+/// [`Engine::check_trace_pattern`] make.
+pub(crate) fn check_pattern_args(op: PatternOp, spec: &TraceSpec) -> Result<(), PatternError> {
+    let meta = spec.meta.as_ref();
+    let fl = spec.flags;
+    if meta.is_some() && (spec.global || (spec.ms.is_some() && !fl.local)) {
+        return Err(PatternError::BadArg(
+            "meta cannot be combined with global, and its match spec is not implemented".into(),
+        ));
+    }
+    if meta.is_some() && !fl.local && !fl.counters() {
+        // Meta alone: nothing else to validate.
+    } else if spec.global {
+        if fl.local || fl.counters() {
+            return Err(PatternError::BadArg(
+                "global cannot be combined with local, call_count, call_time or call_memory".into(),
+            ));
+        }
+    } else {
+        fl.check(op)?;
+        if spec.ms.is_some() && !fl.local {
+            return Err(PatternError::BadArg(
+                "a match spec needs local or global (not only call_count/time/memory)".into(),
+            ));
+        }
+    }
+    Ok(())
 }
