@@ -310,16 +310,7 @@ fn trace_info_undefined_answers_on_both_placements() {
     use bpspec_oracle::scenario::CodeOp;
     use bpspec_reference::{InfoItem, InfoValue, LoadProtocol, Term};
     let funcs = vec![Mfa::new("m", "f", 0), Mfa::new("n", "h", 0)];
-    let keys = [
-        InfoKey::Traced,
-        InfoKey::MatchSpec,
-        InfoKey::Meta,
-        InfoKey::MetaMatchSpec,
-        InfoKey::CallCount,
-        InfoKey::CallTime,
-        InfoKey::CallMemory,
-        InfoKey::All,
-    ];
+    let keys = InfoKey::EVERY;
     for b in Breakpoints::ALL {
         let mut e = RefEngine::with_breakpoints(funcs.clone(), LoadProtocol::NonBlocking, b);
         let all = TraceSpec::local();

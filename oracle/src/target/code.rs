@@ -284,20 +284,8 @@ impl RefEngine {
                 *f = None;
             }
         };
-        let keep = self.code.mutant == Some(CodeMutant::OldFramesCharge);
-        for p in self.procs.values_mut().filter(|_| !keep) {
-            for b in p.time.iter_mut().chain(p.memory.iter_mut()) {
-                old(&mut b.ci);
-            }
-            for fr in &mut p.stack {
-                if let bpspec_reference::Frame::CallTraceReturn {
-                    prev, prev_memory, ..
-                } = fr
-                {
-                    old(prev);
-                    old(prev_memory);
-                }
-            }
+        if self.code.mutant != Some(CodeMutant::OldFramesCharge) {
+            for_each_charge_name(self.procs.values_mut(), old);
         }
     }
 
@@ -774,20 +762,7 @@ impl RefEngine {
                 *c = e.current_ci_of(m, i);
             }
         };
-        for p in self.procs.values_mut() {
-            for b in p.time.iter_mut().chain(p.memory.iter_mut()) {
-                rename(&mut b.ci);
-            }
-            for fr in &mut p.stack {
-                if let bpspec_reference::Frame::CallTraceReturn {
-                    prev, prev_memory, ..
-                } = fr
-                {
-                    rename(prev);
-                    rename(prev_memory);
-                }
-            }
-        }
+        for_each_charge_name(self.procs.values_mut(), rename);
     }
 }
 
@@ -804,4 +779,28 @@ fn nothing() -> Pattern {
 
 fn nothing_mfa() -> Mfa {
     Mfa::new(NO_MODULE, "f", 0)
+}
+
+/// Every name a process's charges carry (its call_time and call_memory objects, and the previous
+/// ones its call trace return frames keep), each given to `f`: the one walk that
+/// `clear_module_break` (the names of a version that becomes old dropped) and
+/// `old_frames_charge` (the mutant's renaming) share.
+fn for_each_charge_name<'a>(
+    procs: impl Iterator<Item = &'a mut super::Proc>,
+    mut f: impl FnMut(&mut Option<bpspec_reference::process::Ci>),
+) {
+    for p in procs {
+        for b in p.time.iter_mut().chain(p.memory.iter_mut()) {
+            f(&mut b.ci);
+        }
+        for fr in &mut p.stack {
+            if let bpspec_reference::Frame::CallTraceReturn {
+                prev, prev_memory, ..
+            } = fr
+            {
+                f(prev);
+                f(prev_memory);
+            }
+        }
+    }
 }
