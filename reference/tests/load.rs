@@ -1476,3 +1476,55 @@ fn check_trace_pattern_answers_as_trace_pattern_on_nothing() {
     // Both answers occur: the comparison is not vacuous.
     assert!(ok > 0 && bad > 0, "ok {ok}, badarg {bad}");
 }
+
+/// A module's name of a function (`Ci::module`, `Area::Module`) outlives every version: its
+/// MFA is the module table's, the same with a current version, after a load, and after a delete
+/// and purge left the module without code (what the scenario runner keeps for a process whose
+/// version became old, oracle/src/target/code.rs).
+#[test]
+fn module_name_outlives_its_versions() {
+    use bpspec_reference::process::Ci;
+    let _watchdog = bpspec_reference::watchdog::arm("load::module_name_outlives_its_versions");
+    for (proto, scheme) in cases() {
+        let e = traced_module(proto, scheme, |e| e);
+        let name = Ci::module(0, 1);
+        let want = bpspec_reference::Mfa::new("m", "f1", 0);
+        assert_eq!(e.mfa_of(name), &want, "{proto:?}: version 1 current");
+        let v1 = e.current_ci_of(0, 1).expect("version 1");
+        assert_eq!(e.mfa_of(v1), &want, "{proto:?}: the version's own name");
+        assert_ne!(v1, name, "{proto:?}: a name, not the version's code info");
+        assert_eq!(e.load(), Ok(2));
+        assert_eq!(e.purge(), Ok(true));
+        assert_eq!(e.delete(), Ok(()));
+        assert_eq!(e.purge(), Ok(true));
+        assert_eq!(e.current_ci_of(0, 1), None, "{proto:?}: no current version");
+        assert_eq!(
+            e.mfa_of(name),
+            &want,
+            "{proto:?}: no version left, the name stays"
+        );
+    }
+}
+
+/// The charge code refuses a module's name (`calltime.rs::get_timem_break` asserts): a pbt
+/// naming `Ci::module` charged at schedule-out panics instead of reading a code area.
+#[test]
+#[should_panic(expected = "not chargeable")]
+fn charge_of_a_module_name_is_refused() {
+    use bpspec_reference::process::{Ci, Pbt, Proc};
+    let e = traced_module(LoadProtocol::NonBlocking, CodeIxScheme::Two, |e| e);
+    let s1 = call_time_in(&e);
+    let mut s = Scheduler::start(e.clone(), 0);
+    let mut p = Proc::new(bpspec_reference::Process {
+        pid: 9,
+        call_traced: 1 << s1,
+    });
+    s.schedule_in(&mut p);
+    p.time.push(Pbt {
+        session: s1,
+        ci: Some(Ci::module(0, 0)),
+        accumulator: 0,
+    });
+    s.advance(3);
+    s.schedule_out(&mut p);
+}

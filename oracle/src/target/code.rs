@@ -206,8 +206,9 @@ impl RefEngine {
     }
 
     /// [`RefEngine::with_code_mutant`] with the breakpoints on `bps`. On the versions,
-    /// `OldFramesCharge` keeps what the processes charge through `clear_module_patterns` and
-    /// renames it to the new version after a load (`old_frames_charge`).
+    /// `OldFramesCharge` keeps what the processes charge through `clear_module_patterns` (under
+    /// the module's name, `Ci::module`) and renames it to the current version after the load or
+    /// delete (`old_frames_charge`).
     pub fn with_code_mutant_on(
         funcs: Vec<Mfa>,
         m: CodeMutant,
@@ -388,7 +389,13 @@ impl RefEngine {
                 if e.current_version_of(m) != 0 && e.old_version_of(m) == 0 {
                     self.clear_module_break(module);
                 }
-                match e.delete_in(m) {
+                let deleted = e.delete_in(m);
+                if self.bps == super::Breakpoints::Versions
+                    && self.code.mutant == Some(CodeMutant::OldFramesCharge)
+                {
+                    self.old_frames_charge(module);
+                }
+                match deleted {
                     Ok(()) if self.code.mutant == Some(CodeMutant::DeleteKeepsFunctions) => true,
                     Ok(()) => {
                         self.code.unloaded.extend(fs.iter().copied());
@@ -473,7 +480,14 @@ impl RefEngine {
     /// continuation for a body call).
     pub(super) fn enter_old(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) {
         let module = self.code.funcs[f].module.clone();
-        let (_, i) = self.in_module(f);
+        let (mi, i) = self.in_module(f);
+        // What the process is in now: on the versions the module's name of the function (the
+        // version it runs may be purged under the name), on the static area its function.
+        let name = if self.bps == super::Breakpoints::Versions {
+            bpspec_reference::process::Ci::module(mi, i)
+        } else {
+            bpspec_reference::process::Ci::code(f)
+        };
         let (m, v) = self
             .code
             .running
@@ -493,7 +507,7 @@ impl RefEngine {
             if !tail {
                 p.push_cont();
             }
-            p.current = Some(bpspec_reference::process::Ci::code(f));
+            p.current = Some(name);
         });
         self.last_callers.clear();
     }
@@ -676,8 +690,9 @@ impl RefEngine {
     /// no pattern: CL1). Then what the runner's processes charge to the module's version (their
     /// pbts and call_time/call_memory return frames) names nothing any more (CL6: the version
     /// becoming old has no breakpoints), and the functions they are in or return into, and their
-    /// return_trace frames, name the static area's function of the same MFA (names only: no
-    /// breakpoint there), so nothing of theirs names a version a purge may free.
+    /// return_trace frames, name the function by its module's name (`Ci::module`, the module
+    /// table's: names for messages only, never charged), so nothing of theirs names a version a
+    /// purge may free.
     fn clear_module_patterns(&mut self, module: &str) {
         let m = self.module_code(module).m;
         let n = self.module_code(module).funcs.len();
@@ -694,34 +709,33 @@ impl RefEngine {
             panic!("after clearing {module}'s patterns: {e}");
         }
         let e = self.engine.clone();
-        let code = &self.code;
-        // Module `module`'s function of a version's area, as the scenario's function.
-        let ours = |g: &bpspec_reference::process::Ci| -> Option<FuncId> {
+        // Module `module`'s function of a version's area, by its module's name
+        // (`Ci::module`: the module table's, whichever version).
+        let ours = |g: &bpspec_reference::process::Ci| -> Option<bpspec_reference::process::Ci> {
             if !matches!(g.area, bpspec_reference::Area::Version(_)) {
                 return None;
             }
-            let mfa = e.mfa_of(*g);
-            (mfa.module == module).then(|| code.func(mfa).expect("a scenario function"))
+            (e.mfa_of(*g).module == module).then(|| bpspec_reference::process::Ci::module(m, g.f))
         };
-        let to_code = |c: &mut Option<bpspec_reference::process::Ci>| {
-            if let Some(f) = c.as_ref().and_then(ours) {
-                *c = Some(bpspec_reference::process::Ci::code(f));
+        let to_name = |c: &mut Option<bpspec_reference::process::Ci>| {
+            if let Some(g) = c.as_ref().and_then(ours) {
+                *c = Some(g);
             }
         };
-        // The `OldFramesCharge` mutant keeps what they charge, renamed to the static area's
-        // function for now and to the new version's after the load (`old_frames_charge`).
+        // The `OldFramesCharge` mutant keeps what they charge, under the module's name for now
+        // and the current version's after the load or delete (`old_frames_charge`).
         let keep = self.code.mutant == Some(CodeMutant::OldFramesCharge);
         let gone = |c: &mut Option<bpspec_reference::process::Ci>| {
-            if let Some(f) = c.as_ref().and_then(ours) {
-                *c = keep.then(|| bpspec_reference::process::Ci::code(f));
+            if let Some(g) = c.as_ref().and_then(ours) {
+                *c = keep.then_some(g);
             }
         };
         for p in self.procs.values_mut() {
             for b in p.time.iter_mut().chain(p.memory.iter_mut()) {
                 gone(&mut b.ci);
             }
-            to_code(&mut p.current);
-            p.conts.iter_mut().for_each(to_code);
+            to_name(&mut p.current);
+            p.conts.iter_mut().for_each(to_name);
             for fr in &mut p.stack {
                 match fr {
                     bpspec_reference::Frame::CallTraceReturn {
@@ -731,8 +745,8 @@ impl RefEngine {
                         gone(prev_memory);
                     }
                     bpspec_reference::Frame::ReturnTrace { func, .. } => {
-                        if let Some(f) = ours(func) {
-                            *func = bpspec_reference::process::Ci::code(f);
+                        if let Some(g) = ours(func) {
+                            *func = g;
                         }
                     }
                     _ => {}
@@ -743,23 +757,21 @@ impl RefEngine {
 }
 
 impl RefEngine {
-    /// The `OldFramesCharge` code mutant on the versions, after a load of `module`: what the
-    /// runner's processes charge to the module's functions (their pbts and call_time/call_memory
-    /// return frames), kept by `clear_module_patterns` under the static area's names, names the
-    /// new current version's functions, so frames pushed in the version that became old charge
-    /// the new version's rows (spec/src/code.rs CL6, violated). The names stay valid: the next
-    /// load or delete renames them again before this version becomes old.
+    /// The `OldFramesCharge` code mutant on the versions, after a load or delete of `module`:
+    /// what the runner's processes charge to the module's functions (their pbts and
+    /// call_time/call_memory return frames), kept by `clear_module_patterns` under the module's
+    /// names (`Ci::module`, which the charge code refuses), names the current version's
+    /// functions, so frames pushed in the version that became old charge the new version's rows
+    /// (spec/src/code.rs CL6, violated); after a delete (no current version) they charge
+    /// nothing. The names stay valid: the next load or delete renames them again before this
+    /// version becomes old.
     fn old_frames_charge(&mut self, module: &str) {
         let m = self.module_code(module).m;
-        let fs = self.module_code(module).funcs.clone();
         let e = self.engine.clone();
         let rename = |c: &mut Option<bpspec_reference::process::Ci>| {
-            let Some(g) = *c else { return };
-            if !matches!(g.area, bpspec_reference::Area::Code) {
-                return;
-            }
-            if let Some(i) = fs.iter().position(|&f| f == g.f) {
-                *c = e.current_ci_of(m, i);
+            if c.is_some_and(|g| g.area == bpspec_reference::Area::Module(m)) {
+                // After a delete there is no current version: they charge nothing.
+                *c = e.current_ci_of(m, c.expect("a name").f);
             }
         };
         for_each_charge_name(self.procs.values_mut(), rename);

@@ -67,6 +67,12 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
     ci: Ci,
     kind: Kind,
 ) -> *const BpTimemTrace {
+    // A module's name (`Ci::module`) names no breakpoint: what a process charges names a code
+    // area (the static area or a live version), never a name kept past a version.
+    assert!(
+        !matches!(ci.area, crate::export::Area::Module(_)),
+        "charge of {ci:?}: a module's name (Area::Module) is not chargeable"
+    );
     let f = ci.f;
     // Acquire: pairs with the Release store of a fresh node into an unpatched function's slot
     // (`stage.rs`): this reader does not go through the instruction word, so no wait orders the

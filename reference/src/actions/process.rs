@@ -41,6 +41,16 @@ impl Ci {
             f,
         }
     }
+
+    /// Function `f` of module `m` (its index in the engine's module table), whichever version
+    /// ([`Area::Module`]): a name that outlives a version, for the messages' MFA only. The
+    /// charge code never takes it (`calltime.rs::get_timem_break` asserts so).
+    pub fn module(m: usize, f: FuncId) -> Ci {
+        Ci {
+            area: Area::Module(m),
+            f,
+        }
+    }
 }
 
 /// `process_breakpoint_trace_t`: the function being charged and its baseline (a timestamp or

@@ -30,6 +30,14 @@ pub enum Area {
     /// The code area of one loaded version of a module (`code_ix.rs::CodeVersion::code`): local
     /// breakpoints on code that a load made or will make old (`load.rs`).
     Version(VersionArea),
+    /// No code area: the name of module `m`'s functions (the engine's module table,
+    /// `load.rs` `ModCode::mfas`), whichever version, for what a process keeps once its
+    /// module's version becomes old (the function it is in, its continuations, its
+    /// return_trace frames: names for messages only). Never dereferenced: [`Engine::area`] and
+    /// the charge code (`calltime.rs::get_timem_break`) reject it.
+    ///
+    /// [`Engine::area`]: crate::engine::Engine::area
+    Module(usize),
 }
 
 /// A version's code area as [`Area::Version`] names it. Made only by `load.rs`, for a version the
@@ -72,6 +80,7 @@ impl<P: ThreadProgress> crate::engine::Engine<P> {
             // stager passes it under the permission while the module table owns the version, a
             // scheduler while its call is ordered before the version's free (LW1 / PW).
             Area::Version(v) => unsafe { &*v.0 },
+            Area::Module(m) => panic!("module {m}'s name (Area::Module) names no code area"),
         }
     }
 
@@ -87,13 +96,15 @@ impl<P: ThreadProgress> crate::engine::Engine<P> {
 
     /// The name of the function `ci` names: a loaded version's own (its code area's), or the
     /// engine's code area's for [`Area::Code`] and [`Area::Export`] (an export entry's `f` is
-    /// the function it belongs to). A version's name is read while the process that holds the
+    /// the function it belongs to), the module table's for [`Area::Module`]. A version's name is read while the process that holds the
     /// code info is in the version (`process::Ci`'s contract), or by the stager under the
     /// permission.
     pub fn mfa_of(&self, ci: crate::process::Ci) -> &Mfa {
         match ci.area {
             Area::Version(_) => &self.area(ci.area).funcs[ci.f].mfa,
             Area::Code | Area::Export => &self.code.funcs[ci.f].mfa,
+            // The module table's names, fixed when the module was added.
+            Area::Module(m) => &self.code_mgmt().mods[m].mfas[ci.f],
         }
     }
 
