@@ -300,7 +300,7 @@ pub struct RefEngine {
 impl RefEngine {
     pub fn new(funcs: Vec<Mfa>) -> RefEngine {
         RefEngine::over(
-            Engine::<Qsbr>::new(RefEngine::config(funcs.clone())),
+            RefEngine::config(funcs.clone()),
             funcs,
             None,
             bpspec_reference::LoadProtocol::NonBlocking,
@@ -315,13 +315,7 @@ impl RefEngine {
         protocol: bpspec_reference::LoadProtocol,
         bps: Breakpoints,
     ) -> RefEngine {
-        RefEngine::over(
-            Engine::<Qsbr>::new(RefEngine::config(funcs.clone())),
-            funcs,
-            None,
-            protocol,
-            bps,
-        )
+        RefEngine::over(RefEngine::config(funcs.clone()), funcs, None, protocol, bps)
     }
 
     /// A [`Factory`] of engines on `bps` under the NonBlocking load protocol.
@@ -340,8 +334,9 @@ impl RefEngine {
         self.bps
     }
 
-    /// The static area holds `funcs`; one scheduler for the runner's calls and one per
-    /// scenario process for its place in the modules' code (`target/code.rs`).
+    /// `funcs` for the static area (`Breakpoints::Static`; [`RefEngine::over`] drops them on the
+    /// versions); one scheduler for the runner's calls and one per scenario process for its
+    /// place in the modules' code (`target/code.rs`).
     fn config(funcs: Vec<Mfa>) -> EngineConfig {
         EngineConfig {
             functions: funcs,
@@ -350,18 +345,29 @@ impl RefEngine {
         }
     }
 
-    /// Our engine `engine`, owning every module of its functions under the load protocol
-    /// `protocol` (`target/code.rs`), with its scheduler for the runner's calls started and
-    /// asleep; the breakpoints on `bps` (on the versions, the modules' export entries carry
-    /// global trace: `Engine::with_global_trace`).
+    /// Our engine built from `cfg`, owning every module of its functions under the load
+    /// protocol `protocol` (`target/code.rs`), with its scheduler for the runner's calls started
+    /// and asleep; the breakpoints on `bps`. On the static area the engine's static area holds
+    /// the scenario's functions (only `exported` with export entries); on the versions it has
+    /// none and the engine is made `Engine::with_versions_only` (every static-area entry point
+    /// panics: the runner makes no static-area call), and the modules' export entries carry
+    /// global trace (`Engine::with_global_trace`).
     fn over(
-        engine: Engine<Qsbr>,
+        mut cfg: EngineConfig,
         funcs: Vec<Mfa>,
         exported: Option<&[FuncId]>,
         protocol: bpspec_reference::LoadProtocol,
         bps: Breakpoints,
     ) -> RefEngine {
         let (modules, code) = code::Code::modules_of(&funcs, exported, protocol);
+        if bps == Breakpoints::Versions {
+            cfg.functions.clear();
+        }
+        let engine = Engine::<Qsbr>::new(cfg);
+        let engine = match (bps, exported) {
+            (Breakpoints::Static, Some(x)) => engine.with_exports(x),
+            _ => engine,
+        };
         // A scenario without functions has no module: the engine owns no code then (a module
         // table needs at least one module, `Engine::with_modules`), and nothing is called.
         let engine = Arc::new(if modules.is_empty() {
@@ -370,7 +376,7 @@ impl RefEngine {
             let e = engine.with_modules(&modules, protocol).with_kills();
             match bps {
                 Breakpoints::Static => e,
-                Breakpoints::Versions => e.with_global_trace(),
+                Breakpoints::Versions => e.with_global_trace().with_versions_only(),
             }
         });
         let mut sched = Scheduler::start(engine.clone(), 0);
@@ -425,7 +431,7 @@ impl RefEngine {
         let mut cfg = RefEngine::config(funcs.clone());
         cfg.mutant = Some(m);
         RefEngine::over(
-            Engine::<Qsbr>::new(cfg),
+            cfg,
             funcs,
             None,
             bpspec_reference::LoadProtocol::NonBlocking,
@@ -494,7 +500,7 @@ impl RefEngine {
         bps: Breakpoints,
     ) -> RefEngine {
         RefEngine::over(
-            Engine::<Qsbr>::new(RefEngine::config(funcs.clone())).with_exports(exported),
+            RefEngine::config(funcs.clone()),
             funcs,
             Some(exported),
             protocol,

@@ -1528,3 +1528,78 @@ fn charge_of_a_module_name_is_refused() {
     s.advance(3);
     s.schedule_out(&mut p);
 }
+
+/// An engine made `Engine::with_versions_only` (no static area, the scenario runner's on the
+/// versions) runs a module's calls, patterns, trace_info and names, and refuses every
+/// static-area entry point: each panics (`Engine::static_entry`), among them the name a
+/// process would keep of the static area's function (`mfa_of` of `Ci::code`).
+#[test]
+fn versions_only_engine_refuses_the_static_area() {
+    use bpspec_reference::process::Ci;
+    use bpspec_reference::{InfoItem, InfoKey, Mfa, Pattern, PatternOp, Process, TraceSpec};
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::versions_only_engine_refuses_the_static_area");
+    let e = traced_module(LoadProtocol::NonBlocking, CodeIxScheme::Two, |e| {
+        e.with_versions_only()
+    });
+    let mut s = Scheduler::start(e.clone(), 0);
+    // The versions work.
+    let c = s.call_version(&Process::new(3), 0, 1);
+    assert_eq!((c.version, c.counted), (1, true));
+    assert_eq!(op!(s, e.trace_pattern_module(false)), 2);
+    assert_eq!(e.mfa_of(Ci::module(0, 1)), &Mfa::new("m", "f1", 0));
+    s.sleep();
+    let mfa = Mfa::new("m", "f0", 0);
+    let refused: [(&str, Box<dyn Fn()>); 6] = [
+        (
+            "trace_pattern",
+            Box::new(|| {
+                let _ = e.trace_pattern(
+                    &Pattern::parse("m:_/_").unwrap(),
+                    PatternOp::False,
+                    &TraceSpec::local(),
+                );
+            }),
+        ),
+        (
+            "trace_info",
+            Box::new(|| {
+                e.trace_info(0, &mfa, InfoItem::Traced);
+            }),
+        ),
+        (
+            "session_trace_info",
+            Box::new(|| {
+                let _ = e.session_trace_info(0, &mfa, InfoKey::Traced);
+            }),
+        ),
+        (
+            "is_patched",
+            Box::new(|| {
+                let _ = e.is_patched(0);
+            }),
+        ),
+        (
+            "is_export_patched",
+            Box::new(|| {
+                let _ = e.is_export_patched(0);
+            }),
+        ),
+        ("mfa_of", Box::new(|| drop(e.mfa_of(Ci::code(0)).clone()))),
+    ];
+    for (what, f) in refused {
+        let r = catch_unwind(AssertUnwindSafe(f));
+        let msg = r.expect_err(what);
+        let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            msg.contains("made with_versions_only"),
+            "{what}: panicked with {msg:?}"
+        );
+    }
+    // A hit on the static area (`Scheduler::call`).
+    s.wake();
+    let r = catch_unwind(AssertUnwindSafe(|| s.call(0, &Process::new(4))));
+    assert!(r.is_err(), "a static hit on a versions-only engine");
+    s.sleep();
+}

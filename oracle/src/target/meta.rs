@@ -33,15 +33,13 @@ impl RefEngine {
                 Term::Tuple(v) if v.len() == 4 => match (&v[1], &v[3]) {
                     (Term::Pid(p), Term::Tuple(mfa)) => match &mfa[..] {
                         [Term::Name(md), Term::Name(nm), Term::Int(a)] => {
+                            // The scenario's function table (the runner's own).
                             let f = self
-                                .engine
                                 .code
                                 .funcs
                                 .iter()
                                 .position(|h| {
-                                    h.mfa.module == *md
-                                        && h.mfa.name == *nm
-                                        && i64::from(h.mfa.arity) == *a
+                                    h.module == *md && h.name == *nm && i64::from(h.arity) == *a
                                 })
                                 .unwrap_or_else(|| panic!("meta message for unknown {m}"));
                             (*p, f)

@@ -73,6 +73,12 @@ pub(crate) fn get_timem_break<P: ThreadProgress>(
         !matches!(ci.area, crate::export::Area::Module(_)),
         "charge of {ci:?}: a module's name (Area::Module) is not chargeable"
     );
+    if matches!(
+        ci.area,
+        crate::export::Area::Code | crate::export::Area::Export
+    ) {
+        e.static_entry("a charge");
+    }
     let f = ci.f;
     // Acquire: pairs with the Release store of a fresh node into an unpatched function's slot
     // (`stage.rs`): this reader does not go through the instruction word, so no wait orders the

@@ -73,6 +73,7 @@ impl<P: ThreadProgress> Engine<P> {
         op: PatternOp,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
+        self.static_entry("trace_pattern");
         let session = spec.session;
         let meta = spec.meta.as_ref();
         let fl = spec.flags;

@@ -248,6 +248,12 @@ impl<P: ThreadProgress> Scheduler<P> {
         p: &Process,
         proc: Option<&mut Proc>,
     ) -> usize {
+        if matches!(
+            area,
+            crate::export::Area::Code | crate::export::Area::Export
+        ) {
+            self.engine().static_entry("a hit");
+        }
         let instr = self.engine().area(area).funcs[idx].instr.load(Relaxed);
         self.hit_at(area, idx, f, p, proc, instr)
     }
@@ -264,6 +270,12 @@ impl<P: ThreadProgress> Scheduler<P> {
         mut proc: Option<&mut Proc>,
         instr: usize,
     ) -> usize {
+        if matches!(
+            area,
+            crate::export::Area::Code | crate::export::Area::Export
+        ) {
+            self.engine().static_entry("a hit");
+        }
         let (now, dirty) = (self.now, self.dirty);
         let Scheduler {
             engine,

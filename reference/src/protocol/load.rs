@@ -221,6 +221,9 @@ pub struct CodeMgmt {
     /// NonBlocking under `Two`: no LW1 after the commit of a load or delete whose old version
     /// has breakpoints; the W1 of their removal stands for it ([`Engine::with_lw1_fold`]).
     pub fold_lw1: bool,
+    /// The engine's static area is not used ([`Engine::with_versions_only`]): every entry point
+    /// of it asserts so ([`Engine::static_entry`]).
+    pub(crate) versions_only: bool,
 }
 
 /// One module of [`Engine::with_modules`]: its name and its functions, loaded (version 1) at
@@ -294,6 +297,7 @@ impl CodeMgmt {
             kills: false,
             globals: false,
             fold_lw1: false,
+            versions_only: false,
         }
     }
 
@@ -435,6 +439,30 @@ impl<P: ThreadProgress> Engine<P> {
     pub fn with_global_trace(mut self) -> Engine<P> {
         self.cm_mut().globals = true;
         self
+    }
+
+    /// Breakpoints and calls on the modules' versions only (before the schedulers start): the
+    /// static area (`Area::Code`, `Area::Export`) has no function, and every entry point of it
+    /// (`trace_pattern`, `trace_info`, `session_trace_info`, `is_patched`, `is_export_patched`,
+    /// `mfa_of` of a static code info, a hit or a charge on it) panics
+    /// ([`Engine::static_entry`]). The scenario runner's engine is made so (oracle/src/target.rs).
+    pub fn with_versions_only(mut self) -> Engine<P> {
+        assert!(
+            self.code.funcs.is_empty() && self.exports.funcs.is_empty(),
+            "with_versions_only on an engine with a static area of {} functions",
+            self.code.funcs.len()
+        );
+        self.cm_mut().versions_only = true;
+        self
+    }
+
+    /// An entry point of the static area (`what`): asserts the engine was not made
+    /// [`Engine::with_versions_only`].
+    pub(crate) fn static_entry(&self, what: &str) {
+        assert!(
+            !self.code_mgmt.as_deref().is_some_and(|c| c.versions_only),
+            "{what}: the static area on an engine made with_versions_only"
+        );
     }
 
     /// The engine's name for module `m`'s export entries' breakpoint area.

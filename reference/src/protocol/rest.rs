@@ -330,6 +330,7 @@ impl<P: ThreadProgress> Engine<P> {
 
     /// Is `f`'s first instruction the breakpoint instruction?
     pub fn is_patched(&self, f: FuncId) -> bool {
+        self.static_entry("is_patched");
         self.code.funcs[f].instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT
     }
 }

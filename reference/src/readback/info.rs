@@ -29,6 +29,7 @@ pub enum InfoValue {
 
 impl<P: ThreadProgress> Engine<P> {
     pub fn trace_info(&self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
+        self.static_entry("trace_info");
         let Some(f) = self.func(mfa) else {
             return InfoValue::Undefined;
         };

@@ -102,7 +102,10 @@ impl<P: ThreadProgress> crate::engine::Engine<P> {
     pub fn mfa_of(&self, ci: crate::process::Ci) -> &Mfa {
         match ci.area {
             Area::Version(_) => &self.area(ci.area).funcs[ci.f].mfa,
-            Area::Code | Area::Export => &self.code.funcs[ci.f].mfa,
+            Area::Code | Area::Export => {
+                self.static_entry("mfa_of");
+                &self.code.funcs[ci.f].mfa
+            }
             // The module table's names, fixed when the module was added.
             Area::Module(m) => &self.code_mgmt().mods[m].mfas[ci.f],
         }
@@ -110,6 +113,7 @@ impl<P: ThreadProgress> crate::engine::Engine<P> {
 
     /// Is the export entry of `f` redirected to the trampoline?
     pub fn is_export_patched(&self, f: FuncId) -> bool {
+        self.static_entry("is_export_patched");
         self.export_of(f).is_some_and(|x| {
             self.exports.funcs[x]
                 .instr

@@ -357,6 +357,7 @@ impl<P: ThreadProgress> Engine<P> {
         mfa: &crate::code::Mfa,
         key: crate::term::InfoKey,
     ) -> Result<Term, SessionError> {
+        self.static_entry("session_trace_info");
         use crate::bp::flags;
         self.check_session(s)?;
         let base = self.trace_info_term(s, mfa, key);
