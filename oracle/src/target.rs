@@ -253,35 +253,10 @@ pub use meta::{meta_tracer, META_PID};
 /// Builds an engine over a function universe.
 pub type Factory<'a> = &'a dyn Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine>;
 
-/// Where [`RefEngine`] keeps the scenario's breakpoints and runs its calls (docs/scenario.md,
-/// "Code loading"; `target/code.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Breakpoints {
-    /// The engine's static code area (`Area::Code`, `Area::Export`): `Engine::trace_pattern`,
-    /// `Engine::session_trace_info` and `Scheduler::call_proc` and friends; the modules'
-    /// versions stay untraced and a load or delete clears the module's breakpoints there.
-    Static,
-    /// The modules' versions and export entries: `Engine::trace_pattern_funcs_op_in`,
-    /// `Engine::trace_info_module_in` and `Scheduler::call_version_proc` with the runner's
-    /// processes; a load or delete first clears the module's patterns
-    /// (`trace_pattern_funcs_op_in` with `false` in every live session).
-    Versions,
-}
-
-impl Breakpoints {
-    pub const ALL: [Breakpoints; 2] = [Breakpoints::Static, Breakpoints::Versions];
-    /// Where [`RefEngine::new`], [`RefEngine::boxed`] and the other constructors without a
-    /// [`Breakpoints`] argument put them: the modules' versions (one engine: the breakpoints
-    /// and calls on the code that loads, deletes and purges act on). `Static` stays a switch.
-    pub const DEFAULT: Breakpoints = Breakpoints::Versions;
-}
-
 /// Our engine, with one managed scheduler that sleeps between calls (so `trace_pattern`'s waits
 /// never wait for it).
 pub struct RefEngine {
     engine: Arc<Engine<Qsbr>>,
-    /// Where the breakpoints live and the calls run ([`Breakpoints`]).
-    bps: Breakpoints,
     sched: Scheduler<Qsbr>,
     /// Processes with call_time/call_memory state, by pid (created scheduled in).
     procs: BTreeMap<u64, Proc>,
@@ -304,39 +279,12 @@ impl RefEngine {
             funcs,
             None,
             bpspec_reference::LoadProtocol::NonBlocking,
-            Breakpoints::DEFAULT,
         )
     }
 
-    /// Our engine with the breakpoints and calls on `bps` ([`Breakpoints`]), code loading under
-    /// `protocol`.
-    pub fn with_breakpoints(
-        funcs: Vec<Mfa>,
-        protocol: bpspec_reference::LoadProtocol,
-        bps: Breakpoints,
-    ) -> RefEngine {
-        RefEngine::over(RefEngine::config(funcs.clone()), funcs, None, protocol, bps)
-    }
-
-    /// A [`Factory`] of engines on `bps` under the NonBlocking load protocol.
-    pub fn factory(bps: Breakpoints) -> impl Fn(Vec<Mfa>) -> Box<dyn BreakpointEngine> {
-        move |funcs| {
-            Box::new(RefEngine::with_breakpoints(
-                funcs,
-                bpspec_reference::LoadProtocol::NonBlocking,
-                bps,
-            ))
-        }
-    }
-
-    /// Where the breakpoints live ([`Breakpoints`]).
-    pub fn breakpoints(&self) -> Breakpoints {
-        self.bps
-    }
-
-    /// `funcs` for the static area (`Breakpoints::Static`; [`RefEngine::over`] drops them on the
-    /// versions); one scheduler for the runner's calls and one per scenario process for its
-    /// place in the modules' code (`target/code.rs`).
+    /// The scenario's functions `funcs` (the module table's, [`RefEngine::over`]: the static
+    /// area gets none); one scheduler for the runner's calls and one per scenario process for
+    /// its place in the modules' code (`target/code.rs`).
     fn config(funcs: Vec<Mfa>) -> EngineConfig {
         EngineConfig {
             functions: funcs,
@@ -346,46 +294,38 @@ impl RefEngine {
     }
 
     /// Our engine built from `cfg`, owning every module of its functions under the load
-    /// protocol `protocol` (`target/code.rs`), with its scheduler for the runner's calls started
-    /// and asleep; the breakpoints on `bps`. On the static area the engine's static area holds
-    /// the scenario's functions (only `exported` with export entries); on the versions it has
-    /// none and the engine is made `Engine::with_versions_only` (every static-area entry point
-    /// panics: the runner makes no static-area call), and the modules' export entries carry
-    /// global trace (`Engine::with_global_trace`).
+    /// protocol `protocol` (`target/code.rs`; only `exported` with export entries in the
+    /// scenario), with its scheduler for the runner's calls started and asleep. The breakpoints
+    /// and calls are on the modules' versions and export entries (which carry global trace,
+    /// `Engine::with_global_trace`); the engine's static area has no function and the engine is
+    /// made `Engine::with_versions_only` (every static-area entry point panics: the runner
+    /// makes no static-area call).
     fn over(
         mut cfg: EngineConfig,
         funcs: Vec<Mfa>,
         exported: Option<&[FuncId]>,
         protocol: bpspec_reference::LoadProtocol,
-        bps: Breakpoints,
     ) -> RefEngine {
         let (modules, code) = code::Code::modules_of(&funcs, exported, protocol);
-        if bps == Breakpoints::Versions {
-            cfg.functions.clear();
-        }
+        cfg.functions.clear();
         let engine = Engine::<Qsbr>::new(cfg);
-        let engine = match (bps, exported) {
-            (Breakpoints::Static, Some(x)) => engine.with_exports(x),
-            _ => engine,
-        };
         // A scenario without functions has no module: the engine owns no code then (a module
         // table needs at least one module, `Engine::with_modules`), and nothing is called.
         let engine = Arc::new(if modules.is_empty() {
             engine
         } else {
-            let e = engine.with_modules(&modules, protocol).with_kills();
-            match bps {
-                Breakpoints::Static => e,
-                Breakpoints::Versions => e.with_global_trace().with_versions_only(),
-            }
+            engine
+                .with_modules(&modules, protocol)
+                .with_kills()
+                .with_global_trace()
+                .with_versions_only()
         });
         let mut sched = Scheduler::start(engine.clone(), 0);
         // A call into a version pops the hit it records (`calls.rs::run_version`).
-        sched.record = bps == Breakpoints::Versions;
+        sched.record = true;
         sched.sleep();
         RefEngine {
             engine,
-            bps,
             sched,
             procs: BTreeMap::new(),
             tracers: Tracers::default(),
@@ -435,7 +375,6 @@ impl RefEngine {
             funcs,
             None,
             bpspec_reference::LoadProtocol::NonBlocking,
-            Breakpoints::DEFAULT,
         )
     }
 
@@ -484,27 +423,20 @@ impl RefEngine {
 
     /// Our engine where only `exported` functions have export entries.
     pub fn with_exports(funcs: Vec<Mfa>, exported: &[FuncId]) -> RefEngine {
-        RefEngine::with_exports_under(
-            funcs,
-            exported,
-            bpspec_reference::LoadProtocol::NonBlocking,
-            Breakpoints::DEFAULT,
-        )
+        RefEngine::with_exports_under(funcs, exported, bpspec_reference::LoadProtocol::NonBlocking)
     }
 
-    /// [`RefEngine::with_exports`] under the load protocol `protocol`, on `bps`.
+    /// [`RefEngine::with_exports`] under the load protocol `protocol`.
     fn with_exports_under(
         funcs: Vec<Mfa>,
         exported: &[FuncId],
         protocol: bpspec_reference::LoadProtocol,
-        bps: Breakpoints,
     ) -> RefEngine {
         RefEngine::over(
             RefEngine::config(funcs.clone()),
             funcs,
             Some(exported),
             protocol,
-            bps,
         )
     }
 }
@@ -522,10 +454,7 @@ impl BreakpointEngine for RefEngine {
         std::mem::take(&mut self.last_callers)
     }
     fn name(&self) -> String {
-        match self.bps {
-            Breakpoints::Static => "reference engine (breakpoints on the static area)".into(),
-            Breakpoints::Versions => "reference engine".into(),
-        }
+        "reference engine".into()
     }
     fn trace_pattern(
         &mut self,
@@ -548,20 +477,12 @@ impl BreakpointEngine for RefEngine {
         let p = Process { pid, call_traced };
         self.sched.wake();
         // The events name the function by its index in the area hit.
-        let ev_f = match self.bps {
-            Breakpoints::Static => {
-                self.sched.call(f, &p);
-                f
-            }
-            Breakpoints::Versions => {
-                // The hit without a process on the module's current version
-                // (`Scheduler::call_version`: no stack, nothing charged or sent).
-                let (m, i) = self.in_module(f);
-                let seen = self.sched.call_version(&p, m, i);
-                assert!(seen.version != 0, "{f}: called while its module is deleted");
-                i
-            }
-        };
+        // The hit without a process on the module's current version
+        // (`Scheduler::call_version`: no stack, nothing charged or sent).
+        let (m, i) = self.in_module(f);
+        let seen = self.sched.call_version(&p, m, i);
+        assert!(seen.version != 0, "{f}: called while its module is deleted");
+        let ev_f = i;
         self.sched.sleep();
         let evs = self.sched.events.split_off(before);
         evs.iter()
@@ -611,36 +532,27 @@ impl BreakpointEngine for RefEngine {
             return Vec::new();
         }
         let before = self.sched.events.len();
-        if self.bps == Breakpoints::Versions {
-            // The module's current version, through its export entry if remote
-            // (`calls.rs`: the same steps as the engine's own processes' calls).
-            let (m, i) = self.in_module(f);
-            let seen = self.on_proc(pid, call_traced, |s, p| {
-                s.call_version_proc(p, m, i, how.tail, how.remote)
-            });
-            // The runner raises `undef` before calling a deleted module; only a code mutant
-            // (deleted functions kept callable, old code run as current) comes here (`undef`:
-            // nothing hit, no message).
-            assert!(
-                seen.version != 0 || self.code.mutant.is_some(),
-                "{f}: called while its module is deleted"
-            );
-            return self.entered(before, f, i, pid);
-        }
-        self.on_proc(pid, call_traced, |s, p| match (how.tail, how.remote) {
-            (false, false) => s.call_proc(f, p),
-            (true, false) => s.tail_call(f, p),
-            (false, true) => s.call_remote(f, p),
-            (true, true) => s.tail_call_remote(f, p),
+        // The module's current version, through its export entry if remote
+        // (`calls.rs`: the same steps as the engine's own processes' calls).
+        let (m, i) = self.in_module(f);
+        let seen = self.on_proc(pid, call_traced, |s, p| {
+            s.call_version_proc(p, m, i, how.tail, how.remote)
         });
-        self.entered(before, f, f, pid)
+        // The runner raises `undef` before calling a deleted module; only a code mutant
+        // (deleted functions kept callable, old code run as current) comes here (`undef`:
+        // nothing hit, no message).
+        assert!(
+            seen.version != 0 || self.code.mutant.is_some(),
+            "{f}: called while its module is deleted"
+        );
+        self.entered(before, f, i, pid)
     }
     fn set_exports(&mut self, exported: &[FuncId]) {
         assert!(self.procs.is_empty(), "set_exports after processes ran");
         assert!(self.code.untouched(), "set_exports after code operations");
         // The code mutant is kept: nothing ran yet.
         let mutant = self.code.mutant;
-        *self = RefEngine::with_exports_under(self.funcs(), exported, self.code.protocol, self.bps);
+        *self = RefEngine::with_exports_under(self.funcs(), exported, self.code.protocol);
         self.code.mutant = mutant;
     }
     fn ret(&mut self, pid: u64, call_traced: u64) {
@@ -686,30 +598,20 @@ impl BreakpointEngine for RefEngine {
         self.info_term_loaded(session, mfa, key)
     }
     fn is_patched(&mut self, f: FuncId) -> Option<bool> {
-        match self.bps {
-            Breakpoints::Static => Some(self.engine.is_patched(f)),
-            // The first instruction of the function in its module's current version (`None`
-            // while the module is deleted).
-            Breakpoints::Versions => {
-                let (m, i) = self.in_module(f);
-                self.engine.is_patched_in(m, i)
-            }
-        }
+        // The first instruction of the function in its module's current version (`None`
+        // while the module is deleted).
+        let (m, i) = self.in_module(f);
+        self.engine.is_patched_in(m, i)
     }
     fn check_at_rest(&mut self) -> Result<(), String> {
         // Processes waiting in a `receive` are in a version of their module: at rest otherwise.
         self.engine.check_at_rest_in_code()
     }
     fn is_export_patched(&mut self, f: FuncId) -> Option<bool> {
-        match self.bps {
-            Breakpoints::Static => Some(self.engine.is_export_patched(f)),
-            // The export entry's dispatch word at the active code index (a function without
-            // an export entry in the scenario has an unpatched one).
-            Breakpoints::Versions => {
-                let (m, i) = self.in_module(f);
-                Some(self.code.is_exported(f) && self.engine.is_export_patched_in(m, i))
-            }
-        }
+        // The export entry's dispatch word at the active code index (a function without
+        // an export entry in the scenario has an unpatched one).
+        let (m, i) = self.in_module(f);
+        Some(self.code.is_exported(f) && self.engine.is_export_patched_in(m, i))
     }
     fn session_create(&mut self, name: &str) -> SessionId {
         self.engine

@@ -3,9 +3,7 @@
 
 use bpspec_oracle::conformance::{check_ops, check_scenarios, compare_ops, ConfOp, Target};
 use bpspec_oracle::gen::GenConfig;
-use bpspec_oracle::target::{
-    BreakpointEngine, Breakpoints, Entry, RefEngine, SpecOracle, Wrong, WrongOracle,
-};
+use bpspec_oracle::target::{BreakpointEngine, Entry, RefEngine, SpecOracle, Wrong, WrongOracle};
 use bpspec_reference::{InfoKey, Mfa, PatternOp, TraceSpec};
 
 mod common;
@@ -17,30 +15,14 @@ fn cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
-/// On both placements of the breakpoints (`Breakpoints`): on the versions the process-less
-/// `call` is `Scheduler::call_version` and `is_patched` / `is_export_patched` read the current
-/// version's first instruction and the export entry's dispatch word at the active code index.
+/// On the versions the process-less `call` is `Scheduler::call_version` and `is_patched` /
+/// `is_export_patched` read the current version's first instruction and the export entry's
+/// dispatch word at the active code index (the oracle has no words: they are tied to the
+/// breakpoints by the engine's at-rest check after every op, `check_at_rest_in_code`).
 #[test]
 fn engine_conforms_to_the_oracle_op_by_op() {
     let n = cases(256);
-    for b in Breakpoints::ALL {
-        if let Err(f) = check_ops(&RefEngine::factory(b), &SpecOracle::boxed, n, 40, 6) {
-            panic!("{b:?}: {}\nminimal ops: {:#?}", f.message, f.minimal);
-        }
-    }
-}
-
-/// The two placements against each other, op by op: here both say `is_patched` and
-/// `is_export_patched`, so the instruction words and dispatch words are compared after every
-/// step too.
-#[test]
-fn engine_placements_agree_op_by_op() {
-    let n = cases(256);
-    let (s, v) = (
-        RefEngine::factory(Breakpoints::Static),
-        RefEngine::factory(Breakpoints::Versions),
-    );
-    if let Err(f) = check_ops(&s, &v, n, 40, 6) {
+    if let Err(f) = check_ops(&RefEngine::boxed, &SpecOracle::boxed, n, 40, 6) {
         panic!("{}\nminimal ops: {:#?}", f.message, f.minimal);
     }
 }
@@ -55,57 +37,6 @@ fn engine_conforms_to_the_oracle_on_random_scenarios() {
     if let Err(f) = check_scenarios(&RefEngine::boxed, &SpecOracle::boxed, cfg, n, 6) {
         panic!("{}\nminimal scenario:\n{}", f.message, f.minimal);
     }
-}
-
-/// Our engine on the versions, but its `is_patched` / `is_export_patched` read the static
-/// area's words (which stay unpatched there): the mutant the comparison of the two placements
-/// must catch.
-struct StaticWords(RefEngine);
-
-impl BreakpointEngine for StaticWords {
-    bpspec_oracle::delegate!(0 {
-        fn set_exports(&mut self, x: &[usize]);
-        fn trace_pattern(&mut self, p: &bpspec_reference::Pattern, op: PatternOp, spec: &TraceSpec) -> Result<usize, bpspec_reference::PatternError>;
-        fn call(&mut self, f: usize, pid: u64, ct: u64) -> Vec<bpspec_reference::SessionId>;
-        fn enter(&mut self, f: usize, pid: u64, ct: u64, how: Entry) -> Vec<bpspec_reference::SessionId>;
-        fn ret(&mut self, pid: u64, ct: u64);
-        fn unwind(&mut self, pid: u64, ct: u64);
-        fn schedule(&mut self, pid: u64, ct: u64, into: bool);
-        fn advance(&mut self, dt: u64);
-        fn alloc(&mut self, pid: u64, ct: u64, words: u64);
-        fn ret_value(&mut self, pid: u64, ct: u64, v: &bpspec_reference::Term) -> Vec<bpspec_oracle::frames::FrameMsg>;
-        fn raise(&mut self, pid: u64, ct: u64, e: &bpspec_oracle::frames::Raise) -> Vec<bpspec_oracle::frames::FrameMsg>;
-        fn check_at_rest(&mut self) -> Result<(), String>;
-        fn trace_info(&mut self, s: bpspec_reference::SessionId, m: &Mfa, i: bpspec_reference::InfoItem) -> bpspec_reference::InfoValue;
-        fn trace_info_term(&mut self, s: bpspec_reference::SessionId, m: &Mfa, k: InfoKey) -> bpspec_reference::Term;
-    });
-    fn name(&self) -> String {
-        "engine on the versions reading the static area's words".into()
-    }
-    fn supports(&self, f: &bpspec_oracle::scenario::Feature) -> bool {
-        self.0.supports(f)
-    }
-    fn is_patched(&mut self, _f: usize) -> Option<bool> {
-        Some(false)
-    }
-    fn is_export_patched(&mut self, _f: usize) -> Option<bool> {
-        Some(false)
-    }
-}
-
-#[test]
-fn placement_comparison_catches_words_read_from_the_wrong_area() {
-    let s = RefEngine::factory(Breakpoints::Static);
-    let m = |funcs| -> Box<dyn BreakpointEngine> {
-        Box::new(StaticWords(RefEngine::with_breakpoints(
-            funcs,
-            bpspec_reference::LoadProtocol::NonBlocking,
-            Breakpoints::Versions,
-        )))
-    };
-    let f = check_ops(&s, &m, 256, 40, 6).expect_err("the placements' words must be compared");
-    assert!(f.message.contains("patched"), "{}", f.message);
-    eprintln!("caught: {} ({} steps)", f.message, f.minimal.len());
 }
 
 /// The quirk, spelled out: `pause` with call_count on a function whose session node has only
@@ -301,22 +232,22 @@ fn ctm_two_prev_slots_agrees_with_the_oracle_on_the_crash_scenario() {
 }
 
 /// `trace_info` of a deleted function, of a function its module does not have and of a module
-/// the scenario does not have: `undefined` for every key on both placements. On the versions
-/// these come from the module table (`Engine::trace_info_module_in`: no current version, or no
-/// such function) or, for a module the engine does not have, from the runner; not from the
-/// static area.
+/// the scenario does not have: `undefined` for every key. These come from the module table
+/// (`Engine::trace_info_module_in`: no current version, or no such function) or, for a module
+/// the engine does not have, from the runner; not from the static area (the runner's engine
+/// has none).
 #[test]
-fn trace_info_undefined_answers_on_both_placements() {
+fn trace_info_undefined_answers_come_from_the_module_table() {
     use bpspec_oracle::scenario::CodeOp;
     use bpspec_reference::{InfoItem, InfoValue, LoadProtocol, Term};
     let funcs = vec![Mfa::new("m", "f", 0), Mfa::new("n", "h", 0)];
     let keys = InfoKey::EVERY;
-    for b in Breakpoints::ALL {
-        let mut e = RefEngine::with_breakpoints(funcs.clone(), LoadProtocol::NonBlocking, b);
+    {
+        let mut e = RefEngine::with_load_protocol(funcs.clone(), LoadProtocol::NonBlocking);
         let all = TraceSpec::local();
         e.trace_pattern(&bpspec_reference::Pattern::all(), PatternOp::True, &all)
             .expect("trace_pattern");
-        assert!(e.code_op(CodeOp::Delete, "n"), "{b:?}: delete n");
+        assert!(e.code_op(CodeOp::Delete, "n"), "delete n");
         let deleted = Mfa::new("n", "h", 0);
         let unknown_fn = Mfa::new("m", "nope", 0);
         let unknown_mod = Mfa::new("q", "f", 0);
@@ -325,23 +256,18 @@ fn trace_info_undefined_answers_on_both_placements() {
                 assert_eq!(
                     e.trace_info_term(0, mfa, k),
                     Term::Tuple(vec![Term::Atom(k.atom()), Term::Atom("undefined")]),
-                    "{b:?}: trace_info({mfa}, {})",
+                    "trace_info({mfa}, {})",
                     k.atom()
                 );
             }
             for i in [InfoItem::Traced, InfoItem::CallCount] {
-                assert_eq!(
-                    e.trace_info(0, mfa, i),
-                    InfoValue::Undefined,
-                    "{b:?}: {mfa}"
-                );
+                assert_eq!(e.trace_info(0, mfa, i), InfoValue::Undefined, "{mfa}");
             }
         }
         // The function still loaded answers: traced locally.
         assert_eq!(
             e.trace_info(0, &funcs[0], InfoItem::Traced),
             InfoValue::Local,
-            "{b:?}"
         );
     }
 }

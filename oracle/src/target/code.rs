@@ -1,6 +1,6 @@
 //! Code loading for [`RefEngine`] (`Feature::CodeLoading`; docs/scenario.md, "Code loading"):
 //! `load`, `delete`, `purge`, `soft_purge`, processes waiting in a receive function and their
-//! `resume`, on the one reference engine (`bpspec_reference::Engine`), which holds two parts:
+//! `resume`, on the one reference engine (`bpspec_reference::Engine`):
 //!
 //! - the **versions**: every module of the scenario's functions is a module of the engine
 //!   (`Engine::with_modules`, load.rs: its module table, one code index for all of them, the
@@ -8,26 +8,17 @@
 //!   (or `Blocking`: [`RefEngine::with_load_protocol`]). Loads, deletes and purges are the
 //!   engine's steps (`load_in`, `delete_in`, `purge_in`); their answers are the ops' answers
 //!   (`not_purged`, `OldCodeInUse` = `check_process_code`). A waiting process is a
-//!   `Scheduler` of the engine (id = pid) that entered its module's version by
-//!   `call_and_stay_in` (counted in the version's `in_code`), and a local call made in an old
-//!   version (`Entry::old`) is that scheduler's `local_call`, which asserts it runs the version
-//!   the process is in. Under [`super::Breakpoints::Static`] the versions are untraced: no
-//!   pattern is set on a module.
-//! - the **breakpoints**, under [`super::Breakpoints::Versions`]: the modules' versions and
-//!   export entries (`pattern_on_versions`: `Engine::trace_pattern_funcs_op_in` per module;
-//!   `Engine::trace_info_module_in`; the runner's calls `Scheduler::call_version_proc` with its
-//!   processes, in `target.rs`); a load or delete first clears the module's patterns
-//!   (`clear_module_patterns`), and a waiting process's scheduler holds the version the
-//!   runner's call entered (`Scheduler::stay_in_version`) instead of calling it again.
-//! - the **breakpoints**, under [`super::Breakpoints::Static`]: the engine's static code area
-//!   (every session, call_time,
-//!   call_memory, global, meta, match specs), hit by the runner's scheduler (id 0). A `load` or
-//!   `delete` clears the module's breakpoints there (ERTS `erts_clear_module_break` and
-//!   `erts_clear_all_export_break`, spec/src/code.rs CL1, CL3) with `trace_pattern(false)` in
-//!   every live session, which runs the engine's one W0–W4 sequence. The static area stands
-//!   for the current version only: an old version never has breakpoints (they are cleared
-//!   before it becomes old, and `trace_pattern` matches current code only), so a local call in
-//!   old code hits nothing there.
+//!   `Scheduler` of the engine (id = pid) that holds its module's version
+//!   (`Scheduler::stay_in_version`, counted in the version's `in_code`), and a local call made
+//!   in an old version (`Entry::old`) is that scheduler's `local_call`, which asserts it runs
+//!   the version the process is in.
+//! - the **breakpoints**: the modules' versions and export entries (`pattern_on_versions`:
+//!   `Engine::trace_pattern_funcs_op_in` per module; `Engine::trace_info_module_in`; the
+//!   runner's calls `Scheduler::call_version_proc` with its processes, in `target.rs`); a load
+//!   or delete first clears the module's patterns (`clear_module_patterns`). What a process
+//!   keeps once its version is old is named by its module's name (`Ci::module`), never the
+//!   engine's static area, which the runner's engine does not have
+//!   (`Engine::with_versions_only`).
 //!
 //! `purge` (`code:purge/1`) is the engine's killing purge (`Engine::purge_kill_in`, the engine
 //! made `with_kills`), run on a thread of its own while the runner schedules the processes in
@@ -144,11 +135,6 @@ impl Code {
         }
     }
 
-    /// The scenario's function named `mfa`, if it has one.
-    pub(super) fn func(&self, mfa: &Mfa) -> Option<FuncId> {
-        self.funcs.iter().position(|g| g == mfa)
-    }
-
     /// Has `f` an export entry in the scenario?
     pub(super) fn is_exported(&self, f: FuncId) -> bool {
         self.exported.as_ref().is_none_or(|x| x.contains(&f))
@@ -197,24 +183,15 @@ impl Code {
 impl RefEngine {
     /// Our engine with code loading under `protocol` (docs/nonblocking-load.md).
     pub fn with_load_protocol(funcs: Vec<Mfa>, protocol: LoadProtocol) -> RefEngine {
-        RefEngine::with_breakpoints(funcs, protocol, super::Breakpoints::DEFAULT)
+        RefEngine::over(RefEngine::config(funcs.clone()), funcs, None, protocol)
     }
 
     /// Our engine with code loading wrong in the way `m` says (spec/src/code.rs's mutants).
-    pub fn with_code_mutant(funcs: Vec<Mfa>, m: CodeMutant) -> RefEngine {
-        RefEngine::with_code_mutant_on(funcs, m, super::Breakpoints::DEFAULT)
-    }
-
-    /// [`RefEngine::with_code_mutant`] with the breakpoints on `bps`. On the versions,
     /// `OldFramesCharge` keeps what the processes charge through `clear_module_patterns` (under
     /// the module's name, `Ci::module`) and renames it to the current version after the load or
     /// delete (`old_frames_charge`).
-    pub fn with_code_mutant_on(
-        funcs: Vec<Mfa>,
-        m: CodeMutant,
-        bps: super::Breakpoints,
-    ) -> RefEngine {
-        let mut e = RefEngine::with_breakpoints(funcs, LoadProtocol::NonBlocking, bps);
+    pub fn with_code_mutant(funcs: Vec<Mfa>, m: CodeMutant) -> RefEngine {
+        let mut e = RefEngine::with_load_protocol(funcs, LoadProtocol::NonBlocking);
         e.code.mutant = Some(m);
         e
     }
@@ -240,8 +217,8 @@ impl RefEngine {
     }
 
     /// What a clear of a module's breakpoints stages, session by session: `false` of local
-    /// trace and the counters, of global trace and of meta trace, in every live session (one
-    /// list for both placements, `clear_module_break` and `clear_module_patterns`).
+    /// trace and the counters, of global trace and of meta trace, in every live session
+    /// (`clear_module_patterns`).
     fn clear_specs(&mut self) -> Vec<(SessionId, TraceSpec)> {
         let all = FlagSet::parse("[local, call_count, call_time, call_memory]").expect("flags");
         let meta = self.own_meta_tracer(&super::meta_tracer());
@@ -256,38 +233,6 @@ impl RefEngine {
             }
         }
         specs
-    }
-
-    /// ERTS's `erts_clear_module_break` and `erts_clear_all_export_break` on `module`'s
-    /// functions in the breakpoint engine: `trace_pattern(false)` of local trace and the
-    /// counters, of global trace and of meta trace, in every live session.
-    fn clear_module_break(&mut self, module: &str) {
-        if self.bps == super::Breakpoints::Versions {
-            self.clear_module_patterns(module);
-            return;
-        }
-        let pat = Pattern::parse(&format!("{module}:_/_")).expect("a module name");
-        for (s, spec) in self.clear_specs() {
-            if let Err(e) = self.engine.trace_pattern(&pat, PatternOp::False, &spec) {
-                panic!("clearing {module}'s breakpoints in session {s}: {e}");
-            }
-        }
-        if let Err(e) = self.engine.check_at_rest_in_code() {
-            panic!("after clearing {module}'s breakpoints: {e}");
-        }
-        // What processes charge to these functions names the version that becomes old, whose
-        // breakpoints are gone: it charges nothing any more (spec/src/code.rs CL6).
-        let fs = self.module_code(module).funcs.clone();
-        let old = |f: &mut Option<bpspec_reference::process::Ci>| {
-            if f.is_some_and(|g| {
-                matches!(g.area, bpspec_reference::Area::Code) && fs.contains(&g.f)
-            }) {
-                *f = None;
-            }
-        };
-        if self.code.mutant != Some(CodeMutant::OldFramesCharge) {
-            for_each_charge_name(self.procs.values_mut(), old);
-        }
     }
 
     /// `code:purge/1` on the engine's module: the engine's killing purge
@@ -359,7 +304,7 @@ impl RefEngine {
                 if e.current_version_of(m) != 0
                     && self.code.mutant != Some(CodeMutant::LoadKeepsBreakpoints)
                 {
-                    self.clear_module_break(module);
+                    self.clear_module_patterns(module);
                 }
                 let v = match e.load_in(m) {
                     Ok(v) => v,
@@ -372,9 +317,7 @@ impl RefEngine {
                     Err(x) => panic!("load of {module}: {x}"),
                 };
                 assert_eq!(e.current_version_of(m), v);
-                if self.bps == super::Breakpoints::Versions
-                    && self.code.mutant == Some(CodeMutant::OldFramesCharge)
-                {
+                if self.code.mutant == Some(CodeMutant::OldFramesCharge) {
                     self.old_frames_charge(module);
                 }
                 if op == CodeOp::LoadChanged {
@@ -387,12 +330,10 @@ impl RefEngine {
             }
             CodeOp::Delete => {
                 if e.current_version_of(m) != 0 && e.old_version_of(m) == 0 {
-                    self.clear_module_break(module);
+                    self.clear_module_patterns(module);
                 }
                 let deleted = e.delete_in(m);
-                if self.bps == super::Breakpoints::Versions
-                    && self.code.mutant == Some(CodeMutant::OldFramesCharge)
-                {
+                if self.code.mutant == Some(CodeMutant::OldFramesCharge) {
                     self.old_frames_charge(module);
                 }
                 match deleted {
@@ -424,30 +365,17 @@ impl RefEngine {
     pub(super) fn wait_in_impl(&mut self, pid: u64, f: FuncId) {
         self.code.settle(&self.engine);
         let module = self.code.funcs[f].module.clone();
-        let (m, i) = self.in_module(f);
-        if self.bps == super::Breakpoints::Versions {
-            // The runner's process entered the current version (`enter`, its breakpoints run
-            // there) and waits in it: its scheduler holds the version for it, without a second
-            // call (`Scheduler::stay_in_version`).
-            let v = self.engine.current_version_of(m);
-            let s = self.code.sched(&self.engine, pid);
-            s.wake();
-            let held = s.stay_in_version(m, v);
-            s.sleep();
-            assert!(held && v != 0, "{pid} waits in {module} version {v}");
-            self.code.waiting.insert(pid, (module, v));
-            return;
-        }
+        let (m, _) = self.in_module(f);
+        // The runner's process entered the current version (`enter`, its breakpoints run
+        // there) and waits in it: its scheduler holds the version for it, without a second
+        // call (`Scheduler::stay_in_version`).
+        let v = self.engine.current_version_of(m);
         let s = self.code.sched(&self.engine, pid);
         s.wake();
-        let seen = s.call_and_stay_in(m, i);
+        let held = s.stay_in_version(m, v);
         s.sleep();
-        assert!(
-            seen.version != 0 && !seen.counted,
-            "{pid} waits in {module} version {}",
-            seen.version
-        );
-        self.code.waiting.insert(pid, (module, seen.version));
+        assert!(held && v != 0, "{pid} waits in {module} version {v}");
+        self.code.waiting.insert(pid, (module, v));
     }
 
     pub(super) fn resume_impl(&mut self, pid: u64) -> Option<bool> {
@@ -481,13 +409,9 @@ impl RefEngine {
     pub(super) fn enter_old(&mut self, f: FuncId, pid: u64, call_traced: u64, tail: bool) {
         let module = self.code.funcs[f].module.clone();
         let (mi, i) = self.in_module(f);
-        // What the process is in now: on the versions the module's name of the function (the
-        // version it runs may be purged under the name), on the static area its function.
-        let name = if self.bps == super::Breakpoints::Versions {
-            bpspec_reference::process::Ci::module(mi, i)
-        } else {
-            bpspec_reference::process::Ci::code(f)
-        };
+        // What the process is in now: the module's name of the function (the version it runs
+        // may be purged under the name).
+        let name = bpspec_reference::process::Ci::module(mi, i);
         let (m, v) = self
             .code
             .running
@@ -512,23 +436,6 @@ impl RefEngine {
         self.last_callers.clear();
     }
 
-    /// `pattern` without the deleted functions: `None` if it matches none of them, else one
-    /// exact pattern per function it matches that is loaded.
-    fn live_patterns(&self, pattern: &Pattern) -> Option<Vec<Pattern>> {
-        let funcs = self.funcs();
-        let matched = pattern.matching(&funcs);
-        if matched.iter().all(|&f| self.code.is_loaded(f)) {
-            return None;
-        }
-        Some(
-            matched
-                .into_iter()
-                .filter(|&f| self.code.is_loaded(f))
-                .map(|f| Pattern::exact(&funcs[f]))
-                .collect(),
-        )
-    }
-
     /// `trace_pattern` over current code (deleted functions are not matched: CL3).
     pub(super) fn pattern_on_loaded(
         &mut self,
@@ -536,60 +443,34 @@ impl RefEngine {
         op: PatternOp,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
-        if self.bps == super::Breakpoints::Versions {
-            return self.pattern_on_versions(pattern, op, spec);
-        }
-        let Some(pats) = self.live_patterns(pattern) else {
-            return self.engine.trace_pattern(pattern, op, spec);
-        };
-        if pats.is_empty() {
-            // Nothing matched; the arguments are still checked as the engine checks them.
-            return self.engine.trace_pattern(&nothing(), op, spec);
-        }
-        let mut n = 0;
-        for p in &pats {
-            n += self.engine.trace_pattern(p, op, spec)?;
-        }
-        Ok(n)
-    }
-
-    /// `mfa` as `trace_info` sees it: a deleted function is asked about as a function that
-    /// does not exist (the engine's own `undefined` answers).
-    pub(super) fn info_mfa(&self, mfa: &Mfa) -> Mfa {
-        match self.code.func(mfa) {
-            Some(f) if !self.code.is_loaded(f) => nothing_mfa(),
-            _ => mfa.clone(),
-        }
+        self.pattern_on_versions(pattern, op, spec)
     }
 
     /// `trace_info` of traced / call_count over current code.
     pub(super) fn info_loaded(&self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue {
-        if self.bps == super::Breakpoints::Versions {
-            let Some((m, i)) = self.in_table(mfa) else {
-                // A module the engine does not have: no code, as ERTS answers.
-                return InfoValue::Undefined;
-            };
-            let key = match item {
-                InfoItem::Traced => InfoKey::Traced,
-                InfoItem::CallCount => InfoKey::CallCount,
-            };
-            let t = self.engine.trace_info_module_in(m, session, i, key);
-            return match &t {
-                Term::Tuple(p) if p.len() == 2 => match &p[1] {
-                    Term::Atom("local") => InfoValue::Local,
-                    // `{traced, global}` is not local trace (the item's answers).
-                    Term::Atom("false") | Term::Atom("global") => InfoValue::False,
-                    Term::Atom("undefined") => InfoValue::Undefined,
-                    Term::Int(n) if *n >= 0 => InfoValue::Count(*n as u64),
-                    _ => panic!("trace_info({mfa}) on the versions gave {t}"),
-                },
+        let Some((m, i)) = self.in_table(mfa) else {
+            // A module the engine does not have: no code, as ERTS answers.
+            return InfoValue::Undefined;
+        };
+        let key = match item {
+            InfoItem::Traced => InfoKey::Traced,
+            InfoItem::CallCount => InfoKey::CallCount,
+        };
+        let t = self.engine.trace_info_module_in(m, session, i, key);
+        match &t {
+            Term::Tuple(p) if p.len() == 2 => match &p[1] {
+                Term::Atom("local") => InfoValue::Local,
+                // `{traced, global}` is not local trace (the item's answers).
+                Term::Atom("false") | Term::Atom("global") => InfoValue::False,
+                Term::Atom("undefined") => InfoValue::Undefined,
+                Term::Int(n) if *n >= 0 => InfoValue::Count(*n as u64),
                 _ => panic!("trace_info({mfa}) on the versions gave {t}"),
-            };
+            },
+            _ => panic!("trace_info({mfa}) on the versions gave {t}"),
         }
-        self.engine.trace_info(session, &self.info_mfa(mfa), item)
     }
 
-    /// On the versions ([`super::Breakpoints::Versions`]): `mfa`'s module in the engine's
+    /// `mfa`'s module in the engine's
     /// module table and its index there (`None`: a module the engine does not have). A
     /// function the module does not have gets the index one past its last, for which the
     /// module table answers `undefined`, as it does for every function of a module without a
@@ -606,24 +487,19 @@ impl RefEngine {
 
     /// `trace_info` as a term over current code.
     pub(super) fn info_term_loaded(&self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term {
-        if self.bps == super::Breakpoints::Versions {
-            if let Err(e) = self.engine.check_session(session) {
-                panic!("trace_info in session {session}: {e}");
-            }
-            return match self.in_table(mfa) {
-                Some((m, i)) => self.engine.trace_info_module_in(m, session, i, key),
-                // A module the engine does not have: no code, as ERTS answers.
-                None => Term::Tuple(vec![Term::Atom(key.atom()), Term::Atom("undefined")]),
-            };
+        if let Err(e) = self.engine.check_session(session) {
+            panic!("trace_info in session {session}: {e}");
         }
-        self.engine
-            .session_trace_info(session, &self.info_mfa(mfa), key)
-            .unwrap_or_else(|e| panic!("trace_info in session {session}: {e}"))
+        match self.in_table(mfa) {
+            Some((m, i)) => self.engine.trace_info_module_in(m, session, i, key),
+            // A module the engine does not have: no code, as ERTS answers.
+            None => Term::Tuple(vec![Term::Atom(key.atom()), Term::Atom("undefined")]),
+        }
     }
 }
 
 impl RefEngine {
-    /// `trace_pattern` on the modules' versions ([`super::Breakpoints::Versions`]): the
+    /// `trace_pattern` on the modules' versions: the
     /// arguments checked as the engine checks them (`Engine::check_trace_pattern`: the check
     /// `Engine::trace_pattern` makes, without staging), then, per module with matched
     /// functions of current code (deleted ones are not matched: CL3; for `global`, exported
@@ -778,25 +654,9 @@ impl RefEngine {
     }
 }
 
-/// A module name no scenario has (scenario module names are Erlang atoms without NUL).
-const NO_MODULE: &str = "\u{0}deleted";
-
-fn nothing() -> Pattern {
-    Pattern {
-        module: Some(NO_MODULE.into()),
-        name: None,
-        arity: None,
-    }
-}
-
-fn nothing_mfa() -> Mfa {
-    Mfa::new(NO_MODULE, "f", 0)
-}
-
 /// Every name a process's charges carry (its call_time and call_memory objects, and the previous
-/// ones its call trace return frames keep), each given to `f`: the one walk that
-/// `clear_module_break` (the names of a version that becomes old dropped) and
-/// `old_frames_charge` (the mutant's renaming) share.
+/// ones its call trace return frames keep), each given to `f`: the walk of `old_frames_charge`
+/// (the mutant's renaming).
 fn for_each_charge_name<'a>(
     procs: impl Iterator<Item = &'a mut super::Proc>,
     mut f: impl FnMut(&mut Option<bpspec_reference::process::Ci>),
