@@ -305,3 +305,43 @@ fn code_scenarios_agree_under_both_load_protocols() {
     eprintln!("300 code scenarios (seed 25), {with} with code loading: both protocols agree");
     assert!(with >= 100, "{with} with code loading");
 }
+
+/// A process resumed in old code makes a local call `h()` there (the runner's `enter_old`:
+/// the function it is in is named by its module's name, `Ci::module`) and `h` calls the new
+/// version's `lq:g/0` with `{caller}` and `return_to`: the caller and the return into the old
+/// `h` are named from that name. `code_receive_caller_return_to.json` with `h` making the call,
+/// on our engine against the sequential oracle (no ERTS recording: the scenario's `expect` is
+/// dropped). The one test through which the name `enter_old` gives is read; with the static
+/// area's function there (`Ci::code`) the runner's engine panics (`Engine::with_versions_only`).
+#[test]
+fn caller_and_return_to_from_a_local_call_in_old_code_agree_with_the_oracle() {
+    let src = corpus_file("code_receive_caller_return_to.json").unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&src.source).expect("the corpus file");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    v.as_object_mut().expect("a scenario").remove("expect");
+    let funcs = v["modules"][0]["functions"]
+        .as_array_mut()
+        .expect("functions");
+    for f in funcs.iter_mut() {
+        if f["name"] == "h" {
+            f["body"] = serde_json::json!([{"call": "lq:g/0"}, {"return": "hv"}]);
+        }
+    }
+    funcs.push(serde_json::json!({
+        "name": "g", "arity": 0, "exported": true, "body": [{"return": "gv"}]
+    }));
+    let sc = bpspec_oracle::scenario::load("h_calls_g", &v.to_string())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = bpspec_oracle::run::run(&sc, SpecOracle::boxed(sc.funcs.clone()).as_mut())
+        .unwrap_or_else(|e| panic!("oracle: {e}"));
+    let got = bpspec_oracle::run::run(&sc, RefEngine::boxed(sc.funcs.clone()).as_mut())
+        .unwrap_or_else(|e| panic!("engine: {e}"));
+    if let Some(d) = bpspec_oracle::observe::diff(&want, &got) {
+        panic!("oracle (-) vs engine (+):\n{d}");
+    }
+    let seen = format!("{got:?}");
+    assert!(
+        seen.contains("lq:h/0") && seen.contains("lq:g/0"),
+        "h's call of g observed: {seen}"
+    );
+}
