@@ -17,8 +17,8 @@ fn cases(default: u32) -> u32 {
 
 /// On the versions the process-less `call` is `Scheduler::call_version` and `is_patched` /
 /// `is_export_patched` read the current version's first instruction and the export entry's
-/// dispatch word at the active code index (the oracle has no words: they are tied to the
-/// breakpoints by the engine's at-rest check after every op, `check_at_rest_in_code`).
+/// dispatch word at the active code index, compared after every op with the oracle's
+/// `is_patched` (some session has a breakpoint on the function) and `is_export_patched`.
 #[test]
 fn engine_conforms_to_the_oracle_op_by_op() {
     let n = cases(256);
