@@ -47,6 +47,9 @@
 //!   rotate through them (the engine's `Scheduler::switch_proc`: the first switched-out process
 //!   in, the running one out last); the purge's check finds a switched-out process too, and its
 //!   kill is handled at its switch-in, before it runs.
+//! - `any_switch_in` (`procs` 2 or 3): a process switch may bring in any switched-out process
+//!   of its scheduler, not only the first ([`LAction::SwitchIn`]); a superset of the rotation's
+//!   paths, whose switched-out processes [`LState::representative`] sorts (docs/cutoff.md §8).
 //! - `funcs` (1 or 2 functions): with 2, each function has its own pattern and promise bit
 //!   and the active half's pattern per function, a call calls one of them, and the stager runs
 //!   a `trace_pattern` on function 0 alone (set or cleared) before the load and after its
