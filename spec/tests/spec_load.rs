@@ -1085,7 +1085,9 @@ fn any_switch_in_on_the_plan_models() {
 /// default) for at most `BPSPEC_LOAD_2X3_SECS` seconds (2,100 by default; `--ignored`,
 /// figures in docs/cutoff.md §8), the baseline and then `load-purge-check-kills-two-switched-out`
 /// (`BPSPEC_LOAD_2X3_MUTANT=1`, stopped at its first violation): progress printed every 60 s;
-/// no safety property violated on the baseline in the states explored.
+/// no safety property violated on the baseline in the states explored. Release build, loaded
+/// machine (42% of a core): the baseline finishes after 1,166.9 s, 460,614,319 states,
+/// 93,070,068 unique, DFS depth 179, every reachability property found, 1.26 GB peak resident.
 #[test]
 #[ignore]
 fn two_schedulers_three_processes_any_switch_in() {
