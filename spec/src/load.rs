@@ -47,6 +47,9 @@
 //!   rotate through them (the engine's `Scheduler::switch_proc`: the first switched-out process
 //!   in, the running one out last); the purge's check finds a switched-out process too, and its
 //!   kill is handled at its switch-in, before it runs.
+//! - `any_switch_in` (`procs` 2 or 3): a process switch may bring in any switched-out process
+//!   of its scheduler, not only the first ([`LAction::SwitchIn`]); a superset of the rotation's
+//!   paths, whose switched-out processes [`LState::representative`] sorts (docs/cutoff.md §8).
 //! - `funcs` (1 or 2 functions): with 2, each function has its own pattern and promise bit
 //!   and the active half's pattern per function, a call calls one of them, and the stager runs
 //!   a `trace_pattern` on function 0 alone (set or cleared) before the load and after its
@@ -378,7 +381,7 @@ pub struct Ver {
 }
 
 /// Where a scheduler is in a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Sched {
     Idle,
     /// Read the code index.
@@ -406,7 +409,7 @@ pub enum Sched {
 }
 
 /// A scheduler and its one process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Proc {
     pub sched: Sched,
     pub calls_left: u8,
@@ -438,7 +441,7 @@ pub struct Proc {
 /// and place in the code, as [`Proc`] has them for the running one; the first switched-out
 /// process is switched in at a process switch ([`LAction::Switch`]) and the running one is
 /// switched out last.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Parked {
     pub calls_left: u8,
     pub held: u8,
@@ -592,6 +595,10 @@ pub enum LAction {
     /// runs: a kill sent meanwhile ends it there, without a charge (schedule-in reads no
     /// breakpoint).
     Switch(u8),
+    /// `any_switch_in`: a process switch that brings in the switched-out process at place `k`
+    /// (the second field, 1 or more; place 0 is [`LAction::Switch`]) instead of the first; the
+    /// others keep their order and the running one is switched out last.
+    SwitchIn(u8, u8),
 }
 
 /// Local calls a process makes from the version it stays in.
@@ -741,6 +748,12 @@ pub struct LoadModel {
     /// through them as `Scheduler::switch_proc` does); the purge's check finds a switched-out
     /// process too, and a kill reaches it at its switch-in.
     pub procs: u8,
+    /// `procs` 2 or 3: a process switch may bring in any switched-out process of its scheduler
+    /// ([`LAction::SwitchIn`] besides [`LAction::Switch`]), not only the first: ERTS's run
+    /// queue fixes no order among them. Its reachable states include the rotation's
+    /// (docs/cutoff.md §8), and its switched-out processes are interchangeable, so
+    /// [`LState::representative`] sorts them (DFS with symmetry, [`LoadModel::check_symmetric`]).
+    pub any_switch_in: bool,
     /// Functions of the module (1 or 2), each with its own pattern and promise bit
     /// (`Module::patterns`, `CodeVersion::promised`); a call (remote or local) calls one of
     /// them. With 2 the module starts with every function traced or none, and the stager runs
@@ -779,6 +792,7 @@ impl LoadModel {
             fold_lw1: false,
             local_trace: false,
             procs: 1,
+            any_switch_in: false,
             funcs: 1,
             script: Vec::new(),
         }
@@ -1661,6 +1675,9 @@ impl Model for LoadModel {
                     }
                     if self.procs > 1 && !s.blocked && !Self::sched_asleep(s, i) {
                         out.push(LAction::Switch(n));
+                        if self.any_switch_in {
+                            out.extend((1..self.procs - 1).map(|k| LAction::SwitchIn(n, k)));
+                        }
                     }
                 }
                 Sched::HasIx(_) => out.push(LAction::ReadAddr(n)),
@@ -1874,11 +1891,15 @@ impl Model for LoadModel {
                 p.locals_left = 0;
             }
             LAction::Progress(i) => n.procs[i as usize].passed = true,
-            LAction::Switch(i) => {
+            LAction::Switch(i) | LAction::SwitchIn(i, _) => {
                 let i = i as usize;
-                // The first switched-out process in, the running one out last
-                // (`Scheduler::swap_current`).
-                let q = s.parked[i][0].expect("a switched-out process");
+                // The first switched-out process in (`any_switch_in`: the one at place `k`), the
+                // others keep their order, the running one out last (`Scheduler::swap_current`).
+                let k = match a {
+                    LAction::SwitchIn(_, k) => k as usize,
+                    _ => 0,
+                };
+                let q = s.parked[i][k].expect("a switched-out process");
                 let p = &mut n.procs[i];
                 let out = Parked {
                     calls_left: p.calls_left,
@@ -1895,7 +1916,7 @@ impl Model for LoadModel {
                 let old = |v: u8| v != 0 && v != s.cur;
                 n.switched_old |= old(out.held) || old(out.pbt);
                 let last = self.procs as usize - 2;
-                n.parked[i].copy_within(1..=last, 0);
+                n.parked[i].copy_within(k + 1..=last, k);
                 n.parked[i][last] = Some(out);
                 if q.kill && q.pbt != 0 && self.is(LoadSpecMutant::SwitchInChargesKilled) {
                     // The mutant: charged before its signals (the kill stays pending).
@@ -2076,6 +2097,38 @@ pub struct LoadRun {
     pub secs: f64,
 }
 
+impl LState {
+    /// The representative of the state's class under `any_switch_in` (docs/cutoff.md §8): each
+    /// scheduler's switched-out processes sorted (any of them may switch in next, and nothing
+    /// else in the state names one by its place: the purge's check marks a kill on the process
+    /// itself, `Parked::kill`). Schedulers are not sorted here (see
+    /// [`LState::representative_scheds`]). Sound only with `any_switch_in` on: under the
+    /// rotation the order is the order they switch in.
+    pub fn representative(&self) -> LState {
+        let mut s = self.clone();
+        for parked in s.parked.iter_mut() {
+            // `None` sorts first: keep the switched-out ones in front, as the model has them.
+            let n = parked.iter().flatten().count();
+            parked[..n].sort();
+        }
+        s
+    }
+    /// [`LState::representative`] with the two schedulers sorted too (each with its running
+    /// process and its switched-out ones: the state names a scheduler only by its index in
+    /// `procs` and `parked`; the wait's `passed` and the kill flags are in them, the
+    /// violation and reachability flags are per state). For a model with 2 schedulers only:
+    /// with one, the unused second slot would move.
+    pub fn representative_scheds(&self) -> LState {
+        let mut s = self.representative();
+        let key = |s: &LState, i: usize| (s.procs[i], s.parked[i]);
+        if key(&s, 1) < key(&s, 0) {
+            s.procs.swap(0, 1);
+            s.parked.swap(0, 1);
+        }
+        s
+    }
+}
+
 impl LoadModel {
     /// The model's name in results rows and shard keys: `load-blocking` / `load-nonblocking`
     /// for [`LoadModel::classic`], and `load-nonblocking-kill` / `load-nonblocking-3ix-kill`
@@ -2122,6 +2175,9 @@ impl LoadModel {
         if self.procs > 1 {
             n.push_str(&format!("-procs{}", self.procs));
         }
+        if self.any_switch_in {
+            n.push_str("-any-switch-in");
+        }
         if self.funcs > 1 {
             n.push_str("-perfn");
         }
@@ -2154,6 +2210,36 @@ impl LoadModel {
         )
     }
 
+    /// Check the model exhaustively with DFS and symmetry (`any_switch_in` on:
+    /// [`LState::representative`], and with 2 schedulers [`LState::representative_scheds`]
+    /// when `scheds` is set), on `threads` threads. stateright 0.31 applies a `symmetry_fn` in
+    /// its DFS and simulation checkers only (`checker/dfs.rs`: the representative's
+    /// fingerprint is what is deduplicated, the path goes on with the state itself, so a
+    /// counterexample is a path of the model); its BFS ignores it.
+    pub fn check_symmetric(&self, scheds: bool, threads: usize) -> LoadRun {
+        use stateright::Checker;
+        assert!(
+            self.any_switch_in,
+            "the representative is a symmetry only with any_switch_in"
+        );
+        assert!(!scheds || self.schedulers == 2);
+        let t = std::time::Instant::now();
+        let m = self.clone();
+        let reach = self.reachability();
+        let f = if scheds {
+            LState::representative_scheds
+        } else {
+            LState::representative
+        };
+        let c = m
+            .checker()
+            .threads(threads)
+            .symmetry_fn(f)
+            .spawn_dfs()
+            .join();
+        self.load_run(&c, &reach, t)
+    }
+
     /// Check the model exhaustively (BFS, one thread).
     pub fn check_all(&self) -> LoadRun {
         use stateright::Checker;
@@ -2164,6 +2250,14 @@ impl LoadModel {
             bpspec_reference::watchdog::guard(&format!("stateright {}", self.name()), move || {
                 m.checker().spawn_bfs().join()
             });
+        self.load_run(&c, &reach, t)
+    }
+    fn load_run(
+        &self,
+        c: &impl stateright::Checker<LoadModel>,
+        reach: &[&'static str],
+        t: std::time::Instant,
+    ) -> LoadRun {
         LoadRun {
             violated: SAFETY
                 .into_iter()

@@ -823,3 +823,368 @@ fn two_schedulers_three_processes() {
         }
     }
 }
+
+/// A random walk of `steps` steps from each initial state of `m` (a fixed LCG, seed `seed`);
+/// every state visited.
+fn walk(m: &LoadModel, seed: u64, walks: usize, steps: usize) -> Vec<LState> {
+    let mut x = seed;
+    let mut next = |n: usize| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) as usize % n
+    };
+    let mut seen = Vec::new();
+    for w in 0..walks {
+        let inits = m.init_states();
+        let mut s = inits[w % inits.len()].clone();
+        for _ in 0..steps {
+            seen.push(s.clone());
+            let mut enabled = Vec::new();
+            m.actions(&s, &mut enabled);
+            if enabled.is_empty() {
+                break;
+            }
+            s = m
+                .next_state(&s, enabled[next(enabled.len())])
+                .expect("a next state");
+        }
+    }
+    seen
+}
+
+/// The state with scheduler `i`'s switched-out processes at places 0 and 1 swapped, or the
+/// two schedulers swapped: a member of the same class under `any_switch_in`.
+fn permuted(s: &LState, swap_parked: Option<usize>, swap_scheds: bool) -> LState {
+    let mut t = s.clone();
+    if let Some(i) = swap_parked {
+        t.parked[i].swap(0, 1);
+    }
+    if swap_scheds {
+        t.procs.swap(0, 1);
+        t.parked.swap(0, 1);
+    }
+    t
+}
+
+/// `LState::representative` (and `representative_scheds` with two schedulers) under
+/// `any_switch_in`, on states of random walks of the 2×3 model and the 1×3 model (1,000
+/// walks of at most 80 steps each in a release build, 200 with debug assertions, fixed seed): it changes nothing but the order of a
+/// scheduler's switched-out processes (and of the schedulers): the same multiset of
+/// processes, every other field equal (a representative that dropped or reset a field fails
+/// here); it is idempotent and the same for every member of the class; and it is a symmetry
+/// of the transition relation: the representatives of the successors of a state and of its
+/// representative are the same set (a model step that depended on a switched-out process's
+/// place or a scheduler's index would fail here). Three wrong representatives fail the same
+/// check: one dropping a switched-out process's kill, one swapping the running processes
+/// without their schedulers' switched-out ones, one merging processes that differ in their
+/// calls left.
+#[test]
+fn any_switch_in_representative_is_a_symmetry() {
+    // 1,000 walks in a release build (69 s on the loaded machine), 200 with debug assertions.
+    const WALKS: usize = if cfg!(debug_assertions) { 200 } else { 1000 };
+    for (m, scheds) in [
+        (LoadModel::three_procs_two_scheds(), true),
+        (LoadModel::three_procs_two_scheds(), false),
+        (LoadModel::three_procs(), false),
+    ] {
+        let m = m.with(|m| m.any_switch_in = true);
+        let rep = if scheds {
+            LState::representative_scheds
+        } else {
+            LState::representative
+        };
+        let states = walk(&m, 7, WALKS, 80);
+        let moved =
+            representative_faults(&m, rep, scheds, &states).unwrap_or_else(|e| panic!("{e}"));
+        eprintln!(
+            "{} (scheduler symmetry {scheds}): {} states walked, {moved} not their own representative",
+            m.name(),
+            states.len()
+        );
+        assert!(
+            moved > 0,
+            "no state where the representative sorts anything"
+        );
+    }
+    // Wrong representatives the check catches: one that drops a switched-out process's kill,
+    // one that swaps the schedulers' running processes without their switched-out ones, one
+    // that sorts the switched-out processes by a key that ignores their call left (two
+    // processes that differ only there become one).
+    fn drops_kill(s: &LState) -> LState {
+        let mut r = s.representative_scheds();
+        for q in r.parked.iter_mut().flatten().flatten() {
+            q.kill = false;
+        }
+        r
+    }
+    fn swaps_running_only(s: &LState) -> LState {
+        let mut r = s.representative();
+        if r.procs[1] < r.procs[0] {
+            r.procs.swap(0, 1);
+        }
+        r
+    }
+    fn merges_calls(s: &LState) -> LState {
+        let mut r = s.representative_scheds();
+        for q in r.parked.iter_mut().flatten().flatten() {
+            q.calls_left = 0;
+        }
+        r
+    }
+    let m = LoadModel::three_procs_two_scheds().with(|m| m.any_switch_in = true);
+    let states = walk(&m, 7, WALKS, 80);
+    for (name, wrong) in [
+        ("drops_kill", drops_kill as fn(&LState) -> LState),
+        ("swaps_running_only", swaps_running_only),
+        ("merges_calls", merges_calls),
+    ] {
+        let e = representative_faults(&m, wrong, true, &states).expect_err(name);
+        eprintln!("{name} caught: {}", e.chars().take(60).collect::<String>());
+    }
+}
+
+/// The faults of `rep` as a representative on `states` of `m` (with `scheds`, the schedulers
+/// may be swapped): the number of states that are not their own representative, or the
+/// first fault found.
+fn representative_faults(
+    m: &LoadModel,
+    rep: fn(&LState) -> LState,
+    scheds: bool,
+    states: &[LState],
+) -> Result<usize, String> {
+    let sorted = |mut v: Vec<bpspec_spec::load::Parked>| {
+        v.sort();
+        v
+    };
+    let succ = |s: &LState| {
+        let mut enabled = Vec::new();
+        m.actions(s, &mut enabled);
+        let mut v: Vec<LState> = enabled
+            .into_iter()
+            .map(|a| rep(&m.next_state(s, a).expect("a next state")))
+            .collect();
+        v.sort_by_key(|t| format!("{t:?}"));
+        v.dedup();
+        v
+    };
+    let mut moved = 0;
+    for s in states {
+        let r = rep(s);
+        moved += usize::from(r != *s);
+        if rep(&r) != r {
+            return Err(format!("not idempotent: {s:?}"));
+        }
+        // Every field but the processes' places equal.
+        let mut t = r.clone();
+        t.procs = s.procs;
+        t.parked = s.parked;
+        if t != *s {
+            return Err(format!("a field other than the processes changed: {s:?}"));
+        }
+        // The same processes, per scheduler (or the schedulers swapped whole).
+        let per = |x: &LState, i: usize| {
+            (
+                x.procs[i],
+                sorted(x.parked[i].iter().flatten().copied().collect()),
+            )
+        };
+        let same = (0..2).all(|i| per(&r, i) == per(s, i));
+        let swapped = scheds && (0..2).all(|i| per(&r, i) == per(s, 1 - i));
+        if !(same || swapped) {
+            return Err(format!("the processes changed: {s:?} -> {r:?}"));
+        }
+        for i in 0..m.schedulers as usize {
+            if s.parked[i][1].is_some() && rep(&permuted(s, Some(i), false)) != r {
+                return Err(format!(
+                    "a permuted state has another representative: {s:?}"
+                ));
+            }
+        }
+        if scheds && rep(&permuted(s, None, true)) != r {
+            return Err(format!(
+                "the swapped schedulers have another representative: {s:?}"
+            ));
+        }
+        if succ(s) != succ(&r) {
+            return Err(format!("successors differ: {s:?}"));
+        }
+    }
+    Ok(moved)
+}
+
+fn run_symmetric(m: &LoadModel, scheds: bool) -> LoadRun {
+    let r = m.check_symmetric(scheds, 1);
+    eprintln!(
+        "spec {} [{}] {} dfs+symmetry{}: {:?} violated, reached={}, {} states, {} unique, depth {}, {:.2} s",
+        m.name(),
+        m.bound(),
+        m.mutant.map_or("baseline", |mu| mu.name()),
+        if scheds { " (schedulers too)" } else { "" },
+        r.violated,
+        r.reached,
+        r.states,
+        r.unique,
+        r.depth,
+        r.secs
+    );
+    r
+}
+
+/// `any_switch_in` on the plan's models with several processes per scheduler
+/// (`LoadModel::three_procs`, 1×3; `LoadModel::two_procs_two_scheds`, 2×2; `--ignored`,
+/// figures in docs/cutoff.md §8): the baselines hold with every reachability property found,
+/// BFS without symmetry and DFS with it (one thread), and every load mutant of the plan on a
+/// model with several processes is still killed by its property with the switch on (DFS with
+/// symmetry); `load-purge-check-kills-two-switched-out` and `load-switch-in-charges-killed`
+/// survive there as they do without the switch.
+#[test]
+#[ignore]
+fn any_switch_in_on_the_plan_models() {
+    for m in [LoadModel::three_procs(), LoadModel::two_procs_two_scheds()] {
+        let on = m.clone().with(|m| m.any_switch_in = true);
+        let scheds = m.schedulers == 2;
+        for r in [run(&on), run_symmetric(&on, false)]
+            .into_iter()
+            .chain(scheds.then(|| run_symmetric(&on, true)))
+        {
+            assert!(r.violated.is_empty() && r.reached, "{:?}", r.violated);
+        }
+        // It survives, without symmetry too (the representative is not a symmetry of this
+        // mutant: its list keeps the first found by place and by scheduler).
+        let mu = on
+            .clone()
+            .with_mutant(LoadSpecMutant::PurgeCheckKillsTwoSwitchedOut);
+        for r in [run(&mu), run_symmetric(&mu, scheds)] {
+            assert!(r.violated.is_empty(), "{:?}", r.violated);
+        }
+    }
+    // The experiment that survives the rotation (not in `LoadSpecMutant::ALL`) survives the
+    // switch too.
+    let mu = LoadSpecMutant::SwitchInChargesKilled;
+    let on = mu.model().with(|m| m.any_switch_in = true);
+    let r = run_symmetric(&on.with_mutant(mu), false);
+    assert!(r.violated.is_empty(), "{:?}", r.violated);
+    for mu in LoadSpecMutant::ALL {
+        let m = mu.model();
+        if m.procs == 1 {
+            continue;
+        }
+        let on = m.with(|m| m.any_switch_in = true);
+        let r = run_symmetric(&on, on.schedulers == 2);
+        assert!(
+            r.violated.contains(&mu.killed_by()),
+            "{} survived",
+            mu.name()
+        );
+    }
+}
+
+/// Two schedulers with three processes each with `any_switch_in`, DFS with symmetry over the
+/// switched-out processes and the schedulers, on `BPSPEC_LOAD_2X3_THREADS` threads (1 by
+/// default) for at most `BPSPEC_LOAD_2X3_SECS` seconds (2,100 by default; `--ignored`,
+/// figures in docs/cutoff.md §8), the baseline and then `load-purge-check-kills-two-switched-out`
+/// (`BPSPEC_LOAD_2X3_MUTANT=1`, stopped at its first violation): progress printed every 60 s;
+/// no safety property violated on the baseline in the states explored. Release build, loaded
+/// machine (42% of a core): the baseline finishes after 1,166.9 s, 460,614,319 states,
+/// 93,070,068 unique, DFS depth 179, every reachability property found, 1.26 GB peak resident.
+#[test]
+#[ignore]
+fn two_schedulers_three_processes_any_switch_in() {
+    use stateright::Checker;
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (secs, threads) = (
+        env("BPSPEC_LOAD_2X3_SECS", 2100),
+        env("BPSPEC_LOAD_2X3_THREADS", 1),
+    );
+    let mut m = LoadModel::three_procs_two_scheds().with(|m| m.any_switch_in = true);
+    if env("BPSPEC_LOAD_2X3_MUTANT", 0) == 1 {
+        m = m.with_mutant(LoadSpecMutant::PurgeCheckKillsTwoSwitchedOut);
+    }
+    let t = std::time::Instant::now();
+    let c = m
+        .clone()
+        .checker()
+        .finish_when(if m.mutant.is_some() {
+            stateright::HasDiscoveries::AnyFailures
+        } else {
+            stateright::HasDiscoveries::All
+        })
+        .threads(threads as usize)
+        .symmetry_fn(LState::representative_scheds)
+        .spawn_dfs();
+    let mut next = 60;
+    while !c.is_done() && t.elapsed().as_secs() < secs {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if t.elapsed().as_secs() >= next {
+            eprintln!(
+                "{} [{}] {}: {:.0} s, {} states, {} unique, depth {}",
+                m.name(),
+                m.bound(),
+                m.mutant.map_or("baseline", |mu| mu.name()),
+                t.elapsed().as_secs_f64(),
+                c.state_count(),
+                c.unique_state_count(),
+                c.max_depth()
+            );
+            next += 60;
+        }
+    }
+    let violated: Vec<_> = bpspec_spec::load::SAFETY
+        .into_iter()
+        .filter(|p| c.discovery(p).is_some())
+        .collect();
+    let reached = m.reachability().iter().all(|p| c.discovery(p).is_some());
+    eprintln!(
+        "{} [{}] {}: done={} after {:.1} s, {} states, {} unique, depth {}, violated {violated:?}, reached={reached}",
+        m.name(),
+        m.bound(),
+        m.mutant.map_or("baseline", |mu| mu.name()),
+        c.is_done(),
+        t.elapsed().as_secs_f64(),
+        c.state_count(),
+        c.unique_state_count(),
+        c.max_depth()
+    );
+    if m.mutant.is_none() {
+        assert!(violated.is_empty(), "{violated:?}");
+        assert!(!c.is_done() || reached);
+    }
+}
+
+/// `load-purge-check-kills-two-switched-out` on two schedulers with three processes each with
+/// `any_switch_in`, DFS with symmetry over the switched-out processes and the schedulers (one
+/// thread, stopped at the first violation): killed by `no-use-after-free` after 114,540
+/// states, 33,094 unique (a release build; docs/cutoff.md §8), where the exhaustive run of the
+/// baseline does not finish in `two_schedulers_three_processes_any_switch_in`.
+#[test]
+fn purge_check_kills_two_switched_out_killed_by_dfs_with_any_switch_in() {
+    use stateright::{Checker, HasDiscoveries};
+    let m = LoadModel::three_procs_two_scheds()
+        .with(|m| m.any_switch_in = true)
+        .with_mutant(LoadSpecMutant::PurgeCheckKillsTwoSwitchedOut);
+    let c = m
+        .clone()
+        .checker()
+        .finish_when(HasDiscoveries::AnyFailures)
+        .symmetry_fn(LState::representative_scheds)
+        .spawn_dfs()
+        .join();
+    let violated: Vec<_> = bpspec_spec::load::SAFETY
+        .into_iter()
+        .filter(|p| c.discovery(p).is_some())
+        .collect();
+    eprintln!(
+        "{}: {violated:?} after {} states, {} unique",
+        m.name(),
+        c.state_count(),
+        c.unique_state_count()
+    );
+    assert_eq!(violated, ["no-use-after-free"]);
+    assert!(c.state_count() <= 200_000, "{} states", c.state_count());
+}
