@@ -787,22 +787,7 @@ fn two_schedulers_three_processes() {
     let m = LoadModel::three_procs_two_scheds();
     let t = std::time::Instant::now();
     let c = m.clone().checker().spawn_bfs();
-    let mut next = 30;
-    while !c.is_done() && t.elapsed().as_secs() < secs {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        if t.elapsed().as_secs() >= next {
-            eprintln!(
-                "{} [{}]: {:.0} s, {} states, {} unique, depth {}",
-                m.name(),
-                m.bound(),
-                t.elapsed().as_secs_f64(),
-                c.state_count(),
-                c.unique_state_count(),
-                c.max_depth()
-            );
-            next += 30;
-        }
-    }
+    watch(&c, &format!("{} [{}]", m.name(), m.bound()), t, secs, 30);
     let done = c.is_done();
     eprintln!(
         "{} [{}]: {} after {:.1} s: {} states, {} unique, depth {}",
@@ -820,6 +805,31 @@ fn two_schedulers_three_processes() {
     if done {
         for p in m.reachability() {
             assert!(c.discovery(p).is_some(), "{p} not found");
+        }
+    }
+}
+
+/// Waits for checker `c` until it is done or `secs` seconds after `t`, printing its progress
+/// (states, unique states, depth) under `label` every `every` seconds.
+fn watch(
+    c: &impl stateright::Checker<LoadModel>,
+    label: &str,
+    t: std::time::Instant,
+    secs: u64,
+    every: u64,
+) {
+    let mut next = every;
+    while !c.is_done() && t.elapsed().as_secs() < secs {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if t.elapsed().as_secs() >= next {
+            eprintln!(
+                "{label}: {:.0} s, {} states, {} unique, depth {}",
+                t.elapsed().as_secs_f64(),
+                c.state_count(),
+                c.unique_state_count(),
+                c.max_depth()
+            );
+            next += every;
         }
     }
 }
@@ -1118,23 +1128,13 @@ fn two_schedulers_three_processes_any_switch_in() {
         .threads(threads as usize)
         .symmetry_fn(LState::representative_scheds)
         .spawn_dfs();
-    let mut next = 60;
-    while !c.is_done() && t.elapsed().as_secs() < secs {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        if t.elapsed().as_secs() >= next {
-            eprintln!(
-                "{} [{}] {}: {:.0} s, {} states, {} unique, depth {}",
-                m.name(),
-                m.bound(),
-                m.mutant.map_or("baseline", |mu| mu.name()),
-                t.elapsed().as_secs_f64(),
-                c.state_count(),
-                c.unique_state_count(),
-                c.max_depth()
-            );
-            next += 60;
-        }
-    }
+    let label = format!(
+        "{} [{}] {}",
+        m.name(),
+        m.bound(),
+        m.mutant.map_or("baseline", |mu| mu.name())
+    );
+    watch(&c, &label, t, secs, 60);
     let violated: Vec<_> = bpspec_spec::load::SAFETY
         .into_iter()
         .filter(|p| c.discovery(p).is_some())
