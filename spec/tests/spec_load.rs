@@ -11,8 +11,14 @@ use stateright::Model;
 
 fn run(m: &LoadModel) -> LoadRun {
     let r = m.check_all();
+    show(m, "", &r);
+    r
+}
+
+/// Prints run `r` of `m` (its checker named by `how`): verdicts, states, depth, seconds.
+fn show(m: &LoadModel, how: &str, r: &LoadRun) {
     eprintln!(
-        "spec {} [{}] {}: {:?} violated, reached={}, {} states, {} unique, depth {}, {:.2} s",
+        "spec {} [{}] {}{how}: {:?} violated, reached={}, {} states, {} unique, depth {}, {:.2} s",
         m.name(),
         m.bound(),
         m.mutant.map_or("baseline", |mu| mu.name()),
@@ -23,7 +29,6 @@ fn run(m: &LoadModel) -> LoadRun {
         r.depth,
         r.secs
     );
-    r
 }
 
 /// The most processes (schedulers times processes per scheduler) of a plan model that a build
@@ -1025,19 +1030,12 @@ fn representative_faults(
 
 fn run_symmetric(m: &LoadModel, scheds: bool) -> LoadRun {
     let r = m.check_symmetric(scheds, 1);
-    eprintln!(
-        "spec {} [{}] {} dfs+symmetry{}: {:?} violated, reached={}, {} states, {} unique, depth {}, {:.2} s",
-        m.name(),
-        m.bound(),
-        m.mutant.map_or("baseline", |mu| mu.name()),
-        if scheds { " (schedulers too)" } else { "" },
-        r.violated,
-        r.reached,
-        r.states,
-        r.unique,
-        r.depth,
-        r.secs
-    );
+    let how = if scheds {
+        " dfs+symmetry (schedulers too)"
+    } else {
+        " dfs+symmetry"
+    };
+    show(m, how, &r);
     r
 }
 
