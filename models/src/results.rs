@@ -182,9 +182,13 @@ impl Progress {
         let t0 = std::time::Instant::now();
         let thread = std::thread::spawn(move || {
             let mut next = every;
-            // Bounded: one tick per 100 ms until the run ends.
+            // Bounded: one tick per 100 ms until the run ends. Parked, not asleep, so that the
+            // run's end (`Drop`, which unparks) does not wait out the tick.
             while !done2.load(Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(100));
+                std::thread::park_timeout(std::time::Duration::from_millis(100));
+                if done2.load(Relaxed) {
+                    break;
+                }
                 let secs = t0.elapsed().as_secs();
                 if secs >= next {
                     next += every;
@@ -208,6 +212,7 @@ impl Drop for Progress {
     fn drop(&mut self) {
         self.done.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             let _ = t.join();
         }
     }
