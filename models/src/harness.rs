@@ -529,6 +529,23 @@ pub mod shuttle_run {
     pub const SEED: u64 = 0x6270_7370_6563; // "bpspec"
     pub const PCT_DEPTH: usize = 3;
 
+    /// shuttle's configuration for every run: its defaults, but a failed execution stops at once.
+    ///
+    /// By default shuttle-engine 0.1.7 keeps scheduling the other tasks of an execution whose task
+    /// panicked until that task has unwound its stack (`UngracefulShutdownConfig`, config.rs; the
+    /// step loop of `Execution::run_to_completion`). Under a mutant those tasks run on the state
+    /// the failure left: a loader unwinding out of a release frees an object a scheduler still
+    /// charges, or a second task panics while the first unwinds on the same OS thread, and the
+    /// process dies (SIGSEGV, or abort) instead of reporting the kill. With
+    /// `immediately_return_on_panic` the execution ends at the panicking task's first scheduling
+    /// point while it unwinds. Nothing before the failure changes: the same schedules, the same
+    /// first killing iteration and counterexample.
+    pub fn config() -> Config {
+        let mut c = Config::new();
+        c.ungraceful_shutdown_config.immediately_return_on_panic = true;
+        c
+    }
+
     /// Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000), else 1,000.
     pub fn iters() -> usize {
         std::env::var("BPSPEC_SHUTTLE_ITERS")
@@ -731,6 +748,17 @@ pub mod shuttle_run {
         n: usize,
         model: impl Fn() + Send + Sync + 'static,
     ) -> (Option<String>, f64, String) {
+        explore_seeded(name, pct, n, SEED, model)
+    }
+
+    /// [`explore`] from `seed` instead of [`SEED`].
+    pub fn explore_seeded(
+        name: &str,
+        pct: bool,
+        n: usize,
+        seed: u64,
+        model: impl Fn() + Send + Sync + 'static,
+    ) -> (Option<String>, f64, String) {
         let start = Instant::now();
         let label = if pct { "pct" } else { "random" };
         let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -751,22 +779,18 @@ pub mod shuttle_run {
             bpspec_reference::watchdog::guard(&format!("shuttle {name} ({label})"), move || {
                 catch(|| {
                     if pct {
-                        Runner::new(
-                            PctScheduler::new_from_seed(SEED, PCT_DEPTH, n),
-                            Config::new(),
-                        )
-                        .run(model);
-                    } else {
-                        Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new())
+                        Runner::new(PctScheduler::new_from_seed(seed, PCT_DEPTH, n), config())
                             .run(model);
+                    } else {
+                        Runner::new(RandomScheduler::new_from_seed(seed, n), config()).run(model);
                     }
                 })
             });
         drop(progress);
         let mut bound = if pct {
-            format!("pct depth={PCT_DEPTH} iterations={n} seed={SEED:#x}")
+            format!("pct depth={PCT_DEPTH} iterations={n} seed={seed:#x}")
         } else {
-            format!("random iterations={n} seed={SEED:#x}")
+            format!("random iterations={n} seed={seed:#x}")
         };
         if cx.is_some() {
             // The bound at which this run first fails, and the margin to the bound it ran at.

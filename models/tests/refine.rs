@@ -5,6 +5,7 @@
 //! and scheduler: BPSPEC_SHUTTLE_ITERS / 2 (1,000 in `make test`, 25,000 in `make check`).
 #![cfg(shuttle)]
 
+use bpspec_models::harness::shuttle_run::config;
 use bpspec_reference::history::Event;
 use bpspec_reference::sync::{spawn, yield_now, Arc};
 use bpspec_reference::TraceSpec;
@@ -13,7 +14,7 @@ use bpspec_reference::{
 };
 use bpspec_spec::model::refine::{check, check_pipelined};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
-use shuttle::{Config, Runner};
+use shuttle::Runner;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// A refinement checker: [`check`] or [`check_pipelined`].
@@ -180,9 +181,9 @@ fn run(scn: &Scn, pct: bool, n: usize, f: impl Fn(&Scn) + Send + Sync + 'static)
     let body = move || f(&scn);
     bpspec_reference::watchdog::guard(&name, move || {
         if pct {
-            Runner::new(PctScheduler::new_from_seed(SEED, 3, n), Config::new()).run(body);
+            Runner::new(PctScheduler::new_from_seed(SEED, 3, n), config()).run(body);
         } else {
-            Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+            Runner::new(RandomScheduler::new_from_seed(SEED, n), config()).run(body);
         }
     });
 }
@@ -227,9 +228,9 @@ fn refine_runs(
         }
     };
     if pct {
-        Runner::new(PctScheduler::new_from_seed(SEED, 3, n), Config::new()).run(body);
+        Runner::new(PctScheduler::new_from_seed(SEED, 3, n), config()).run(body);
     } else {
-        Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+        Runner::new(RandomScheduler::new_from_seed(SEED, n), config()).run(body);
     }
     let (got, il) = (accepted.load(Relaxed), interleaved.load(Relaxed));
     assert_eq!(got, n, "{name}: every run must be checked");
@@ -285,7 +286,7 @@ fn rejected_in_every_run(
         assert!(r.reason.contains(why), "{r}");
         r2.fetch_add(1, Relaxed);
     };
-    Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(body);
+    Runner::new(RandomScheduler::new_from_seed(SEED, n), config()).run(body);
     assert_eq!(rejected.load(Relaxed), n);
 }
 
