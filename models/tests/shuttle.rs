@@ -89,3 +89,23 @@ fn count_kill_matrix() {
         },
     );
 }
+
+/// The shim's scheduling point is skipped only where the scheduler has one task to offer
+/// (reference/src/protocol/sync.rs, `gate`): the main task before its first spawn and after
+/// every spawned task finished; never while another task is unfinished, from either side.
+#[test]
+fn scheduling_point_skipped_only_when_alone() {
+    use bpspec_reference::sync::{alone, spawn};
+    shuttle::check_random(
+        || {
+            assert!(alone(), "main before its first spawn");
+            let child = spawn(|| assert!(!alone(), "a spawned task while main is unfinished"));
+            let second = spawn(|| ());
+            assert!(!alone(), "main while its tasks are unfinished");
+            child.join().expect("child");
+            second.join().expect("second");
+            assert!(alone(), "main after every spawned task finished");
+        },
+        200,
+    );
+}

@@ -46,7 +46,9 @@ mod imp {
 
 #[cfg(shuttle)]
 mod imp {
-    pub use super::seq_cst::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize};
+    pub use super::seq_cst::{
+        alone, fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
+    };
     pub use shuttle::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub use shuttle::thread::{spawn, yield_now, JoinHandle};
     pub use std_cell::UnsafeCell;
@@ -60,41 +62,80 @@ mod imp {
     }
 }
 
-/// shuttle's atomics behind the std API, every operation handed to shuttle as `SeqCst`.
+/// The engine's atomics under shuttle: std's atomics behind shuttle's scheduling point.
 ///
-/// shuttle runs every atomic operation as `SeqCst` whatever ordering it is given: in
-/// shuttle-std 0.1.5 (`src/sync/atomic/mod.rs`) the ordering goes only to
-/// `maybe_warn_about_ordering`, which for any other ordering does a compare-exchange on a
-/// process-wide flag in every load, store, swap and update, about 4.5 % of a shuttle run
-/// (docs/running.md, "Per-execution cost"). Handing it `SeqCst` skips that and nothing else, so
-/// shuttle explores the same schedules (same seeds, same first killing iteration). loom gets
-/// the engine's orderings unchanged, and so does std.
+/// shuttle-std 0.1.5's atomics (`src/sync/atomic/mod.rs`) do three things per operation: warn
+/// about any ordering but `SeqCst` (a compare-exchange on a process-wide flag), call
+/// `thread::switch()` (the scheduling point: shuttle-engine 0.1.7's `ExecutionState::maybe_yield`
+/// asks the scheduler which task runs next), and keep vector clocks (read only through
+/// `shuttle::current::clock`, which bpspec never calls). The value itself is a plain cell, every
+/// operation `SeqCst`, on the one OS thread that runs all of an execution's tasks. The shim keeps
+/// what decides the schedules and drops the rest:
+///
+/// - **The scheduling point** is [`gate`]: shuttle-engine's own `thread::switch()` before every
+///   load, store, swap, compare-exchange and fetch, where shuttle-std places it, unless the
+///   calling task is the execution's only unfinished task (the main task before its first spawn,
+///   or after every task it spawned finished). There `ExecutionState::schedule`, which offers the
+///   live runnable tasks, could offer only the caller: the point is a decision with one choice,
+///   and skipping it removes no interleaving. 40 % of the atomic operations of the shuttle
+///   baselines run there (a scenario's setup and its checks at rest; docs/perf.md, "shuttle's
+///   per-iteration cost"). While the execution tears down, or a task unwinds a panic (shuttle
+///   has bookkeeping of its own for both in `maybe_yield`), the point is always taken.
+/// - **Orderings:** shuttle models `SeqCst` only, and the std atomic is handed `SeqCst`.
+/// - **Fences** were no-ops in shuttle-std ("SeqCst fences are no-ops in our execution model")
+///   and stay so: no scheduling point.
+///
+/// loom gets the engine's orderings unchanged, and so does std.
 #[cfg(shuttle)]
 mod seq_cst {
-    use shuttle::sync::atomic as s;
+    use shuttle_engine::runtime::execution::ExecutionState;
+    use shuttle_engine::runtime::task::TaskId;
+    use std::sync::atomic as a;
     use std::sync::atomic::Ordering::{self, SeqCst};
 
     pub use self::seq_cst_fence as fence;
 
-    /// A fence: a no-op in shuttle's model (every operation is `SeqCst`).
+    /// The scheduling point before an atomic operation (see the module's comment).
+    #[inline]
+    pub fn gate() {
+        if !alone() {
+            shuttle_engine::runtime::thread::switch();
+        }
+    }
+
+    /// Whether the calling task is the only unfinished task of its execution, outside teardown
+    /// and unwinding.
+    pub fn alone() -> bool {
+        ExecutionState::with(|s| {
+            if s.in_cleanup() || std::thread::panicking() {
+                return false;
+            }
+            let me = s.current().id();
+            // Bounded: task ids are 0 to the number of tasks the execution created.
+            (0usize..)
+                .map(TaskId::from)
+                .map_while(|id| s.try_get(id))
+                .all(|t| t.id() == me || t.finished())
+        })
+    }
+
+    /// A fence: a no-op in shuttle's model (every operation is `SeqCst`), as in shuttle-std.
     pub fn seq_cst_fence(o: Ordering) {
         assert!(
             o != Ordering::Relaxed,
             "there is no such thing as a relaxed fence"
         );
-        s::fence(SeqCst); // ordering: pass-through (shuttle models SeqCst only)
     }
 
     macro_rules! atomic {
         ($name:ident, $t:ty $(, $fetch:ident)*) => {
-            /// shuttle's atomic of the same name, every operation as `SeqCst`.
+            /// std's atomic of the same name behind shuttle's scheduling point, every operation
+            /// as `SeqCst`.
             #[derive(Debug)]
-            pub struct $name(s::$name);
+            pub struct $name(a::$name);
             impl $name {
-                /// `#[track_caller]`: shuttle signs each atomic with its creator's location.
-                #[track_caller]
                 pub const fn new(v: $t) -> Self {
-                    Self(s::$name::new(v))
+                    Self(a::$name::new(v))
                 }
                 pub fn get_mut(&mut self) -> &mut $t {
                     self.0.get_mut()
@@ -104,14 +145,17 @@ mod seq_cst {
                 }
                 #[inline]
                 pub fn load(&self, _: Ordering) -> $t {
-                    self.0.load(SeqCst) // ordering: pass-through
+                    gate();
+                    self.0.load(SeqCst) // ordering: pass-through (shuttle models SeqCst only)
                 }
                 #[inline]
                 pub fn store(&self, v: $t, _: Ordering) {
+                    gate();
                     self.0.store(v, SeqCst) // ordering: pass-through
                 }
                 #[inline]
                 pub fn swap(&self, v: $t, _: Ordering) -> $t {
+                    gate();
                     self.0.swap(v, SeqCst) // ordering: pass-through
                 }
                 #[inline]
@@ -122,11 +166,13 @@ mod seq_cst {
                     _: Ordering,
                     _: Ordering,
                 ) -> Result<$t, $t> {
+                    gate();
                     self.0.compare_exchange(current, new, SeqCst, SeqCst) // ordering: pass-through
                 }
                 $(
                     #[inline]
                     pub fn $fetch(&self, v: $t, _: Ordering) -> $t {
+                        gate();
                         self.0.$fetch(v, SeqCst) // ordering: pass-through
                     }
                 )*
@@ -145,14 +191,12 @@ mod seq_cst {
         fetch_and
     );
 
-    /// shuttle's `AtomicPtr`, every operation as `SeqCst`.
+    /// std's `AtomicPtr` behind shuttle's scheduling point, every operation as `SeqCst`.
     #[derive(Debug)]
-    pub struct AtomicPtr<T>(s::AtomicPtr<T>);
+    pub struct AtomicPtr<T>(a::AtomicPtr<T>);
     impl<T> AtomicPtr<T> {
-        /// `#[track_caller]`: as for the other atomics.
-        #[track_caller]
         pub const fn new(v: *mut T) -> Self {
-            Self(s::AtomicPtr::new(v))
+            Self(a::AtomicPtr::new(v))
         }
         pub fn get_mut(&mut self) -> &mut *mut T {
             self.0.get_mut()
@@ -162,14 +206,17 @@ mod seq_cst {
         }
         #[inline]
         pub fn load(&self, _: Ordering) -> *mut T {
+            gate();
             self.0.load(SeqCst) // ordering: pass-through
         }
         #[inline]
         pub fn store(&self, v: *mut T, _: Ordering) {
+            gate();
             self.0.store(v, SeqCst) // ordering: pass-through
         }
         #[inline]
         pub fn swap(&self, v: *mut T, _: Ordering) -> *mut T {
+            gate();
             self.0.swap(v, SeqCst) // ordering: pass-through
         }
         #[inline]
@@ -180,6 +227,7 @@ mod seq_cst {
             _: Ordering,
             _: Ordering,
         ) -> Result<*mut T, *mut T> {
+            gate();
             self.0.compare_exchange(current, new, SeqCst, SeqCst) // ordering: pass-through
         }
     }
