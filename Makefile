@@ -295,7 +295,8 @@ erts-torture:
 
 # The result files the book's generated tables select from (docs/results.md): every *.tsv of
 # RESULTS (a make check's results directory) copied to docs/results/check-NAME.tsv under a line
-# naming where and when it ran, then every generated block rewritten from them.
+# naming where and when it ran, the parts' times (RESULTS/parts/times.tsv, written by bpspec
+# part) as docs/results/check-parts.tsv, then every generated block rewritten from them.
 # make docs-results RESULTS=DIR
 .PHONY: docs-results
 docs-results:
@@ -304,4 +305,15 @@ docs-results:
 	  { echo "# make check's rows (RESULTS/$$(basename $$f)), $$(date -u -r $$f '+%F %H:%M UTC'); copied by make docs-results"; \
 	    cat $$f; } > docs/results/check-$$(basename $$f); \
 	done
+	@test -s $(RESULTS)/parts/times.tsv || { echo "no $(RESULTS)/parts/times.tsv (bpspec part writes it)"; exit 2; }
+	{ echo "# make check's parts (RESULTS/parts/times.tsv, written by bpspec part), $$(date -u -r $(RESULTS)/parts/times.tsv '+%F %H:%M UTC'); made by make docs-results; do not edit."; \
+	  echo "# CPU: user and system seconds of everything the part ran and waited for; cores: (user + system) / wall."; \
+	  printf 'part\tstarted (min:s)>\twall (s)>\tuser (s)>\tsystem (s)>\tcores>\n'; \
+	  sort -t"$$(printf '\t')" -k2,2n $(RESULTS)/parts/times.tsv | awk -F'\t' \
+	    'NR == 1 { t0 = $$2 } { d = $$2 - t0; w = ($$3 > 0) ? $$3 : 1; \
+	       printf "%s\t%d:%02d\t%.0f\t%.0f\t%.0f\t%.2f\n", $$1, d / 60, d % 60, $$3, $$4, $$5, ($$4 + $$5) / w; \
+	       u += $$4; s += $$5; if ($$2 + $$3 > end) end = $$2 + $$3 } \
+	     END { w = end - t0; if (w <= 0) w = 1; \
+	       printf "all parts, first start to last end\t0:00\t%.0f\t%.0f\t%.0f\t%.2f\n", end - t0, u, s, (u + s) / w }'; \
+	} > docs/results/check-parts.tsv
 	BPSPEC_BLESS=1 $(CARGO) test -p bpspec --test docs generated_blocks_and_timelines_are_fresh

@@ -27,6 +27,7 @@ mod explore;
 mod oracle;
 mod own_bfs;
 mod part;
+mod procstat;
 mod rate;
 mod report;
 mod scale;

@@ -107,6 +107,10 @@ pub fn main(a: &Args) -> ExitCode {
         }
     };
     let t0 = Instant::now();
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let cpu0 = crate::procstat::children_cpu_secs();
     println!("[part] {}: started, log {}", a.name, log_path.display());
     let mut child = match Command::new(&a.cmd[0])
         .args(&a.cmd[1..])
@@ -218,7 +222,21 @@ pub fn main(a: &Args) -> ExitCode {
         ),
         Err(e) => ("VIOLATED", format!("cannot wait for the part: {e}")),
     };
-    println!("[part] {}: {observed} in {secs:.0} s", a.name);
+    // The part's CPU seconds: everything its command ran and waited for (cargo, the test
+    // binaries, erl), which the part waited for in turn.
+    let cpu = cpu0
+        .zip(crate::procstat::children_cpu_secs())
+        .map(|((u0, s0), (u1, s1))| (u1 - u0, s1 - s0));
+    match cpu {
+        Some((u, sys)) => {
+            println!(
+                "[part] {}: {observed} in {secs:.0} s (CPU: user {u:.0} s, system {sys:.0} s)",
+                a.name
+            );
+            record_times(&dir, &a.name, started, secs, u, sys);
+        }
+        None => println!("[part] {}: {observed} in {secs:.0} s", a.name),
+    }
     if observed != "hold" {
         // The end of the log, so that a failing CI run shows why without the artefacts.
         let text = std::fs::read_to_string(&log_path).unwrap_or_default();
@@ -230,6 +248,33 @@ pub fn main(a: &Args) -> ExitCode {
     }
     row(&bound, observed, secs, detail);
     ExitCode::SUCCESS
+}
+
+/// The file of the parts' times in a results directory: one line per part that ran, `NAME`,
+/// its start (seconds since the Unix epoch), wall, user and system seconds, tab-separated, in the
+/// order the parts ended. Not a `*.tsv` of the directory itself, which `bpspec report` reads as
+/// result rows; `make docs-results` makes docs/results/check-parts.tsv from it.
+pub const TIMES: &str = "parts/times.tsv";
+
+/// Appends the part's line to [`TIMES`] in one write on a file opened for appending, so the lines
+/// of parts that end at once (`make -j`) do not interleave. A failure is reported, not fatal: the
+/// row is what counts.
+fn record_times(dir: &std::path::Path, name: &str, started: f64, wall: f64, user: f64, sys: f64) {
+    let path = dir.join(TIMES);
+    let line = format!("{name}\t{started:.1}\t{wall:.1}\t{user:.1}\t{sys:.1}\n");
+    let r = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+        })
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = r {
+        eprintln!("bpspec part: cannot append to {}: {e}", path.display());
+    }
 }
 
 /// Counts passed tests (`test result: ok. N passed`) and keeps the first failure line.

@@ -196,7 +196,7 @@ where
     M::Action: Send + Sync + Clone + std::fmt::Debug + PartialEq,
 {
     let base = proc_status_kib("VmRSS:");
-    let cpu0 = cpu_secs();
+    let cpu0 = crate::procstat::own_cpu_secs();
     let t0 = Instant::now();
     let b = m.checker().threads(threads);
     let (states, unique, depth) = if dfs {
@@ -207,7 +207,7 @@ where
         (c.state_count(), c.unique_state_count(), c.max_depth())
     };
     let secs = t0.elapsed().as_secs_f64();
-    let cpu = cpu_secs() - cpu0;
+    let cpu = crate::procstat::own_cpu_secs() - cpu0;
     let peak = proc_status_kib("VmHWM:");
     Seen {
         states,
@@ -219,21 +219,6 @@ where
     }
 }
 
-/// User + system CPU seconds of this process so far, all threads (fields 14 and 15 of
-/// /proc/self/stat, in Linux's USER_HZ ticks of 1/100 s), or 0.
-fn cpu_secs() -> f64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            // The fields after the command name, which ends with the last ')'.
-            let rest = &s[s.rfind(')')? + 1..];
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let tick = |i: usize| f.get(i)?.parse::<u64>().ok();
-            Some((tick(11)? + tick(12)?) as f64 / 100.0)
-        })
-        .unwrap_or(0.0)
-}
-
 /// One run of `m` on the checker of our own (`own_bfs`), in this process.
 fn measure_own<M>(m: M) -> Seen
 where
@@ -242,7 +227,7 @@ where
     M::Action: Clone,
 {
     let base = proc_status_kib("VmRSS:");
-    let cpu0 = cpu_secs();
+    let cpu0 = crate::procstat::own_cpu_secs();
     let t0 = Instant::now();
     let seen = crate::own_bfs::check(&m, 100_000_000).expect("a finite model");
     let always: Vec<&str> = m
@@ -260,7 +245,7 @@ where
         }
     }
     let secs = t0.elapsed().as_secs_f64();
-    let cpu = cpu_secs() - cpu0;
+    let cpu = crate::procstat::own_cpu_secs() - cpu0;
     let peak = proc_status_kib("VmHWM:");
     Seen {
         states: seen.states,
@@ -286,7 +271,7 @@ const MACHINE_ITEMS: usize = 1 << 22;
 fn machine(threads: usize, shared: bool) -> Seen {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let counter = AtomicUsize::new(0);
-    let cpu0 = cpu_secs();
+    let cpu0 = crate::procstat::own_cpu_secs();
     let t0 = Instant::now();
     let sum: u64 = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..threads)
@@ -323,7 +308,7 @@ fn machine(threads: usize, shared: bool) -> Seen {
         unique: 0,
         depth: 0,
         secs,
-        cpu: cpu_secs() - cpu0,
+        cpu: crate::procstat::own_cpu_secs() - cpu0,
         peak_bytes: 0,
     }
 }

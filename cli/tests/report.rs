@@ -112,6 +112,25 @@ fn part_records_a_row_and_keeps_the_log() {
     );
     let log = std::fs::read_to_string(d.join("logs/ok.log")).unwrap();
     assert!(log.contains("3 passed"), "{log}");
+    // Every part that ran has a line of times (NAME, start, wall, user, system), in the order
+    // they ended; a skipped part has none. The report does not take the file for rows.
+    let times = std::fs::read_to_string(d.join("parts/times.tsv")).unwrap();
+    let times: Vec<Vec<&str>> = times.lines().map(|l| l.split('\t').collect()).collect();
+    let names: Vec<&str> = times.iter().map(|t| t[0]).collect();
+    assert_eq!(names, ["ok", "bad", "quiet"], "{times:?}");
+    for t in &times {
+        assert_eq!(t.len(), 5, "{t:?}");
+        assert!(
+            t[1..]
+                .iter()
+                .all(|v| v.parse::<f64>().is_ok_and(|x| x >= 0.0)),
+            "{t:?}"
+        );
+    }
+    assert!(
+        out.contains("[part] ok: hold in") && out.contains("(CPU: user"),
+        "{out}"
+    );
     let (code, out, _) = bpspec(&["report", dir]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("1 passed, 1 failed, 1 skipped"), "{out}");

@@ -1092,8 +1092,10 @@ fn any_switch_in_on_the_plan_models() {
 /// switched-out processes and the schedulers, on `BPSPEC_LOAD_2X3_THREADS` threads (1 by
 /// default) for at most `BPSPEC_LOAD_2X3_SECS` seconds (2,100 by default; `--ignored`,
 /// figures in docs/cutoff.md §8), the baseline and then `load-purge-check-kills-two-switched-out`
-/// (`BPSPEC_LOAD_2X3_MUTANT=1`, stopped at its first violation): progress printed every 60 s;
-/// no safety property violated on the baseline in the states explored. Release build, loaded
+/// (`BPSPEC_LOAD_2X3_MUTANT=1`, stopped at its first violation), with call_time
+/// (`BPSPEC_LOAD_2X3_CALL_TIME=1`) or another number of calls per process
+/// (`BPSPEC_LOAD_2X3_CALLS`): progress printed every 60 s; no safety property violated on the
+/// baseline in the states explored. Release build, loaded
 /// machine (42% of a core): the baseline finishes after 1,166.9 s, 460,614,319 states,
 /// 93,070,068 unique, DFS depth 179, every reachability property found, 1.26 GB peak resident.
 #[test]
@@ -1111,6 +1113,15 @@ fn two_schedulers_three_processes_any_switch_in() {
         env("BPSPEC_LOAD_2X3_THREADS", 1),
     );
     let mut m = LoadModel::three_procs_two_scheds().with(|m| m.any_switch_in = true);
+    if env("BPSPEC_LOAD_2X3_CALL_TIME", 0) == 1 {
+        m = m.with(|m| m.call_time = true);
+    }
+    if let Some(calls) = std::env::var("BPSPEC_LOAD_2X3_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        m = m.with(|m| m.calls = calls);
+    }
     if env("BPSPEC_LOAD_2X3_MUTANT", 0) == 1 {
         m = m.with_mutant(LoadSpecMutant::PurgeCheckKillsTwoSwitchedOut);
     }
