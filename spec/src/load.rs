@@ -2119,7 +2119,14 @@ impl LState {
     /// violation and reachability flags are per state). For a model with 2 schedulers only:
     /// with one, the unused second slot would move.
     pub fn representative_scheds(&self) -> LState {
-        let mut s = self.representative();
+        self.representative().schedulers_sorted()
+    }
+    /// The two schedulers sorted, each keeping the order of its switched-out processes: the
+    /// symmetry of the rotation (a switch brings in the first switched-out process only, so
+    /// their order is part of the state, docs/cutoff.md §8), for a model with 2 schedulers
+    /// without `any_switch_in`.
+    pub fn schedulers_sorted(&self) -> LState {
+        let mut s = self.clone();
         let key = |s: &LState, i: usize| (s.procs[i], s.parked[i]);
         if key(&s, 1) < key(&s, 0) {
             s.procs.swap(0, 1);

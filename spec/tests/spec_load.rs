@@ -780,7 +780,9 @@ fn purge_check_kills_two_switched_out_needs_two_schedulers_with_three_processes(
 /// reached are printed every 30 s. Release build, loaded machine (32% of a core): stopped
 /// after 600.1 s at 129,875,258 states, 39,891,840 unique, depth 38, no violation, 11.7 GB peak
 /// resident; by the plan's rows the model is about 700 million unique states, more than 23 GB
-/// of memory holds at that rate.
+/// of memory holds at that rate. With `BPSPEC_LOAD_2X3_DFS=1`: DFS on `BPSPEC_LOAD_2X3_THREADS`
+/// threads (1 by default) with the two schedulers sorted (`LState::schedulers_sorted`, the
+/// rotation's symmetry), which keeps a fingerprint per unique state and no queue.
 #[test]
 #[ignore]
 fn two_schedulers_three_processes() {
@@ -789,13 +791,41 @@ fn two_schedulers_three_processes() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(600);
+    let dfs = std::env::var("BPSPEC_LOAD_2X3_DFS").is_ok_and(|v| v == "1");
+    let threads: usize = std::env::var("BPSPEC_LOAD_2X3_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     let m = LoadModel::three_procs_two_scheds();
     let t = std::time::Instant::now();
-    let c = m.clone().checker().spawn_bfs();
-    watch(&c, &format!("{} [{}]", m.name(), m.bound()), t, secs, 30);
+    if dfs {
+        let c = m
+            .clone()
+            .checker()
+            .threads(threads)
+            .symmetry_fn(LState::schedulers_sorted)
+            .spawn_dfs();
+        finish_2x3(&m, &c, "DFS with the schedulers sorted", t, secs);
+    } else {
+        let c = m.clone().checker().spawn_bfs();
+        finish_2x3(&m, &c, "BFS", t, secs);
+    }
+}
+
+/// Waits for the 2×3 run `c` of `m` (`how`: its checker) at most `secs` seconds after `t`, prints
+/// its figures, and asserts no safety property violated and, if it finished, every
+/// reachability property found.
+fn finish_2x3(
+    m: &LoadModel,
+    c: &impl stateright::Checker<LoadModel>,
+    how: &str,
+    t: std::time::Instant,
+    secs: u64,
+) {
+    watch(c, &format!("{} [{}]", m.name(), m.bound()), t, secs, 30);
     let done = c.is_done();
     eprintln!(
-        "{} [{}]: {} after {:.1} s: {} states, {} unique, depth {}",
+        "{} [{}] {how}: {} after {:.1} s: {} states, {} unique, depth {}",
         m.name(),
         m.bound(),
         if done { "done" } else { "stopped" },
@@ -893,7 +923,9 @@ fn permuted(s: &LState, swap_parked: Option<usize>, swap_scheds: bool) -> LState
 /// place or a scheduler's index would fail here). Three wrong representatives fail the same
 /// check: one dropping a switched-out process's kill, one swapping the running processes
 /// without their schedulers' switched-out ones, one merging processes that differ in their
-/// calls left.
+/// calls left. On the rotation's 2×3 model (no `any_switch_in`), `LState::schedulers_sorted`
+/// passes the same check with the switched-out processes' order kept, and
+/// `representative_scheds` fails it.
 #[test]
 fn any_switch_in_representative_is_a_symmetry() {
     // 1,000 walks in a release build (69 s on the loaded machine), 200 with debug assertions.
@@ -911,7 +943,7 @@ fn any_switch_in_representative_is_a_symmetry() {
         };
         let states = walk(&m, 7, WALKS, 80);
         let moved =
-            representative_faults(&m, rep, scheds, &states).unwrap_or_else(|e| panic!("{e}"));
+            representative_faults(&m, rep, scheds, true, &states).unwrap_or_else(|e| panic!("{e}"));
         eprintln!(
             "{} (scheduler symmetry {scheds}): {} states walked, {moved} not their own representative",
             m.name(),
@@ -954,18 +986,39 @@ fn any_switch_in_representative_is_a_symmetry() {
         ("swaps_running_only", swaps_running_only),
         ("merges_calls", merges_calls),
     ] {
-        let e = representative_faults(&m, wrong, true, &states).expect_err(name);
+        let e = representative_faults(&m, wrong, true, true, &states).expect_err(name);
         eprintln!("{name} caught: {}", e.chars().take(60).collect::<String>());
     }
+    // The rotation (no `any_switch_in`): the schedulers sorted, each keeping its switched-out
+    // processes' order (`LState::schedulers_sorted`), is a symmetry of its transition relation;
+    // sorting the switched-out processes too (`representative_scheds`) is not: it moves one.
+    let m = LoadModel::three_procs_two_scheds();
+    let states = walk(&m, 7, WALKS, 80);
+    let moved = representative_faults(&m, LState::schedulers_sorted, true, false, &states)
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "{} (the rotation, schedulers sorted): {} states walked, {moved} not their own representative",
+        m.name(),
+        states.len()
+    );
+    assert!(moved > 0, "no state where the schedulers are swapped");
+    let e = representative_faults(&m, LState::representative_scheds, true, false, &states)
+        .expect_err("representative_scheds on the rotation");
+    eprintln!(
+        "representative_scheds on the rotation caught: {}",
+        e.chars().take(60).collect::<String>()
+    );
 }
 
 /// The faults of `rep` as a representative on `states` of `m` (with `scheds`, the schedulers
-/// may be swapped): the number of states that are not their own representative, or the
-/// first fault found.
+/// may be swapped; with `parked`, a scheduler's switched-out processes may be reordered, and
+/// without it their order must be kept): the number of states that are not their own
+/// representative, or the first fault found.
 fn representative_faults(
     m: &LoadModel,
     rep: fn(&LState) -> LState,
     scheds: bool,
+    parked: bool,
     states: &[LState],
 ) -> Result<usize, String> {
     let sorted = |mut v: Vec<bpspec_spec::load::Parked>| {
@@ -1009,8 +1062,13 @@ fn representative_faults(
         if !(same || swapped) {
             return Err(format!("the processes changed: {s:?} -> {r:?}"));
         }
+        // Without the switched-out processes' symmetry, each keeps its place.
+        let kept = |j: usize| (0..2).all(|i| r.parked[i] == s.parked[(i + j) % 2]);
+        if !parked && !(kept(0) || (scheds && kept(1))) {
+            return Err(format!("a switched-out process moved: {s:?} -> {r:?}"));
+        }
         for i in 0..m.schedulers as usize {
-            if s.parked[i][1].is_some() && rep(&permuted(s, Some(i), false)) != r {
+            if parked && s.parked[i][1].is_some() && rep(&permuted(s, Some(i), false)) != r {
                 return Err(format!(
                     "a permuted state has another representative: {s:?}"
                 ));
