@@ -786,7 +786,6 @@ fn purge_check_kills_two_switched_out_needs_two_schedulers_with_three_processes(
 #[test]
 #[ignore]
 fn two_schedulers_three_processes() {
-    use stateright::Checker;
     let secs: u64 = std::env::var("BPSPEC_LOAD_2X3_SECS")
         .ok()
         .and_then(|v| v.parse().ok())
