@@ -811,6 +811,42 @@ fn two_schedulers_three_processes() {
     }
 }
 
+/// `load-purge-check-kills-two-switched-out` on the rotation's 2×3 model (no `any_switch_in`):
+/// DFS on one thread with the schedulers sorted (`LState::schedulers_sorted`), stopped at the
+/// first violation, for at most `BPSPEC_LOAD_2X3_SECS` seconds (600 by default): killed by
+/// `no-use-after-free` (figures in docs/nonblocking-load.md §8; 0.2 s in a release build).
+#[test]
+fn purge_check_kills_two_switched_out_killed_on_the_rotation_by_dfs() {
+    use stateright::Checker;
+    let secs: u64 = std::env::var("BPSPEC_LOAD_2X3_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(600);
+    let m = LoadModel::three_procs_two_scheds()
+        .with_mutant(LoadSpecMutant::PurgeCheckKillsTwoSwitchedOut);
+    let t = std::time::Instant::now();
+    let c = m
+        .clone()
+        .checker()
+        .finish_when(stateright::HasDiscoveries::AnyFailures)
+        .symmetry_fn(LState::schedulers_sorted)
+        .spawn_dfs();
+    watch(&c, &format!("{} [{}]", m.name(), m.bound()), t, secs, 30);
+    eprintln!(
+        "{} [{}] load-purge-check-kills-two-switched-out, DFS with the schedulers sorted: after {:.1} s, {} states, {} unique, depth {}",
+        m.name(),
+        m.bound(),
+        t.elapsed().as_secs_f64(),
+        c.state_count(),
+        c.unique_state_count(),
+        c.max_depth()
+    );
+    assert!(
+        c.discovery("no-use-after-free").is_some(),
+        "load-purge-check-kills-two-switched-out survived the rotation's 2x3"
+    );
+}
+
 /// Waits for the 2×3 run `c` of `m` (`how`: its checker) at most `secs` seconds after `t`, prints
 /// its figures, and asserts no safety property violated and, if it finished, every
 /// reachability property found.
