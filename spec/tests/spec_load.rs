@@ -782,7 +782,9 @@ fn purge_check_kills_two_switched_out_needs_two_schedulers_with_three_processes(
 /// resident; by the plan's rows the model is about 700 million unique states, more than 23 GB
 /// of memory holds at that rate. With `BPSPEC_LOAD_2X3_DFS=1`: DFS on `BPSPEC_LOAD_2X3_THREADS`
 /// threads (1 by default) with the two schedulers sorted (`LState::schedulers_sorted`, the
-/// rotation's symmetry), which keeps a fingerprint per unique state and no queue.
+/// rotation's symmetry), which keeps a fingerprint per unique state and no queue: it finishes
+/// (release build, one thread, beside one other model run): 1,562.9 s, 1,110,881,971 states,
+/// 286,049,645 unique, depth 238, every reachability property found, 5.0 GB peak resident.
 #[test]
 #[ignore]
 fn two_schedulers_three_processes() {
