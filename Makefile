@@ -316,4 +316,6 @@ docs-results:
 	     END { w = end - t0; if (w <= 0) w = 1; \
 	       printf "all parts, first start to last end\t0:00\t%.0f\t%.0f\t%.0f\t%.2f\n", end - t0, u, s, (u + s) / w }'; \
 	} > docs/results/check-parts.tsv
+	{ echo "# make check's loom baselines under more than one variant (RESULTS/loom.tsv), $$(date -u -r $(RESULTS)/loom.tsv '+%F %H:%M UTC'); made by make docs-results (scripts/loom-variants.awk); do not edit."; \
+	  awk -f scripts/loom-variants.awk $(RESULTS)/loom.tsv; } > docs/results/check-loom-variants.tsv
 	BPSPEC_BLESS=1 $(CARGO) test -p bpspec --test docs generated_blocks_and_timelines_are_fresh
