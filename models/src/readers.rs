@@ -495,6 +495,23 @@ pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, pla
     crate::check_count_conservation(&*e, hits);
 }
 
+/// The grace periods the first stager's ops make under `plan` when nothing races them: the
+/// setup, the prelude (scheduler 0 asleep afterwards, so no wait waits for it), then the ops
+/// (one batch under a batching plan), counted by `ThreadProgress::completed_waits`. Tells which
+/// wait-plan scenarios the elide-idle plan elides in (models/tests/waits_matrix.rs). On real
+/// threads only: loom and shuttle need a model around it.
+#[cfg(not(any(loom, shuttle)))]
+pub fn stager_waits<P: ThreadProgress>(s: &RScenario, plan: WaitPlan) -> u64 {
+    let e = build::<P>(s, None, plan);
+    let _ = prelude(&e, s);
+    for o in &s.after_prelude {
+        apply(&*e, o);
+    }
+    let before = e.progress.completed_waits();
+    apply_ops(&*e, &s.stagers[0]);
+    e.progress.completed_waits() - before
+}
+
 /// Which checker kills which mutant on which reader scenario.
 pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
     use Mutant::*;

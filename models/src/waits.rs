@@ -71,6 +71,47 @@ pub fn loom_scenarios() -> Vec<RScenario> {
             schedulers: vec![leave],
             conserve: Some(0),
         },
+        // A batch that releases counters and unlinks nothing: call_count removed from f0 and
+        // call_memory from f1, call_time stays on both, so both nodes stay on their chains and
+        // consolidate releases the two dropped counters (EL5: after W2 and uninstall under the
+        // elide-idle plan, which makes two waits here). The process inside f0 calls f1 (the hit
+        // path reads the nodes' active halves), returns (call_time and call_memory charged on
+        // f1's node), is scheduled out and in, calls f0 again (its count) and returns.
+        RScenario {
+            name: "batch-drop-counters",
+            functions: 2,
+            sessions: 1,
+            setup: vec![set(0, 0, True, COUNT_TIME), set(0, 1, True, TIME_MEM)],
+            prelude: vec![Call(0), Work(1)],
+            after_prelude: vec![],
+            stagers: vec![vec![set(0, 0, False, COUNT), set(0, 1, False, MEM)]],
+            schedulers: vec![vec![
+                Call(1),
+                Work(1),
+                Ret,
+                Switch,
+                Call(0),
+                Work(1),
+                Ret,
+                Ret,
+            ]],
+            conserve: None,
+        },
+        // A batch that pauses: call_time and call_memory paused on f0 and f1 while the process
+        // is inside f1 called from f0. Both nodes stay, nothing is released or installed: the
+        // elide-idle plan makes three waits. The process returns twice (charging paused and
+        // running halves), is scheduled out and in between.
+        RScenario {
+            name: "batch-pause",
+            functions: 2,
+            sessions: 1,
+            setup: vec![set(0, 0, True, TIME_MEM), set(0, 1, True, TIME_MEM)],
+            prelude: vec![Call(0), Call(1), Work(1)],
+            after_prelude: vec![],
+            stagers: vec![vec![set(0, 0, Pause, TIME_MEM), set(0, 1, Pause, TIME_MEM)]],
+            schedulers: vec![vec![Work(1), Ret, Switch, Work(1), Call(1), Ret, Ret]],
+            conserve: None,
+        },
         // The hit path on an unlinking batch: call_count removed from f0 and f1 in one batch
         // while the process calls both (W3 stays in every plan: uninstall restores both
         // instructions and consolidate empties both slots).
@@ -103,6 +144,20 @@ const COUNT: bpspec_reference::FlagSet = bpspec_reference::FlagSet {
     call_count: true,
     call_time: false,
     call_memory: false,
+};
+
+const COUNT_TIME: bpspec_reference::FlagSet = bpspec_reference::FlagSet {
+    local: false,
+    call_count: true,
+    call_time: true,
+    call_memory: false,
+};
+
+const MEM: bpspec_reference::FlagSet = bpspec_reference::FlagSet {
+    local: false,
+    call_count: false,
+    call_time: false,
+    call_memory: true,
 };
 
 /// The shuttle scenarios: the loom ones with a second scheduler whose process calls f0 and f1,
@@ -154,6 +209,8 @@ pub fn expected_kills(checker: &str, plan: WaitPlan) -> Vec<(Mutant, &'static st
     };
     if plan.elides_idle() {
         v.push((SkipWaitBeforeUninstall, "batch-restart-set"));
+        v.push((SkipWaitBeforeUninstall, "batch-drop-counters"));
+        v.push((SkipWaitBeforeUninstall, "batch-pause"));
     }
     v
 }

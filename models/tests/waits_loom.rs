@@ -49,6 +49,8 @@ baselines! { "loom", hold_under_every_plan;
     waits_batch_restart_set => "batch-restart-set",
     waits_batch_remove_2sess => "batch-remove-2sess",
     waits_batch_remove_hit => "batch-remove-hit",
+    waits_batch_drop_counters => "batch-drop-counters",
+    waits_batch_pause => "batch-pause",
 }
 
 /// Under every plan, removing one more wait than the plan does is caught.
@@ -61,16 +63,23 @@ fn waits_kill_matrix() {
 }
 
 /// The elide-idle plan's claim seen from the other side: under the batch plan (all five waits),
-/// removing W3 or W4 on a batch that unlinks nothing (`batch-restart-set`) breaks no property
-/// at this bound. Recorded as surviving; the proof is docs/fewer-waits.md, proof EL.
+/// removing W3 or W4 on a batch that unlinks nothing (`batch-restart-set`, `batch-drop-counters`,
+/// `batch-pause`) breaks no property at this bound. Recorded as surviving; the proof is
+/// docs/fewer-waits.md, proof EL.
 #[test]
 fn finding_w3_w4_idle_not_needed() {
-    for m in [
-        Mutant::SkipWaitBeforeConsolidate,
-        Mutant::SkipWaitBeforeFree,
-    ] {
-        let cx = explore("batch-restart-set", WaitPlan::Batch, Some(m), "survives");
-        assert!(cx.is_none(), "{m} on an idle batch: {}", cx.unwrap());
+    for name in ["batch-restart-set", "batch-drop-counters", "batch-pause"] {
+        for m in [
+            Mutant::SkipWaitBeforeConsolidate,
+            Mutant::SkipWaitBeforeFree,
+        ] {
+            let cx = explore(name, WaitPlan::Batch, Some(m), "survives");
+            assert!(
+                cx.is_none(),
+                "{m} on the idle batch {name}: {}",
+                cx.unwrap()
+            );
+        }
     }
 }
 
