@@ -216,7 +216,9 @@ orderings-doc:
 # each of 2, 4 and 8 schedulers (102 million in all) in the optimised checked build (profile
 # checked), the schedulers waiting for the stager after every CHECK_TORTURE_PACE hits; a run that
 # TORTURE_SECS stops short of its hits, or that churned less than its minimums, is a failed row.
-# Then every wait-removal mutant for TORTURE_MUTANT_SECS each.
+# Then every wait-removal mutant for TORTURE_MUTANT_SECS each. Both then run the wait plans other
+# than ERTS's (TORTURE_PLANS, `--wait-plan`; docs/fewer-waits.md): make test TEST_TORTURE_HITS at 2
+# and at 8 schedulers per plan, make check CHECK_TORTURE_PLAN_HITS (rows `churn-sN@PLAN`).
 # The load torture (docs/torture.md §3, `--load`): the code-loading engine under loads, deletes,
 # purges and trace_pattern, both protocols. make test: TEST_LOAD_TORTURE_HITS calls at 2 and at 8
 # schedulers per protocol, then load-clear-old-at-once, which it must kill; then killing purges
@@ -246,12 +248,16 @@ LOAD_TORTURE_MUTANT_SECS ?= 10
 LOAD_TORTURE_PURGES      ?= mixed
 TEST_TORTURE_HITS   ?= 1000000
 CHECK_TORTURE_HITS  ?= 34000000
+CHECK_TORTURE_PLAN_HITS ?= 4000000
+TORTURE_PLANS       ?= batch,batch-elide-idle,pipeline
 CHECK_TORTURE_PACE  ?= 4096
 TORTURE_SECS        ?= 300
 TORTURE_MUTANT_SECS ?= 8
 torture-test:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --schedulers 2,8 --hits $(TEST_TORTURE_HITS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-plans --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --schedulers 2,8 --hits $(TEST_TORTURE_HITS) --wait-plan $(TORTURE_PLANS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-mutant --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --schedulers 4 --mutant wait-without-new-period --mutant-seconds 60
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
@@ -273,6 +279,9 @@ torture-check:
 	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --schedulers 2,4,8 \
 	  --hits $(CHECK_TORTURE_HITS) --pace $(CHECK_TORTURE_PACE) --seconds $(TORTURE_SECS) \
 	  --mutants --mutant-seconds $(TORTURE_MUTANT_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-plans --checker torture --no-row $(WHOLE) -- \
+	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --schedulers 2,8 --wait-plan $(TORTURE_PLANS) \
+	  --hits $(CHECK_TORTURE_PLAN_HITS) --pace $(CHECK_TORTURE_PACE) --seconds $(TORTURE_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
 	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --load --schedulers 2,4,8 --purge $(LOAD_TORTURE_PURGES) \
 	  --hits $(CHECK_LOAD_TORTURE_HITS) --seconds $(CHECK_LOAD_TORTURE_SECS) \

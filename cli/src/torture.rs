@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N]
-//!                [--erts-collection] [--mutant NAME | --mutants] [--mutant-seconds S]
+//!                [--wait-plan P[,P...]] [--erts-collection] [--mutant NAME | --mutants]
+//!                [--mutant-seconds S]
 //! ```
 //! One run per scheduler count, each to `--hits` hits or `--seconds`, whichever comes first; a
 //! run the time bound stops short of its hits, or that churned less than its minimums (measured
@@ -22,11 +23,11 @@ use bpspec_reference::torture::load::{
     run as load_torture, LoadTortureConfig, LoadTortureReport, PurgeMode,
 };
 use bpspec_reference::torture::{run as torture, TortureConfig, TortureReport};
-use bpspec_reference::{LoadProtocol, Mutant};
+use bpspec_reference::{LoadProtocol, Mutant, WaitPlan};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--lw1-fold] [--purge M[,M]] [--procs N]] [--mutant NAME | --mutants] [--mutant-seconds S]";
+pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--wait-plan P[,P...]] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--lw1-fold] [--purge M[,M]] [--procs N]] [--mutant NAME | --mutants] [--mutant-seconds S]";
 
 /// The mutants that remove a wait for thread progress (or break the grace period itself), in
 /// the order `--mutants` runs them (docs/mutants.md).
@@ -103,6 +104,11 @@ pub struct Args {
     /// Run the ERTS collection (without the F1 and F2 fixes).
     #[arg(long = "erts-collection")]
     erts: bool,
+    /// Wait plans (docs/fewer-waits.md: erts, batch, batch-elide-idle, pipeline), one run each
+    /// per scheduler count (mutant runs too); rows `churn-sN@PLAN` for the plans other than
+    /// erts. Under a batching plan half the stager's trace_pattern operations are batches.
+    #[arg(long = "wait-plan", value_delimiter = ',', default_value = "erts", value_parser = wait_plan, conflicts_with = "load")]
+    wait_plans: Vec<WaitPlan>,
     /// Run one mutant under the torture (checked builds).
     #[arg(long, value_name = "NAME", value_parser = mutant, conflicts_with = "mutants")]
     mutant: Option<Mutant>,
@@ -148,6 +154,13 @@ fn procs(v: &str) -> Result<usize, String> {
         .ok()
         .filter(|n| (1..=64).contains(n))
         .ok_or_else(|| format!("--procs {v}: must be 1..=64"))
+}
+
+fn wait_plan(v: &str) -> Result<WaitPlan, String> {
+    WaitPlan::ALL
+        .into_iter()
+        .find(|p| p.name() == v)
+        .ok_or_else(|| format!("--wait-plan {v}: erts, batch, batch-elide-idle or pipeline"))
 }
 
 fn purge_mode(v: &str) -> Result<PurgeMode, String> {
@@ -199,24 +212,27 @@ pub fn run(a: &Args) -> ExitCode {
         return load_run(a);
     }
     let mut ok = true;
-    if let Some(m) = a.mutant {
-        for &n in &a.schedulers {
-            ok &= isolated_mutant(a, n, m);
+    for &plan in &a.wait_plans {
+        if let Some(m) = a.mutant {
+            for &n in &a.schedulers {
+                ok &= isolated_mutant(a, n, m, plan);
+            }
+        } else {
+            for &n in &a.schedulers {
+                let mut cfg = TortureConfig::new(n, a.hits, a.seed);
+                cfg.pace = a.pace;
+                cfg = cfg.with_churn_minimums();
+                cfg.max_time = Duration::from_secs(a.seconds);
+                cfg.erts_collection = a.erts;
+                cfg.wait_plan = plan;
+                ok &= one(&cfg, "hold");
+            }
         }
-    } else {
-        for &n in &a.schedulers {
-            let mut cfg = TortureConfig::new(n, a.hits, a.seed);
-            cfg.pace = a.pace;
-            cfg = cfg.with_churn_minimums();
-            cfg.max_time = Duration::from_secs(a.seconds);
-            cfg.erts_collection = a.erts;
-            ok &= one(&cfg, "hold");
-        }
-    }
-    if a.mutants {
-        let n = *a.schedulers.iter().max().unwrap_or(&4);
-        for m in WAIT_MUTANTS {
-            ok &= isolated_mutant(a, n, m);
+        if a.mutants {
+            let n = *a.schedulers.iter().max().unwrap_or(&4);
+            for m in WAIT_MUTANTS {
+                ok &= isolated_mutant(a, n, m, plan);
+            }
         }
     }
     if ok {
@@ -227,12 +243,13 @@ pub fn run(a: &Args) -> ExitCode {
 }
 
 /// [`one_mutant`] in a child process of its own ([`isolated`]).
-fn isolated_mutant(a: &Args, n: usize, m: Mutant) -> bool {
+fn isolated_mutant(a: &Args, n: usize, m: Mutant, plan: WaitPlan) -> bool {
     let mut args = vec![
         format!("--schedulers={n}"),
         format!("--mutant={}", m.name()),
         format!("--mutant-seconds={}", a.mutant_seconds),
         format!("--seed={}", a.seed),
+        format!("--wait-plan={}", plan.name()),
     ];
     if a.erts {
         args.push("--erts-collection".into());
@@ -242,7 +259,7 @@ fn isolated_mutant(a: &Args, n: usize, m: Mutant) -> bool {
     } else {
         "survives"
     };
-    let scenario = format!("churn-s{n}{}", if a.erts { "-erts" } else { "" });
+    let scenario = churn_scenario(n, a.erts, plan);
     isolated(
         &args,
         &Fallback {
@@ -252,13 +269,27 @@ fn isolated_mutant(a: &Args, n: usize, m: Mutant) -> bool {
             seed: a.seed,
             seconds: a.mutant_seconds,
         },
-        || one_mutant(a, n, m),
+        || one_mutant(a, n, m, plan),
+    )
+}
+
+/// The row's scenario: `churn-sN`, `-erts` with ERTS's collection, `@PLAN` under a wait plan
+/// other than ERTS's.
+fn churn_scenario(n: usize, erts: bool, plan: WaitPlan) -> String {
+    format!(
+        "churn-s{n}{}{}",
+        if erts { "-erts" } else { "" },
+        if plan == WaitPlan::Erts {
+            String::new()
+        } else {
+            format!("@{}", plan.name())
+        }
     )
 }
 
 /// One mutant under the torture on `n` schedulers, bounded by `--mutant-seconds` (not by hits),
 /// against its expectation (`TORTURE_KILLS`, `covered_by`).
-fn one_mutant(a: &Args, n: usize, m: Mutant) -> bool {
+fn one_mutant(a: &Args, n: usize, m: Mutant, plan: WaitPlan) -> bool {
     let mut cfg = TortureConfig::new(n, u64::MAX / 2, a.seed);
     cfg.phase_hits = 100_000;
     // A short pace: many trace_pattern calls against the hits (each removed wait is a window
@@ -269,6 +300,7 @@ fn one_mutant(a: &Args, n: usize, m: Mutant) -> bool {
     cfg.pace = MUTANT_PACE;
     cfg.max_time = Duration::from_secs(a.mutant_seconds);
     cfg.erts_collection = a.erts;
+    cfg.wait_plan = plan;
     cfg.mutant = Some(m);
     one(
         &cfg,
@@ -292,17 +324,19 @@ fn one(cfg: &TortureConfig, expected: &str) -> bool {
             expected,
         },
         |rep| rep.shortfalls(cfg),
-        &format!(
-            "churn-s{}{}",
-            cfg.schedulers,
-            if cfg.erts_collection { "-erts" } else { "" }
-        ),
+        &churn_scenario(cfg.schedulers, cfg.erts_collection, cfg.wait_plan),
         |rep| {
             format!(
-                "hits={} ({:.0}/s) trace_pattern={} collections={} churn_ops={} (pacing bound {}) paused_checks={} seed={:#x}",
+                "hits={} ({:.0}/s) trace_pattern={}{} grace_periods={} collections={} churn_ops={} (pacing bound {}) paused_checks={} seed={:#x}",
                 rep.hits,
                 rep.hits_per_second(),
                 rep.trace_patterns,
+                if cfg.wait_plan.batches() {
+                    format!(" batches={} (entries {})", rep.batches, rep.batch_entries)
+                } else {
+                    String::new()
+                },
+                rep.grace_periods,
                 rep.collections,
                 rep.churn_ops,
                 cfg.pacing_bound(rep.hits, rep.phases),

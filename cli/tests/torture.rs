@@ -21,6 +21,12 @@ fn torture_bad_arguments_exit_2_naming_them() {
     let (code, _, err) = bpspec(&["torture", "--load", "--procs", "0"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--procs 0"), "{err}");
+    let (code, _, err) = bpspec(&["torture", "--wait-plan", "lazy"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--wait-plan lazy"), "{err}");
+    let (code, _, err) = bpspec(&["torture", "--load", "--wait-plan", "batch"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--wait-plan"), "{err}");
     let (code, _, err) = bpspec(&["oracle", "torture", "--frob"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--frob"), "{err}");
@@ -80,6 +86,27 @@ fn small_torture_holds_and_records_its_row() {
         rows.starts_with("torture\tqsbr\tchurn-s2\tbaseline\t") && rows.contains("\thold\thold\t"),
         "{rows}"
     );
+}
+
+/// Under every wait plan other than ERTS's the torture holds, records a row `churn-sN@PLAN`, and
+/// under the batching plans its stager made batches (a run without one is short of churn).
+#[test]
+fn small_torture_holds_under_every_wait_plan() {
+    let (code, text, rows) = torture_run(
+        "plans",
+        "--schedulers 2 --hits 200000 --seed 7 --wait-plan batch,batch-elide-idle,pipeline",
+    );
+    assert_eq!(code, 0, "{text}");
+    for plan in ["batch", "batch-elide-idle", "pipeline"] {
+        let row = rows
+            .lines()
+            .find(|r| r.starts_with(&format!("torture\tqsbr\tchurn-s2@{plan}\tbaseline\t")))
+            .unwrap_or_else(|| panic!("no row for {plan}: {rows}"));
+        assert!(row.contains("\thold\thold\t"), "{row}");
+        let batches = row.contains(" batches=") && !row.contains(" batches=0 ");
+        assert_eq!(batches, plan != "pipeline", "{row}");
+        assert!(text.contains(&format!("wait-plan={plan}")), "{text}");
+    }
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod stager;
 mod worker;
 
 use crate::mutant::Mutant;
+use crate::WaitPlan;
 use std::time::Duration;
 
 /// Parameters of one torture run (all printed with the result).
@@ -74,6 +75,9 @@ pub struct TortureConfig {
     /// Run ERTS's collection as it is (paused counters read in place, relaxed flip back: F1 and
     /// F2 of docs/collection.md) instead of the fixed variants.
     pub erts_collection: bool,
+    /// The engine's wait plan (docs/fewer-waits.md). Under a batching plan half of the stager's
+    /// `trace_pattern` operations are batches of two to four entries (`trace_pattern_batch`).
+    pub wait_plan: WaitPlan,
 }
 
 impl TortureConfig {
@@ -94,6 +98,7 @@ impl TortureConfig {
             seed,
             mutant: None,
             erts_collection: false,
+            wait_plan: WaitPlan::Erts,
         }
     }
 
@@ -147,7 +152,7 @@ impl TortureConfig {
     /// One line with every parameter (printed before and after the run).
     pub fn describe(&self) -> String {
         format!(
-            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} min-phases={} pace={} churn-minimums={}{} max-time={}s variant={} collection={} checked={}",
+            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} min-phases={} pace={} churn-minimums={}{} max-time={}s variant={} collection={} wait-plan={} checked={}",
             self.seed,
             self.schedulers,
             self.functions,
@@ -162,6 +167,7 @@ impl TortureConfig {
             self.max_time.as_secs(),
             self.mutant.map_or("baseline", |m| m.name()),
             if self.erts_collection { "erts" } else { "fixed" },
+            self.wait_plan.name(),
             crate::sync::CHECKED
         )
     }
@@ -192,6 +198,13 @@ pub struct TortureReport {
     /// functions' set-up and conservation checks between windows).
     pub churn_trace_patterns: u64,
     pub churn_collections: u64,
+    /// Of the `trace_pattern` calls, those made as batches (`trace_pattern_batch`, two to four
+    /// entries; a batching wait plan only), and their entries.
+    pub batches: u64,
+    pub batch_entries: u64,
+    /// Grace periods the run's waits made (`ThreadProgress::completed_waits`): how many the
+    /// wait plan spent on its trace_pattern calls, batches, collections and session destroys.
+    pub grace_periods: u64,
     pub seconds: f64,
     /// The run stopped at `max_time` before `hits` were reached.
     pub timed_out: bool,
@@ -234,6 +247,11 @@ impl TortureReport {
                     self.paused_chances / 50,
                 ),
             ]);
+            // Under a batching plan, a batch is drawn by about one operation in six (half of the
+            // 35 % that call trace_pattern on a pattern's session).
+            if cfg.wait_plan.batches() {
+                t.push(("batches", self.batches, ops / 20));
+            }
         }
         shortfalls(&t)
     }
@@ -241,13 +259,16 @@ impl TortureReport {
     /// One line of figures.
     pub fn describe(&self) -> String {
         format!(
-            "hits={} ({:.0}/s) phases={} churn_ops={} trace_pattern={} (churn {}) collections={} (churn {}) meta_swaps={} sessions_created={} sessions_destroyed={} conservation_checks={} paused_checks={} (of {} chances) at_rest_checks={} raises={} schedule_outs={} scheduler_waits={} seconds={:.1}{}",
+            "hits={} ({:.0}/s) phases={} churn_ops={} trace_pattern={} (churn {}) batches={} (entries {}) grace_periods={} collections={} (churn {}) meta_swaps={} sessions_created={} sessions_destroyed={} conservation_checks={} paused_checks={} (of {} chances) at_rest_checks={} raises={} schedule_outs={} scheduler_waits={} seconds={:.1}{}",
             self.hits,
             self.hits_per_second(),
             self.phases,
             self.churn_ops,
             self.trace_patterns,
             self.churn_trace_patterns,
+            self.batches,
+            self.batch_entries,
+            self.grace_periods,
             self.collections,
             self.churn_collections,
             self.meta_swaps,

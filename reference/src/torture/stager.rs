@@ -10,6 +10,7 @@ use crate::pattern::{FlagSet, Pattern, PatternOp};
 use crate::progress::Qsbr;
 use crate::term::{InfoKey, Term};
 use crate::tracer::{Mailbox, ProcessTracer};
+use crate::BatchEntry;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::*;
@@ -60,7 +61,8 @@ struct Stager {
 pub(super) fn run(cfg: &TortureConfig) -> TortureReport {
     let mut e = Engine::<Qsbr>::new(
         EngineConfig::simple(cfg.functions, cfg.schedulers).with_mutant(cfg.mutant),
-    );
+    )
+    .with_wait_plan(cfg.wait_plan);
     if !cfg.erts_collection {
         e = e.with_paused_via_flip().with_wait_before_flip_back();
     }
@@ -153,6 +155,7 @@ pub(super) fn run(cfg: &TortureConfig) -> TortureReport {
     rep.raises = sh.raises.load(Relaxed);
     rep.scheduler_waits = sh.waits.load(Relaxed);
     rep.schedule_outs = sh.schedule_outs.load(Relaxed);
+    rep.grace_periods = crate::progress::ThreadProgress::completed_waits(&e.progress);
     rep.seconds = start.elapsed().as_secs_f64();
     rep.violation = sh
         .violation
@@ -247,6 +250,26 @@ impl Stager {
                 &TraceSpec::from(fl).session(s),
             )
             .is_ok()
+    }
+
+    /// One `trace_pattern_batch` of `entries` in session `s` (a batching wait plan: one staging,
+    /// one sequence). Each entry names one existing function, so each must match exactly one.
+    fn batch(&mut self, s: SessionId, entries: &[(FuncId, PatternOp, FlagSet)]) -> Check {
+        self.rep.trace_patterns += 1;
+        self.rep.batches += 1;
+        self.rep.batch_entries += entries.len() as u64;
+        let batch: Vec<BatchEntry> = entries
+            .iter()
+            .map(|&(f, op, fl)| {
+                self.paused.remove(&(s, f));
+                BatchEntry::flags(Pattern::exact(&self.mfas[f]), op, fl)
+            })
+            .collect();
+        match self.e.trace_pattern_batch(s, &batch) {
+            Ok(n) if n.iter().all(|&m| m == 1) => Ok(()),
+            Ok(n) => Err(format!("a batch of {} entries matched {n:?}", batch.len())),
+            Err(err) => Err(format!("a batch of {} entries refused: {err}", batch.len())),
+        }
     }
 
     /// Fresh counters on the stable functions in sessions 0 and s1 (window closed).
@@ -401,30 +424,56 @@ impl Stager {
         match r {
             0..=34 => {
                 let s = self.session(true);
-                let f = if s == 0 || s == self.s1 {
-                    self.churn_fn(stable)
+                // Under a batching wait plan, half of these are batches of two to four entries
+                // on distinct functions of the session, each entry drawn as a single call is.
+                let n = if self.cfg.wait_plan.batches() && self.rng.chance(1, 2) {
+                    2 + self.rng.below(3) as usize
                 } else {
-                    self.rng.below(self.cfg.functions as u64) as usize
+                    1
                 };
-                let (op, fl) = match self.rng.below(4) {
-                    0 => (PatternOp::True, self.flags(true)),
-                    1 => (PatternOp::False, self.flags(true)),
-                    2 => (PatternOp::Pause, self.flags(false)),
-                    _ => (PatternOp::Restart, self.flags(false)),
-                };
+                let mut entries: Vec<(FuncId, PatternOp, FlagSet)> = Vec::with_capacity(n);
+                let mut tries = 0;
+                while entries.len() < n && tries < 64 {
+                    tries += 1;
+                    let f = if s == 0 || s == self.s1 {
+                        self.churn_fn(stable)
+                    } else {
+                        self.rng.below(self.cfg.functions as u64) as usize
+                    };
+                    if entries.iter().any(|e| e.0 == f) {
+                        continue;
+                    }
+                    let (op, fl) = match self.rng.below(4) {
+                        0 => (PatternOp::True, self.flags(true)),
+                        1 => (PatternOp::False, self.flags(true)),
+                        2 => (PatternOp::Pause, self.flags(false)),
+                        _ => (PatternOp::Restart, self.flags(false)),
+                    };
+                    entries.push((f, op, fl));
+                }
                 // ERTS's quirk: pausing a counter that does not exist creates a running one
                 // (docs/deviations.md), so only the kinds that existed are expected to stop.
-                let pre = (op == PatternOp::Pause).then(|| self.counts(s, f));
-                self.tp(s, f, op, fl);
-                if let Some(pre) = pre {
-                    let existed = FlagSet {
-                        local: false,
-                        call_count: fl.call_count && pre.0 != "{call_count,false}",
-                        call_time: fl.call_time && pre.1.is_some(),
-                        call_memory: fl.call_memory && pre.2.is_some(),
-                    };
-                    if existed != FlagSet::default() {
-                        self.note_paused(s, f, existed);
+                let pre: Vec<_> = entries
+                    .iter()
+                    .map(|&(f, op, _)| (op == PatternOp::Pause).then(|| self.counts(s, f)))
+                    .collect();
+                if n == 1 {
+                    let (f, op, fl) = entries[0];
+                    self.tp(s, f, op, fl);
+                } else {
+                    self.batch(s, &entries)?;
+                }
+                for (&(f, _, fl), pre) in entries.iter().zip(pre) {
+                    if let Some(pre) = pre {
+                        let existed = FlagSet {
+                            local: false,
+                            call_count: fl.call_count && pre.0 != "{call_count,false}",
+                            call_time: fl.call_time && pre.1.is_some(),
+                            call_memory: fl.call_memory && pre.2.is_some(),
+                        };
+                        if existed != FlagSet::default() {
+                            self.note_paused(s, f, existed);
+                        }
                     }
                 }
             }
