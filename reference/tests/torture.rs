@@ -95,6 +95,13 @@ fn a_torture_that_does_not_churn_is_short() {
         short.contains("paused_checks 0 < 10"),
         "paused_checks not short: {short}"
     );
+    // Under a batching wait plan a run without batches is short of them; under ERTS's plan the
+    // batch minimum does not apply.
+    assert!(!short.contains("batches"), "{short}");
+    let mut batching = cfg.clone();
+    batching.wait_plan = bpspec_reference::WaitPlan::Batch;
+    let short = r.shortfalls(&batching).join(", ");
+    assert!(short.contains("batches 0 <"), "batches not short: {short}");
 }
 
 /// The churn minimums can fail on the pace: a report whose stager made fewer operations than the
