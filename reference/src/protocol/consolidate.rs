@@ -35,15 +35,7 @@ pub(crate) fn consolidate<P: ThreadProgress>(
             let src = node.snapshot_half(active);
             if !mutant::is(e.mutant, Mutant::SkipConsolidateCopy) {
                 let old = node.write_half(staging, |dst| std::mem::replace(dst, src.clone()));
-                if let Some(c) = old.count {
-                    crate::free::release_count(st, c);
-                }
-                for t in [old.time, old.memory].into_iter().flatten() {
-                    crate::free::release_timem(st, t);
-                }
-                if let Some(m) = old.meta {
-                    crate::meta::release_meta(e, m);
-                }
+                crate::free::release_half(e, st, old);
             }
             let next = node.next.load(Relaxed);
             if src.flags == 0 {

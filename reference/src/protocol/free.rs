@@ -38,6 +38,27 @@ pub(crate) fn free(st: &mut Permission<'_>) {
     }
 }
 
+/// Drop every reference a half's old contents held: its counter, its call_time and call_memory
+/// objects and its meta tracer (each object's last reference poisons it; the meta tracer's cell
+/// goes through the retire list). The one release of a half, for consolidate's copy over the
+/// staging half (after W3, or W2 in an idle sequence) and for the blocking load's clear of both
+/// halves under the block (`load.rs`).
+pub(crate) fn release_half<P: crate::progress::ThreadProgress>(
+    e: &crate::engine::Engine<P>,
+    st: &mut Permission<'_>,
+    old: crate::bp::GenericBpData,
+) {
+    if let Some(c) = old.count {
+        release_count(st, c);
+    }
+    for t in [old.time, old.memory].into_iter().flatten() {
+        release_timem(st, t);
+    }
+    if let Some(m) = old.meta {
+        crate::meta::release_meta(e, m);
+    }
+}
+
 /// Drop one half's reference to a counter; the last reference poisons it.
 pub(crate) fn release_count(st: &mut Permission<'_>, c: Refc<BpCount>) {
     if Refc::strong_count(&c) == 1 {

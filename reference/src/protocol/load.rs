@@ -677,16 +677,9 @@ impl<P: ThreadProgress> Engine<P> {
                 let node = unsafe { &*g };
                 for ix in 0..ERTS_NUM_BP_IX {
                     let old = node.write_half(ix, std::mem::take);
-                    if let Some(c) = old.count {
-                        crate::free::release_count(bst, c);
-                    }
-                    for t in [old.time, old.memory].into_iter().flatten() {
-                        crate::free::release_timem(bst, t);
-                    }
-                    if let Some(m) = old.meta {
-                        // Its cell goes through the retire list and the next reclaim's wait.
-                        crate::meta::release_meta(self, m);
-                    }
+                    // The meta tracer's cell goes through the retire list and the next
+                    // reclaim's wait.
+                    crate::free::release_half(self, bst, old);
                 }
                 bst.free_list.push(g);
                 g = node.next.load(Relaxed);
