@@ -15,7 +15,9 @@
 
 use bpspec_reference::code_ix::CodeIxScheme;
 use bpspec_reference::sync::{spawn, Arc};
-use bpspec_reference::{Engine, EngineConfig, LoadProtocol, Mutant, Scheduler, ThreadProgress};
+use bpspec_reference::{
+    Engine, EngineConfig, LoadProtocol, Mutant, Scheduler, ThreadProgress, WaitPlan,
+};
 
 /// A stager op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +125,11 @@ pub struct LScenario {
     /// The engine owns a second module `n` (module 1, one function, untraced) beside `m`
     /// (`Engine::with_modules`); the stagers load it with `LOp::LoadIn(1)`.
     pub second_module: bool,
+    /// The engine's wait plan (`Engine::with_wait_plan`, docs/fewer-waits.md): ERTS's, or the
+    /// pipeline plan on the `-pipeline` scenarios ([`PIPELINE_TWINS`]), whose trace_pattern
+    /// calls, session destroys and removals of an old version's breakpoints leave their
+    /// unlinked nodes to the next sequence's first wait, the purge's PW or the block.
+    pub plan: WaitPlan,
 }
 
 impl LScenario {
@@ -154,7 +161,15 @@ impl LScenario {
             global: false,
             fold_lw1: false,
             second_module: false,
+            plan: WaitPlan::Erts,
         }
+    }
+
+    /// The same scenario named `name` under the pipeline wait plan.
+    pub fn pipelined(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self.plan = WaitPlan::Pipeline;
+        self
     }
 
     /// The same scenario named `name` with LW1 folded into the removal's W1.
@@ -396,6 +411,7 @@ pub fn loom_scenarios() -> Vec<LScenario> {
             .collect::<Vec<LScenario>>()
     };
     let three = variants(&out, THREE_TWINS, LScenario::three);
+    let pipelined = variants(&out, PIPELINE_TWINS, LScenario::pipelined);
     // LW1 folded into the removal's W1 (`Engine::with_lw1_fold`, docs/nonblocking-load.md §3):
     // every `Two` scenario whose load or delete finds a traced old version (LP3 and the purge
     // rest on the removal's W1), and old-code-untraced-purge (LW1 stays there). Not folded: the
@@ -424,6 +440,7 @@ pub fn loom_scenarios() -> Vec<LScenario> {
     );
     out.extend(three);
     out.extend(folded);
+    out.extend(pipelined);
     // Two commits with no wait between the first's commit and the second's staging: a delete
     // of the untraced module (no breakpoints to remove) and a load right after it (the module
     // has no current code, so no purge is needed first), while a call reads the code index
@@ -512,6 +529,7 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
         e = e.with_kills();
     }
     e = e.with_code_ix(scn.scheme);
+    e = e.with_wait_plan(scn.plan);
     if scn.fold_lw1 {
         e = e.with_lw1_fold();
     }
@@ -787,6 +805,11 @@ pub fn run<P: ThreadProgress>(scn: &LScenario, proto: LoadProtocol, mutant: Opti
             "a traced call without its return frame: {msgs:?}"
         );
     }
+    // The pipeline plan leaves the last sequence's unlinked nodes for the next one's first wait:
+    // settle them before the at-rest check (no other plan has any, and makes no call here).
+    if e.wait_plan().pipelines() {
+        e.settle();
+    }
     if let Err(m) = e.check_at_rest() {
         panic!("at rest: {m}");
     }
@@ -801,10 +824,14 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
     // (the W0–W4 mutants on the `old-code-*` twins at 3), shuttle PCT at 2,000 iterations
     // (first kills 1 to 655, the latest `load-skip-lw1-after-commit` on
     // `old-code-untraced-purge-3ix`, as on its `Two` twin); the kill matrices of
-    // models/tests/load_loom.rs and load_shuttle.rs run them. None needs an exception.
-    for twin in three_twin_claims(&claims) {
-        if !claims.contains(&twin) {
-            claims.push(twin);
+    // models/tests/load_loom.rs and load_shuttle.rs run them. None needs an exception. The
+    // pipeline plan's twins likewise (`skip-w4-before-free` there frees at once what the plan
+    // would leave to the next wait).
+    for twins in [THREE_TWINS, PIPELINE_TWINS] {
+        for twin in twin_claims(&claims, twins) {
+            if !claims.contains(&twin) {
+                claims.push(twin);
+            }
         }
     }
     claims
@@ -994,17 +1021,31 @@ pub const THREE_TWINS: &[(&str, &str)] = &[
     ("load-global", "load-global-3ix"),
 ];
 
-/// Each claim of `claims` on a scenario with a `-3ix` twin ([`THREE_TWINS`]), claimed on the
-/// twin too.
-pub fn three_twin_claims(claims: &[(Mutant, &'static str)]) -> Vec<(Mutant, &'static str)> {
+/// The `Two` scenarios run again under the pipeline wait plan, each (from, its `-pipeline`
+/// twin): a trace_pattern then a load (a pipelined call's unlinked nodes meet the load's block or
+/// removal), a removal under a process with call_time frames followed by a purge (the removal's
+/// nodes freed after the purge's PW), and a session destroyed while a process is in old code.
+pub const PIPELINE_TWINS: &[(&str, &str)] = &[
+    (
+        "trace-pattern-then-load",
+        "trace-pattern-then-load-pipeline",
+    ),
+    ("old-code-call-time", "old-code-call-time-pipeline"),
+    (
+        "old-code-session-destroy",
+        "old-code-session-destroy-pipeline",
+    ),
+];
+
+/// Each claim of `claims` on a scenario with a twin in `twins` ([`THREE_TWINS`],
+/// [`PIPELINE_TWINS`]), claimed on the twin too.
+pub fn twin_claims(
+    claims: &[(Mutant, &'static str)],
+    twins: &[(&str, &'static str)],
+) -> Vec<(Mutant, &'static str)> {
     claims
         .iter()
-        .filter_map(|&(m, s)| {
-            THREE_TWINS
-                .iter()
-                .find(|t| t.0 == s)
-                .map(|&(_, twin)| (m, twin))
-        })
+        .filter_map(|&(m, s)| twins.iter().find(|t| t.0 == s).map(|&(_, twin)| (m, twin)))
         .collect()
 }
 

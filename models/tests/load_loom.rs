@@ -118,6 +118,9 @@ baselines! {
     load_global_off_reload => "global-off-reload",
     load_3ix_global => "load-global-3ix",
     load_3ix_delete_load_other_load => "delete-load-other-load-3ix",
+    load_pipeline_trace_pattern_then_load => "trace-pattern-then-load-pipeline",
+    load_pipeline_old_code_call_time => "old-code-call-time-pipeline",
+    load_pipeline_old_code_session_destroy => "old-code-session-destroy-pipeline",
 }
 
 /// Every load mutant is killed on its scenario under its protocol.

@@ -28,37 +28,43 @@ fn every_load_mutant_has_a_killer_on_an_existing_scenario() {
     }
 }
 
-/// ERTS's three code indices (`CodeIxScheme::Three`) are a variant of the one load sequence, so
-/// it is checked where the default is: every claim on a scenario with a `-3ix` twin
-/// (`load::THREE_TWINS`) is claimed on the twin too, for both checkers and protocols, and every
-/// twin exists in both checkers' scenario lists.
+/// ERTS's three code indices (`CodeIxScheme::Three`) and the pipeline wait plan are variants of
+/// the one load sequence, so each is checked where the default is: every claim on a scenario
+/// with a `-3ix` twin (`load::THREE_TWINS`) or a `-pipeline` twin (`load::PIPELINE_TWINS`) is
+/// claimed on the twin too, for both checkers and protocols, and every twin exists in both
+/// checkers' scenario lists.
 #[test]
-fn every_claim_on_a_scenario_with_a_three_index_twin_is_claimed_on_the_twin() {
-    use bpspec_models::load::THREE_TWINS;
+fn every_claim_on_a_scenario_with_a_twin_is_claimed_on_the_twin() {
+    use bpspec_models::load::{PIPELINE_TWINS, THREE_TWINS};
     let loom = names(loom_scenarios(), |s| s.name);
     let shuttle = names(shuttle_scenarios(), |s| s.name);
-    for &(base, twin) in THREE_TWINS {
-        for list in [&loom, &shuttle] {
-            assert!(
-                list.contains(&base) && list.contains(&twin),
-                "{base} / {twin}"
-            );
+    for (twins, least) in [(THREE_TWINS, 30), (PIPELINE_TWINS, 10)] {
+        for &(base, twin) in twins {
+            for list in [&loom, &shuttle] {
+                assert!(
+                    list.contains(&base) && list.contains(&twin),
+                    "{base} / {twin}"
+                );
+            }
         }
-    }
-    let mut twinned = 0;
-    for checker in ["loom", "shuttle"] {
-        for proto in LoadProtocol::ALL {
-            let claims = expected_kills(checker, proto);
-            for &(m, s) in &claims {
-                if let Some(&(_, twin)) = THREE_TWINS.iter().find(|t| t.0 == s) {
-                    assert!(
-                        claims.contains(&(m, twin)),
-                        "{checker} {proto:?}: {m} claimed on {s}, not on {twin}"
-                    );
-                    twinned += 1;
+        let mut twinned = 0;
+        for checker in ["loom", "shuttle"] {
+            for proto in LoadProtocol::ALL {
+                let claims = expected_kills(checker, proto);
+                for &(m, s) in &claims {
+                    if let Some(&(_, twin)) = twins.iter().find(|t| t.0 == s) {
+                        assert!(
+                            claims.contains(&(m, twin)),
+                            "{checker} {proto:?}: {m} claimed on {s}, not on {twin}"
+                        );
+                        twinned += 1;
+                    }
                 }
             }
         }
+        assert!(
+            twinned >= least,
+            "only {twinned} claims have a twin in {twins:?}"
+        );
     }
-    assert!(twinned >= 30, "only {twinned} claims have a -3ix twin");
 }

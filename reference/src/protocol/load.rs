@@ -666,7 +666,16 @@ impl<P: ThreadProgress> Engine<P> {
     /// or a version no call can reach): original instructions back, nodes unlinked, their
     /// halves emptied (counts folded in, meta released) and freed (`free.rs`).
     fn clear_area_breakpoints(&self, bst: &mut Permission<'_>, code: &CodeArea) {
-        assert!(bst.free_list.is_empty(), "free list not empty at rest");
+        if !bst.free_list.is_empty() {
+            // The pipeline plan only: the last sequence's unlinked nodes, waiting for a wait that
+            // begins after its consolidate (docs/fewer-waits.md, proof P). Every caller runs
+            // under the block (no scheduler is between two progress points: none holds a node)
+            // or after the purge's PW, which began with this permission held, so after that
+            // consolidate: either way they are free to go now, with this area's nodes.
+            assert!(self.wait_plan().pipelines(), "free list not empty at rest");
+            self.history.record(|| crate::history::Event::Free);
+            crate::free::free(bst);
+        }
         for h in &code.funcs {
             h.instr.store(h.original, Relaxed);
             let mut g = h.gen_bp.swap(std::ptr::null_mut(), Relaxed);
