@@ -41,6 +41,15 @@ pub enum Step {
     Progress,
     /// Sleep, then wake up again.
     Nap,
+    /// Sleep, yield the thread `n` times while asleep, then wake up: a scheduler that sleeps
+    /// through whatever the stager does in between. Under loom each yield hands the core to the
+    /// stager until its next yield (a wait loop's spin) without a preemption, so the stager can
+    /// run whole waits and steps while this scheduler sleeps; a yield also keeps this thread
+    /// from re-reading any value it read before it while a newer one exists (docs/protocol.md
+    /// §0.4), so a script calls a function only after its last yield.
+    Doze(usize),
+    /// Yield the thread (awake, between processes, no progress point), as in [`Step::Doze`].
+    Yield,
 }
 
 /// One `trace_pattern` call.
@@ -110,6 +119,19 @@ fn sop(session: u32, func: Option<usize>, op: PatternOp, flags: TraceFlags) -> O
 /// Sessions the models use (acted flags are OR-ed over them, as one hit acts on every node).
 const SESSIONS: u32 = 2;
 
+/// The yields of `remove-doze`'s sleep: more than the stager yields in a removal's four waits
+/// (two spins each under `EpochProgress`, none under `Qsbr` while the scheduler sleeps), so
+/// without a preemption the scheduler wakes after the stager returned. The epoch baseline at
+/// preemption bound 2: 46,433 executions with 8, 36,155 with 12 and with 16.
+const DOZE: usize = 12;
+
+/// The progress points (each followed by a yield) of `remove-yield` before its call: enough
+/// for the scheduler to pass every wait of the removal before it calls. With 8,
+/// `epoch-repin-without-fence` died after 13 and 126 executions at bounds 1 and 2; with 10 and
+/// more at the first. Each pass costs executions (the epoch baseline at bound 2: 9,477 with
+/// 8, 10,683 with 10, 21,634 with 12).
+const PASSES: usize = 10;
+
 /// The loom scenarios (one stager, one or two schedulers, two functions).
 pub fn loom_scenarios() -> Vec<Scenario> {
     use PatternOp::*;
@@ -141,6 +163,10 @@ pub fn loom_scenarios() -> Vec<Scenario> {
     let update = (op(None, True, LOCAL), op(None, True, COUNT));
     let add_remove = vec![op(Some(0), True, COUNT), op(Some(1), False, COUNT)];
     let pause_restart = [op(Some(0), Pause, COUNT), op(Some(0), Restart, COUNT)];
+    let pass_then_call: Vec<Step> = (0..PASSES)
+        .flat_map(|_| [Progress, Yield])
+        .chain([Call(0)])
+        .collect();
     vec![
         Scenario::new("add", 2, vec![], vec![op(None, True, BOTH)], two()),
         Scenario::new("update", 2, vec![update.0], vec![update.1], two()),
@@ -185,6 +211,14 @@ pub fn loom_scenarios() -> Vec<Scenario> {
             ],
         ),
         counted_f0("remove-nap", &[f0_off], &[Call(0), Nap, Call(0)]),
+        // A scheduler that starts awake, sleeps through the whole removal (its yields let the
+        // stager run wait after wait), wakes up and only then calls the function: nothing but
+        // the wake-up orders the call after the restore (T4) and the emptied slot (T5).
+        counted_f0("remove-doze", &[f0_off], &[Doze(DOZE), Call(0)]),
+        // A scheduler that stays awake and passes every wait with a progress point, yielding
+        // after each, and calls the function only after the last one: nothing but its progress
+        // points orders the call after T4 and T5 (kills `epoch-repin-without-fence`).
+        counted_f0("remove-yield", &[f0_off], &pass_then_call),
     ]
 }
 
@@ -319,6 +353,14 @@ pub(crate) fn walk_script<P: ThreadProgress, T>(
                 s.sleep();
                 s.wake();
             }
+            Step::Doze(n) => {
+                s.sleep();
+                for _ in 0..n {
+                    bpspec_reference::sync::yield_now();
+                }
+                s.wake();
+            }
+            Step::Yield => bpspec_reference::sync::yield_now(),
         }
     }
     s.sleep();
@@ -576,17 +618,19 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
 
 /// The [`bpspec_reference::EpochProgress`] mutants and the loom scenario (of
 /// [`loom_scenarios`], run with the epoch grace period) that kills each.
-/// Empty: `epoch-repin-without-fence` was killed on `remove-long` only while the schedulers
-/// yielded after each progress point; see [`EPOCH_SURVIVORS`].
-pub const EPOCH_KILLS: &[(Mutant, &str)] = &[];
+/// `epoch-repin-without-fence` dies on `remove-yield` at the first execution, at bounds
+/// 0 to 3 ("Causality violation: Concurrent read and write accesses.": the call's read of a
+/// half, `GenericBp::read_half`, races the stager's `write_half` of it): the scheduler yields
+/// after each progress point but calls the function only after the last one, so loom's yield
+/// pruning (docs/protocol.md §0.4) leaves its stale reads alone. On `remove-long` it survives at bounds 1, 2 and 3 (222, 6,948 and
+/// 57,387 executions).
+pub const EPOCH_KILLS: &[(Mutant, &str)] = &[(Mutant::EpochRepinWithoutFence, "remove-yield")];
 
 /// [`bpspec_reference::EpochProgress`] mutants loom does not kill, on the scenario tried, with
-/// no argument that they are harmless (docs/thread-progress.md): `epoch-repin-without-fence`
-/// survives `remove-long` at preemption bounds 1, 2 and 3 (222, 6,948 and 57,387 executions)
-/// once no scheduler yields after a progress point (docs/protocol.md §0.4); with that yield it
-/// was killed at the first execution. `tests/loom.rs::epoch_survivors` asserts it, so a kill
-/// shows up.
-pub const EPOCH_SURVIVORS: &[(Mutant, &str)] = &[(Mutant::EpochRepinWithoutFence, "remove-long")];
+/// no argument that they are harmless (docs/thread-progress.md). None since `remove-yield`
+/// kills `epoch-repin-without-fence`; `tests/loom.rs::epoch_survivors` asserts any entry
+/// added here, so a kill shows up.
+pub const EPOCH_SURVIVORS: &[(Mutant, &str)] = &[];
 
 /// The QSBR fences kept at their release side only (`Mutant::FENCE_HALVES`), each killed by
 /// loom under the QSBR grace period on a single-function trace_pattern scenario, where no

@@ -40,6 +40,8 @@ baselines! { "loom qsbr", |s| explore::<Qsbr>(s, None, "hold", &builder());
     qsbr_remove_session => "remove-session",
     qsbr_remove_old_session => "remove-old-session",
     qsbr_remove_long => "remove-long",
+    qsbr_remove_doze => "remove-doze",
+    qsbr_remove_yield => "remove-yield",
 }
 
 /// The epoch-based grace period explores crossbeam-epoch's own atomics too, so its state space is
@@ -57,7 +59,7 @@ fn epoch_builder() -> loom::model::Builder {
 
 /// `EpochProgress::progress` by `Guard::repin` (a Release store of the local epoch, no fence):
 /// a scheduler's reads after such a progress point need not see the stager's writes before the
-/// wait that counted it. loom must find it (`EPOCH_KILLS`).
+/// wait that counted it. loom must find it (`EPOCH_KILLS`: on `remove-yield`).
 #[test]
 fn epoch_kill_matrix() {
     let b = epoch_builder();
@@ -86,6 +88,8 @@ baselines! { "loom epoch", |s| explore::<EpochProgress>(s, None, "hold", &epoch_
     epoch_remove_nap => "remove-nap",
     epoch_remove_session => "remove-session",
     epoch_remove_long => "remove-long",
+    epoch_remove_doze => "remove-doze",
+    epoch_remove_yield => "remove-yield",
 }
 
 /// Explore each of `kills` under the QSBR grace period at its kill's bound

@@ -13,14 +13,15 @@
 //! and deliberately skips the SeqCst fence ("safe for memory accesses from the new epoch to be
 //! executed before updating the local epoch"). That is enough for crossbeam's own reclamation,
 //! but the breakpoint hit path reads with relaxed loads and relies on the progress point's full
-//! barrier to see the stager's writes (G-seen in docs/protocol.md §3). The explicit fence also keeps
-//! the barrier visible to loom whatever path `pin` takes on x86 (a SeqCst CAS, which loom models
-//! as AcqRel).
+//! barrier to see the stager's writes (G-seen in docs/protocol.md §3). On x86 `pin` ends with a
+//! SeqCst CAS and a compiler fence, no fence between threads in C++20. (Under loom crossbeam-epoch
+//! runs a real fence(SeqCst) for that compiler fence, so loom cannot tell this fence missing:
+//! docs/orderings.md, epoch-progress-fence.)
 //!
 //! Mutants: the thread-progress mutants are specific to [`super::Qsbr`]'s code; this
 //! implementation ignores them (the mutant matrix records that), except the site mutants of its
 //! own orderings (`crate::ordering`) and [`Mutant::EpochRepinWithoutFence`], which makes
-//! `progress` the `Guard::repin` it once was (killed by the epoch loom model,
+//! `progress` the `Guard::repin` it once was (killed by the epoch loom model on `remove-yield`,
 //! `models/tests/loom.rs`).
 
 use super::{ThreadProgress, WAIT_SPIN_LIMIT};
