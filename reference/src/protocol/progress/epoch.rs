@@ -14,9 +14,10 @@
 //! executed before updating the local epoch"). That is enough for crossbeam's own reclamation,
 //! but the breakpoint hit path reads with relaxed loads and relies on the progress point's full
 //! barrier to see the stager's writes (G-seen in docs/protocol.md §3). On x86 `pin` ends with a
-//! SeqCst CAS and a compiler fence, no fence between threads in C++20. (Under loom crossbeam-epoch
-//! runs a real fence(SeqCst) for that compiler fence, so loom cannot tell this fence missing:
-//! docs/orderings.md, epoch-progress-fence.)
+//! SeqCst CAS and a compiler fence, no fence between threads in C++20. (crossbeam-epoch as
+//! published runs a real fence(SeqCst) for that compiler fence under loom, which hid this fence's
+//! absence; vendor/crossbeam-epoch-0.9.21 makes it a no-op, and loom kills the weakening on
+//! `remove-yield`: docs/orderings.md, epoch-progress-fence.)
 //!
 //! Mutants: the thread-progress mutants are specific to [`super::Qsbr`]'s code; this
 //! implementation ignores them (the mutant matrix records that), except the site mutants of its
