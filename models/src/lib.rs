@@ -622,7 +622,7 @@ pub fn expected_kills(checker: &str) -> Vec<(Mutant, &'static str)> {
 /// 0 to 3 ("Causality violation: Concurrent read and write accesses.": the call's read of a
 /// half, `GenericBp::read_half`, races the stager's `write_half` of it): the scheduler yields
 /// after each progress point but calls the function only after the last one, so loom's yield
-/// pruning (docs/protocol.md §0.4) leaves its stale reads alone. On `remove-long` it survives at bounds 1, 2 and 3 (222, 6,948 and
+/// pruning (docs/protocol.md §0.4) leaves its stale reads alone. On `remove-long` it survived at bounds 1, 2 and 3 (before crossbeam-epoch was patched for loom) (222, 6,948 and
 /// 57,387 executions).
 pub const EPOCH_KILLS: &[(Mutant, &str)] = &[(Mutant::EpochRepinWithoutFence, "remove-yield")];
 
