@@ -89,7 +89,6 @@ mod imp {
 #[cfg(shuttle)]
 mod seq_cst {
     use shuttle_engine::runtime::execution::ExecutionState;
-    use shuttle_engine::runtime::task::TaskId;
     use std::sync::atomic as a;
     use std::sync::atomic::Ordering::{self, SeqCst};
 
@@ -104,19 +103,10 @@ mod seq_cst {
     }
 
     /// Whether the calling task is the only unfinished task of its execution, outside teardown
-    /// and unwinding.
+    /// and unwinding. shuttle-engine (vendored, vendor/README.md) answers from its own list of
+    /// unfinished tasks (`live_tasks`) instead of a visit of every task the execution made.
     pub fn alone() -> bool {
-        ExecutionState::with(|s| {
-            if s.in_cleanup() || std::thread::panicking() {
-                return false;
-            }
-            let me = s.current().id();
-            // Bounded: task ids are 0 to the number of tasks the execution created.
-            (0usize..)
-                .map(TaskId::from)
-                .map_while(|id| s.try_get(id))
-                .all(|t| t.id() == me || t.finished())
-        })
+        ExecutionState::with(|s| !std::thread::panicking() && s.current_is_only_live_task())
     }
 
     /// A fence: a no-op in shuttle's model (every operation is `SeqCst`), as in shuttle-std.
