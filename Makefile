@@ -64,7 +64,7 @@ report:
 test-parts: test-std test-oracle test-oracle-root test-loom test-shuttle test-spec-batch torture-test
 
 # Longest first (the parts' seconds in docs/running.md), so both cores stay busy to the end.
-check-parts: shuttle loom torture-check spec-check erts-torture oracle-check check-seqtrace oracle-check-root
+check-parts: shuttle loom torture-check oracle-check oracle-check-root erts-torture spec-check check-seqtrace
 
 # Every build the parts of make check run, as one part with its own row (checker "build"): loom,
 # shuttle and the checked build side by side (JOBS), each cargo with its own target dir.
