@@ -157,6 +157,10 @@ cleanup(Mods, Pids) ->
          exit(P, kill),
          receive {'DOWN', Ref, process, P, _} -> ok end
      end || {_, P} <- Pids],
+    %% The on_load pattern would trace the next scenario's modules: off in either mode.
+    _ = (catch erlang:trace_pattern(on_load, false, [])),
+    _ = (catch erlang:trace_pattern(on_load, false, [local, call_count, call_time])),
+    _ = (catch erlang:trace_pattern(on_load, false, [call_memory])),
     [begin
          _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [local, call_count, call_time])),
          _ = (catch erlang:trace_pattern({M, '_', '_'}, false, [call_memory])),

@@ -414,6 +414,9 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             // (with receive functions and the resume op: bpspec_driver.erl's call_wait; the
             // second code of `load_changed` compiled from changed/M.erl.)
             Feature::CodeLoading => false,
+            // erlang:trace_pattern(on_load, ...) and trace:function(S, on_load, ...); the
+            // driver's cleanup turns it off after each scenario.
+            Feature::OnLoadPattern => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
                 "match_spec" | "meta" | "meta_match_spec" | "call_time" | "call_memory" | "all"
@@ -527,6 +530,44 @@ fn body(sc: &Loaded, m: &str, _c: &Code, steps: &[LStep]) -> String {
     exprs.join(",\n    ")
 }
 
+/// A `trace_pattern` op's second argument as Erlang source.
+fn erl_spec(spec: &Spec) -> String {
+    match spec {
+        Spec::True => "true".into(),
+        Spec::False => "false".into(),
+        Spec::Pause => "pause".into(),
+        Spec::Restart => "restart".into(),
+        Spec::MatchSpec(acts) => {
+            let a: Vec<String> = acts
+                .iter()
+                .map(|a| match a.as_str() {
+                    "caller" => "{message, {caller}}".to_string(),
+                    a => format!("{{{a}}}"),
+                })
+                .collect();
+            format!("[{{'_', [], [{}]}}]", a.join(", "))
+        }
+    }
+}
+
+/// A `trace_pattern` op's flag list as Erlang source (`meta`: the driver's meta collector).
+fn erl_flags(flags: &crate::scenario::PatternFlags) -> String {
+    let mut fl = Vec::new();
+    for (on, name) in [
+        (flags.local, "local"),
+        (flags.global, "global"),
+        (flags.meta, "meta"),
+        (flags.call_count, "call_count"),
+        (flags.call_time, "call_time"),
+        (flags.call_memory, "call_memory"),
+    ] {
+        if on {
+            fl.push(name);
+        }
+    }
+    fl.join(", ")
+}
+
 fn op_term(sc: &Loaded, op: &LOp) -> String {
     let atom_or_wild =
         |o: &Option<String>| o.as_ref().map_or("'_'".to_string(), |s| format!("'{s}'"));
@@ -554,39 +595,11 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
                     .map(|m| format!("{{'{}', '_', '_'}}", m.name))
                     .collect(),
             };
-            let spec: String = match spec {
-                Spec::True => "true".into(),
-                Spec::False => "false".into(),
-                Spec::Pause => "pause".into(),
-                Spec::Restart => "restart".into(),
-                Spec::MatchSpec(acts) => {
-                    let a: Vec<String> = acts
-                        .iter()
-                        .map(|a| match a.as_str() {
-                            "caller" => "{message, {caller}}".to_string(),
-                            a => format!("{{{a}}}"),
-                        })
-                        .collect();
-                    format!("[{{'_', [], [{}]}}]", a.join(", "))
-                }
-            };
-            let mut fl = Vec::new();
-            for (on, name) in [
-                (flags.local, "local"),
-                (flags.global, "global"),
-                (flags.meta, "meta"),
-                (flags.call_count, "call_count"),
-                (flags.call_time, "call_time"),
-                (flags.call_memory, "call_memory"),
-            ] {
-                if on {
-                    fl.push(name);
-                }
-            }
             format!(
-                "{{trace_pattern, [{}], {spec}, [{}]}}",
+                "{{trace_pattern, [{}], {}, [{}]}}",
                 mfas.join(", "),
-                fl.join(", ")
+                erl_spec(spec),
+                erl_flags(flags)
             )
         }
         LOp::Call {
@@ -629,6 +642,13 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
         }
         LOp::ScheduleOut(_) | LOp::ScheduleIn(_) => "nop".into(),
         LOp::SessionCreate(_) | LOp::SessionDestroy(_) => crate::sessions::erl_session_op(sc, op),
+        LOp::OnLoadPattern { spec, flags, .. } => {
+            format!(
+                "{{trace_pattern, [on_load], {}, [{}]}}",
+                erl_spec(spec),
+                erl_flags(flags)
+            )
+        }
         LOp::Code(kind, m) => format!("{{code, {}, '{m}'}}", kind.name()),
     }
 }

@@ -81,10 +81,47 @@ pub fn runner_supports(feature: &Feature) -> bool {
                 | Feature::GlobalMatchSpec
                 | Feature::MetaTrace
                 | Feature::CodeLoading
+                | Feature::OnLoadPattern
         )
         || matches!(feature, Feature::ProcessFlag(f) if f == "arity" || f == "return_to")
         || *feature == Feature::Caller
         || crate::sessions::sessions_feature(feature)
+}
+
+/// A `trace_pattern` op's second and third arguments as the engine's: the op and the
+/// [`TraceSpec`] (without the session).
+fn engine_spec(spec: &Spec, flags: &crate::scenario::PatternFlags) -> (PatternOp, TraceSpec) {
+    let pop = match spec {
+        Spec::True | Spec::MatchSpec(_) => PatternOp::True,
+        Spec::False => PatternOp::False,
+        Spec::Pause => PatternOp::Pause,
+        Spec::Restart => PatternOp::Restart,
+    };
+    let fl = FlagSet {
+        local: flags.local,
+        call_count: flags.call_count,
+        call_time: flags.call_time,
+        call_memory: flags.call_memory,
+    };
+    // An empty flag list is global trace (ERTS `erlang:trace_pattern/3`).
+    let global = flags.global || (fl == FlagSet::default() && !flags.meta);
+    let ts = if flags.meta && !flags.global {
+        // `{meta, Pid}` (docs/scenario.md): the runner's meta tracer. (A match spec with meta
+        // is refused at load: Feature::MetaMatchSpec.)
+        TraceSpec::from(fl).meta(crate::target::meta_tracer())
+    } else {
+        let ms = match spec {
+            Spec::MatchSpec(acts) => Some(crate::frames::match_spec(acts)),
+            _ => None,
+        };
+        TraceSpec {
+            flags: fl,
+            global,
+            ms,
+            ..TraceSpec::default()
+        }
+    };
+    (pop, ts)
 }
 
 /// The first feature the scenario uses that `engine` (or this runner) lacks.
@@ -303,6 +340,36 @@ impl Exec<'_> {
         format!("$.ops[{}]", self.op)
     }
 
+    /// The observation of a `trace_pattern` op (its count or badarg), then the engine's at-rest
+    /// check.
+    fn pattern_result(
+        &mut self,
+        r: Result<usize, PatternError>,
+        spec: &Spec,
+        flags: &crate::scenario::PatternFlags,
+    ) -> Result<(), RunError> {
+        let r = match r {
+            Ok(n) => Value::from(n as u64),
+            Err(PatternError::BadArg(_)) => badarg_json(spec, flags),
+            Err(e) => {
+                return Err(RunError::Fault {
+                    file: self.sc.source.clone(),
+                    path: self.path(),
+                    message: format!("trace_pattern on a validated pattern failed: {e}"),
+                })
+            }
+        };
+        self.push(What::TracePattern(r));
+        if let Err(m) = self.engine.check_at_rest() {
+            return Err(RunError::Fault {
+                file: self.sc.source.clone(),
+                path: self.path(),
+                message: m,
+            });
+        }
+        Ok(())
+    }
+
     fn step(&mut self, op: &LOp) -> Result<(), RunError> {
         match op {
             LOp::TracePattern {
@@ -313,58 +380,22 @@ impl Exec<'_> {
             } => {
                 // The engine's id for the scenario's session (sessions.rs).
                 let session = &self.sessions.id(*session);
-                let pop = match spec {
-                    Spec::True | Spec::MatchSpec(_) => PatternOp::True,
-                    Spec::False => PatternOp::False,
-                    Spec::Pause => PatternOp::Pause,
-                    Spec::Restart => PatternOp::Restart,
-                };
-                let fl = FlagSet {
-                    local: flags.local,
-                    call_count: flags.call_count,
-                    call_time: flags.call_time,
-                    call_memory: flags.call_memory,
-                };
-                // An empty flag list is global trace (ERTS `erlang:trace_pattern/3`).
-                let global = flags.global || (fl == FlagSet::default() && !flags.meta);
-                let ts = if flags.meta && !flags.global {
-                    // `{meta, Pid}` (docs/scenario.md): the runner's meta tracer. (A match spec
-                    // with meta is refused at load: Feature::MetaMatchSpec.)
-                    TraceSpec::from(fl).meta(crate::target::meta_tracer())
-                } else {
-                    let ms = match spec {
-                        Spec::MatchSpec(acts) => Some(crate::frames::match_spec(acts)),
-                        _ => None,
-                    };
-                    TraceSpec {
-                        flags: fl,
-                        global,
-                        ms,
-                        ..TraceSpec::default()
-                    }
-                };
+                let (pop, ts) = engine_spec(spec, flags);
                 let r = self
                     .engine
                     .trace_pattern(pattern, pop, &ts.session(*session));
-                let r = match r {
-                    Ok(n) => Value::from(n as u64),
-                    Err(PatternError::BadArg(_)) => badarg_json(spec, flags),
-                    Err(e) => {
-                        return Err(RunError::Fault {
-                            file: self.sc.source.clone(),
-                            path: self.path(),
-                            message: format!("trace_pattern on a validated pattern failed: {e}"),
-                        })
-                    }
-                };
-                self.push(What::TracePattern(r));
-                if let Err(m) = self.engine.check_at_rest() {
-                    return Err(RunError::Fault {
-                        file: self.sc.source.clone(),
-                        path: self.path(),
-                        message: m,
-                    });
-                }
+                self.pattern_result(r, spec, flags)?;
+            }
+            LOp::OnLoadPattern {
+                session,
+                spec,
+                flags,
+            } => {
+                // The session's pattern for later loads (spec/src/code.rs CL8): 0 or badarg.
+                let session = &self.sessions.id(*session);
+                let (pop, ts) = engine_spec(spec, flags);
+                let r = self.engine.on_load_pattern(pop, &ts.session(*session));
+                self.pattern_result(r, spec, flags)?;
             }
             LOp::Call {
                 process,

@@ -225,6 +225,8 @@ pub enum Feature {
     Caller,
     /// The ops `load`, `delete`, `purge` and `soft_purge` (spec/src/code.rs).
     CodeLoading,
+    /// `trace_pattern` with the pattern `on_load` (spec/src/code.rs CL8).
+    OnLoadPattern,
 }
 
 impl Feature {
@@ -254,6 +256,7 @@ impl fmt::Display for Feature {
             Feature::MetaMatchSpec => write!(f, "match specs on meta breakpoints"),
             Feature::Caller => write!(f, "the match-spec action {{message, {{caller}}}}"),
             Feature::CodeLoading => write!(f, "code loading (load, delete, purge, soft_purge)"),
+            Feature::OnLoadPattern => write!(f, "the on_load trace pattern"),
         }
     }
 }
@@ -489,6 +492,13 @@ pub enum LOp {
     ScheduleIn(usize),
     SessionCreate(u32),
     SessionDestroy(u32),
+    /// `trace_pattern(on_load, ...)`: the session's pattern for modules loaded later
+    /// (spec/src/code.rs CL8; never `pause`/`restart`, never meta).
+    OnLoadPattern {
+        session: u32,
+        spec: Spec,
+        flags: PatternFlags,
+    },
     /// load, delete, purge or soft_purge of a module (spec/src/code.rs).
     Code(CodeOp, String),
     /// The process waiting in a `receive` function goes on (spec/src/code.rs CL6).
@@ -1275,8 +1285,14 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             Op::TracePattern(t) => {
                 let p = format!("{op_path}.trace_pattern");
                 let session = session_ix(&t.session, format!("{p}.session"), &alive)?;
-                let pattern = Pattern::parse(&t.pattern)
-                    .or_else(|e| v.err(format!("{p}.pattern"), e.to_string()))?;
+                // `on_load`: the pattern for modules loaded later (spec/src/code.rs CL8).
+                let on_load = t.pattern == "on_load";
+                let pattern = if on_load {
+                    Pattern::all()
+                } else {
+                    Pattern::parse(&t.pattern)
+                        .or_else(|e| v.err(format!("{p}.pattern"), e.to_string()))?
+                };
                 let spec = match &t.spec {
                     serde_json::Value::Bool(true) => Spec::True,
                     serde_json::Value::Bool(false) => Spec::False,
@@ -1368,11 +1384,32 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                 if flags.call_memory {
                     feature(Feature::CallMemory, format!("{p}.flags"));
                 }
-                LOp::TracePattern {
-                    session,
-                    pattern,
-                    spec,
-                    flags,
+                if on_load {
+                    if matches!(spec, Spec::Pause | Spec::Restart) {
+                        return v.err(
+                            format!("{p}.spec"),
+                            "the on_load pattern takes true, false or a match spec here (pause and restart are not modelled for it)",
+                        );
+                    }
+                    if flags.meta {
+                        return v.err(
+                            format!("{p}.flags"),
+                            "the on_load pattern takes local, global, call_count, call_time and call_memory here (meta is not modelled for it)",
+                        );
+                    }
+                    feature(Feature::OnLoadPattern, format!("{p}.pattern"));
+                    LOp::OnLoadPattern {
+                        session,
+                        spec,
+                        flags,
+                    }
+                } else {
+                    LOp::TracePattern {
+                        session,
+                        pattern,
+                        spec,
+                        flags,
+                    }
                 }
             }
             Op::Call(c) => {

@@ -176,6 +176,21 @@ pub trait BreakpointEngine {
     fn code_op(&mut self, _op: crate::scenario::CodeOp, _module: &str) -> bool {
         panic!("{}: code loading is not supported", self.name())
     }
+    /// `erlang:trace_pattern(on_load, ...)` (`trace:function/4` in `spec.session`;
+    /// `Feature::OnLoadPattern`, spec/src/code.rs CL8): sets or clears the session's pattern
+    /// for modules loaded later, `true` or `false` with local, the counters, `global` and a
+    /// match spec as in [`BreakpointEngine::trace_pattern`] (never meta, pause or restart).
+    /// Answers 0, or the `badarg` of any pattern. Every later `load` first clears the module
+    /// (as `code_op` says) and then applies each live session's pattern to the new version's
+    /// functions, as `trace_pattern({M, '_', '_'}, true, ...)` would: the legacy session first,
+    /// then the others newest first ([`bpspec_spec::code::on_load_order`]).
+    fn on_load_pattern(
+        &mut self,
+        _op: PatternOp,
+        _spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
+        panic!("{}: the on_load pattern is not supported", self.name())
+    }
     /// Does `f`'s module have a current version (false after `delete` until the next load)?
     fn is_loaded(&mut self, _f: FuncId) -> bool {
         true
@@ -506,6 +521,9 @@ impl BreakpointEngine for RefEngine {
     fn code_op(&mut self, op: crate::scenario::CodeOp, module: &str) -> bool {
         self.code_op_impl(op, module)
     }
+    fn on_load_pattern(&mut self, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError> {
+        self.on_load_pattern_impl(op, spec)
+    }
     fn is_loaded(&mut self, f: FuncId) -> bool {
         self.code.is_loaded(f)
     }
@@ -621,6 +639,7 @@ impl BreakpointEngine for RefEngine {
     fn session_destroy(&mut self, session: SessionId) {
         let r = self.engine.destroy_session(session);
         assert_eq!(r, Ok(true), "destroy_session({session}) of a live session");
+        self.code.on_load.remove(&session);
     }
 }
 
@@ -641,6 +660,7 @@ impl SpecOracle {
 impl BreakpointEngine for SpecOracle {
     delegate!(0 {
         fn trace_pattern(&mut self, pattern: &Pattern, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError>;
+        fn on_load_pattern(&mut self, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError>;
         fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue;
         fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term;
         fn take_meta(&mut self) -> Vec<(u64, FuncId)>;
@@ -669,6 +689,7 @@ impl BreakpointEngine for SpecOracle {
             || matches!(feature, Feature::ProcessFlag(f) if f == "arity" || f == "return_to")
             || *feature == Feature::Caller
             || *feature == Feature::CodeLoading
+            || *feature == Feature::OnLoadPattern
             || crate::sessions::sessions_feature(feature)
     }
     fn code_op(&mut self, op: crate::scenario::CodeOp, module: &str) -> bool {
@@ -887,6 +908,7 @@ impl BreakpointEngine for WrongOracle {
         fn advance(&mut self, dt: u64);
         fn alloc(&mut self, pid: u64, call_traced: u64, words: u64);
         fn session_create(&mut self, name: &str) -> SessionId;
+        fn on_load_pattern(&mut self, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError>;
     });
     fn supports(&self, feature: &Feature) -> bool {
         self.inner.supports(feature)

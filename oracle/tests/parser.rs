@@ -463,3 +463,64 @@ fn a_changed_body_that_reaches_other_functions_is_refused() {
         "{e}"
     );
 }
+
+/// `trace_pattern` with the pattern `on_load` (spec/src/code.rs CL8): `true`, `false` or a match
+/// spec with local, global and the counters load as an op of its own; `pause`, `restart` and
+/// `meta`, which the model does not have for it, are refused with the op's path; bad flags
+/// are refused as for any pattern.
+#[test]
+fn on_load_patterns_load_and_bad_ones_name_the_op() {
+    let sc = |spec: &str, flags: &str| {
+        format!(
+            r#"{{"name": "o", {MODS}, "ops": [{{"load": "m"}}, {{"trace_pattern": {{"pattern": "on_load", "spec": {spec}, "flags": {flags}}}}}]}}"#
+        )
+    };
+    for (spec, flags) in [
+        ("true", r#"["local", "call_count"]"#),
+        ("false", r#"["call_time"]"#),
+        ("true", "[]"),
+        (r#"{"actions": ["return_trace"]}"#, r#"["local"]"#),
+    ] {
+        let l = load("o.json", &sc(spec, flags)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            matches!(
+                l.ops[1],
+                bpspec_oracle::scenario::LOp::OnLoadPattern { session: 0, .. }
+            ),
+            "{:?}",
+            l.ops[1]
+        );
+        assert_eq!(
+            l.features.get(&Feature::OnLoadPattern).map(String::as_str),
+            Some("$.ops[1].trace_pattern.pattern")
+        );
+    }
+    for (spec, flags, path, says) in [
+        (
+            r#""pause""#,
+            r#"["call_count"]"#,
+            "spec",
+            "pause and restart",
+        ),
+        (
+            r#""restart""#,
+            r#"["call_count"]"#,
+            "spec",
+            "pause and restart",
+        ),
+        ("true", r#"["meta"]"#, "flags", "meta is not modelled"),
+        (
+            "true",
+            r#"["bogus"]"#,
+            "flags[0]",
+            "unknown trace_pattern flag",
+        ),
+    ] {
+        let e = load("f.json", &sc(spec, flags)).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("f.json: at $.ops[1].trace_pattern.{path}: "))
+                && e.contains(says),
+            "{spec} {flags}: {e}"
+        );
+    }
+}

@@ -41,9 +41,23 @@
 //!   remote call (and the local calls of a process in current code) the current version's, a
 //!   process resumed in an old version (and its local calls there, CL6) the code of the
 //!   version it waited in. Breakpoints do not depend on the code (CL1 clears them either way).
+//! - CL8 (the `on_load` pattern): `trace_pattern(on_load, Spec, Flags)` (`trace:function/4` in
+//!   a session) answers 0 and changes only the session's pattern for modules loaded later
+//!   ([`OnLoad::change`], ERTS's `change_on_load_trace_pattern` in erl_bif_trace.c); the
+//!   breakpoints already set stay as they are, and clearing it leaves them too. After every
+//!   load (CL1 first clears the module), each live session whose pattern is on applies it to
+//!   the module's functions as a `trace_pattern({M, '_', '_'}, ...)` with `true` would
+//!   (beam_bif_load.c `set_default_trace_pattern`, called by `staging_epilogue` after the
+//!   commit: one `erts_set_trace_pattern` per session): the legacy session first, then the
+//!   sessions newest first, each putting its node at the head of the function's chain, so on
+//!   the new version the oldest session's messages come first and the legacy session's last.
+//!   A delete loads nothing and applies nothing. Measured on OTP 25 and OTP 29.1.2 (sessions on
+//!   29): docs/scenario.md, "Code loading".
 
 use crate::Oracle;
-use bpspec_reference::{Mfa, Pattern};
+use bpspec_reference::{
+    FlagSet, MatchSpec, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceSpec,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One of the four code operations of a scenario op.
@@ -72,6 +86,124 @@ impl CodeOp {
             CodeOp::SoftPurge => "soft_purge",
         }
     }
+}
+
+/// A session's `on_load` pattern (CL8): what ERTS keeps per session in
+/// `on_load_trace_pattern_is_on`, `on_load_trace_pattern_flags` and `on_load_match_spec`. Meta
+/// trace and `pause`/`restart` are not modelled for it (the scenario loader refuses them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OnLoad {
+    /// The pattern is on (ERTS's `is_on`).
+    pub on: bool,
+    /// Breakpoint mode (local trace or counters) rather than global trace (ERTS's
+    /// `flags.breakpoint`).
+    pub breakpoint: bool,
+    /// The breakpoint flags (all off in global mode).
+    pub flags: FlagSet,
+    /// The match spec of local or global trace (`None`: `true`).
+    pub ms: Option<MatchSpec>,
+}
+
+impl OnLoad {
+    /// `trace_pattern(on_load, Spec, Flags)`: `true` or a match spec (`on`) or `false`, with
+    /// `spec`'s flags and match spec (`global`, or no flag at all, is global mode). First checks
+    /// the arguments as for any other pattern (`badarg`); then ERTS's
+    /// `change_on_load_trace_pattern`: the match spec is replaced by a call with `local` or in
+    /// global mode; within breakpoint mode `true` adds flags and `false` removes them (the
+    /// pattern goes off when none is left); within global mode the call turns it on or off; a
+    /// `true` in the other mode replaces the whole pattern, a `false` there changes nothing.
+    pub fn change(&mut self, op: PatternOp, spec: &TraceSpec) -> Result<(), PatternError> {
+        let fl = spec.flags;
+        let bp = fl.local || fl.counters();
+        if spec.meta.is_some() {
+            return Err(PatternError::BadArg(
+                "meta trace is not modelled for the on_load pattern".into(),
+            ));
+        }
+        if spec.global && bp {
+            return Err(PatternError::BadArg(
+                "global cannot be combined with local, call_count, call_time or call_memory".into(),
+            ));
+        }
+        let on = match op {
+            PatternOp::True => true,
+            PatternOp::False => false,
+            PatternOp::Pause | PatternOp::Restart => {
+                return Err(PatternError::BadArg(
+                    "pause and restart are not modelled for the on_load pattern".into(),
+                ))
+            }
+        };
+        if spec.ms.is_some() && bp && !fl.local {
+            return Err(PatternError::BadArg(
+                "a match spec needs local or global (not only call_count/time/memory)".into(),
+            ));
+        }
+        if fl.local || !bp {
+            self.ms = spec.ms.clone();
+        }
+        match (self.breakpoint, bp) {
+            (true, true) if on => {
+                let f = &mut self.flags;
+                f.local |= fl.local;
+                f.call_count |= fl.call_count;
+                f.call_time |= fl.call_time;
+                f.call_memory |= fl.call_memory;
+            }
+            (true, true) => {
+                let f = &mut self.flags;
+                f.local &= !fl.local;
+                f.call_count &= !fl.call_count;
+                f.call_time &= !fl.call_time;
+                f.call_memory &= !fl.call_memory;
+                if !(f.local || f.counters()) {
+                    self.breakpoint = false;
+                    self.on = false;
+                }
+            }
+            (false, false) => self.on = on,
+            (true, false) | (false, true) if on => {
+                self.breakpoint = bp;
+                self.flags = fl;
+                self.on = true;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// What a load applies in `session`: the `trace_pattern({M, '_', '_'}, true, ...)` this
+    /// pattern stands for (`None` while it is off). The match spec goes with local or global
+    /// trace only (a counters-only pattern keeps it stored, unused, as ERTS does).
+    pub fn applied(&self, session: SessionId) -> Option<TraceSpec> {
+        if !self.on {
+            return None;
+        }
+        let spec = if self.breakpoint {
+            let ms = if self.flags.local {
+                self.ms.clone()
+            } else {
+                None
+            };
+            TraceSpec::counters(self.flags).ms(ms)
+        } else {
+            TraceSpec::global().ms(self.ms.clone())
+        };
+        Some(spec.session(session))
+    }
+}
+
+/// The order in which a load applies the sessions' `on_load` patterns (CL8): the legacy session
+/// first, then the others newest (highest id) first.
+pub fn on_load_order(sessions: impl IntoIterator<Item = SessionId>) -> Vec<SessionId> {
+    let mut v: Vec<SessionId> = sessions.into_iter().collect();
+    v.sort_by_key(|&s| (s != 0, std::cmp::Reverse(s)));
+    v
+}
+
+/// The pattern `{module, '_', '_'}`.
+pub fn module_pattern(module: &str) -> Pattern {
+    Pattern::parse(&format!("{module}:_/_")).expect("a module name is a pattern")
 }
 
 /// Which versions of a module exist: a current one (loaded, not deleted) and an old one, by
@@ -118,6 +250,8 @@ pub struct CodeTable {
     killed: BTreeSet<u64>,
     /// Processes resumed: pid -> (module, version) of the version they run in (CL7).
     running: BTreeMap<u64, (String, u64)>,
+    /// Each session's `on_load` pattern (CL8), by session id.
+    on_load: BTreeMap<SessionId, OnLoad>,
 }
 
 /// The processes of `waiting` (pid -> (module, version)) that wait in version `v` of `module`.
@@ -222,7 +356,46 @@ impl Oracle {
         if (load || op == CodeOp::Delete) && !keep {
             self.clear_module_break(&fs);
         }
+        if load {
+            self.apply_on_load(module);
+        }
         answer
+    }
+
+    /// `trace_pattern(on_load, ...)` in `spec.session` (CL8): changes the session's pattern for
+    /// later loads; answers 0 (or `badarg`, as for any pattern).
+    pub fn on_load_pattern(
+        &mut self,
+        op: PatternOp,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
+        let mut p = self
+            .code
+            .on_load
+            .get(&spec.session)
+            .cloned()
+            .unwrap_or_default();
+        p.change(op, spec)?;
+        self.code.on_load.insert(spec.session, p);
+        Ok(0)
+    }
+
+    /// A destroyed session's `on_load` pattern goes with it (ERTS's
+    /// `clear_on_load_trace_pattern`).
+    pub(crate) fn forget_on_load(&mut self, session: SessionId) {
+        self.code.on_load.remove(&session);
+    }
+
+    /// The new version of `module` gets the live sessions' `on_load` patterns (CL8).
+    fn apply_on_load(&mut self, module: &str) {
+        let order = on_load_order(self.code.on_load.keys().copied());
+        let pat = module_pattern(module);
+        for s in order {
+            if let Some(spec) = self.code.on_load[&s].applied(s) {
+                self.trace_pattern(&pat, PatternOp::True, &spec)
+                    .unwrap_or_else(|e| panic!("on_load pattern of session {s}: {e}"));
+            }
+        }
     }
 
     /// Process `pid` waits in a `receive` of `f` (its entry was made): it is in `f`'s module's
@@ -317,5 +490,131 @@ impl Oracle {
             .iter()
             .position(|m| m == mfa)
             .filter(|&f| self.is_loaded(f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bpspec_reference::{InfoItem, InfoValue};
+
+    fn local_count(s: SessionId) -> TraceSpec {
+        TraceSpec::local().call_count().session(s)
+    }
+
+    /// `change_on_load_trace_pattern`'s modes, as measured on OTP 25 and 29 (CL8).
+    #[test]
+    fn on_load_changes_as_erts_does() {
+        let mut p = OnLoad::default();
+        p.change(PatternOp::True, &local_count(0)).unwrap();
+        assert!(p.on && p.breakpoint && p.flags.local && p.flags.call_count);
+        // `false` with call_count only: local stays.
+        p.change(
+            PatternOp::False,
+            &TraceSpec::counters(FlagSet {
+                call_count: true,
+                ..FlagSet::default()
+            }),
+        )
+        .unwrap();
+        assert_eq!(
+            p.applied(0).map(|s| s.flags),
+            Some(FlagSet {
+                local: true,
+                ..FlagSet::default()
+            })
+        );
+        // `false` in global mode does nothing while in breakpoint mode.
+        p.change(PatternOp::False, &TraceSpec::global()).unwrap();
+        assert!(p.on && p.flags.local);
+        // The last flag removed: off.
+        p.change(PatternOp::False, &TraceSpec::local()).unwrap();
+        assert_eq!(p.applied(0).map(|s| s.flags), None);
+        // Global mode, and `true` with local replaces it.
+        p.change(PatternOp::True, &TraceSpec::global()).unwrap();
+        assert!(p.applied(0).is_some_and(|s| s.global));
+        p.change(PatternOp::False, &TraceSpec::local()).unwrap();
+        assert!(
+            p.applied(0).is_some_and(|s| s.global),
+            "false in the other mode changes nothing"
+        );
+        p.change(PatternOp::True, &TraceSpec::local()).unwrap();
+        assert!(p.applied(0).is_some_and(|s| !s.global && s.flags.local));
+        // The argument checks of any pattern.
+        assert!(p
+            .change(
+                PatternOp::True,
+                &TraceSpec {
+                    global: true,
+                    ..TraceSpec::local()
+                }
+            )
+            .is_err());
+        assert!(p
+            .change(
+                PatternOp::Pause,
+                &TraceSpec::counters(FlagSet {
+                    call_count: true,
+                    ..FlagSet::default()
+                })
+            )
+            .is_err());
+        assert!(
+            p.applied(0).is_some_and(|s| s.flags.local),
+            "a refused change changes nothing"
+        );
+    }
+
+    /// A load applies the on_load pattern to the new version; clearing the pattern keeps the
+    /// breakpoints it set; the next load then gets nothing; sessions apply oldest-first in the
+    /// chain (CL8).
+    #[test]
+    fn a_load_applies_the_on_load_pattern_and_clearing_it_keeps_breakpoints() {
+        let f = Mfa::new("m", "f", 0);
+        let mut o = Oracle::new(vec![f.clone(), Mfa::new("n", "g", 0)]);
+        assert_eq!(o.on_load_pattern(PatternOp::True, &local_count(0)), Ok(0));
+        assert_eq!(
+            o.trace_info(0, &f, InfoItem::Traced),
+            InfoValue::False,
+            "nothing before a load"
+        );
+        assert!(o.code_op(CodeOp::Load, "m"));
+        assert_eq!(
+            o.trace_info(0, &f, InfoItem::CallCount),
+            InfoValue::Count(0)
+        );
+        let g = Mfa::new("n", "g", 0);
+        assert_eq!(
+            o.trace_info(0, &g, InfoItem::Traced),
+            InfoValue::False,
+            "only the loaded module"
+        );
+        o.call(0, 1, 1);
+        assert_eq!(o.on_load_pattern(PatternOp::False, &local_count(0)), Ok(0));
+        assert_eq!(
+            o.trace_info(0, &f, InfoItem::CallCount),
+            InfoValue::Count(1)
+        );
+        assert!(o.code_op(CodeOp::Load, "m"));
+        assert_eq!(o.trace_info(0, &f, InfoItem::Traced), InfoValue::False);
+        // Sessions: legacy applied first, then newest first: the oldest session's node heads
+        // the chain.
+        let s1 = o.create_session();
+        let s2 = o.create_session();
+        for s in [0, s1, s2] {
+            o.on_load_pattern(PatternOp::True, &TraceSpec::local().session(s))
+                .unwrap();
+        }
+        assert!(o.code_op(CodeOp::Load, "m"));
+        let order: Vec<u32> = o.call(0, 1, 0b111).into_iter().map(|e| e.0).collect();
+        assert_eq!(order, vec![s1, s2, 0]);
+        assert!(o.destroy_session(s1));
+        assert!(o.code_op(CodeOp::Load, "m"));
+        let order: Vec<u32> = o.call(0, 1, 0b111).into_iter().map(|e| e.0).collect();
+        assert_eq!(order, vec![s2, 0]);
+        // A delete (after the purge of the old version) applies nothing.
+        assert!(!o.code_op(CodeOp::Purge, "m"));
+        assert!(o.code_op(CodeOp::Delete, "m"));
+        assert_eq!(o.trace_info(0, &f, InfoItem::Traced), InfoValue::Undefined);
     }
 }

@@ -68,6 +68,7 @@ impl Oracle {
         debug_assert!(self.nodes.len() <= before);
         debug_assert!(self.nodes.keys().all(|&(_, sess)| sess != s));
         self.sessions.dead.insert(s);
+        self.forget_on_load(s);
         true
     }
 }

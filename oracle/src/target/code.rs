@@ -33,7 +33,7 @@ use bpspec_reference::{
     Engine, FlagSet, FuncId, InfoItem, InfoKey, InfoValue, LoadError, LoadProtocol, Mfa,
     ModuleConfig, Pattern, PatternError, PatternOp, Qsbr, Scheduler, SessionId, Term, TraceSpec,
 };
-use bpspec_spec::code::CodeMutant;
+use bpspec_spec::code::{module_pattern, on_load_order, CodeMutant, OnLoad};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -82,6 +82,10 @@ pub(super) struct Code {
     /// Processes resumed and still in the version they waited in (until the next code op,
     /// wait or resume: the resume op runs the whole body).
     running: BTreeMap<u64, (String, u32)>,
+    /// Each session's `on_load` pattern (spec/src/code.rs CL8): the sequential oracle's state
+    /// (`OnLoad::change`), applied after a load by the engine's own `trace_pattern` on the new
+    /// version (`apply_on_load`).
+    pub(super) on_load: BTreeMap<SessionId, OnLoad>,
 }
 
 impl Code {
@@ -132,6 +136,7 @@ impl Code {
             changed: BTreeSet::new(),
             waiting: BTreeMap::new(),
             running: BTreeMap::new(),
+            on_load: BTreeMap::new(),
         }
     }
 
@@ -326,6 +331,7 @@ impl RefEngine {
                 for f in &fs {
                     self.code.unloaded.remove(f);
                 }
+                self.apply_on_load(module);
                 true
             }
             CodeOp::Delete => {
@@ -360,6 +366,40 @@ impl RefEngine {
             panic!("{module} after {}: {x}", op.name());
         }
         answer
+    }
+
+    /// `trace_pattern(on_load, ...)`: the arguments checked as the engine checks any pattern
+    /// (`Engine::check_trace_pattern`), then the session's pattern changed as the sequential
+    /// oracle changes it (spec/src/code.rs CL8). Nothing of the engine changes until a load.
+    pub(super) fn on_load_pattern_impl(
+        &mut self,
+        op: PatternOp,
+        spec: &TraceSpec,
+    ) -> Result<usize, PatternError> {
+        self.engine.check_trace_pattern(op, spec)?;
+        let mut p = self
+            .code
+            .on_load
+            .get(&spec.session)
+            .cloned()
+            .unwrap_or_default();
+        p.change(op, spec)?;
+        self.code.on_load.insert(spec.session, p);
+        Ok(0)
+    }
+
+    /// Right after a load of `module` (its patterns cleared, the new version current): each
+    /// live session's `on_load` pattern on the new version, by the engine's `trace_pattern`
+    /// on the module's functions (ERTS sets them by `erts_set_trace_pattern` right after the
+    /// commit, under the same block; the runner makes no call in between).
+    fn apply_on_load(&mut self, module: &str) {
+        let pat = module_pattern(module);
+        for s in on_load_order(self.code.on_load.keys().copied()) {
+            if let Some(spec) = self.code.on_load[&s].applied(s) {
+                self.pattern_on_versions(&pat, PatternOp::True, &spec)
+                    .unwrap_or_else(|e| panic!("on_load pattern of session {s} on {module}: {e}"));
+            }
+        }
     }
 
     pub(super) fn wait_in_impl(&mut self, pid: u64, f: FuncId) {
