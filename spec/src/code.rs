@@ -193,6 +193,21 @@ impl OnLoad {
     }
 }
 
+/// `trace_pattern(on_load, ...)` on a map of the sessions' on_load patterns (CL8): the session's
+/// pattern changed by `op` and `spec` ([`OnLoad::change`]); answers 0 (or `badarg`, as for any
+/// pattern). The sequential oracle and the reference-engine target (oracle/src/target/code.rs)
+/// keep such a map each.
+pub fn change_on_load(
+    patterns: &mut BTreeMap<SessionId, OnLoad>,
+    op: PatternOp,
+    spec: &TraceSpec,
+) -> Result<usize, PatternError> {
+    let mut p = patterns.get(&spec.session).cloned().unwrap_or_default();
+    p.change(op, spec)?;
+    patterns.insert(spec.session, p);
+    Ok(0)
+}
+
 /// The order in which a load applies the sessions' `on_load` patterns (CL8): the legacy session
 /// first, then the others newest (highest id) first.
 pub fn on_load_order(sessions: impl IntoIterator<Item = SessionId>) -> Vec<SessionId> {
@@ -369,15 +384,7 @@ impl Oracle {
         op: PatternOp,
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
-        let mut p = self
-            .code
-            .on_load
-            .get(&spec.session)
-            .cloned()
-            .unwrap_or_default();
-        p.change(op, spec)?;
-        self.code.on_load.insert(spec.session, p);
-        Ok(0)
+        change_on_load(&mut self.code.on_load, op, spec)
     }
 
     /// A destroyed session's `on_load` pattern goes with it (ERTS's

@@ -377,15 +377,7 @@ impl RefEngine {
         spec: &TraceSpec,
     ) -> Result<usize, PatternError> {
         self.engine.check_trace_pattern(op, spec)?;
-        let mut p = self
-            .code
-            .on_load
-            .get(&spec.session)
-            .cloned()
-            .unwrap_or_default();
-        p.change(op, spec)?;
-        self.code.on_load.insert(spec.session, p);
-        Ok(0)
+        bpspec_spec::code::change_on_load(&mut self.code.on_load, op, spec)
     }
 
     /// Right after a load of `module` (its patterns cleared, the new version current): each
