@@ -54,7 +54,7 @@ pub struct GenConfig {
     pub return_to_with_raises: bool,
     /// Also code loading (docs/scenario.md, "Code loading"): half of the scheduling draws
     /// become a `load` or `load_changed` (most), `delete`, `purge` or `soft_purge` of a module,
-    /// so later calls run on a new version or raise `undef`; every function without `base`
+    /// or (rarely) an `on_load` pattern set or cleared, so later calls run on a new version or raise `undef`; every function without `base`
     /// gets a `changed_body` (its steps before the last reversed, another return value), unless
     /// the second code would reach other functions. Off by default (the other runs keep their
     /// draws).
@@ -356,6 +356,20 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                     2 | 3 => Op::LoadChanged(m),
                     4 | 5 => Op::Delete(m),
                     6 => Op::Purge(m),
+                    // Half the soft purges become an on_load pattern (docs/scenario.md,
+                    // "Code loading"): set or cleared, for the loads that follow.
+                    _ if (f / 64) % 2 == 1 => Op::TracePattern(TracePatternOp {
+                        session: "legacy".into(),
+                        pattern: "on_load".into(),
+                        spec: Value::Bool(p % 4 != 3),
+                        flags: vec![match (p / 4) % 3 {
+                            _ if cfg.call_count_only => "call_count",
+                            0 => "local",
+                            1 if cfg.call_time => "call_time",
+                            _ => "call_count",
+                        }
+                        .to_string()],
+                    }),
                     _ => Op::SoftPurge(m),
                 }]
             }

@@ -213,13 +213,19 @@ fn random_with(erl: &Erl, cfg: GenConfig, engine: Factory) -> Summary {
     let global = with(Feature::GlobalTrace);
     let framed = with(Feature::MatchSpec);
     let code = with(Feature::CodeLoading);
+    let on_load = with(Feature::OnLoadPattern);
     let vs = differential_of(erl, &scs, engine, true).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);
     eprintln!(
-        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs, {code} with code loading) on {}, {}: {s} ({:.1} s)",
+        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs, {code} with code loading, {on_load} with an on_load pattern) on {}, {}: {s} ({:.1} s)",
         erl.origin(),
         engine(Vec::new()).name(),
         t0.elapsed().as_secs_f64()
+    );
+    // The generator turns one code op in 16 into an on_load pattern (oracle/src/gen.rs).
+    assert!(
+        code == 0 || on_load * 20 >= code,
+        "too few generated code-loading scenarios set an on_load pattern: {on_load} of {code}"
     );
     assert!(
         timed * 4 >= n,
