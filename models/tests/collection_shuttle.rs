@@ -108,10 +108,11 @@ fn timem_erts_r16_reset_crash_and_the_fix() {
         cx.iter().any(|c| c.contains("divisor of zero")),
         "erts-r16-reset: no counterexample with the crash's shape (a bucket modulo 0): {cx:?}"
     );
-    for pct in [true, false] {
-        assert!(
-            explore(&scn, "baseline", None, pct, "hold").is_none(),
-            "the engine's reset path failed reset-churn (pct={pct})"
-        );
-    }
+    // The engine's reset path on the same scenario under the same exploration (both schedulers,
+    // the same seed and iterations) is `timem_baselines`' `reset-churn` rows: running it here
+    // too explored the same schedules twice.
+    assert!(
+        shuttle_scenarios().iter().any(|s| s.name == "reset-churn"),
+        "timem_baselines no longer runs reset-churn, the fix's half of this test"
+    );
 }

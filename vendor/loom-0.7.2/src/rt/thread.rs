@@ -260,15 +260,20 @@ impl Set {
     }
 
     pub(crate) fn set_active(&mut self, id: Option<Id>) {
-        tracing::dispatcher::get_default(|subscriber| {
-            if let Some(span_id) = self.active().span.id() {
-                subscriber.exit(&span_id)
-            }
+        // bpspec: with no `tracing` dispatcher ever set in this process (no `LOOM_LOG`), every
+        // thread span is disabled (`span.id()` is `None`), so the lookup below would exit and
+        // enter nothing; skip it.
+        if tracing::dispatcher::has_been_set() {
+            tracing::dispatcher::get_default(|subscriber| {
+                if let Some(span_id) = self.active().span.id() {
+                    subscriber.exit(&span_id)
+                }
 
-            if let Some(span_id) = id.and_then(|id| self.threads.get(id.id)?.span.id()) {
-                subscriber.enter(&span_id);
-            }
-        });
+                if let Some(span_id) = id.and_then(|id| self.threads.get(id.id)?.span.id()) {
+                    subscriber.enter(&span_id);
+                }
+            });
+        }
         self.active = id.map(Id::as_usize);
     }
 

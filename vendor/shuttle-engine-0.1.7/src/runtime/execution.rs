@@ -275,6 +275,13 @@ impl Execution {
     }
 
     fn enter_task_span() {
+        // bpspec: no `tracing` dispatcher was ever set in this process, so every span is disabled:
+        // `Span::current()` is none, nothing was exited into the task's `span_stack` (empty), and
+        // no default was parked (`park_task_default` sets one, which would have made this true).
+        // What follows would then do nothing but look up the dispatcher each time.
+        if !tracing::dispatcher::has_been_set() {
+            return;
+        }
         // Enter the Task's span
         // (Note that if any issues arise with spans and tracing, then
         // 1) calling `exit` until `None` before entering the `Task`s `Span`,
@@ -307,6 +314,12 @@ impl Execution {
     }
 
     fn exit_task_span(yielded: bool) {
+        // bpspec: as in `enter_task_span`. With no dispatcher ever set, `park_task_default` parks
+        // nothing (`LevelFilter::current()` is OFF), `Span::current()` is none, and entering the
+        // disabled `top_level_span` does nothing.
+        if !tracing::dispatcher::has_been_set() {
+            return;
+        }
         // Leave the Task's span and store the exited `Span` stack in order to restore it the next time the Task is run
         ExecutionState::with(|state| {
             // Before the task's spans are exited, so they are looked up in the dispatcher they were entered in.
