@@ -7,7 +7,7 @@
 %% Ops: {trace_pattern, [MFA], Spec, Flags} (Spec: true | false | pause | restart | a match spec;
 %% a module wildcard is already expanded to the
 %% scenario's modules; the results are summed), {call, Proc, M, F, Args, Times},
-%% {trace_info, MFA, Item}, {trace_flags, Proc, How, Flags}, nop; and, with trace sessions
+%% {trace_info, MFA | on_load, Item}, {trace_flags, Proc, How, Flags}, nop; and, with trace sessions
 %% (OTP 27+, the trace module): {session_create, Name}, {session_destroy, Name} and
 %% {in_session, Name, Op} for a trace_pattern, trace_info or trace_flags op in that session
 %% (see "Sessions" below).
@@ -344,6 +344,8 @@ action({A}) when is_atom(A) -> A.
 %% trace_info values, per item (docs/scenario.md, "Observations").
 info_value(_, undefined, _) -> str(undefined);
 info_value(_, false, _) -> "false";
+%% Only trace_info(on_load, _) answers true (a counter flag of the on_load pattern).
+info_value(_, true, _) -> "true";
 info_value(all, L, Pids) when is_list(L) ->
     ["[", lists:join(",", [["[", str(K), ",", info_value(K, V, Pids), "]"] || {K, V} <- L]), "]"];
 info_value(Item, MS, _) when Item =:= match_spec; Item =:= meta_match_spec ->

@@ -415,7 +415,8 @@ pub fn driver_supports(sc: &Loaded) -> Option<String> {
             // second code of `load_changed` compiled from changed/M.erl.)
             Feature::CodeLoading => false,
             // erlang:trace_pattern(on_load, ...) and trace:function(S, on_load, ...); the
-            // driver's cleanup turns it off after each scenario.
+            // driver's cleanup turns it off after each scenario. erlang:trace_info(on_load, I)
+            // and trace:info(S, on_load, I) (`true` is rendered as JSON true).
             Feature::OnLoadPattern => false,
             Feature::InfoItem(i) => !matches!(
                 i.as_str(),
@@ -631,6 +632,8 @@ fn op_term(sc: &Loaded, op: &LOp) -> String {
                 mfa.module, mfa.name, mfa.arity
             )
         }
+        // erlang:trace_info(on_load, Item) (trace:info/3 in a session).
+        LOp::OnLoadInfo { item, .. } => format!("{{trace_info, on_load, {item}}}"),
         LOp::TraceFlags {
             process, on, flags, ..
         } => {

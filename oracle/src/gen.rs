@@ -54,7 +54,9 @@ pub struct GenConfig {
     pub return_to_with_raises: bool,
     /// Also code loading (docs/scenario.md, "Code loading"): half of the scheduling draws
     /// become a `load` or `load_changed` (most), `delete`, `purge` or `soft_purge` of a module,
-    /// or (rarely) an `on_load` pattern set or cleared, so later calls run on a new version or raise `undef`; every function without `base`
+    /// or (rarely) an `on_load` pattern set or cleared, so later calls run on a new version or
+    /// raise `undef` (and, as rarely, a `trace_info` asks the on_load pattern instead of a
+    /// missing function); every function without `base`
     /// gets a `changed_body` (its steps before the last reversed, another return value), unless
     /// the second code would reach other functions. Off by default (the other runs keep their
     /// draws).
@@ -351,7 +353,23 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
         .flat_map(|o| match o {
             ODraw::Sched { p, f } if cfg.code && p % 2 == 1 => {
                 let m = format!("bpm{}", (f / 8) as usize % nmods);
-                vec![match f % 8 {
+                // After an on_load pattern op: its trace_info(on_load, Item), the item from the
+                // bits that name the module of the other code ops (no other draw changes).
+                let info_item = match (f / 8) % 8 {
+                    _ if cfg.call_count_only => "call_count",
+                    0 | 6 => "traced",
+                    1 => "call_count",
+                    2 => "match_spec",
+                    4 if cfg.call_time => "call_time",
+                    5 if cfg.call_memory => "call_memory",
+                    _ => "all",
+                };
+                let on_load_info = Op::TraceInfo(TraceInfoOp {
+                    session: "legacy".into(),
+                    mfa: "on_load".into(),
+                    item: info_item.into(),
+                });
+                let mut v = vec![match f % 8 {
                     0 | 1 => Op::Load(m),
                     2 | 3 => Op::LoadChanged(m),
                     4 | 5 => Op::Delete(m),
@@ -371,7 +389,11 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                         .to_string()],
                     }),
                     _ => Op::SoftPurge(m),
-                }]
+                }];
+                if matches!(&v[0], Op::TracePattern(_)) {
+                    v.push(on_load_info);
+                }
+                v
             }
             ODraw::Sched { p, f } if cfg.call_time => {
                 let p = p as usize % processes.len();
@@ -397,6 +419,9 @@ fn build(cfg: GenConfig, mods: Vec<Vec<FDraw>>, procs: Vec<bool>, ops: Vec<ODraw
                         format!("{}:{}/{}", d.0, d.1, d.2)
                     }
                     14 => "bpm0:module_info/1".to_string(),
+                    // With code loading, half the missing functions become the on_load
+                    // pattern's trace_info (spec/src/code.rs CL8; no other draw changes).
+                    _ if cfg.code && (f / 16) % 2 == 1 => "on_load".to_string(),
                     _ => "bpm0:missing/0".to_string(),
                 };
                 // With frames and without call_time: match_spec and all instead of call_time.

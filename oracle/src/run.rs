@@ -264,6 +264,8 @@ fn term_json(sc: &Loaded, key: &str, t: &Term) -> Value {
     let name = |pid: u64| Value::from(sc.processes[(pid - 1) as usize].clone());
     match t {
         Term::Atom("false") => Value::Bool(false),
+        // Only `trace_info(on_load, _)` answers `true` (a counter flag is on).
+        Term::Atom("true") => Value::Bool(true),
         Term::Atom(a) => Value::from(*a),
         Term::Name(a) => Value::from(a.clone()),
         Term::Int(n) => Value::from(*n),
@@ -468,6 +470,22 @@ impl Exec<'_> {
                         };
                         term_json(self.sc, other, v)
                     }
+                };
+                self.push(What::TraceInfo(InfoObs {
+                    item: item.clone(),
+                    value,
+                }));
+            }
+            LOp::OnLoadInfo { session, item } => {
+                // The session's on_load pattern (spec/src/code.rs CL8): `{Item, Value}`.
+                let session = &self.sessions.id(*session);
+                let key = InfoKey::parse(item).expect("item validated by the loader");
+                let t = self.engine.on_load_info(*session, key);
+                let value = match &t {
+                    Term::Tuple(p) if p.len() == 2 && p[0] == Term::Atom(key.atom()) => {
+                        term_json(self.sc, item, &p[1])
+                    }
+                    _ => panic!("trace_info(on_load, {item}) gave {t}"),
                 };
                 self.push(What::TraceInfo(InfoObs {
                     item: item.clone(),

@@ -225,7 +225,8 @@ pub enum Feature {
     Caller,
     /// The ops `load`, `delete`, `purge` and `soft_purge` (spec/src/code.rs).
     CodeLoading,
-    /// `trace_pattern` with the pattern `on_load` (spec/src/code.rs CL8).
+    /// `trace_pattern` with the pattern `on_load`, and `trace_info` of `on_load`
+    /// (spec/src/code.rs CL8).
     OnLoadPattern,
 }
 
@@ -498,6 +499,12 @@ pub enum LOp {
         session: u32,
         spec: Spec,
         flags: PatternFlags,
+    },
+    /// `trace_info(on_load, Item)` (`trace:info(S, on_load, Item)`): the session's on_load
+    /// pattern as ERTS's `trace_info_on_load` answers (spec/src/code.rs CL8, `OnLoad::info`).
+    OnLoadInfo {
+        session: u32,
+        item: String,
     },
     /// load, delete, purge or soft_purge of a module (spec/src/code.rs).
     Code(CodeOp, String),
@@ -1468,8 +1475,19 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
             Op::TraceInfo(t) => {
                 let p = format!("{op_path}.trace_info");
                 let session = session_ix(&t.session, format!("{p}.session"), &alive)?;
-                let Some((mfa, true)) = parse_mfa(&t.mfa, None) else {
-                    return v.err(format!("{p}.mfa"), format!("{:?} is not M:F/A", t.mfa));
+                // `on_load`: the session's pattern for modules loaded later (spec/src/code.rs
+                // CL8): every item, `true`/`false` for the counters.
+                let on_load = t.mfa == "on_load";
+                let mfa = if on_load {
+                    None
+                } else {
+                    let Some((mfa, true)) = parse_mfa(&t.mfa, None) else {
+                        return v.err(
+                            format!("{p}.mfa"),
+                            format!("{:?} is not M:F/A (or on_load)", t.mfa),
+                        );
+                    };
+                    Some(mfa)
                 };
                 match t.item.as_str() {
                     "traced" | "call_count" => {}
@@ -1482,10 +1500,19 @@ fn validate(file: &str, sc: Scenario) -> Result<Loaded, LoadError> {
                         )
                     }
                 }
-                LOp::TraceInfo {
-                    session,
-                    mfa,
-                    item: t.item.clone(),
+                match mfa {
+                    None => {
+                        feature(Feature::OnLoadPattern, format!("{p}.mfa"));
+                        LOp::OnLoadInfo {
+                            session,
+                            item: t.item.clone(),
+                        }
+                    }
+                    Some(mfa) => LOp::TraceInfo {
+                        session,
+                        mfa,
+                        item: t.item.clone(),
+                    },
                 }
             }
             Op::TraceFlags(t) => {

@@ -135,6 +135,7 @@ pub fn erl_in_session(sc: &Loaded, op: &LOp, inner: String) -> String {
     let session = match op {
         LOp::TracePattern { session, .. }
         | LOp::OnLoadPattern { session, .. }
+        | LOp::OnLoadInfo { session, .. }
         | LOp::TraceInfo { session, .. }
         | LOp::TraceFlags { session, .. } => *session,
         _ => 0,

@@ -191,6 +191,17 @@ pub trait BreakpointEngine {
     ) -> Result<usize, PatternError> {
         panic!("{}: the on_load pattern is not supported", self.name())
     }
+    /// `erlang:trace_info(on_load, Key)` (`trace:info/3` in `session`; `Feature::OnLoadPattern`,
+    /// spec/src/code.rs CL8): `{Key, Value}` from the session's on_load pattern, as ERTS's
+    /// `trace_info_on_load` builds it (`false` while the pattern is off; `true`/`false` for the
+    /// counters; `all` lists traced, match_spec, meta, meta_match_spec and call_count).
+    fn on_load_info(&mut self, _session: SessionId, key: InfoKey) -> Term {
+        panic!(
+            "{}: trace_info(on_load, {}) is not supported",
+            self.name(),
+            key.atom()
+        )
+    }
     /// Does `f`'s module have a current version (false after `delete` until the next load)?
     fn is_loaded(&mut self, _f: FuncId) -> bool {
         true
@@ -524,6 +535,9 @@ impl BreakpointEngine for RefEngine {
     fn on_load_pattern(&mut self, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError> {
         self.on_load_pattern_impl(op, spec)
     }
+    fn on_load_info(&mut self, session: SessionId, key: InfoKey) -> Term {
+        bpspec_spec::code::on_load_info(&self.code.on_load, session, key)
+    }
     fn is_loaded(&mut self, f: FuncId) -> bool {
         self.code.is_loaded(f)
     }
@@ -661,6 +675,7 @@ impl BreakpointEngine for SpecOracle {
     delegate!(0 {
         fn trace_pattern(&mut self, pattern: &Pattern, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError>;
         fn on_load_pattern(&mut self, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError>;
+        fn on_load_info(&mut self, session: SessionId, key: InfoKey) -> Term;
         fn trace_info(&mut self, session: SessionId, mfa: &Mfa, item: InfoItem) -> InfoValue;
         fn trace_info_term(&mut self, session: SessionId, mfa: &Mfa, key: InfoKey) -> Term;
         fn take_meta(&mut self) -> Vec<(u64, FuncId)>;
@@ -909,6 +924,7 @@ impl BreakpointEngine for WrongOracle {
         fn alloc(&mut self, pid: u64, call_traced: u64, words: u64);
         fn session_create(&mut self, name: &str) -> SessionId;
         fn on_load_pattern(&mut self, op: PatternOp, spec: &TraceSpec) -> Result<usize, PatternError>;
+        fn on_load_info(&mut self, session: SessionId, key: InfoKey) -> Term;
     });
     fn supports(&self, feature: &Feature) -> bool {
         self.inner.supports(feature)

@@ -72,8 +72,8 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     use bpspec_oracle::target::{Wrong, WrongOracle};
     // Both run global trace (global_vs_local; the sequential oracle since spec/src/global.rs),
     // the local return/exception trace scenarios, return_to, {caller} and sessions;
-    // global_match_spec and return_to_global_sends_none need global match specs, which only
-    // the engine has. The code_*.json run on both, the engine's versions under both load
+    // global_match_spec, return_to_global_sends_none and code_on_load_info_global_ms need
+    // global match specs, which only the engine has. The code_*.json run on both, the engine's versions under both load
     // protocols (oracle/src/target/code.rs).
     // Our engine under both load protocols.
     let blocking = |funcs| -> Box<dyn BreakpointEngine> {
@@ -85,7 +85,7 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
     for (f, unsup) in [
         (&RefEngine::boxed as &dyn Fn(_) -> _, 0),
         (&blocking, 0),
-        (&SpecOracle::boxed, 2),
+        (&SpecOracle::boxed, 3),
     ] {
         let r = check_corpus(f).unwrap_or_else(|e| panic!("{e}"));
         assert!(

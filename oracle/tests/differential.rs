@@ -6,7 +6,7 @@
 use bpspec_oracle::conformance::{corpus_file, load_corpus};
 use bpspec_oracle::erlang::{differential, differential_of, minimize, Erl, Summary, Verdict};
 use bpspec_oracle::gen::{sample, GenConfig};
-use bpspec_oracle::scenario::{load, Loaded, Scenario};
+use bpspec_oracle::scenario::{load, LOp, Loaded, Scenario};
 use bpspec_oracle::target::{Factory, RefEngine, Wrong, WrongOracle};
 
 mod common;
@@ -213,19 +213,41 @@ fn random_with(erl: &Erl, cfg: GenConfig, engine: Factory) -> Summary {
     let global = with(Feature::GlobalTrace);
     let framed = with(Feature::MatchSpec);
     let code = with(Feature::CodeLoading);
-    let on_load = with(Feature::OnLoadPattern);
+    let has = |f: fn(&LOp) -> bool| scs.iter().filter(|l| l.ops.iter().any(f)).count();
+    let on_load = has(|o| matches!(o, LOp::OnLoadPattern { .. }));
+    let on_load_info = has(|o| matches!(o, LOp::OnLoadInfo { .. }));
+    // ... after an on_load pattern op (else every answer is false).
+    let on_load_both = scs
+        .iter()
+        .filter(|l| {
+            let set = l
+                .ops
+                .iter()
+                .position(|o| matches!(o, LOp::OnLoadPattern { .. }));
+            set.is_some_and(|i| {
+                l.ops[i..]
+                    .iter()
+                    .any(|o| matches!(o, LOp::OnLoadInfo { .. }))
+            })
+        })
+        .count();
     let vs = differential_of(erl, &scs, engine, true).unwrap_or_else(|e| panic!("{e}"));
     let s = Summary::of(&vs);
     eprintln!(
-        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs, {code} with code loading, {on_load} with an on_load pattern) on {}, {}: {s} ({:.1} s)",
+        "{n} random scenarios (seed {seed}, {timed} with call_time, {mem} with call_memory, {global} with global trace, {framed} with return/exception trace match specs, {code} with code loading, {on_load} with an on_load pattern, {on_load_info} with trace_info(on_load, _), {on_load_both} of them after an on_load pattern) on {}, {}: {s} ({:.1} s)",
         erl.origin(),
         engine(Vec::new()).name(),
         t0.elapsed().as_secs_f64()
     );
-    // The generator turns one code op in 16 into an on_load pattern (oracle/src/gen.rs).
+    // The generator turns one code op in 16 into an on_load pattern, and one trace_info in 32
+    // of a code-loading scenario into trace_info(on_load, _) (oracle/src/gen.rs).
     assert!(
         code == 0 || on_load * 20 >= code,
         "too few generated code-loading scenarios set an on_load pattern: {on_load} of {code}"
+    );
+    assert!(
+        code == 0 || on_load_info * 20 >= code,
+        "too few generated code-loading scenarios ask trace_info(on_load, _): {on_load_info} of {code}"
     );
     assert!(
         timed * 4 >= n,

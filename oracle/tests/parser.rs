@@ -524,3 +524,68 @@ fn on_load_patterns_load_and_bad_ones_name_the_op() {
         );
     }
 }
+
+/// `trace_info` of `on_load` (spec/src/code.rs CL8): every item loads as an op of its own that
+/// needs the on_load feature (OTP 25; call_memory 26, as for a function; in a session 27);
+/// an unknown item, or an `mfa` that is neither M:F/A nor on_load, is refused with the op's
+/// path.
+#[test]
+fn on_load_trace_info_loads_and_bad_ones_name_the_op() {
+    use bpspec_oracle::scenario::LOp;
+    let sc = |item: &str| {
+        format!(
+            r#"{{"name": "o", {MODS}, "ops": [{{"trace_info": {{"mfa": "on_load", "item": "{item}"}}}}]}}"#
+        )
+    };
+    for item in [
+        "traced",
+        "match_spec",
+        "meta",
+        "meta_match_spec",
+        "call_count",
+        "call_time",
+        "call_memory",
+        "all",
+    ] {
+        let l = load("o.json", &sc(item)).unwrap_or_else(|e| panic!("{item}: {e}"));
+        assert!(
+            matches!(&l.ops[0], LOp::OnLoadInfo { session: 0, item: i } if i == item),
+            "{:?}",
+            l.ops[0]
+        );
+        assert_eq!(
+            l.features.get(&Feature::OnLoadPattern).map(String::as_str),
+            Some("$.ops[0].trace_info.mfa")
+        );
+        let otp = if item == "call_memory" { 26 } else { 25 };
+        assert_eq!(l.requires_otp(), otp, "{item}");
+    }
+    // In a session: trace:info(S, on_load, Item), OTP 27.
+    let l = load(
+        "s.json",
+        &format!(
+            r#"{{"name": "s", "sessions": ["s1"], {MODS}, "ops": [{{"session_create": "s1"}}, {{"trace_info": {{"session": "s1", "mfa": "on_load", "item": "call_count"}}}}]}}"#
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        matches!(&l.ops[1], LOp::OnLoadInfo { session: 1, .. }),
+        "{:?}",
+        l.ops[1]
+    );
+    assert_eq!(l.requires_otp(), 27);
+    for (mfa, item, path, says) in [
+        ("on_load", "bogus", "item", "unknown trace_info item"),
+        ("on_lod", "traced", "mfa", "is not M:F/A (or on_load)"),
+        ("m:on_load", "traced", "mfa", "is not M:F/A (or on_load)"),
+    ] {
+        let text = format!(
+            r#"{{"name": "o", {MODS}, "ops": [{{"trace_info": {{"mfa": "{mfa}", "item": "{item}"}}}}]}}"#
+        );
+        let e = load("f.json", &text).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("f.json: at $.ops[0].trace_info.{path}: ")) && e.contains(says),
+            "{mfa} {item}: {e}"
+        );
+    }
+}

@@ -51,12 +51,16 @@
 //!   commit: one `erts_set_trace_pattern` per session): the legacy session first, then the
 //!   sessions newest first, each putting its node at the head of the function's chain, so on
 //!   the new version the oldest session's messages come first and the legacy session's last.
-//!   A delete loads nothing and applies nothing. Measured on OTP 25 and OTP 29.1.2 (sessions on
-//!   29): docs/scenario.md, "Code loading".
+//!   A delete loads nothing and applies nothing. `trace_info(on_load, Item)`
+//!   (`trace:info(S, on_load, Item)`) reads the session's pattern, not any function
+//!   ([`OnLoad::info`], ERTS's `trace_info_on_load`): `false` for every item while it is off;
+//!   `true`/`false` for the counters (a flag, not a count); `all` without call_time and
+//!   call_memory. Measured on OTP 25 and OTP 29.1.2 (sessions on 29): docs/scenario.md, "Code
+//!   loading".
 
 use crate::Oracle;
 use bpspec_reference::{
-    FlagSet, MatchSpec, Mfa, Pattern, PatternError, PatternOp, SessionId, TraceSpec,
+    FlagSet, InfoKey, MatchSpec, Mfa, Pattern, PatternError, PatternOp, SessionId, Term, TraceSpec,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -191,6 +195,77 @@ impl OnLoad {
         };
         Some(spec.session(session))
     }
+}
+
+impl OnLoad {
+    /// `trace_info(on_load, Key)` (`trace:info(S, on_load, Key)` in a session): the
+    /// `{Key, Value}` ERTS's `trace_info_on_load` (erl_bif_trace.c) builds from the pattern
+    /// (CL8). Off: `false` for every key, `all` too. On: `traced` is `global` in global mode,
+    /// `local` with local, else `false`; `match_spec` is the match spec (`[]` for `true`) with
+    /// global or local trace, else `false`; `meta` and `meta_match_spec` are `false` (meta is
+    /// not modelled for the pattern); `call_count`, `call_time` and `call_memory` are `true` or
+    /// `false` (the flag, not a count); `all` lists traced, match_spec, meta, meta_match_spec
+    /// and call_count only, and its match_spec shows a stored match spec even in counters-only
+    /// mode (where the `match_spec` item says `false`), as ERTS's code does.
+    pub fn info(&self, key: InfoKey) -> Term {
+        let pair = |k: &'static str, v: Term| Term::Tuple(vec![Term::Atom(k), v]);
+        let flag = |b: bool| Term::Atom(if b { "true" } else { "false" });
+        let f = Term::Atom("false");
+        if !self.on {
+            return pair(key.atom(), f);
+        }
+        let traced_ms = !self.breakpoint || self.flags.local;
+        let traced = if !self.breakpoint {
+            Term::Atom("global")
+        } else if self.flags.local {
+            Term::Atom("local")
+        } else {
+            Term::Atom("false")
+        };
+        let ms = || {
+            self.ms
+                .as_ref()
+                .map_or(Term::List(vec![]), MatchSpec::to_term)
+        };
+        let v = match key {
+            InfoKey::Traced => traced,
+            InfoKey::MatchSpec if traced_ms => ms(),
+            InfoKey::MatchSpec | InfoKey::Meta | InfoKey::MetaMatchSpec => f,
+            InfoKey::CallCount => flag(self.flags.call_count),
+            InfoKey::CallTime => flag(self.flags.call_time),
+            InfoKey::CallMemory => flag(self.flags.call_memory),
+            InfoKey::All => {
+                let all_ms = if self.ms.is_some() || traced_ms {
+                    ms()
+                } else {
+                    f.clone()
+                };
+                Term::List(vec![
+                    pair("traced", traced),
+                    pair("match_spec", all_ms),
+                    pair("meta", f.clone()),
+                    pair("meta_match_spec", f),
+                    pair("call_count", flag(self.flags.call_count)),
+                ])
+            }
+        };
+        pair(key.atom(), v)
+    }
+}
+
+/// `trace_info(on_load, Key)` in `session` on a map of the sessions' on_load patterns (CL8):
+/// [`OnLoad::info`] of the session's pattern (a session that never set one, or a destroyed
+/// one, answers as a pattern that is off).
+pub fn on_load_info(
+    patterns: &BTreeMap<SessionId, OnLoad>,
+    session: SessionId,
+    key: InfoKey,
+) -> Term {
+    patterns
+        .get(&session)
+        .cloned()
+        .unwrap_or_default()
+        .info(key)
 }
 
 /// `trace_pattern(on_load, ...)` on a map of the sessions' on_load patterns (CL8): the session's
@@ -387,6 +462,11 @@ impl Oracle {
         change_on_load(&mut self.code.on_load, op, spec)
     }
 
+    /// `trace_info(on_load, Key)` in `session` (CL8, [`OnLoad::info`]): `{Key, Value}`.
+    pub fn on_load_info(&self, session: SessionId, key: InfoKey) -> Term {
+        on_load_info(&self.code.on_load, session, key)
+    }
+
     /// A destroyed session's `on_load` pattern goes with it (ERTS's
     /// `clear_on_load_trace_pattern`).
     pub(crate) fn forget_on_load(&mut self, session: SessionId) {
@@ -570,6 +650,54 @@ mod tests {
             p.applied(0).is_some_and(|s| s.flags.local),
             "a refused change changes nothing"
         );
+    }
+
+    /// `trace_info(on_load, Item)` as measured on OTP 25 and 29 (CL8, `trace_info_on_load`).
+    #[test]
+    fn on_load_info_as_erts_answers() {
+        let info = |p: &OnLoad, k: InfoKey| match p.info(k) {
+            Term::Tuple(v) if v.len() == 2 && v[0] == Term::Atom(k.atom()) => v[1].to_string(),
+            t => panic!("{t}"),
+        };
+        let mut p = OnLoad::default();
+        for k in InfoKey::EVERY {
+            assert_eq!(info(&p, k), "false", "off: {}", k.atom());
+        }
+        let rt = TraceSpec::local()
+            .call_count()
+            .ms(Some(MatchSpec::RETURN_TRACE));
+        p.change(PatternOp::True, &rt).unwrap();
+        assert_eq!(info(&p, InfoKey::Traced), "local");
+        assert_eq!(info(&p, InfoKey::MatchSpec), "[{'_',[],[{return_trace}]}]");
+        assert_eq!(info(&p, InfoKey::CallCount), "true");
+        assert_eq!(info(&p, InfoKey::CallTime), "false");
+        assert_eq!(info(&p, InfoKey::Meta), "false");
+        assert_eq!(
+            info(&p, InfoKey::All),
+            "[{traced,local},{match_spec,[{'_',[],[{return_trace}]}]},{meta,false},{meta_match_spec,false},{call_count,true}]"
+        );
+        // Global mode with a match spec, then counters only: the match spec stays stored;
+        // only `all` shows it.
+        let mut g = OnLoad::default();
+        g.change(
+            PatternOp::True,
+            &TraceSpec::global().ms(Some(MatchSpec::RETURN_TRACE)),
+        )
+        .unwrap();
+        assert_eq!(info(&g, InfoKey::Traced), "global");
+        let cc = TraceSpec::counters(FlagSet {
+            call_count: true,
+            ..FlagSet::default()
+        });
+        g.change(PatternOp::True, &cc).unwrap();
+        assert_eq!(info(&g, InfoKey::Traced), "false");
+        assert_eq!(info(&g, InfoKey::MatchSpec), "false");
+        assert_eq!(
+            info(&g, InfoKey::All),
+            "[{traced,false},{match_spec,[{'_',[],[{return_trace}]}]},{meta,false},{meta_match_spec,false},{call_count,true}]"
+        );
+        g.change(PatternOp::False, &cc).unwrap();
+        assert_eq!(info(&g, InfoKey::All), "false");
     }
 
     /// A load applies the on_load pattern to the new version; clearing the pattern keeps the
