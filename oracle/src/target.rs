@@ -536,7 +536,7 @@ impl BreakpointEngine for RefEngine {
         self.on_load_pattern_impl(op, spec)
     }
     fn on_load_info(&mut self, session: SessionId, key: InfoKey) -> Term {
-        bpspec_spec::code::on_load_info(&self.code.on_load, session, key)
+        bpspec_spec::code::on_load_info(&self.code.on_load, session, key, self.code.mutant)
     }
     fn is_loaded(&mut self, f: FuncId) -> bool {
         self.code.is_loaded(f)
@@ -820,6 +820,8 @@ pub enum Wrong {
     /// call_time/call_memory frames of a process in old code charge the new version (code.rs
     /// CL6).
     OldFramesCharge,
+    /// `trace_info(on_load, all)` lists call_time and call_memory too (code.rs CL8).
+    OnLoadInfoAllItems,
 }
 
 impl Wrong {
@@ -851,12 +853,13 @@ impl Wrong {
     /// The meta trace mutants (caught by `oracle/corpus/meta_untraced_process.json`).
     pub const META: [Wrong; 1] = [Wrong::MetaOnlyCallTraced];
     /// The code-loading mutants (caught by the corpus's code_*.json: oracle/tests/corpus.rs).
-    pub const CODE: [Wrong; 5] = [
+    pub const CODE: [Wrong; 6] = [
         Wrong::LoadKeepsBreakpoints,
         Wrong::DeleteKeepsFunctions,
         Wrong::OldCodeIsCurrent,
         Wrong::ChangedBodiesIgnored,
         Wrong::OldFramesCharge,
+        Wrong::OnLoadInfoAllItems,
     ];
 }
 
@@ -885,6 +888,7 @@ impl WrongOracle {
             Wrong::OldCodeIsCurrent => o.mutant_code(CodeMutant::OldCodeIsCurrent),
             Wrong::ChangedBodiesIgnored => o.mutant_code(CodeMutant::ChangedBodiesIgnored),
             Wrong::OldFramesCharge => o.mutant_code(CodeMutant::OldFramesCharge),
+            Wrong::OnLoadInfoAllItems => o.mutant_code(CodeMutant::OnLoadInfoAllItems),
             _ => {}
         }
         WrongOracle {

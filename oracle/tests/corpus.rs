@@ -117,6 +117,7 @@ fn check_corpus_accepts_both_engines_and_rejects_wrong_oracles() {
         CodeMutant::OldCodeIsCurrent,
         CodeMutant::ChangedBodiesIgnored,
         CodeMutant::OldFramesCharge,
+        CodeMutant::OnLoadInfoAllItems,
     ] {
         let f = move |funcs| -> Box<dyn BreakpointEngine> {
             Box::new(RefEngine::with_code_mutant(funcs, m))

@@ -167,7 +167,7 @@ fn code_loading_on(erl: &Erl) {
         scs.len()
     );
     // The generator draws no receive functions: the old-code mutants are checked on the
-    // corpus's code_*.json. The changed-bodies one on the random scenarios (`load_changed` and the
+    // corpus's code_*.json, and so is the on_load `all` item (code_on_load_info*.json). The changed-bodies one on the random scenarios (`load_changed` and the
     // generator's `changed_body`s).
     let code_corpus: Vec<Loaded> = corpus()
         .into_iter()
@@ -175,7 +175,10 @@ fn code_loading_on(erl: &Erl) {
         .map(|(_, l)| l)
         .collect();
     for w in Wrong::CODE {
-        let on = if matches!(w, Wrong::OldCodeIsCurrent | Wrong::OldFramesCharge) {
+        let on = if matches!(
+            w,
+            Wrong::OldCodeIsCurrent | Wrong::OldFramesCharge | Wrong::OnLoadInfoAllItems
+        ) {
             &code_corpus
         } else {
             &scs

@@ -260,12 +260,21 @@ pub fn on_load_info(
     patterns: &BTreeMap<SessionId, OnLoad>,
     session: SessionId,
     key: InfoKey,
+    mutant: Option<CodeMutant>,
 ) -> Term {
-    patterns
-        .get(&session)
-        .cloned()
-        .unwrap_or_default()
-        .info(key)
+    let p = patterns.get(&session).cloned().unwrap_or_default();
+    let answer = p.info(key);
+    match (mutant, key, answer) {
+        (Some(CodeMutant::OnLoadInfoAllItems), InfoKey::All, Term::Tuple(mut kv)) => {
+            if let Some(Term::List(items)) = kv.get_mut(1) {
+                for k in [InfoKey::CallTime, InfoKey::CallMemory] {
+                    items.push(p.info(k));
+                }
+            }
+            Term::Tuple(kv)
+        }
+        (_, _, answer) => answer,
+    }
 }
 
 /// `trace_pattern(on_load, ...)` on a map of the sessions' on_load patterns (CL8): the session's
@@ -325,6 +334,9 @@ pub enum CodeMutant {
     /// call_memory frames pushed in the version that becomes old charge the new version's
     /// rows (CL6).
     OldFramesCharge,
+    /// `trace_info(on_load, all)` lists `call_time` and `call_memory` too, as a function's `all`
+    /// does (ERTS's `trace_info_on_load` lists five items: CL8).
+    OnLoadInfoAllItems,
 }
 
 /// The modules' versions. A module not in the map has only its first, current version.
@@ -464,7 +476,7 @@ impl Oracle {
 
     /// `trace_info(on_load, Key)` in `session` (CL8, [`OnLoad::info`]): `{Key, Value}`.
     pub fn on_load_info(&self, session: SessionId, key: InfoKey) -> Term {
-        on_load_info(&self.code.on_load, session, key)
+        on_load_info(&self.code.on_load, session, key, self.code.mutant)
     }
 
     /// A destroyed session's `on_load` pattern goes with it (ERTS's
