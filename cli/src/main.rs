@@ -21,6 +21,12 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// The allocator of the `bpspec` binary (cli/Cargo.toml; docs/perf.md, "The allocator"); a
+/// shuttle build of the workspace takes bpspec-models' instead.
+#[cfg(not(shuttle))]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod check;
 mod docgen;
 mod explore;

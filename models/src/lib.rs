@@ -684,3 +684,10 @@ pub fn kill_bound_floor(mutant: Option<Mutant>, scenario: &str) -> Option<usize>
         .find(|&&(m, s, _)| Some(m) == mutant && s == scenario)
         .map(|&(_, _, b)| b)
 }
+
+/// The shuttle builds' allocator (models/Cargo.toml; docs/perf.md, "The allocator"). The loom
+/// builds keep the system's: loom's per-execution cost is its own bookkeeping, and mimalloc
+/// measured no gain there.
+#[cfg(shuttle)]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
