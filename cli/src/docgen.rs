@@ -433,6 +433,8 @@ fn kill_matrix(opts: &[String], files: &[PathBuf]) -> Result<String, String> {
                     !w.starts_with("executions=")
                         && !w.starts_with("first-killed-at=")
                         && !w.starts_with("margin=")
+                        && !w.starts_with("distinct=")
+                        && !w.starts_with("last-new=")
                 })
                 .collect();
             let w = words.join(" ");
@@ -803,10 +805,12 @@ fn params(bound: &str) -> String {
 /// The bound's settings: its words without the counts a run made (`COUNTS`) and without
 /// rates such as `(687121/s)`.
 fn settings(bound: &str) -> String {
-    const COUNTS: [&str; 11] = [
+    const COUNTS: [&str; 13] = [
         "executions",
         "first-killed-at",
         "margin",
+        "distinct",
+        "last-new",
         "hits",
         "trace_pattern",
         "collections",

@@ -521,8 +521,10 @@ pub mod shuttle_run {
     use crate::harness::{ModelRun, NamedScenario, Variant, VariantRun};
     use crate::results::catch;
     use bpspec_reference::Mutant;
-    use shuttle::scheduler::{PctScheduler, RandomScheduler};
+    use shuttle::scheduler::{PctScheduler, RandomScheduler, Schedule, Scheduler, Task, TaskId};
     use shuttle::{Config, Runner};
+    use std::collections::HashSet;
+    use std::sync::{Arc, Mutex};
     use std::time::Instant;
 
     /// Fixed seed: a failure reproduces from (seed, scheduler, shuttle version, commit).
@@ -544,6 +546,102 @@ pub mod shuttle_run {
         let mut c = Config::new();
         c.ungraceful_shutdown_config.immediately_return_on_panic = true;
         c
+    }
+
+    /// What a run's iterations explored: how many distinct schedules they ran, and the last
+    /// iteration that ran one not run before ([`Distinct`]).
+    #[derive(Debug, Default)]
+    pub struct Explored {
+        seen: HashSet<u64>,
+        /// Iterations whose schedule was counted (each one that ran to its end).
+        pub iterations: usize,
+        /// The last of those whose schedule was new (1-based; 0 before any).
+        pub last_new: usize,
+        /// The digest of the running iteration's decisions so far.
+        digest: u64,
+        /// Whether an iteration is running (begun, not yet counted).
+        running: bool,
+    }
+
+    impl Explored {
+        /// Distinct schedules among the counted iterations.
+        pub fn distinct(&self) -> usize {
+            self.seen.len()
+        }
+
+        fn mix(&mut self, word: u64) {
+            // FNV-1a over the words of the decision sequence (64 bits: among 50,000 schedules
+            // the chance of any two digests colliding is about 1e-10).
+            for b in word.to_le_bytes() {
+                self.digest = (self.digest ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+
+        /// The iteration that was running ran to its end: count its schedule.
+        fn close(&mut self) {
+            if std::mem::take(&mut self.running) {
+                self.iterations += 1;
+                if self.seen.insert(self.digest) {
+                    self.last_new = self.iterations;
+                }
+            }
+        }
+    }
+
+    /// A shuttle scheduler that hands every decision to `inner` unchanged and records the
+    /// sequence of them: the task chosen at each scheduling point and each random number handed
+    /// out. The models are deterministic given those decisions (their only nondeterminism is
+    /// shuttle's), so two iterations with the same sequence ran the same execution, and
+    /// [`Explored::distinct`] counts the executions a run explored. An iteration that fails
+    /// ends the run before the next `new_execution`, so it is not counted.
+    pub struct Distinct<S> {
+        inner: S,
+        explored: Arc<Mutex<Explored>>,
+    }
+
+    impl<S: Scheduler> Distinct<S> {
+        /// `inner`, its run's schedules recorded in `explored`.
+        pub fn new(inner: S, explored: Arc<Mutex<Explored>>) -> Self {
+            Distinct { inner, explored }
+        }
+
+        fn explored(&self) -> std::sync::MutexGuard<'_, Explored> {
+            self.explored.lock().unwrap_or_else(|e| e.into_inner())
+        }
+    }
+
+    impl<S: Scheduler> Scheduler for Distinct<S> {
+        fn new_execution(&mut self) -> Option<Schedule> {
+            self.explored().close();
+            let next = self.inner.new_execution();
+            if next.is_some() {
+                let mut e = self.explored();
+                e.running = true;
+                e.digest = 0xcbf2_9ce4_8422_2325;
+            }
+            next
+        }
+
+        fn next_task(
+            &mut self,
+            runnable: &[&Task],
+            current: Option<TaskId>,
+            is_yielding: bool,
+        ) -> Option<TaskId> {
+            let t = self.inner.next_task(runnable, current, is_yielding);
+            // `None` (stop exploring this schedule) is a word of its own.
+            let word = t.map_or(u64::MAX, |t| usize::from(t) as u64);
+            self.explored().mix(word);
+            t
+        }
+
+        fn next_u64(&mut self) -> u64 {
+            let v = self.inner.next_u64();
+            let mut e = self.explored();
+            e.mix(u64::MAX - 1);
+            e.mix(v);
+            v
+        }
     }
 
     /// Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000), else 1,000.
@@ -775,23 +873,31 @@ pub mod shuttle_run {
         };
         // The watchdog names the run if it hangs; outside `catch`, so that a hang is a failed
         // test, never a counterexample.
+        let explored = Arc::new(Mutex::new(Explored::default()));
+        let explored_in = explored.clone();
         let cx =
             bpspec_reference::watchdog::guard(&format!("shuttle {name} ({label})"), move || {
                 catch(|| {
                     if pct {
-                        Runner::new(PctScheduler::new_from_seed(seed, PCT_DEPTH, n), config())
-                            .run(model);
+                        let s = PctScheduler::new_from_seed(seed, PCT_DEPTH, n);
+                        Runner::new(Distinct::new(s, explored_in), config()).run(model);
                     } else {
-                        Runner::new(RandomScheduler::new_from_seed(seed, n), config()).run(model);
+                        let s = RandomScheduler::new_from_seed(seed, n);
+                        Runner::new(Distinct::new(s, explored_in), config()).run(model);
                     }
                 })
             });
         drop(progress);
+        let (distinct, last_new) = {
+            let e = explored.lock().unwrap_or_else(|p| p.into_inner());
+            (e.distinct(), e.last_new)
+        };
         let mut bound = if pct {
             format!("pct depth={PCT_DEPTH} iterations={n} seed={seed:#x}")
         } else {
             format!("random iterations={n} seed={seed:#x}")
         };
+        bound.push_str(&format!(" distinct={distinct} last-new={last_new}"));
         if cx.is_some() {
             // The bound at which this run first fails, and the margin to the bound it ran at.
             let k = done.load(std::sync::atomic::Ordering::Relaxed).max(1);

@@ -109,3 +109,49 @@ fn scheduling_point_skipped_only_when_alone() {
         200,
     );
 }
+
+/// The bound's `distinct=` and `last-new=` words (`shuttle_run::Distinct`) count executions:
+/// one task alone runs one schedule however many iterations; two tasks with three atomic
+/// operations each run a handful, each found early and then run again and again; the count
+/// can neither stay at 1 (decisions ignored) nor reach the iterations (something other than
+/// the decisions in the digest).
+#[test]
+fn distinct_counts_the_schedules_a_run_explored() {
+    use bpspec_models::harness::shuttle_run::explore;
+    use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use shuttle::sync::Arc;
+    fn word(bound: &str, key: &str) -> usize {
+        bound
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {bound:?}"))
+    }
+    let (cx, _, alone) = explore("distinct alone", false, 500, || {
+        let a = AtomicUsize::new(0);
+        for _ in 0..3 {
+            a.fetch_add(1, SeqCst);
+        }
+    });
+    assert!(cx.is_none());
+    assert_eq!(word(&alone, "distinct="), 1, "{alone}");
+    assert_eq!(word(&alone, "last-new="), 1, "{alone}");
+    for pct in [false, true] {
+        let (cx, _, two) = explore("distinct two tasks", pct, 2000, || {
+            let a = Arc::new(AtomicUsize::new(0));
+            let b = a.clone();
+            let t = shuttle::thread::spawn(move || {
+                for _ in 0..3 {
+                    b.fetch_add(1, SeqCst);
+                }
+            });
+            for _ in 0..3 {
+                a.fetch_add(1, SeqCst);
+            }
+            t.join().unwrap();
+        });
+        assert!(cx.is_none());
+        let (d, last) = (word(&two, "distinct="), word(&two, "last-new="));
+        assert!(d > 1 && d < 2000 && last < 2000, "{two}");
+    }
+}
