@@ -17,7 +17,7 @@ $1 == "shuttle" && $4 == "baseline" && word($5, "distinct") != "" {
     row[s, n[s]] = $2 " " $3
     dist[s, n[s]] = d
     iters[s] = it
-    if (l * 2 <= it) sat[s]++
+    if (l * 2 <= it + 0) sat[s]++
     if (!(s in seen)) { seen[s] = 1; order[++k] = s }
 }
 function sort(s, m,    i, j, t, u) {
