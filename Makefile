@@ -331,8 +331,8 @@ docs-results:
 	} > docs/results/check-parts.tsv
 	{ echo "# make check's loom baselines under more than one variant (RESULTS/loom.tsv), $$(date -u -r $(RESULTS)/loom.tsv '+%F %H:%M UTC'); made by make docs-results (scripts/loom-variants.awk); do not edit."; \
 	  awk -f scripts/loom-variants.awk $(RESULTS)/loom.tsv; } > docs/results/check-loom-variants.tsv
-	{ echo "# make check's shuttle baselines, what their iterations explored (RESULTS/shuttle.tsv), $$(date -u -r $(RESULTS)/shuttle.tsv '+%F %H:%M UTC'); made by make docs-results (scripts/shuttle-distinct.awk); do not edit."; \
-	  awk -f scripts/shuttle-distinct.awk $(RESULTS)/shuttle.tsv; } > docs/results/check-shuttle-distinct.tsv
-	{ echo "# make check's shuttle baselines of one scenario whose variants counted the same schedules (RESULTS/shuttle.tsv), $$(date -u -r $(RESULTS)/shuttle.tsv '+%F %H:%M UTC'); made by make docs-results (scripts/shuttle-same.awk); do not edit."; \
-	  awk -f scripts/shuttle-same.awk $(RESULTS)/shuttle.tsv; } > docs/results/check-shuttle-same.tsv
+	{ echo "# make check's shuttle baselines, what their iterations explored (RESULTS/shuttle.tsv), $$(date -u -r $(RESULTS)/shuttle.tsv '+%F %H:%M UTC'); made by make docs-results (scripts/shuttle-explored.awk); do not edit."; \
+	  awk -v table=summary -f scripts/shuttle-explored.awk $(RESULTS)/shuttle.tsv; } > docs/results/check-shuttle-distinct.tsv
+	{ echo "# make check's shuttle baselines of one scenario whose variants counted the same schedules (RESULTS/shuttle.tsv), $$(date -u -r $(RESULTS)/shuttle.tsv '+%F %H:%M UTC'); made by make docs-results (scripts/shuttle-explored.awk); do not edit."; \
+	  awk -v table=same -f scripts/shuttle-explored.awk $(RESULTS)/shuttle.tsv; } > docs/results/check-shuttle-same.tsv
 	BPSPEC_BLESS=1 $(CARGO) test -p bpspec --test docs generated_blocks_and_timelines_are_fresh
