@@ -559,6 +559,10 @@ pub mod shuttle_run {
         pub last_new: usize,
         /// The digest of the running iteration's decisions so far.
         digest: u64,
+        /// The digest of the counted iterations' digests, in order: equal for two runs of the
+        /// same scheduler and seed exactly when their iterations made the same decisions (up to
+        /// a 64-bit collision).
+        pub run: u64,
         /// Whether an iteration is running (begun, not yet counted).
         running: bool,
     }
@@ -581,11 +585,37 @@ pub mod shuttle_run {
         fn close(&mut self) {
             if std::mem::take(&mut self.running) {
                 self.iterations += 1;
+                self.run = (self.run ^ self.digest).wrapping_mul(0x0100_0000_01b3);
                 if self.seen.insert(self.digest) {
                     self.last_new = self.iterations;
                 }
             }
         }
+    }
+
+    /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler from [`SEED`],
+    /// recording no row, under the watchdog (`name` names the run if it hangs), and return what
+    /// its iterations explored ([`Explored`]). Two models with equal [`Explored::run`] made the
+    /// same decisions in every iteration. Panics if an iteration fails.
+    pub fn explored(
+        name: &str,
+        pct: bool,
+        n: usize,
+        model: impl Fn() + Send + Sync + 'static,
+    ) -> Explored {
+        let explored = Arc::new(Mutex::new(Explored::default()));
+        let e = explored.clone();
+        bpspec_reference::watchdog::guard(&format!("shuttle {name} (explored)"), move || {
+            if pct {
+                let s = PctScheduler::new_from_seed(SEED, PCT_DEPTH, n);
+                Runner::new(Distinct::new(s, e), config()).run(model);
+            } else {
+                let s = RandomScheduler::new_from_seed(SEED, n);
+                Runner::new(Distinct::new(s, e), config()).run(model);
+            }
+        });
+        let mut g = explored.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::take(&mut *g)
     }
 
     /// A shuttle scheduler that hands every decision to `inner` unchanged and records the

@@ -70,3 +70,57 @@ fn a_failed_execution_stops_at_once() {
     );
     assert!(cx.is_some(), "the mutant survived {bound}");
 }
+
+/// Each twin of a load scenario (`-3ix`: ERTS's three code indices; `-pipeline`: the pipeline
+/// wait plan; `-fold`: LW1 folded into W1) makes decisions of its own, so its rows check
+/// something its base's do not, except where the switch has no step: under `Blocking` the
+/// three-index scheme's waits do not run (`Engine::code_wait`, `Engine::purge_grace`: only
+/// `NonBlocking`), so the `-3ix` twins make their base's decisions there (docs/mutants.md,
+/// "What the iterations explore"). Compared by the digest of every decision of 300 PCT
+/// iterations from the same seed (`shuttle_run::explored`). A twin that stops differing (its
+/// switch no longer reached), or a `-3ix` twin under `Blocking` that starts to, fails it.
+#[test]
+fn twins_make_decisions_of_their_own() {
+    use bpspec_models::harness::shuttle_run::explored;
+    use bpspec_models::load::{PIPELINE_TWINS, THREE_TWINS};
+    let digest = |name: &str, proto: LoadProtocol| {
+        let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
+        explored(name, true, 300, move || run(&scn, proto, None)).run
+    };
+    let folds: Vec<(&str, String)> = shuttle_scenarios()
+        .iter()
+        .filter(|s| s.fold_lw1)
+        .map(|s| {
+            (
+                s.name.strip_suffix("-fold").expect("a -fold name"),
+                s.name.to_string(),
+            )
+        })
+        .collect();
+    let mut pairs: Vec<(&str, String, &[LoadProtocol])> = Vec::new();
+    for &(base, twin) in THREE_TWINS.iter().chain(PIPELINE_TWINS) {
+        pairs.push((base, twin.to_string(), &LoadProtocol::ALL));
+    }
+    for (base, twin) in folds {
+        pairs.push((base, twin, &[LoadProtocol::NonBlocking]));
+    }
+    let mut wrong = Vec::new();
+    for (base, twin, protos) in &pairs {
+        for &proto in *protos {
+            let same = digest(base, proto) == digest(twin, proto);
+            let no_step = proto == LoadProtocol::Blocking && twin.ends_with("-3ix");
+            if same != no_step {
+                wrong.push(format!(
+                    "{twin} under {proto:?}: {} its base {base}",
+                    if same {
+                        "the same decisions as"
+                    } else {
+                        "decisions other than"
+                    }
+                ));
+            }
+        }
+    }
+    assert!(pairs.len() >= 12, "too few twins: {}", pairs.len());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
