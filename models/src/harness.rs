@@ -606,16 +606,28 @@ pub mod shuttle_run {
         let explored = Arc::new(Mutex::new(Explored::default()));
         let e = explored.clone();
         bpspec_reference::watchdog::guard(&format!("shuttle {name} (explored)"), move || {
-            if pct {
-                let s = PctScheduler::new_from_seed(SEED, PCT_DEPTH, n);
-                Runner::new(Distinct::new(s, e), config()).run(model);
-            } else {
-                let s = RandomScheduler::new_from_seed(SEED, n);
-                Runner::new(Distinct::new(s, e), config()).run(model);
-            }
+            run_recorded(pct, n, SEED, e, model)
         });
         let mut g = explored.lock().unwrap_or_else(|p| p.into_inner());
         std::mem::take(&mut *g)
+    }
+
+    /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler from `seed`,
+    /// its schedules recorded in `explored` ([`Distinct`]).
+    fn run_recorded(
+        pct: bool,
+        n: usize,
+        seed: u64,
+        explored: Arc<Mutex<Explored>>,
+        model: impl Fn() + Send + Sync + 'static,
+    ) {
+        if pct {
+            let s = PctScheduler::new_from_seed(seed, PCT_DEPTH, n);
+            Runner::new(Distinct::new(s, explored), config()).run(model);
+        } else {
+            let s = RandomScheduler::new_from_seed(seed, n);
+            Runner::new(Distinct::new(s, explored), config()).run(model);
+        }
     }
 
     /// A shuttle scheduler that hands every decision to `inner` unchanged and records the
@@ -907,15 +919,7 @@ pub mod shuttle_run {
         let explored_in = explored.clone();
         let cx =
             bpspec_reference::watchdog::guard(&format!("shuttle {name} ({label})"), move || {
-                catch(|| {
-                    if pct {
-                        let s = PctScheduler::new_from_seed(seed, PCT_DEPTH, n);
-                        Runner::new(Distinct::new(s, explored_in), config()).run(model);
-                    } else {
-                        let s = RandomScheduler::new_from_seed(seed, n);
-                        Runner::new(Distinct::new(s, explored_in), config()).run(model);
-                    }
-                })
+                catch(|| run_recorded(pct, n, seed, explored_in, model))
             });
         drop(progress);
         let (distinct, last_new) = {
