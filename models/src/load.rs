@@ -826,8 +826,13 @@ pub fn expected_kills(checker: &str, proto: LoadProtocol) -> Vec<(Mutant, &'stat
     // `old-code-untraced-purge-3ix`, as on its `Two` twin); the kill matrices of
     // models/tests/load_loom.rs and load_shuttle.rs run them. None needs an exception. The
     // pipeline plan's twins likewise (`skip-w4-before-free` there frees at once what the plan
-    // would leave to the next wait).
-    for twins in [THREE_TWINS, PIPELINE_TWINS] {
+    // would leave to the next wait). Not shuttle's `-3ix` twins under `Blocking`, which shuttle
+    // does not run ([`runs_in_shuttle`]).
+    let three = !(checker == "shuttle" && proto == LoadProtocol::Blocking);
+    for twins in [three.then_some(THREE_TWINS), Some(PIPELINE_TWINS)]
+        .into_iter()
+        .flatten()
+    {
         for twin in twin_claims(&claims, twins) {
             if !claims.contains(&twin) {
                 claims.push(twin);
@@ -1020,6 +1025,20 @@ pub const THREE_TWINS: &[(&str, &str)] = &[
     // dispatches through that index's word.
     ("load-global", "load-global-3ix"),
 ];
+
+/// Whether shuttle runs scenario `name` under `proto`. Not the `-fold` twins under `Blocking`,
+/// which has no LW1 to fold, and not the `-3ix` twins of [`THREE_TWINS`] under `Blocking`: the
+/// three-index scheme's steps (the code barrier, `Engine::code_wait`; the purge's first wait,
+/// `Engine::purge_grace`) run under `NonBlocking` only, so under the block a twin makes exactly
+/// its base's decisions (`twins_make_decisions_of_their_own`, tests/load_shuttle.rs, compares
+/// them and fails if one starts to differ). The two `-3ix` scenarios without a `Two` twin run
+/// under both. loom runs every scenario under both protocols but the `-fold` ones: its
+/// executions also depend on the orderings of the operations, which the decisions do not show,
+/// and its `-3ix@blocking` rows cost a fraction of a second.
+pub fn runs_in_shuttle(name: &str, fold_lw1: bool, proto: LoadProtocol) -> bool {
+    proto == LoadProtocol::NonBlocking
+        || !(fold_lw1 || THREE_TWINS.iter().any(|&(_, twin)| twin == name))
+}
 
 /// The `Two` scenarios run again under the pipeline wait plan, each (from, its `-pipeline`
 /// twin): a trace_pattern then a load (a pipelined call's unlinked nodes meet the load's block or

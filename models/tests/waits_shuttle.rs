@@ -57,23 +57,67 @@ fn explore_other(name: &'static str, plan: WaitPlan, m: Option<Mutant>, pct: boo
     })
 }
 
-/// Global (export) and meta patterns under every plan: the baselines hold (random and PCT).
+/// Global (export) patterns under `exports::SHUTTLE_PLANS` and meta patterns under every plan:
+/// the baselines hold (random and PCT).
 #[test]
 fn waits_global_and_meta_baseline() {
-    for name in exports::PLAN_SCENARIOS
+    let runs = exports::PLAN_SCENARIOS
         .into_iter()
-        .chain(meta::META_PLAN_SCENARIOS)
-    {
-        for plan in PLANS {
-            for pct in [false, true] {
-                explore_other(name, plan, None, pct);
-            }
+        .flat_map(|n| exports::SHUTTLE_PLANS.map(|p| (n, p)))
+        .chain(
+            meta::META_PLAN_SCENARIOS
+                .into_iter()
+                .flat_map(|n| PLANS.map(|p| (n, p))),
+        );
+    for (name, plan) in runs {
+        for pct in [false, true] {
+            explore_other(name, plan, None, pct);
         }
     }
 }
 
-/// Global (export) and meta patterns under every plan: PCT or random finds each wait removal
-/// in shuttle's column.
+/// The export scenarios make one `trace_pattern` call at a time, and under `batch` a call is a
+/// batch of one that runs ERTS's sequence (docs/fewer-waits.md, proof BA). So under `batch` they
+/// make exactly the decisions they make under ERTS's plan (whose rows `exports_shuttle.rs`
+/// has), and shuttle does not run them under `batch` (`exports::SHUTTLE_PLANS`). Compared by
+/// the digest of every decision of 300 PCT iterations from one seed (`shuttle_run::explored`),
+/// both ways: `batch` must equal ERTS's plan on every export scenario, and each plan shuttle does
+/// run them under must differ from it on every one (else its rows check nothing ERTS's do not).
+#[test]
+fn the_batch_plan_makes_erts_decisions_on_the_export_scenarios() {
+    use bpspec_models::harness::shuttle_run::explored;
+    let digest = |name: &'static str, plan: WaitPlan| {
+        let scn = scenario_named(exports::shuttle_scenarios(), name, |s| s.name);
+        let label = format!("{name}@{}", plan.name());
+        explored(&label, true, 300, move || {
+            exports::run_planned::<Qsbr>(&scn, None, plan)
+        })
+        .run
+    };
+    let mut wrong = Vec::new();
+    for name in exports::PLAN_SCENARIOS {
+        let erts = digest(name, WaitPlan::Erts);
+        for plan in PLANS {
+            let same = digest(name, plan) == erts;
+            let rides = !exports::SHUTTLE_PLANS.contains(&plan);
+            if same != rides {
+                wrong.push(format!(
+                    "{name} under {}: {} ERTS's plan",
+                    plan.name(),
+                    if same {
+                        "the same decisions as"
+                    } else {
+                        "decisions other than"
+                    }
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Global (export) patterns under `exports::SHUTTLE_PLANS` and meta patterns under every plan:
+/// PCT or random finds each wait removal in shuttle's column.
 #[test]
 fn waits_global_and_meta_kill_matrix() {
     let kills = |plan| {
