@@ -131,3 +131,63 @@ fn waits_global_and_meta_kill_matrix() {
             .contains(&true)
     });
 }
+
+/// No plan rides along on the wait-plan scenarios or on the meta plan scenarios: each scenario
+/// makes decisions under each plan that it makes under no other, so each of its rows explores
+/// executions of its own (unlike the export scenarios under `batch`, above). The wait-plan
+/// scenarios are compared under ERTS's plan (one call at a time) too. The meta plan scenarios'
+/// stager makes one call, a batch of one under `batch`, so there `batch` makes exactly ERTS's
+/// decisions; shuttle runs them under the three plans only, and their `batch` rows stand for
+/// ERTS's plan (required here, both ways). Digests of every decision of 300 PCT iterations
+/// from one seed, compared pairwise.
+#[test]
+fn each_plan_makes_decisions_of_its_own_on_the_plan_scenarios() {
+    use bpspec_models::harness::shuttle_run::explored;
+    let plans: Vec<WaitPlan> = std::iter::once(WaitPlan::Erts).chain(PLANS).collect();
+    let mut wrong = Vec::new();
+    let mut compare = |name: &str, digests: Vec<u64>, erts_is_batch: bool| {
+        for i in 0..plans.len() {
+            for j in i + 1..plans.len() {
+                let (a, b) = (plans[i], plans[j]);
+                let expected = erts_is_batch && a == WaitPlan::Erts && b == WaitPlan::Batch;
+                if (digests[i] == digests[j]) != expected {
+                    wrong.push(format!(
+                        "{name}: {} and {} make {} decisions",
+                        a.name(),
+                        b.name(),
+                        if expected { "different" } else { "the same" }
+                    ));
+                }
+            }
+        }
+    };
+    let mut compared = 0;
+    for scn in shuttle_scenarios() {
+        let digests = plans
+            .iter()
+            .map(|&plan| {
+                let s = scn.clone();
+                let label = format!("{}@{}", scn.name, plan.name());
+                explored(&label, true, 300, move || run(&s, plan, None)).run
+            })
+            .collect();
+        compare(scn.name, digests, false);
+        compared += 1;
+    }
+    for name in meta::META_PLAN_SCENARIOS {
+        let digests = plans
+            .iter()
+            .map(|&plan| {
+                let label = format!("{name}@{}", plan.name());
+                explored(&label, true, 300, move || {
+                    meta::run_meta_planned::<Qsbr>(name, None, plan)
+                })
+                .run
+            })
+            .collect();
+        compare(name, digests, true);
+        compared += 1;
+    }
+    assert!(compared >= 8, "only {compared} scenarios compared");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
