@@ -18,8 +18,8 @@
 use bpspec_reference::sync::{spawn, Arc, AtomicU32, Ordering::*};
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
-    flags, Engine, EngineConfig, InfoItem, InfoValue, Mutant, Pattern, PatternOp, Process,
-    Scheduler, ThreadProgress, TraceFlags,
+    flags, Engine, EngineConfig, InfoItem, InfoValue, LoadProtocol, Mutant, Pattern, PatternOp,
+    Process, Scheduler, ThreadProgress, TraceFlags,
 };
 
 pub mod collection;
@@ -416,10 +416,43 @@ pub(crate) fn schedulers_vs_stager<P: ThreadProgress, T: Send + 'static, G>(
     (per_sched, gens)
 }
 
+/// Where a scenario's functions live: the engine's static code area, or the current version
+/// of a module that is never loaded (docs/nonblocking-load.md §7, "The static area").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// The static area: [`Engine::trace_pattern`], [`Scheduler::call`], [`Engine::trace_info`].
+    Static,
+    /// Module `m`'s version 1 on an engine made `with_versions_only` (no static area: every
+    /// static entry point panics), under `NonBlocking` (no world lock; nothing is loaded):
+    /// `trace_pattern_funcs_op_in`, `Scheduler::call_version` (the active code index, the
+    /// export entry's address for it, the version's first instruction, then the engine's one
+    /// hit path), `trace_info_item_version_in`.
+    Versions,
+}
+
+impl Placement {
+    /// The suffix of a scenario's name in the results tables (`@versions`; none for the static
+    /// area).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Placement::Static => "",
+            Placement::Versions => "@versions",
+        }
+    }
+}
+
 /// Run one execution of `scn` with progress implementation `P` and `mutant`. Panics on any
 /// property violation (that is how loom and shuttle see it).
 pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
-    let cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
+    run_on::<P>(scn, mutant, Placement::Static)
+}
+
+/// [`run`] with the scenario's functions at `placement`: the same scripts, stager ops and
+/// checks.
+pub fn run_on<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>, placement: Placement) {
+    let on_versions = placement == Placement::Versions;
+    let static_fns = if on_versions { 0 } else { scn.functions };
+    let cfg = EngineConfig::simple(static_fns, scn.schedulers.len()).with_mutant(mutant);
     // Room for the sessions the scenario names (each slot is model atomics in every execution).
     let room = scn
         .setup
@@ -427,12 +460,19 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
         .chain(&scn.ops)
         .map(|o| o.session as usize + 1)
         .max();
-    let engine = Arc::new(Engine::<P>::new_with_sessions(cfg, room.unwrap_or(1)));
+    let mut engine = Engine::<P>::new_with_sessions(cfg, room.unwrap_or(1));
+    if on_versions {
+        engine = engine
+            .with_module(scn.functions, LoadProtocol::NonBlocking, false)
+            .with_versions_only();
+    }
+    let engine = Arc::new(engine);
+    let fns = scn.functions;
     for o in &scn.setup {
-        apply(&engine, o);
+        apply(&engine, o, placement, fns);
     }
     // Expected acted flags per function after each stager op (index 0 = before any).
-    let mut gens: Vec<Vec<u32>> = vec![acted_now(&engine, scn.functions)];
+    let mut gens: Vec<Vec<u32>> = vec![acted_now(&engine, fns, placement)];
     let returned = Arc::new(AtomicU32::new(0));
     let handles: Vec<_> = scn
         .schedulers
@@ -451,13 +491,20 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
                     // Acquire: pairs with the Release store after trace_pattern returns,
                     // so this call is "later" than that return (property I4).
                     let r = returned.load(Acquire);
-                    s.call(f, &p);
-                    let h = s.hits.last().expect("call records a hit");
+                    let (acted, counted) = if on_versions {
+                        let seen = s.call_version(&p, 0, f);
+                        assert_eq!(seen.version, 1, "f{f}: a call outside version 1");
+                        (seen.flags & ACTED, seen.counted_in)
+                    } else {
+                        s.call(f, &p);
+                        let h = s.hits.last().expect("call records a hit");
+                        (h.flags & ACTED, h.counted)
+                    };
                     Seen {
                         func: f,
-                        acted: h.flags & ACTED,
+                        acted,
                         returned: r,
-                        counted: h.counted,
+                        counted,
                     }
                 })
             })
@@ -470,20 +517,20 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
             if let Some((s, f, c)) = paused_at.take() {
                 // I6: nothing counts while paused, whatever the schedulers did meanwhile (the
                 // paused counter itself, whatever function the next op names).
-                let now = count(&engine, s, f);
+                let now = count(&engine, s, f, placement);
                 assert_eq!(
                     now,
                     Some(c),
                     "paused count of f{f} in session {s} changed from {c} to {now:?}"
                 );
             }
-            apply(&engine, o);
+            apply(&engine, o, placement, fns);
             if o.op == PatternOp::Pause {
                 let f = o.func.unwrap_or(0);
-                paused_at = count(&engine, o.session, f).map(|c| (o.session, f, c));
+                paused_at = count(&engine, o.session, f, placement).map(|c| (o.session, f, c));
             }
             if round == 0 {
-                gens.push(acted_now(&engine, scn.functions));
+                gens.push(acted_now(&engine, fns, placement));
             }
             // Release: pairs with the Acquire load before each scheduler call.
             returned.store((round * scn.ops.len() + i + 1) as u32, Release);
@@ -547,9 +594,25 @@ pub(crate) fn check_generations(id: usize, seen: &[Seen], gens: &[Vec<u32>]) {
     }
 }
 
-fn apply<P: ThreadProgress>(e: &Engine<P>, o: &Op) {
+fn apply<P: ThreadProgress>(e: &Engine<P>, o: &Op, placement: Placement, functions: usize) {
     let spec = TraceSpec::from(o.flags).session(o.session);
-    trace_on(e, o.func, o.op, &spec);
+    match placement {
+        Placement::Static => trace_on(e, o.func, o.op, &spec),
+        Placement::Versions => {
+            let fs: Vec<usize> = match o.func {
+                Some(f) => vec![f],
+                None => (0..functions).collect(),
+            };
+            let n = e
+                .trace_pattern_funcs_op_in(0, &fs, o.op, &spec)
+                .expect("valid trace_pattern");
+            assert_eq!(
+                n,
+                fs.len(),
+                "trace_pattern returns the number of matched functions"
+            );
+        }
+    }
 }
 
 /// `trace_pattern` on function `func` (`None`: every function) with `spec`; asserts that it
@@ -574,14 +637,27 @@ pub(crate) fn trace_on<P: ThreadProgress>(
     );
 }
 
-fn acted_now<P: ThreadProgress>(e: &Engine<P>, n: usize) -> Vec<u32> {
+fn acted_now<P: ThreadProgress>(e: &Engine<P>, n: usize, placement: Placement) -> Vec<u32> {
+    let flags = |s, f| match placement {
+        Placement::Static => e.active_flags(s, f),
+        Placement::Versions => e.active_flags_version_in(0, s, f),
+    };
     (0..n)
-        .map(|f| (0..SESSIONS).fold(0, |acc, s| acc | e.active_flags(s, f)) & ACTED)
+        .map(|f| (0..SESSIONS).fold(0, |acc, s| acc | flags(s, f)) & ACTED)
         .collect()
 }
 
-fn count<P: ThreadProgress>(e: &Engine<P>, session: u32, f: usize) -> Option<u64> {
-    match e.trace_info(session, &e.code.funcs[f].mfa, InfoItem::CallCount) {
+fn count<P: ThreadProgress>(
+    e: &Engine<P>,
+    session: u32,
+    f: usize,
+    placement: Placement,
+) -> Option<u64> {
+    let info = match placement {
+        Placement::Static => e.trace_info(session, &e.code.funcs[f].mfa, InfoItem::CallCount),
+        Placement::Versions => e.trace_info_item_version_in(0, session, f, InfoItem::CallCount),
+    };
+    match info {
         InfoValue::Count(c) => Some(c),
         _ => None,
     }

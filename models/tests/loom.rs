@@ -6,8 +6,8 @@
 use bpspec_models::harness::loom_run::{self, builder};
 use bpspec_models::harness::{assert_all_killed, scenario_named};
 use bpspec_models::{
-    baselines, count_kills, expected_kills, loom_scenarios, run, EPOCH_KILLS, EPOCH_SURVIVORS,
-    FENCE_HALF_KILLS,
+    baselines, count_kills, expected_kills, loom_scenarios, run_on, Placement, EPOCH_KILLS,
+    EPOCH_SURVIVORS, FENCE_HALF_KILLS,
 };
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
 
@@ -19,15 +19,40 @@ fn explore<P: ThreadProgress>(
     expected: &str,
     b: &loom::model::Builder,
 ) -> Option<String> {
+    explore_on::<P>(name, mutant, expected, b, Placement::Static)
+}
+
+/// [`explore`] with the scenario's functions at `placement` (recorded as the scenario's name
+/// with the placement's suffix, `remove@versions`).
+fn explore_on<P: ThreadProgress>(
+    name: &'static str,
+    mutant: Option<Mutant>,
+    expected: &str,
+    b: &loom::model::Builder,
+    placement: Placement,
+) -> Option<String> {
     let scn = scenario_named(loom_scenarios(), name, |s| s.name);
     let variant = mutant.map_or("baseline", |m| m.name());
-    let o = loom_run::explore(&format!("{name} {variant}"), b, move || {
-        run::<P>(&scn, mutant)
+    let row = format!("{name}{}", placement.suffix());
+    let o = loom_run::explore(&format!("{row} {variant}"), b, move || {
+        run_on::<P>(&scn, mutant, placement)
     });
-    loom_run::record_outcome(P::name(), name, variant, expected, &o);
-    assert!(o.executions > 0, "loom ran no execution of {name}");
+    loom_run::record_outcome(P::name(), &row, variant, expected, &o);
+    assert!(o.executions > 0, "loom ran no execution of {row}");
     o.cx
 }
+
+/// The scenarios on a module's current version ([`Placement::Versions`]) run at preemption
+/// bound 2 at most, whatever `LOOM_MAX_PREEMPTIONS` says (recorded in the table): their
+/// bound-3 cost is in docs/nonblocking-load.md §7 ("The static area").
+fn versions_builder() -> loom::model::Builder {
+    let mut b = builder();
+    b.preemption_bound = Some(b.preemption_bound.unwrap_or(2).min(VERSIONS_BOUND));
+    b
+}
+
+/// The cap of [`versions_builder`].
+const VERSIONS_BOUND: usize = 2;
 
 baselines! { "loom qsbr", |s| explore::<Qsbr>(s, None, "hold", &builder());
     qsbr_add => "add",
@@ -42,6 +67,23 @@ baselines! { "loom qsbr", |s| explore::<Qsbr>(s, None, "hold", &builder());
     qsbr_remove_long => "remove-long",
     qsbr_remove_doze => "remove-doze",
     qsbr_remove_yield => "remove-yield",
+}
+
+// The same scenarios on a module's current version, never loaded (`Placement::Versions`): what
+// the static area's rows show holds there too (docs/nonblocking-load.md §7, "The static area").
+baselines! { "loom qsbr on versions", |s| explore_on::<Qsbr>(s, None, "hold", &versions_builder(), Placement::Versions);
+    versions_add => "add",
+    versions_update => "update",
+    versions_remove => "remove",
+    versions_remove_2sched => "remove-2sched",
+    versions_add_and_remove => "add-and-remove",
+    versions_pause_restart => "pause-restart",
+    versions_remove_nap => "remove-nap",
+    versions_remove_session => "remove-session",
+    versions_remove_old_session => "remove-old-session",
+    versions_remove_long => "remove-long",
+    versions_remove_doze => "remove-doze",
+    versions_remove_yield => "remove-yield",
 }
 
 /// The epoch-based grace period explores crossbeam-epoch's own atomics too, so its state space is
@@ -106,6 +148,22 @@ fn assert_qsbr_kills(family: &str, kills: Vec<(Mutant, &'static str)>) {
 #[test]
 fn kill_matrix() {
     assert_qsbr_kills("trace_pattern", expected_kills("loom"));
+}
+
+/// The kill matrix, the fence halves' and the call_count mutants' on a module's current
+/// version: every claim of the static area's rows, at the same bound (`KILL_BOUND`, or the
+/// floor; the floor of 3 is above [`VERSIONS_BOUND`] on purpose: a kill needs it there too).
+#[test]
+fn versions_kill_matrix() {
+    let kills: Vec<_> = expected_kills("loom")
+        .into_iter()
+        .chain(FENCE_HALF_KILLS.iter().copied())
+        .chain(count_kills("loom"))
+        .collect();
+    assert_all_killed("trace_pattern on versions", "loom", kills, |m, name| {
+        let b = loom_run::for_expected(loom_run::builder(), Some(m), name, "killed");
+        explore_on::<Qsbr>(name, Some(m), "killed", &b, Placement::Versions).is_some()
+    });
 }
 
 /// A progress point's or wake-up's full fence kept at its release side only: loom must find a

@@ -4,8 +4,10 @@
 //! bugs; the kill matrix records which mutants it can and cannot see.
 #![cfg(shuttle)]
 
-use bpspec_models::harness::shuttle_run::{assert_kill_column, explore_run, kill_rows};
-use bpspec_models::{count_kills, expected_kills, run, shuttle_scenarios};
+use bpspec_models::harness::shuttle_run::{
+    assert_kill_column, explore_row, explore_run, iters, kill_rows,
+};
+use bpspec_models::{count_kills, expected_kills, run, run_on, shuttle_scenarios, Placement};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
 
 fn baseline<P: ThreadProgress>() {
@@ -33,6 +35,61 @@ fn baseline_qsbr() {
 #[test]
 fn baseline_epoch() {
     baseline::<EpochProgress>();
+}
+
+/// The iterations of a baseline on a module's current version at most (`make check` runs the
+/// static area's at 50,000; an iteration costs about as much on either placement, so this is
+/// make check's budget, not the placement's cost: docs/nonblocking-load.md §7, "The static
+/// area").
+const VERSIONS_ITERS: usize = 10_000;
+
+/// The scenarios on a module's current version, never loaded (`Placement::Versions`): every
+/// baseline holds there too, under PCT and random.
+#[test]
+fn baseline_versions() {
+    let n = iters().min(VERSIONS_ITERS);
+    let mut failures = Vec::new();
+    for scn in shuttle_scenarios() {
+        for pct in [false, true] {
+            let name = format!("{}{}", scn.name, Placement::Versions.suffix());
+            let s = scn.clone();
+            let model = move || run_on::<Qsbr>(&s, None, Placement::Versions);
+            if let Some(c) = explore_row("qsbr", &name, "baseline", "hold", pct, n, model) {
+                failures.push(format!("{name} (pct={pct}): {c}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "shuttle baseline violations on versions: {failures:?}"
+    );
+}
+
+/// Every kill claimed on the static area's scenarios (the kill matrix's and the call_count
+/// mutants') on a module's current version, by PCT or random, at the same iterations.
+#[test]
+fn versions_kill_matrix() {
+    let claims: Vec<_> = expected_kills("shuttle")
+        .into_iter()
+        .chain(count_kills("shuttle"))
+        .collect();
+    let mutants: Vec<Mutant> = claims.iter().map(|&(m, _)| m).collect();
+    let rows = kill_rows(&mutants, &claims, |_| "remove-2sched");
+    let may_miss = |m, pct| MAY_MISS.contains(&(m, pct));
+    assert_kill_column(
+        "trace_pattern on versions",
+        rows,
+        may_miss,
+        |(m, name, _), pct, exp| {
+            let scn = shuttle_scenarios()
+                .into_iter()
+                .find(|s| s.name == name)
+                .expect("scenario");
+            let row = format!("{name}{}", Placement::Versions.suffix());
+            let model = move || run_on::<Qsbr>(&scn, Some(m), Placement::Versions);
+            explore_row("qsbr", &row, m.name(), exp, pct, iters(), model).is_some()
+        },
+    );
 }
 
 /// Mutants one scheduler may not reach within 2,000 iterations while the other kills them at

@@ -358,6 +358,8 @@ impl<P: ThreadProgress> Scheduler<P> {
                     version: 0,
                     counted: false,
                     local: true,
+                    flags: 0,
+                    counted_in: 0,
                 };
             }
             c.proc.push_cont();
@@ -569,6 +571,8 @@ impl<P: ThreadProgress> Scheduler<P> {
                 version: 0,
                 counted: false,
                 local: false,
+                flags: 0,
+                counted_in: 0,
             };
         }
         if cm.globals && remote {
@@ -688,6 +692,8 @@ impl<P: ThreadProgress> Scheduler<P> {
             version: ver.number,
             counted,
             local: false,
+            flags: hit.flags,
+            counted_in: hit.counted,
         }
     }
 

@@ -254,19 +254,8 @@ impl<P: ThreadProgress> Engine<P> {
         self.code.find(mfa)
     }
 
-    /// The session's node on `f`, walking the chain from the head (or from the pending
-    /// `to_insert` when `staging`), as `get_bp_session` does. Stager side.
-    pub(crate) fn session_node(
-        &self,
-        _p: &Permission<'_>,
-        f: FuncId,
-        session: SessionId,
-        staging: bool,
-    ) -> *mut GenericBp {
-        self.session_node_in(_p, crate::export::Area::Code, f, session, staging)
-    }
-
-    /// [`Engine::session_node`] in either area.
+    /// The session's node on entry `f` of `area`, walking the chain from the head (or from the
+    /// pending `to_insert` when `staging`), as `get_bp_session` does. Stager side.
     pub(crate) fn session_node_in(
         &self,
         _p: &Permission<'_>,

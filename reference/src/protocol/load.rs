@@ -315,6 +315,11 @@ pub struct CallSeen {
     pub counted: bool,
     /// A local call (in the version the process is in), not through an export entry.
     pub local: bool,
+    /// The flags the version's breakpoint acted on (`Hit::flags`; 0 for `undef`, an unpatched
+    /// function or a killed process).
+    pub flags: u32,
+    /// The sessions whose counter this call counted on, a bit each (`Hit::counted`).
+    pub counted_in: u64,
 }
 
 fn alloc_version(number: u32, module: usize, mc: &ModCode) -> *mut CodeVersion {
@@ -1631,6 +1636,54 @@ impl<P: ThreadProgress> Engine<P> {
         // SAFETY: live version of the module table (held).
         let ver = unsafe { v.as_ref() }?;
         Some(ver.code.funcs[f].instr.load(Relaxed) == OP_I_GENERIC_BREAKPOINT)
+    }
+
+    /// The active flags of `session`'s node on function `f` of module `m`'s current version (0
+    /// if it has none, or the module no current version): the versions' counterpart of
+    /// [`Engine::active_flags`] on the static area, under the module table's lock (which keeps
+    /// the version live) and the permission.
+    pub fn active_flags_version_in(&self, m: usize, session: SessionId, f: FuncId) -> u32 {
+        let st = lock(&self.cm().modules);
+        // SAFETY: live version of the module table (held).
+        match unsafe { st.modules[m].curr.as_ref() } {
+            Some(ver) => self.active_flags_in(area_of(ver), session, f),
+            None => 0,
+        }
+    }
+
+    /// [`Engine::trace_info`] (`traced`, `call_count`) of function `f` of module `m`'s current
+    /// version (`Undefined` if the module has no current version): the versions' counterpart
+    /// on the static area's item shapes, under the module table's lock and the permission.
+    pub fn trace_info_item_version_in(
+        &self,
+        m: usize,
+        session: SessionId,
+        f: FuncId,
+        item: crate::InfoItem,
+    ) -> crate::InfoValue {
+        let st = lock(&self.cm().modules);
+        // SAFETY: live version of the module table (held).
+        match unsafe { st.modules[m].curr.as_ref() } {
+            Some(ver) => self.trace_info_item_in(area_of(ver), session, f, item),
+            None => crate::InfoValue::Undefined,
+        }
+    }
+
+    /// The breakpoint areas of every module's current and old versions and export entries,
+    /// for a caller holding the module table (`st`): what [`Engine::count_ledger`] walks
+    /// besides the static area.
+    pub(crate) fn module_areas(&self, st: &ModuleTable) -> Vec<Area> {
+        let mut out = Vec::new();
+        for (m, md) in st.modules.iter().enumerate() {
+            for v in [md.curr, md.old] {
+                // SAFETY: versions of the module table, live while the caller holds it.
+                if let Some(ver) = unsafe { v.as_ref() } {
+                    out.push(area_of(ver));
+                }
+            }
+            out.push(self.exp_area(m));
+        }
+        out
     }
 
     /// Does module `m`'s export entry of function `f` dispatch to its breakpoint at the active

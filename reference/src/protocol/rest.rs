@@ -274,6 +274,16 @@ impl<P: ThreadProgress> Engine<P> {
             crate::sync::CHECKED,
             "count conservation needs a checked build (parked counters)"
         );
+        // The modules' versions and export entries too (module table first, then the
+        // permission, as everywhere).
+        let mt = self
+            .code_mgmt
+            .as_deref()
+            .map(|cm| crate::sync::lock(&cm.modules));
+        let mut areas = vec![Area::Code, Area::Export];
+        if let Some(mt) = &mt {
+            areas.extend(self.module_areas(mt));
+        }
         let st = self.seize();
         assert!(
             st.dead_counts.len() < crate::free::QUARANTINE,
@@ -288,7 +298,7 @@ impl<P: ThreadProgress> Engine<P> {
                 *ledger.entry(c.owner).or_insert(0) += c.acount.load(Relaxed);
             }
         };
-        for area in [Area::Code, Area::Export] {
+        for area in areas {
             for f in 0..self.area(area).funcs.len() {
                 for node in chain(self, &st, area, f) {
                     for ix in 0..crate::bp::ERTS_NUM_BP_IX {

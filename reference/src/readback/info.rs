@@ -33,8 +33,21 @@ impl<P: ThreadProgress> Engine<P> {
         let Some(f) = self.func(mfa) else {
             return InfoValue::Undefined;
         };
+        self.trace_info_item_in(crate::export::Area::Code, session, f, item)
+    }
+
+    /// [`Engine::trace_info`] of function `f` of `area` (the static area's code, or a
+    /// version's, [`Engine::trace_info_item_version_in`]): the active half of `session`'s
+    /// node, read under the permission.
+    pub(crate) fn trace_info_item_in(
+        &self,
+        area: crate::export::Area,
+        session: SessionId,
+        f: crate::code::FuncId,
+        item: InfoItem,
+    ) -> InfoValue {
         let st = self.seize();
-        let g = self.session_node(&st, f, session, false);
+        let g = self.session_node_in(&st, area, f, session, false);
         if g.is_null() {
             return InfoValue::False;
         }
