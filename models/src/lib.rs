@@ -441,6 +441,48 @@ impl Placement {
     }
 }
 
+/// An engine of `functions` functions `m:f0/0 ..` at `placement`, `schedulers` schedulers,
+/// `mutant`, room for `sessions` sessions: the static area's, or module `m`'s version 1 on an
+/// engine with no static area (`Engine::with_versions_only`, `NonBlocking`, never loaded).
+pub fn placed_engine<P: ThreadProgress>(
+    functions: usize,
+    schedulers: usize,
+    mutant: Option<Mutant>,
+    sessions: usize,
+    placement: Placement,
+) -> Engine<P> {
+    let static_fns = match placement {
+        Placement::Static => functions,
+        Placement::Versions => 0,
+    };
+    let cfg = EngineConfig::simple(static_fns, schedulers).with_mutant(mutant);
+    let e = Engine::<P>::new_with_sessions(cfg, sessions);
+    match placement {
+        Placement::Static => e,
+        Placement::Versions => e
+            .with_module(functions, LoadProtocol::NonBlocking, false)
+            .with_versions_only(),
+    }
+}
+
+/// Where `e`'s functions are: an engine of [`placed_engine`] with no static function has them
+/// on module 0's versions.
+pub fn placement_of<P: ThreadProgress>(e: &Engine<P>) -> Placement {
+    if e.code.funcs.is_empty() {
+        Placement::Versions
+    } else {
+        Placement::Static
+    }
+}
+
+/// The active flags of `session`'s node on function `f`, wherever `e`'s functions are.
+pub(crate) fn active_flags_at<P: ThreadProgress>(e: &Engine<P>, session: u32, f: usize) -> u32 {
+    match placement_of(e) {
+        Placement::Static => e.active_flags(session, f),
+        Placement::Versions => e.active_flags_version_in(0, session, f),
+    }
+}
+
 /// Run one execution of `scn` with progress implementation `P` and `mutant`. Panics on any
 /// property violation (that is how loom and shuttle see it).
 pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
@@ -451,8 +493,6 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
 /// checks.
 pub fn run_on<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>, placement: Placement) {
     let on_versions = placement == Placement::Versions;
-    let static_fns = if on_versions { 0 } else { scn.functions };
-    let cfg = EngineConfig::simple(static_fns, scn.schedulers.len()).with_mutant(mutant);
     // Room for the sessions the scenario names (each slot is model atomics in every execution).
     let room = scn
         .setup
@@ -460,19 +500,19 @@ pub fn run_on<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>, placeme
         .chain(&scn.ops)
         .map(|o| o.session as usize + 1)
         .max();
-    let mut engine = Engine::<P>::new_with_sessions(cfg, room.unwrap_or(1));
-    if on_versions {
-        engine = engine
-            .with_module(scn.functions, LoadProtocol::NonBlocking, false)
-            .with_versions_only();
-    }
-    let engine = Arc::new(engine);
+    let engine = Arc::new(placed_engine::<P>(
+        scn.functions,
+        scn.schedulers.len(),
+        mutant,
+        room.unwrap_or(1),
+        placement,
+    ));
     let fns = scn.functions;
     for o in &scn.setup {
-        apply(&engine, o, placement, fns);
+        apply(&engine, o);
     }
     // Expected acted flags per function after each stager op (index 0 = before any).
-    let mut gens: Vec<Vec<u32>> = vec![acted_now(&engine, fns, placement)];
+    let mut gens: Vec<Vec<u32>> = vec![acted_now(&engine, fns)];
     let returned = Arc::new(AtomicU32::new(0));
     let handles: Vec<_> = scn
         .schedulers
@@ -517,20 +557,20 @@ pub fn run_on<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>, placeme
             if let Some((s, f, c)) = paused_at.take() {
                 // I6: nothing counts while paused, whatever the schedulers did meanwhile (the
                 // paused counter itself, whatever function the next op names).
-                let now = count(&engine, s, f, placement);
+                let now = count(&engine, s, f);
                 assert_eq!(
                     now,
                     Some(c),
                     "paused count of f{f} in session {s} changed from {c} to {now:?}"
                 );
             }
-            apply(&engine, o, placement, fns);
+            apply(&engine, o);
             if o.op == PatternOp::Pause {
                 let f = o.func.unwrap_or(0);
-                paused_at = count(&engine, o.session, f, placement).map(|c| (o.session, f, c));
+                paused_at = count(&engine, o.session, f).map(|c| (o.session, f, c));
             }
             if round == 0 {
-                gens.push(acted_now(&engine, fns, placement));
+                gens.push(acted_now(&engine, fns));
             }
             // Release: pairs with the Acquire load before each scheduler call.
             returned.store((round * scn.ops.len() + i + 1) as u32, Release);
@@ -594,35 +634,37 @@ pub(crate) fn check_generations(id: usize, seen: &[Seen], gens: &[Vec<u32>]) {
     }
 }
 
-fn apply<P: ThreadProgress>(e: &Engine<P>, o: &Op, placement: Placement, functions: usize) {
+fn apply<P: ThreadProgress>(e: &Engine<P>, o: &Op) {
     let spec = TraceSpec::from(o.flags).session(o.session);
-    match placement {
-        Placement::Static => trace_on(e, o.func, o.op, &spec),
-        Placement::Versions => {
-            let fs: Vec<usize> = match o.func {
-                Some(f) => vec![f],
-                None => (0..functions).collect(),
-            };
-            let n = e
-                .trace_pattern_funcs_op_in(0, &fs, o.op, &spec)
-                .expect("valid trace_pattern");
-            assert_eq!(
-                n,
-                fs.len(),
-                "trace_pattern returns the number of matched functions"
-            );
-        }
-    }
+    trace_on(e, o.func, o.op, &spec);
 }
 
 /// `trace_pattern` on function `func` (`None`: every function) with `spec`; asserts that it
-/// matched those functions. The stagers of every model family go through it.
+/// matched those functions. The stagers of every model family go through it: the static
+/// area's `Engine::trace_pattern`, or on an engine of [`Placement::Versions`] the module's
+/// `Engine::trace_pattern_funcs_op_in` (the same staging and W0–W4 sequence).
 pub(crate) fn trace_on<P: ThreadProgress>(
     e: &Engine<P>,
     func: Option<usize>,
     op: PatternOp,
     spec: &TraceSpec,
 ) {
+    if placement_of(e) == Placement::Versions {
+        // Module 0's functions, in its current version ([`Placement::Versions`]).
+        let fs: Vec<usize> = match func {
+            Some(f) => vec![f],
+            None => (0..e.code_mgmt().mods[0].functions()).collect(),
+        };
+        let n = e
+            .trace_pattern_funcs_op_in(0, &fs, op, spec)
+            .expect("valid trace_pattern");
+        assert_eq!(
+            n,
+            fs.len(),
+            "trace_pattern returns the number of matched functions"
+        );
+        return;
+    }
     let pat = match func {
         None => Pattern::all(),
         Some(f) => Pattern::exact(&e.code.funcs[f].mfa),
@@ -637,23 +679,14 @@ pub(crate) fn trace_on<P: ThreadProgress>(
     );
 }
 
-fn acted_now<P: ThreadProgress>(e: &Engine<P>, n: usize, placement: Placement) -> Vec<u32> {
-    let flags = |s, f| match placement {
-        Placement::Static => e.active_flags(s, f),
-        Placement::Versions => e.active_flags_version_in(0, s, f),
-    };
+fn acted_now<P: ThreadProgress>(e: &Engine<P>, n: usize) -> Vec<u32> {
     (0..n)
-        .map(|f| (0..SESSIONS).fold(0, |acc, s| acc | flags(s, f)) & ACTED)
+        .map(|f| (0..SESSIONS).fold(0, |acc, s| acc | active_flags_at(e, s, f)) & ACTED)
         .collect()
 }
 
-fn count<P: ThreadProgress>(
-    e: &Engine<P>,
-    session: u32,
-    f: usize,
-    placement: Placement,
-) -> Option<u64> {
-    let info = match placement {
+fn count<P: ThreadProgress>(e: &Engine<P>, session: u32, f: usize) -> Option<u64> {
+    let info = match placement_of(e) {
         Placement::Static => e.trace_info(session, &e.code.funcs[f].mfa, InfoItem::CallCount),
         Placement::Versions => e.trace_info_item_version_in(0, session, f, InfoItem::CallCount),
     };

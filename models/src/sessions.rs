@@ -19,11 +19,11 @@
 
 use bpspec_reference::sync::Arc;
 use bpspec_reference::{
-    flags, Engine, EngineConfig, FlagSet, Mailbox, Mutant, PatternOp, Proc, ProcFlags, Process,
-    ProcessTracer, SessionError, ThreadProgress, TraceSpec,
+    flags, Engine, FlagSet, Mailbox, Mutant, PatternOp, Proc, ProcFlags, Process, ProcessTracer,
+    SessionError, ThreadProgress, TraceSpec,
 };
 
-use crate::{schedulers_vs_stager, trace_on, Step};
+use crate::{placed_engine, schedulers_vs_stager, trace_on, Placement, Step};
 
 /// One stager operation.
 #[derive(Clone, Copy, Debug)]
@@ -196,7 +196,11 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &SOp, next: &std::sync::Arc<Mailbo
 fn acted_now<P: ThreadProgress>(e: &Engine<P>) -> u32 {
     (0..3u32).fold(0, |acc, s| {
         let alive = e.session_is_alive(s);
-        acc | if alive { e.active_flags(s, 0) } else { 0 }
+        acc | if alive {
+            crate::active_flags_at(e, s, 0)
+        } else {
+            0
+        }
     }) & ACTED
 }
 
@@ -212,8 +216,23 @@ struct Seen {
 
 /// Run one execution of `scn`. Panics on any violation.
 pub fn run<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
-    let cfg = EngineConfig::simple(1, scn.schedulers.len()).with_mutant(mutant);
-    let engine = Arc::new(Engine::<P>::new_with_sessions(cfg, 3));
+    run_on::<P>(scn, mutant, Placement::Static)
+}
+
+/// [`run`] with function 0 at `placement` (the static area, or module `m`'s current version,
+/// never loaded: its chain, calls and queries through the module's entry points).
+pub fn run_on<P: ThreadProgress>(
+    scn: &SessionScenario,
+    mutant: Option<Mutant>,
+    placement: Placement,
+) {
+    let engine = Arc::new(placed_engine::<P>(
+        1,
+        scn.schedulers.len(),
+        mutant,
+        3,
+        placement,
+    ));
     for s in 1..3 {
         assert_eq!(engine.create_session(&format!("s{s}")), Ok(s));
     }
@@ -238,14 +257,24 @@ pub fn run<P: ThreadProgress>(scn: &SessionScenario, mutant: Option<Mutant>) {
         scn.ops.len(),
         |i| apply(&engine, &scn.ops[i], &replacement),
         || acted_now(&engine),
-        |s, f, proc, returned| {
-            s.tail_call(f, proc);
-            let h = s.hits.last().expect("call records a hit");
+        move |s, f, proc, returned| {
+            let (acted, counted) = match placement {
+                Placement::Static => {
+                    s.tail_call(f, proc);
+                    let h = s.hits.last().expect("call records a hit");
+                    (h.flags & ACTED, h.counted)
+                }
+                Placement::Versions => {
+                    let seen = s.call_version_proc(proc, 0, f, true, false);
+                    assert_eq!(seen.version, 1, "f{f}: a call outside version 1");
+                    (seen.flags & ACTED, seen.counted_in)
+                }
+            };
             Seen {
                 func: f,
-                acted: h.flags & ACTED,
+                acted,
                 returned,
-                counted: h.counted,
+                counted,
             }
         },
     );
