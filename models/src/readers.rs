@@ -31,12 +31,13 @@
 //! functions); PCT (depth 3) and random, 2,000 (`make test`) or 50,000 (`make check`)
 //! iterations each, seed 0x627073706563. Loom and shuttle explore executions, not states.
 
+use crate::Placement;
 use bpspec_reference::sync::{spawn, Arc};
 use bpspec_reference::term::Term;
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
-    BatchEntry, Engine, EngineConfig, FlagSet, InfoKey, Mutant, Pattern, PatternOp, Proc, Process,
-    Scheduler, ThreadProgress, WaitPlan,
+    BatchEntry, Engine, FlagSet, InfoKey, Mutant, Pattern, PatternOp, Proc, Process, Scheduler,
+    ThreadProgress, WaitPlan,
 };
 
 /// A scheduler step for the current process.
@@ -295,9 +296,21 @@ fn build<P: ThreadProgress>(
     s: &RScenario,
     mutant: Option<Mutant>,
     plan: WaitPlan,
+    placement: Placement,
 ) -> Arc<Engine<P>> {
-    let cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
-    let e = Engine::<P>::new_with_sessions(cfg, s.sessions as usize).with_wait_plan(plan);
+    assert!(
+        placement == Placement::Static || !plan.batches(),
+        "{}: a batch is the static area's (trace_pattern_batch)",
+        s.name
+    );
+    let e = crate::placed_engine::<P>(
+        s.functions,
+        s.schedulers.len(),
+        mutant,
+        s.sessions as usize,
+        placement,
+    )
+    .with_wait_plan(plan);
     for sess in 1..s.sessions {
         assert_eq!(e.create_session(&format!("s{sess}")), Ok(sess));
     }
@@ -307,11 +320,20 @@ fn build<P: ThreadProgress>(
     Arc::new(e)
 }
 
-fn step<P: ThreadProgress>(s: &mut Scheduler<P>, p: &mut Proc, st: RStep) {
+/// One step of a script. A call on a module's version records what it counted in `hits` (its
+/// hit record is the version call's, not the scheduler's `hits`).
+fn step<P: ThreadProgress>(s: &mut Scheduler<P>, p: &mut Proc, st: RStep, hits: &mut Vec<Counted>) {
     match st {
-        RStep::Call(f) => {
-            s.call_proc(f, p);
-        }
+        RStep::Call(f) => match crate::placement_of(s.engine()) {
+            Placement::Static => {
+                s.call_proc(f, p);
+            }
+            Placement::Versions => {
+                let seen = s.call_version_proc(p, 0, f, false, false);
+                assert_eq!(seen.version, 1, "f{f}: a call outside version 1");
+                hits.push((f, seen.counted_in));
+            }
+        },
         RStep::Ret => s.ret(p),
         RStep::Raise(n) => s.raise(p, "error", Term::Atom("boom"), n),
         RStep::Work(n) => {
@@ -345,13 +367,15 @@ fn new_proc(id: usize, sessions: u32) -> Proc {
 fn prelude<P: ThreadProgress>(e: &Arc<Engine<P>>, s: &RScenario) -> (Proc, Vec<Counted>) {
     let mut p = new_proc(0, s.sessions);
     let mut sch = Scheduler::start(e.clone(), 0);
+    let mut hits = Vec::new();
     sch.schedule_in(&mut p);
     for &st in &s.prelude {
-        step(&mut sch, &mut p, st);
+        step(&mut sch, &mut p, st, &mut hits);
     }
     sch.schedule_out(&mut p);
     sch.sleep();
-    (p, counted(&sch))
+    hits.extend(counted(&sch));
+    (p, hits)
 }
 
 /// What each hit of a scheduler counted on: (function, `Hit::counted`), for count conservation
@@ -372,10 +396,11 @@ fn run_script<P: ThreadProgress>(
     now: i64,
 ) -> Vec<Counted> {
     let mut s = Scheduler::start(e, id);
+    let mut hits = Vec::new();
     s.advance(now);
     s.schedule_in(&mut p);
     for &st in script {
-        step(&mut s, &mut p, st);
+        step(&mut s, &mut p, st, &mut hits);
     }
     let mut guard = 0;
     while !p.stack.is_empty() {
@@ -385,7 +410,8 @@ fn run_script<P: ThreadProgress>(
     }
     s.schedule_out(&mut p);
     s.sleep();
-    counted(&s)
+    hits.extend(counted(&s));
+    hits
 }
 
 /// Session `session`'s final figures (call_time and call_memory of every function).
@@ -393,8 +419,10 @@ fn run_script<P: ThreadProgress>(
 fn figures<P: ThreadProgress>(e: &Engine<P>, s: &RScenario, session: u32) -> Vec<Term> {
     (0..s.functions)
         .flat_map(|f| {
-            [InfoKey::CallTime, InfoKey::CallMemory]
-                .map(|k| e.trace_info_term(session, &e.code.funcs[f].mfa, k))
+            [InfoKey::CallTime, InfoKey::CallMemory].map(|k| match crate::placement_of(e) {
+                Placement::Static => e.trace_info_term(session, &e.code.funcs[f].mfa, k),
+                Placement::Versions => e.trace_info_module_in(0, session, f, k),
+            })
         })
         .collect()
 }
@@ -406,8 +434,9 @@ fn execute<P: ThreadProgress>(
     stager: bool,
     threads: bool,
     plan: WaitPlan,
+    placement: Placement,
 ) -> (Arc<Engine<P>>, Vec<Counted>) {
-    let e = build::<P>(s, mutant, plan);
+    let e = build::<P>(s, mutant, plan, placement);
     let (p0, mut hits) = prelude(&e, s);
     for o in &s.after_prelude {
         apply(&*e, o);
@@ -477,12 +506,36 @@ pub fn run<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>) {
 
 /// [`run`] under a wait plan: the stager's ops run as one batch when the plan batches.
 pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, plan: WaitPlan) {
-    let (e, hits) = execute::<P>(s, mutant, true, true, plan);
+    run_placed::<P>(s, mutant, plan, Placement::Static);
+}
+
+/// [`run`] with the functions at `placement` (the static area, or module `m`'s current version,
+/// never loaded; not under a batching plan: a batch is the static area's).
+pub fn run_on<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, placement: Placement) {
+    run_placed::<P>(s, mutant, WaitPlan::Erts, placement);
+}
+
+fn run_placed<P: ThreadProgress>(
+    s: &RScenario,
+    mutant: Option<Mutant>,
+    plan: WaitPlan,
+    placement: Placement,
+) {
+    let (e, hits) = execute::<P>(s, mutant, true, true, plan, placement);
     if let Some(session) = s.conserve {
         let got = figures(&*e, s, session);
-        let key = format!("{}@{} session {session}", s.name, plan.name());
+        let key = format!(
+            "{}@{}{} session {session}",
+            s.name,
+            plan.name(),
+            placement.suffix()
+        );
         let want = crate::harness::reference_run(("readers", &key, P::name()), || {
-            figures(&*execute::<P>(s, None, false, false, plan).0, s, session)
+            figures(
+                &*execute::<P>(s, None, false, false, plan, placement).0,
+                s,
+                session,
+            )
         });
         assert_eq!(
             got, want,
@@ -502,7 +555,7 @@ pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, pla
 /// threads only: loom and shuttle need a model around it.
 #[cfg(not(any(loom, shuttle)))]
 pub fn stager_waits<P: ThreadProgress>(s: &RScenario, plan: WaitPlan) -> u64 {
-    let e = build::<P>(s, None, plan);
+    let e = build::<P>(s, None, plan, Placement::Static);
     let _ = prelude(&e, s);
     for o in &s.after_prelude {
         apply(&*e, o);

@@ -45,3 +45,52 @@ fn finding_f3_fresh_node_relaxed_store() {
     );
     assert!(cx.is_some(), "loom no longer finds F3");
 }
+
+/// The family's scenarios on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`, docs/nonblocking-load.md §7, "The static area"):
+/// explore one, its row named `<scenario>@versions`, at most at bound `cap`.
+fn explore_versions(
+    name: &'static str,
+    mutant: Option<Mutant>,
+    expected: &str,
+    cap: usize,
+) -> Option<String> {
+    use bpspec_models::harness::{loom_run, scenario_named};
+    let scn = scenario_named(bpspec_models::readers::loom_scenarios(), name, |s| s.name);
+    let row = format!("{name}@versions");
+    loom_run::explore_mutant(&row, mutant, expected, cap, move || {
+        bpspec_models::readers::run_on::<bpspec_reference::Qsbr>(
+            &scn,
+            mutant,
+            bpspec_models::Placement::Versions,
+        )
+    })
+}
+
+/// Every baseline of the family holds on a version, at bound 2 at most (make check's budget:
+/// the static area's rows run at 3; docs/nonblocking-load.md §7).
+#[test]
+fn readers_versions() {
+    let failures: Vec<String> = bpspec_models::readers::loom_scenarios()
+        .iter()
+        .filter_map(|s| {
+            explore_versions(s.name, None, "hold", 2).map(|cx| format!("{}: {cx}", s.name))
+        })
+        .collect();
+    assert!(failures.is_empty(), "loom: on versions: {failures:?}");
+}
+
+/// Every kill of loom's column and of the findings above, on a version.
+#[test]
+fn readers_versions_kill_matrix() {
+    let kills: Vec<(Mutant, &'static str)> = bpspec_models::readers::expected_kills("loom")
+        .into_iter()
+        .chain([
+            (Mutant::SkipWaitBeforeFree, "timem-remove-nap"),
+            (Mutant::SkipWaitBeforeFree, "timem-raise"),
+        ])
+        .collect();
+    bpspec_models::harness::assert_all_killed("reader on versions", "loom", kills, |m, name| {
+        explore_versions(name, Some(m), "killed", usize::MAX).is_some()
+    });
+}

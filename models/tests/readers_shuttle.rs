@@ -28,3 +28,61 @@ fn readers_kill_matrix() {
         shuttle_run::explore_scenario(&scn, Some(m), pct, exp, run::<Qsbr>)
     });
 }
+
+/// The family's scenarios on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`): every baseline holds, under PCT and random, at most
+/// 10,000 iterations (make check's budget; docs/nonblocking-load.md §7, "The static area").
+#[test]
+fn readers_versions_baseline() {
+    let n = shuttle_run::iters().min(10_000);
+    let mut failures = Vec::new();
+    for scn in shuttle_scenarios() {
+        for pct in [false, true] {
+            let row = format!("{}@versions", scn.name);
+            let s = scn.clone();
+            let model = move || {
+                bpspec_models::readers::run_on::<Qsbr>(&s, None, bpspec_models::Placement::Versions)
+            };
+            if let Some(c) =
+                shuttle_run::explore_row("qsbr", &row, "baseline", "hold", pct, n, model)
+            {
+                failures.push(format!("{row} (pct={pct}): {c}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "shuttle: on versions: {failures:?}");
+}
+
+/// shuttle's kill on a version, by PCT (random may miss it, as on the static area).
+#[test]
+fn readers_versions_kill_matrix() {
+    let kills = expected_kills("shuttle");
+    let mutants: Vec<Mutant> = kills.iter().map(|&(m, _)| m).collect();
+    let rows = kill_rows(&mutants, &kills, |_| "timem-remove");
+    assert_kill_column(
+        "reader on versions",
+        rows,
+        |_, pct: bool| !pct,
+        |(m, name, _), pct, exp| {
+            let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
+            let row = format!("{name}@versions");
+            let model = move || {
+                bpspec_models::readers::run_on::<Qsbr>(
+                    &scn,
+                    Some(m),
+                    bpspec_models::Placement::Versions,
+                )
+            };
+            shuttle_run::explore_row(
+                "qsbr",
+                &row,
+                m.name(),
+                exp,
+                pct,
+                shuttle_run::iters(),
+                model,
+            )
+            .is_some()
+        },
+    );
+}
