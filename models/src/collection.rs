@@ -29,12 +29,12 @@
 //! and random, seed 0x627073706563; every baseline holds. Loom and shuttle explore executions,
 //! not states: neither reports a state count or depth.
 
+use crate::Placement;
 use bpspec_reference::sync::{spawn, yield_now, Arc, AtomicU64, Ordering::*};
 use bpspec_reference::term::Collection;
 use bpspec_reference::TraceSpec;
 use bpspec_reference::{
-    Engine, EngineConfig, FlagSet, InfoKey, Mutant, PatternOp, Proc, Process, Scheduler, Term,
-    ThreadProgress,
+    Engine, FlagSet, InfoKey, Mutant, PatternOp, Proc, Process, Scheduler, Term, ThreadProgress,
 };
 use std::collections::BTreeMap;
 
@@ -350,9 +350,13 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, f: usize, op: PatternOp, fl: FlagSet)
     crate::trace_on(e, Some(f), op, &TraceSpec::from(fl));
 }
 
-fn build<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) -> Arc<Engine<P>> {
-    let cfg = EngineConfig::simple(s.functions, s.schedulers.len()).with_mutant(mutant);
-    let mut e = Engine::<P>::new_with_sessions(cfg, 1).with_stop_the_world();
+fn build<P: ThreadProgress>(
+    s: &CScenario,
+    mutant: Option<Mutant>,
+    placement: Placement,
+) -> Arc<Engine<P>> {
+    let mut e = crate::placed_engine::<P>(s.functions, s.schedulers.len(), mutant, 1, placement)
+        .with_stop_the_world();
     if s.paused_via_flip {
         e = e.with_paused_via_flip();
     }
@@ -387,7 +391,15 @@ fn run_script<P: ThreadProgress>(
                     // Release: pairs with the stager's Acquire read after its query (CT3).
                     cp.started[cp.ix(p.p.pid)].fetch_add(1, Release);
                 }
-                s.call_proc(f, p);
+                match crate::placement_of(s.engine()) {
+                    Placement::Static => {
+                        s.call_proc(f, p);
+                    }
+                    Placement::Versions => {
+                        let seen = s.call_version_proc(p, 0, f, false, false);
+                        assert_eq!(seen.version, 1, "f{f}: a call outside version 1");
+                    }
+                }
                 if let Some(cp) = cp {
                     // Release: pairs with the stager's Acquire read before its query (CT3).
                     cp.done[cp.ix(p.p.pid)].fetch_add(1, Release);
@@ -443,21 +455,31 @@ fn final_figures<P: ThreadProgress>(e: &Engine<P>, n: usize) -> Vec<Term> {
     (0..n)
         .flat_map(|f| {
             [InfoKey::CallTime, InfoKey::CallMemory]
-                .map(|k| e.trace_info_term(0, &e.code.funcs[f].mfa, k))
+                .map(|k| info_with(e, f, k, Collection::NonBlocking))
         })
         .collect()
 }
 
+/// `trace_info(f, key)` in the legacy session with collection `how`, wherever `e`'s functions
+/// are.
+fn info_with<P: ThreadProgress>(e: &Engine<P>, f: usize, key: InfoKey, how: Collection) -> Term {
+    match crate::placement_of(e) {
+        Placement::Static => e.trace_info_with(0, &e.code.funcs[f].mfa, key, how),
+        Placement::Versions => e.trace_info_module_with(0, 0, f, key, how),
+    }
+}
+
 /// The same scripts run one scheduler after the other, with no query at all: the CT4 oracle.
-fn sequential<P: ThreadProgress>(s: &CScenario) -> Vec<Term> {
-    let e = build::<P>(s, None);
+fn sequential<P: ThreadProgress>(s: &CScenario, placement: Placement) -> Vec<Term> {
+    let e = build::<P>(s, None, placement);
     for (id, (pids, script)) in s.schedulers.iter().enumerate() {
         let mut sch = if s.dirty.contains(&id) {
             Scheduler::start_dirty(e.clone(), id)
         } else {
             Scheduler::start(e.clone(), id)
         };
-        sch.record = false;
+        // No hit records (nothing reads them); a version's call needs its own, which it pops.
+        sch.record = crate::placement_of(sch.engine()) == Placement::Versions;
         run_script(&mut sch, pids, script, None);
     }
     final_figures(&*e, s.functions)
@@ -465,7 +487,14 @@ fn sequential<P: ThreadProgress>(s: &CScenario) -> Vec<Term> {
 
 /// Run one execution of `s`. Panics on any violation.
 pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
-    let e = build::<P>(s, mutant);
+    run_on::<P>(s, mutant, Placement::Static)
+}
+
+/// [`run`] with the functions at `placement` (the static area, or module `m`'s current
+/// version, never loaded: its calls, patterns and collection through the module's entry
+/// points).
+pub fn run_on<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>, placement: Placement) {
+    let e = build::<P>(s, mutant, placement);
     let all_pids: Vec<u64> = s.schedulers.iter().flat_map(|(p, _)| p.clone()).collect();
     let cp = Arc::new(Checkpoints {
         started: all_pids.iter().map(|_| AtomicU64::new(0)).collect(),
@@ -485,7 +514,8 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
                 } else {
                     Scheduler::start(e, id)
                 };
-                sch.record = false;
+                // As in `sequential`.
+                sch.record = crate::placement_of(sch.engine()) == Placement::Versions;
                 run_script(&mut sch, &pids, &script, Some(&cp));
             })
         })
@@ -496,7 +526,7 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
     };
     let query = |f: usize, key: InfoKey, how: Collection| {
         let before = snapshot(&cp.done);
-        let t = e.trace_info_with(0, &e.code.funcs[f].mfa, key, how);
+        let t = info_with(&e, f, key, how);
         let after = snapshot(&cp.started);
         for part in parts(&t) {
             let got = per_pid(&part);
@@ -573,8 +603,10 @@ pub fn run<P: ThreadProgress>(s: &CScenario, mutant: Option<Mutant>) {
     }
     if s.conserve {
         let got = final_figures(&*e, s.functions);
-        let want =
-            crate::harness::reference_run(("collection", s.name, P::name()), || sequential::<P>(s));
+        let key = format!("{}{}", s.name, placement.suffix());
+        let want = crate::harness::reference_run(("collection", &key, P::name()), || {
+            sequential::<P>(s, placement)
+        });
         assert_eq!(
             got, want,
             "CT4 violated: figures differ from the sequential run"

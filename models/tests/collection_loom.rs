@@ -50,3 +50,63 @@ findings! {
     timem_finding_f2_read_then_flip_back: "F2", "info-dirty" without flip_back_wait
         as "erts-flip-back-after-read";
 }
+
+/// The family's scenarios on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`, docs/nonblocking-load.md §7, "The static area"): its
+/// row named `<scenario>@versions`, at most at bound `cap`.
+fn explore_versions(
+    name: &'static str,
+    mutant: Option<bpspec_reference::Mutant>,
+    expected: &str,
+    cap: usize,
+) -> Option<String> {
+    let scn = scenario_named(loom_scenarios(), name, |s| s.name);
+    let row = format!("{name}@versions");
+    loom_run::explore_mutant(&row, mutant, expected, cap, move || {
+        bpspec_models::collection::run_on::<Qsbr>(&scn, mutant, bpspec_models::Placement::Versions)
+    })
+}
+
+/// Every baseline of the family holds on a version, at bound 2 at most (make check's budget:
+/// the static area's rows run at 3; docs/nonblocking-load.md §7).
+#[test]
+fn timem_versions() {
+    let failures: Vec<String> = loom_scenarios()
+        .iter()
+        .filter_map(|s| {
+            explore_versions(s.name, None, "hold", 2).map(|cx| format!("{}: {cx}", s.name))
+        })
+        .collect();
+    assert!(failures.is_empty(), "loom: on versions: {failures:?}");
+}
+
+/// Every kill of loom's column on a version, and findings F1 and F2 there (the ERTS variants).
+#[test]
+fn timem_versions_kill_matrix() {
+    bpspec_models::harness::assert_all_killed(
+        "collection on versions",
+        "loom",
+        bpspec_models::collection::expected_kills("loom"),
+        |m, name| explore_versions(name, Some(m), "killed", usize::MAX).is_some(),
+    );
+    for (name, variant) in [
+        ("paused-inflight", "erts-paused-in-place"),
+        ("info-dirty", "erts-flip-back-after-read"),
+    ] {
+        let mut scn = scenario_named(loom_scenarios(), name, |s| s.name);
+        match variant {
+            "erts-paused-in-place" => scn.paused_via_flip = false,
+            _ => scn.flip_back_wait = false,
+        }
+        let model = move || {
+            bpspec_models::collection::run_on::<Qsbr>(
+                &scn,
+                None,
+                bpspec_models::Placement::Versions,
+            )
+        };
+        let row = format!("{name}@versions");
+        let cx = loom_run::explore_variant(&row, variant, "killed", usize::MAX, model);
+        assert!(cx.is_some(), "loom no longer finds {variant} on a version");
+    }
+}

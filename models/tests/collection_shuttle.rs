@@ -116,3 +116,66 @@ fn timem_erts_r16_reset_crash_and_the_fix() {
         "timem_baselines no longer runs reset-churn, the fix's half of this test"
     );
 }
+
+/// The family's scenarios on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`): every baseline holds, under PCT and random, at most
+/// 10,000 iterations (make check's budget; docs/nonblocking-load.md §7, "The static area").
+#[test]
+fn timem_versions_baseline() {
+    let n = shuttle_run::iters().min(10_000);
+    let mut failures = Vec::new();
+    for scn in shuttle_scenarios() {
+        for pct in [false, true] {
+            let row = format!("{}@versions", scn.name);
+            let s = scn.clone();
+            let model = move || {
+                bpspec_models::collection::run_on::<Qsbr>(
+                    &s,
+                    None,
+                    bpspec_models::Placement::Versions,
+                )
+            };
+            if let Some(c) =
+                shuttle_run::explore_row("qsbr", &row, "baseline", "hold", pct, n, model)
+            {
+                failures.push(format!("{row} (pct={pct}): {c}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "shuttle: on versions: {failures:?}");
+}
+
+/// Every kill of shuttle's column on a version, by PCT or random (`MAY_MISS` as on the static
+/// area).
+#[test]
+fn timem_versions_kill_matrix() {
+    let kills = expected_kills("shuttle");
+    let rows = kills.iter().map(|&(m, name)| (m, name, true)).collect();
+    let may_miss = |m, pct| MAY_MISS.contains(&(m, pct));
+    assert_kill_column(
+        "collection on versions",
+        rows,
+        may_miss,
+        |(m, name, _), pct, exp| {
+            let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
+            let row = format!("{name}@versions");
+            let model = move || {
+                bpspec_models::collection::run_on::<Qsbr>(
+                    &scn,
+                    Some(m),
+                    bpspec_models::Placement::Versions,
+                )
+            };
+            shuttle_run::explore_row(
+                "qsbr",
+                &row,
+                m.name(),
+                exp,
+                pct,
+                shuttle_run::iters(),
+                model,
+            )
+            .is_some()
+        },
+    );
+}

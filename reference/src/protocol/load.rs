@@ -1534,6 +1534,20 @@ impl<P: ThreadProgress> Engine<P> {
         f: FuncId,
         key: crate::term::InfoKey,
     ) -> crate::term::Term {
+        self.trace_info_module_with(m, session, f, key, crate::term::Collection::NonBlocking)
+    }
+
+    /// [`Engine::trace_info_module_in`] with the chosen collection, as
+    /// [`Engine::trace_info_with`] on the static area (`StopTheWorld` needs an engine made
+    /// [`Engine::with_stop_the_world`]).
+    pub fn trace_info_module_with(
+        &self,
+        m: usize,
+        session: SessionId,
+        f: FuncId,
+        key: crate::term::InfoKey,
+        how: crate::term::Collection,
+    ) -> crate::term::Term {
         let st = lock(&self.cm().modules);
         let v = st.modules[m].curr;
         if v.is_null() || f >= self.modc(m).functions() {
@@ -1548,14 +1562,7 @@ impl<P: ThreadProgress> Engine<P> {
         }
         // SAFETY: the current version, live while the module table is held.
         let area = area_of(unsafe { &*v });
-        let base = self.trace_info_in(
-            &mut bst,
-            area,
-            f,
-            session,
-            key,
-            crate::term::Collection::NonBlocking,
-        );
+        let base = self.trace_info_in(&mut bst, area, f, session, key, how);
         match self.local_ms_half(&bst, area, f, session) {
             Some(d) => crate::session::local_ms_info(key, base, &d),
             None => base,
