@@ -475,6 +475,29 @@ pub fn placement_of<P: ThreadProgress>(e: &Engine<P>) -> Placement {
     }
 }
 
+/// A call of function `f` by process `p` without a stack, wherever the scheduler's engine has
+/// its functions: the static area's `Scheduler::call` (its hit record), or
+/// `Scheduler::call_version` on module 0's current version. Returns the hit's acted flags and
+/// the sessions it counted on (`Hit::flags`, `Hit::counted`).
+pub(crate) fn call_at<P: ThreadProgress>(
+    s: &mut Scheduler<P>,
+    f: usize,
+    p: &Process,
+) -> (u32, u64) {
+    match placement_of(s.engine()) {
+        Placement::Static => {
+            s.call(f, p);
+            let h = s.hits.last().expect("call records a hit");
+            (h.flags, h.counted)
+        }
+        Placement::Versions => {
+            let seen = s.call_version(p, 0, f);
+            assert_eq!(seen.version, 1, "f{f}: a call outside version 1");
+            (seen.flags, seen.counted_in)
+        }
+    }
+}
+
 /// The active flags of `session`'s node on function `f`, wherever `e`'s functions are.
 pub(crate) fn active_flags_at<P: ThreadProgress>(e: &Engine<P>, session: u32, f: usize) -> u32 {
     match placement_of(e) {
@@ -492,7 +515,6 @@ pub fn run<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>) {
 /// [`run`] with the scenario's functions at `placement`: the same scripts, stager ops and
 /// checks.
 pub fn run_on<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>, placement: Placement) {
-    let on_versions = placement == Placement::Versions;
     // Room for the sessions the scenario names (each slot is model atomics in every execution).
     let room = scn
         .setup
@@ -531,18 +553,10 @@ pub fn run_on<P: ThreadProgress>(scn: &Scenario, mutant: Option<Mutant>, placeme
                     // Acquire: pairs with the Release store after trace_pattern returns,
                     // so this call is "later" than that return (property I4).
                     let r = returned.load(Acquire);
-                    let (acted, counted) = if on_versions {
-                        let seen = s.call_version(&p, 0, f);
-                        assert_eq!(seen.version, 1, "f{f}: a call outside version 1");
-                        (seen.flags & ACTED, seen.counted_in)
-                    } else {
-                        s.call(f, &p);
-                        let h = s.hits.last().expect("call records a hit");
-                        (h.flags & ACTED, h.counted)
-                    };
+                    let (acted, counted) = call_at(s, f, &p);
                     Seen {
                         func: f,
-                        acted,
+                        acted: acted & ACTED,
                         returned: r,
                         counted,
                     }

@@ -16,10 +16,11 @@
 //! `BPSPEC_SHUTTLE_ITERS` iterations each (seed `harness::shuttle_run::SEED`); loom at
 //! `LOOM_MAX_PREEMPTIONS` (the results table records executions).
 
+use crate::Placement;
 use bpspec_reference::sync::{spawn, Arc, AtomicU32, JoinHandle, Ordering::Relaxed};
 use bpspec_reference::{
-    Enabled, Engine, EngineConfig, FlagSet, InfoKey, Mutant, PatternOp, Process, Scheduler, Term,
-    ThreadProgress, TraceOpts, TraceSpec, TraceTag, Tracer, TracerSpec, WaitPlan,
+    Enabled, Engine, FlagSet, InfoKey, Mutant, PatternOp, Process, Scheduler, Term, ThreadProgress,
+    TraceOpts, TraceSpec, TraceTag, Tracer, TracerSpec, WaitPlan,
 };
 
 /// A meta tracer that is gone: every event answers `remove`.
@@ -36,13 +37,15 @@ impl Tracer for Gone {
     }
 }
 
-/// The fixture both models share: an engine with one function (`m:f0/0`) and `schedulers`
-/// schedulers.
-fn engine<P: ThreadProgress>(schedulers: usize, mutant: Option<Mutant>) -> Arc<Engine<P>> {
-    Arc::new(Engine::new_with_sessions(
-        EngineConfig::simple(1, schedulers).with_mutant(mutant),
-        1,
-    ))
+/// The fixture the models share: an engine with `functions` functions (`m:f0/0`, ..) at
+/// `placement` and `schedulers` schedulers.
+fn engine<P: ThreadProgress>(
+    functions: usize,
+    schedulers: usize,
+    mutant: Option<Mutant>,
+    placement: Placement,
+) -> Engine<P> {
+    crate::placed_engine(functions, schedulers, mutant, 1, placement)
 }
 
 /// A tracer that is gone ([`Gone`]), named by the tracer pid `pid`.
@@ -59,14 +62,18 @@ fn set_meta<P: ThreadProgress>(e: &Engine<P>, tracer: &TracerSpec) {
 /// One execution. Panics on any violation. Runs under shuttle (`tests/meta_shuttle.rs`) and
 /// loom (`tests/meta_loom.rs`).
 pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
-    let engine = engine::<P>(2, mutant);
+    meta_swap::<P>(mutant, Placement::Static)
+}
+
+fn meta_swap<P: ThreadProgress>(mutant: Option<Mutant>, placement: Placement) {
+    let engine = Arc::new(engine::<P>(1, 2, mutant, placement));
     set_meta(&engine, &gone(7));
     let handles: Vec<_> = (0..2)
         .map(|id| {
             let engine = engine.clone();
             spawn(move || {
                 let mut s = Scheduler::start(engine, id);
-                s.call(0, &Process::new(100 + id as u64));
+                crate::call_at(&mut s, 0, &Process::new(100 + id as u64));
                 s.progress();
                 s.sleep();
             })
@@ -79,13 +86,11 @@ pub fn run_meta_swap<P: ThreadProgress>(mutant: Option<Mutant>) {
     }
     freed += engine.reclaim_meta_tracers();
     assert_eq!(freed, 1, "M-once: one cell retired and freed");
-    assert_eq!(
-        engine
-            .trace_info_term(0, &engine.code.funcs[0].mfa, InfoKey::Meta)
-            .to_string(),
-        "{meta,[]}",
-        "M-once: NIL shows as []"
-    );
+    let info = match placement {
+        Placement::Static => engine.trace_info_term(0, &engine.code.funcs[0].mfa, InfoKey::Meta),
+        Placement::Versions => engine.trace_info_module_in(0, 0, 0, InfoKey::Meta),
+    };
+    assert_eq!(info.to_string(), "{meta,[]}", "M-once: NIL shows as []");
 }
 
 /// Scheduler 0 on its own thread: its process calls f0, then again after a progress point.
@@ -94,11 +99,11 @@ fn hit_twice<P: ThreadProgress>(engine: &Arc<Engine<P>>) -> JoinHandle<Vec<(usiz
     let e2 = engine.clone();
     spawn(move || {
         let mut s = Scheduler::start(e2, 0);
-        s.call(0, &Process::new(100));
+        let first = crate::call_at(&mut s, 0, &Process::new(100));
         s.progress();
-        s.call(0, &Process::new(100));
+        let second = crate::call_at(&mut s, 0, &Process::new(100));
         s.sleep();
-        s.hits.iter().map(|h| (h.func, h.counted)).collect()
+        vec![(0, first.1), (0, second.1)]
     })
 }
 
@@ -108,7 +113,7 @@ fn hit_twice<P: ThreadProgress>(engine: &Arc<Engine<P>>) -> JoinHandle<Vec<(usiz
 /// whichever cell the scheduler loaded is read, under loom's causality check, before and after
 /// the call). Checked parameters: 1 scheduler, 1 function, one replacement, 3 reclaims.
 pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
-    let engine = engine::<P>(1, mutant);
+    let engine = Arc::new(engine::<P>(1, 1, mutant, Placement::Static));
     let (first, second) = (gone(7), gone(8));
     set_meta(&engine, &first);
     let h = hit_twice(&engine);
@@ -129,10 +134,11 @@ pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
 /// assertions on the cell), and every retired cell freed once (three in all, at rest).
 /// Checked parameters: 2 schedulers, 2 functions, 3 retirements, 2 reclaims.
 pub fn run_meta_reclaim_many<P: ThreadProgress>(mutant: Option<Mutant>) {
-    let engine = Arc::new(Engine::<P>::new_with_sessions(
-        EngineConfig::simple(2, 2).with_mutant(mutant),
-        1,
-    ));
+    meta_reclaim_many::<P>(mutant, Placement::Static)
+}
+
+fn meta_reclaim_many<P: ThreadProgress>(mutant: Option<Mutant>, placement: Placement) {
+    let engine = Arc::new(engine::<P>(2, 2, mutant, placement));
     let only_meta = |t: &TracerSpec| TraceSpec::counters(FlagSet::default()).meta(t.clone());
     crate::trace_on(&engine, None, PatternOp::True, &only_meta(&gone(7)));
     // Both cells of tracer 7 are swapped out and retired (the reclaim at the start of this
@@ -146,7 +152,7 @@ pub fn run_meta_reclaim_many<P: ThreadProgress>(mutant: Option<Mutant>) {
                 if id == 1 {
                     s.progress();
                 }
-                s.call(0, &Process::new(100 + id as u64));
+                crate::call_at(&mut s, 0, &Process::new(100 + id as u64));
                 s.progress();
                 s.sleep();
             })
@@ -171,10 +177,16 @@ pub fn run_meta_reclaim_many<P: ThreadProgress>(mutant: Option<Mutant>) {
 /// Properties: M-free and I1 (the engine's liveness assertions on the node, the
 /// `BpMetaTracer` and the cell), I5 at rest, the cell freed once.
 pub fn run_meta_clear<P: ThreadProgress>(mutant: Option<Mutant>, plan: WaitPlan, keep_count: bool) {
-    let engine = Arc::new(
-        Engine::<P>::new_with_sessions(EngineConfig::simple(1, 1).with_mutant(mutant), 1)
-            .with_wait_plan(plan),
-    );
+    meta_clear::<P>(mutant, plan, keep_count, Placement::Static)
+}
+
+fn meta_clear<P: ThreadProgress>(
+    mutant: Option<Mutant>,
+    plan: WaitPlan,
+    keep_count: bool,
+    placement: Placement,
+) {
+    let engine = Arc::new(engine::<P>(1, 1, mutant, placement).with_wait_plan(plan));
     let fl = FlagSet {
         call_count: keep_count,
         ..FlagSet::default()
@@ -200,6 +212,27 @@ pub const META_SCENARIOS: [&str; 3] = ["meta-swap", "meta-replace", "meta-reclai
 /// The meta scenarios run under every wait plan (`tests/waits_loom.rs`, `waits_shuttle.rs`):
 /// `meta-clear` (the node unlinked) and `meta-clear-keep` (call_count keeps the node).
 pub const META_PLAN_SCENARIOS: [&str; 2] = ["meta-clear", "meta-clear-keep"];
+
+/// Run the meta scenario `name` ([`META_SCENARIOS`] but `meta-replace`, whose one scheduler
+/// the others' cover, and [`META_PLAN_SCENARIOS`] under ERTS's plan) with its functions at
+/// `placement` (docs/nonblocking-load.md §7, "The static area").
+pub fn run_meta_on<P: ThreadProgress>(name: &str, mutant: Option<Mutant>, placement: Placement) {
+    match name {
+        "meta-swap" => meta_swap::<P>(mutant, placement),
+        "meta-reclaim-many" => meta_reclaim_many::<P>(mutant, placement),
+        "meta-clear" => meta_clear::<P>(mutant, WaitPlan::Erts, false, placement),
+        "meta-clear-keep" => meta_clear::<P>(mutant, WaitPlan::Erts, true, placement),
+        other => panic!("no meta scenario {other} on a placement"),
+    }
+}
+
+/// The meta scenarios [`run_meta_on`] runs.
+pub const META_PLACED_SCENARIOS: [&str; 4] = [
+    "meta-swap",
+    "meta-reclaim-many",
+    "meta-clear",
+    "meta-clear-keep",
+];
 
 /// Run a scenario of [`META_PLAN_SCENARIOS`] under `plan`.
 pub fn run_meta_planned<P: ThreadProgress>(name: &str, mutant: Option<Mutant>, plan: WaitPlan) {

@@ -42,3 +42,39 @@ fn meta_kill_matrix() {
         explore(name, Some(m), "killed").is_some()
     });
 }
+
+/// A meta scenario on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`, docs/nonblocking-load.md §7, "The static area"):
+/// its row named `<scenario>@versions`.
+fn explore_versions(name: &'static str, mutant: Option<Mutant>, expected: &str) -> Option<String> {
+    let row = format!("{name}@versions");
+    loom_run::explore_mutant(&row, mutant, expected, usize::MAX, move || {
+        bpspec_models::meta::run_meta_on::<Qsbr>(name, mutant, bpspec_models::Placement::Versions)
+    })
+}
+
+/// Every meta scenario that runs on a placement holds on a version.
+#[test]
+fn meta_versions() {
+    let failures: Vec<String> = bpspec_models::meta::META_PLACED_SCENARIOS
+        .iter()
+        .filter_map(|&name| explore_versions(name, None, "hold").map(|cx| format!("{name}: {cx}")))
+        .collect();
+    assert!(failures.is_empty(), "loom: on versions: {failures:?}");
+}
+
+/// Every meta kill of loom's column, and the meta plan scenarios' under ERTS's plan, on a
+/// version.
+#[test]
+fn meta_versions_kill_matrix() {
+    let kills: Vec<_> = expected_meta_kills("loom")
+        .into_iter()
+        .chain(bpspec_models::meta::expected_meta_plan_kills(
+            "loom",
+            bpspec_reference::WaitPlan::Erts,
+        ))
+        .collect();
+    assert_all_killed("meta on versions", "loom", kills, |m, name| {
+        explore_versions(name, Some(m), "killed").is_some()
+    });
+}

@@ -51,3 +51,56 @@ fn meta_free_without_wait_is_found() {
         );
     }
 }
+
+/// A meta scenario on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`): its row named `<scenario>@versions`, at `n`
+/// iterations.
+fn explore_versions(
+    name: &'static str,
+    mutant: Option<Mutant>,
+    pct: bool,
+    expected: &str,
+    n: usize,
+) -> Option<String> {
+    let row = format!("{name}@versions");
+    let variant = mutant.map_or("baseline", |m| m.name());
+    shuttle_run::explore_row("qsbr", &row, variant, expected, pct, n, move || {
+        bpspec_models::meta::run_meta_on::<Qsbr>(name, mutant, bpspec_models::Placement::Versions)
+    })
+}
+
+/// Every meta scenario that runs on a placement holds on a version, under PCT and random, at
+/// most 10,000 iterations (make check's budget; docs/nonblocking-load.md §7).
+#[test]
+fn meta_versions_baseline() {
+    let n = iters().min(10_000);
+    for name in bpspec_models::meta::META_PLACED_SCENARIOS {
+        for pct in [false, true] {
+            if let Some(c) = explore_versions(name, None, pct, "hold", n) {
+                panic!("shuttle {name}@versions (pct={pct}) violated a property: {c}");
+            }
+        }
+    }
+}
+
+/// Every meta kill of shuttle's column, and the meta plan scenarios' under ERTS's plan, on a
+/// version, by PCT (its row expects the kill; random runs too, a miss allowed: at 2,000
+/// iterations it missed two of the three).
+#[test]
+fn meta_versions_kill_matrix() {
+    let kills: Vec<_> = expected_meta_kills("shuttle")
+        .into_iter()
+        .chain(bpspec_models::meta::expected_meta_plan_kills(
+            "shuttle",
+            bpspec_reference::WaitPlan::Erts,
+        ))
+        .collect();
+    for (m, name) in kills {
+        let pct = explore_versions(name, Some(m), true, "killed", iters());
+        explore_versions(name, Some(m), false, "survives", iters());
+        assert!(
+            pct.is_some(),
+            "{m} survived shuttle's PCT on {name}@versions"
+        );
+    }
+}
