@@ -119,10 +119,10 @@ fn timem_erts_r16_reset_crash_and_the_fix() {
 
 /// The family's scenarios on a module's current version, never loaded
 /// (`bpspec_models::Placement::Versions`): every baseline holds, under PCT and random, at most
-/// 10,000 iterations (make check's budget; docs/nonblocking-load.md §7, "The static area").
+/// `shuttle_run::versions_iters` iterations.
 #[test]
 fn timem_versions_baseline() {
-    let n = shuttle_run::iters().min(10_000);
+    let n = shuttle_run::versions_iters();
     let mut failures = Vec::new();
     for scn in shuttle_scenarios() {
         for pct in [false, true] {

@@ -25,7 +25,8 @@ fn explore(
         // README.md), 167 s inside a make check that took 32 min 14 s; with the pool the same
         // run took 83 CPU seconds (485 s wall) on a machine more loaded than that one (load
         // average 7 to 8), and the pool's ratio at bound 2 (0.55, docs/perf.md) puts it near 36
-        // CPU seconds on that machine. The fold is off by default (docs/nonblocking-load.md
+        // CPU seconds on that machine (measured again on an idle machine: 844,706, held, 50.4
+        // CPU seconds). The fold is off by default (docs/nonblocking-load.md
         // §7); `load-vs-trace-pattern` and `load-collect-fold` run at make check's bound 3
         // (docs/perf.md, "Where loom runs below make check's bound 3").
         b.preemption_bound = b.preemption_bound.map(|p| p.min(2));

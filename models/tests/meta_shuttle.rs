@@ -70,10 +70,10 @@ fn explore_versions(
 }
 
 /// Every meta scenario that runs on a placement holds on a version, under PCT and random, at
-/// most 10,000 iterations (make check's budget; docs/nonblocking-load.md §7).
+/// most `shuttle_run::versions_iters` iterations.
 #[test]
 fn meta_versions_baseline() {
-    let n = iters().min(10_000);
+    let n = shuttle_run::versions_iters();
     for name in bpspec_models::meta::META_PLACED_SCENARIOS {
         for pct in [false, true] {
             if let Some(c) = explore_versions(name, None, pct, "hold", n) {

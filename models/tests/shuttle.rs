@@ -5,7 +5,7 @@
 #![cfg(shuttle)]
 
 use bpspec_models::harness::shuttle_run::{
-    assert_kill_column, explore_row, explore_run, iters, kill_rows,
+    self, assert_kill_column, explore_row, explore_run, iters, kill_rows,
 };
 use bpspec_models::{count_kills, expected_kills, run, run_on, shuttle_scenarios, Placement};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
@@ -37,17 +37,12 @@ fn baseline_epoch() {
     baseline::<EpochProgress>();
 }
 
-/// The iterations of a baseline on a module's current version at most (`make check` runs the
-/// static area's at 50,000; an iteration costs about as much on either placement, so this is
-/// make check's budget, not the placement's cost: docs/nonblocking-load.md §7, "The static
-/// area").
-const VERSIONS_ITERS: usize = 10_000;
-
 /// The scenarios on a module's current version, never loaded (`Placement::Versions`): every
-/// baseline holds there too, under PCT and random.
+/// baseline holds there too, under PCT and random, at `shuttle_run::versions_iters`
+/// iterations.
 #[test]
 fn baseline_versions() {
-    let n = iters().min(VERSIONS_ITERS);
+    let n = shuttle_run::versions_iters();
     let mut failures = Vec::new();
     for scn in shuttle_scenarios() {
         for pct in [false, true] {

@@ -20,7 +20,8 @@ use bpspec_reference::{Mutant, Qsbr, WaitPlan};
 /// beside them, so about 96 more, still more than make check's 30 minutes leave once
 /// `load-vs-trace-pattern`, `load-collect-fold` and `session-unlink-2sched` have taken their
 /// share of what the pool gave back (docs/perf.md, "Where loom runs below make check's bound
-/// 3"). Its kill runs are at `loom_run::KILL_BOUND` (2) either way.
+/// 3"). Measured again on an idle machine with the pool: the same executions at bound 3,
+/// held, 205.8 CPU seconds. Its kill runs are at `loom_run::KILL_BOUND` (2) either way.
 const CAP_2SESS: usize = 2;
 
 /// Explore; record the verdict (scenario `name@plan`); return the counterexample.
