@@ -20,10 +20,10 @@
 //!   `n` names the export entry of function `k - n`);
 //! - I5 at rest after the run.
 
+use crate::Placement;
 use bpspec_reference::sync::Arc;
 use bpspec_reference::{
-    flags, Area, Engine, EngineConfig, FlagSet, Mutant, PatternOp, ThreadProgress, TraceSpec,
-    WaitPlan,
+    flags, Area, Engine, FlagSet, Mutant, PatternOp, ThreadProgress, TraceSpec, WaitPlan,
 };
 
 use crate::sessions::call_traced_procs;
@@ -148,13 +148,21 @@ fn apply<P: ThreadProgress>(e: &Engine<P>, o: &XOp) {
 
 /// The acted flags (over both sessions) a hit would have now on each entry: the code of
 /// functions `0..n`, then their export entries (entry `n + f`).
-fn acted_now<P: ThreadProgress>(e: &Engine<P>) -> Vec<u32> {
-    let n = e.code.len();
-    let flags = |area, i| (0..2u32).fold(0, |a, s| a | e.active_flags_in(area, s, i)) & ACTED;
-    (0..n)
-        .map(|f| flags(Area::Code, f))
-        .chain((0..n).map(|f| flags(Area::Export, e.export_of(f).expect("exported"))))
-        .collect()
+fn acted_now<P: ThreadProgress>(e: &Engine<P>, n: usize) -> Vec<u32> {
+    let both = |flags: &dyn Fn(u32) -> u32| (0..2u32).fold(0, |a, s| a | flags(s)) & ACTED;
+    match crate::placement_of(e) {
+        Placement::Static => (0..n)
+            .map(|f| both(&|s| e.active_flags_in(Area::Code, s, f)))
+            .chain((0..n).map(|f| {
+                let x = e.export_of(f).expect("exported");
+                both(&|s| e.active_flags_in(Area::Export, s, x))
+            }))
+            .collect(),
+        Placement::Versions => (0..n)
+            .map(|f| both(&|s| e.active_flags_version_in(0, s, f)))
+            .chain((0..n).map(|f| both(&|s| e.active_flags_export_in(0, s, f))))
+            .collect(),
+    }
 }
 
 /// Run one execution of `scn`. Panics on any violation.
@@ -170,32 +178,69 @@ pub fn run_planned<P: ThreadProgress>(
     mutant: Option<Mutant>,
     plan: WaitPlan,
 ) {
+    run_placed::<P>(scn, mutant, plan, Placement::Static)
+}
+
+/// [`run`] with the functions at `placement`: on a version (module `m`, never loaded, its
+/// engine made `with_global_trace`), a remote call is `Scheduler::call_version_proc` through
+/// the export entry's dispatch word at the active code index (its global breakpoint), then the
+/// version's code.
+pub fn run_on<P: ThreadProgress>(
+    scn: &ExportScenario,
+    mutant: Option<Mutant>,
+    placement: Placement,
+) {
+    run_placed::<P>(scn, mutant, WaitPlan::Erts, placement)
+}
+
+fn run_placed<P: ThreadProgress>(
+    scn: &ExportScenario,
+    mutant: Option<Mutant>,
+    plan: WaitPlan,
+    placement: Placement,
+) {
     assert_eq!(scn.rounds, 1, "the export models run their ops once");
-    let cfg = EngineConfig::simple(scn.functions, scn.schedulers.len()).with_mutant(mutant);
-    let engine = Arc::new(Engine::<P>::new_with_sessions(cfg, 2).with_wait_plan(plan));
+    let mut e =
+        crate::placed_engine::<P>(scn.functions, scn.schedulers.len(), mutant, 2, placement)
+            .with_wait_plan(plan);
+    if placement == Placement::Versions {
+        e = e.with_global_trace();
+    }
+    let engine = Arc::new(e);
     assert_eq!(engine.create_session("s1"), Ok(1));
     for o in &scn.setup {
         apply(&engine, o);
     }
     let procs = call_traced_procs(&engine, scn.schedulers.len(), 2);
-    let n = engine.code.len();
+    let n = scn.functions;
     let (per_sched, gens) = schedulers_vs_stager(
         &engine,
         &scn.schedulers,
         procs,
         scn.ops.len(),
         |i| apply(&engine, &scn.ops[i]),
-        || acted_now(&engine),
+        || acted_now(&engine, n),
         move |s, f, proc, returned| {
-            let before = s.hits.len();
-            s.tail_call_remote(f, proc);
-            assert_eq!(s.hits.len(), before + 2, "export entry hit, then code hit");
-            let (x, c) = (s.hits[before], s.hits[before + 1]);
-            [(n + f, x), (f, c)].map(|(func, h)| Seen {
+            let (x, c) = match placement {
+                Placement::Static => {
+                    let before = s.hits.len();
+                    s.tail_call_remote(f, proc);
+                    assert_eq!(s.hits.len(), before + 2, "export entry hit, then code hit");
+                    let (x, c) = (s.hits[before], s.hits[before + 1]);
+                    ((x.flags, x.counted), (c.flags, c.counted))
+                }
+                Placement::Versions => {
+                    let seen = s.call_version_proc(proc, 0, f, true, true);
+                    assert_eq!(seen.version, 1, "f{f}: a call outside version 1");
+                    let x = seen.export_hit.expect("export entry hit, then code hit");
+                    ((x.flags, x.counted), (seen.flags, seen.counted_in))
+                }
+            };
+            [(n + f, x), (f, c)].map(|(func, (flags, counted))| Seen {
                 func,
-                acted: h.flags & ACTED,
+                acted: flags & ACTED,
                 returned,
-                counted: h.counted,
+                counted,
             })
         },
     );

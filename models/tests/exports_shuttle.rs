@@ -51,3 +51,55 @@ fn exports_kill_matrix() {
         })
     });
 }
+
+/// The family's scenarios on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`): its row named `<scenario>@versions`, at `n`
+/// iterations.
+fn explore_versions(
+    scn: &ExportScenario,
+    mutant: Option<Mutant>,
+    pct: bool,
+    expected: &str,
+    n: usize,
+) -> Option<String> {
+    let row = format!("{}@versions", scn.name);
+    let variant = mutant.map_or("baseline", |m| m.name());
+    let s = scn.clone();
+    shuttle_run::explore_row("qsbr", &row, variant, expected, pct, n, move || {
+        bpspec_models::exports::run_on::<Qsbr>(&s, mutant, bpspec_models::Placement::Versions)
+    })
+}
+
+/// Every baseline of the family holds on a version, under PCT and random, at
+/// `shuttle_run::versions_iters` iterations.
+#[test]
+fn exports_versions_baseline() {
+    let n = shuttle_run::versions_iters();
+    let mut failures = Vec::new();
+    for scn in shuttle_scenarios() {
+        for pct in [false, true] {
+            if let Some(c) = explore_versions(&scn, None, pct, "hold", n) {
+                failures.push(format!("{}@versions (pct={pct}): {c}", scn.name));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "shuttle: on versions: {failures:?}");
+}
+
+/// Every kill of shuttle's column on a version, by PCT or random (`MAY_MISS` as on the static
+/// area).
+#[test]
+fn exports_versions_kill_matrix() {
+    let kills = expected_kills("shuttle");
+    let rows = kills.iter().map(|&(m, name)| (m, name, true)).collect();
+    let may_miss = |m, pct| MAY_MISS.contains(&(m, pct));
+    assert_kill_column(
+        "export on versions",
+        rows,
+        may_miss,
+        |(m, name, _), pct, exp| {
+            let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
+            explore_versions(&scn, Some(m), pct, exp, iters()).is_some()
+        },
+    );
+}

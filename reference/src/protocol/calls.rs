@@ -360,6 +360,7 @@ impl<P: ThreadProgress> Scheduler<P> {
                     local: true,
                     flags: 0,
                     counted_in: 0,
+                    export_hit: None,
                 };
             }
             c.proc.push_cont();
@@ -573,8 +574,10 @@ impl<P: ThreadProgress> Scheduler<P> {
                 local: false,
                 flags: 0,
                 counted_in: 0,
+                export_hit: None,
             };
         }
+        let mut export_hit = None;
         if cm.globals && remote {
             // The export entry's breakpoint (ERTS: the address of the code index is the entry's
             // trampoline, `op_i_generic_breakpoint`, which then jumps on to the version's code):
@@ -590,7 +593,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             );
             let process = c.proc.p;
             let addr = self.hit_at(e.exp_area(m), f, f, &process, Some(&mut c.proc), d);
-            self.hits.pop();
+            export_hit = self.hits.pop();
             assert_eq!(
                 addr,
                 crate::export::EXPORT_BASE + f,
@@ -608,7 +611,9 @@ impl<P: ThreadProgress> Scheduler<P> {
             ver.in_code.fetch_add(1, Relaxed);
             c.held = v;
         }
-        self.run_version(c, v, f, tick, bare)
+        let mut seen = self.run_version(c, v, f, tick, bare);
+        seen.export_hit = export_hit;
+        seen
     }
 
     /// Run function `f` of version `v`: its code, its first instruction and, if patched, its
@@ -694,6 +699,7 @@ impl<P: ThreadProgress> Scheduler<P> {
             local: false,
             flags: hit.flags,
             counted_in: hit.counted,
+            export_hit: None,
         }
     }
 

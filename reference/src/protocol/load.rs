@@ -320,6 +320,9 @@ pub struct CallSeen {
     pub flags: u32,
     /// The sessions whose counter this call counted on, a bit each (`Hit::counted`).
     pub counted_in: u64,
+    /// A remote call through an export entry with global trace (an engine made
+    /// [`Engine::with_global_trace`]): the entry's hit, before the version's.
+    pub export_hit: Option<crate::hit::Hit>,
 }
 
 fn alloc_version(number: u32, module: usize, mc: &ModCode) -> *mut CodeVersion {
@@ -1674,6 +1677,14 @@ impl<P: ThreadProgress> Engine<P> {
             Some(ver) => self.trace_info_item_in(area_of(ver), session, f, item),
             None => crate::InfoValue::Undefined,
         }
+    }
+
+    /// The active flags of `session`'s node on module `m`'s export entry of function `f` (0 if
+    /// it has none): the versions' counterpart of [`Engine::active_flags_in`] on the static
+    /// area's export entries (the entries are the module's fixed part: no version to keep
+    /// live).
+    pub fn active_flags_export_in(&self, m: usize, session: SessionId, f: FuncId) -> u32 {
+        self.active_flags_in(self.exp_area(m), session, f)
     }
 
     /// The breakpoint areas of every module's current and old versions and export entries,
