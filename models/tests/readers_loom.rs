@@ -67,15 +67,33 @@ fn explore_versions(
     })
 }
 
-/// Every baseline of the family holds on a version, at bound 2 at most (make check's budget:
-/// the static area's rows run at 3; the eight held at 3 with 207 CPU seconds, docs/perf.md, "Where loom runs below make check's
-/// bound 3").
+/// The scenarios capped at bound 2 on a version (below).
+const CAPPED: &[&str] = &[
+    "timem-remove",
+    "timem-pause-restart",
+    "timem-remove-2sess",
+    "timem-remove-old-2sess",
+    "timem-raise",
+    "timem-two-stagers",
+];
+
+/// Every baseline of the family holds on a version, at make check's bound but for the six of
+/// `CAPPED`, at 2 there: at 3 they held with about 205 CPU seconds (docs/perf.md, "Where loom
+/// runs below make check's bound 3"), more than make check's budget leaves.
 #[test]
 fn readers_versions() {
     let failures: Vec<String> = bpspec_models::readers::loom_scenarios()
         .iter()
         .filter_map(|s| {
-            explore_versions(s.name, None, "hold", 2).map(|cx| format!("{}: {cx}", s.name))
+            {
+                let cap = if CAPPED.contains(&s.name) {
+                    2
+                } else {
+                    usize::MAX
+                };
+                explore_versions(s.name, None, "hold", cap)
+            }
+            .map(|cx| format!("{}: {cx}", s.name))
         })
         .collect();
     assert!(failures.is_empty(), "loom: on versions: {failures:?}");
