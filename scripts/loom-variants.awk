@@ -1,7 +1,8 @@
 # make docs-results: from make check's loom rows (RESULTS/loom.tsv), every scenario whose
 # baseline runs under more than one variant (a wait plan: `scenario@batch`, `@batch-elide-idle`,
-# `@pipeline`, the default plan without a suffix; a load protocol: `@blocking`, `@nonblocking`),
-# one line per scenario: each variant's executions, and the variants that ran exactly as many as
+# `@pipeline`, the default plan without a suffix; a load protocol: `@blocking`, `@nonblocking`;
+# the placement on a module's version: `@versions`), one line per scenario: each variant's
+# executions (with its bound where it is not the first variant's), and the variants that ran exactly as many as
 # some other variant of the same scenario. Equal counts at the same bound are what two runs of one exploration give;
 # they do not prove the two explored the same executions, but a variant whose count differs
 # from every other did reach code the others do not run (docs/fewer-waits.md, "What each
@@ -28,7 +29,8 @@ END {
         split(key, k, SUBSEP)
         runs = ""; same = ""
         for (i = 1; i <= count[key]; i++) {
-            runs = runs (i > 1 ? ", " : "") name[key, i] " " execs[key, i]
+            runs = runs (i > 1 ? ", " : "") name[key, i] " " execs[key, i] \
+                (bounds[key, i] != bounds[key, 1] ? " (bound " bounds[key, i] ")" : "")
             for (j = 1; j <= count[key]; j++) {
                 if (j != i && execs[key, j] == execs[key, i] && bounds[key, j] == bounds[key, i]) {
                     same = same (same == "" ? "" : ", ") name[key, i]
