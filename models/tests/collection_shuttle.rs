@@ -172,7 +172,7 @@ fn timem_versions_kill_matrix() {
                 m.name(),
                 exp,
                 pct,
-                shuttle_run::iters(),
+                shuttle_run::versions_iters(),
                 model,
             )
             .is_some()

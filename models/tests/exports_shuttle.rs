@@ -99,7 +99,7 @@ fn exports_versions_kill_matrix() {
         may_miss,
         |(m, name, _), pct, exp| {
             let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
-            explore_versions(&scn, Some(m), pct, exp, iters()).is_some()
+            explore_versions(&scn, Some(m), pct, exp, shuttle_run::versions_iters()).is_some()
         },
     );
 }

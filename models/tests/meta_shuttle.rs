@@ -96,8 +96,14 @@ fn meta_versions_kill_matrix() {
         ))
         .collect();
     for (m, name) in kills {
-        let pct = explore_versions(name, Some(m), true, "killed", iters());
-        explore_versions(name, Some(m), false, "survives", iters());
+        let pct = explore_versions(name, Some(m), true, "killed", shuttle_run::versions_iters());
+        explore_versions(
+            name,
+            Some(m),
+            false,
+            "survives",
+            shuttle_run::versions_iters(),
+        );
         assert!(
             pct.is_some(),
             "{m} survived shuttle's PCT on {name}@versions"

@@ -79,7 +79,7 @@ fn readers_versions_kill_matrix() {
                 m.name(),
                 exp,
                 pct,
-                shuttle_run::iters(),
+                shuttle_run::versions_iters(),
                 model,
             )
             .is_some()

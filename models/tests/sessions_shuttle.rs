@@ -83,7 +83,7 @@ fn sessions_versions_kill_matrix() {
                 m.name(),
                 exp,
                 pct,
-                shuttle_run::iters(),
+                shuttle_run::versions_iters(),
                 model,
             )
             .is_some()

@@ -82,7 +82,16 @@ fn versions_kill_matrix() {
                 .expect("scenario");
             let row = format!("{name}{}", Placement::Versions.suffix());
             let model = move || run_on::<Qsbr>(&scn, Some(m), Placement::Versions);
-            explore_row("qsbr", &row, m.name(), exp, pct, iters(), model).is_some()
+            explore_row(
+                "qsbr",
+                &row,
+                m.name(),
+                exp,
+                pct,
+                shuttle_run::versions_iters(),
+                model,
+            )
+            .is_some()
         },
     );
 }
