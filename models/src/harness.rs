@@ -80,6 +80,15 @@ pub fn hold_on_real_threads<S>(scenarios: Vec<S>, times: usize, runs: &[ModelRun
 /// A model run: the scenario under a mutant (or none). `run::<Qsbr>` of each model is one.
 pub type ModelRun<S> = fn(&S, Option<Mutant>);
 
+/// A family's run with its functions at a placement (`crate::Placement`): the rows on a
+/// module's version (docs/nonblocking-load.md §7, "The static area").
+pub type PlacedRun<S> = fn(&S, Option<Mutant>, crate::Placement);
+
+/// The results-table name of `scenario` on a module's version.
+pub fn on_versions(scenario: &str) -> String {
+    format!("{scenario}{}", crate::Placement::Versions.suffix())
+}
+
 /// The figures of a model's reference run (`reference`: the scenario's scripts one after the
 /// other with no stager and no mutant, on an engine of its own), which the run's end compares
 /// with its own (CT4 in `collection.rs`, RD3 in `readers.rs`). `key` names everything the
@@ -459,6 +468,46 @@ pub mod loom_run {
         explore_mutant(name, mutant, expected, cap, move || run(&scn, mutant))
     }
 
+    /// [`explore_mutant`] on the scenario called `name` of `scenarios` on a module's version
+    /// (`run` with `crate::Placement::Versions`), its row named `<name>@versions`, at a
+    /// preemption bound of at most `cap`.
+    pub fn explore_on_versions<S: crate::harness::NamedScenario>(
+        scenarios: Vec<S>,
+        name: &str,
+        mutant: Option<Mutant>,
+        expected: &str,
+        cap: usize,
+        run: crate::harness::PlacedRun<S>,
+    ) -> Option<String> {
+        let scn = crate::harness::scenario_named(scenarios, name, |s| s.name());
+        let row = crate::harness::on_versions(name);
+        explore_mutant(&row, mutant, expected, cap, move || {
+            run(&scn, mutant, crate::Placement::Versions)
+        })
+    }
+
+    /// Every scenario of `scenarios` holds on a module's version ([`explore_on_versions`]),
+    /// at most at bound 2 for those named in `capped`; fails naming each violation.
+    pub fn assert_hold_on_versions<S: crate::harness::NamedScenario>(
+        scenarios: fn() -> Vec<S>,
+        capped: &[&str],
+        run: crate::harness::PlacedRun<S>,
+    ) {
+        let failures: Vec<String> = scenarios()
+            .iter()
+            .filter_map(|s| {
+                let cap = if capped.contains(&s.name()) {
+                    2
+                } else {
+                    usize::MAX
+                };
+                explore_on_versions(scenarios(), s.name(), None, "hold", cap, run)
+                    .map(|cx| format!("{}: {cx}", s.name()))
+            })
+            .collect();
+        assert!(failures.is_empty(), "loom: on versions: {failures:?}");
+    }
+
     /// A copy of `b` (loom's `Builder` is not `Clone`), for the watchdog's thread.
     fn copy_builder(b: &loom::model::Builder) -> loom::model::Builder {
         let mut c = loom::model::Builder::new();
@@ -695,6 +744,48 @@ pub mod shuttle_run {
     /// (docs/nonblocking-load.md §7, "The static area").
     pub fn versions_iters() -> usize {
         iters().min(2_000)
+    }
+
+    /// One row of `scn` on a module's version (`run` with `crate::Placement::Versions`), its
+    /// row named `<scenario>@versions`, under `mutant`, PCT or random, at [`versions_iters`];
+    /// the counterexample, if any.
+    pub fn explore_on_versions<S: crate::harness::NamedScenario>(
+        scn: &S,
+        mutant: Option<Mutant>,
+        pct: bool,
+        expected: &str,
+        run: crate::harness::PlacedRun<S>,
+    ) -> Option<String> {
+        let row = crate::harness::on_versions(scn.name());
+        let variant = mutant.map_or("baseline", |m| m.name());
+        let s = scn.clone();
+        let model = move || run(&s, mutant, crate::Placement::Versions);
+        explore_row(
+            "qsbr",
+            &row,
+            variant,
+            expected,
+            pct,
+            versions_iters(),
+            model,
+        )
+    }
+
+    /// Every scenario of `scenarios` holds on a module's version under PCT and random
+    /// ([`explore_on_versions`]); fails naming each violation.
+    pub fn assert_baselines_on_versions<S: crate::harness::NamedScenario>(
+        scenarios: Vec<S>,
+        run: crate::harness::PlacedRun<S>,
+    ) {
+        let mut failures = Vec::new();
+        for scn in &scenarios {
+            for pct in [false, true] {
+                if let Some(c) = explore_on_versions(scn, None, pct, "hold", run) {
+                    failures.push(format!("{}@versions (pct={pct}): {c}", scn.name()));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "shuttle: on versions: {failures:?}");
     }
 
     /// Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000), else 1,000.

@@ -51,46 +51,22 @@ findings! {
         as "erts-flip-back-after-read";
 }
 
-/// The family's scenarios on a module's current version, never loaded
-/// (`bpspec_models::Placement::Versions`, docs/nonblocking-load.md §7, "The static area"): its
-/// row named `<scenario>@versions`, at most at bound `cap`.
-fn explore_versions(
-    name: &'static str,
-    mutant: Option<bpspec_reference::Mutant>,
-    expected: &str,
-    cap: usize,
-) -> Option<String> {
-    let scn = scenario_named(loom_scenarios(), name, |s| s.name);
-    let row = format!("{name}@versions");
-    loom_run::explore_mutant(&row, mutant, expected, cap, move || {
-        bpspec_models::collection::run_on::<Qsbr>(&scn, mutant, bpspec_models::Placement::Versions)
-    })
-}
-
 /// The scenarios capped at bound 2 on a version (below).
 const CAPPED: &[&str] = &["paused-inflight", "info-vs-reset"];
 
-/// Every baseline of the family holds on a version, at make check's bound but for the two of
-/// `CAPPED`, at 2 there: at 3 they held, at 1,679,701 and 241,396 executions, with about 155
-/// CPU seconds (docs/perf.md, "Where loom runs below make check's bound 3"), more than make
-/// check's budget leaves.
+/// Every baseline of the family holds on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`, docs/nonblocking-load.md §7, "The static area"; rows
+/// named `<scenario>@versions`), at make check's bound but for the two of `CAPPED`, at 2
+/// there: at 3 they held, at 1,679,701 and 241,396 executions, with about 155 CPU seconds
+/// (docs/perf.md, "Where loom runs below make check's bound 3"), more than make check's budget
+/// leaves.
 #[test]
 fn timem_versions() {
-    let failures: Vec<String> = loom_scenarios()
-        .iter()
-        .filter_map(|s| {
-            {
-                let cap = if CAPPED.contains(&s.name) {
-                    2
-                } else {
-                    usize::MAX
-                };
-                explore_versions(s.name, None, "hold", cap)
-            }
-            .map(|cx| format!("{}: {cx}", s.name))
-        })
-        .collect();
-    assert!(failures.is_empty(), "loom: on versions: {failures:?}");
+    loom_run::assert_hold_on_versions(
+        loom_scenarios,
+        CAPPED,
+        bpspec_models::collection::run_on::<Qsbr>,
+    );
 }
 
 /// Every kill of loom's column on a version, and findings F1 and F2 there (the ERTS variants).
@@ -100,7 +76,18 @@ fn timem_versions_kill_matrix() {
         "collection on versions",
         "loom",
         bpspec_models::collection::expected_kills("loom"),
-        |m, name| explore_versions(name, Some(m), "killed", usize::MAX).is_some(),
+        |m, name| {
+            let run = bpspec_models::collection::run_on::<Qsbr>;
+            loom_run::explore_on_versions(
+                loom_scenarios(),
+                name,
+                Some(m),
+                "killed",
+                usize::MAX,
+                run,
+            )
+            .is_some()
+        },
     );
     for (name, variant) in [
         ("paused-inflight", "erts-paused-in-place"),
@@ -118,7 +105,7 @@ fn timem_versions_kill_matrix() {
                 bpspec_models::Placement::Versions,
             )
         };
-        let row = format!("{name}@versions");
+        let row = bpspec_models::harness::on_versions(name);
         let cx = loom_run::explore_variant(&row, variant, "killed", usize::MAX, model);
         assert!(cx.is_some(), "loom no longer finds {variant} on a version");
     }

@@ -118,31 +118,14 @@ fn timem_erts_r16_reset_crash_and_the_fix() {
 }
 
 /// The family's scenarios on a module's current version, never loaded
-/// (`bpspec_models::Placement::Versions`): every baseline holds, under PCT and random, at most
+/// (`bpspec_models::Placement::Versions`): every baseline holds, under PCT and random, at
 /// `shuttle_run::versions_iters` iterations.
 #[test]
 fn timem_versions_baseline() {
-    let n = shuttle_run::versions_iters();
-    let mut failures = Vec::new();
-    for scn in shuttle_scenarios() {
-        for pct in [false, true] {
-            let row = format!("{}@versions", scn.name);
-            let s = scn.clone();
-            let model = move || {
-                bpspec_models::collection::run_on::<Qsbr>(
-                    &s,
-                    None,
-                    bpspec_models::Placement::Versions,
-                )
-            };
-            if let Some(c) =
-                shuttle_run::explore_row("qsbr", &row, "baseline", "hold", pct, n, model)
-            {
-                failures.push(format!("{row} (pct={pct}): {c}"));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "shuttle: on versions: {failures:?}");
+    shuttle_run::assert_baselines_on_versions(
+        shuttle_scenarios(),
+        bpspec_models::collection::run_on::<Qsbr>,
+    );
 }
 
 /// Every kill of shuttle's column on a version, by PCT or random (`MAY_MISS` as on the static
@@ -158,24 +141,8 @@ fn timem_versions_kill_matrix() {
         may_miss,
         |(m, name, _), pct, exp| {
             let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
-            let row = format!("{name}@versions");
-            let model = move || {
-                bpspec_models::collection::run_on::<Qsbr>(
-                    &scn,
-                    Some(m),
-                    bpspec_models::Placement::Versions,
-                )
-            };
-            shuttle_run::explore_row(
-                "qsbr",
-                &row,
-                m.name(),
-                exp,
-                pct,
-                shuttle_run::versions_iters(),
-                model,
-            )
-            .is_some()
+            let run = bpspec_models::collection::run_on::<Qsbr>;
+            shuttle_run::explore_on_versions(&scn, Some(m), pct, exp, run).is_some()
         },
     );
 }

@@ -53,37 +53,14 @@ fn exports_kill_matrix() {
 }
 
 /// The family's scenarios on a module's current version, never loaded
-/// (`bpspec_models::Placement::Versions`): its row named `<scenario>@versions`, at `n`
-/// iterations.
-fn explore_versions(
-    scn: &ExportScenario,
-    mutant: Option<Mutant>,
-    pct: bool,
-    expected: &str,
-    n: usize,
-) -> Option<String> {
-    let row = format!("{}@versions", scn.name);
-    let variant = mutant.map_or("baseline", |m| m.name());
-    let s = scn.clone();
-    shuttle_run::explore_row("qsbr", &row, variant, expected, pct, n, move || {
-        bpspec_models::exports::run_on::<Qsbr>(&s, mutant, bpspec_models::Placement::Versions)
-    })
-}
-
-/// Every baseline of the family holds on a version, under PCT and random, at
+/// (`bpspec_models::Placement::Versions`): every baseline holds, under PCT and random, at
 /// `shuttle_run::versions_iters` iterations.
 #[test]
 fn exports_versions_baseline() {
-    let n = shuttle_run::versions_iters();
-    let mut failures = Vec::new();
-    for scn in shuttle_scenarios() {
-        for pct in [false, true] {
-            if let Some(c) = explore_versions(&scn, None, pct, "hold", n) {
-                failures.push(format!("{}@versions (pct={pct}): {c}", scn.name));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "shuttle: on versions: {failures:?}");
+    shuttle_run::assert_baselines_on_versions(
+        shuttle_scenarios(),
+        bpspec_models::exports::run_on::<Qsbr>,
+    );
 }
 
 /// Every kill of shuttle's column on a version, by PCT or random (`MAY_MISS` as on the static
@@ -99,7 +76,8 @@ fn exports_versions_kill_matrix() {
         may_miss,
         |(m, name, _), pct, exp| {
             let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
-            explore_versions(&scn, Some(m), pct, exp, shuttle_run::versions_iters()).is_some()
+            let run = bpspec_models::exports::run_on::<Qsbr>;
+            shuttle_run::explore_on_versions(&scn, Some(m), pct, exp, run).is_some()
         },
     );
 }

@@ -46,27 +46,6 @@ fn finding_f3_fresh_node_relaxed_store() {
     assert!(cx.is_some(), "loom no longer finds F3");
 }
 
-/// The family's scenarios on a module's current version, never loaded
-/// (`bpspec_models::Placement::Versions`, docs/nonblocking-load.md §7, "The static area"):
-/// explore one, its row named `<scenario>@versions`, at most at bound `cap`.
-fn explore_versions(
-    name: &'static str,
-    mutant: Option<Mutant>,
-    expected: &str,
-    cap: usize,
-) -> Option<String> {
-    use bpspec_models::harness::{loom_run, scenario_named};
-    let scn = scenario_named(bpspec_models::readers::loom_scenarios(), name, |s| s.name);
-    let row = format!("{name}@versions");
-    loom_run::explore_mutant(&row, mutant, expected, cap, move || {
-        bpspec_models::readers::run_on::<bpspec_reference::Qsbr>(
-            &scn,
-            mutant,
-            bpspec_models::Placement::Versions,
-        )
-    })
-}
-
 /// The scenarios capped at bound 2 on a version (below).
 const CAPPED: &[&str] = &[
     "timem-remove",
@@ -77,31 +56,24 @@ const CAPPED: &[&str] = &[
     "timem-two-stagers",
 ];
 
-/// Every baseline of the family holds on a version, at make check's bound but for the six of
-/// `CAPPED`, at 2 there: at 3 they held with about 205 CPU seconds (docs/perf.md, "Where loom
-/// runs below make check's bound 3"), more than make check's budget leaves.
+/// Every baseline of the family holds on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`, docs/nonblocking-load.md §7, "The static area"; rows
+/// named `<scenario>@versions`), at make check's bound but for the six of `CAPPED`, at 2
+/// there: at 3 they held with about 205 CPU seconds (docs/perf.md, "Where loom runs below make
+/// check's bound 3"), more than make check's budget leaves.
 #[test]
 fn readers_versions() {
-    let failures: Vec<String> = bpspec_models::readers::loom_scenarios()
-        .iter()
-        .filter_map(|s| {
-            {
-                let cap = if CAPPED.contains(&s.name) {
-                    2
-                } else {
-                    usize::MAX
-                };
-                explore_versions(s.name, None, "hold", cap)
-            }
-            .map(|cx| format!("{}: {cx}", s.name))
-        })
-        .collect();
-    assert!(failures.is_empty(), "loom: on versions: {failures:?}");
+    bpspec_models::harness::loom_run::assert_hold_on_versions(
+        bpspec_models::readers::loom_scenarios,
+        CAPPED,
+        bpspec_models::readers::run_on::<bpspec_reference::Qsbr>,
+    );
 }
 
 /// Every kill of loom's column and of the findings above, on a version.
 #[test]
 fn readers_versions_kill_matrix() {
+    use bpspec_models::harness::loom_run;
     let kills: Vec<(Mutant, &'static str)> = bpspec_models::readers::expected_kills("loom")
         .into_iter()
         .chain([
@@ -110,6 +82,8 @@ fn readers_versions_kill_matrix() {
         ])
         .collect();
     bpspec_models::harness::assert_all_killed("reader on versions", "loom", kills, |m, name| {
-        explore_versions(name, Some(m), "killed", usize::MAX).is_some()
+        let run = bpspec_models::readers::run_on::<bpspec_reference::Qsbr>;
+        let scns = bpspec_models::readers::loom_scenarios();
+        loom_run::explore_on_versions(scns, name, Some(m), "killed", usize::MAX, run).is_some()
     });
 }

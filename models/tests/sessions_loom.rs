@@ -21,32 +21,13 @@ bpspec_models::loom_family! { sessions: "session", sessions_kill_matrix;
     sessions_tracer_replace => "tracer-replace",
 }
 
-/// The family's scenarios on a module's current version, never loaded
-/// (`bpspec_models::Placement::Versions`, docs/nonblocking-load.md §7, "The static area"):
-/// explore one, its row named `<scenario>@versions`, at most at bound `cap`.
-fn explore_versions(
-    name: &'static str,
-    mutant: Option<bpspec_reference::Mutant>,
-    expected: &str,
-    cap: usize,
-) -> Option<String> {
-    use bpspec_models::harness::{loom_run, scenario_named};
-    let scn = scenario_named(bpspec_models::sessions::loom_scenarios(), name, |s| s.name);
-    let row = format!("{name}@versions");
-    loom_run::explore_mutant(&row, mutant, expected, cap, move || {
-        bpspec_models::sessions::run_on::<bpspec_reference::Qsbr>(
-            &scn,
-            mutant,
-            bpspec_models::Placement::Versions,
-        )
-    })
-}
-
-/// Every baseline of the family holds on a version: at make check's bound but
-/// `session-unlink-2sched`, at 1 there (its static row runs at 2: 587,284 executions; an
-/// execution on a version costs more, docs/nonblocking-load.md §7).
+/// Every baseline of the family holds on a module's current version, never loaded
+/// (`bpspec_models::Placement::Versions`, docs/nonblocking-load.md §7, "The static area"; rows
+/// named `<scenario>@versions`): at make check's bound but `session-unlink-2sched`, at 1 there
+/// (its static row runs at 2: 587,284 executions; at 2 it costs about a minute on a version).
 #[test]
 fn sessions_versions() {
+    use bpspec_models::harness::loom_run;
     let failures: Vec<String> = bpspec_models::sessions::loom_scenarios()
         .iter()
         .filter_map(|s| {
@@ -55,7 +36,10 @@ fn sessions_versions() {
             } else {
                 usize::MAX
             };
-            explore_versions(s.name, None, "hold", cap).map(|cx| format!("{}: {cx}", s.name))
+            let run = bpspec_models::sessions::run_on::<bpspec_reference::Qsbr>;
+            let scns = bpspec_models::sessions::loom_scenarios();
+            loom_run::explore_on_versions(scns, s.name, None, "hold", cap, run)
+                .map(|cx| format!("{}: {cx}", s.name))
         })
         .collect();
     assert!(failures.is_empty(), "loom: on versions: {failures:?}");
@@ -64,10 +48,15 @@ fn sessions_versions() {
 /// Every kill of loom's column, on a version.
 #[test]
 fn sessions_versions_kill_matrix() {
+    use bpspec_models::harness::loom_run;
     bpspec_models::harness::assert_all_killed(
         "session on versions",
         "loom",
         bpspec_models::sessions::expected_kills("loom"),
-        |m, name| explore_versions(name, Some(m), "killed", usize::MAX).is_some(),
+        |m, name| {
+            let run = bpspec_models::sessions::run_on::<bpspec_reference::Qsbr>;
+            let scns = bpspec_models::sessions::loom_scenarios();
+            loom_run::explore_on_versions(scns, name, Some(m), "killed", usize::MAX, run).is_some()
+        },
     );
 }

@@ -4,10 +4,8 @@
 //! bugs; the kill matrix records which mutants it can and cannot see.
 #![cfg(shuttle)]
 
-use bpspec_models::harness::shuttle_run::{
-    self, assert_kill_column, explore_row, explore_run, iters, kill_rows,
-};
-use bpspec_models::{count_kills, expected_kills, run, run_on, shuttle_scenarios, Placement};
+use bpspec_models::harness::shuttle_run::{self, assert_kill_column, explore_run, kill_rows};
+use bpspec_models::{count_kills, expected_kills, run, run_on, shuttle_scenarios};
 use bpspec_reference::{EpochProgress, Mutant, Qsbr, ThreadProgress};
 
 fn baseline<P: ThreadProgress>() {
@@ -42,26 +40,11 @@ fn baseline_epoch() {
 /// iterations.
 #[test]
 fn baseline_versions() {
-    let n = shuttle_run::versions_iters();
-    let mut failures = Vec::new();
-    for scn in shuttle_scenarios() {
-        for pct in [false, true] {
-            let name = format!("{}{}", scn.name, Placement::Versions.suffix());
-            let s = scn.clone();
-            let model = move || run_on::<Qsbr>(&s, None, Placement::Versions);
-            if let Some(c) = explore_row("qsbr", &name, "baseline", "hold", pct, n, model) {
-                failures.push(format!("{name} (pct={pct}): {c}"));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "shuttle baseline violations on versions: {failures:?}"
-    );
+    shuttle_run::assert_baselines_on_versions(shuttle_scenarios(), run_on::<Qsbr>);
 }
 
 /// Every kill claimed on the static area's scenarios (the kill matrix's and the call_count
-/// mutants') on a module's current version, by PCT or random, at the same iterations.
+/// mutants') on a module's current version, by PCT or random.
 #[test]
 fn versions_kill_matrix() {
     let claims: Vec<_> = expected_kills("shuttle")
@@ -80,18 +63,7 @@ fn versions_kill_matrix() {
                 .into_iter()
                 .find(|s| s.name == name)
                 .expect("scenario");
-            let row = format!("{name}{}", Placement::Versions.suffix());
-            let model = move || run_on::<Qsbr>(&scn, Some(m), Placement::Versions);
-            explore_row(
-                "qsbr",
-                &row,
-                m.name(),
-                exp,
-                pct,
-                shuttle_run::versions_iters(),
-                model,
-            )
-            .is_some()
+            shuttle_run::explore_on_versions(&scn, Some(m), pct, exp, run_on::<Qsbr>).is_some()
         },
     );
 }
