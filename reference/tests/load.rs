@@ -1603,3 +1603,52 @@ fn versions_only_engine_refuses_the_static_area() {
     assert!(r.is_err(), "a static hit on a versions-only engine");
     s.sleep();
 }
+
+/// A trace_pattern on a module without current code (deleted) matches nothing and leaves the
+/// module's patterns as they were, so the next load carries only what was set while there was
+/// code (found by the linearization of load histories, models/tests/load_linearize.rs
+/// `lin-delete-count`: the engine carried a pattern set after the delete, and answered 0).
+#[test]
+fn a_pattern_on_a_deleted_module_is_not_carried() {
+    use bpspec_reference::PatternOp;
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::a_pattern_on_a_deleted_module_is_not_carried");
+    let count = call_count();
+    for (proto, scheme) in cases() {
+        let e = Arc::new(
+            Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+                .with_module(2, proto, false)
+                .with_code_ix(scheme),
+        );
+        let mut s = Scheduler::start(e.clone(), 0);
+        assert_eq!(
+            op!(
+                s,
+                e.trace_pattern_funcs_op_in(0, &[0], PatternOp::True, &count)
+            ),
+            Ok(1)
+        );
+        assert_eq!(op!(s, e.delete()), Ok(()));
+        assert_eq!(op!(s, e.purge()), Ok(true));
+        // Deleted: both match nothing; f0's pattern (set with code) stays for the next load.
+        assert_eq!(
+            op!(
+                s,
+                e.trace_pattern_funcs_op_in(0, &[1], PatternOp::True, &count)
+            ),
+            Ok(0)
+        );
+        assert_eq!(
+            op!(
+                s,
+                e.trace_pattern_funcs_op_in(0, &[0], PatternOp::False, &count)
+            ),
+            Ok(0)
+        );
+        assert_eq!(op!(s, e.load()), Ok(2));
+        e.check_at_rest_in_code().unwrap();
+        let counted: Vec<bool> = (0..2).map(|f| s.call_ext(f).counted).collect();
+        assert_eq!(counted, [true, false], "{proto:?} {scheme:?}");
+        s.sleep();
+    }
+}

@@ -570,6 +570,11 @@ impl Oracle {
         }
     }
 
+    /// `module`'s current version (0 the first, one more each load), `None` while deleted.
+    pub fn current_version(&self, module: &str) -> Option<u64> {
+        self.code.modules.get(module).map_or(Some(0), |v| v.current)
+    }
+
     /// Does `f`'s module have a current version (not deleted)?
     pub fn is_loaded(&self, f: usize) -> bool {
         !self.code.unloaded.contains(&f)

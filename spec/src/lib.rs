@@ -283,8 +283,16 @@ impl Oracle {
     pub fn is_patched(&self, f: usize) -> bool {
         self.nodes.range((f, 0)..=(f, u32::MAX)).next().is_some()
     }
+
+    /// `session`'s call_count counter on `f`: its value and whether it runs (not paused).
+    pub fn counter(&self, session: u32, f: usize) -> Option<(u64, bool)> {
+        self.nodes.get(&(f, session)).and_then(|n| n.count)
+    }
 }
 pub mod model;
+
+/// Linearizability of concurrent histories with code loading against the oracle.
+pub mod linearize;
 
 /// Trace sessions: create, destroy.
 pub mod sessions;

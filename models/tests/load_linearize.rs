@@ -1,0 +1,308 @@
+//! The one engine's histories with code loading, linearized against the sequential oracle with
+//! its functions, patterns and counts (`bpspec_spec::linearize`), under shuttle (PCT and random).
+//!
+//! Each run has a loader (load, delete, soft purge of module `m`), a stager (call_count
+//! `trace_pattern` on one function at a time and `trace_info` of its count, in the legacy
+//! session) and schedulers making remote calls (`call_ext`, a progress point after each). Every
+//! operation is recorded with its begin and end on one clock and what it observed: the version a
+//! call ran and whether it counted, what `trace_pattern`, `trace_info` and the code operation
+//! answered. The history must linearize (`LoadRule::Carry`: the engine carries the module's
+//! patterns into a new version with fresh counters). So every count the engine gives is one the
+//! oracle gives for some order of the operations consistent with what the threads saw, across
+//! loads and deletes: what the load model's `refines-cl1` (breakpoint hits only) and the count
+//! conservation LP1 (totals only) do not say.
+//!
+//! The recorder bypasses the sync shim, as `bpspec_reference::history` does: shuttle runs one
+//! thread at a time and switches only at a shim operation, so a clock read is in the execution
+//! exactly where it is in the thread, and adds no scheduling point.
+#![cfg(shuttle)]
+
+use bpspec_models::harness::shuttle_run::{explore_row, versions_iters};
+use bpspec_reference::sync::{spawn, Arc};
+use bpspec_reference::{
+    Engine, EngineConfig, FlagSet, InfoKey, LoadProtocol, Mutant, PatternOp, Qsbr, Scheduler,
+    TraceSpec,
+};
+use bpspec_spec::linearize::{check, LinObs, LinOp, LinRecord, LoadRule};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+#[derive(Clone)]
+struct Lin {
+    name: &'static str,
+    functions: usize,
+    loader: Vec<LinOp>,
+    stager: Vec<LinOp>,
+    /// Each scheduler's calls, by function.
+    schedulers: Vec<Vec<usize>>,
+}
+
+fn scenarios() -> Vec<Lin> {
+    use LinOp::*;
+    let pat = |f, op| Pattern { f, op };
+    vec![
+        // Counts across two loads and a pause: the count a trace_info gives after a load is
+        // the new version's, from zero.
+        Lin {
+            name: "lin-load-count",
+            functions: 1,
+            loader: vec![Load, SoftPurge, Load],
+            stager: vec![
+                pat(0, PatternOp::True),
+                Info { f: 0 },
+                pat(0, PatternOp::Pause),
+                Info { f: 0 },
+                pat(0, PatternOp::Restart),
+                Info { f: 0 },
+            ],
+            schedulers: vec![vec![0, 0], vec![0, 0]],
+        },
+        // A delete under calls and patterns (calls reach `undef`), its patterns carried by the
+        // load after it.
+        Lin {
+            name: "lin-delete-count",
+            functions: 1,
+            loader: vec![Delete, SoftPurge, Load],
+            stager: vec![
+                pat(0, PatternOp::True),
+                Info { f: 0 },
+                pat(0, PatternOp::False),
+            ],
+            schedulers: vec![vec![0, 0], vec![0]],
+        },
+        // Patterns per function across a load: each function's count its own.
+        Lin {
+            name: "lin-two-functions",
+            functions: 2,
+            loader: vec![Load],
+            stager: vec![
+                pat(0, PatternOp::True),
+                pat(1, PatternOp::True),
+                Info { f: 1 },
+                pat(0, PatternOp::False),
+                Info { f: 0 },
+            ],
+            schedulers: vec![vec![0, 1], vec![1, 0]],
+        },
+    ]
+}
+
+type Log = std::sync::Arc<(AtomicU64, Mutex<Vec<LinRecord>>)>;
+
+/// Run `op` on thread `thread`, recording it with its observation.
+fn record(log: &Log, thread: usize, op: LinOp, run: impl FnOnce() -> LinObs) {
+    let begin = log.0.fetch_add(1, Relaxed);
+    let obs = run();
+    let end = log.0.fetch_add(1, Relaxed);
+    let rec = LinRecord {
+        thread,
+        op,
+        obs,
+        begin,
+        end,
+    };
+    log.1.lock().expect("the history's lock").push(rec);
+}
+
+fn count_spec() -> TraceSpec {
+    TraceSpec::from(FlagSet {
+        call_count: true,
+        ..FlagSet::default()
+    })
+}
+
+/// `{call_count,N}` / `{call_count,false}` / `{call_count,undefined}` as the oracle's answer.
+fn count_obs(term: &str) -> LinObs {
+    let v = term
+        .strip_prefix("{call_count,")
+        .and_then(|t| t.strip_suffix('}'))
+        .unwrap_or_else(|| panic!("trace_info of call_count answered {term}"));
+    LinObs::Count(match v {
+        "undefined" => None,
+        "false" => Some(None),
+        n => Some(Some(
+            n.parse().unwrap_or_else(|_| panic!("a count: {term}")),
+        )),
+    })
+}
+
+fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
+    match op {
+        LinOp::Load => LinObs::Answer(e.load().is_ok()),
+        LinOp::Delete => LinObs::Answer(e.delete().is_ok()),
+        LinOp::SoftPurge => LinObs::Answer(e.purge().is_ok()),
+        LinOp::Pattern { f, op } => LinObs::Matched(
+            e.trace_pattern_funcs_op_in(0, &[f], op, &count_spec())
+                .expect("a call_count pattern"),
+        ),
+        LinOp::Info { f } => count_obs(&e.trace_info_module(0, f, InfoKey::CallCount).to_string()),
+        LinOp::Call { .. } => unreachable!("a call is a scheduler's"),
+    }
+}
+
+fn run(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>) {
+    let cfg = EngineConfig::simple(0, scn.schedulers.len()).with_mutant(mutant);
+    let e = Arc::new(Engine::<Qsbr>::new_with_sessions(cfg, 1).with_module(
+        scn.functions,
+        proto,
+        false,
+    ));
+    let log: Log = std::sync::Arc::new((AtomicU64::new(0), Mutex::new(Vec::new())));
+    let ops = |thread: usize, script: Vec<LinOp>| {
+        let (e, log) = (e.clone(), log.clone());
+        spawn(move || {
+            for op in script {
+                record(&log, thread, op, || engine_op(&e, op));
+            }
+        })
+    };
+    let loader = ops(0, scn.loader.clone());
+    let stager = ops(1, scn.stager.clone());
+    let scheds: Vec<_> = scn
+        .schedulers
+        .iter()
+        .enumerate()
+        .map(|(id, calls)| {
+            let (e, log, calls) = (e.clone(), log.clone(), calls.clone());
+            spawn(move || {
+                let mut s = Scheduler::start(e, id);
+                for f in calls {
+                    record(&log, 2 + id, LinOp::Call { f }, || {
+                        let seen = s.call_ext(f);
+                        LinObs::Call {
+                            version: u64::from(seen.version),
+                            counted: seen.counted_in & 1 != 0,
+                        }
+                    });
+                    s.progress();
+                }
+                s.sleep();
+            })
+        })
+        .collect();
+    loader.join().expect("loader panicked");
+    stager.join().expect("stager panicked");
+    for h in scheds {
+        h.join().expect("scheduler panicked");
+    }
+    let history = log.1.lock().expect("the history's lock").clone();
+    let funcs: Vec<_> = (0..scn.functions)
+        .map(|f| bpspec_reference::Mfa::new("m", &format!("f{f}"), 0))
+        .collect();
+    if let Err(r) = check("m", &funcs, &history, LoadRule::Carry) {
+        panic!("{}: {r}", scn.name);
+    }
+}
+
+fn row(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>, pct: bool, expected: &str) -> bool {
+    let label = format!("{}@{}", scn.name, proto.name());
+    let variant = mutant.map_or("baseline", |m| m.name());
+    let s = scn.clone();
+    let model = move || run(&s, proto, mutant);
+    explore_row(
+        "qsbr",
+        &label,
+        variant,
+        expected,
+        pct,
+        versions_iters(),
+        model,
+    )
+    .is_some()
+}
+
+#[test]
+fn load_histories_linearize() {
+    let mut failures = Vec::new();
+    for proto in LoadProtocol::ALL {
+        for scn in scenarios() {
+            for pct in [false, true] {
+                if row(&scn, proto, None, pct, "hold") {
+                    failures.push(format!("{}@{} pct={pct}", scn.name, proto.name()));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "histories that did not linearize: {failures:?}"
+    );
+}
+
+/// The mutants this check kills through the counts, each on the scenario and protocol where
+/// PCT finds it, at `versions_iters` (first kills at 2,000 PCT iterations, seed of
+/// `shuttle_run`: 7 and 7, 11 and 31, 255, 11 and 387, 20; docs/nonblocking-load.md §8). Each
+/// must be killed by the linearization (its message), not by an assertion of the engine's.
+const LIN_KILLS: [(Mutant, &str, LoadProtocol); 8] = [
+    (
+        Mutant::SkipConsolidateCopy,
+        "lin-load-count",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::SkipConsolidateCopy,
+        "lin-load-count",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::PausedCounterChanges,
+        "lin-load-count",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::PausedCounterChanges,
+        "lin-load-count",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::LostCountUpdate,
+        "lin-two-functions",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::LostCountUpdate,
+        "lin-load-count",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::LostCountUpdate,
+        "lin-delete-count",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::LoadBlockingWithoutBlock,
+        "lin-two-functions",
+        LoadProtocol::Blocking,
+    ),
+];
+
+#[test]
+fn load_linearize_kill_matrix() {
+    let mut survivors = Vec::new();
+    for (m, name, proto) in LIN_KILLS {
+        let scn = scenarios()
+            .into_iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no scenario {name}"));
+        let label = format!("{name}@{}", proto.name());
+        let s = scn.clone();
+        let model = move || run(&s, proto, Some(m));
+        let cx = explore_row(
+            "qsbr",
+            &label,
+            m.name(),
+            "killed",
+            true,
+            versions_iters(),
+            model,
+        );
+        match cx {
+            Some(c) if c.contains("no linearization") => {}
+            other => survivors.push(format!("{} on {label}: {other:?}", m.name())),
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "mutants the linearization should kill were not killed by it: {survivors:?}"
+    );
+}

@@ -1,0 +1,483 @@
+//! Linearizability of the engine's concurrent histories with code loading, against the
+//! sequential oracle with its functions, patterns and counts.
+//!
+//! A history is what the threads of one concurrent run did and saw: each operation (a remote
+//! call, a `trace_pattern` of call_count on one function, a `trace_info` of its call_count, a
+//! load, a delete, a soft purge) with the thread that made it, the moment it began and the
+//! moment it ended (one clock for the run), and what it observed. The history is accepted iff
+//! there is one order of all its operations that
+//! - keeps each thread's order, and puts `a` before `b` whenever `a` ended before `b` began
+//!   (real time), and
+//! - when replayed through [`Oracle`] one by one gives every operation the observation it made.
+//!
+//! That is linearizability (Herlihy and Wing) with the oracle as the sequential specification;
+//! the search is Wing and Gong's (try each operation that may come next, undo on a mismatch),
+//! with the states already refuted remembered. Observations are the oracle's own: the version a
+//! call ran (the oracle's current version when it is linearized, counted from 1 as the
+//! engine's) or `undef`, whether it counted on the function's session-0 counter, what
+//! `trace_pattern` answered, the count `trace_info` answered, what a code operation answered.
+//!
+//! The oracle loads as ERTS does (CL1: a load over a current version leaves no breakpoint on
+//! the module). The engine's load carries the module's patterns into the new version, each
+//! counter starting again from zero as the new version's breakpoints are new: under
+//! [`LoadRule::Carry`] the replay of a load is the oracle's load followed by the session's
+//! call_count pattern on each function that had one before the load (or before the delete that
+//! came first), `true` then `pause` if it was paused: what a new version's on_load pattern
+//! does (CL8). docs/nonblocking-load.md §8 says why the engine carries.
+
+use crate::code::CodeOp;
+use crate::Oracle;
+use bpspec_reference::{FlagSet, InfoItem, InfoValue, Mfa, Pattern, PatternOp, TraceSpec};
+use std::collections::HashSet;
+use std::fmt;
+
+/// What a load does to the module's patterns in the replay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadRule {
+    /// ERTS (the oracle's CL1): no pattern survives a load or a delete.
+    ClearErts,
+    /// The engine's: the module's call_count patterns are carried into the new version with
+    /// fresh counters (the patterns a delete left are carried by the load after it).
+    Carry,
+}
+
+/// One operation of a history, on the module's function `f` where it names one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinOp {
+    /// A remote call `m:f()`.
+    Call {
+        f: usize,
+    },
+    /// `trace_pattern({m, f, 0}, op, [call_count])` in the legacy session.
+    Pattern {
+        f: usize,
+        op: PatternOp,
+    },
+    /// `trace_info({m, f, 0}, call_count)` in the legacy session.
+    Info {
+        f: usize,
+    },
+    Load,
+    Delete,
+    SoftPurge,
+}
+
+/// What an operation observed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinObs {
+    /// A call: the version it ran (0: `undef`) and whether it counted.
+    Call { version: u64, counted: bool },
+    /// `trace_pattern`: the number of functions matched.
+    Matched(usize),
+    /// `trace_info`: `Some(Some(n))` a count, `Some(None)` `false`, `None` `undefined`.
+    Count(Option<Option<u64>>),
+    /// A code operation's answer (`{module, m}` / `true` as `true`).
+    Answer(bool),
+}
+
+/// One operation of a history, as it ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinRecord {
+    pub thread: usize,
+    pub op: LinOp,
+    pub obs: LinObs,
+    /// The run's clock when it began and when it ended (`begin < end`).
+    pub begin: u64,
+    pub end: u64,
+}
+
+impl fmt::Display for LinRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "t{} [{}..{}] {:?} -> {:?}",
+            self.thread, self.begin, self.end, self.op, self.obs
+        )
+    }
+}
+
+/// Why a history was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// No order of the operations replays through the oracle. `longest` is the longest prefix
+    /// of an order that did (indices into the history), `history` the history by its begins.
+    NotLinearizable {
+        longest: Vec<usize>,
+        history: Vec<LinRecord>,
+    },
+    /// The search visited `limit` states without an answer.
+    SearchLimit { limit: usize },
+    /// The history itself is malformed (what and where).
+    Malformed(String),
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rejection::NotLinearizable { longest, history } => {
+                writeln!(f, "no linearization replays through the oracle; history:")?;
+                for (i, r) in history.iter().enumerate() {
+                    writeln!(f, "  #{i} {r}")?;
+                }
+                write!(f, "longest replayed prefix: {longest:?}")
+            }
+            Rejection::SearchLimit { limit } => {
+                write!(
+                    f,
+                    "the linearization search stopped at its limit of {limit} states"
+                )
+            }
+            Rejection::Malformed(m) => write!(f, "malformed history: {m}"),
+        }
+    }
+}
+
+/// The states the search may visit before it gives up ([`Rejection::SearchLimit`]).
+pub const SEARCH_LIMIT: usize = 1_000_000;
+
+/// The replay's state: the oracle and, under [`LoadRule::Carry`], the patterns the last delete
+/// left for the next load.
+#[derive(Clone, Debug)]
+struct Replay {
+    oracle: Oracle,
+    /// (function, running) of each session-0 call_count counter a delete took away.
+    deleted: Vec<(usize, bool)>,
+}
+
+struct Search<'a> {
+    module: &'a str,
+    funcs: &'a [Mfa],
+    rule: LoadRule,
+    history: &'a [LinRecord],
+    /// Each thread's operations, by begin.
+    threads: Vec<Vec<usize>>,
+    refuted: HashSet<(Vec<usize>, String)>,
+    visited: usize,
+    longest: Vec<usize>,
+}
+
+fn count_spec() -> TraceSpec {
+    TraceSpec::from(FlagSet {
+        call_count: true,
+        ..FlagSet::default()
+    })
+}
+
+fn count_of(o: &Oracle, mfa: &Mfa) -> Option<Option<u64>> {
+    match o.trace_info(0, mfa, InfoItem::CallCount) {
+        InfoValue::Undefined => None,
+        InfoValue::Count(n) => Some(Some(n)),
+        _ => Some(None),
+    }
+}
+
+impl Search<'_> {
+    fn pattern_of(&self, f: usize) -> Pattern {
+        let m = &self.funcs[f];
+        Pattern {
+            module: Some(m.module.clone()),
+            name: Some(m.name.clone()),
+            arity: Some(m.arity),
+        }
+    }
+
+    fn counters(&self, o: &Oracle) -> Vec<(usize, bool)> {
+        (0..self.funcs.len())
+            .filter_map(|f| o.counter(0, f).map(|(_, running)| (f, running)))
+            .collect()
+    }
+
+    fn carry(&self, o: &mut Oracle, carried: &[(usize, bool)]) {
+        for &(f, running) in carried {
+            let p = self.pattern_of(f);
+            let set = o.trace_pattern(&p, PatternOp::True, &count_spec());
+            assert_eq!(set, Ok(1), "the carried pattern on {:?}", self.funcs[f]);
+            if !running {
+                let paused = o.trace_pattern(&p, PatternOp::Pause, &count_spec());
+                assert_eq!(paused, Ok(1), "the carried pause on {:?}", self.funcs[f]);
+            }
+        }
+    }
+
+    /// Replay `op` on `r`; its observation.
+    fn apply(&self, r: &mut Replay, op: LinOp, pid: u64) -> LinObs {
+        let o = &mut r.oracle;
+        match op {
+            LinOp::Call { f } => {
+                if !o.is_loaded(f) {
+                    return LinObs::Call {
+                        version: 0,
+                        counted: false,
+                    };
+                }
+                let before = count_of(o, &self.funcs[f]);
+                o.call(f, pid, 0);
+                let after = count_of(o, &self.funcs[f]);
+                LinObs::Call {
+                    version: o.current_version(self.module).map_or(0, |v| v + 1),
+                    counted: before != after,
+                }
+            }
+            LinOp::Pattern { f, op } => {
+                let p = self.pattern_of(f);
+                LinObs::Matched(o.trace_pattern(&p, op, &count_spec()).unwrap_or(usize::MAX))
+            }
+            LinOp::Info { f } => LinObs::Count(count_of(o, &self.funcs[f])),
+            LinOp::Load => {
+                let carried = if o.current_version(self.module).is_some() {
+                    self.counters(o)
+                } else {
+                    std::mem::take(&mut r.deleted)
+                };
+                let answer = o.code_op(CodeOp::Load, self.module);
+                if self.rule == LoadRule::Carry {
+                    self.carry(o, &carried);
+                }
+                LinObs::Answer(answer)
+            }
+            LinOp::Delete => {
+                let loaded = o.current_version(self.module).is_some();
+                let carried = self.counters(o);
+                let answer = o.code_op(CodeOp::Delete, self.module);
+                if answer && loaded {
+                    r.deleted = carried;
+                }
+                LinObs::Answer(answer)
+            }
+            LinOp::SoftPurge => LinObs::Answer(o.code_op(CodeOp::SoftPurge, self.module)),
+        }
+    }
+
+    /// May thread `t`'s next operation come next? No other pending operation ended before it
+    /// began (each thread's first pending operation ends first among its pending ones).
+    fn may_come_next(&self, pos: &[usize], t: usize) -> bool {
+        let me = &self.history[self.threads[t][pos[t]]];
+        (0..self.threads.len()).all(|u| {
+            u == t
+                || self.threads[u]
+                    .get(pos[u])
+                    .is_none_or(|&i| self.history[i].end > me.begin)
+        })
+    }
+
+    fn go(
+        &mut self,
+        r: &Replay,
+        pos: &mut Vec<usize>,
+        order: &mut Vec<usize>,
+    ) -> Result<bool, Rejection> {
+        if order.len() == self.history.len() {
+            return Ok(true);
+        }
+        self.visited += 1;
+        if self.visited > SEARCH_LIMIT {
+            return Err(Rejection::SearchLimit {
+                limit: SEARCH_LIMIT,
+            });
+        }
+        let key = (pos.clone(), format!("{r:?}"));
+        if self.refuted.contains(&key) {
+            return Ok(false);
+        }
+        for t in 0..self.threads.len() {
+            if pos[t] == self.threads[t].len() || !self.may_come_next(pos, t) {
+                continue;
+            }
+            let i = self.threads[t][pos[t]];
+            let rec = self.history[i];
+            let mut next = r.clone();
+            // One pid per thread: the calls carry no process state the oracle looks at.
+            if self.apply(&mut next, rec.op, 1 + t as u64) != rec.obs {
+                continue;
+            }
+            pos[t] += 1;
+            order.push(i);
+            if order.len() > self.longest.len() {
+                self.longest = order.clone();
+            }
+            if self.go(&next, pos, order)? {
+                return Ok(true);
+            }
+            order.pop();
+            pos[t] -= 1;
+        }
+        self.refuted.insert(key);
+        Ok(false)
+    }
+}
+
+/// Accept `history` iff it linearizes against the oracle on `funcs` (all of module `module`,
+/// the module's first version current) under `rule`; on acceptance, the order found (indices
+/// into `history`).
+pub fn check(
+    module: &str,
+    funcs: &[Mfa],
+    history: &[LinRecord],
+    rule: LoadRule,
+) -> Result<Vec<usize>, Rejection> {
+    let mut threads: Vec<Vec<usize>> = Vec::new();
+    for (i, r) in history.iter().enumerate() {
+        if r.begin >= r.end {
+            return Err(Rejection::Malformed(format!(
+                "#{i} ({r}) ends before it begins"
+            )));
+        }
+        let f = match r.op {
+            LinOp::Call { f } | LinOp::Pattern { f, .. } | LinOp::Info { f } => Some(f),
+            _ => None,
+        };
+        if let Some(f) = f.filter(|&f| f >= funcs.len()) {
+            return Err(Rejection::Malformed(format!(
+                "#{i} ({r}) names function {f} of {}",
+                funcs.len()
+            )));
+        }
+        if threads.len() <= r.thread {
+            threads.resize(r.thread + 1, Vec::new());
+        }
+        threads[r.thread].push(i);
+    }
+    for (t, ops) in threads.iter_mut().enumerate() {
+        ops.sort_by_key(|&i| history[i].begin);
+        for w in ops.windows(2) {
+            if history[w[0]].end > history[w[1]].begin {
+                return Err(Rejection::Malformed(format!(
+                    "thread {t}: #{} and #{} overlap",
+                    w[0], w[1]
+                )));
+            }
+        }
+    }
+    let mut s = Search {
+        module,
+        funcs,
+        rule,
+        history,
+        threads,
+        refuted: HashSet::new(),
+        visited: 0,
+        longest: Vec::new(),
+    };
+    let start = Replay {
+        oracle: Oracle::new(funcs.to_vec()),
+        deleted: Vec::new(),
+    };
+    let mut pos = vec![0; s.threads.len()];
+    let mut order = Vec::with_capacity(history.len());
+    if s.go(&start, &mut pos, &mut order)? {
+        return Ok(order);
+    }
+    let mut by_begin = history.to_vec();
+    by_begin.sort_by_key(|r| r.begin);
+    let longest = s
+        .longest
+        .iter()
+        .map(|&i| {
+            by_begin
+                .iter()
+                .position(|r| *r == history[i])
+                .expect("a record of the history")
+        })
+        .collect();
+    Err(Rejection::NotLinearizable {
+        longest,
+        history: by_begin,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn funcs() -> Vec<Mfa> {
+        vec![Mfa::new("m", "f0", 0)]
+    }
+
+    fn rec(thread: usize, begin: u64, end: u64, op: LinOp, obs: LinObs) -> LinRecord {
+        LinRecord {
+            thread,
+            op,
+            obs,
+            begin,
+            end,
+        }
+    }
+
+    const CALL: LinOp = LinOp::Call { f: 0 };
+    const ON: LinOp = LinOp::Pattern {
+        f: 0,
+        op: PatternOp::True,
+    };
+
+    fn ran(version: u64, counted: bool) -> LinObs {
+        LinObs::Call { version, counted }
+    }
+
+    /// A counted call that overlaps the pattern's setting linearizes after it; one that ended
+    /// before the setting began cannot count.
+    #[test]
+    fn a_call_counts_only_after_the_pattern() {
+        let overlapping = [
+            rec(0, 1, 4, ON, LinObs::Matched(1)),
+            rec(1, 2, 3, CALL, ran(1, true)),
+            rec(0, 5, 6, LinOp::Info { f: 0 }, LinObs::Count(Some(Some(1)))),
+        ];
+        assert!(check("m", &funcs(), &overlapping, LoadRule::ClearErts).is_ok());
+        let before = [
+            rec(1, 1, 2, CALL, ran(1, true)),
+            rec(0, 3, 4, ON, LinObs::Matched(1)),
+        ];
+        let e = check("m", &funcs(), &before, LoadRule::ClearErts).unwrap_err();
+        assert!(matches!(e, Rejection::NotLinearizable { .. }), "{e}");
+    }
+
+    /// After a load, ERTS's rule has no counter left; the engine's carries it from zero.
+    #[test]
+    fn the_load_rule_decides_the_count_after_a_load() {
+        let h = [
+            rec(0, 1, 2, ON, LinObs::Matched(1)),
+            rec(1, 3, 4, CALL, ran(1, true)),
+            rec(0, 5, 6, LinOp::Load, LinObs::Answer(true)),
+            rec(1, 7, 8, CALL, ran(2, true)),
+            rec(0, 9, 10, LinOp::Info { f: 0 }, LinObs::Count(Some(Some(1)))),
+        ];
+        assert!(check("m", &funcs(), &h, LoadRule::Carry).is_ok());
+        assert!(check("m", &funcs(), &h, LoadRule::ClearErts).is_err());
+        // A call that ran the new version before the load began is refused under both.
+        let early = [
+            rec(1, 1, 2, CALL, ran(2, false)),
+            rec(0, 3, 4, LinOp::Load, LinObs::Answer(true)),
+        ];
+        assert!(check("m", &funcs(), &early, LoadRule::Carry).is_err());
+    }
+
+    /// A delete's patterns come back with the next load under `Carry`; calls between are
+    /// `undef`.
+    #[test]
+    fn a_delete_leaves_its_patterns_for_the_next_load() {
+        let h = [
+            rec(0, 1, 2, ON, LinObs::Matched(1)),
+            rec(0, 3, 4, LinOp::Delete, LinObs::Answer(true)),
+            rec(1, 5, 6, CALL, ran(0, false)),
+            rec(0, 7, 8, LinOp::Info { f: 0 }, LinObs::Count(None)),
+            rec(0, 9, 10, LinOp::SoftPurge, LinObs::Answer(true)),
+            rec(0, 11, 12, LinOp::Load, LinObs::Answer(true)),
+            rec(1, 13, 14, CALL, ran(2, true)),
+        ];
+        assert!(check("m", &funcs(), &h, LoadRule::Carry).is_ok());
+        assert!(check("m", &funcs(), &h, LoadRule::ClearErts).is_err());
+    }
+
+    #[test]
+    fn malformed_histories_are_named() {
+        let h = [rec(0, 2, 2, CALL, ran(1, false))];
+        let e = check("m", &funcs(), &h, LoadRule::Carry).unwrap_err();
+        assert!(e.to_string().contains("#0"), "{e}");
+        let h = [
+            rec(0, 1, 3, CALL, ran(1, false)),
+            rec(0, 2, 4, CALL, ran(1, false)),
+        ];
+        let e = check("m", &funcs(), &h, LoadRule::Carry).unwrap_err();
+        assert!(e.to_string().contains("overlap"), "{e}");
+    }
+}
