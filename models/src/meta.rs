@@ -113,7 +113,11 @@ fn hit_twice<P: ThreadProgress>(engine: &Arc<Engine<P>>) -> JoinHandle<Vec<(usiz
 /// whichever cell the scheduler loaded is read, under loom's causality check, before and after
 /// the call). Checked parameters: 1 scheduler, 1 function, one replacement, 3 reclaims.
 pub fn run_meta_replace<P: ThreadProgress>(mutant: Option<Mutant>) {
-    let engine = Arc::new(engine::<P>(1, 1, mutant, Placement::Static));
+    meta_replace::<P>(mutant, Placement::Static)
+}
+
+fn meta_replace<P: ThreadProgress>(mutant: Option<Mutant>, placement: Placement) {
+    let engine = Arc::new(engine::<P>(1, 1, mutant, placement));
     let (first, second) = (gone(7), gone(8));
     set_meta(&engine, &first);
     let h = hit_twice(&engine);
@@ -213,12 +217,12 @@ pub const META_SCENARIOS: [&str; 3] = ["meta-swap", "meta-replace", "meta-reclai
 /// `meta-clear` (the node unlinked) and `meta-clear-keep` (call_count keeps the node).
 pub const META_PLAN_SCENARIOS: [&str; 2] = ["meta-clear", "meta-clear-keep"];
 
-/// Run the meta scenario `name` ([`META_SCENARIOS`] but `meta-replace`, whose one scheduler
-/// the others' cover, and [`META_PLAN_SCENARIOS`] under ERTS's plan) with its functions at
-/// `placement` (docs/nonblocking-load.md §7, "The static area").
+/// Run the meta scenario `name` ([`META_SCENARIOS`] and [`META_PLAN_SCENARIOS`] under ERTS's
+/// plan) with its functions at `placement` (docs/nonblocking-load.md §7, "The static area").
 pub fn run_meta_on<P: ThreadProgress>(name: &str, mutant: Option<Mutant>, placement: Placement) {
     match name {
         "meta-swap" => meta_swap::<P>(mutant, placement),
+        "meta-replace" => meta_replace::<P>(mutant, placement),
         "meta-reclaim-many" => meta_reclaim_many::<P>(mutant, placement),
         "meta-clear" => meta_clear::<P>(mutant, WaitPlan::Erts, false, placement),
         "meta-clear-keep" => meta_clear::<P>(mutant, WaitPlan::Erts, true, placement),
@@ -227,8 +231,9 @@ pub fn run_meta_on<P: ThreadProgress>(name: &str, mutant: Option<Mutant>, placem
 }
 
 /// The meta scenarios [`run_meta_on`] runs.
-pub const META_PLACED_SCENARIOS: [&str; 4] = [
+pub const META_PLACED_SCENARIOS: [&str; 5] = [
     "meta-swap",
+    "meta-replace",
     "meta-reclaim-many",
     "meta-clear",
     "meta-clear-keep",
