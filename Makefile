@@ -237,7 +237,10 @@ orderings-doc:
 # survivors take the whole bound: docs/torture.md §3). Both add one run with more than one
 # process per scheduler (`--procs`, NonBlocking): make test 2 processes on each of 2
 # schedulers, killing purges, TEST_LOAD_TORTURE_HITS; make check 3 on each of 4,
-# LOAD_TORTURE_PURGES, CHECK_LOAD_PROCS_HITS. The time bound is a watchdog, not a size:
+# LOAD_TORTURE_PURGES, CHECK_LOAD_PROCS_HITS. Both add the collector (`--collect`: trace_info
+# of call_time and call_count under the churn, both protocols): make test at 2 schedulers,
+# TEST_LOAD_TORTURE_HITS, then collect-free-before-last-wait, which it must kill; make check at
+# 2 and 8, LOAD_TORTURE_PURGES, CHECK_LOAD_PROCS_HITS. The time bound is a watchdog, not a size:
 # make test's load runs stop at LOAD_TORTURE_SECS, make check's at CHECK_LOAD_TORTURE_SECS (a
 # blocking load at 4 schedulers made 258 thousand hits/s with shuttle's part on the other core,
 # 3.0 million idle: 60 s left it short of its 20 million; docs/torture.md §3).
@@ -278,6 +281,10 @@ torture-test:
 	$(BPSPEC) torture --load --purge kill,mixed --schedulers 2 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-kill-mutant --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --load --purge kill --schedulers 2 --mutant load-purge-skip-check --mutant-seconds 60
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-collect --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --load --collect --schedulers 2 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-collect-mutant --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --load --collect --schedulers 2 --mutant collect-free-before-last-wait --mutant-seconds 60
 torture-check:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
 	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --schedulers 2,4,8 \
@@ -296,6 +303,9 @@ torture-check:
 	  --mutants --mutant-seconds $(CHECK_LOAD_FOLD_MUTANT_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-procs --checker torture --no-row $(WHOLE) -- \
 	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --load --protocols nonblocking --procs 3 --schedulers 4 \
+	  --purge $(LOAD_TORTURE_PURGES) --hits $(CHECK_LOAD_PROCS_HITS) --seconds $(CHECK_LOAD_TORTURE_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-collect --checker torture --no-row $(WHOLE) -- \
+	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --load --collect --schedulers 2,8 \
 	  --purge $(LOAD_TORTURE_PURGES) --hits $(CHECK_LOAD_PROCS_HITS) --seconds $(CHECK_LOAD_TORTURE_SECS)
 # The ERTS torture against a real node (the OTP on PATH, or the root in OTP_ROOT; chroot needs
 # root). A crash or an inconsistency is a finding about ERTS: it is reported in the table (checker

@@ -27,7 +27,7 @@ use bpspec_reference::{LoadProtocol, Mutant, WaitPlan};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--wait-plan P[,P...]] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--lw1-fold] [--purge M[,M]] [--procs N]] [--mutant NAME | --mutants] [--mutant-seconds S]";
+pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--wait-plan P[,P...]] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--lw1-fold] [--purge M[,M]] [--procs N] [--collect]] [--mutant NAME | --mutants] [--mutant-seconds S]";
 
 /// The mutants that remove a wait for thread progress (or break the grace period itself), in
 /// the order `--mutants` runs them (docs/mutants.md).
@@ -146,6 +146,11 @@ pub struct Args {
     /// scheduling points (`Scheduler::switch_proc`); rows `...-pN`.
     #[arg(long, default_value = "1", value_parser = procs, requires = "load")]
     procs: usize,
+    /// A collector thread asks trace_info of call_time and call_count under the churn (with
+    /// `--load`; rows `...-collect`); `--mutant`/`--mutants` then take the collection's
+    /// mutants too.
+    #[arg(long, requires = "load")]
+    collect: bool,
 }
 
 /// Processes per scheduler, 1..=64.
@@ -463,6 +468,8 @@ fn load_mutant_protocols(m: Mutant) -> &'static [LoadProtocol] {
     match m {
         Mutant::LoadBlockingWithoutBlock => &[LoadProtocol::Blocking],
         Mutant::LoadPurgeSkipCheck | Mutant::GlobalDispatchStagingIx => &LoadProtocol::ALL,
+        // The collection's steps are the same under both protocols (`--collect`).
+        m if Mutant::COLLECTION.contains(&m) => &LoadProtocol::ALL,
         _ => &[LoadProtocol::NonBlocking],
     }
 }
@@ -529,16 +536,30 @@ fn load_covered_by(m: Mutant) -> &'static str {
         Mutant::LoadSkipCodeBarrier => "loom delete-load-other-load-3ix",
         Mutant::LoadStagingSkipDispatch => "loom and shuttle load-global",
         Mutant::GlobalDispatchStagingIx => "loom and shuttle global-off-under-hits, load-global",
+        m if Mutant::COLLECTION.contains(&m) => "collection models",
         _ => "docs/mutants.md",
     }
 }
 
+/// The collection's mutants the load torture with `--collect` is expected to kill within
+/// `--mutant-seconds` at 2 schedulers under both protocols (the engine's torn-read check on the
+/// pid hashes, or the call_time count conservation at rest). Measured (checked build, 1 million
+/// calls or 10 s, seed 0x636f6c6c): each killed under both protocols after 27 to 225
+/// collections; `collect-skip-tw2-before-read` and `collect-skip-tw3-before-merge` only under
+/// Blocking, the others of `Mutant::COLLECTION` in neither (the collection models kill them).
+const COLLECT_TORTURE_KILLS: [Mutant; 3] = [
+    Mutant::CollectWithoutFlip,
+    Mutant::CollectFreeBeforeLastWait,
+    Mutant::CollectSkipMerge,
+];
+
 /// `bpspec torture --load`: the load torture per protocol and scheduler count, or its mutants.
 fn load_run(a: &Args) -> ExitCode {
     if let Some(m) = a.mutant {
-        if !Mutant::LOAD.contains(&m) {
+        let collection = a.collect && Mutant::COLLECTION.contains(&m);
+        if !Mutant::LOAD.contains(&m) && !collection {
             eprintln!(
-                "bpspec torture: --load --mutant {}: not a load mutant (load-...)\nusage: {USAGE}",
+                "bpspec torture: --load --mutant {}: not a load mutant (load-...), nor with --collect a collection one (collect-..., timem-...)\nusage: {USAGE}",
                 m.name()
             );
             return ExitCode::from(2);
@@ -572,6 +593,7 @@ fn load_run(a: &Args) -> ExitCode {
         (None, true) => Mutant::LOAD
             .into_iter()
             .filter(|&m| !LOAD_SWEEP_SKIPS.contains(&m))
+            .chain(Mutant::COLLECTION.into_iter().filter(|_| a.collect))
             .collect(),
         (None, false) => Vec::new(),
     };
@@ -586,6 +608,7 @@ fn load_run(a: &Args) -> ExitCode {
                         cfg.purge = purge;
                         cfg.fold_lw1 = a.lw1_fold;
                         cfg.procs = a.procs;
+                        cfg.collect = a.collect;
                         ok &= load_one(&cfg, "hold");
                     }
                 }
@@ -622,13 +645,16 @@ fn load_run(a: &Args) -> ExitCode {
                     cfg.purge = purge;
                     cfg.fold_lw1 = a.lw1_fold;
                     cfg.procs = a.procs;
+                    cfg.collect = a.collect;
                     if matches!(m, Mutant::LoadTwoCodeIx | Mutant::LoadSkipCodeBarrier) {
                         // They change only ERTS's three-index scheme.
                         cfg.scheme = CodeIxScheme::Three;
                     }
                     let sweep_may_miss =
                         (a.mutant.is_none() || a.in_sweep) && SWEEP_MAY_MISS.contains(&m);
-                    let expected = if LOAD_TORTURE_KILLS.contains(&m) && !sweep_may_miss {
+                    let kills = LOAD_TORTURE_KILLS.contains(&m)
+                        || (a.collect && COLLECT_TORTURE_KILLS.contains(&m));
+                    let expected = if kills && !sweep_may_miss {
                         "killed"
                     } else {
                         "survives"
@@ -646,6 +672,9 @@ fn load_run(a: &Args) -> ExitCode {
                     ];
                     if a.lw1_fold {
                         args.push("--lw1-fold".to_string());
+                    }
+                    if a.collect {
+                        args.push("--collect".to_string());
                     }
                     ok &= isolated(
                         &args,
@@ -690,7 +719,7 @@ fn load_one(cfg: &LoadTortureConfig, expected: &str) -> bool {
         &cfg.row_name(),
         |rep| {
             format!(
-                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={}{} trace_pattern={} seed={:#x}",
+                "hits={} ({:.0}/s) loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={}{} trace_pattern={}{} seed={:#x}",
                 rep.hits,
                 rep.calls_per_second(),
                 rep.loads,
@@ -709,6 +738,12 @@ fn load_one(cfg: &LoadTortureConfig, expected: &str) -> bool {
                     String::new()
                 },
                 rep.trace_patterns,
+                // Only with the collector (the other rows keep their form).
+                if cfg.collect {
+                    format!(" collections={}", rep.collections)
+                } else {
+                    String::new()
+                },
                 cfg.seed
             )
         },

@@ -252,3 +252,30 @@ fn assert_row(rows: &str, scenario: &str, variant: &str, verdict: &str) {
         "{scenario} {variant} {verdict}: {rows}"
     );
 }
+
+/// The collector (`--collect`): the baseline holds under both protocols with collections
+/// counted, a collection mutant is killed with it and refused without it, and `--collect`
+/// needs `--load`.
+#[test]
+fn load_torture_with_the_collector_holds_and_kills_a_collection_mutant() {
+    let args = "--load --collect --schedulers 2 --hits 100000 --seed 7";
+    let (text, rows) = torture_ok("loadcollect", args);
+    assert!(text.contains("collect=true"), "{text}");
+    assert!(text.contains("collections="), "{text}");
+    for p in ["blocking", "nonblocking"] {
+        assert_row(&rows, &format!("load-s2@{p}-collect"), "baseline", "hold");
+    }
+    let args =
+        "--load --collect --schedulers 2 --mutant collect-free-before-last-wait --mutant-seconds 20";
+    let (_, rows) = torture_ok("loadcollectmut", args);
+    for p in ["blocking", "nonblocking"] {
+        let scenario = format!("load-s2@{p}-collect");
+        assert_row(&rows, &scenario, "collect-free-before-last-wait", "killed");
+    }
+    let (code, _, err) = bpspec(&["torture", "--load", "--mutant", "collect-without-flip"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--collect"), "{err}");
+    let (code, _, err) = bpspec(&["torture", "--collect"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("required arguments"), "{err}");
+}

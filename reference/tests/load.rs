@@ -1652,3 +1652,58 @@ fn a_pattern_on_a_deleted_module_is_not_carried() {
         s.sleep();
     }
 }
+
+/// The load torture with the collector (`LoadTortureConfig::collect`): trace_info of call_time
+/// and call_count under loads, deletes, purges and trace_patterns, both protocols, with the
+/// count conservation across versions at the end.
+#[test]
+fn load_torture_with_the_collection() {
+    use bpspec_reference::torture::load::{run, LoadTortureConfig};
+    let _watchdog = bpspec_reference::watchdog::arm("load::load_torture_with_the_collection");
+    for proto in LoadProtocol::ALL {
+        let mut cfg = LoadTortureConfig::new(proto, 2, 200_000, 0x636f_6c6c);
+        cfg.collect = true;
+        cfg.max_time = std::time::Duration::from_secs(60);
+        cfg.min_loads = 0;
+        cfg.min_trace_patterns = 0;
+        let rep = run(&cfg).unwrap();
+        eprintln!("{}: {rep:?}", cfg.row_name());
+        assert_eq!(rep.violation, None, "{}", cfg.row_name());
+        assert!(
+            rep.trace_patterns > 0 && rep.loads > 0 && rep.collections > 0,
+            "{}: {rep:?}",
+            cfg.row_name()
+        );
+        assert_eq!(rep.total_count, rep.counted, "{}", cfg.row_name());
+    }
+}
+
+/// The collector makes the load torture fail under the collection's mutants it is claimed to
+/// kill (`bpspec torture --load --collect`, cli/src/torture.rs `COLLECT_TORTURE_KILLS`): under
+/// both protocols, at 2 schedulers and 1 million calls, each seed of six until one kills (the
+/// kill is a race: `collect-skip-merge` under Blocking needed the second seed once).
+#[test]
+fn load_torture_collection_kills() {
+    use bpspec_reference::torture::load::{run, LoadTortureConfig};
+    use bpspec_reference::Mutant;
+    let _watchdog = bpspec_reference::watchdog::arm("load::load_torture_collection_kills");
+    for m in [
+        Mutant::CollectWithoutFlip,
+        Mutant::CollectFreeBeforeLastWait,
+        Mutant::CollectSkipMerge,
+    ] {
+        for proto in LoadProtocol::ALL {
+            let killed = (1..=6u64).find_map(|seed| {
+                let mut cfg = LoadTortureConfig::new(proto, 2, 1_000_000, 0x636f_6c6c + seed);
+                cfg.collect = true;
+                cfg.mutant = Some(m);
+                cfg.max_time = std::time::Duration::from_secs(20);
+                cfg.min_loads = 0;
+                cfg.min_trace_patterns = 0;
+                run(&cfg).unwrap().violation
+            });
+            eprintln!("{} {proto:?}: {killed:?}", m.name());
+            assert!(killed.is_some(), "{} survived under {proto:?}", m.name());
+        }
+    }
+}

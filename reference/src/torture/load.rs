@@ -94,6 +94,11 @@ pub struct LoadTortureConfig {
     /// (`Engine::trace_pattern_funcs_spec_in`: each function its own patterns and promise bit)
     /// instead of the whole module.
     pub per_function: bool,
+    /// A collector thread asks `trace_info` of call_time (the timed session) and of call_count
+    /// (the legacy session) on a random function over and over
+    /// (`Engine::trace_info_module_in`: OTP 29's collection, serialized with loads by the module
+    /// table), while the loader and the stager churn.
+    pub collect: bool,
 }
 
 /// The loader's purges (`bpspec torture --load --purge`).
@@ -147,6 +152,7 @@ impl LoadTortureConfig {
             purge: PurgeMode::Soft,
             fold_lw1: false,
             per_function: false,
+            collect: false,
         }
     }
 
@@ -185,12 +191,13 @@ impl LoadTortureConfig {
             String::new()
         };
         format!(
-            "load-s{}@{}{}{}{procs}{purge}{}",
+            "load-s{}@{}{}{}{procs}{purge}{}{}",
             self.schedulers,
             self.protocol.name(),
             if three { "-3ix" } else { "" },
             if self.fold_lw1 { "-fold" } else { "" },
-            if self.per_function { "-perfn" } else { "" }
+            if self.per_function { "-perfn" } else { "" },
+            if self.collect { "-collect" } else { "" }
         )
     }
 
@@ -201,9 +208,9 @@ impl LoadTortureConfig {
         let seconds = c.max_time.as_secs();
         let checked = crate::sync::CHECKED;
         format!(
-            "load seed={:#x} protocol={protocol} schedulers={} procs={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} code-ix={} lw1-fold={} purge={} checked={checked}",
+            "load seed={:#x} protocol={protocol} schedulers={} procs={} functions={} hits={} pace={} min-loads={} min-trace-patterns={} max-time={seconds}s variant={variant} code-ix={} lw1-fold={} purge={} per-function={} collect={} checked={checked}",
             c.seed, c.schedulers, c.procs, c.functions, c.hits, c.pace, c.min_loads, c.min_trace_patterns,
-            c.scheme.name(), c.fold_lw1, c.purge.name()
+            c.scheme.name(), c.fold_lw1, c.purge.name(), c.per_function, c.collect
         )
     }
 }
@@ -231,6 +238,8 @@ pub struct LoadTortureReport {
     /// Of `kills`, those of a process killed while switched out, at its switch-in.
     pub switch_kills: u64,
     pub trace_patterns: u64,
+    /// `trace_info` calls of the collector (`LoadTortureConfig::collect`; 0 without it).
+    pub collections: u64,
     pub naps: u64,
     pub seconds: f64,
     pub timed_out: bool,
@@ -264,7 +273,7 @@ impl LoadTortureReport {
 
     pub fn describe(&self) -> String {
         format!(
-            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} switches={} switch_kills={} trace_pattern={} naps={} total_count={} total_timed={} seconds={:.1}{}{}",
+            "hits={} ({:.0}/s) counted={} local={} undef={} stays={} loads={} deletes={} purges={} purge_refusals={} kill_purges={} kills={} switches={} switch_kills={} trace_pattern={} collections={} naps={} total_count={} total_timed={} seconds={:.1}{}{}",
             self.hits,
             self.calls_per_second(),
             self.counted,
@@ -280,6 +289,7 @@ impl LoadTortureReport {
             self.switches,
             self.switch_kills,
             self.trace_patterns,
+            self.collections,
             self.naps,
             self.total_count,
             self.total_timed,
@@ -450,6 +460,10 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         let subsets = cfg.per_function.then_some(cfg.functions);
         std::thread::spawn(move || stager(&e, &sh, seed, timed, subsets))
     };
+    let collector = cfg.collect.then(|| {
+        let (e, sh, seed, n) = (e.clone(), sh.clone(), cfg.seed, cfg.functions);
+        std::thread::spawn(move || collector(&e, &sh, seed, timed, n))
+    });
     let mut rep = LoadTortureReport::default();
     for (id, h) in scheds.into_iter().enumerate() {
         // Every panic of a scheduler's calls is caught in `scheduler`; one that escapes is a
@@ -477,13 +491,16 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
         .lock()
         .unwrap_or_else(|er| er.into_inner())
         .is_some();
+    let finished = |c: &Option<std::thread::JoinHandle<u64>>| {
+        loader.is_finished() && stager.is_finished() && c.as_ref().is_none_or(|c| c.is_finished())
+    };
     let joinable = !failed || {
         let until = Instant::now() + Duration::from_secs(2);
         // Bounded by `until`.
-        while !(loader.is_finished() && stager.is_finished()) && Instant::now() < until {
+        while !finished(&collector) && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
         }
-        loader.is_finished() && stager.is_finished()
+        finished(&collector)
     };
     if joinable {
         let l = loader.join().unwrap_or_else(|p| {
@@ -494,6 +511,12 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
             sh.fail("stager", panic_message(&*p));
             0
         });
+        if let Some(c) = collector {
+            rep.collections = c.join().unwrap_or_else(|p| {
+                sh.fail("collector", panic_message(&*p));
+                0
+            });
+        }
         rep.loads = l.loads;
         rep.deletes = l.deletes;
         rep.purges = l.purges;
@@ -502,7 +525,7 @@ fn run_unguarded(cfg: &LoadTortureConfig) -> Result<LoadTortureReport, String> {
     } else {
         // Detached: the loader waits in `purge_kill` for the failed scheduler's process (its
         // spin limit ends it, or the process's exit); the engine is leaked below.
-        drop((loader, stager));
+        drop((loader, stager, collector));
         rep.left_running = true;
     }
     rep.seconds = start.elapsed().as_secs_f64();
@@ -920,6 +943,56 @@ fn purge_retried(
             Err(er) => return Err(format!("purge: {er}")),
         }
     }
+}
+
+/// The collector: `trace_info` of call_time in session `timed` and of call_count in the legacy
+/// session, on a random one of the module's `functions`, until the stop; each answer must be
+/// one `trace_info` gives (a list of process rows or `false` for call_time, a count or `false`
+/// for call_count, `undefined` while the module is deleted). Returns the calls made.
+fn collector(
+    e: &Engine<Qsbr>,
+    sh: &Shared,
+    seed: u64,
+    timed: crate::bp::SessionId,
+    functions: usize,
+) -> u64 {
+    use crate::term::InfoKey;
+    let mut n = 0;
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let mut rng = Rng::new(seed ^ 0xC011_EC70);
+        // Bounded by the stop and the deadline.
+        while !sh.stopped() {
+            let f = rng.below(functions as u64) as usize;
+            let (session, key, item) = if rng.chance(1, 2) {
+                (timed, InfoKey::CallTime, "call_time")
+            } else {
+                (0, InfoKey::CallCount, "call_count")
+            };
+            let t = e.trace_info_module_in(0, session, f, key).to_string();
+            let v = t
+                .strip_prefix(&format!("{{{item},"))
+                .and_then(|v| v.strip_suffix('}'));
+            let well_formed = v.is_some_and(|v| {
+                matches!(v, "false" | "undefined")
+                    || match key {
+                        InfoKey::CallTime => v.starts_with('[') && v.ends_with(']'),
+                        _ => v.parse::<u64>().is_ok(),
+                    }
+            });
+            if !well_formed {
+                sh.fail("collector", format!("trace_info of m:f{f}/0's {item}: {t}"));
+                return;
+            }
+            n += 1;
+            // As a process asking now and then: the loader and the stager wait for the module
+            // table while a collection holds it.
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }));
+    if let Err(p) = r {
+        sh.fail("collector", panic_message(&*p));
+    }
+    n
 }
 
 /// The stager: trace_pattern on and off on the module, call_count in the legacy session or
