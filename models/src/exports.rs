@@ -193,7 +193,9 @@ pub fn run_on<P: ThreadProgress>(
     run_placed::<P>(scn, mutant, WaitPlan::Erts, placement)
 }
 
-fn run_placed<P: ThreadProgress>(
+/// [`run_planned`] with the functions at `placement` (the wait plans on a version,
+/// `tests/waits_loom.rs` and `waits_shuttle.rs`).
+pub fn run_placed<P: ThreadProgress>(
     scn: &ExportScenario,
     mutant: Option<Mutant>,
     plan: WaitPlan,

@@ -241,9 +241,19 @@ pub const META_PLACED_SCENARIOS: [&str; 5] = [
 
 /// Run a scenario of [`META_PLAN_SCENARIOS`] under `plan`.
 pub fn run_meta_planned<P: ThreadProgress>(name: &str, mutant: Option<Mutant>, plan: WaitPlan) {
+    run_meta_planned_on::<P>(name, mutant, plan, Placement::Static)
+}
+
+/// [`run_meta_planned`] with the function at `placement`.
+pub fn run_meta_planned_on<P: ThreadProgress>(
+    name: &str,
+    mutant: Option<Mutant>,
+    plan: WaitPlan,
+    placement: Placement,
+) {
     match name {
-        "meta-clear" => run_meta_clear::<P>(mutant, plan, false),
-        "meta-clear-keep" => run_meta_clear::<P>(mutant, plan, true),
+        "meta-clear" => meta_clear::<P>(mutant, plan, false, placement),
+        "meta-clear-keep" => meta_clear::<P>(mutant, plan, true, placement),
         other => panic!("unknown meta plan scenario {other}"),
     }
 }

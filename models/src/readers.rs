@@ -284,11 +284,25 @@ fn apply_ops<P: ThreadProgress>(e: &Engine<P>, ops: &[ROp]) {
         ops.iter().all(|o| o.0 == session),
         "a batch is one session's"
     );
+    let versions = crate::placement_of(e) == Placement::Versions;
+    let mfa = |f: usize| {
+        if versions {
+            // Module 0's function, in its current version ([`Placement::Versions`]).
+            &e.code_mgmt().mods[0].mfas[f]
+        } else {
+            &e.code.funcs[f].mfa
+        }
+    };
     let batch: Vec<BatchEntry> = ops
         .iter()
-        .map(|&(_, f, op, fl)| BatchEntry::flags(Pattern::exact(&e.code.funcs[f].mfa), op, fl))
+        .map(|&(_, f, op, fl)| BatchEntry::flags(Pattern::exact(mfa(f)), op, fl))
         .collect();
-    let n = e.trace_pattern_batch(session, &batch).expect("valid batch");
+    let n = if versions {
+        e.trace_pattern_batch_in(0, session, &batch)
+    } else {
+        e.trace_pattern_batch(session, &batch)
+    }
+    .expect("valid batch");
     assert!(n.iter().all(|&m| m == 1), "each entry matches one function");
 }
 
@@ -298,11 +312,6 @@ fn build<P: ThreadProgress>(
     plan: WaitPlan,
     placement: Placement,
 ) -> Arc<Engine<P>> {
-    assert!(
-        placement == Placement::Static || !plan.batches(),
-        "{}: a batch is the static area's (trace_pattern_batch)",
-        s.name
-    );
     let e = crate::placed_engine::<P>(
         s.functions,
         s.schedulers.len(),
@@ -510,12 +519,14 @@ pub fn run_planned<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, pla
 }
 
 /// [`run`] with the functions at `placement` (the static area, or module `m`'s current version,
-/// never loaded; not under a batching plan: a batch is the static area's).
+/// never loaded).
 pub fn run_on<P: ThreadProgress>(s: &RScenario, mutant: Option<Mutant>, placement: Placement) {
     run_placed::<P>(s, mutant, WaitPlan::Erts, placement);
 }
 
-fn run_placed<P: ThreadProgress>(
+/// [`run_planned`] with the functions at `placement`: on a module's version a batch is
+/// `Engine::trace_pattern_batch_in` (docs/nonblocking-load.md §7, "The static area").
+pub fn run_placed<P: ThreadProgress>(
     s: &RScenario,
     mutant: Option<Mutant>,
     plan: WaitPlan,

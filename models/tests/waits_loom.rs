@@ -5,7 +5,7 @@
 
 use bpspec_models::baselines;
 use bpspec_models::harness::{assert_all_killed_under, loom_run, scenario_named};
-use bpspec_models::readers::run_planned;
+use bpspec_models::readers::{run_placed, run_planned};
 use bpspec_models::waits::{expected_kills, loom_scenarios, PLANS};
 use bpspec_models::{exports, meta};
 use bpspec_reference::{Mutant, Qsbr, WaitPlan};
@@ -129,4 +129,98 @@ fn waits_global_and_meta_kill_matrix() {
     assert_all_killed_under("wait-plan", "loom", &PLANS, kills, |m, name, plan| {
         explore_other(name, plan, Some(m), "killed").is_some()
     });
+}
+
+/// The wait-plan scenarios on a module's version, never loaded (`Placement::Versions`, the batch
+/// by `Engine::trace_pattern_batch_in`), at preemption bound 2 at most: at the static area's
+/// bound 3 `batch-remove` alone runs 272,751 (batch) and 591,057 (pipeline) executions there,
+/// and an execution on a version costs 1.5 to 2 times one on the static area
+/// (docs/nonblocking-load.md §7, "The static area"). Rows `<scenario>@<plan>@versions`.
+const VERSIONS_CAP: usize = 2;
+
+fn explore_versions(
+    name: &str,
+    plan: WaitPlan,
+    mutant: Option<Mutant>,
+    expected: &str,
+) -> Option<String> {
+    let scn = scenario_named(loom_scenarios(), name, |s| s.name);
+    let label = bpspec_models::harness::on_versions(&format!("{name}@{}", plan.name()));
+    loom_run::explore_mutant(&label, mutant, expected, VERSIONS_CAP, move || {
+        run_placed::<Qsbr>(&scn, mutant, plan, bpspec_models::Placement::Versions)
+    })
+}
+
+/// [`explore_versions`] of an export or meta plan scenario (on a version the export entries
+/// are module `m`'s, the engine made `with_global_trace`).
+fn explore_other_versions(
+    name: &'static str,
+    plan: WaitPlan,
+    mutant: Option<Mutant>,
+    expected: &str,
+) -> Option<String> {
+    let label = bpspec_models::harness::on_versions(&format!("{name}@{}", plan.name()));
+    let v = bpspec_models::Placement::Versions;
+    if name.starts_with("meta-") {
+        return loom_run::explore_mutant(&label, mutant, expected, VERSIONS_CAP, move || {
+            meta::run_meta_planned_on::<Qsbr>(name, mutant, plan, v)
+        });
+    }
+    let scn = scenario_named(exports::loom_scenarios(), name, |s| s.name);
+    loom_run::explore_mutant(&label, mutant, expected, VERSIONS_CAP, move || {
+        exports::run_placed::<Qsbr>(&scn, mutant, plan, v)
+    })
+}
+
+/// Every wait-plan scenario, and the export and meta ones, holds on a version under every plan.
+#[test]
+fn waits_versions() {
+    let mut failures: Vec<String> = loom_scenarios()
+        .iter()
+        .flat_map(|s| PLANS.into_iter().map(move |p| (s.name, p)))
+        .filter_map(|(name, plan)| {
+            explore_versions(name, plan, None, "hold").map(|cx| format!("{name}@{plan:?}: {cx}"))
+        })
+        .collect();
+    for name in exports::PLAN_SCENARIOS
+        .into_iter()
+        .chain(meta::META_PLAN_SCENARIOS)
+    {
+        for plan in PLANS {
+            if let Some(cx) = explore_other_versions(name, plan, None, "hold") {
+                failures.push(format!("{name}@{plan:?}: {cx}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "loom: on versions: {failures:?}");
+}
+
+/// Every kill of the export and meta plan scenarios' loom column, on a version.
+#[test]
+fn waits_global_and_meta_versions_kill_matrix() {
+    let kills = |plan| {
+        let mut v = exports::expected_plan_kills("loom", plan);
+        v.extend(meta::expected_meta_plan_kills("loom", plan));
+        v
+    };
+    assert_all_killed_under(
+        "wait-plan on versions",
+        "loom",
+        &PLANS,
+        kills,
+        |m, name, plan| explore_other_versions(name, plan, Some(m), "killed").is_some(),
+    );
+}
+
+/// Every kill of the wait plans' loom column, on a version.
+#[test]
+fn waits_versions_kill_matrix() {
+    let kills = |plan| expected_kills("loom", plan);
+    assert_all_killed_under(
+        "wait-plan on versions",
+        "loom",
+        &PLANS,
+        kills,
+        |m, name, plan| explore_versions(name, plan, Some(m), "killed").is_some(),
+    );
 }

@@ -7,7 +7,7 @@ use bpspec_models::harness::shuttle_run::{
     assert_baselines_under, explore_mutant, explore_under, iters,
 };
 use bpspec_models::harness::{assert_all_killed_under, scenario_named};
-use bpspec_models::readers::{run_planned, RScenario};
+use bpspec_models::readers::{run_placed, run_planned, RScenario};
 use bpspec_models::waits::{expected_kills, shuttle_scenarios, PLANS};
 use bpspec_models::{exports, meta};
 use bpspec_reference::{Mutant, Qsbr, WaitPlan};
@@ -190,4 +190,132 @@ fn each_plan_makes_decisions_of_its_own_on_the_plan_scenarios() {
     }
     assert!(compared >= 8, "only {compared} scenarios compared");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// A wait-plan scenario on a module's version, never loaded (`Placement::Versions`, the batch by
+/// `Engine::trace_pattern_batch_in`), row `<scenario>@<plan>@versions`, at
+/// `shuttle_run::versions_iters`; whether a counterexample was found.
+fn explore_versions(
+    scn: &RScenario,
+    plan: WaitPlan,
+    m: Option<Mutant>,
+    pct: bool,
+    expected: &str,
+) -> bool {
+    use bpspec_models::harness::shuttle_run::{explore_row, versions_iters};
+    let label = bpspec_models::harness::on_versions(&format!("{}@{}", scn.name, plan.name()));
+    let variant = m.map_or("baseline", |m| m.name());
+    let s = scn.clone();
+    let model = move || run_placed::<Qsbr>(&s, m, plan, bpspec_models::Placement::Versions);
+    explore_row(
+        "qsbr",
+        &label,
+        variant,
+        expected,
+        pct,
+        versions_iters(),
+        model,
+    )
+    .is_some()
+}
+
+/// An export or meta plan scenario on a version, as [`explore_versions`].
+fn explore_other_versions(
+    name: &'static str,
+    plan: WaitPlan,
+    m: Option<Mutant>,
+    pct: bool,
+    expected: &str,
+) -> bool {
+    use bpspec_models::harness::shuttle_run::{explore_row, versions_iters};
+    let label = bpspec_models::harness::on_versions(&format!("{name}@{}", plan.name()));
+    let variant = m.map_or("baseline", |m| m.name());
+    let v = bpspec_models::Placement::Versions;
+    let n = versions_iters();
+    if name.starts_with("meta-") {
+        let model = move || meta::run_meta_planned_on::<Qsbr>(name, m, plan, v);
+        return explore_row("qsbr", &label, variant, expected, pct, n, model).is_some();
+    }
+    let scn = scenario_named(exports::shuttle_scenarios(), name, |s| s.name);
+    let model = move || exports::run_placed::<Qsbr>(&scn, m, plan, v);
+    explore_row("qsbr", &label, variant, expected, pct, n, model).is_some()
+}
+
+/// Every wait-plan scenario holds on a version under every plan, PCT and random; so do the
+/// export scenarios under `exports::SHUTTLE_PLANS` and the meta ones under every plan.
+#[test]
+fn waits_versions_baseline() {
+    let mut failures = Vec::new();
+    for plan in PLANS {
+        for scn in shuttle_scenarios() {
+            for pct in [false, true] {
+                if explore_versions(&scn, plan, None, pct, "hold") {
+                    failures.push(format!("{}@{}@versions pct={pct}", scn.name, plan.name()));
+                }
+            }
+        }
+    }
+    let others = exports::PLAN_SCENARIOS
+        .into_iter()
+        .flat_map(|n| exports::SHUTTLE_PLANS.map(|p| (n, p)))
+        .chain(
+            meta::META_PLAN_SCENARIOS
+                .into_iter()
+                .flat_map(|n| PLANS.map(|p| (n, p))),
+        );
+    for (name, plan) in others {
+        for pct in [false, true] {
+            if explore_other_versions(name, plan, None, pct, "hold") {
+                failures.push(format!("{name}@{}@versions pct={pct}", plan.name()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "shuttle: on versions: {failures:?}");
+}
+
+/// The export and meta plan scenarios' shuttle kills on a version, by PCT (random recorded, a
+/// miss allowed).
+#[test]
+fn waits_global_and_meta_versions_kill_matrix() {
+    let kills = |plan| {
+        let mut v = exports::expected_plan_kills("shuttle", plan);
+        v.extend(meta::expected_meta_plan_kills("shuttle", plan));
+        v
+    };
+    assert_all_killed_under(
+        "wait-plan on versions",
+        "shuttle",
+        &PLANS,
+        kills,
+        |m, name, plan| {
+            [true, false]
+                .map(|pct| {
+                    let exp = if pct { "killed" } else { "survives" };
+                    explore_other_versions(name, plan, Some(m), pct, exp)
+                })
+                .contains(&true)
+        },
+    );
+}
+
+/// Every kill of the wait plans' shuttle column on a version, by PCT (random recorded, a miss
+/// allowed).
+#[test]
+fn waits_versions_kill_matrix() {
+    let kills = |plan| expected_kills("shuttle", plan);
+    assert_all_killed_under(
+        "wait-plan on versions",
+        "shuttle",
+        &PLANS,
+        kills,
+        |m, name, plan| {
+            let scn = scenario_named(shuttle_scenarios(), name, |s| s.name);
+            [true, false]
+                .map(|pct| {
+                    let exp = if pct { "killed" } else { "survives" };
+                    explore_versions(&scn, plan, Some(m), pct, exp)
+                })
+                .contains(&true)
+        },
+    );
 }

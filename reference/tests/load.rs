@@ -1707,3 +1707,36 @@ fn load_torture_collection_kills() {
         }
     }
 }
+
+/// Proof EL reaches the code area only (docs/fewer-waits.md, EL0): a sequence that touches an
+/// export area keeps W3 and W4 under the elide-idle plan even when consolidate unlinks nothing.
+/// A module's export area counts as one: a global `true` again on a module's function (an idle
+/// sequence on its export entry) makes all five waits, as on the static area's entries.
+#[test]
+fn elide_idle_keeps_w3_w4_on_a_modules_export_entries() {
+    use bpspec_reference::{PatternOp, ThreadProgress, TraceSpec, WaitPlan};
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load::elide_idle_keeps_w3_w4_on_a_modules_export_entries");
+    let e = Arc::new(
+        Engine::<Qsbr>::new(EngineConfig::simple(0, 1))
+            .with_module(1, LoadProtocol::NonBlocking, false)
+            .with_global_trace()
+            .with_wait_plan(WaitPlan::BatchElideIdle),
+    );
+    let global = TraceSpec::global();
+    assert_eq!(
+        e.trace_pattern_funcs_op_in(0, &[0], PatternOp::True, &global),
+        Ok(1)
+    );
+    let before = e.progress.completed_waits();
+    assert_eq!(
+        e.trace_pattern_funcs_op_in(0, &[0], PatternOp::True, &global),
+        Ok(1)
+    );
+    assert_eq!(
+        e.progress.completed_waits() - before,
+        5,
+        "W0-W4 on an idle sequence on the module's export entry"
+    );
+    e.check_at_rest_in_code().unwrap();
+}

@@ -369,6 +369,126 @@ struct Staging {
     promise: (u64, u64),
 }
 
+/// What a module trace_pattern (`op` with `spec`, its match spec `ms`) changes on functions `fs`
+/// of module `md`, computed per function from the pattern the session has on it; updates the
+/// module's patterns (not without current code: `no_code`) and its entries' global sessions.
+/// Returns the changes to stage on the current version and the functions whose export entry
+/// loses the session's global flag. `reset`: `true` resets the counters the session has (ERTS),
+/// else leaves them. Shared by [`Engine::trace_pattern_funcs_op_in`] and
+/// [`Engine::trace_pattern_batch_in`].
+fn plan_funcs(
+    md: &mut Module,
+    fs: &[FuncId],
+    op: PatternOp,
+    spec: &TraceSpec,
+    ms: &Option<std::sync::Arc<crate::calltrace::MatchSpec>>,
+    reset: bool,
+    no_code: bool,
+) -> (Vec<Change>, Vec<FuncId>) {
+    let on = op != PatternOp::False;
+    // Global `pause`/`restart` set global trace as `true` does (as `Engine::trace_pattern`).
+    let counter_op = matches!(op, PatternOp::Pause | PatternOp::Restart) && !spec.global;
+    let (session, fl) = (spec.session, spec.flags);
+    let mut clear_global: Vec<FuncId> = Vec::new();
+    let mut changes: Vec<Change> = Vec::new();
+    for &f in fs {
+        // Local excludes global in one session (ERTS `erts_set_trace_pattern`: `on` with a
+        // breakpoint-type flag runs `erts_clear_export_trace` on the matched export
+        // entries): the session's global flag is cleared off the function's entry in the
+        // same sequence.
+        let cg = on && md.global[f].contains(&session);
+        if cg {
+            md.global[f].retain(|&s| s != session);
+            clear_global.push(f);
+        }
+        let had = md.patterns[f]
+            .iter()
+            .find(|(s, _)| *s == session)
+            .map_or(ModPattern::default(), |(_, p)| p.clone());
+        let hf = had.flags;
+        // `pause`/`restart` on a function without the session's breakpoint: nothing,
+        // unless local or meta is named (set as by `true`), `stage.rs` as ERTS.
+        if counter_op && !had.is_set() && !fl.local && spec.meta.is_none() {
+            continue;
+        }
+        // A counter named by `true` (with `reset`), `pause` or `restart` that the session
+        // has is staged again (reset, paused or restarted); one it lacks is new (running)
+        // for every op but `false`.
+        let again = |named: bool, has: bool| named && has && (reset || counter_op);
+        // The flags this call changes: new counters for `true`, set ones for `false`; local
+        // and meta whenever named and set or being set.
+        let change = FlagSet {
+            local: fl.local && (on || hf.local),
+            call_count: fl.call_count && (hf.call_count != on)
+                || again(fl.call_count, hf.call_count),
+            call_time: fl.call_time && (hf.call_time != on) || again(fl.call_time, hf.call_time),
+            call_memory: fl.call_memory && (hf.call_memory != on)
+                || again(fl.call_memory, hf.call_memory),
+        };
+        let meta_change = spec.meta.is_some() && (on || had.meta.is_some());
+        let flags = FlagSet {
+            local: if fl.local { on } else { hf.local },
+            call_count: if fl.call_count { on } else { hf.call_count },
+            call_time: if fl.call_time { on } else { hf.call_time },
+            call_memory: if fl.call_memory { on } else { hf.call_memory },
+        };
+        // Paused: a named counter the session had, by `pause`; `true`, `restart` and
+        // `false` run (or drop) the named ones; the others stay as they were.
+        let pause = |named: bool, has: bool, was: bool| {
+            if named {
+                op == PatternOp::Pause && has
+            } else {
+                was
+            }
+        };
+        let hp = had.paused;
+        let now = ModPattern {
+            flags,
+            paused: FlagSet {
+                local: false,
+                call_count: pause(fl.call_count, hf.call_count, hp.call_count),
+                call_time: pause(fl.call_time, hf.call_time, hp.call_time),
+                call_memory: pause(fl.call_memory, hf.call_memory, hp.call_memory),
+            },
+            ms: match (fl.local, on) {
+                (true, true) => ms.clone(),
+                (true, false) => None,
+                (false, _) => had.ms.clone(),
+            },
+            meta: match (&spec.meta, on) {
+                (Some(t), true) => Some(t.clone()),
+                (Some(_), false) => None,
+                (None, _) => had.meta.clone(),
+            },
+        };
+        // Without current code the call matches nothing (ERTS matches the loaded code):
+        // the module's patterns stay as they were, so the next load does not carry what
+        // this call named (the linearization of load histories against the oracle,
+        // models/tests/load_linearize.rs, `lin-delete-count`).
+        if no_code {
+            continue;
+        }
+        // In place: the order of `patterns[f]` is the order the sessions' nodes were
+        // chained in.
+        match md.patterns[f].iter().position(|(s, _)| *s == session) {
+            Some(i) if now.is_set() => md.patterns[f][i].1 = now,
+            Some(i) => {
+                md.patterns[f].remove(i);
+            }
+            None if now.is_set() => md.patterns[f].push((session, now)),
+            None => {}
+        }
+        if change.local || change.counters() || meta_change || cg {
+            changes.push(Change {
+                f,
+                fl: change,
+                meta: meta_change,
+            });
+        }
+    }
+    (changes, clear_global)
+}
+
 /// The engine's name for version `ver`'s code area.
 fn area_of(ver: &CodeVersion) -> Area {
     Area::Version(VersionArea(&ver.code))
@@ -999,6 +1119,134 @@ impl<P: ThreadProgress> Engine<P> {
         self.trace_pattern_funcs_in(m, fs, op, spec, true)
     }
 
+    /// A batch of module trace_patterns in `session` on module `m` (the static area's
+    /// [`Engine::trace_pattern_batch`] on a module's current version): each entry's pattern
+    /// matches the module's functions, entries are checked as there, and under a batching wait
+    /// plan every entry is staged (each function's change computed from the module's patterns
+    /// in entry order, as [`Engine::trace_pattern_funcs_op_in`] computes it) before one run of
+    /// the finisher's W0–W4 sequence over all of them, the promise withdrawn before the first
+    /// staging for the functions that lose their last pattern and made after W2 for those that
+    /// gain one. Under a plan that does not batch, each entry is its own
+    /// [`Engine::trace_pattern_funcs_op_in`]. Returns the functions each entry matched (0 each
+    /// when the module has no current code).
+    pub fn trace_pattern_batch_in(
+        &self,
+        m: usize,
+        session: SessionId,
+        entries: &[crate::waitplan::BatchEntry],
+    ) -> Result<Vec<usize>, PatternError> {
+        crate::waitplan::check_batch(session, entries)?;
+        let matched: Vec<Vec<FuncId>> = entries
+            .iter()
+            .map(|e| e.pattern.matching(self.modc(m).mfas.iter()))
+            .collect();
+        if !self.wait_plan.batches() {
+            return entries
+                .iter()
+                .zip(&matched)
+                .map(|(e, fs)| {
+                    self.trace_pattern_funcs_op_in(m, fs, e.op, &e.spec.clone().session(session))
+                })
+                .collect();
+        }
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut st = lock(&self.cm().modules);
+        let mut bst = self.seize_for(session)?;
+        let before = st.modules[m].traced_mask();
+        let v = st.modules[m].curr;
+        let no_code = v.is_null();
+        // Every entry planned in order (the module's patterns updated as it goes).
+        let mut planned = Vec::with_capacity(entries.len());
+        let mut clear_global: Vec<FuncId> = Vec::new();
+        for (e, fs) in entries.iter().zip(&matched) {
+            let spec = e.spec.clone().session(session);
+            let ms = spec.ms.clone().map(std::sync::Arc::new);
+            let (changes, cg) = plan_funcs(&mut st.modules[m], fs, e.op, &spec, &ms, true, no_code);
+            clear_global.extend(cg);
+            let ms = if e.op != PatternOp::False { ms } else { None };
+            planned.push((e.op, ms, changes));
+        }
+        clear_global.sort_unstable();
+        clear_global.dedup();
+        let counts = matched
+            .iter()
+            .map(|fs| if no_code { 0 } else { fs.len() })
+            .collect();
+        let staging = self.staging_ix();
+        let global_only = crate::stage::Extra {
+            global: true,
+            ms: None,
+            meta: None,
+        };
+        for &f in &clear_global {
+            crate::stage::stage_in(
+                self,
+                &mut bst,
+                self.exp_area(m),
+                f,
+                session,
+                staging,
+                PatternOp::False,
+                FlagSet::default(),
+                &global_only,
+            );
+        }
+        let mut exps: Vec<(Area, &[FuncId])> = Vec::new();
+        if !clear_global.is_empty() {
+            exps.push((self.exp_area(m), &clear_global[..]));
+        }
+        let mut funcs: Vec<FuncId> = planned
+            .iter()
+            .flat_map(|(_, _, cs)| cs.iter().map(|c| c.f))
+            .collect();
+        funcs.sort_unstable();
+        funcs.dedup();
+        if no_code || funcs.is_empty() {
+            if !exps.is_empty() {
+                self.finish_in(&mut bst, PatternOp::False, None, &exps, &mut || {});
+            }
+            return Ok(counts);
+        }
+        let after = st.modules[m].traced_mask();
+        // SAFETY: v is live while the permission is held (the current version).
+        let ver = unsafe { &*v };
+        let area = area_of(ver);
+        let changed = funcs.iter().fold(0u64, |b, &f| b | fbit(f));
+        if changed & !after != 0 {
+            ver.promised.store(before & after, Relaxed);
+        }
+        for (op, ms, changes) in &planned {
+            for c in changes {
+                let extra = crate::stage::Extra {
+                    global: false,
+                    ms: ms.clone(),
+                    meta: None,
+                };
+                crate::stage::stage_in(
+                    self, &mut bst, area, c.f, session, staging, *op, c.fl, &extra,
+                );
+            }
+        }
+        let installs = planned.iter().any(|(op, _, _)| *op != PatternOp::False);
+        let op = if installs {
+            PatternOp::True
+        } else {
+            PatternOp::False
+        };
+        let promised = &ver.promised;
+        let install = installs.then_some((area, &funcs[..]));
+        let mut areas: Vec<(Area, &[FuncId])> = vec![(area, &funcs[..])];
+        areas.extend_from_slice(&exps);
+        self.finish_in(&mut bst, op, install, &areas, &mut || {
+            if changed & after != 0 {
+                promised.store(after, Relaxed);
+            }
+        });
+        Ok(counts)
+    }
+
     /// The module trace_pattern: `op` on functions `fs` of module `m`; `reset`: `true` resets
     /// the counters the session has (ERTS), else leaves them (the load models' conservation).
     fn trace_pattern_funcs_in(
@@ -1010,8 +1258,6 @@ impl<P: ThreadProgress> Engine<P> {
         reset: bool,
     ) -> Result<usize, PatternError> {
         let on = op != PatternOp::False;
-        // Global `pause`/`restart` set global trace as `true` does (as `Engine::trace_pattern`).
-        let counter_op = matches!(op, PatternOp::Pause | PatternOp::Restart) && !spec.global;
         let (session, fl) = (spec.session, spec.flags);
         let n = self.modc(m).functions();
         assert!(
@@ -1039,106 +1285,8 @@ impl<P: ThreadProgress> Engine<P> {
         let before = st.modules[m].traced_mask();
         let no_code = st.modules[m].curr.is_null();
         let ms = spec.ms.clone().map(std::sync::Arc::new);
-        // Per function: whether its entry's global flag is cleared, and what this call changes.
-        let mut clear_global: Vec<FuncId> = Vec::new();
-        let mut changes: Vec<Change> = Vec::new();
-        for &f in fs {
-            let md = &mut st.modules[m];
-            // Local excludes global in one session (ERTS `erts_set_trace_pattern`: `on` with a
-            // breakpoint-type flag runs `erts_clear_export_trace` on the matched export
-            // entries): the session's global flag is cleared off the function's entry in the
-            // same sequence.
-            let cg = on && md.global[f].contains(&session);
-            if cg {
-                md.global[f].retain(|&s| s != session);
-                clear_global.push(f);
-            }
-            let had = md.patterns[f]
-                .iter()
-                .find(|(s, _)| *s == session)
-                .map_or(ModPattern::default(), |(_, p)| p.clone());
-            let hf = had.flags;
-            // `pause`/`restart` on a function without the session's breakpoint: nothing,
-            // unless local or meta is named (set as by `true`), `stage.rs` as ERTS.
-            if counter_op && !had.is_set() && !fl.local && spec.meta.is_none() {
-                continue;
-            }
-            // A counter named by `true` (with `reset`), `pause` or `restart` that the session
-            // has is staged again (reset, paused or restarted); one it lacks is new (running)
-            // for every op but `false`.
-            let again = |named: bool, has: bool| named && has && (reset || counter_op);
-            // The flags this call changes: new counters for `true`, set ones for `false`; local
-            // and meta whenever named and set or being set.
-            let change = FlagSet {
-                local: fl.local && (on || hf.local),
-                call_count: fl.call_count && (hf.call_count != on)
-                    || again(fl.call_count, hf.call_count),
-                call_time: fl.call_time && (hf.call_time != on)
-                    || again(fl.call_time, hf.call_time),
-                call_memory: fl.call_memory && (hf.call_memory != on)
-                    || again(fl.call_memory, hf.call_memory),
-            };
-            let meta_change = spec.meta.is_some() && (on || had.meta.is_some());
-            let flags = FlagSet {
-                local: if fl.local { on } else { hf.local },
-                call_count: if fl.call_count { on } else { hf.call_count },
-                call_time: if fl.call_time { on } else { hf.call_time },
-                call_memory: if fl.call_memory { on } else { hf.call_memory },
-            };
-            // Paused: a named counter the session had, by `pause`; `true`, `restart` and
-            // `false` run (or drop) the named ones; the others stay as they were.
-            let pause = |named: bool, has: bool, was: bool| {
-                if named {
-                    op == PatternOp::Pause && has
-                } else {
-                    was
-                }
-            };
-            let hp = had.paused;
-            let now = ModPattern {
-                flags,
-                paused: FlagSet {
-                    local: false,
-                    call_count: pause(fl.call_count, hf.call_count, hp.call_count),
-                    call_time: pause(fl.call_time, hf.call_time, hp.call_time),
-                    call_memory: pause(fl.call_memory, hf.call_memory, hp.call_memory),
-                },
-                ms: match (fl.local, on) {
-                    (true, true) => ms.clone(),
-                    (true, false) => None,
-                    (false, _) => had.ms.clone(),
-                },
-                meta: match (&spec.meta, on) {
-                    (Some(t), true) => Some(t.clone()),
-                    (Some(_), false) => None,
-                    (None, _) => had.meta.clone(),
-                },
-            };
-            // Without current code the call matches nothing (ERTS matches the loaded code):
-            // the module's patterns stay as they were, so the next load does not carry what
-            // this call named (the linearization of load histories against the oracle,
-            // models/tests/load_linearize.rs, `lin-delete-count`).
-            if no_code {
-                continue;
-            }
-            // In place: the order of `patterns[f]` is the order the sessions' nodes were
-            // chained in.
-            match md.patterns[f].iter().position(|(s, _)| *s == session) {
-                Some(i) if now.is_set() => md.patterns[f][i].1 = now,
-                Some(i) => {
-                    md.patterns[f].remove(i);
-                }
-                None if now.is_set() => md.patterns[f].push((session, now)),
-                None => {}
-            }
-            if change.local || change.counters() || meta_change || cg {
-                changes.push(Change {
-                    f,
-                    fl: change,
-                    meta: meta_change,
-                });
-            }
-        }
+        let (changes, clear_global) =
+            plan_funcs(&mut st.modules[m], fs, op, spec, &ms, reset, no_code);
         let v = st.modules[m].curr;
         let mut exps: Vec<(Area, &[FuncId])> = Vec::new();
         if !clear_global.is_empty() {
@@ -1878,8 +2026,34 @@ impl<P: ThreadProgress> Engine<P> {
         let st = lock(&self.cm().modules);
         let bst = self.seize();
         let (bps, timem) = self.check_modules(&st, &bst, in_code_ok)?;
-        if bst.live_nodes != bps
-            || !bst.free_list.is_empty()
+        // Pipeline: the last call's unlinked nodes wait on the free list for the next call's
+        // first wait (or `Engine::settle`), none of them on a chain (as on the static area,
+        // `rest.rs`).
+        let pending = if self.wait_plan.pipelines() {
+            let linked: std::collections::HashSet<usize> = self
+                .module_areas(&st)
+                .into_iter()
+                .flat_map(|area| {
+                    let bst = &bst;
+                    (0..self.area(area).funcs.len()).flat_map(move |f| {
+                        crate::rest::chain(self, bst, area, f)
+                            .map(|node| node as *const crate::bp::GenericBp as usize)
+                    })
+                })
+                .collect();
+            if let Some(g) = bst
+                .free_list
+                .iter()
+                .find(|&&g| linked.contains(&(g as usize)))
+            {
+                return Err(format!("node {g:p} on the free list is still on a chain"));
+            }
+            bst.free_list.len() as u64
+        } else {
+            0
+        };
+        if bst.live_nodes != bps + pending
+            || (pending == 0 && !bst.free_list.is_empty())
             || bst.live_timem != timem.len() as u64
         {
             return Err(format!(

@@ -114,27 +114,7 @@ impl<P: ThreadProgress> Engine<P> {
         session: SessionId,
         entries: &[BatchEntry],
     ) -> Result<Vec<usize>, PatternError> {
-        for (i, e) in entries.iter().enumerate() {
-            let bad = |what: &str| PatternError::BadArg(format!("batch entry {i}: {what}"));
-            if e.spec.global {
-                return Err(bad("global patterns cannot be batched"));
-            }
-            if e.spec.meta.is_some() {
-                return Err(bad("meta patterns cannot be batched"));
-            }
-            if e.spec.session != 0 && e.spec.session != session {
-                return Err(bad("the entry names another session than the batch"));
-            }
-            e.spec
-                .flags
-                .check(e.op)
-                .map_err(|err| bad(&err.to_string()))?;
-            if e.spec.ms.is_some() && !e.spec.flags.local {
-                return Err(bad(
-                    "a match spec needs local (not only call_count/time/memory)",
-                ));
-            }
-        }
+        check_batch(session, entries)?;
         if entries.is_empty() {
             return Ok(Vec::new());
         }
@@ -239,9 +219,38 @@ impl<P: ThreadProgress> Engine<P> {
     }
 }
 
+/// The entries of a batch in `session`, checked before anything is staged (the static area's
+/// [`Engine::trace_pattern_batch`] and a module's [`Engine::trace_pattern_batch_in`]): no
+/// global or meta entry, none naming another session, each entry's flags valid for its op, a
+/// match spec only with local.
+pub(crate) fn check_batch(session: SessionId, entries: &[BatchEntry]) -> Result<(), PatternError> {
+    for (i, e) in entries.iter().enumerate() {
+        let bad = |what: &str| PatternError::BadArg(format!("batch entry {i}: {what}"));
+        if e.spec.global {
+            return Err(bad("global patterns cannot be batched"));
+        }
+        if e.spec.meta.is_some() {
+            return Err(bad("meta patterns cannot be batched"));
+        }
+        if e.spec.session != 0 && e.spec.session != session {
+            return Err(bad("the entry names another session than the batch"));
+        }
+        e.spec
+            .flags
+            .check(e.op)
+            .map_err(|err| bad(&err.to_string()))?;
+        if e.spec.ms.is_some() && !e.spec.flags.local {
+            return Err(bad(
+                "a match spec needs local (not only call_count/time/memory)",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether the sequence lies outside proof EL (docs/fewer-waits.md), so the elide-idle plan makes
-/// W3 and W4 whatever consolidate unlinks: it touches the export area (a global pattern, or a
-/// local one in a session that holds global patterns), or a node on a chain of the matched
+/// W3 and W4 whatever consolidate unlinks: it touches an export area (the static area's or a
+/// module's: a global pattern, or a local one in a session that holds global patterns), or a node on a chain of the matched
 /// functions holds a meta tracer in either half (consolidate may release it). Stager side,
 /// under the permission, before consolidate.
 pub(crate) fn beyond_proof_e<P: ThreadProgress>(
@@ -250,7 +259,9 @@ pub(crate) fn beyond_proof_e<P: ThreadProgress>(
     areas: &[(Area, &[FuncId])],
 ) -> bool {
     areas.iter().any(|&(area, funcs)| {
-        (area == Area::Export && !funcs.is_empty())
+        // The static area's export entries, and a module's (its export area, whose words are
+        // the entries' dispatch words: `Engine::export_dispatch_ix`).
+        ((area == Area::Export || e.export_dispatch_ix(area).is_some()) && !funcs.is_empty())
             || funcs.iter().any(|&f| {
                 crate::rest::chain(e, st, area, f)
                     .any(|node| (0..2).any(|ix| node.snapshot_half(ix).meta.is_some()))
