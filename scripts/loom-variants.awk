@@ -1,7 +1,8 @@
 # make docs-results: from make check's loom rows (RESULTS/loom.tsv), every scenario whose
 # baseline runs under more than one variant (a wait plan: `scenario@batch`, `@batch-elide-idle`,
 # `@pipeline`, the default plan without a suffix; a load protocol: `@blocking`, `@nonblocking`;
-# the placement on a module's version: `@versions`), one line per scenario: each variant's
+# the placement on a module's version: `@versions`, and a plan on a version:
+# `@batch@versions`), one line per scenario: each variant's
 # executions (with its bound where it is not the first variant's), and the variants that ran exactly as many as
 # some other variant of the same scenario. Equal counts at the same bound are what two runs of one exploration give;
 # they do not prove the two explored the same executions, but a variant whose count differs
@@ -11,7 +12,8 @@ BEGIN { FS = OFS = "\t" }
 $1 == "loom" && $4 == "baseline" {
     n = split($3, a, "@")
     scenario = a[1]
-    variant = (n > 1) ? a[2] : "default"
+    # Everything after the scenario: `batch`, `versions`, or a plan on a version `batch@versions`.
+    variant = (n > 1) ? substr($3, length(a[1]) + 2) : "default"
     exe = $5; sub(/.*executions=/, "", exe); sub(/[^0-9].*/, "", exe)
     bound = $5; sub(/.*preemption=/, "", bound); sub(/[^0-9].*/, "", bound)
     key = $2 SUBSEP scenario
