@@ -3,7 +3,7 @@
 //!
 //! Each run has a loader (load, delete, soft purge of module `m`), a stager (call_count
 //! `trace_pattern` on one function at a time and `trace_info` of its count, in the legacy
-//! session) and schedulers making remote calls (`call_ext`, a progress point after each). Every
+//! session or a second one, which it may destroy) and schedulers making remote calls (`call_ext`, a progress point after each). Every
 //! operation is recorded with its begin and end on one clock and what it observed: the version a
 //! call ran and whether it counted, what `trace_pattern`, `trace_info` and the code operation
 //! answered. The history must linearize (`LoadRule::Carry`: the engine carries the module's
@@ -31,6 +31,8 @@ use std::sync::Mutex;
 struct Lin {
     name: &'static str,
     functions: usize,
+    /// Sessions created besides the legacy one (1 to `sessions`).
+    sessions: u32,
     loader: Vec<LinOp>,
     stager: Vec<LinOp>,
     /// Each scheduler's calls, by function.
@@ -39,21 +41,23 @@ struct Lin {
 
 fn scenarios() -> Vec<Lin> {
     use LinOp::*;
-    let pat = |f, op| Pattern { f, op };
+    let pat = |f, op| Pattern { session: 0, f, op };
+    let info = |f| Info { session: 0, f };
     vec![
         // Counts across two loads and a pause: the count a trace_info gives after a load is
         // the new version's, from zero.
         Lin {
             name: "lin-load-count",
             functions: 1,
+            sessions: 0,
             loader: vec![Load, SoftPurge, Load],
             stager: vec![
                 pat(0, PatternOp::True),
-                Info { f: 0 },
+                info(0),
                 pat(0, PatternOp::Pause),
-                Info { f: 0 },
+                info(0),
                 pat(0, PatternOp::Restart),
-                Info { f: 0 },
+                info(0),
             ],
             schedulers: vec![vec![0, 0], vec![0, 0]],
         },
@@ -62,27 +66,45 @@ fn scenarios() -> Vec<Lin> {
         Lin {
             name: "lin-delete-count",
             functions: 1,
+            sessions: 0,
             loader: vec![Delete, SoftPurge, Load],
-            stager: vec![
-                pat(0, PatternOp::True),
-                Info { f: 0 },
-                pat(0, PatternOp::False),
-            ],
+            stager: vec![pat(0, PatternOp::True), info(0), pat(0, PatternOp::False)],
             schedulers: vec![vec![0, 0], vec![0]],
         },
         // Patterns per function across a load: each function's count its own.
         Lin {
             name: "lin-two-functions",
             functions: 2,
+            sessions: 0,
             loader: vec![Load],
             stager: vec![
                 pat(0, PatternOp::True),
                 pat(1, PatternOp::True),
-                Info { f: 1 },
+                info(1),
                 pat(0, PatternOp::False),
-                Info { f: 0 },
+                info(0),
             ],
             schedulers: vec![vec![0, 1], vec![1, 0]],
+        },
+        // Two sessions counting one function across loads, the second destroyed under the
+        // calls: each call counts in the sessions alive and tracing when it is linearized.
+        Lin {
+            name: "lin-two-sessions",
+            functions: 1,
+            sessions: 1,
+            loader: vec![Load, SoftPurge, Load],
+            stager: vec![
+                pat(0, PatternOp::True),
+                Pattern {
+                    session: 1,
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                Info { session: 1, f: 0 },
+                DestroySession { session: 1 },
+                info(0),
+            ],
+            schedulers: vec![vec![0, 0], vec![0, 0]],
         },
     ]
 }
@@ -104,11 +126,12 @@ fn record(log: &Log, thread: usize, op: LinOp, run: impl FnOnce() -> LinObs) {
     log.1.lock().expect("the history's lock").push(rec);
 }
 
-fn count_spec() -> TraceSpec {
+fn count_spec(session: u32) -> TraceSpec {
     TraceSpec::from(FlagSet {
         call_count: true,
         ..FlagSet::default()
     })
+    .session(session)
 }
 
 /// `{call_count,N}` / `{call_count,false}` / `{call_count,undefined}` as the oracle's answer.
@@ -131,22 +154,32 @@ fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
         LinOp::Load => LinObs::Answer(e.load().is_ok()),
         LinOp::Delete => LinObs::Answer(e.delete().is_ok()),
         LinOp::SoftPurge => LinObs::Answer(e.purge().is_ok()),
-        LinOp::Pattern { f, op } => LinObs::Matched(
-            e.trace_pattern_funcs_op_in(0, &[f], op, &count_spec())
+        LinOp::Pattern { session, f, op } => LinObs::Matched(
+            e.trace_pattern_funcs_op_in(0, &[f], op, &count_spec(session))
                 .expect("a call_count pattern"),
         ),
-        LinOp::Info { f } => count_obs(&e.trace_info_module(0, f, InfoKey::CallCount).to_string()),
+        LinOp::Info { session, f } => count_obs(
+            &e.trace_info_module(session, f, InfoKey::CallCount)
+                .to_string(),
+        ),
+        LinOp::DestroySession { session } => {
+            LinObs::Answer(e.destroy_session(session).expect("a session to destroy"))
+        }
         LinOp::Call { .. } => unreachable!("a call is a scheduler's"),
     }
 }
 
 fn run(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>) {
     let cfg = EngineConfig::simple(0, scn.schedulers.len()).with_mutant(mutant);
-    let e = Arc::new(Engine::<Qsbr>::new_with_sessions(cfg, 1).with_module(
+    let e = Engine::<Qsbr>::new_with_sessions(cfg, 1 + scn.sessions as usize).with_module(
         scn.functions,
         proto,
         false,
-    ));
+    );
+    for s in 1..=scn.sessions {
+        assert_eq!(e.create_session(&format!("s{s}")), Ok(s));
+    }
+    let e = Arc::new(e);
     let log: Log = std::sync::Arc::new((AtomicU64::new(0), Mutex::new(Vec::new())));
     let ops = |thread: usize, script: Vec<LinOp>| {
         let (e, log) = (e.clone(), log.clone());
@@ -171,7 +204,7 @@ fn run(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>) {
                         let seen = s.call_ext(f);
                         LinObs::Call {
                             version: u64::from(seen.version),
-                            counted: seen.counted_in & 1 != 0,
+                            counted: seen.counted_in,
                         }
                     });
                     s.progress();
@@ -189,7 +222,7 @@ fn run(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>) {
     let funcs: Vec<_> = (0..scn.functions)
         .map(|f| bpspec_reference::Mfa::new("m", &format!("f{f}"), 0))
         .collect();
-    if let Err(r) = check("m", &funcs, &history, LoadRule::Carry) {
+    if let Err(r) = check("m", &funcs, scn.sessions, &history, LoadRule::Carry) {
         panic!("{}: {r}", scn.name);
     }
 }
@@ -231,9 +264,9 @@ fn load_histories_linearize() {
 
 /// The mutants this check kills through the counts, each on the scenario and protocol where
 /// PCT finds it, at `versions_iters` (first kills at 2,000 PCT iterations, seed of
-/// `shuttle_run`: 7 and 7, 11 and 31, 255, 11 and 387, 20; docs/nonblocking-load.md §8). Each
+/// `shuttle_run`: 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443; docs/nonblocking-load.md §8). Each
 /// must be killed by the linearization (its message), not by an assertion of the engine's.
-const LIN_KILLS: [(Mutant, &str, LoadProtocol); 8] = [
+const LIN_KILLS: [(Mutant, &str, LoadProtocol); 10] = [
     (
         Mutant::SkipConsolidateCopy,
         "lin-load-count",
@@ -273,6 +306,16 @@ const LIN_KILLS: [(Mutant, &str, LoadProtocol); 8] = [
         Mutant::LoadBlockingWithoutBlock,
         "lin-two-functions",
         LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::LostCountUpdate,
+        "lin-two-sessions",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::LostCountUpdate,
+        "lin-two-sessions",
+        LoadProtocol::NonBlocking,
     ),
 ];
 

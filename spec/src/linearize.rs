@@ -2,8 +2,8 @@
 //! sequential oracle with its functions, patterns and counts.
 //!
 //! A history is what the threads of one concurrent run did and saw: each operation (a remote
-//! call, a `trace_pattern` of call_count on one function, a `trace_info` of its call_count, a
-//! load, a delete, a soft purge) with the thread that made it, the moment it began and the
+//! call, a `trace_pattern` of call_count on one function in one session, a `trace_info` of its
+//! call_count, a session's destruction, a load, a delete, a soft purge) with the thread that made it, the moment it began and the
 //! moment it ended (one clock for the run), and what it observed. The history is accepted iff
 //! there is one order of all its operations that
 //! - keeps each thread's order, and puts `a` before `b` whenever `a` ended before `b` began
@@ -14,16 +14,16 @@
 //! the search is Wing and Gong's (try each operation that may come next, undo on a mismatch),
 //! with the states already refuted remembered. Observations are the oracle's own: the version a
 //! call ran (the oracle's current version when it is linearized, counted from 1 as the
-//! engine's) or `undef`, whether it counted on the function's session-0 counter, what
+//! engine's) or `undef`, the sessions whose counter of the function it counted on, what
 //! `trace_pattern` answered, the count `trace_info` answered, what a code operation answered.
 //!
 //! The oracle loads as ERTS does (CL1: a load over a current version leaves no breakpoint on
 //! the module). The engine's load carries the module's patterns into the new version, each
 //! counter starting again from zero as the new version's breakpoints are new: under
-//! [`LoadRule::Carry`] the replay of a load is the oracle's load followed by the session's
+//! [`LoadRule::Carry`] the replay of a load is the oracle's load followed by each session's
 //! call_count pattern on each function that had one before the load (or before the delete that
-//! came first), `true` then `pause` if it was paused: what a new version's on_load pattern
-//! does (CL8). docs/nonblocking-load.md §8 says why the engine carries.
+//! came first), oldest session first, `true` then `pause` if it was paused: what a new
+//! version's on_load patterns do (CL8). docs/nonblocking-load.md §8 says why the engine carries.
 
 use crate::code::CodeOp;
 use crate::Oracle;
@@ -48,14 +48,20 @@ pub enum LinOp {
     Call {
         f: usize,
     },
-    /// `trace_pattern({m, f, 0}, op, [call_count])` in the legacy session.
+    /// `trace_pattern({m, f, 0}, op, [call_count])` in `session` (0: legacy).
     Pattern {
+        session: u32,
         f: usize,
         op: PatternOp,
     },
-    /// `trace_info({m, f, 0}, call_count)` in the legacy session.
+    /// `trace_info({m, f, 0}, call_count)` in `session`.
     Info {
+        session: u32,
         f: usize,
+    },
+    /// `trace:session_destroy/1` of `session` (not the legacy one).
+    DestroySession {
+        session: u32,
     },
     Load,
     Delete,
@@ -65,8 +71,8 @@ pub enum LinOp {
 /// What an operation observed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinObs {
-    /// A call: the version it ran (0: `undef`) and whether it counted.
-    Call { version: u64, counted: bool },
+    /// A call: the version it ran (0: `undef`) and the sessions it counted in (bit `s`).
+    Call { version: u64, counted: u64 },
     /// `trace_pattern`: the number of functions matched.
     Matched(usize),
     /// `trace_info`: `Some(Some(n))` a count, `Some(None)` `false`, `None` `undefined`.
@@ -140,13 +146,15 @@ pub const SEARCH_LIMIT: usize = 1_000_000;
 #[derive(Clone, Debug)]
 struct Replay {
     oracle: Oracle,
-    /// (function, running) of each session-0 call_count counter a delete took away.
-    deleted: Vec<(usize, bool)>,
+    /// (session, function, running) of each call_count counter a delete took away.
+    deleted: Vec<(u32, usize, bool)>,
 }
 
 struct Search<'a> {
     module: &'a str,
     funcs: &'a [Mfa],
+    /// Sessions 0 (legacy) to `sessions`, created before the run.
+    sessions: u32,
     rule: LoadRule,
     history: &'a [LinRecord],
     /// Each thread's operations, by begin.
@@ -156,15 +164,16 @@ struct Search<'a> {
     longest: Vec<usize>,
 }
 
-fn count_spec() -> TraceSpec {
+fn count_spec(session: u32) -> TraceSpec {
     TraceSpec::from(FlagSet {
         call_count: true,
         ..FlagSet::default()
     })
+    .session(session)
 }
 
-fn count_of(o: &Oracle, mfa: &Mfa) -> Option<Option<u64>> {
-    match o.trace_info(0, mfa, InfoItem::CallCount) {
+fn count_of(o: &Oracle, session: u32, mfa: &Mfa) -> Option<Option<u64>> {
+    match o.trace_info(session, mfa, InfoItem::CallCount) {
         InfoValue::Undefined => None,
         InfoValue::Count(n) => Some(Some(n)),
         _ => Some(None),
@@ -181,22 +190,37 @@ impl Search<'_> {
         }
     }
 
-    fn counters(&self, o: &Oracle) -> Vec<(usize, bool)> {
-        (0..self.funcs.len())
-            .filter_map(|f| o.counter(0, f).map(|(_, running)| (f, running)))
+    /// Every live session's call_count counters, by session (oldest first), then function.
+    fn counters(&self, o: &Oracle) -> Vec<(u32, usize, bool)> {
+        (0..=self.sessions)
+            .filter(|&s| o.session_alive(s))
+            .flat_map(|s| {
+                (0..self.funcs.len())
+                    .filter_map(move |f| o.counter(s, f).map(|(_, running)| (s, f, running)))
+            })
             .collect()
     }
 
-    fn carry(&self, o: &mut Oracle, carried: &[(usize, bool)]) {
-        for &(f, running) in carried {
+    fn carry(&self, o: &mut Oracle, carried: &[(u32, usize, bool)]) {
+        for &(s, f, running) in carried {
+            if !o.session_alive(s) {
+                continue;
+            }
             let p = self.pattern_of(f);
-            let set = o.trace_pattern(&p, PatternOp::True, &count_spec());
+            let set = o.trace_pattern(&p, PatternOp::True, &count_spec(s));
             assert_eq!(set, Ok(1), "the carried pattern on {:?}", self.funcs[f]);
             if !running {
-                let paused = o.trace_pattern(&p, PatternOp::Pause, &count_spec());
+                let paused = o.trace_pattern(&p, PatternOp::Pause, &count_spec(s));
                 assert_eq!(paused, Ok(1), "the carried pause on {:?}", self.funcs[f]);
             }
         }
+    }
+
+    /// Every session's call_count answer for `f` (a call changes those it counts in).
+    fn counts(&self, o: &Oracle, f: usize) -> Vec<Option<Option<u64>>> {
+        (0..=self.sessions)
+            .map(|s| count_of(o, s, &self.funcs[f]))
+            .collect()
     }
 
     /// Replay `op` on `r`; its observation.
@@ -207,22 +231,27 @@ impl Search<'_> {
                 if !o.is_loaded(f) {
                     return LinObs::Call {
                         version: 0,
-                        counted: false,
+                        counted: 0,
                     };
                 }
-                let before = count_of(o, &self.funcs[f]);
+                let before = self.counts(o, f);
                 o.call(f, pid, 0);
-                let after = count_of(o, &self.funcs[f]);
+                let after = self.counts(o, f);
+                let counted = (0..before.len())
+                    .filter(|&s| before[s] != after[s])
+                    .fold(0u64, |m, s| m | 1 << s);
                 LinObs::Call {
                     version: o.current_version(self.module).map_or(0, |v| v + 1),
-                    counted: before != after,
+                    counted,
                 }
             }
-            LinOp::Pattern { f, op } => {
+            LinOp::Pattern { session, f, op } => {
                 let p = self.pattern_of(f);
-                LinObs::Matched(o.trace_pattern(&p, op, &count_spec()).unwrap_or(usize::MAX))
+                let spec = count_spec(session);
+                LinObs::Matched(o.trace_pattern(&p, op, &spec).unwrap_or(usize::MAX))
             }
-            LinOp::Info { f } => LinObs::Count(count_of(o, &self.funcs[f])),
+            LinOp::Info { session, f } => LinObs::Count(count_of(o, session, &self.funcs[f])),
+            LinOp::DestroySession { session } => LinObs::Answer(o.destroy_session(session)),
             LinOp::Load => {
                 let carried = if o.current_version(self.module).is_some() {
                     self.counters(o)
@@ -307,11 +336,12 @@ impl Search<'_> {
 }
 
 /// Accept `history` iff it linearizes against the oracle on `funcs` (all of module `module`,
-/// the module's first version current) under `rule`; on acceptance, the order found (indices
-/// into `history`).
+/// the module's first version current, sessions 1 to `sessions` created) under `rule`; on
+/// acceptance, the order found (indices into `history`).
 pub fn check(
     module: &str,
     funcs: &[Mfa],
+    sessions: u32,
     history: &[LinRecord],
     rule: LoadRule,
 ) -> Result<Vec<usize>, Rejection> {
@@ -322,10 +352,19 @@ pub fn check(
                 "#{i} ({r}) ends before it begins"
             )));
         }
-        let f = match r.op {
-            LinOp::Call { f } | LinOp::Pattern { f, .. } | LinOp::Info { f } => Some(f),
-            _ => None,
+        let (f, session) = match r.op {
+            LinOp::Call { f } => (Some(f), None),
+            LinOp::Pattern { session, f, .. } | LinOp::Info { session, f } => {
+                (Some(f), Some(session))
+            }
+            LinOp::DestroySession { session } => (None, Some(session)),
+            _ => (None, None),
         };
+        if let Some(s) = session.filter(|&s| s > sessions) {
+            return Err(Rejection::Malformed(format!(
+                "#{i} ({r}) names session {s} of {sessions}"
+            )));
+        }
         if let Some(f) = f.filter(|&f| f >= funcs.len()) {
             return Err(Rejection::Malformed(format!(
                 "#{i} ({r}) names function {f} of {}",
@@ -351,6 +390,7 @@ pub fn check(
     let mut s = Search {
         module,
         funcs,
+        sessions,
         rule,
         history,
         threads,
@@ -358,8 +398,12 @@ pub fn check(
         visited: 0,
         longest: Vec::new(),
     };
+    let mut oracle = Oracle::new(funcs.to_vec());
+    for _ in 0..sessions {
+        oracle.create_session();
+    }
     let start = Replay {
-        oracle: Oracle::new(funcs.to_vec()),
+        oracle,
         deleted: Vec::new(),
     };
     let mut pos = vec![0; s.threads.len()];
@@ -405,12 +449,17 @@ mod tests {
 
     const CALL: LinOp = LinOp::Call { f: 0 };
     const ON: LinOp = LinOp::Pattern {
+        session: 0,
         f: 0,
         op: PatternOp::True,
     };
+    const INFO: LinOp = LinOp::Info { session: 0, f: 0 };
 
     fn ran(version: u64, counted: bool) -> LinObs {
-        LinObs::Call { version, counted }
+        LinObs::Call {
+            version,
+            counted: u64::from(counted),
+        }
     }
 
     /// A counted call that overlaps the pattern's setting linearizes after it; one that ended
@@ -420,14 +469,14 @@ mod tests {
         let overlapping = [
             rec(0, 1, 4, ON, LinObs::Matched(1)),
             rec(1, 2, 3, CALL, ran(1, true)),
-            rec(0, 5, 6, LinOp::Info { f: 0 }, LinObs::Count(Some(Some(1)))),
+            rec(0, 5, 6, INFO, LinObs::Count(Some(Some(1)))),
         ];
-        assert!(check("m", &funcs(), &overlapping, LoadRule::ClearErts).is_ok());
+        assert!(check("m", &funcs(), 0, &overlapping, LoadRule::ClearErts).is_ok());
         let before = [
             rec(1, 1, 2, CALL, ran(1, true)),
             rec(0, 3, 4, ON, LinObs::Matched(1)),
         ];
-        let e = check("m", &funcs(), &before, LoadRule::ClearErts).unwrap_err();
+        let e = check("m", &funcs(), 0, &before, LoadRule::ClearErts).unwrap_err();
         assert!(matches!(e, Rejection::NotLinearizable { .. }), "{e}");
     }
 
@@ -439,16 +488,16 @@ mod tests {
             rec(1, 3, 4, CALL, ran(1, true)),
             rec(0, 5, 6, LinOp::Load, LinObs::Answer(true)),
             rec(1, 7, 8, CALL, ran(2, true)),
-            rec(0, 9, 10, LinOp::Info { f: 0 }, LinObs::Count(Some(Some(1)))),
+            rec(0, 9, 10, INFO, LinObs::Count(Some(Some(1)))),
         ];
-        assert!(check("m", &funcs(), &h, LoadRule::Carry).is_ok());
-        assert!(check("m", &funcs(), &h, LoadRule::ClearErts).is_err());
+        assert!(check("m", &funcs(), 0, &h, LoadRule::Carry).is_ok());
+        assert!(check("m", &funcs(), 0, &h, LoadRule::ClearErts).is_err());
         // A call that ran the new version before the load began is refused under both.
         let early = [
             rec(1, 1, 2, CALL, ran(2, false)),
             rec(0, 3, 4, LinOp::Load, LinObs::Answer(true)),
         ];
-        assert!(check("m", &funcs(), &early, LoadRule::Carry).is_err());
+        assert!(check("m", &funcs(), 0, &early, LoadRule::Carry).is_err());
     }
 
     /// A delete's patterns come back with the next load under `Carry`; calls between are
@@ -459,25 +508,75 @@ mod tests {
             rec(0, 1, 2, ON, LinObs::Matched(1)),
             rec(0, 3, 4, LinOp::Delete, LinObs::Answer(true)),
             rec(1, 5, 6, CALL, ran(0, false)),
-            rec(0, 7, 8, LinOp::Info { f: 0 }, LinObs::Count(None)),
+            rec(0, 7, 8, INFO, LinObs::Count(None)),
             rec(0, 9, 10, LinOp::SoftPurge, LinObs::Answer(true)),
             rec(0, 11, 12, LinOp::Load, LinObs::Answer(true)),
             rec(1, 13, 14, CALL, ran(2, true)),
         ];
-        assert!(check("m", &funcs(), &h, LoadRule::Carry).is_ok());
-        assert!(check("m", &funcs(), &h, LoadRule::ClearErts).is_err());
+        assert!(check("m", &funcs(), 0, &h, LoadRule::Carry).is_ok());
+        assert!(check("m", &funcs(), 0, &h, LoadRule::ClearErts).is_err());
     }
 
     #[test]
     fn malformed_histories_are_named() {
         let h = [rec(0, 2, 2, CALL, ran(1, false))];
-        let e = check("m", &funcs(), &h, LoadRule::Carry).unwrap_err();
+        let e = check("m", &funcs(), 0, &h, LoadRule::Carry).unwrap_err();
         assert!(e.to_string().contains("#0"), "{e}");
         let h = [
             rec(0, 1, 3, CALL, ran(1, false)),
             rec(0, 2, 4, CALL, ran(1, false)),
         ];
-        let e = check("m", &funcs(), &h, LoadRule::Carry).unwrap_err();
+        let e = check("m", &funcs(), 0, &h, LoadRule::Carry).unwrap_err();
         assert!(e.to_string().contains("overlap"), "{e}");
+    }
+
+    /// A session destroyed under calls: a call linearized after the destroy counts in the
+    /// legacy session only; the destroyed session's counter is gone with it.
+    #[test]
+    fn a_destroyed_sessions_counter_is_gone() {
+        let on1 = LinOp::Pattern {
+            session: 1,
+            f: 0,
+            op: PatternOp::True,
+        };
+        let call = |counted| LinObs::Call {
+            version: 1,
+            counted,
+        };
+        let h = [
+            rec(0, 1, 2, ON, LinObs::Matched(1)),
+            rec(0, 3, 4, on1, LinObs::Matched(1)),
+            rec(1, 5, 8, CALL, call(0b11)),
+            rec(
+                0,
+                6,
+                7,
+                LinOp::DestroySession { session: 1 },
+                LinObs::Answer(true),
+            ),
+            rec(1, 9, 10, CALL, call(0b01)),
+            rec(
+                0,
+                11,
+                12,
+                LinOp::Info { session: 1, f: 0 },
+                LinObs::Count(Some(None)),
+            ),
+        ];
+        assert!(check("m", &funcs(), 1, &h, LoadRule::Carry).is_ok());
+        let late = [
+            rec(0, 1, 2, on1, LinObs::Matched(1)),
+            rec(
+                0,
+                3,
+                4,
+                LinOp::DestroySession { session: 1 },
+                LinObs::Answer(true),
+            ),
+            rec(1, 5, 6, CALL, call(0b10)),
+        ];
+        assert!(check("m", &funcs(), 1, &late, LoadRule::Carry).is_err());
+        let e = check("m", &funcs(), 0, &late, LoadRule::Carry).unwrap_err();
+        assert!(e.to_string().contains("session 1 of 0"), "{e}");
     }
 }
