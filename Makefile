@@ -222,7 +222,9 @@ orderings-doc:
 # TORTURE_SECS stops short of its hits, or that churned less than its minimums, is a failed row.
 # Then every wait-removal mutant for TORTURE_MUTANT_SECS each. Both then run the wait plans other
 # than ERTS's (TORTURE_PLANS, `--wait-plan`; docs/fewer-waits.md): make test TEST_TORTURE_HITS at 2
-# and at 8 schedulers per plan, make check CHECK_TORTURE_PLAN_HITS (rows `churn-sN@PLAN`).
+# and at 8 schedulers per plan, make check CHECK_TORTURE_PLAN_HITS (rows `churn-sN@PLAN`). Both
+# run the torture on a module's version (`--versions`) at 2 schedulers under ERTS's plan and
+# every TORTURE_PLANS one (rows `churn-s2[@PLAN]@versions`), at the plans' hits.
 # The load torture (docs/torture.md §3, `--load`): the code-loading engine under loads, deletes,
 # purges and trace_pattern, both protocols. make test: TEST_LOAD_TORTURE_HITS calls at 2 and at 8
 # schedulers per protocol, then load-clear-old-at-once, which it must kill; then killing purges
@@ -267,6 +269,8 @@ torture-test:
 	$(BPSPEC) torture --schedulers 2,8 --hits $(TEST_TORTURE_HITS) --wait-plan $(TORTURE_PLANS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-mutant --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --schedulers 4 --mutant wait-without-new-period --mutant-seconds 60
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-versions --checker torture --no-row $(WHOLE) -- \
+	$(BPSPEC) torture --versions --schedulers 2 --hits $(TEST_TORTURE_HITS) --wait-plan erts,$(TORTURE_PLANS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --load --schedulers 2,8 --hits $(TEST_LOAD_TORTURE_HITS) --seconds $(LOAD_TORTURE_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load-3ix --checker torture --no-row $(WHOLE) -- \
@@ -292,6 +296,9 @@ torture-check:
 	  --mutants --mutant-seconds $(TORTURE_MUTANT_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-plans --checker torture --no-row $(WHOLE) -- \
 	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --schedulers 2,8 --wait-plan $(TORTURE_PLANS) \
+	  --hits $(CHECK_TORTURE_PLAN_HITS) --pace $(CHECK_TORTURE_PACE) --seconds $(TORTURE_SECS)
+	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-versions --checker torture --no-row $(WHOLE) -- \
+	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --versions --schedulers 2 --wait-plan erts,$(TORTURE_PLANS) \
 	  --hits $(CHECK_TORTURE_PLAN_HITS) --pace $(CHECK_TORTURE_PACE) --seconds $(TORTURE_SECS)
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture-load --checker torture --no-row $(WHOLE) -- \
 	$(CARGO) run -q $(CHECKED) -p bpspec -- torture --load --schedulers 2,4,8 --purge $(LOAD_TORTURE_PURGES) \

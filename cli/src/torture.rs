@@ -27,7 +27,7 @@ use bpspec_reference::{LoadProtocol, Mutant, WaitPlan};
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--wait-plan P[,P...]] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--lw1-fold] [--purge M[,M]] [--procs N] [--collect]] [--mutant NAME | --mutants] [--mutant-seconds S]";
+pub const USAGE: &str = "bpspec torture [--schedulers N[,N...]] [--hits N] [--seconds S] [--pace N] [--seed N] [--wait-plan P[,P...]] [--versions] [--erts-collection | --load [--protocols P[,P]] [--code-ix C[,C]] [--lw1-fold] [--purge M[,M]] [--procs N] [--collect]] [--mutant NAME | --mutants] [--mutant-seconds S]";
 
 /// The mutants that remove a wait for thread progress (or break the grace period itself), in
 /// the order `--mutants` runs them (docs/mutants.md).
@@ -122,6 +122,10 @@ pub struct Args {
     /// Time bound per mutant run, in seconds.
     #[arg(long, default_value = "20", value_parser = number)]
     mutant_seconds: u64,
+    /// The engine torture with its functions on a module's version (module `m`'s version 1,
+    /// never loaded) instead of the static area; rows `churn-sN[@PLAN]@versions`.
+    #[arg(long, conflicts_with = "load")]
+    versions: bool,
     /// Torture the code-loading engine instead (loads, deletes, purges and trace_pattern under
     /// calls; `--mutant`/`--mutants` then take the load mutants).
     #[arg(long, conflicts_with = "erts")]
@@ -230,6 +234,7 @@ pub fn run(a: &Args) -> ExitCode {
                 cfg.max_time = Duration::from_secs(a.seconds);
                 cfg.erts_collection = a.erts;
                 cfg.wait_plan = plan;
+                cfg.versions = a.versions;
                 ok &= one(&cfg, "hold");
             }
         }
@@ -259,12 +264,15 @@ fn isolated_mutant(a: &Args, n: usize, m: Mutant, plan: WaitPlan) -> bool {
     if a.erts {
         args.push("--erts-collection".into());
     }
+    if a.versions {
+        args.push("--versions".into());
+    }
     let expected = if expectation(m).0 {
         "killed"
     } else {
         "survives"
     };
-    let scenario = churn_scenario(n, a.erts, plan);
+    let scenario = churn_scenario(n, a.erts, plan, a.versions);
     isolated(
         &args,
         &Fallback {
@@ -279,16 +287,17 @@ fn isolated_mutant(a: &Args, n: usize, m: Mutant, plan: WaitPlan) -> bool {
 }
 
 /// The row's scenario: `churn-sN`, `-erts` with ERTS's collection, `@PLAN` under a wait plan
-/// other than ERTS's.
-fn churn_scenario(n: usize, erts: bool, plan: WaitPlan) -> String {
+/// other than ERTS's, `@versions` on a module's version.
+fn churn_scenario(n: usize, erts: bool, plan: WaitPlan, versions: bool) -> String {
     format!(
-        "churn-s{n}{}{}",
+        "churn-s{n}{}{}{}",
         if erts { "-erts" } else { "" },
         if plan == WaitPlan::Erts {
             String::new()
         } else {
             format!("@{}", plan.name())
-        }
+        },
+        if versions { "@versions" } else { "" }
     )
 }
 
@@ -306,6 +315,7 @@ fn one_mutant(a: &Args, n: usize, m: Mutant, plan: WaitPlan) -> bool {
     cfg.max_time = Duration::from_secs(a.mutant_seconds);
     cfg.erts_collection = a.erts;
     cfg.wait_plan = plan;
+    cfg.versions = a.versions;
     cfg.mutant = Some(m);
     one(
         &cfg,
@@ -329,7 +339,12 @@ fn one(cfg: &TortureConfig, expected: &str) -> bool {
             expected,
         },
         |rep| rep.shortfalls(cfg),
-        &churn_scenario(cfg.schedulers, cfg.erts_collection, cfg.wait_plan),
+        &churn_scenario(
+            cfg.schedulers,
+            cfg.erts_collection,
+            cfg.wait_plan,
+            cfg.versions,
+        ),
         |rep| {
             format!(
                 "hits={} ({:.0}/s) trace_pattern={}{} grace_periods={} collections={} churn_ops={} (pacing bound {}) paused_checks={} seed={:#x}",

@@ -279,3 +279,18 @@ fn load_torture_with_the_collector_holds_and_kills_a_collection_mutant() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("required arguments"), "{err}");
 }
+
+/// The engine torture on a module's version (`--versions`): holds and records its row; not with
+/// `--load`.
+#[test]
+fn torture_on_a_modules_version_holds_and_records_its_row() {
+    let (text, rows) = torture_ok(
+        "versions",
+        "--versions --schedulers 2 --hits 100000 --seed 7",
+    );
+    assert!(text.contains("placement=versions"), "{text}");
+    assert_row(&rows, "churn-s2@versions", "baseline", "hold");
+    let (code, _, err) = bpspec(&["torture", "--versions", "--load"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+}

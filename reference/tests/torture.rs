@@ -140,3 +140,57 @@ fn a_torture_below_the_pacing_bound_is_short() {
     };
     assert!(at.shortfalls(&cfg).is_empty(), "{:?}", at.shortfalls(&cfg));
 }
+
+/// The engine torture on a module's version (`TortureConfig::versions`): the same churn, calls,
+/// collections and checks, the functions in module `m`'s version 1, never loaded.
+#[test]
+fn torture_on_a_modules_version_without_a_violation() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "torture::torture_on_a_modules_version_without_a_violation",
+    );
+    let mut cfg = TortureConfig::new(
+        env("BPSPEC_TORTURE_SCHEDULERS", 4) as usize,
+        env("BPSPEC_TORTURE_HITS", 1_000_000),
+        env("BPSPEC_TORTURE_SEED", 0x746f_7274),
+    );
+    cfg = cfg.with_churn_minimums();
+    cfg.versions = true;
+    cfg.max_time = Duration::from_secs(env("BPSPEC_TORTURE_SECONDS", 300));
+    println!("torture: {}", cfg.describe());
+    let rep = run(&cfg).expect("valid parameters");
+    println!("torture: {}", rep.describe());
+    if let Some(v) = &rep.violation {
+        panic!("{v} ({})", cfg.describe());
+    }
+    assert!(!rep.timed_out, "time bound reached: {}", rep.describe());
+    assert!(
+        rep.shortfalls(&cfg).is_empty(),
+        "short of its targets ({}): {}",
+        rep.shortfalls(&cfg).join(", "),
+        rep.describe()
+    );
+    assert!(rep.conservation_checks >= 2, "{}", rep.describe());
+    assert!(rep.paused_checks > 0, "{}", rep.describe());
+}
+
+/// The torture on a version can fail: `wait-without-new-period` as above.
+#[cfg(debug_assertions)]
+#[test]
+fn torture_on_a_modules_version_kills_wait_without_new_period() {
+    let _watchdog = bpspec_reference::watchdog::arm(
+        "torture::torture_on_a_modules_version_kills_wait_without_new_period",
+    );
+    let mut cfg = TortureConfig::new(4, u64::MAX / 2, env("BPSPEC_TORTURE_SEED", 0x746f_7274));
+    cfg.phase_hits = 100_000;
+    cfg.pace = 32;
+    cfg.versions = true;
+    cfg.max_time = Duration::from_secs(60);
+    cfg.mutant = Some(bpspec_reference::Mutant::WaitWithoutNewPeriod);
+    println!("torture: {}", cfg.describe());
+    let rep = run(&cfg).expect("valid parameters");
+    println!("torture: {}", rep.describe());
+    let v = rep
+        .violation
+        .expect("wait-without-new-period survived the torture on a version");
+    println!("torture: killed: {v}");
+}

@@ -656,7 +656,12 @@ impl<P: ThreadProgress> Scheduler<P> {
         }
         let process = c.proc.p;
         let proc = if bare { None } else { Some(&mut c.proc) };
+        // The call reads the hit's flags and counters (its `CallSeen`), so the hit is recorded
+        // even for a scheduler that records none of its own (`Scheduler::record` off, as the
+        // engine torture's).
+        let record = std::mem::replace(&mut self.record, true);
         let instr = self.hit_in(area_of(ver), f, f, &process, proc);
+        self.record = record;
         c.proc.current = Some(crate::process::Ci {
             area: area_of(ver),
             f,

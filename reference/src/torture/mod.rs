@@ -78,6 +78,13 @@ pub struct TortureConfig {
     /// The engine's wait plan (docs/fewer-waits.md). Under a batching plan half of the stager's
     /// `trace_pattern` operations are batches of two to four entries (`trace_pattern_batch`).
     pub wait_plan: WaitPlan,
+    /// The functions on a module's version instead of the static area: module `m`'s version 1,
+    /// never loaded, on an engine made `Engine::with_versions_only` (`NonBlocking`); the
+    /// stager's trace_pattern, batch and trace_info are the module's
+    /// (`Engine::trace_pattern_funcs_op_in`, `trace_pattern_batch_in`, `trace_info_module_in`),
+    /// the schedulers' calls `Scheduler::call_version_proc` (docs/torture.md §1, "On a
+    /// module's version").
+    pub versions: bool,
 }
 
 impl TortureConfig {
@@ -99,6 +106,7 @@ impl TortureConfig {
             mutant: None,
             erts_collection: false,
             wait_plan: WaitPlan::Erts,
+            versions: false,
         }
     }
 
@@ -152,7 +160,7 @@ impl TortureConfig {
     /// One line with every parameter (printed before and after the run).
     pub fn describe(&self) -> String {
         format!(
-            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} min-phases={} pace={} churn-minimums={}{} max-time={}s variant={} collection={} wait-plan={} checked={}",
+            "seed={:#x} schedulers={} functions={} stable={} procs={} hits={} phase-hits={} min-phases={} pace={} churn-minimums={}{} max-time={}s variant={} collection={} wait-plan={} placement={} checked={}",
             self.seed,
             self.schedulers,
             self.functions,
@@ -168,6 +176,7 @@ impl TortureConfig {
             self.mutant.map_or("baseline", |m| m.name()),
             if self.erts_collection { "erts" } else { "fixed" },
             self.wait_plan.name(),
+            if self.versions { "versions" } else { "static" },
             crate::sync::CHECKED
         )
     }

@@ -59,10 +59,16 @@ struct Stager {
 }
 
 pub(super) fn run(cfg: &TortureConfig) -> TortureReport {
+    let static_fns = if cfg.versions { 0 } else { cfg.functions };
     let mut e = Engine::<Qsbr>::new(
-        EngineConfig::simple(cfg.functions, cfg.schedulers).with_mutant(cfg.mutant),
+        EngineConfig::simple(static_fns, cfg.schedulers).with_mutant(cfg.mutant),
     )
     .with_wait_plan(cfg.wait_plan);
+    if cfg.versions {
+        e = e
+            .with_module(cfg.functions, crate::load::LoadProtocol::NonBlocking, false)
+            .with_versions_only();
+    }
     if !cfg.erts_collection {
         e = e.with_paused_via_flip().with_wait_before_flip_back();
     }
@@ -83,6 +89,7 @@ pub(super) fn run(cfg: &TortureConfig) -> TortureReport {
                 functions: cfg.functions,
                 procs: cfg.procs,
                 dirty: cfg.schedulers >= 3 && id == cfg.schedulers - 1,
+                versions: cfg.versions,
                 seed: seeds.next(),
             };
             std::thread::Builder::new()
@@ -94,9 +101,13 @@ pub(super) fn run(cfg: &TortureConfig) -> TortureReport {
     let start = Instant::now();
     let mut st = Stager {
         cfg: cfg.clone(),
-        mfas: (0..cfg.functions)
-            .map(|f| e.code.funcs[f].mfa.clone())
-            .collect(),
+        mfas: if cfg.versions {
+            e.code_mgmt().mods[0].mfas.clone()
+        } else {
+            (0..cfg.functions)
+                .map(|f| e.code.funcs[f].mfa.clone())
+                .collect()
+        },
         e: e.clone(),
         sh: sh.clone(),
         rng: Rng::new(stager_seed),
@@ -243,13 +254,32 @@ impl Stager {
     fn tp(&mut self, s: SessionId, f: FuncId, op: PatternOp, fl: FlagSet) -> bool {
         self.rep.trace_patterns += 1;
         self.paused.remove(&(s, f));
-        self.e
-            .trace_pattern(
-                &Pattern::exact(&self.mfas[f]),
-                op,
-                &TraceSpec::from(fl).session(s),
-            )
-            .is_ok()
+        self.pattern(f, op, &TraceSpec::from(fl).session(s)).is_ok()
+    }
+
+    /// `trace_pattern` of `spec` on function `f` alone: the static area's, or the module's on
+    /// its version ([`TortureConfig::versions`]).
+    fn pattern(
+        &self,
+        f: FuncId,
+        op: PatternOp,
+        spec: &TraceSpec,
+    ) -> Result<usize, crate::pattern::PatternError> {
+        if self.cfg.versions {
+            self.e.trace_pattern_funcs_op_in(0, &[f], op, spec)
+        } else {
+            self.e
+                .trace_pattern(&Pattern::exact(&self.mfas[f]), op, spec)
+        }
+    }
+
+    /// `trace_info` of `key` on function `f` in session `s`, wherever the functions are.
+    fn info(&self, s: SessionId, f: FuncId, key: InfoKey) -> Term {
+        if self.cfg.versions {
+            self.e.trace_info_module_in(0, s, f, key)
+        } else {
+            self.e.trace_info_term(s, &self.mfas[f], key)
+        }
     }
 
     /// One `trace_pattern_batch` of `entries` in session `s` (a batching wait plan: one staging,
@@ -265,7 +295,12 @@ impl Stager {
                 BatchEntry::flags(Pattern::exact(&self.mfas[f]), op, fl)
             })
             .collect();
-        match self.e.trace_pattern_batch(s, &batch) {
+        let r = if self.cfg.versions {
+            self.e.trace_pattern_batch_in(0, s, &batch)
+        } else {
+            self.e.trace_pattern_batch(s, &batch)
+        };
+        match r {
             Ok(n) if n.iter().all(|&m| m == 1) => Ok(()),
             Ok(n) => Err(format!("a batch of {} entries matched {n:?}", batch.len())),
             Err(err) => Err(format!("a batch of {} entries refused: {err}", batch.len())),
@@ -519,16 +554,10 @@ impl Stager {
         } else {
             PatternOp::False
         };
-        let ok = self
-            .e
-            .trace_pattern(
-                &Pattern::exact(&self.mfas[f]),
-                op,
-                &TraceSpec::counters(FlagSet::default())
-                    .session(s)
-                    .meta(spec.clone()),
-            )
-            .is_ok();
+        let meta = TraceSpec::counters(FlagSet::default())
+            .session(s)
+            .meta(spec.clone());
+        let ok = self.pattern(f, op, &meta).is_ok();
         // The tracer that was replaced dies (its late messages are dropped).
         if let Some(old) = self.meta.remove(&(s, f)) {
             old.kill();
@@ -574,7 +603,7 @@ impl Stager {
             _ => InfoKey::All,
         };
         self.rep.collections += 1;
-        let t = self.e.trace_info_term(s, &self.mfas[f], key);
+        let t = self.info(s, f, key);
         shape(&t).map_err(|m| {
             format!(
                 "trace_info({s}, {}, {}): {m}: {t}",
@@ -587,13 +616,9 @@ impl Stager {
     /// call_count, the sum of call_time counts and the sum of call_memory counts of `f` in `s`.
     fn counts(&mut self, s: SessionId, f: FuncId) -> Counts {
         self.rep.collections += 3;
-        let mfa = &self.mfas[f];
-        let cc = self
-            .e
-            .trace_info_term(s, mfa, InfoKey::CallCount)
-            .to_string();
-        let t = rows(&self.e.trace_info_term(s, mfa, InfoKey::CallTime));
-        let m = rows(&self.e.trace_info_term(s, mfa, InfoKey::CallMemory));
+        let cc = self.info(s, f, InfoKey::CallCount).to_string();
+        let t = rows(&self.info(s, f, InfoKey::CallTime));
+        let m = rows(&self.info(s, f, InfoKey::CallMemory));
         (
             cc,
             t.map(|r| r.iter().map(|x| x.1).sum()),
@@ -656,9 +681,9 @@ impl Stager {
             let made: u64 = pubs.iter().map(|p| p.calls[f]).sum();
             for s in [0, self.s1] {
                 let mfa = self.mfas[f].clone();
-                let cc = self.e.trace_info_term(s, &mfa, InfoKey::CallCount);
-                let t = rows(&self.e.trace_info_term(s, &mfa, InfoKey::CallTime));
-                let m = rows(&self.e.trace_info_term(s, &mfa, InfoKey::CallMemory));
+                let cc = self.info(s, f, InfoKey::CallCount);
+                let t = rows(&self.info(s, f, InfoKey::CallTime));
+                let m = rows(&self.info(s, f, InfoKey::CallMemory));
                 self.rep.collections += 3;
                 let want = Term::Tuple(vec![Term::Atom("call_count"), Term::Int(made as i64)]);
                 let tc: Option<i64> = t.as_ref().map(|r| r.iter().map(|x| x.1).sum());

@@ -122,6 +122,8 @@ pub(crate) struct WorkerCfg {
     pub procs: usize,
     pub dirty: bool,
     pub seed: u64,
+    /// The functions are module `m`'s version's ([`super::TortureConfig::versions`]).
+    pub versions: bool,
 }
 
 /// The thread body: run until STOP or a failure; a panic becomes the run's violation.
@@ -146,6 +148,8 @@ struct Local {
     hits: u64,
     raises: u64,
     outs: u64,
+    /// The functions are module `m`'s version's ([`WorkerCfg::versions`]).
+    versions: bool,
 }
 
 fn slices(e: &Arc<Engine<Qsbr>>, sh: &Shared, w: &WorkerCfg) {
@@ -173,6 +177,7 @@ fn slices(e: &Arc<Engine<Qsbr>>, sh: &Shared, w: &WorkerCfg) {
         hits: 0,
         raises: 0,
         outs: 0,
+        versions: w.versions,
     };
     let mut my_phase = 0u64;
     let mut n: u64 = 0;
@@ -313,12 +318,20 @@ fn slice(
         let r = l.rng.below(100);
         if r < 45 && depth < MAX_DEPTH || depth == 0 && r < 85 {
             let f = pick(&mut l.rng, functions, avoid);
-            s.call_proc(f, p);
+            if l.versions {
+                s.call_version_proc(p, 0, f, false, false);
+            } else {
+                s.call_proc(f, p);
+            }
             count(l, f, counted);
             step(s, p, l);
         } else if r < 52 {
             let f = pick(&mut l.rng, functions, avoid);
-            s.tail_call(f, p);
+            if l.versions {
+                s.call_version_proc(p, 0, f, true, false);
+            } else {
+                s.tail_call(f, p);
+            }
             count(l, f, counted);
             step(s, p, l);
         } else if r < 88 && depth > 0 {
