@@ -120,3 +120,65 @@ fn orderings_survivors() {
          {killed:#?}"
     );
 }
+
+/// [`weakened`] on a module's version, never loaded (`Placement::Versions`), row
+/// `<scenario>@versions`: the families that run on a placement (not the epoch rows, whose
+/// progress scheme is the static area's models', nor the load family, which is on versions).
+fn weakened_on_versions(
+    site: Site,
+    family: &str,
+    name: &'static str,
+    expected: &str,
+) -> Option<Option<String>> {
+    let m = Some(Mutant::Weaken(site));
+    let v = bpspec_models::Placement::Versions;
+    let mut b = loom_run::for_expected(loom_run::builder(), m, name, expected);
+    b.max_branches = b.max_branches.max(20_000);
+    let model: Box<dyn Fn() + Sync + Send> = match family {
+        "trace_pattern" => {
+            let s = scenario_named(loom_scenarios(), name, |s| s.name);
+            Box::new(move || bpspec_models::run_on::<Qsbr>(&s, m, v))
+        }
+        "collection" => {
+            let s = scenario_named(collection::loom_scenarios(), name, |s| s.name);
+            Box::new(move || collection::run_on::<Qsbr>(&s, m, v))
+        }
+        "sessions" => {
+            let s = scenario_named(sessions::loom_scenarios(), name, |s| s.name);
+            Box::new(move || sessions::run_on::<Qsbr>(&s, m, v))
+        }
+        "readers" => {
+            let s = scenario_named(readers::loom_scenarios(), name, |s| s.name);
+            Box::new(move || readers::run_on::<Qsbr>(&s, m, v))
+        }
+        "meta" => Box::new(move || meta::run_meta_on::<Qsbr>(name, m, v)),
+        _ => return None,
+    };
+    let row = bpspec_models::harness::on_versions(name);
+    let o = loom_run::explore(&format!("{site} on {row}"), &b, model);
+    loom_run::record_outcome("qsbr", &row, site.mutant_name(), expected, &o);
+    Some(loom_run::conclusive(o, &format!("{site} on {row}")))
+}
+
+/// Every site the table says loom kills on a family that runs on a placement is killed on the
+/// same scenario on a module's version too.
+#[test]
+fn orderings_kill_matrix_on_versions() {
+    let mut survivors = Vec::new();
+    for r in SITES {
+        if let Row::Killed {
+            family,
+            progress: "qsbr",
+            scenario,
+        } = r.verdict
+        {
+            if let Some(None) = weakened_on_versions(r.site, family, scenario, "killed") {
+                survivors.push(format!("{} on {scenario}@versions", r.site.mutant_name()));
+            }
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "site mutants the table says loom kills survived on a version: {survivors:?}"
+    );
+}
