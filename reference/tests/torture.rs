@@ -17,12 +17,22 @@ fn env(name: &str, default: u64) -> u64 {
 fn torture_one_million_hits_without_a_violation() {
     let _watchdog =
         bpspec_reference::watchdog::arm("torture::torture_one_million_hits_without_a_violation");
-    let mut cfg = TortureConfig::new(
+    holds(sized());
+}
+
+/// `make test`'s size from the environment (4 schedulers, one million hits by default).
+fn sized() -> TortureConfig {
+    TortureConfig::new(
         env("BPSPEC_TORTURE_SCHEDULERS", 4) as usize,
         env("BPSPEC_TORTURE_HITS", 1_000_000),
         env("BPSPEC_TORTURE_SEED", 0x746f_7274),
-    );
-    cfg = cfg.with_churn_minimums();
+    )
+}
+
+/// Run `cfg` with its churn minimums: no violation, its hits and churn reached, at least two
+/// conservation checks and a paused-counter check.
+fn holds(cfg: TortureConfig) {
+    let mut cfg = cfg.with_churn_minimums();
     cfg.max_time = Duration::from_secs(env("BPSPEC_TORTURE_SECONDS", 300));
     println!("torture: {}", cfg.describe());
     let rep = run(&cfg).expect("valid parameters");
@@ -45,14 +55,8 @@ fn torture_one_million_hits_without_a_violation() {
     assert!(rep.paused_checks > 0, "{}", rep.describe());
 }
 
-/// The torture can fail: with the grace period broken (a wait for thread progress that does not
-/// start a new period), the checked build catches a read of freed or half-written breakpoint
-/// memory, or a paused counter that still changes, within seconds.
-#[cfg(debug_assertions)]
-#[test]
-fn torture_kills_wait_without_new_period() {
-    let _watchdog =
-        bpspec_reference::watchdog::arm("torture::torture_kills_wait_without_new_period");
+/// `wait-without-new-period` under the torture, paced, within 60 s: must be killed.
+fn kills_wait_without_new_period(versions: bool) {
     let mut cfg = TortureConfig::new(4, u64::MAX / 2, env("BPSPEC_TORTURE_SEED", 0x746f_7274));
     cfg.phase_hits = 100_000;
     // Paced as the CLI's mutant runs are (`bpspec torture --mutant`, 32 hits per churn
@@ -60,6 +64,7 @@ fn torture_kills_wait_without_new_period() {
     // not depend on the machine's load. Unpaced, four schedulers on a loaded 2-core machine
     // (make test's other parts beside it) left the stager 709 calls in 125 s, and it survived.
     cfg.pace = 32;
+    cfg.versions = versions;
     cfg.max_time = Duration::from_secs(60);
     cfg.mutant = Some(bpspec_reference::Mutant::WaitWithoutNewPeriod);
     println!("torture: {}", cfg.describe());
@@ -69,6 +74,17 @@ fn torture_kills_wait_without_new_period() {
         .violation
         .expect("wait-without-new-period survived the torture");
     println!("torture: killed: {v}");
+}
+
+/// The torture can fail: with the grace period broken (a wait for thread progress that does not
+/// start a new period), the checked build catches a read of freed or half-written breakpoint
+/// memory, or a paused counter that still changes, within seconds.
+#[cfg(debug_assertions)]
+#[test]
+fn torture_kills_wait_without_new_period() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("torture::torture_kills_wait_without_new_period");
+    kills_wait_without_new_period(false);
 }
 
 /// The churn minimums can fail: a run whose stager makes no churn operation (`idle_stager`: the
@@ -148,29 +164,9 @@ fn torture_on_a_modules_version_without_a_violation() {
     let _watchdog = bpspec_reference::watchdog::arm(
         "torture::torture_on_a_modules_version_without_a_violation",
     );
-    let mut cfg = TortureConfig::new(
-        env("BPSPEC_TORTURE_SCHEDULERS", 4) as usize,
-        env("BPSPEC_TORTURE_HITS", 1_000_000),
-        env("BPSPEC_TORTURE_SEED", 0x746f_7274),
-    );
-    cfg = cfg.with_churn_minimums();
+    let mut cfg = sized();
     cfg.versions = true;
-    cfg.max_time = Duration::from_secs(env("BPSPEC_TORTURE_SECONDS", 300));
-    println!("torture: {}", cfg.describe());
-    let rep = run(&cfg).expect("valid parameters");
-    println!("torture: {}", rep.describe());
-    if let Some(v) = &rep.violation {
-        panic!("{v} ({})", cfg.describe());
-    }
-    assert!(!rep.timed_out, "time bound reached: {}", rep.describe());
-    assert!(
-        rep.shortfalls(&cfg).is_empty(),
-        "short of its targets ({}): {}",
-        rep.shortfalls(&cfg).join(", "),
-        rep.describe()
-    );
-    assert!(rep.conservation_checks >= 2, "{}", rep.describe());
-    assert!(rep.paused_checks > 0, "{}", rep.describe());
+    holds(cfg);
 }
 
 /// The torture on a version can fail: `wait-without-new-period` as above.
@@ -180,17 +176,5 @@ fn torture_on_a_modules_version_kills_wait_without_new_period() {
     let _watchdog = bpspec_reference::watchdog::arm(
         "torture::torture_on_a_modules_version_kills_wait_without_new_period",
     );
-    let mut cfg = TortureConfig::new(4, u64::MAX / 2, env("BPSPEC_TORTURE_SEED", 0x746f_7274));
-    cfg.phase_hits = 100_000;
-    cfg.pace = 32;
-    cfg.versions = true;
-    cfg.max_time = Duration::from_secs(60);
-    cfg.mutant = Some(bpspec_reference::Mutant::WaitWithoutNewPeriod);
-    println!("torture: {}", cfg.describe());
-    let rep = run(&cfg).expect("valid parameters");
-    println!("torture: {}", rep.describe());
-    let v = rep
-        .violation
-        .expect("wait-without-new-period survived the torture on a version");
-    println!("torture: killed: {v}");
+    kills_wait_without_new_period(true);
 }

@@ -1175,28 +1175,7 @@ impl<P: ThreadProgress> Engine<P> {
             .map(|fs| if no_code { 0 } else { fs.len() })
             .collect();
         let staging = self.staging_ix();
-        let global_only = crate::stage::Extra {
-            global: true,
-            ms: None,
-            meta: None,
-        };
-        for &f in &clear_global {
-            crate::stage::stage_in(
-                self,
-                &mut bst,
-                self.exp_area(m),
-                f,
-                session,
-                staging,
-                PatternOp::False,
-                FlagSet::default(),
-                &global_only,
-            );
-        }
-        let mut exps: Vec<(Area, &[FuncId])> = Vec::new();
-        if !clear_global.is_empty() {
-            exps.push((self.exp_area(m), &clear_global[..]));
-        }
+        let exps = self.stage_global_clears(&mut bst, m, session, &clear_global);
         let mut funcs: Vec<FuncId> = planned
             .iter()
             .flat_map(|(_, _, cs)| cs.iter().map(|c| c.f))
@@ -1247,6 +1226,42 @@ impl<P: ThreadProgress> Engine<P> {
         Ok(counts)
     }
 
+    /// Stage the session's global flag off the export entries of functions `fs` of module `m`
+    /// (local excludes global in one session, [`plan_funcs`]); the export area and functions
+    /// for the finisher's sequence (none when `fs` is empty). Shared by the module's
+    /// trace_pattern and its batch.
+    fn stage_global_clears<'a>(
+        &'a self,
+        bst: &mut Permission<'_>,
+        m: usize,
+        session: SessionId,
+        fs: &'a [FuncId],
+    ) -> Vec<(Area, &'a [FuncId])> {
+        if fs.is_empty() {
+            return Vec::new();
+        }
+        let global_only = crate::stage::Extra {
+            global: true,
+            ms: None,
+            meta: None,
+        };
+        let staging = self.staging_ix();
+        for &f in fs {
+            crate::stage::stage_in(
+                self,
+                bst,
+                self.exp_area(m),
+                f,
+                session,
+                staging,
+                PatternOp::False,
+                FlagSet::default(),
+                &global_only,
+            );
+        }
+        vec![(self.exp_area(m), fs)]
+    }
+
     /// The module trace_pattern: `op` on functions `fs` of module `m`; `reset`: `true` resets
     /// the counters the session has (ERTS), else leaves them (the load models' conservation).
     fn trace_pattern_funcs_in(
@@ -1288,29 +1303,7 @@ impl<P: ThreadProgress> Engine<P> {
         let (changes, clear_global) =
             plan_funcs(&mut st.modules[m], fs, op, spec, &ms, reset, no_code);
         let v = st.modules[m].curr;
-        let mut exps: Vec<(Area, &[FuncId])> = Vec::new();
-        if !clear_global.is_empty() {
-            let global_only = crate::stage::Extra {
-                global: true,
-                ms: None,
-                meta: None,
-            };
-            let staging = self.staging_ix();
-            for &f in &clear_global {
-                crate::stage::stage_in(
-                    self,
-                    &mut bst,
-                    self.exp_area(m),
-                    f,
-                    session,
-                    staging,
-                    PatternOp::False,
-                    FlagSet::default(),
-                    &global_only,
-                );
-            }
-            exps.push((self.exp_area(m), &clear_global[..]));
-        }
+        let exps = self.stage_global_clears(&mut bst, m, session, &clear_global);
         if v.is_null() || changes.is_empty() {
             if !clear_global.is_empty() {
                 // No current code, or nothing staged on it (`pause`/`restart` of a counter on
