@@ -2022,29 +2022,7 @@ impl<P: ThreadProgress> Engine<P> {
         // Pipeline: the last call's unlinked nodes wait on the free list for the next call's
         // first wait (or `Engine::settle`), none of them on a chain (as on the static area,
         // `rest.rs`).
-        let pending = if self.wait_plan.pipelines() {
-            let linked: std::collections::HashSet<usize> = self
-                .module_areas(&st)
-                .into_iter()
-                .flat_map(|area| {
-                    let bst = &bst;
-                    (0..self.area(area).funcs.len()).flat_map(move |f| {
-                        crate::rest::chain(self, bst, area, f)
-                            .map(|node| node as *const crate::bp::GenericBp as usize)
-                    })
-                })
-                .collect();
-            if let Some(g) = bst
-                .free_list
-                .iter()
-                .find(|&&g| linked.contains(&(g as usize)))
-            {
-                return Err(format!("node {g:p} on the free list is still on a chain"));
-            }
-            bst.free_list.len() as u64
-        } else {
-            0
-        };
+        let pending = self.pipeline_pending(&bst, &self.module_areas(&st))?;
         if bst.live_nodes != bps + pending
             || (pending == 0 && !bst.free_list.is_empty())
             || bst.live_timem != timem.len() as u64

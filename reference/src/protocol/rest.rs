@@ -49,6 +49,35 @@ pub(crate) fn sum_all_session_flags<P: ThreadProgress>(
 }
 
 impl<P: ThreadProgress> Engine<P> {
+    /// Pipeline: the last call's unlinked nodes wait on the free list for the next call's first
+    /// wait (or `Engine::settle`), and none of them may be on a chain of `areas`; how many wait
+    /// (0 under every other plan). The static area's and the modules' at-rest checks share it.
+    pub(crate) fn pipeline_pending(
+        &self,
+        st: &Permission<'_>,
+        areas: &[Area],
+    ) -> Result<u64, String> {
+        if !self.wait_plan.pipelines() {
+            return Ok(0);
+        }
+        let linked: std::collections::HashSet<usize> = areas
+            .iter()
+            .flat_map(|&area| {
+                (0..self.area(area).funcs.len()).flat_map(move |f| {
+                    chain(self, st, area, f).map(|node| node as *const GenericBp as usize)
+                })
+            })
+            .collect();
+        if let Some(g) = st
+            .free_list
+            .iter()
+            .find(|&&g| linked.contains(&(g as usize)))
+        {
+            return Err(format!("node {g:p} on the free list is still on a chain"));
+        }
+        Ok(st.free_list.len() as u64)
+    }
+
     /// Check the at-rest invariant (docs/protocol.md I4): for every function, both halves of
     /// every node are equal, no `to_insert` is pending, no node is disabled, the instruction is
     /// patched iff some session has an active flag, the free list is empty, and every allocated
@@ -212,34 +241,7 @@ impl<P: ThreadProgress> Engine<P> {
                 ));
             }
         }
-        // Pipeline: the last call's unlinked nodes wait on the free list for the next call's
-        // first wait (or `Engine::settle`); none of them is on a chain.
-        let pending = if self.wait_plan.pipelines() {
-            let mut linked = std::collections::HashSet::new();
-            for area in [Area::Code, Area::Export] {
-                for h in self.area(area).funcs.iter() {
-                    let mut g = h.gen_bp.load(Relaxed);
-                    let mut steps = 0;
-                    while !g.is_null() {
-                        steps += 1;
-                        assert!(steps <= crate::MAX_CHAIN, "chain too long");
-                        linked.insert(g as usize);
-                        // SAFETY: a node on a chain at rest: live (checked above).
-                        g = unsafe { &*g }.next.load(Relaxed);
-                    }
-                }
-            }
-            if let Some(g) = st
-                .free_list
-                .iter()
-                .find(|&&g| linked.contains(&(g as usize)))
-            {
-                return Err(format!("node {g:p} on the free list is still on a chain"));
-            }
-            st.free_list.len() as u64
-        } else {
-            0
-        };
+        let pending = self.pipeline_pending(&st, &[Area::Code, Area::Export])?;
         if pending == 0 && !st.free_list.is_empty() {
             return Err(format!(
                 "free list holds {} nodes at rest",
