@@ -261,7 +261,7 @@ CHECK_TORTURE_PLAN_HITS ?= 4000000
 TORTURE_PLANS       ?= batch,batch-elide-idle,pipeline
 CHECK_TORTURE_PACE  ?= 4096
 TORTURE_SECS        ?= 300
-TORTURE_MUTANT_SECS ?= 8
+TORTURE_MUTANT_SECS ?= 5
 torture-test:
 	BPSPEC_RESULTS=$(RESULTS) $(PART) torture --checker torture --no-row $(WHOLE) -- \
 	$(BPSPEC) torture --schedulers 2,8 --hits $(TEST_TORTURE_HITS)
@@ -317,7 +317,7 @@ torture-check:
 # The ERTS torture against a real node (the OTP on PATH, or the root in OTP_ROOT; chroot needs
 # root). A crash or an inconsistency is a finding about ERTS: it is reported in the table (checker
 # "erts-torture") and does not stop make check.
-ERTS_TORTURE_SECS ?= 60
+ERTS_TORTURE_SECS ?= 45
 erts-torture:
 	-BPSPEC_RESULTS=$(RESULTS) $(PART) erts-torture --checker erts-torture --no-row $(WHOLE) -- \
 	$(BPSPEC) oracle torture $(if $(OTP_ROOT),--otp-root $(OTP_ROOT)) --schedulers 2,4,8 \
