@@ -14,9 +14,14 @@
 //!
 //! The recorder bypasses the sync shim, as `bpspec_reference::history` does: shuttle runs one
 //! thread at a time and switches only at a shim operation, so a clock read is in the execution
-//! exactly where it is in the thread, and adds no scheduling point.
-#![cfg(shuttle)]
+//! exactly where it is in the thread, and adds no scheduling point. On real threads (the std
+//! test below) the clock is one atomic counter read and incremented with acquire-release
+//! read-modify-writes: their modification order is total, and an end stamp below a begin stamp
+//! means the begin's RMW read from a release sequence that the end's RMW heads, so the first
+//! operation happens before the second, as real-time order requires.
+#![cfg(not(loom))]
 
+#[cfg(shuttle)]
 use bpspec_models::harness::shuttle_run::{explore_row, versions_iters};
 use bpspec_reference::sync::{spawn, Arc};
 use bpspec_reference::{
@@ -24,7 +29,7 @@ use bpspec_reference::{
     TraceSpec,
 };
 use bpspec_spec::linearize::{check, LinObs, LinOp, LinRecord, LoadRule};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::AcqRel};
 use std::sync::Mutex;
 
 #[derive(Clone)]
@@ -113,9 +118,11 @@ type Log = std::sync::Arc<(AtomicU64, Mutex<Vec<LinRecord>>)>;
 
 /// Run `op` on thread `thread`, recording it with its observation.
 fn record(log: &Log, thread: usize, op: LinOp, run: impl FnOnce() -> LinObs) {
-    let begin = log.0.fetch_add(1, Relaxed);
+    // AcqRel: pairs with the other threads' stamps (the module docs: real-time order on real
+    // threads); under shuttle any ordering would do.
+    let begin = log.0.fetch_add(1, AcqRel);
     let obs = run();
-    let end = log.0.fetch_add(1, Relaxed);
+    let end = log.0.fetch_add(1, AcqRel);
     let rec = LinRecord {
         thread,
         op,
@@ -227,6 +234,7 @@ fn run(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>) {
     }
 }
 
+#[cfg(shuttle)]
 fn row(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>, pct: bool, expected: &str) -> bool {
     let label = format!("{}@{}", scn.name, proto.name());
     let variant = mutant.map_or("baseline", |m| m.name());
@@ -244,6 +252,7 @@ fn row(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>, pct: bool, expect
     .is_some()
 }
 
+#[cfg(shuttle)]
 #[test]
 fn load_histories_linearize() {
     let mut failures = Vec::new();
@@ -266,6 +275,7 @@ fn load_histories_linearize() {
 /// PCT finds it, at `versions_iters` (first kills at 2,000 PCT iterations, seed of
 /// `shuttle_run`: 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443; docs/nonblocking-load.md §8). Each
 /// must be killed by the linearization (its message), not by an assertion of the engine's.
+#[cfg(shuttle)]
 const LIN_KILLS: [(Mutant, &str, LoadProtocol); 10] = [
     (
         Mutant::SkipConsolidateCopy,
@@ -319,6 +329,7 @@ const LIN_KILLS: [(Mutant, &str, LoadProtocol); 10] = [
     ),
 ];
 
+#[cfg(shuttle)]
 #[test]
 fn load_linearize_kill_matrix() {
     let mut survivors = Vec::new();
@@ -348,4 +359,21 @@ fn load_linearize_kill_matrix() {
         survivors.is_empty(),
         "mutants the linearization should kill were not killed by it: {survivors:?}"
     );
+}
+
+/// On real threads (`make test`'s workspace tests): every scenario under both protocols, 200
+/// runs each; every history must linearize. What real threads add is the machine's own
+/// interleavings and memory order, which shuttle (sequentially consistent) does not have.
+#[cfg(not(shuttle))]
+#[test]
+fn load_histories_linearize_on_real_threads() {
+    let _watchdog =
+        bpspec_reference::watchdog::arm("load_linearize::load_histories_linearize_on_real_threads");
+    for proto in LoadProtocol::ALL {
+        for scn in scenarios() {
+            for _ in 0..200 {
+                run(&scn, proto, None);
+            }
+        }
+    }
 }
