@@ -508,6 +508,21 @@ pub mod loom_run {
         assert!(failures.is_empty(), "loom: on versions: {failures:?}");
     }
 
+    /// The builder of the epoch grace period's rows: crossbeam-epoch's own atomics make its
+    /// state space far larger, so it runs at the bound in `BPSPEC_EPOCH_LOOM_BOUND` (`make
+    /// check`: 2), else at preemption bound 1, and never above `LOOM_MAX_PREEMPTIONS` (recorded
+    /// in the table).
+    pub fn epoch_builder() -> loom::model::Builder {
+        let mut b = builder();
+        let cap = std::env::var("BPSPEC_EPOCH_LOOM_BOUND")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        b.preemption_bound = Some(b.preemption_bound.unwrap_or(cap).min(cap));
+        b.max_branches = b.max_branches.max(20_000);
+        b
+    }
+
     /// A copy of `b` (loom's `Builder` is not `Clone`), for the watchdog's thread.
     fn copy_builder(b: &loom::model::Builder) -> loom::model::Builder {
         let mut c = loom::model::Builder::new();

@@ -23,6 +23,7 @@ use bpspec_reference::{
 };
 
 pub mod collection;
+pub mod epoch;
 pub mod exports;
 pub mod harness;
 pub mod load;

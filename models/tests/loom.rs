@@ -101,17 +101,9 @@ baselines! { "loom qsbr on versions", |s| explore_on::<Qsbr>(s, None, "hold", &v
     versions_remove_yield => "remove-yield",
 }
 
-/// The epoch-based grace period explores crossbeam-epoch's own atomics too, so its state space is
-/// far larger: it runs at the bound in `BPSPEC_EPOCH_LOOM_BOUND` (`make check`: 2), else at
-/// preemption bound 1 (recorded in the table).
+/// The epoch grace period's builder (`loom_run::epoch_builder`).
 fn epoch_builder() -> loom::model::Builder {
-    let mut b = builder();
-    let cap = std::env::var("BPSPEC_EPOCH_LOOM_BOUND")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
-    b.preemption_bound = Some(b.preemption_bound.unwrap_or(cap).min(cap));
-    b
+    loom_run::epoch_builder()
 }
 
 /// `EpochProgress::progress` by `Guard::repin` (a Release store of the local epoch, no fence):
