@@ -40,8 +40,20 @@ struct Lin {
     sessions: u32,
     loader: Vec<LinOp>,
     stager: Vec<LinOp>,
-    /// Each scheduler's calls, by function.
-    schedulers: Vec<Vec<usize>>,
+    /// Each scheduler's steps: a call of function `f` (`Sched::Call`) or a look at whether a
+    /// session is alive (`Sched::Alive`).
+    schedulers: Vec<Vec<Sched>>,
+}
+
+#[derive(Clone, Copy)]
+enum Sched {
+    Call(usize),
+    Alive(u32),
+}
+
+/// Calls only, by function.
+fn calls(fs: &[usize]) -> Vec<Sched> {
+    fs.iter().map(|&f| Sched::Call(f)).collect()
 }
 
 fn scenarios() -> Vec<Lin> {
@@ -64,7 +76,7 @@ fn scenarios() -> Vec<Lin> {
                 pat(0, PatternOp::Restart),
                 info(0),
             ],
-            schedulers: vec![vec![0, 0], vec![0, 0]],
+            schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
         },
         // A delete under calls and patterns (calls reach `undef`), its patterns carried by the
         // load after it.
@@ -74,7 +86,7 @@ fn scenarios() -> Vec<Lin> {
             sessions: 0,
             loader: vec![Delete, SoftPurge, Load],
             stager: vec![pat(0, PatternOp::True), info(0), pat(0, PatternOp::False)],
-            schedulers: vec![vec![0, 0], vec![0]],
+            schedulers: vec![calls(&[0, 0]), calls(&[0])],
         },
         // Patterns per function across a load: each function's count its own.
         Lin {
@@ -89,7 +101,7 @@ fn scenarios() -> Vec<Lin> {
                 pat(0, PatternOp::False),
                 info(0),
             ],
-            schedulers: vec![vec![0, 1], vec![1, 0]],
+            schedulers: vec![calls(&[0, 1]), calls(&[1, 0])],
         },
         // Two sessions counting one function across loads, the second destroyed under the
         // calls: each call counts in the sessions alive and tracing when it is linearized.
@@ -109,7 +121,35 @@ fn scenarios() -> Vec<Lin> {
                 DestroySession { session: 1 },
                 info(0),
             ],
-            schedulers: vec![vec![0, 0], vec![0, 0]],
+            schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
+        },
+        // A session seen dead while its destruction runs: a scheduler looks whether session 1
+        // is alive, then calls, twice. A call after a look that saw it dead counts in the legacy
+        // session only, though the destruction may not have returned (the hit path's step 1,
+        // ERTS's `erts_is_trace_session_alive`).
+        Lin {
+            name: "lin-destroy-inert",
+            functions: 1,
+            sessions: 1,
+            loader: vec![Load],
+            stager: vec![
+                pat(0, PatternOp::True),
+                Pattern {
+                    session: 1,
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                DestroySession { session: 1 },
+            ],
+            schedulers: vec![
+                vec![
+                    Sched::Alive(1),
+                    Sched::Call(0),
+                    Sched::Alive(1),
+                    Sched::Call(0),
+                ],
+                calls(&[0]),
+            ],
         },
     ]
 }
@@ -172,7 +212,7 @@ fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
         LinOp::DestroySession { session } => {
             LinObs::Answer(e.destroy_session(session).expect("a session to destroy"))
         }
-        LinOp::Call { .. } => unreachable!("a call is a scheduler's"),
+        LinOp::Call { .. } | LinOp::SessionAlive { .. } => unreachable!("a scheduler's step"),
     }
 }
 
@@ -202,11 +242,21 @@ fn run(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>) {
         .schedulers
         .iter()
         .enumerate()
-        .map(|(id, calls)| {
-            let (e, log, calls) = (e.clone(), log.clone(), calls.clone());
+        .map(|(id, steps)| {
+            let (e, log, steps) = (e.clone(), log.clone(), steps.clone());
             spawn(move || {
-                let mut s = Scheduler::start(e, id);
-                for f in calls {
+                let mut s = Scheduler::start(e.clone(), id);
+                for step in steps {
+                    let f = match step {
+                        Sched::Call(f) => f,
+                        Sched::Alive(session) => {
+                            let op = LinOp::SessionAlive { session };
+                            record(&log, 2 + id, op, || {
+                                LinObs::Answer(e.session_is_alive(session))
+                            });
+                            continue;
+                        }
+                    };
                     record(&log, 2 + id, LinOp::Call { f }, || {
                         let seen = s.call_ext(f);
                         LinObs::Call {
@@ -273,10 +323,21 @@ fn load_histories_linearize() {
 
 /// The mutants this check kills through the counts, each on the scenario and protocol where
 /// PCT finds it, at `versions_iters` (first kills at 2,000 PCT iterations, seed of
-/// `shuttle_run`: 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443; docs/nonblocking-load.md §8). Each
+/// `shuttle_run`: 70 and 44, 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443;
+/// docs/nonblocking-load.md §8). Each
 /// must be killed by the linearization (its message), not by an assertion of the engine's.
 #[cfg(shuttle)]
-const LIN_KILLS: [(Mutant, &str, LoadProtocol); 10] = [
+const LIN_KILLS: [(Mutant, &str, LoadProtocol); 12] = [
+    (
+        Mutant::IgnoreSessionState,
+        "lin-destroy-inert",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::IgnoreSessionState,
+        "lin-destroy-inert",
+        LoadProtocol::NonBlocking,
+    ),
     (
         Mutant::SkipConsolidateCopy,
         "lin-load-count",

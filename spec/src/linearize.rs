@@ -63,6 +63,11 @@ pub enum LinOp {
     DestroySession {
         session: u32,
     },
+    /// Whether `session` is alive (`trace:session_info/1` lists it): a session being destroyed
+    /// is not, from the moment its destruction begins (ERTS's `erts_is_trace_session_alive`).
+    SessionAlive {
+        session: u32,
+    },
     Load,
     Delete,
     SoftPurge,
@@ -252,6 +257,7 @@ impl Search<'_> {
             }
             LinOp::Info { session, f } => LinObs::Count(count_of(o, session, &self.funcs[f])),
             LinOp::DestroySession { session } => LinObs::Answer(o.destroy_session(session)),
+            LinOp::SessionAlive { session } => LinObs::Answer(o.session_alive(session)),
             LinOp::Load => {
                 let carried = if o.current_version(self.module).is_some() {
                     self.counters(o)
@@ -357,7 +363,9 @@ pub fn check(
             LinOp::Pattern { session, f, .. } | LinOp::Info { session, f } => {
                 (Some(f), Some(session))
             }
-            LinOp::DestroySession { session } => (None, Some(session)),
+            LinOp::DestroySession { session } | LinOp::SessionAlive { session } => {
+                (None, Some(session))
+            }
             _ => (None, None),
         };
         if let Some(s) = session.filter(|&s| s > sessions) {
@@ -576,6 +584,38 @@ mod tests {
             rec(1, 5, 6, CALL, call(0b10)),
         ];
         assert!(check("m", &funcs(), 1, &late, LoadRule::Carry).is_err());
+        // A session seen dead while its destruction runs: a call after that sight may not count
+        // in it, though the destruction has not returned.
+        let alive = |s, b, e, a| {
+            rec(
+                1,
+                b,
+                e,
+                LinOp::SessionAlive { session: s },
+                LinObs::Answer(a),
+            )
+        };
+        let destroy = rec(
+            0,
+            3,
+            10,
+            LinOp::DestroySession { session: 1 },
+            LinObs::Answer(true),
+        );
+        let seen_dead = [
+            rec(0, 1, 2, on1, LinObs::Matched(1)),
+            destroy,
+            alive(1, 4, 5, false),
+            rec(1, 6, 7, CALL, call(0b10)),
+        ];
+        assert!(check("m", &funcs(), 1, &seen_dead, LoadRule::Carry).is_err());
+        let seen_alive = [
+            rec(0, 1, 2, on1, LinObs::Matched(1)),
+            destroy,
+            alive(1, 4, 5, true),
+            rec(1, 6, 7, CALL, call(0b10)),
+        ];
+        assert!(check("m", &funcs(), 1, &seen_alive, LoadRule::Carry).is_ok());
         let e = check("m", &funcs(), 0, &late, LoadRule::Carry).unwrap_err();
         assert!(e.to_string().contains("session 1 of 0"), "{e}");
     }
