@@ -427,3 +427,50 @@ pub const SHUTTLE_MISSES: &[(Mutant, &str)] = &[
     (Mutant::FreeAtUnlink, "session-unlink-head"),
     (Mutant::SkipWaitBeforeFree, "timem-remove"),
 ];
+
+/// loom's kills under `EpochProgress`, by family: (mutant, row label), each at preemption bound
+/// 2 ([`LOOM_KILL_BOUND`]), in `make test` and `make check`. At bound 1, the bound of the
+/// baselines, loom killed none of the collection's and the exports' claims tried. At bound 2
+/// every family's claims were run once by hand (`--profile checked`, at most 40 s each): these
+/// died (executions to the kill: `add@versions` 1,829; `update@versions` 1; `session-insert`
+/// 4,123; `tracer-remove` and `tracer-replace` 1; `timem-fresh-node` 4,123; `info` 1, 2,020,
+/// 4,265 and 1,927; `info-rehash` 2,336; `global-set` 30,864; `meta-replace` 1,280;
+/// `batch-drop-counters@batch-elide-idle` 19,135; about 33 s in all). The rest held within
+/// their bound or the 40 s: W1 to W4 and the thread-progress mutants on the trace_pattern
+/// scenarios, `free-at-unlink` and `clear-next-on-unlink`, W4 on the timem readers and the
+/// wait plans, W1 to W4 on the export scenarios, `collect-skip-tw3-before-merge`,
+/// `collect-merge-without-lock` and `collect-free-before-last-wait`. The meta family's own
+/// claims are on `meta-swap` and `meta-reclaim-many` ([`LOOM_LEFT_OUT`]); on `meta-replace`
+/// its weakened swap (M1) is killed.
+pub const LOOM_KILLS: &[(&str, Mutant, &str)] = &[
+    ("versions", Mutant::SkipWaitBeforeInstall, "add@versions"),
+    ("versions", Mutant::SkipConsolidateCopy, "update@versions"),
+    ("sessions", Mutant::LinkAtStage, "session-insert"),
+    ("sessions", Mutant::TracerFreeWithoutWait, "tracer-remove"),
+    ("sessions", Mutant::TracerFreeWithoutWait, "tracer-replace"),
+    ("readers", Mutant::FreshNodeRelaxedStore, "timem-fresh-node"),
+    ("collection", Mutant::CollectSkipWaitBeforeFlip, "info"),
+    ("collection", Mutant::CollectSkipWaitBeforeRead, "info"),
+    (
+        "collection",
+        Mutant::CollectSkipWaitBeforeRead,
+        "info-rehash",
+    ),
+    ("collection", Mutant::CollectWithoutFlip, "info"),
+    ("collection", Mutant::CollectSkipMerge, "info"),
+    ("exports", Mutant::SkipWaitBeforeInstall, "global-set"),
+    (
+        "meta",
+        Mutant::Weaken(bpspec_reference::Site::MetaTracerSwap),
+        "meta-replace",
+    ),
+    (
+        "waits",
+        Mutant::SkipWaitBeforeUninstall,
+        "batch-drop-counters@batch-elide-idle",
+    ),
+];
+
+/// The bound of [`LOOM_KILLS`]' rows (`loom_run::KILL_BOUND`, the bound of the families' own
+/// kill rows).
+pub const LOOM_KILL_BOUND: usize = 2;

@@ -1,18 +1,19 @@
 //! loom over the model families under the epoch grace period (`bpspec_models::epoch`,
 //! `LOOM_FAMILIES`): each family's loom scenarios (but `epoch::LOOM_LEFT_OUT`) hold, at
 //! preemption bound 1 in `make test` and in `make check` ([`FAMILY_BOUND`]). Rows are recorded
-//! with progress `epoch`. The kills under `EpochProgress` are shuttle's (`tests/epoch_shuttle.rs`)
-//! and, for the trace_pattern scenarios, loom's `epoch_kill_matrix` (`tests/loom.rs`).
+//! with progress `epoch`. Each family's checks can fail under it: `epoch::LOOM_KILLS` are killed
+//! at bound 2 (and shuttle kills each family's claims, `tests/epoch_shuttle.rs`).
 #![cfg(loom)]
 
-use bpspec_models::epoch::{rows, Row, LOOM_FAMILIES};
+use bpspec_models::epoch::{rows, Row, LOOM_FAMILIES, LOOM_KILLS, LOOM_KILL_BOUND};
 use bpspec_models::harness::loom_run;
 use bpspec_reference::Mutant;
 
-/// Explore `row` under `mutant` at the epoch bound; record; the counterexample, if any.
-fn explore(row: &Row, mutant: Option<Mutant>, expected: &str) -> Option<String> {
+/// Explore `row` under `mutant` at preemption bound `bound` at most; record; the
+/// counterexample, if any.
+fn explore(row: &Row, mutant: Option<Mutant>, expected: &str, bound: usize) -> Option<String> {
     let mut b = loom_run::epoch_builder();
-    b.preemption_bound = b.preemption_bound.map(|p| p.min(FAMILY_BOUND));
+    b.preemption_bound = Some(bound);
     let model = row.model.clone();
     let variant = mutant.map_or("baseline", |m| m.name());
     let o = loom_run::explore(&format!("{} {variant}", row.label), &b, move || {
@@ -25,7 +26,12 @@ fn explore(row: &Row, mutant: Option<Mutant>, expected: &str) -> Option<String> 
 fn holds(family: &str) {
     let failures: Vec<String> = rows(family, "loom")
         .iter()
-        .filter_map(|r| explore(r, None, "hold").map(|cx| format!("{}: {cx}", r.label)))
+        .filter_map(|r| {
+            let bound = loom_run::epoch_builder()
+                .preemption_bound
+                .map_or(FAMILY_BOUND, |p| p.min(FAMILY_BOUND));
+            explore(r, None, "hold", bound).map(|cx| format!("{}: {cx}", r.label))
+        })
         .collect();
     assert!(failures.is_empty(), "loom epoch {family}: {failures:?}");
 }
@@ -78,4 +84,31 @@ fn epoch_meta_baseline() {
 #[test]
 fn epoch_waits_baseline() {
     holds("waits");
+}
+
+/// Every family loom runs has a kill under `EpochProgress`, and each of `epoch::LOOM_KILLS` is
+/// killed at `LOOM_KILL_BOUND`.
+#[test]
+fn epoch_family_kills() {
+    for f in LOOM_FAMILIES {
+        assert!(
+            LOOM_KILLS.iter().any(|&(k, _, _)| k == f),
+            "no loom kill under EpochProgress for the {f} family"
+        );
+    }
+    let mut survivors = Vec::new();
+    for &(family, m, label) in LOOM_KILLS {
+        let rows = rows(family, "loom");
+        let row = rows
+            .iter()
+            .find(|r| r.label == label)
+            .unwrap_or_else(|| panic!("no row {label} in the {family} family"));
+        if explore(row, Some(m), "killed", LOOM_KILL_BOUND).is_none() {
+            survivors.push(format!("{m} on {label}"));
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "loom epoch kills survived: {survivors:?}"
+    );
 }
