@@ -6,7 +6,8 @@
 //! deferred closure only after the global epoch has advanced twice past the epoch it was deferred
 //! in, and the epoch advances only when every pinned participant has observed the current epoch,
 //! so every scheduler pinned when the wait began has re-pinned (passed a progress point) or
-//! unpinned (slept).
+//! unpinned (slept). The waits pin and flush with one participant of their own, registered at
+//! the first wait and kept (`Waiter`).
 //!
 //! A progress point is a full unpin + pin followed by our own `fence(SeqCst)`, not
 //! `Guard::repin`: crossbeam-epoch 0.9.21's `repin` only stores the new local epoch with Release
@@ -28,18 +29,42 @@
 use super::{ThreadProgress, WAIT_SPIN_LIMIT};
 use crate::mutant::Mutant;
 use crate::ordering::Site;
-use crate::sync::{fence_at, ord, yield_now, Arc, AtomicBool, AtomicU64, Ordering::*};
+use crate::sync::{fence_at, lock, ord, yield_now, Arc, AtomicBool, AtomicU64, Mutex, Ordering::*};
 use crossbeam_epoch::{Collector, Guard, LocalHandle};
 
 /// Grace periods from a dedicated crossbeam-epoch collector.
 pub struct EpochProgress {
     collector: Collector,
+    /// The waiters' participant: registered at the first wait and kept, so that a wait
+    /// registers and frees no participant (see [`Waiter`]).
+    waiter: Mutex<Option<Waiter>>,
     managed: usize,
     waits: AtomicU64,
     mutant: Option<Mutant>,
     /// `progress` by `Guard::repin` (the mutant).
     repin: bool,
 }
+
+/// The participant every wait pins and flushes with, one wait at a time (the lock around it).
+///
+/// A participant registered per wait and dropped at its end was freed and its memory handed to
+/// a later participant of the same execution, so crossbeam-epoch's list of participants
+/// (`List::insert`'s compare-exchange of the head) compared a pointer read from an older store
+/// with one at a reused address: whether it matched depended on where the allocator put the
+/// new participant, which loom does not control, and loom reported the model nondeterministic
+/// (docs/thread-progress.md, "Every family under the epoch grace period").
+struct Waiter(LocalHandle);
+
+// SAFETY: a `LocalHandle` is not `Send` because its participant's state is not thread-safe:
+// its guard, handle and pin counts are plain `Cell`s and its bag of deferred closures an
+// `UnsafeCell`. A `Waiter` lives in `EpochProgress::waiter`'s mutex, so one thread at a time uses
+// it, and the lock's release and acquire order one thread's uses before the next's. No guard of
+// it outlives a wait (each `pin` is dropped before `wait` unlocks), so the participant is never
+// pinned when another thread takes it. Checked: under `crossbeam_loom` the bag is a loom cell,
+// and loom's causality check covers its accesses in every epoch row whose waits come from two
+// threads (`timem-two-stagers`, `info-vs-reset`: models/tests/epoch_loom.rs); the counts are
+// plain cells no checker sees, ordered by the same lock.
+unsafe impl Send for Waiter {}
 
 /// A managed thread's registration: its local handle and, while awake, its pin.
 pub struct EpochHandle {
@@ -54,6 +79,7 @@ impl ThreadProgress for EpochProgress {
     fn with_managed(managed: usize, mutant: Option<Mutant>) -> Self {
         EpochProgress {
             collector: Collector::new(),
+            waiter: Mutex::new(None),
             managed,
             waits: AtomicU64::new(0),
             mutant,
@@ -107,7 +133,10 @@ impl ThreadProgress for EpochProgress {
 
     fn wait(&self) {
         let done = Arc::new(AtomicBool::new(false));
-        let stager = self.collector.register();
+        let mut waiter = lock(&self.waiter);
+        let stager = &waiter
+            .get_or_insert_with(|| Waiter(self.collector.register()))
+            .0;
         {
             let guard = stager.pin();
             let flag = done.clone();
@@ -129,6 +158,7 @@ impl ThreadProgress for EpochProgress {
             stager.pin().flush();
             yield_now();
         }
+        drop(waiter);
         self.waits.fetch_add(1, Relaxed);
     }
 
