@@ -171,10 +171,17 @@ pub enum LoadSpecMutant {
     /// (`store(before)` for `store(before & after)` in `trace_pattern_on`); the function
     /// keeps its bit until the promise is made after W2.
     PromiseWithdrawnLate,
+    /// `load-collect-without-permission` (`collect`): the collector does not hold the code
+    /// modification permission from its prepare to its last read (ERTS's `trace:info` holds it
+    /// from `erts_prepare_timem_trace_info` to `trace_info_func_epilogue`; the engine's
+    /// `trace_info_module_with` holds the module table and the permission): a load, the
+    /// removal of the old version's breakpoints or a session's destroy may run between the
+    /// collector's prepare, which found the current version's node, and its read of that node.
+    CollectWithoutPermission,
 }
 
 impl LoadSpecMutant {
-    pub const ALL: [LoadSpecMutant; 20] = [
+    pub const ALL: [LoadSpecMutant; 21] = [
         LoadSpecMutant::CommitBeforeBreakpoints,
         LoadSpecMutant::SkipWaitAfterCommit,
         LoadSpecMutant::BlockingWithoutBlock,
@@ -195,6 +202,7 @@ impl LoadSpecMutant {
         LoadSpecMutant::PurgeCheckStopsAtFirstSwitchedOut,
         LoadSpecMutant::LoadOverNotPurged,
         LoadSpecMutant::PromiseWithdrawnLate,
+        LoadSpecMutant::CollectWithoutPermission,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -224,6 +232,7 @@ impl LoadSpecMutant {
             LoadSpecMutant::LoadOverNotPurged => "load-over-not-purged",
             LoadSpecMutant::SwitchInChargesKilled => "load-switch-in-charges-killed",
             LoadSpecMutant::PromiseWithdrawnLate => "load-promise-withdrawn-late",
+            LoadSpecMutant::CollectWithoutPermission => "load-collect-without-permission",
         }
     }
     /// Whether the engine has a mutant of the same name (`bpspec_reference::Mutant`).
@@ -247,6 +256,7 @@ impl LoadSpecMutant {
                 | LoadSpecMutant::LoadOverNotPurged
                 | LoadSpecMutant::SwitchInChargesKilled
                 | LoadSpecMutant::PromiseWithdrawnLate
+                | LoadSpecMutant::CollectWithoutPermission
         )
     }
     /// The protocol the mutant breaks.
@@ -293,6 +303,9 @@ impl LoadSpecMutant {
             LoadSpecMutant::PurgeCheckKillsTwoSwitchedOut => LoadModel::three_procs_two_scheds(),
             LoadSpecMutant::LoadOverNotPurged => LoadModel::reloads(),
             LoadSpecMutant::PromiseWithdrawnLate => LoadModel::per_function(),
+            LoadSpecMutant::CollectWithoutPermission => {
+                LoadModel::collect(LoadProtocol::NonBlocking)
+            }
             _ => LoadModel::classic(self.protocol()),
         };
         base.with_mutant(self)
@@ -556,6 +569,17 @@ pub struct LState {
     /// `funcs` 2: a call of a function without a promise bit ran a version promised for
     /// another function (it ran unpatched or patched, as the module's patterns say).
     pub per_fn_promise: bool,
+    /// `collect`: the collector's place (0: not begun, 1: prepared, holding the permission, 2:
+    /// done), the version whose node its prepare found and that node (a session mask).
+    pub col: u8,
+    pub col_ver: u8,
+    pub col_nodes: u8,
+    /// `collect`: the collector read the current version's node while a process was in, or
+    /// had a call_time state naming, a version no longer current.
+    pub collected_old: bool,
+    /// `collect`: at the collector's prepare a version other than the current one still had a
+    /// node linked (the collection's flip would reach a breakpoint of old code).
+    pub col_saw_old: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -599,6 +623,15 @@ pub enum LAction {
     /// (the second field, 1 or more; place 0 is [`LAction::Switch`]) instead of the first; the
     /// others keep their order and the running one is switched out last.
     SwitchIn(u8, u8),
+    /// `collect`: the collector's prepare (ERTS `erts_prepare_timem_trace_info`, the engine's
+    /// `trace_info_module_with` up to `trace_info_in`): it seizes the permission (the loader
+    /// between two of its operations) and finds the legacy session's node in the slot of the
+    /// current version's function (none: the answer is `false` or `undefined`, nothing more).
+    Collect,
+    /// `collect`: the collector reads the node it found (its real call_time object after its
+    /// first wait, the merge after its second: both touch the node) and releases the
+    /// permission.
+    CollectRead,
 }
 
 /// Local calls a process makes from the version it stays in.
@@ -761,7 +794,18 @@ pub struct LoadModel {
     /// load and again after the first load's removal ([`Step::TpStage`] ..
     /// [`Step::TpUninstall`]).
     pub funcs: u8,
+    /// A collector asks `trace_info` of call_time of the legacy session's node on the
+    /// module's function (OTP 29's collection, the engine's `trace_info_module_with`): its
+    /// prepare and its read are two steps, between which it holds the code modification
+    /// permission, so it runs only between the loader's operations (a load with its removal
+    /// and the session's destroy, a purge, the stager's `trace_pattern`). The collection's
+    /// flips and its temporary objects are the main model's (`spec/src/model/collect.rs`):
+    /// here the question is which node it may read while versions come and go.
+    pub collect: bool,
     script: Vec<Step>,
+    /// Per position of the loader in its script (one more than its steps): the permission is
+    /// free there (the loader is between two operations, or done).
+    perm_free: Vec<bool>,
 }
 
 /// Calls each scheduler makes in the load models of the default plan.
@@ -794,7 +838,9 @@ impl LoadModel {
             procs: 1,
             any_switch_in: false,
             funcs: 1,
+            collect: false,
             script: Vec::new(),
+            perm_free: Vec::new(),
         }
         .rebuilt()
     }
@@ -922,6 +968,17 @@ impl LoadModel {
     pub fn per_function() -> LoadModel {
         LoadModel::classic(LoadProtocol::NonBlocking).with(|m| m.funcs = 2)
     }
+    /// The collector ([`LoadModel::collect`]) beside a load: under `NonBlocking` on the model
+    /// with two sessions and call_time ([`LoadModel::sessions`]: the load carries both
+    /// sessions, the second is destroyed while a process may be in old code), under
+    /// `Blocking` on its first model.
+    pub fn collect(protocol: LoadProtocol) -> LoadModel {
+        let base = match protocol {
+            LoadProtocol::NonBlocking => LoadModel::sessions(),
+            LoadProtocol::Blocking => LoadModel::classic(LoadProtocol::Blocking),
+        };
+        base.with(|m| m.collect = true)
+    }
     /// The baseline models of `bpspec check`'s default plan.
     pub fn plan() -> Vec<LoadModel> {
         let mut v: Vec<LoadModel> = LoadProtocol::ALL
@@ -944,6 +1001,8 @@ impl LoadModel {
             LoadModel::two_procs_two_scheds(),
             LoadModel::three_procs(),
             LoadModel::per_function(),
+            LoadModel::collect(LoadProtocol::Blocking),
+            LoadModel::collect(LoadProtocol::NonBlocking),
         ]);
         v
     }
@@ -991,16 +1050,25 @@ impl LoadModel {
                 "ClearErts is modelled on a loaded module with one session"
             );
         }
-        self.script = self.build_script();
+        assert!(
+            !self.collect || (self.funcs == 1 && self.traced_load == TracedLoad::Carry),
+            "the collector is modelled on one function, with the patterns carried"
+        );
+        (self.script, self.perm_free) = self.build_script();
         self
     }
     /// The loader's program, one step per loader action.
     pub fn script(&self) -> &[Step] {
         &self.script
     }
-    fn build_script(&self) -> Vec<Step> {
+    /// The loader's program and, per position in it, whether the permission is free there
+    /// ([`LoadModel::perm_free`]): before each operation and at the end. The destroy of the
+    /// second session sits inside a load, between its commit and its removal (the window it
+    /// is there for), so no position inside a load is free.
+    fn build_script(&self) -> (Vec<Step>, Vec<bool>) {
         let first = if self.fresh { 1 } else { 2 };
         let mut s = Vec::new();
+        let mut starts = vec![0];
         let mut destroy = self.sessions == 2;
         // The stager's trace_pattern on a subset of the functions (`funcs` 2).
         let tp: &[Step] = if self.funcs > 1 {
@@ -1022,6 +1090,7 @@ impl LoadModel {
             let o = v - 1; // 0: nothing current before this load
             match self.protocol {
                 LoadProtocol::Blocking => {
+                    starts.push(s.len());
                     s.push(Step::BlockOn);
                     if o != 0 {
                         s.push(Step::ClearOld(o));
@@ -1031,11 +1100,13 @@ impl LoadModel {
                         s.push(Step::PurgeBlocked(o));
                     }
                     s.push(Step::BlockOff);
+                    starts.push(s.len());
                     if k == 0 {
                         s.extend_from_slice(tp);
                     }
                 }
                 LoadProtocol::NonBlocking => {
+                    starts.push(s.len());
                     let clear = self.traced_load == TracedLoad::ClearErts && o != 0;
                     if clear {
                         s.extend([Step::EBlockOn(o), Step::EClear(o)]);
@@ -1063,6 +1134,7 @@ impl LoadModel {
                         s.extend([Step::WaitBegin, Step::Lw1End]);
                     }
                     if o == 0 {
+                        starts.push(s.len());
                         continue;
                     }
                     if destroy {
@@ -1086,11 +1158,13 @@ impl LoadModel {
                         Step::RemWaitEnd,
                         Step::FreeNode(o),
                     ]);
+                    starts.push(s.len());
                     if k == 0 {
                         // After the removal (an untraced old version's skip lands here), while
                         // a process may still be in version `o`.
                         s.extend_from_slice(tp);
                     }
+                    starts.push(s.len());
                     let down: &[Step] = match self.purge {
                         PurgeKind::Soft => &[],
                         PurgeKind::Kill => &[Step::AwaitDown],
@@ -1111,7 +1185,18 @@ impl LoadModel {
             }
         }
         assert!(s.len() < u8::MAX as usize);
-        s
+        starts.push(s.len());
+        let mut free = vec![false; s.len() + 1];
+        for k in starts {
+            free[k] = true;
+        }
+        (s, free)
+    }
+    /// Whether the loader may take its next step with respect to the collector: not while the
+    /// collector holds the permission (the loader is then between two operations), unless the
+    /// mutant takes no permission.
+    fn collector_lets_loader(&self, s: &LState) -> bool {
+        s.col != 1 || self.is(LoadSpecMutant::CollectWithoutPermission)
     }
 
     fn is(&self, m: LoadSpecMutant) -> bool {
@@ -1634,6 +1719,11 @@ impl Model for LoadModel {
                     tp_flipped: false,
                     tp_window_call: false,
                     per_fn_promise: false,
+                    col: 0,
+                    col_ver: 0,
+                    col_nodes: 0,
+                    collected_old: false,
+                    col_saw_old: false,
                 }
             })
             .collect()
@@ -1643,8 +1733,21 @@ impl Model for LoadModel {
         if s.mix || s.uaf || s.early {
             return; // a violation ends the run
         }
-        if (s.loader as usize) < self.script.len() && self.loader_enabled(s) {
+        if (s.loader as usize) < self.script.len()
+            && self.loader_enabled(s)
+            && self.collector_lets_loader(s)
+        {
             out.push(LAction::Loader(s.loader));
+        }
+        // The collector is a process: it does not run while thread progress is blocked.
+        if self.collect && !s.blocked {
+            let may_seize = self.perm_free[s.loader as usize]
+                || self.is(LoadSpecMutant::CollectWithoutPermission);
+            match s.col {
+                0 if may_seize => out.push(LAction::Collect),
+                1 => out.push(LAction::CollectRead),
+                _ => {}
+            }
         }
         for i in self.procs() {
             let p = &s.procs[i];
@@ -1936,6 +2039,37 @@ impl Model for LoadModel {
                 Self::exit(&mut n, i as usize);
                 Self::settle(&mut n, i as usize);
             }
+            LAction::Collect => {
+                // The legacy session's node in the current version's slot (the bit of the
+                // first session).
+                let v = s.cur;
+                let nodes = if v == 0 {
+                    0
+                } else {
+                    Self::read(s, &mut n, v).linked & 1
+                };
+                // ERTS's flip at the prepare reaches every breakpoint: are any of old code?
+                n.col_saw_old |= (1..MAX_VERS)
+                    .any(|w| w != v as usize && s.ver[w].linked != 0 && !s.ver[w].freed);
+                if nodes == 0 {
+                    n.col = 2; // `undefined` or `false`: nothing to collect
+                } else {
+                    (n.col, n.col_ver, n.col_nodes) = (1, v, nodes);
+                }
+            }
+            LAction::CollectRead => {
+                let ver = s.ver[s.col_ver as usize];
+                n.uaf |= ver.freed || (s.col_nodes & ver.node_freed) != 0;
+                let cur = s.cur;
+                let old = |v: u8| v != 0 && v != cur;
+                n.collected_old |= self.procs().any(|i| {
+                    let p = &s.procs[i];
+                    old(p.held)
+                        || old(p.pbt)
+                        || Self::parked(s, i).any(|q| old(q.held) || old(q.pbt))
+                });
+                n.col = 2;
+            }
         }
         Some(n)
     }
@@ -1959,6 +2093,11 @@ impl Model for LoadModel {
         if self.checks_old_once() {
             v.push(Property::always(ONE_OLD_VERSION, |_, s: &LState| {
                 !s.old_twice
+            }));
+        }
+        if self.collect {
+            v.push(Property::always(COLLECT_CURRENT_ONLY, |_, s: &LState| {
+                !s.col_saw_old
             }));
         }
         for name in self.reachability() {
@@ -1989,6 +2128,7 @@ fn reached_fn(name: &'static str) -> fn(&LoadModel, &LState) -> bool {
         "purge-kills-two-switched-out" => |_, s| s.killed_two_switched_out,
         "call-under-pattern-change" => |_, s| s.tp_window_call,
         "promise-per-function" => |_, s| s.per_fn_promise,
+        "collect-beside-old-code" => |_, s| s.collected_old,
         _ => unreachable!("no reachability property {name}"),
     }
 }
@@ -2054,6 +2194,9 @@ impl LoadModel {
         if self.procs >= 3 && self.purge == PurgeKind::Kill {
             v.push("purge-kills-two-switched-out");
         }
+        if self.collect {
+            v.push("collect-beside-old-code");
+        }
         v
     }
     /// Whether `one-old-version` is checked: with two loads or more and soft purges (with
@@ -2077,6 +2220,13 @@ pub const REMOTE_CALLS_COUNTED: &str = "remote-calls-counted";
 /// the module is still unpurged, so a version is made old at most once (ERTS refuses such a
 /// load with `not_purged`).
 pub const ONE_OLD_VERSION: &str = "one-old-version";
+
+/// The property of the models with `collect` (after [`ONE_OLD_VERSION`] in
+/// [`LoadRun::violated`]): when the collector prepares, no version but the current one has a
+/// breakpoint node linked, so the collection's flip, which reaches every breakpoint, reaches
+/// none of old code, and its temporary objects are the current version's only (what the main
+/// model's collection checks, `spec/src/model/collect.rs`).
+pub const COLLECT_CURRENT_ONLY: &str = "collect-current-only";
 
 /// The outcome of one exhaustive run of a [`LoadModel`].
 #[derive(Clone, Debug)]
@@ -2188,6 +2338,9 @@ impl LoadModel {
         if self.funcs > 1 {
             n.push_str("-perfn");
         }
+        if self.collect {
+            n.push_str("-collect");
+        }
         n
     }
 
@@ -2271,6 +2424,7 @@ impl LoadModel {
                 .chain(self.refine_cl1.then_some(REFINES_CL1))
                 .chain(self.fold_lw1.then_some(REMOTE_CALLS_COUNTED))
                 .chain(self.checks_old_once().then_some(ONE_OLD_VERSION))
+                .chain(self.collect.then_some(COLLECT_CURRENT_ONLY))
                 .filter(|p| c.discovery(p).is_some())
                 .collect(),
             reached: reach.iter().all(|p| c.discovery(p).is_some()),

@@ -1293,3 +1293,56 @@ fn purge_check_kills_two_switched_out_killed_by_dfs_with_any_switch_in() {
     assert_eq!(violated, ["no-use-after-free"]);
     assert!(c.state_count() <= 200_000, "{} states", c.state_count());
 }
+
+/// The collection beside code loading (`collect`): the collector's prepare finds the current
+/// version's node and its read uses it, with the code modification permission held between
+/// them. Without the permission a load's removal, a session's destroy (`NonBlocking`) or the
+/// clear under the block (`Blocking`) frees that node first: the mutant is killed under both
+/// protocols, and the baselines find the collector reading the current version's node while a
+/// process is still in old code (`collect-beside-old-code`).
+#[test]
+fn the_collection_needs_the_permission_beside_a_load() {
+    for protocol in LoadProtocol::ALL {
+        let m = LoadModel::collect(protocol);
+        assert!(LoadModel::plan().iter().any(|p| p.name() == m.name()));
+        assert!(m.reachability().contains(&"collect-beside-old-code"));
+        let r = run(&m);
+        assert!(r.violated.is_empty() && r.reached, "{}", m.name());
+        let mu = run(&m
+            .clone()
+            .with_mutant(LoadSpecMutant::CollectWithoutPermission));
+        assert!(
+            mu.violated.contains(&"no-use-after-free"),
+            "{}: load-collect-without-permission survived ({} states)",
+            m.name(),
+            mu.unique
+        );
+    }
+}
+
+/// The collector adds states only where it is on: the models without it keep their state
+/// counts (the loader's permission is a function of its place in its script, no state of its
+/// own), as the last `make check` recorded them (docs/spec.md's load table).
+#[test]
+fn the_collector_leaves_the_other_models_alone() {
+    let r = run(&LoadModel::classic(LoadProtocol::NonBlocking));
+    assert_eq!(r.unique, 4_837);
+    let r = run(&LoadModel::sessions());
+    assert_eq!(r.unique, 21_324);
+}
+
+/// `collect-current-only` can fail: without the permission the collector prepares inside a
+/// load, between its commit and the removal of the old version's breakpoints, where the old
+/// version still has its nodes linked.
+#[test]
+fn collect_current_only_fails_without_the_permission() {
+    let m = LoadModel::collect(LoadProtocol::NonBlocking)
+        .with_mutant(LoadSpecMutant::CollectWithoutPermission);
+    let r = run(&m);
+    assert!(
+        r.violated
+            .contains(&bpspec_spec::load::COLLECT_CURRENT_ONLY),
+        "{:?}",
+        r.violated
+    );
+}
