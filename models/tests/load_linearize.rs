@@ -3,10 +3,15 @@
 //!
 //! Each run has a loader (load, delete, soft purge of module `m`), a stager (call_count
 //! `trace_pattern` on one function at a time and `trace_info` of its count, in the legacy
-//! session or a second one, which it may destroy) and schedulers making remote calls (`call_ext`, a progress point after each). Every
+//! session or a second one, which it may destroy) and schedulers making remote calls
+//! (`call_ext`), staying in the version of a call (`call_and_stay`), making local calls from
+//! it, current or old (`local_call`), and returning out of it (`return_out`), a progress point
+//! after each. The replay's rule follows the protocol (`rule_of`): `NonBlocking` removes the
+//! old version's breakpoints after its commit, inside the load, so a local call in old code
+//! may count in that window (`LoadRule::CarryRemovedLater`). Every
 //! operation is recorded with its begin and end on one clock and what it observed: the version a
 //! call ran and whether it counted, what `trace_pattern`, `trace_info` and the code operation
-//! answered. The history must linearize (`LoadRule::Carry`: the engine carries the module's
+//! answered. The history must linearize (`LoadRule::Carry` or its later removal: the engine carries the module's
 //! patterns into a new version with fresh counters). So every count the engine gives is one the
 //! oracle gives for some order of the operations consistent with what the threads saw, across
 //! loads and deletes: what the load model's `refines-cl1` (breakpoint hits only) and the count
@@ -49,6 +54,13 @@ struct Lin {
 enum Sched {
     Call(usize),
     Alive(u32),
+    /// `call_and_stay` of function `f`: the process stays in the version it ran (skipped with
+    /// the local calls and the return after it when the call found no version, `undef`).
+    Stay(usize),
+    /// A local call of `f` from the version the process stays in.
+    Local(usize),
+    /// `return_out` of that version.
+    Return,
 }
 
 /// Calls only, by function.
@@ -151,6 +163,53 @@ fn scenarios() -> Vec<Lin> {
                 calls(&[0]),
             ],
         },
+        // A process stays in the version across a load and makes local calls from it: those
+        // after the load count nothing (the old version's breakpoints are removed inside the
+        // load, as ERTS clears them), the soft purge is refused until it returns, and the
+        // module's counter is the new version's.
+        Lin {
+            name: "lin-old-code-local",
+            functions: 1,
+            sessions: 0,
+            loader: vec![Load, SoftPurge],
+            stager: vec![
+                pat(0, PatternOp::True),
+                info(0),
+                pat(0, PatternOp::Pause),
+                info(0),
+            ],
+            schedulers: vec![
+                vec![
+                    Sched::Stay(0),
+                    Sched::Local(0),
+                    Sched::Local(0),
+                    Sched::Return,
+                    Sched::Call(0),
+                ],
+                calls(&[0, 0]),
+            ],
+        },
+        // The same across a delete and the load after it: a process in the deleted version
+        // calls locally into it, calls from outside reach `undef`, and a second stay may find
+        // no version or the new one.
+        Lin {
+            name: "lin-old-code-delete",
+            functions: 1,
+            sessions: 0,
+            loader: vec![Delete, SoftPurge, Load],
+            stager: vec![pat(0, PatternOp::True), info(0)],
+            schedulers: vec![
+                vec![
+                    Sched::Stay(0),
+                    Sched::Local(0),
+                    Sched::Return,
+                    Sched::Stay(0),
+                    Sched::Local(0),
+                    Sched::Return,
+                ],
+                calls(&[0]),
+            ],
+        },
     ]
 }
 
@@ -212,11 +271,29 @@ fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
         LinOp::DestroySession { session } => {
             LinObs::Answer(e.destroy_session(session).expect("a session to destroy"))
         }
-        LinOp::Call { .. } | LinOp::SessionAlive { .. } => unreachable!("a scheduler's step"),
+        LinOp::Call { .. }
+        | LinOp::SessionAlive { .. }
+        | LinOp::Stay { .. }
+        | LinOp::Local { .. }
+        | LinOp::Return => unreachable!("a scheduler's step"),
+    }
+}
+
+/// The replay's rule for the engine's `proto`: `Blocking` clears the old version's breakpoints
+/// under its block before the commit, `NonBlocking` removes them after the commit, inside the
+/// same load or delete (`LoadRule::CarryRemovedLater`).
+fn rule_of(proto: LoadProtocol) -> LoadRule {
+    match proto {
+        LoadProtocol::Blocking => LoadRule::Carry,
+        LoadProtocol::NonBlocking => LoadRule::CarryRemovedLater,
     }
 }
 
 fn run(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>) {
+    run_with(scn, proto, mutant, rule_of(proto))
+}
+
+fn run_with(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>, rule: LoadRule) {
     let cfg = EngineConfig::simple(0, scn.schedulers.len()).with_mutant(mutant);
     let e = Engine::<Qsbr>::new_with_sessions(cfg, 1 + scn.sessions as usize).with_module(
         scn.functions,
@@ -246,24 +323,40 @@ fn run(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>) {
             let (e, log, steps) = (e.clone(), log.clone(), steps.clone());
             spawn(move || {
                 let mut s = Scheduler::start(e.clone(), id);
+                let obs = |seen: bpspec_reference::CallSeen| LinObs::Call {
+                    version: u64::from(seen.version),
+                    counted: seen.counted_in,
+                };
+                // The process stays in a version (a stay that found one, not yet returned).
+                let mut stays = false;
                 for step in steps {
-                    let f = match step {
-                        Sched::Call(f) => f,
+                    let t = 2 + id;
+                    match step {
+                        Sched::Call(f) => {
+                            record(&log, t, LinOp::Call { f }, || obs(s.call_ext(f)));
+                        }
                         Sched::Alive(session) => {
                             let op = LinOp::SessionAlive { session };
-                            record(&log, 2 + id, op, || {
-                                LinObs::Answer(e.session_is_alive(session))
-                            });
+                            record(&log, t, op, || LinObs::Answer(e.session_is_alive(session)));
                             continue;
                         }
-                    };
-                    record(&log, 2 + id, LinOp::Call { f }, || {
-                        let seen = s.call_ext(f);
-                        LinObs::Call {
-                            version: u64::from(seen.version),
-                            counted: seen.counted_in,
+                        Sched::Stay(f) => record(&log, t, LinOp::Stay { f }, || {
+                            let seen = s.call_and_stay(f);
+                            stays = seen.version != 0;
+                            obs(seen)
+                        }),
+                        Sched::Local(f) if stays => {
+                            record(&log, t, LinOp::Local { f }, || obs(s.local_call(f)));
                         }
-                    });
+                        Sched::Return if stays => {
+                            record(&log, t, LinOp::Return, || {
+                                s.return_out();
+                                LinObs::Answer(true)
+                            });
+                            stays = false;
+                        }
+                        Sched::Local(_) | Sched::Return => continue,
+                    }
                     s.progress();
                 }
                 s.sleep();
@@ -279,7 +372,7 @@ fn run(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>) {
     let funcs: Vec<_> = (0..scn.functions)
         .map(|f| bpspec_reference::Mfa::new("m", &format!("f{f}"), 0))
         .collect();
-    if let Err(r) = check("m", &funcs, scn.sessions, &history, LoadRule::Carry) {
+    if let Err(r) = check("m", &funcs, scn.sessions, &history, rule) {
         panic!("{}: {r}", scn.name);
     }
 }
@@ -323,11 +416,12 @@ fn load_histories_linearize() {
 
 /// The mutants this check kills through the counts, each on the scenario and protocol where
 /// PCT finds it, at `versions_iters` (first kills at 2,000 PCT iterations, seed of
-/// `shuttle_run`: 70 and 44, 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443;
+/// `shuttle_run`: 70 and 44, 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443, then on
+/// `lin-old-code-local` 86 and 389, 1 and 1, 22 and 9;
 /// docs/nonblocking-load.md §8). Each
 /// must be killed by the linearization (its message), not by an assertion of the engine's.
 #[cfg(shuttle)]
-const LIN_KILLS: [(Mutant, &str, LoadProtocol); 12] = [
+const LIN_KILLS: [(Mutant, &str, LoadProtocol); 18] = [
     (
         Mutant::IgnoreSessionState,
         "lin-destroy-inert",
@@ -388,6 +482,36 @@ const LIN_KILLS: [(Mutant, &str, LoadProtocol); 12] = [
         "lin-two-sessions",
         LoadProtocol::NonBlocking,
     ),
+    (
+        Mutant::LostCountUpdate,
+        "lin-old-code-local",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::LostCountUpdate,
+        "lin-old-code-local",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::SkipConsolidateCopy,
+        "lin-old-code-local",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::SkipConsolidateCopy,
+        "lin-old-code-local",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::PausedCounterChanges,
+        "lin-old-code-local",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::PausedCounterChanges,
+        "lin-old-code-local",
+        LoadProtocol::NonBlocking,
+    ),
 ];
 
 #[cfg(shuttle)]
@@ -437,4 +561,36 @@ fn load_histories_linearize_on_real_threads() {
             }
         }
     }
+}
+
+/// What `LoadRule::CarryRemovedLater` is for: under `NonBlocking` the old version's breakpoints
+/// are removed after the load's (or delete's) commit, so a local call in old code may count
+/// after a remote call has seen the new version. Replayed with the stricter `LoadRule::Carry`
+/// (the breakpoints gone at the load's point, as `Blocking` and ERTS have it), PCT finds such a
+/// history on `lin-old-code-delete` (the row `strict-carry`); `Blocking`'s baselines run under
+/// the strict rule already (`load_histories_linearize`).
+#[cfg(shuttle)]
+#[test]
+fn nonblocking_local_calls_count_until_the_removal() {
+    let scn = scenarios()
+        .into_iter()
+        .find(|s| s.name == "lin-old-code-delete")
+        .expect("the scenario");
+    let proto = LoadProtocol::NonBlocking;
+    let label = format!("{}@{}", scn.name, proto.name());
+    let model = move || run_with(&scn, proto, None, LoadRule::Carry);
+    let cx = explore_row(
+        "qsbr",
+        &label,
+        "strict-carry",
+        "killed",
+        true,
+        versions_iters(),
+        model,
+    );
+    assert!(
+        cx.as_deref()
+            .is_some_and(|c| c.contains("no linearization")),
+        "the strict rule accepted every NonBlocking history: {cx:?}"
+    );
 }

@@ -534,6 +534,17 @@ impl Oracle {
         u8::from(changed && self.code.mutant != Some(CodeMutant::ChangedBodiesIgnored))
     }
 
+    /// The version of its module that `pid` waits in ([`Oracle::wait_in`]), if it waits.
+    pub fn waiting_version(&self, pid: u64) -> Option<u64> {
+        self.code.waiting.get(&pid).map(|&(_, v)| v)
+    }
+
+    /// `pid` returns out of the version it waited in (no message taken: it leaves the module,
+    /// and a soft purge no longer finds it). Whether it was waiting.
+    pub fn leave(&mut self, pid: u64) -> bool {
+        self.code.waiting.remove(&pid).is_some()
+    }
+
     /// Was `pid` killed by a purge?
     pub fn killed(&self, pid: u64) -> bool {
         self.code.killed.contains(&pid)

@@ -2,7 +2,8 @@
 //! sequential oracle with its functions, patterns and counts.
 //!
 //! A history is what the threads of one concurrent run did and saw: each operation (a remote
-//! call, a `trace_pattern` of call_count on one function in one session, a `trace_info` of its
+//! call, possibly one after which the process stays in the version it ran, a local call from
+//! that version, current or old, and its return out of it, a `trace_pattern` of call_count on one function in one session, a `trace_info` of its
 //! call_count, a session's destruction, a load, a delete, a soft purge) with the thread that made it, the moment it began and the
 //! moment it ended (one clock for the run), and what it observed. The history is accepted iff
 //! there is one order of all its operations that
@@ -24,6 +25,15 @@
 //! call_count pattern on each function that had one before the load (or before the delete that
 //! came first), oldest session first, `true` then `pause` if it was paused: what a new
 //! version's on_load patterns do (CL8). docs/nonblocking-load.md §8 says why the engine carries.
+//!
+//! A process may stay in the version of a call and make local calls from it after a load or a
+//! delete made it old: old code has no breakpoint left (CL1). Under [`LoadRule::Carry`] its
+//! breakpoints go at the load's linearization point (the engine's `Blocking`, which clears
+//! them under the block before its commit); under [`LoadRule::CarryRemovedLater`] at a second
+//! point of the same load, before it ends (the engine's `NonBlocking`, whose removal of the
+//! old version's breakpoints follows its commit), so a local call in old code may count after
+//! a remote call saw the new version: a history ERTS, which clears under the block, does not
+//! have, and which the stricter rule refuses.
 
 use crate::code::CodeOp;
 use crate::Oracle;
@@ -37,8 +47,23 @@ pub enum LoadRule {
     /// ERTS (the oracle's CL1): no pattern survives a load or a delete.
     ClearErts,
     /// The engine's: the module's call_count patterns are carried into the new version with
-    /// fresh counters (the patterns a delete left are carried by the load after it).
+    /// fresh counters (the patterns a delete left are carried by the load after it). The old
+    /// version's breakpoints go at the load's (or delete's) linearization point, as under
+    /// `Blocking`, which clears them under the block before its commit.
     Carry,
+    /// [`LoadRule::Carry`], with the old version's breakpoints removed at a second point of the
+    /// load (or delete): after its linearization point and before it ends. Until then a local
+    /// call in the old version counts on the counters the version had when the load took
+    /// effect. `NonBlocking`: the commit publishes the new version, the removal of the old
+    /// one's breakpoints follows (its W0–W4 sequence) inside the same call, so a local call
+    /// in old code may count after a remote call has seen the new version.
+    CarryRemovedLater,
+}
+
+impl LoadRule {
+    fn carries(self) -> bool {
+        self != LoadRule::ClearErts
+    }
 }
 
 /// One operation of a history, on the module's function `f` where it names one.
@@ -71,6 +96,18 @@ pub enum LinOp {
     Load,
     Delete,
     SoftPurge,
+    /// A remote call `m:f()` after which the process stays in the version it ran (a `receive`
+    /// in `f`: the engine's `call_and_stay`): observed as a call.
+    Stay {
+        f: usize,
+    },
+    /// A local call `f()` from the version the process stays in, current or old (the engine's
+    /// `local_call`): observed as a call of that version.
+    Local {
+        f: usize,
+    },
+    /// The process returns out of the version it stays in (the engine's `return_out`).
+    Return,
 }
 
 /// What an operation observed.
@@ -153,6 +190,10 @@ struct Replay {
     oracle: Oracle,
     /// (session, function, running) of each call_count counter a delete took away.
     deleted: Vec<(u32, usize, bool)>,
+    /// [`LoadRule::CarryRemovedLater`]: the old version whose breakpoints a linearized load or
+    /// delete has not removed yet, its counters as (session, function, running), and the end
+    /// of that load or delete (the removal comes before any operation that began after it).
+    removal: Option<(u64, Vec<(u32, usize, bool)>, u64)>,
 }
 
 struct Search<'a> {
@@ -228,8 +269,8 @@ impl Search<'_> {
             .collect()
     }
 
-    /// Replay `op` on `r`; its observation.
-    fn apply(&self, r: &mut Replay, op: LinOp, pid: u64) -> LinObs {
+    /// Replay `op` (which ended at `end`) on `r`; its observation.
+    fn apply(&self, r: &mut Replay, op: LinOp, end: u64, pid: u64) -> LinObs {
         let o = &mut r.oracle;
         match op {
             LinOp::Call { f } => {
@@ -259,27 +300,72 @@ impl Search<'_> {
             LinOp::DestroySession { session } => LinObs::Answer(o.destroy_session(session)),
             LinOp::SessionAlive { session } => LinObs::Answer(o.session_alive(session)),
             LinOp::Load => {
-                let carried = if o.current_version(self.module).is_some() {
+                let old = o.current_version(self.module);
+                let carried = if old.is_some() {
                     self.counters(o)
                 } else {
                     std::mem::take(&mut r.deleted)
                 };
                 let answer = o.code_op(CodeOp::Load, self.module);
-                if self.rule == LoadRule::Carry {
+                if self.rule.carries() {
                     self.carry(o, &carried);
+                }
+                if let (Some(v), LoadRule::CarryRemovedLater) = (old, self.rule) {
+                    r.removal = Some((v, carried, end));
                 }
                 LinObs::Answer(answer)
             }
             LinOp::Delete => {
-                let loaded = o.current_version(self.module).is_some();
+                let old = o.current_version(self.module);
                 let carried = self.counters(o);
                 let answer = o.code_op(CodeOp::Delete, self.module);
-                if answer && loaded {
-                    r.deleted = carried;
+                if answer && old.is_some() {
+                    r.deleted = carried.clone();
+                    if let (Some(v), LoadRule::CarryRemovedLater) = (old, self.rule) {
+                        r.removal = Some((v, carried, end));
+                    }
                 }
                 LinObs::Answer(answer)
             }
             LinOp::SoftPurge => LinObs::Answer(o.code_op(CodeOp::SoftPurge, self.module)),
+            LinOp::Stay { f } => {
+                let seen = self.apply(r, LinOp::Call { f }, end, pid);
+                let o = &mut r.oracle;
+                if o.is_loaded(f) {
+                    o.wait_in(pid, f);
+                }
+                seen
+            }
+            LinOp::Local { f } => {
+                // A local call with no version to make it from cannot be linearized here.
+                let Some(v) = o.waiting_version(pid) else {
+                    return LinObs::Answer(false);
+                };
+                if o.current_version(self.module) != Some(v) {
+                    // Old code: no breakpoint is left on it (CL1, and the engine's removal),
+                    // unless its removal is still to come (`CarryRemovedLater`): then the
+                    // counters it had, of the sessions still alive.
+                    let counted = match &r.removal {
+                        Some((w, bps, _)) if *w == v => bps
+                            .iter()
+                            .filter(|&&(s, g, running)| g == f && running && o.session_alive(s))
+                            .fold(0u64, |m, &(s, _, _)| m | 1 << s),
+                        _ => 0,
+                    };
+                    return LinObs::Call {
+                        version: v + 1,
+                        counted,
+                    };
+                }
+                match self.apply(r, LinOp::Call { f }, end, pid) {
+                    LinObs::Call { counted, .. } => LinObs::Call {
+                        version: v + 1,
+                        counted,
+                    },
+                    other => other,
+                }
+            }
+            LinOp::Return => LinObs::Answer(o.leave(pid)),
         }
     }
 
@@ -314,15 +400,29 @@ impl Search<'_> {
         if self.refuted.contains(&key) {
             return Ok(false);
         }
+        // `CarryRemovedLater`: the old version's breakpoints removed now (a step of the load
+        // already linearized, observed by nobody).
+        let due = r.removal.as_ref().map(|&(_, _, end)| end);
+        if due.is_some() {
+            let mut next = r.clone();
+            next.removal = None;
+            if self.go(&next, pos, order)? {
+                return Ok(true);
+            }
+        }
         for t in 0..self.threads.len() {
             if pos[t] == self.threads[t].len() || !self.may_come_next(pos, t) {
                 continue;
             }
             let i = self.threads[t][pos[t]];
             let rec = self.history[i];
+            if due.is_some_and(|end| rec.begin > end) {
+                continue; // began after the load ended: its removal comes first
+            }
             let mut next = r.clone();
-            // One pid per thread: the calls carry no process state the oracle looks at.
-            if self.apply(&mut next, rec.op, 1 + t as u64) != rec.obs {
+            // One pid per thread: a thread is one process (its stay in a version is the
+            // oracle's `wait_in`).
+            if self.apply(&mut next, rec.op, rec.end, 1 + t as u64) != rec.obs {
                 continue;
             }
             pos[t] += 1;
@@ -359,7 +459,7 @@ pub fn check(
             )));
         }
         let (f, session) = match r.op {
-            LinOp::Call { f } => (Some(f), None),
+            LinOp::Call { f } | LinOp::Stay { f } | LinOp::Local { f } => (Some(f), None),
             LinOp::Pattern { session, f, .. } | LinOp::Info { session, f } => {
                 (Some(f), Some(session))
             }
@@ -413,6 +513,7 @@ pub fn check(
     let start = Replay {
         oracle,
         deleted: Vec::new(),
+        removal: None,
     };
     let mut pos = vec![0; s.threads.len()];
     let mut order = Vec::with_capacity(history.len());
@@ -523,6 +624,72 @@ mod tests {
         ];
         assert!(check("m", &funcs(), 0, &h, LoadRule::Carry).is_ok());
         assert!(check("m", &funcs(), 0, &h, LoadRule::ClearErts).is_err());
+    }
+
+    /// A process that stays in version 1 across a load: a local call it makes after the load
+    /// ended runs version 1 uncounted (old code has no breakpoint left), one that overlaps the
+    /// load may count (linearized before it), one after the load that counted is refused; a
+    /// soft purge is refused while the process stays and accepted after its return.
+    #[test]
+    fn local_calls_in_old_code_count_nothing() {
+        let stay = LinOp::Stay { f: 0 };
+        let local = LinOp::Local { f: 0 };
+        let base = |after_load: LinObs, overlapping: LinObs| {
+            vec![
+                rec(0, 1, 2, ON, LinObs::Matched(1)),
+                rec(1, 3, 4, stay, ran(1, true)),
+                rec(0, 5, 8, LinOp::Load, LinObs::Answer(true)),
+                rec(1, 6, 7, local, overlapping),
+                rec(1, 9, 10, local, after_load),
+                rec(0, 11, 12, LinOp::SoftPurge, LinObs::Answer(false)),
+                rec(1, 13, 14, LinOp::Return, LinObs::Answer(true)),
+                rec(0, 15, 16, LinOp::SoftPurge, LinObs::Answer(true)),
+                rec(0, 17, 18, INFO, LinObs::Count(Some(Some(0)))),
+            ]
+        };
+        for overlapping in [ran(1, true), ran(1, false)] {
+            let h = base(ran(1, false), overlapping);
+            assert!(check("m", &funcs(), 0, &h, LoadRule::Carry).is_ok());
+        }
+        let counted_late = base(ran(1, true), ran(1, false));
+        let e = check("m", &funcs(), 0, &counted_late, LoadRule::Carry).unwrap_err();
+        assert!(matches!(e, Rejection::NotLinearizable { .. }), "{e}");
+        // A local call of the new version from a process that stayed in the old one.
+        let wrong_version = base(ran(2, false), ran(1, false));
+        assert!(check("m", &funcs(), 0, &wrong_version, LoadRule::Carry).is_err());
+        // The purge that succeeds while the process still stays.
+        let mut early_purge = base(ran(1, false), ran(1, false));
+        early_purge[5].obs = LinObs::Answer(true);
+        assert!(check("m", &funcs(), 0, &early_purge, LoadRule::Carry).is_err());
+    }
+
+    /// The shape shuttle found on the engine under `NonBlocking` (`lin-old-code-delete`): a
+    /// remote call sees the delete (`undef`), and a local call in the deleted version that
+    /// began after it still counts, since the removal of its breakpoints follows the commit
+    /// inside the delete. Refused under `Carry` (the breakpoints go at the delete's point),
+    /// accepted under `CarryRemovedLater`; a local call that counts after the delete ended is
+    /// refused under both.
+    #[test]
+    fn old_breakpoints_removed_later_than_the_commit() {
+        let stay = LinOp::Stay { f: 0 };
+        let local = LinOp::Local { f: 0 };
+        let h = |local_begin, local_end| {
+            [
+                rec(0, 1, 2, ON, LinObs::Matched(1)),
+                rec(1, 3, 4, stay, ran(1, true)),
+                rec(0, 5, 15, LinOp::Delete, LinObs::Answer(true)),
+                rec(2, 6, 7, CALL, ran(0, false)),
+                rec(1, local_begin, local_end, local, ran(1, true)),
+            ]
+        };
+        let during = h(9, 10);
+        let e = check("m", &funcs(), 0, &during, LoadRule::Carry).unwrap_err();
+        assert!(matches!(e, Rejection::NotLinearizable { .. }), "{e}");
+        assert!(check("m", &funcs(), 0, &during, LoadRule::CarryRemovedLater).is_ok());
+        let after = h(16, 17);
+        for rule in [LoadRule::Carry, LoadRule::CarryRemovedLater] {
+            assert!(check("m", &funcs(), 0, &after, rule).is_err(), "{rule:?}");
+        }
     }
 
     #[test]
