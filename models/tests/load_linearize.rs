@@ -1,9 +1,9 @@
 //! The one engine's histories with code loading, linearized against the sequential oracle with
 //! its functions, patterns and counts (`bpspec_spec::linearize`), under shuttle (PCT and random).
 //!
-//! Each run has a loader (load, delete, soft purge of module `m`), a stager (call_count
-//! `trace_pattern` on one function at a time and `trace_info` of its count, in the legacy
-//! session or a second one, which it may destroy) and schedulers making remote calls
+//! Each run has a loader (load, delete, soft purge of module `m`), a stager (call_count or
+//! call_time `trace_pattern` on one function at a time and `trace_info` of its count or of
+//! call_time's calls, in the legacy session or a second one, which it may destroy) and schedulers making remote calls
 //! (`call_ext`), staying in the version of a call (`call_and_stay`), making local calls from
 //! it, current or old (`local_call`), and returning out of it (`return_out`), a progress point
 //! after each. The replay's rule follows the protocol (`rule_of`): `NonBlocking` removes the
@@ -33,7 +33,7 @@ use bpspec_reference::{
     Engine, EngineConfig, FlagSet, InfoKey, LoadProtocol, Mutant, PatternOp, Qsbr, Scheduler,
     TraceSpec,
 };
-use bpspec_spec::linearize::{check, LinObs, LinOp, LinRecord, LoadRule};
+use bpspec_spec::linearize::{check, time_calls, LinObs, LinOp, LinRecord, LoadRule};
 use std::sync::atomic::{AtomicU64, Ordering::AcqRel};
 use std::sync::Mutex;
 
@@ -174,9 +174,15 @@ fn scenarios() -> Vec<Lin> {
             loader: vec![Load, SoftPurge],
             stager: vec![
                 pat(0, PatternOp::True),
+                TimePattern {
+                    session: 0,
+                    f: 0,
+                    op: PatternOp::True,
+                },
                 info(0),
                 pat(0, PatternOp::Pause),
                 info(0),
+                TimeInfo { session: 0, f: 0 },
             ],
             schedulers: vec![
                 vec![
@@ -188,6 +194,37 @@ fn scenarios() -> Vec<Lin> {
                 ],
                 calls(&[0, 0]),
             ],
+        },
+        // call_time beside call_count across two loads, set, paused and restarted, its calls
+        // asked after each (the collection of OTP 29 on the current version).
+        Lin {
+            name: "lin-load-call-time",
+            functions: 1,
+            sessions: 0,
+            loader: vec![Load, SoftPurge, Load],
+            stager: vec![
+                pat(0, PatternOp::True),
+                TimePattern {
+                    session: 0,
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                TimeInfo { session: 0, f: 0 },
+                TimePattern {
+                    session: 0,
+                    f: 0,
+                    op: PatternOp::Pause,
+                },
+                info(0),
+                TimeInfo { session: 0, f: 0 },
+                TimePattern {
+                    session: 0,
+                    f: 0,
+                    op: PatternOp::Restart,
+                },
+                TimeInfo { session: 0, f: 0 },
+            ],
+            schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
         },
         // The same across a delete and the load after it: a process in the deleted version
         // calls locally into it, calls from outside reach `undef`, and a second stay may find
@@ -268,6 +305,22 @@ fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
             &e.trace_info_module(session, f, InfoKey::CallCount)
                 .to_string(),
         ),
+        LinOp::TimePattern { session, f, op } => {
+            let spec = TraceSpec::from(FlagSet {
+                call_time: true,
+                ..FlagSet::default()
+            })
+            .session(session);
+            LinObs::Matched(
+                e.trace_pattern_funcs_op_in(0, &[f], op, &spec)
+                    .expect("a call_time pattern"),
+            )
+        }
+        LinOp::TimeInfo { session, f } => LinObs::Count(time_calls(&e.trace_info_module(
+            session,
+            f,
+            InfoKey::CallTime,
+        ))),
         LinOp::DestroySession { session } => {
             LinObs::Answer(e.destroy_session(session).expect("a session to destroy"))
         }
@@ -417,11 +470,12 @@ fn load_histories_linearize() {
 /// The mutants this check kills through the counts, each on the scenario and protocol where
 /// PCT finds it, at `versions_iters` (first kills at 2,000 PCT iterations, seed of
 /// `shuttle_run`: 70 and 44, 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443, then on
-/// `lin-old-code-local` 86 and 389, 1 and 1, 22 and 9;
+/// `lin-old-code-local` 160, 12 and 23, and on `lin-load-call-time` 159, 1 and 1, 34 and 63,
+/// 22 and 35, 9 and 17;
 /// docs/nonblocking-load.md §8). Each
 /// must be killed by the linearization (its message), not by an assertion of the engine's.
 #[cfg(shuttle)]
-const LIN_KILLS: [(Mutant, &str, LoadProtocol); 18] = [
+const LIN_KILLS: [(Mutant, &str, LoadProtocol); 24] = [
     (
         Mutant::IgnoreSessionState,
         "lin-destroy-inert",
@@ -485,31 +539,61 @@ const LIN_KILLS: [(Mutant, &str, LoadProtocol); 18] = [
     (
         Mutant::LostCountUpdate,
         "lin-old-code-local",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::PausedCounterChanges,
+        "lin-old-code-local",
         LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::PausedCounterChanges,
+        "lin-old-code-local",
+        LoadProtocol::NonBlocking,
     ),
     (
         Mutant::LostCountUpdate,
-        "lin-old-code-local",
-        LoadProtocol::NonBlocking,
-    ),
-    (
-        Mutant::SkipConsolidateCopy,
-        "lin-old-code-local",
+        "lin-load-call-time",
         LoadProtocol::Blocking,
     ),
     (
         Mutant::SkipConsolidateCopy,
-        "lin-old-code-local",
-        LoadProtocol::NonBlocking,
-    ),
-    (
-        Mutant::PausedCounterChanges,
-        "lin-old-code-local",
+        "lin-load-call-time",
         LoadProtocol::Blocking,
     ),
     (
-        Mutant::PausedCounterChanges,
-        "lin-old-code-local",
+        Mutant::SkipConsolidateCopy,
+        "lin-load-call-time",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::CollectSkipMerge,
+        "lin-load-call-time",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::CollectSkipMerge,
+        "lin-load-call-time",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::TimemPauseKeepsRunning,
+        "lin-load-call-time",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::TimemPauseKeepsRunning,
+        "lin-load-call-time",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::TimemRestartKeepsCounter,
+        "lin-load-call-time",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::TimemRestartKeepsCounter,
+        "lin-load-call-time",
         LoadProtocol::NonBlocking,
     ),
 ];

@@ -284,6 +284,13 @@ impl Oracle {
         self.nodes.range((f, 0)..=(f, u32::MAX)).next().is_some()
     }
 
+    /// `session`'s call_time counter on `f`: whether it runs (not paused).
+    pub fn time_counter(&self, session: u32, f: usize) -> Option<bool> {
+        self.nodes
+            .get(&(f, session))
+            .and_then(|n| n.time.as_ref().map(|c| c.running))
+    }
+
     /// `session`'s call_count counter on `f`: its value and whether it runs (not paused).
     pub fn counter(&self, session: u32, f: usize) -> Option<(u64, bool)> {
         self.nodes.get(&(f, session)).and_then(|n| n.count)

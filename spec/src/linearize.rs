@@ -3,9 +3,13 @@
 //!
 //! A history is what the threads of one concurrent run did and saw: each operation (a remote
 //! call, possibly one after which the process stays in the version it ran, a local call from
-//! that version, current or old, and its return out of it, a `trace_pattern` of call_count on one function in one session, a `trace_info` of its
-//! call_count, a session's destruction, a load, a delete, a soft purge) with the thread that made it, the moment it began and the
-//! moment it ended (one clock for the run), and what it observed. The history is accepted iff
+//! that version, current or old, and its return out of it, a `trace_pattern` of call_count or
+//! call_time on one function in one session, a `trace_info` of its call_count or of
+//! call_time's calls, a session's destruction, a load, a delete, a soft purge) with the thread
+//! that made it, the moment it began and the moment it ended (one clock for the run), and what
+//! it observed. Each call enters through the oracle's process stack (`Oracle::enter`, every
+//! session call-traced, as the engine's processes are), so call_time acts on it as in ERTS;
+//! its times are the clocks' and are not compared. The history is accepted iff
 //! there is one order of all its operations that
 //! - keeps each thread's order, and puts `a` before `b` whenever `a` ended before `b` began
 //!   (real time), and
@@ -36,8 +40,10 @@
 //! have, and which the stricter rule refuses.
 
 use crate::code::CodeOp;
-use crate::Oracle;
-use bpspec_reference::{FlagSet, InfoItem, InfoValue, Mfa, Pattern, PatternOp, TraceSpec};
+use crate::{Entry, Oracle};
+use bpspec_reference::{
+    FlagSet, InfoItem, InfoKey, InfoValue, Mfa, Pattern, PatternOp, Term, TraceSpec,
+};
 use std::collections::HashSet;
 use std::fmt;
 
@@ -87,6 +93,18 @@ pub enum LinOp {
     /// `trace:session_destroy/1` of `session` (not the legacy one).
     DestroySession {
         session: u32,
+    },
+    /// `trace_pattern({m, f, 0}, op, [call_time])` in `session` (0: legacy).
+    TimePattern {
+        session: u32,
+        f: usize,
+        op: PatternOp,
+    },
+    /// `trace_info({m, f, 0}, call_time)` in `session`: observed as the number of calls over
+    /// every process's row ([`time_calls`]; the times are the clocks', not compared).
+    TimeInfo {
+        session: u32,
+        f: usize,
     },
     /// Whether `session` is alive (`trace:session_info/1` lists it): a session being destroyed
     /// is not, from the moment its destruction begins (ERTS's `erts_is_trace_session_alive`).
@@ -185,15 +203,19 @@ pub const SEARCH_LIMIT: usize = 1_000_000;
 
 /// The replay's state: the oracle and, under [`LoadRule::Carry`], the patterns the last delete
 /// left for the next load.
+/// A counter of a session on a function: (session, function, running, call_time: else
+/// call_count).
+type Counter = (u32, usize, bool, bool);
+
 #[derive(Clone, Debug)]
 struct Replay {
     oracle: Oracle,
-    /// (session, function, running) of each call_count counter a delete took away.
-    deleted: Vec<(u32, usize, bool)>,
+    /// Each counter a delete took away.
+    deleted: Vec<Counter>,
     /// [`LoadRule::CarryRemovedLater`]: the old version whose breakpoints a linearized load or
     /// delete has not removed yet, its counters as (session, function, running), and the end
     /// of that load or delete (the removal comes before any operation that began after it).
-    removal: Option<(u64, Vec<(u32, usize, bool)>, u64)>,
+    removal: Option<(u64, Vec<Counter>, u64)>,
 }
 
 struct Search<'a> {
@@ -218,6 +240,39 @@ fn count_spec(session: u32) -> TraceSpec {
     .session(session)
 }
 
+fn time_spec(session: u32) -> TraceSpec {
+    TraceSpec::from(FlagSet {
+        call_time: true,
+        ..FlagSet::default()
+    })
+    .session(session)
+}
+
+/// `{call_time, Rows}` as the number of calls over the rows (`{Pid, Count, S, Us}` each):
+/// `Some(Some(n))`; `{call_time, false}` as `Some(None)`, `{call_time, undefined}` as `None`.
+/// Any other shape is `Some(Some(u64::MAX))`, which no replay gives.
+pub fn time_calls(t: &Term) -> Option<Option<u64>> {
+    let Term::Tuple(kv) = t else {
+        return Some(Some(u64::MAX));
+    };
+    match kv.get(1) {
+        Some(Term::Atom("undefined")) => None,
+        Some(Term::Atom("false")) => Some(None),
+        Some(Term::List(rows)) => Some(Some(rows.iter().fold(0, |n, r| match r {
+            Term::Tuple(row) => match row.get(1) {
+                Some(&Term::Int(c)) if c >= 0 => n + c as u64,
+                _ => u64::MAX,
+            },
+            _ => u64::MAX,
+        }))),
+        _ => Some(Some(u64::MAX)),
+    }
+}
+
+/// Every session is call-traced (the engine's processes are, `Scheduler::trace_code_proc`):
+/// what call_time needs to act.
+const ALL_SESSIONS: u64 = u64::MAX;
+
 fn count_of(o: &Oracle, session: u32, mfa: &Mfa) -> Option<Option<u64>> {
     match o.trace_info(session, mfa, InfoItem::CallCount) {
         InfoValue::Undefined => None,
@@ -236,30 +291,49 @@ impl Search<'_> {
         }
     }
 
-    /// Every live session's call_count counters, by session (oldest first), then function.
-    fn counters(&self, o: &Oracle) -> Vec<(u32, usize, bool)> {
+    /// Every live session's call_count and call_time counters, by session (oldest first),
+    /// then function, call_count first.
+    fn counters(&self, o: &Oracle) -> Vec<Counter> {
         (0..=self.sessions)
             .filter(|&s| o.session_alive(s))
             .flat_map(|s| {
-                (0..self.funcs.len())
-                    .filter_map(move |f| o.counter(s, f).map(|(_, running)| (s, f, running)))
+                (0..self.funcs.len()).flat_map(move |f| {
+                    let count = o.counter(s, f).map(|(_, running)| (s, f, running, false));
+                    let time = o.time_counter(s, f).map(|running| (s, f, running, true));
+                    count.into_iter().chain(time)
+                })
             })
             .collect()
     }
 
-    fn carry(&self, o: &mut Oracle, carried: &[(u32, usize, bool)]) {
-        for &(s, f, running) in carried {
+    fn carry(&self, o: &mut Oracle, carried: &[Counter]) {
+        for &(s, f, running, time) in carried {
             if !o.session_alive(s) {
                 continue;
             }
             let p = self.pattern_of(f);
-            let set = o.trace_pattern(&p, PatternOp::True, &count_spec(s));
+            let spec = if time { time_spec(s) } else { count_spec(s) };
+            let set = o.trace_pattern(&p, PatternOp::True, &spec);
             assert_eq!(set, Ok(1), "the carried pattern on {:?}", self.funcs[f]);
             if !running {
-                let paused = o.trace_pattern(&p, PatternOp::Pause, &count_spec(s));
+                let paused = o.trace_pattern(&p, PatternOp::Pause, &spec);
                 assert_eq!(paused, Ok(1), "the carried pause on {:?}", self.funcs[f]);
             }
         }
+    }
+
+    /// A call of `f` by `pid` entered `how` (the process's frames and call_time state, the
+    /// oracle's `enter`), returning at once unless it stays; the sessions it counted in.
+    fn enter(&self, o: &mut Oracle, f: usize, pid: u64, how: Entry, stays: bool) -> u64 {
+        let before = self.counts(o, f);
+        o.enter(f, pid, ALL_SESSIONS, how);
+        if !stays {
+            o.ret(pid, ALL_SESSIONS);
+        }
+        let after = self.counts(o, f);
+        (0..before.len())
+            .filter(|&s| before[s] != after[s])
+            .fold(0u64, |m, s| m | 1 << s)
     }
 
     /// Every session's call_count answer for `f` (a call changes those it counts in).
@@ -273,19 +347,22 @@ impl Search<'_> {
     fn apply(&self, r: &mut Replay, op: LinOp, end: u64, pid: u64) -> LinObs {
         let o = &mut r.oracle;
         match op {
-            LinOp::Call { f } => {
+            LinOp::Call { f } | LinOp::Stay { f } => {
                 if !o.is_loaded(f) {
                     return LinObs::Call {
                         version: 0,
                         counted: 0,
                     };
                 }
-                let before = self.counts(o, f);
-                o.call(f, pid, 0);
-                let after = self.counts(o, f);
-                let counted = (0..before.len())
-                    .filter(|&s| before[s] != after[s])
-                    .fold(0u64, |m, s| m | 1 << s);
+                let remote = Entry {
+                    remote: true,
+                    ..Entry::default()
+                };
+                let stays = matches!(op, LinOp::Stay { .. });
+                let counted = self.enter(o, f, pid, remote, stays);
+                if stays {
+                    o.wait_in(pid, f);
+                }
                 LinObs::Call {
                     version: o.current_version(self.module).map_or(0, |v| v + 1),
                     counted,
@@ -297,6 +374,18 @@ impl Search<'_> {
                 LinObs::Matched(o.trace_pattern(&p, op, &spec).unwrap_or(usize::MAX))
             }
             LinOp::Info { session, f } => LinObs::Count(count_of(o, session, &self.funcs[f])),
+            LinOp::TimePattern { session, f, op } => {
+                let p = self.pattern_of(f);
+                LinObs::Matched(
+                    o.trace_pattern(&p, op, &time_spec(session))
+                        .unwrap_or(usize::MAX),
+                )
+            }
+            LinOp::TimeInfo { session, f } => LinObs::Count(time_calls(&o.trace_info_term(
+                session,
+                &self.funcs[f],
+                InfoKey::CallTime,
+            ))),
             LinOp::DestroySession { session } => LinObs::Answer(o.destroy_session(session)),
             LinOp::SessionAlive { session } => LinObs::Answer(o.session_alive(session)),
             LinOp::Load => {
@@ -328,14 +417,6 @@ impl Search<'_> {
                 LinObs::Answer(answer)
             }
             LinOp::SoftPurge => LinObs::Answer(o.code_op(CodeOp::SoftPurge, self.module)),
-            LinOp::Stay { f } => {
-                let seen = self.apply(r, LinOp::Call { f }, end, pid);
-                let o = &mut r.oracle;
-                if o.is_loaded(f) {
-                    o.wait_in(pid, f);
-                }
-                seen
-            }
             LinOp::Local { f } => {
                 // A local call with no version to make it from cannot be linearized here.
                 let Some(v) = o.waiting_version(pid) else {
@@ -344,28 +425,39 @@ impl Search<'_> {
                 if o.current_version(self.module) != Some(v) {
                     // Old code: no breakpoint is left on it (CL1, and the engine's removal),
                     // unless its removal is still to come (`CarryRemovedLater`): then the
-                    // counters it had, of the sessions still alive.
+                    // call_count counters it had, of the sessions still alive (what its
+                    // call_time counters count no `trace_info` reads).
                     let counted = match &r.removal {
                         Some((w, bps, _)) if *w == v => bps
                             .iter()
-                            .filter(|&&(s, g, running)| g == f && running && o.session_alive(s))
-                            .fold(0u64, |m, &(s, _, _)| m | 1 << s),
+                            .filter(|&&(s, g, running, time)| {
+                                g == f && running && !time && o.session_alive(s)
+                            })
+                            .fold(0u64, |m, &(s, ..)| m | 1 << s),
                         _ => 0,
                     };
+                    let old = Entry {
+                        old: true,
+                        ..Entry::BODY
+                    };
+                    self.enter(o, f, pid, old, false);
                     return LinObs::Call {
                         version: v + 1,
                         counted,
                     };
                 }
-                match self.apply(r, LinOp::Call { f }, end, pid) {
-                    LinObs::Call { counted, .. } => LinObs::Call {
-                        version: v + 1,
-                        counted,
-                    },
-                    other => other,
+                LinObs::Call {
+                    version: v + 1,
+                    counted: self.enter(o, f, pid, Entry::BODY, false),
                 }
             }
-            LinOp::Return => LinObs::Answer(o.leave(pid)),
+            LinOp::Return => {
+                if o.waiting_version(pid).is_none() {
+                    return LinObs::Answer(false);
+                }
+                o.ret(pid, ALL_SESSIONS);
+                LinObs::Answer(o.leave(pid))
+            }
         }
     }
 
@@ -460,9 +552,10 @@ pub fn check(
         }
         let (f, session) = match r.op {
             LinOp::Call { f } | LinOp::Stay { f } | LinOp::Local { f } => (Some(f), None),
-            LinOp::Pattern { session, f, .. } | LinOp::Info { session, f } => {
-                (Some(f), Some(session))
-            }
+            LinOp::Pattern { session, f, .. }
+            | LinOp::Info { session, f }
+            | LinOp::TimePattern { session, f, .. }
+            | LinOp::TimeInfo { session, f } => (Some(f), Some(session)),
             LinOp::DestroySession { session } | LinOp::SessionAlive { session } => {
                 (None, Some(session))
             }
@@ -690,6 +783,48 @@ mod tests {
         for rule in [LoadRule::Carry, LoadRule::CarryRemovedLater] {
             assert!(check("m", &funcs(), 0, &after, rule).is_err(), "{rule:?}");
         }
+    }
+
+    /// call_time's calls: `trace_info` answers the calls over every process's row; a call that
+    /// ended before the pattern began is not among them, a paused counter keeps its calls, and
+    /// a load gives the new version a fresh counter (`Carry`).
+    #[test]
+    fn call_time_counts_its_calls() {
+        let time = |op| LinOp::TimePattern {
+            session: 0,
+            f: 0,
+            op,
+        };
+        let tinfo = LinOp::TimeInfo { session: 0, f: 0 };
+        let calls = |n| LinObs::Count(Some(Some(n)));
+        let h = |after_pause: u64, after_load: u64| {
+            [
+                rec(1, 1, 2, CALL, ran(1, false)),
+                rec(0, 3, 4, time(PatternOp::True), LinObs::Matched(1)),
+                rec(1, 5, 6, CALL, ran(1, false)),
+                rec(0, 7, 8, time(PatternOp::Pause), LinObs::Matched(1)),
+                rec(1, 9, 10, CALL, ran(1, false)),
+                rec(0, 11, 12, tinfo, calls(after_pause)),
+                rec(0, 13, 14, LinOp::Load, LinObs::Answer(true)),
+                rec(0, 15, 16, tinfo, calls(after_load)),
+            ]
+        };
+        assert!(check("m", &funcs(), 0, &h(1, 0), LoadRule::Carry).is_ok());
+        for (a, b) in [(2, 0), (0, 0), (1, 1)] {
+            assert!(
+                check("m", &funcs(), 0, &h(a, b), LoadRule::Carry).is_err(),
+                "{a} {b}"
+            );
+        }
+        let row = |c| Term::Tuple(vec![Term::Pid(1), Term::Int(c), Term::Int(0), Term::Int(0)]);
+        let pair = |v| Term::Tuple(vec![Term::Atom("call_time"), v]);
+        assert_eq!(
+            time_calls(&pair(Term::List(vec![row(2), row(3)]))),
+            Some(Some(5))
+        );
+        assert_eq!(time_calls(&pair(Term::Atom("false"))), Some(None));
+        assert_eq!(time_calls(&pair(Term::Atom("undefined"))), None);
+        assert_eq!(time_calls(&Term::Atom("x")), Some(Some(u64::MAX)));
     }
 
     #[test]
