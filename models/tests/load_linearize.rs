@@ -1,9 +1,9 @@
 //! The one engine's histories with code loading, linearized against the sequential oracle with
 //! its functions, patterns and counts (`bpspec_spec::linearize`), under shuttle (PCT and random).
 //!
-//! Each run has a loader (load, delete, soft purge of module `m`), a stager (call_count or
-//! call_time `trace_pattern` on one function at a time and `trace_info` of its count or of
-//! call_time's calls, in the legacy session or a second one, which it may destroy) and schedulers making remote calls
+//! Each run has a loader (load, delete, soft purge of module `m`), a stager (call_count,
+//! call_time or call_memory `trace_pattern` on one function at a time and `trace_info` of its
+//! count or of call_time's or call_memory's calls, in the legacy session or a second one, which it may destroy) and schedulers making remote calls
 //! (`call_ext`), staying in the version of a call (`call_and_stay`), making local calls from
 //! it, current or old (`local_call`), and returning out of it (`return_out`), a progress point
 //! after each. The replay's rule follows the protocol (`rule_of`): `NonBlocking` removes the
@@ -226,6 +226,34 @@ fn scenarios() -> Vec<Lin> {
             ],
             schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
         },
+        // call_memory as call_time: its calls across two loads, paused and restarted.
+        Lin {
+            name: "lin-load-call-memory",
+            functions: 1,
+            sessions: 0,
+            loader: vec![Load, SoftPurge, Load],
+            stager: vec![
+                MemPattern {
+                    session: 0,
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                MemInfo { session: 0, f: 0 },
+                MemPattern {
+                    session: 0,
+                    f: 0,
+                    op: PatternOp::Pause,
+                },
+                MemInfo { session: 0, f: 0 },
+                MemPattern {
+                    session: 0,
+                    f: 0,
+                    op: PatternOp::Restart,
+                },
+                MemInfo { session: 0, f: 0 },
+            ],
+            schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
+        },
         // The same across a delete and the load after it: a process in the deleted version
         // calls locally into it, calls from outside reach `undef`, and a second stay may find
         // no version or the new one.
@@ -293,6 +321,7 @@ fn count_obs(term: &str) -> LinObs {
 }
 
 fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
+    let lop = op;
     match op {
         LinOp::Load => LinObs::Answer(e.load().is_ok()),
         LinOp::Delete => LinObs::Answer(e.delete().is_ok()),
@@ -305,22 +334,26 @@ fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
             &e.trace_info_module(session, f, InfoKey::CallCount)
                 .to_string(),
         ),
-        LinOp::TimePattern { session, f, op } => {
+        LinOp::TimePattern { session, f, op } | LinOp::MemPattern { session, f, op } => {
+            let time = matches!(lop, LinOp::TimePattern { .. });
             let spec = TraceSpec::from(FlagSet {
-                call_time: true,
+                call_time: time,
+                call_memory: !time,
                 ..FlagSet::default()
             })
             .session(session);
             LinObs::Matched(
                 e.trace_pattern_funcs_op_in(0, &[f], op, &spec)
-                    .expect("a call_time pattern"),
+                    .expect("a call_time or call_memory pattern"),
             )
         }
-        LinOp::TimeInfo { session, f } => LinObs::Count(time_calls(&e.trace_info_module(
-            session,
-            f,
-            InfoKey::CallTime,
-        ))),
+        LinOp::TimeInfo { session, f } | LinOp::MemInfo { session, f } => {
+            let key = match lop {
+                LinOp::TimeInfo { .. } => InfoKey::CallTime,
+                _ => InfoKey::CallMemory,
+            };
+            LinObs::Count(time_calls(&e.trace_info_module(session, f, key)))
+        }
         LinOp::DestroySession { session } => {
             LinObs::Answer(e.destroy_session(session).expect("a session to destroy"))
         }
@@ -470,12 +503,12 @@ fn load_histories_linearize() {
 /// The mutants this check kills through the counts, each on the scenario and protocol where
 /// PCT finds it, at `versions_iters` (first kills at 2,000 PCT iterations, seed of
 /// `shuttle_run`: 70 and 44, 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443, then on
-/// `lin-old-code-local` 160, 12 and 23, and on `lin-load-call-time` 159, 1 and 1, 34 and 63,
-/// 22 and 35, 9 and 17;
+/// `lin-old-code-local` 160, 12 and 23, on `lin-load-call-time` 159, 1 and 1, 34 and 63, 22
+/// and 35, 9 and 17, and on `lin-load-call-memory` 100 and 79, 96 and 51, 16 and 14;
 /// docs/nonblocking-load.md §8). Each
 /// must be killed by the linearization (its message), not by an assertion of the engine's.
 #[cfg(shuttle)]
-const LIN_KILLS: [(Mutant, &str, LoadProtocol); 24] = [
+const LIN_KILLS: [(Mutant, &str, LoadProtocol); 30] = [
     (
         Mutant::IgnoreSessionState,
         "lin-destroy-inert",
@@ -594,6 +627,36 @@ const LIN_KILLS: [(Mutant, &str, LoadProtocol); 24] = [
     (
         Mutant::TimemRestartKeepsCounter,
         "lin-load-call-time",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::CollectSkipMerge,
+        "lin-load-call-memory",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::CollectSkipMerge,
+        "lin-load-call-memory",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::TimemPauseKeepsRunning,
+        "lin-load-call-memory",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::TimemPauseKeepsRunning,
+        "lin-load-call-memory",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::TimemRestartKeepsCounter,
+        "lin-load-call-memory",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::TimemRestartKeepsCounter,
+        "lin-load-call-memory",
         LoadProtocol::NonBlocking,
     ),
 ];

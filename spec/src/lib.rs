@@ -291,6 +291,13 @@ impl Oracle {
             .and_then(|n| n.time.as_ref().map(|c| c.running))
     }
 
+    /// `session`'s call_memory counter on `f`: whether it runs (not paused).
+    pub fn memory_counter(&self, session: u32, f: usize) -> Option<bool> {
+        self.nodes
+            .get(&(f, session))
+            .and_then(|n| n.memory.as_ref().map(|c| c.running))
+    }
+
     /// `session`'s call_count counter on `f`: its value and whether it runs (not paused).
     pub fn counter(&self, session: u32, f: usize) -> Option<(u64, bool)> {
         self.nodes.get(&(f, session)).and_then(|n| n.count)

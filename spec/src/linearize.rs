@@ -3,13 +3,13 @@
 //!
 //! A history is what the threads of one concurrent run did and saw: each operation (a remote
 //! call, possibly one after which the process stays in the version it ran, a local call from
-//! that version, current or old, and its return out of it, a `trace_pattern` of call_count or
-//! call_time on one function in one session, a `trace_info` of its call_count or of
-//! call_time's calls, a session's destruction, a load, a delete, a soft purge) with the thread
+//! that version, current or old, and its return out of it, a `trace_pattern` of call_count,
+//! call_time or call_memory on one function in one session, a `trace_info` of its call_count or
+//! of call_time's or call_memory's calls, a session's destruction, a load, a delete, a soft purge) with the thread
 //! that made it, the moment it began and the moment it ended (one clock for the run), and what
 //! it observed. Each call enters through the oracle's process stack (`Oracle::enter`, every
-//! session call-traced, as the engine's processes are), so call_time acts on it as in ERTS;
-//! its times are the clocks' and are not compared. The history is accepted iff
+//! session call-traced, as the engine's processes are), so call_time and call_memory act on
+//! it as in ERTS; their times and words are not compared. The history is accepted iff
 //! there is one order of all its operations that
 //! - keeps each thread's order, and puts `a` before `b` whenever `a` ended before `b` began
 //!   (real time), and
@@ -103,6 +103,18 @@ pub enum LinOp {
     /// `trace_info({m, f, 0}, call_time)` in `session`: observed as the number of calls over
     /// every process's row ([`time_calls`]; the times are the clocks', not compared).
     TimeInfo {
+        session: u32,
+        f: usize,
+    },
+    /// `trace_pattern({m, f, 0}, op, [call_memory])` in `session`.
+    MemPattern {
+        session: u32,
+        f: usize,
+        op: PatternOp,
+    },
+    /// `trace_info({m, f, 0}, call_memory)` in `session`: the number of calls over every
+    /// process's row, as [`LinOp::TimeInfo`] (the words are not compared).
+    MemInfo {
         session: u32,
         f: usize,
     },
@@ -203,9 +215,16 @@ pub const SEARCH_LIMIT: usize = 1_000_000;
 
 /// The replay's state: the oracle and, under [`LoadRule::Carry`], the patterns the last delete
 /// left for the next load.
-/// A counter of a session on a function: (session, function, running, call_time: else
-/// call_count).
-type Counter = (u32, usize, bool, bool);
+/// A kind of counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Count,
+    Time,
+    Memory,
+}
+
+/// A counter of a session on a function: (session, function, running, kind).
+type Counter = (u32, usize, bool, Kind);
 
 #[derive(Clone, Debug)]
 struct Replay {
@@ -240,16 +259,19 @@ fn count_spec(session: u32) -> TraceSpec {
     .session(session)
 }
 
-fn time_spec(session: u32) -> TraceSpec {
+fn spec_of(kind: Kind, session: u32) -> TraceSpec {
     TraceSpec::from(FlagSet {
-        call_time: true,
+        call_count: kind == Kind::Count,
+        call_time: kind == Kind::Time,
+        call_memory: kind == Kind::Memory,
         ..FlagSet::default()
     })
     .session(session)
 }
 
-/// `{call_time, Rows}` as the number of calls over the rows (`{Pid, Count, S, Us}` each):
-/// `Some(Some(n))`; `{call_time, false}` as `Some(None)`, `{call_time, undefined}` as `None`.
+/// `{call_time, Rows}` as the number of calls over the rows (`{Pid, Count, S, Us}` each;
+/// call_memory's `{Pid, Count, Words}` alike): `Some(Some(n))`; `{call_time, false}` as
+/// `Some(None)`, `{call_time, undefined}` as `None`.
 /// Any other shape is `Some(Some(u64::MAX))`, which no replay gives.
 pub fn time_calls(t: &Term) -> Option<Option<u64>> {
     let Term::Tuple(kv) = t else {
@@ -291,28 +313,29 @@ impl Search<'_> {
         }
     }
 
-    /// Every live session's call_count and call_time counters, by session (oldest first),
-    /// then function, call_count first.
+    /// Every live session's call_count, call_time and call_memory counters, by session
+    /// (oldest first), then function, in that order.
     fn counters(&self, o: &Oracle) -> Vec<Counter> {
         (0..=self.sessions)
             .filter(|&s| o.session_alive(s))
             .flat_map(|s| {
                 (0..self.funcs.len()).flat_map(move |f| {
-                    let count = o.counter(s, f).map(|(_, running)| (s, f, running, false));
-                    let time = o.time_counter(s, f).map(|running| (s, f, running, true));
-                    count.into_iter().chain(time)
+                    let count = o.counter(s, f).map(|(_, on)| (s, f, on, Kind::Count));
+                    let time = o.time_counter(s, f).map(|on| (s, f, on, Kind::Time));
+                    let mem = o.memory_counter(s, f).map(|on| (s, f, on, Kind::Memory));
+                    count.into_iter().chain(time).chain(mem)
                 })
             })
             .collect()
     }
 
     fn carry(&self, o: &mut Oracle, carried: &[Counter]) {
-        for &(s, f, running, time) in carried {
+        for &(s, f, running, kind) in carried {
             if !o.session_alive(s) {
                 continue;
             }
             let p = self.pattern_of(f);
-            let spec = if time { time_spec(s) } else { count_spec(s) };
+            let spec = spec_of(kind, s);
             let set = o.trace_pattern(&p, PatternOp::True, &spec);
             assert_eq!(set, Ok(1), "the carried pattern on {:?}", self.funcs[f]);
             if !running {
@@ -345,6 +368,7 @@ impl Search<'_> {
 
     /// Replay `op` (which ended at `end`) on `r`; its observation.
     fn apply(&self, r: &mut Replay, op: LinOp, end: u64, pid: u64) -> LinObs {
+        let lop = op;
         let o = &mut r.oracle;
         match op {
             LinOp::Call { f } | LinOp::Stay { f } => {
@@ -374,18 +398,22 @@ impl Search<'_> {
                 LinObs::Matched(o.trace_pattern(&p, op, &spec).unwrap_or(usize::MAX))
             }
             LinOp::Info { session, f } => LinObs::Count(count_of(o, session, &self.funcs[f])),
-            LinOp::TimePattern { session, f, op } => {
+            LinOp::TimePattern { session, f, op } | LinOp::MemPattern { session, f, op } => {
+                let kind = match lop {
+                    LinOp::TimePattern { .. } => Kind::Time,
+                    _ => Kind::Memory,
+                };
                 let p = self.pattern_of(f);
-                LinObs::Matched(
-                    o.trace_pattern(&p, op, &time_spec(session))
-                        .unwrap_or(usize::MAX),
-                )
+                let spec = spec_of(kind, session);
+                LinObs::Matched(o.trace_pattern(&p, op, &spec).unwrap_or(usize::MAX))
             }
-            LinOp::TimeInfo { session, f } => LinObs::Count(time_calls(&o.trace_info_term(
-                session,
-                &self.funcs[f],
-                InfoKey::CallTime,
-            ))),
+            LinOp::TimeInfo { session, f } | LinOp::MemInfo { session, f } => {
+                let key = match lop {
+                    LinOp::TimeInfo { .. } => InfoKey::CallTime,
+                    _ => InfoKey::CallMemory,
+                };
+                LinObs::Count(time_calls(&o.trace_info_term(session, &self.funcs[f], key)))
+            }
             LinOp::DestroySession { session } => LinObs::Answer(o.destroy_session(session)),
             LinOp::SessionAlive { session } => LinObs::Answer(o.session_alive(session)),
             LinOp::Load => {
@@ -430,8 +458,8 @@ impl Search<'_> {
                     let counted = match &r.removal {
                         Some((w, bps, _)) if *w == v => bps
                             .iter()
-                            .filter(|&&(s, g, running, time)| {
-                                g == f && running && !time && o.session_alive(s)
+                            .filter(|&&(s, g, running, kind)| {
+                                g == f && running && kind == Kind::Count && o.session_alive(s)
                             })
                             .fold(0u64, |m, &(s, ..)| m | 1 << s),
                         _ => 0,
@@ -555,7 +583,9 @@ pub fn check(
             LinOp::Pattern { session, f, .. }
             | LinOp::Info { session, f }
             | LinOp::TimePattern { session, f, .. }
-            | LinOp::TimeInfo { session, f } => (Some(f), Some(session)),
+            | LinOp::TimeInfo { session, f }
+            | LinOp::MemPattern { session, f, .. }
+            | LinOp::MemInfo { session, f } => (Some(f), Some(session)),
             LinOp::DestroySession { session } | LinOp::SessionAlive { session } => {
                 (None, Some(session))
             }
