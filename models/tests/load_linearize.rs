@@ -226,6 +226,34 @@ fn scenarios() -> Vec<Lin> {
             ],
             schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
         },
+        // Three sessions on one function across two loads: call_count in the legacy session
+        // and the first, call_time in the second; the first destroyed, then the second, under
+        // the calls.
+        Lin {
+            name: "lin-three-sessions",
+            functions: 1,
+            sessions: 2,
+            loader: vec![Load, SoftPurge, Load],
+            stager: vec![
+                pat(0, PatternOp::True),
+                Pattern {
+                    session: 1,
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                TimePattern {
+                    session: 2,
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                DestroySession { session: 1 },
+                info(0),
+                TimeInfo { session: 2, f: 0 },
+                DestroySession { session: 2 },
+                info(0),
+            ],
+            schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
+        },
         // call_memory as call_time: its calls across two loads, paused and restarted.
         Lin {
             name: "lin-load-call-memory",
@@ -504,11 +532,12 @@ fn load_histories_linearize() {
 /// PCT finds it, at `versions_iters` (first kills at 2,000 PCT iterations, seed of
 /// `shuttle_run`: 70 and 44, 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443, then on
 /// `lin-old-code-local` 160, 12 and 23, on `lin-load-call-time` 159, 1 and 1, 34 and 63, 22
-/// and 35, 9 and 17, and on `lin-load-call-memory` 100 and 79, 96 and 51, 16 and 14;
+/// and 35, 9 and 17, on `lin-load-call-memory` 100 and 79, 96 and 51, 16 and 14, and on
+/// `lin-three-sessions` 405 and 372;
 /// docs/nonblocking-load.md §8). Each
 /// must be killed by the linearization (its message), not by an assertion of the engine's.
 #[cfg(shuttle)]
-const LIN_KILLS: [(Mutant, &str, LoadProtocol); 30] = [
+const LIN_KILLS: [(Mutant, &str, LoadProtocol); 32] = [
     (
         Mutant::IgnoreSessionState,
         "lin-destroy-inert",
@@ -657,6 +686,16 @@ const LIN_KILLS: [(Mutant, &str, LoadProtocol); 30] = [
     (
         Mutant::TimemRestartKeepsCounter,
         "lin-load-call-memory",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::LostCountUpdate,
+        "lin-three-sessions",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::LostCountUpdate,
+        "lin-three-sessions",
         LoadProtocol::NonBlocking,
     ),
 ];
