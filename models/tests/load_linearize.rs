@@ -33,7 +33,7 @@ use bpspec_reference::{
     Engine, EngineConfig, FlagSet, InfoKey, LoadProtocol, Mutant, PatternOp, Qsbr, Scheduler,
     TraceSpec,
 };
-use bpspec_spec::linearize::{check, time_calls, LinObs, LinOp, LinRecord, LoadRule};
+use bpspec_spec::linearize::{check, time_calls, traced_of, LinObs, LinOp, LinRecord, LoadRule};
 use std::sync::atomic::{AtomicU64, Ordering::AcqRel};
 use std::sync::Mutex;
 
@@ -43,6 +43,8 @@ struct Lin {
     functions: usize,
     /// Sessions created besides the legacy one (1 to `sessions`).
     sessions: u32,
+    /// The module's export entries carry global trace (`Engine::with_global_trace`).
+    globals: bool,
     loader: Vec<LinOp>,
     stager: Vec<LinOp>,
     /// Each scheduler's steps: a call of function `f` (`Sched::Call`) or a look at whether a
@@ -79,6 +81,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-load-count",
             functions: 1,
             sessions: 0,
+            globals: false,
             loader: vec![Load, SoftPurge, Load],
             stager: vec![
                 pat(0, PatternOp::True),
@@ -96,6 +99,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-delete-count",
             functions: 1,
             sessions: 0,
+            globals: false,
             loader: vec![Delete, SoftPurge, Load],
             stager: vec![pat(0, PatternOp::True), info(0), pat(0, PatternOp::False)],
             schedulers: vec![calls(&[0, 0]), calls(&[0])],
@@ -105,6 +109,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-two-functions",
             functions: 2,
             sessions: 0,
+            globals: false,
             loader: vec![Load],
             stager: vec![
                 pat(0, PatternOp::True),
@@ -121,6 +126,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-two-sessions",
             functions: 1,
             sessions: 1,
+            globals: false,
             loader: vec![Load, SoftPurge, Load],
             stager: vec![
                 pat(0, PatternOp::True),
@@ -143,6 +149,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-destroy-inert",
             functions: 1,
             sessions: 1,
+            globals: false,
             loader: vec![Load],
             stager: vec![
                 pat(0, PatternOp::True),
@@ -171,6 +178,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-old-code-local",
             functions: 1,
             sessions: 0,
+            globals: false,
             loader: vec![Load, SoftPurge],
             stager: vec![
                 pat(0, PatternOp::True),
@@ -201,6 +209,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-load-call-time",
             functions: 1,
             sessions: 0,
+            globals: false,
             loader: vec![Load, SoftPurge, Load],
             stager: vec![
                 pat(0, PatternOp::True),
@@ -226,6 +235,40 @@ fn scenarios() -> Vec<Lin> {
             ],
             schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
         },
+        // Global call trace on the export entry in a second session across a load, a delete
+        // and the load after it, beside call_count in the legacy session: a counter set in the
+        // second session takes its global trace away, global set again takes the counter
+        // away; `Blocking` clears it at a load (as ERTS), `NonBlocking` keeps it on the entry.
+        Lin {
+            name: "lin-global",
+            functions: 1,
+            sessions: 1,
+            globals: true,
+            loader: vec![Load, Delete, SoftPurge, Load],
+            stager: vec![
+                GlobalPattern {
+                    session: 1,
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                pat(0, PatternOp::True),
+                Traced { session: 1, f: 0 },
+                Pattern {
+                    session: 1,
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                Traced { session: 1, f: 0 },
+                GlobalPattern {
+                    session: 1,
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                Info { session: 1, f: 0 },
+                Traced { session: 1, f: 0 },
+            ],
+            schedulers: vec![calls(&[0, 0, 0]), calls(&[0, 0])],
+        },
         // Three sessions on one function across two loads: call_count in the legacy session
         // and the first, call_time in the second; the first destroyed, then the second, under
         // the calls.
@@ -233,6 +276,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-three-sessions",
             functions: 1,
             sessions: 2,
+            globals: false,
             loader: vec![Load, SoftPurge, Load],
             stager: vec![
                 pat(0, PatternOp::True),
@@ -259,6 +303,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-load-call-memory",
             functions: 1,
             sessions: 0,
+            globals: false,
             loader: vec![Load, SoftPurge, Load],
             stager: vec![
                 MemPattern {
@@ -289,6 +334,7 @@ fn scenarios() -> Vec<Lin> {
             name: "lin-old-code-delete",
             functions: 1,
             sessions: 0,
+            globals: false,
             loader: vec![Delete, SoftPurge, Load],
             stager: vec![pat(0, PatternOp::True), info(0)],
             schedulers: vec![
@@ -382,6 +428,13 @@ fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
             };
             LinObs::Count(time_calls(&e.trace_info_module(session, f, key)))
         }
+        LinOp::GlobalPattern { session, f, op } => LinObs::Matched(
+            e.trace_pattern_funcs_op_in(0, &[f], op, &TraceSpec::global().session(session))
+                .expect("a global pattern"),
+        ),
+        LinOp::Traced { session, f } => {
+            traced_of(&e.trace_info_module(session, f, InfoKey::Traced))
+        }
         LinOp::DestroySession { session } => {
             LinObs::Answer(e.destroy_session(session).expect("a session to destroy"))
         }
@@ -414,6 +467,11 @@ fn run_with(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>, rule: LoadRu
         proto,
         false,
     );
+    let e = if scn.globals {
+        e.with_global_trace()
+    } else {
+        e
+    };
     for s in 1..=scn.sessions {
         assert_eq!(e.create_session(&format!("s{s}")), Ok(s));
     }
@@ -440,6 +498,9 @@ fn run_with(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>, rule: LoadRu
                 let obs = |seen: bpspec_reference::CallSeen| LinObs::Call {
                     version: u64::from(seen.version),
                     counted: seen.counted_in,
+                    global: seen
+                        .export_hit
+                        .is_some_and(|h| h.flags & bpspec_reference::flags::GLOBAL_TRACE != 0),
                 };
                 // The process stays in a version (a stay that found one, not yet returned).
                 let mut stays = false;
@@ -533,11 +594,11 @@ fn load_histories_linearize() {
 /// `shuttle_run`: 70 and 44, 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443, then on
 /// `lin-old-code-local` 160, 12 and 23, on `lin-load-call-time` 159, 1 and 1, 34 and 63, 22
 /// and 35, 9 and 17, on `lin-load-call-memory` 100 and 79, 96 and 51, 16 and 14, and on
-/// `lin-three-sessions` 405 and 372;
+/// `lin-three-sessions` 405 and 372, and on `lin-global` 1 and 1, 3, 4;
 /// docs/nonblocking-load.md §8). Each
 /// must be killed by the linearization (its message), not by an assertion of the engine's.
 #[cfg(shuttle)]
-const LIN_KILLS: [(Mutant, &str, LoadProtocol); 32] = [
+const LIN_KILLS: [(Mutant, &str, LoadProtocol); 36] = [
     (
         Mutant::IgnoreSessionState,
         "lin-destroy-inert",
@@ -696,6 +757,26 @@ const LIN_KILLS: [(Mutant, &str, LoadProtocol); 32] = [
     (
         Mutant::LostCountUpdate,
         "lin-three-sessions",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::GlobalDispatchStagingIx,
+        "lin-global",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::GlobalDispatchStagingIx,
+        "lin-global",
+        LoadProtocol::NonBlocking,
+    ),
+    (
+        Mutant::LoadBlockingWithoutBlock,
+        "lin-global",
+        LoadProtocol::Blocking,
+    ),
+    (
+        Mutant::LoadStagingSkipDispatch,
+        "lin-global",
         LoadProtocol::NonBlocking,
     ),
 ];

@@ -150,6 +150,11 @@ impl Oracle {
         }))
     }
 
+    /// Does `session` have global trace on `f`'s export entry?
+    pub fn global_on(&self, session: u32, f: usize) -> bool {
+        self.exports.global.contains_key(&(f, session))
+    }
+
     /// The export entries and their breakpoints (to snapshot for [`Oracle::restore_exports`]).
     pub fn exports(&self) -> &Exports {
         &self.exports

@@ -7,13 +7,19 @@
 //! call_time or call_memory on one function in one session, a `trace_info` of its call_count or
 //! of call_time's or call_memory's calls, a session's destruction, a load, a delete, a soft purge) with the thread
 //! that made it, the moment it began and the moment it ended (one clock for the run), and what
-//! it observed. Each call enters through the oracle's process stack (`Oracle::enter`, every
+//! it observed (a remote call also whether its export entry's global breakpoint acted, with
+//! global call trace set by `trace_pattern(..., [global])`, and `trace_info` of `traced`). Each
+//! call enters through the oracle's process stack (`Oracle::enter`, every
 //! session call-traced, as the engine's processes are), so call_time and call_memory act on
 //! it as in ERTS; their times and words are not compared. The history is accepted iff
 //! there is one order of all its operations that
 //! - keeps each thread's order, and puts `a` before `b` whenever `a` ended before `b` began
 //!   (real time), and
 //! - when replayed through [`Oracle`] one by one gives every operation the observation it made.
+//!
+//! A history that sets global trace replays a remote call as two steps, its export entry's
+//! breakpoint and then its code's, each placed on its own within the call's interval: each
+//! reads the active breakpoint index, so a `trace_pattern` may fall between them.
 //!
 //! That is linearizability (Herlihy and Wing) with the oracle as the sequential specification;
 //! the search is Wing and Gong's (try each operation that may come next, undo on a mismatch),
@@ -118,6 +124,18 @@ pub enum LinOp {
         session: u32,
         f: usize,
     },
+    /// `trace_pattern({m, f, 0}, op, [global])` in `session`: global call trace on the export
+    /// entry (local and global exclude each other in a session).
+    GlobalPattern {
+        session: u32,
+        f: usize,
+        op: PatternOp,
+    },
+    /// `trace_info({m, f, 0}, traced)` in `session`.
+    Traced {
+        session: u32,
+        f: usize,
+    },
     /// Whether `session` is alive (`trace:session_info/1` lists it): a session being destroyed
     /// is not, from the moment its destruction begins (ERTS's `erts_is_trace_session_alive`).
     SessionAlive {
@@ -143,14 +161,48 @@ pub enum LinOp {
 /// What an operation observed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinObs {
-    /// A call: the version it ran (0: `undef`) and the sessions it counted in (bit `s`).
-    Call { version: u64, counted: u64 },
+    /// A call: the version it ran (0: `undef`), the sessions it counted in (bit `s`), and
+    /// whether it ran a global breakpoint of its export entry that acted (a call message to
+    /// some session).
+    Call {
+        version: u64,
+        counted: u64,
+        global: bool,
+    },
+    /// `trace_info` of `traced`.
+    Traced(TracedAs),
     /// `trace_pattern`: the number of functions matched.
     Matched(usize),
     /// `trace_info`: `Some(Some(n))` a count, `Some(None)` `false`, `None` `undefined`.
     Count(Option<Option<u64>>),
     /// A code operation's answer (`{module, m}` / `true` as `true`).
     Answer(bool),
+}
+
+/// What `trace_info(MFA, traced)` answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TracedAs {
+    Undefined,
+    False,
+    Local,
+    Global,
+    /// Anything else (no replay gives it).
+    Other,
+}
+
+/// `{traced, Value}` as a [`LinObs::Traced`].
+pub fn traced_of(t: &Term) -> LinObs {
+    let v = match t {
+        Term::Tuple(kv) => match kv.get(1) {
+            Some(Term::Atom("undefined")) => TracedAs::Undefined,
+            Some(Term::Atom("false")) => TracedAs::False,
+            Some(Term::Atom("local")) => TracedAs::Local,
+            Some(Term::Atom("global")) => TracedAs::Global,
+            _ => TracedAs::Other,
+        },
+        _ => TracedAs::Other,
+    };
+    LinObs::Traced(v)
 }
 
 /// One operation of a history, as it ran.
@@ -221,6 +273,8 @@ enum Kind {
     Count,
     Time,
     Memory,
+    /// Global call trace on the export entry (`running` always).
+    Global,
 }
 
 /// A counter of a session on a function: (session, function, running, kind).
@@ -235,6 +289,9 @@ struct Replay {
     /// delete has not removed yet, its counters as (session, function, running), and the end
     /// of that load or delete (the removal comes before any operation that began after it).
     removal: Option<(u64, Vec<Counter>, u64)>,
+    /// The threads (a bit each) whose next operation is a remote call whose export entry's
+    /// half is replayed already ([`Search::split`]).
+    export_done: u64,
 }
 
 struct Search<'a> {
@@ -247,6 +304,11 @@ struct Search<'a> {
     /// Each thread's operations, by begin.
     threads: Vec<Vec<usize>>,
     refuted: HashSet<(Vec<usize>, String)>,
+    /// A remote call is two steps, the export entry's breakpoint and then the code's, each
+    /// reading the active breakpoint index (ERTS: two hits of one call): a `trace_pattern`
+    /// may fall between them. On when the history sets global trace, the only pattern whose
+    /// breakpoints are on the export entry.
+    split: bool,
     visited: usize,
     longest: Vec<usize>,
 }
@@ -260,6 +322,9 @@ fn count_spec(session: u32) -> TraceSpec {
 }
 
 fn spec_of(kind: Kind, session: u32) -> TraceSpec {
+    if kind == Kind::Global {
+        return TraceSpec::global().session(session);
+    }
     TraceSpec::from(FlagSet {
         call_count: kind == Kind::Count,
         call_time: kind == Kind::Time,
@@ -323,7 +388,8 @@ impl Search<'_> {
                     let count = o.counter(s, f).map(|(_, on)| (s, f, on, Kind::Count));
                     let time = o.time_counter(s, f).map(|on| (s, f, on, Kind::Time));
                     let mem = o.memory_counter(s, f).map(|on| (s, f, on, Kind::Memory));
-                    count.into_iter().chain(time).chain(mem)
+                    let global = o.global_on(s, f).then_some((s, f, true, Kind::Global));
+                    count.into_iter().chain(time).chain(mem).chain(global)
                 })
             })
             .collect()
@@ -331,7 +397,10 @@ impl Search<'_> {
 
     fn carry(&self, o: &mut Oracle, carried: &[Counter]) {
         for &(s, f, running, kind) in carried {
-            if !o.session_alive(s) {
+            // The export breakpoint: `Blocking` clears it as ERTS's `delete_code` does,
+            // `NonBlocking` keeps it on the entry.
+            let global_kept = self.rule == LoadRule::CarryRemovedLater;
+            if !o.session_alive(s) || (kind == Kind::Global && !global_kept) {
                 continue;
             }
             let p = self.pattern_of(f);
@@ -346,17 +415,20 @@ impl Search<'_> {
     }
 
     /// A call of `f` by `pid` entered `how` (the process's frames and call_time state, the
-    /// oracle's `enter`), returning at once unless it stays; the sessions it counted in.
-    fn enter(&self, o: &mut Oracle, f: usize, pid: u64, how: Entry, stays: bool) -> u64 {
+    /// oracle's `enter`), returning at once unless it stays; the sessions it counted in, and
+    /// whether it sent a call message (the patterns of a history have no `local` flag, so a
+    /// message is the export entry's global breakpoint's).
+    fn enter(&self, o: &mut Oracle, f: usize, pid: u64, how: Entry, stays: bool) -> (u64, bool) {
         let before = self.counts(o, f);
-        o.enter(f, pid, ALL_SESSIONS, how);
+        let events = o.enter(f, pid, ALL_SESSIONS, how);
         if !stays {
             o.ret(pid, ALL_SESSIONS);
         }
         let after = self.counts(o, f);
-        (0..before.len())
+        let counted = (0..before.len())
             .filter(|&s| before[s] != after[s])
-            .fold(0u64, |m, s| m | 1 << s)
+            .fold(0u64, |m, s| m | 1 << s);
+        (counted, !events.is_empty())
     }
 
     /// Every session's call_count answer for `f` (a call changes those it counts in).
@@ -376,6 +448,7 @@ impl Search<'_> {
                     return LinObs::Call {
                         version: 0,
                         counted: 0,
+                        global: false,
                     };
                 }
                 let remote = Entry {
@@ -383,13 +456,14 @@ impl Search<'_> {
                     ..Entry::default()
                 };
                 let stays = matches!(op, LinOp::Stay { .. });
-                let counted = self.enter(o, f, pid, remote, stays);
+                let (counted, global) = self.enter(o, f, pid, remote, stays);
                 if stays {
                     o.wait_in(pid, f);
                 }
                 LinObs::Call {
                     version: o.current_version(self.module).map_or(0, |v| v + 1),
                     counted,
+                    global,
                 }
             }
             LinOp::Pattern { session, f, op } => {
@@ -413,6 +487,14 @@ impl Search<'_> {
                     _ => InfoKey::CallMemory,
                 };
                 LinObs::Count(time_calls(&o.trace_info_term(session, &self.funcs[f], key)))
+            }
+            LinOp::GlobalPattern { session, f, op } => {
+                let p = self.pattern_of(f);
+                let spec = spec_of(Kind::Global, session);
+                LinObs::Matched(o.trace_pattern(&p, op, &spec).unwrap_or(usize::MAX))
+            }
+            LinOp::Traced { session, f } => {
+                traced_of(&o.trace_info_term(session, &self.funcs[f], InfoKey::Traced))
             }
             LinOp::DestroySession { session } => LinObs::Answer(o.destroy_session(session)),
             LinOp::SessionAlive { session } => LinObs::Answer(o.session_alive(session)),
@@ -472,11 +554,13 @@ impl Search<'_> {
                     return LinObs::Call {
                         version: v + 1,
                         counted,
+                        global: false,
                     };
                 }
                 LinObs::Call {
                     version: v + 1,
-                    counted: self.enter(o, f, pid, Entry::BODY, false),
+                    counted: self.enter(o, f, pid, Entry::BODY, false).0,
+                    global: false,
                 }
             }
             LinOp::Return => {
@@ -539,10 +623,44 @@ impl Search<'_> {
             if due.is_some_and(|end| rec.begin > end) {
                 continue; // began after the load ended: its removal comes first
             }
+            let pid = 1 + t as u64;
+            let remote = matches!(rec.op, LinOp::Call { .. } | LinOp::Stay { .. });
+            let half = self.split && remote;
+            if half && r.export_done & (1 << t) == 0 {
+                // The export entry's half: its global breakpoint acts or not.
+                let (LinOp::Call { f } | LinOp::Stay { f }) = rec.op else {
+                    unreachable!()
+                };
+                let LinObs::Call { global, .. } = rec.obs else {
+                    continue;
+                };
+                let o = &r.oracle;
+                if global != (o.is_loaded(f) && !o.export_hit(f, pid, ALL_SESSIONS).is_empty()) {
+                    continue;
+                }
+                let mut next = r.clone();
+                next.export_done |= 1 << t;
+                if self.go(&next, pos, order)? {
+                    return Ok(true);
+                }
+                continue;
+            }
             let mut next = r.clone();
+            next.export_done &= !(1 << t);
             // One pid per thread: a thread is one process (its stay in a version is the
             // oracle's `wait_in`).
-            if self.apply(&mut next, rec.op, rec.end, 1 + t as u64) != rec.obs {
+            let seen = self.apply(&mut next, rec.op, rec.end, pid);
+            let code_half = |o: LinObs| match o {
+                LinObs::Call {
+                    version, counted, ..
+                } if half => LinObs::Call {
+                    version,
+                    counted,
+                    global: false,
+                },
+                other => other,
+            };
+            if code_half(seen) != code_half(rec.obs) {
                 continue;
             }
             pos[t] += 1;
@@ -585,7 +703,9 @@ pub fn check(
             | LinOp::TimePattern { session, f, .. }
             | LinOp::TimeInfo { session, f }
             | LinOp::MemPattern { session, f, .. }
-            | LinOp::MemInfo { session, f } => (Some(f), Some(session)),
+            | LinOp::MemInfo { session, f }
+            | LinOp::GlobalPattern { session, f, .. }
+            | LinOp::Traced { session, f } => (Some(f), Some(session)),
             LinOp::DestroySession { session } | LinOp::SessionAlive { session } => {
                 (None, Some(session))
             }
@@ -626,6 +746,7 @@ pub fn check(
         history,
         threads,
         refuted: HashSet::new(),
+        split: false,
         visited: 0,
         longest: Vec::new(),
     };
@@ -633,10 +754,14 @@ pub fn check(
     for _ in 0..sessions {
         oracle.create_session();
     }
+    s.split = history
+        .iter()
+        .any(|r| matches!(r.op, LinOp::GlobalPattern { .. }));
     let start = Replay {
         oracle,
         deleted: Vec::new(),
         removal: None,
+        export_done: 0,
     };
     let mut pos = vec![0; s.threads.len()];
     let mut order = Vec::with_capacity(history.len());
@@ -691,6 +816,7 @@ mod tests {
         LinObs::Call {
             version,
             counted: u64::from(counted),
+            global: false,
         }
     }
 
@@ -857,6 +983,56 @@ mod tests {
         assert_eq!(time_calls(&Term::Atom("x")), Some(Some(u64::MAX)));
     }
 
+    /// Global call trace on the export entry: a remote call sends a call message while a
+    /// session has it; a counter set in that session takes it away (local and global exclude
+    /// each other); across a load `Carry` (`Blocking`, as ERTS) clears it and
+    /// `CarryRemovedLater` (`NonBlocking`) keeps it.
+    #[test]
+    fn global_trace_across_a_load() {
+        let g = |op| LinOp::GlobalPattern {
+            session: 0,
+            f: 0,
+            op,
+        };
+        let traced = LinOp::Traced { session: 0, f: 0 };
+        let call = |version, counted, global| LinObs::Call {
+            version,
+            counted,
+            global,
+        };
+        let h = |after_load: bool| {
+            [
+                rec(0, 1, 2, g(PatternOp::True), LinObs::Matched(1)),
+                rec(1, 3, 4, CALL, call(1, 0, true)),
+                rec(0, 5, 6, traced, LinObs::Traced(TracedAs::Global)),
+                rec(0, 7, 8, LinOp::Load, LinObs::Answer(true)),
+                rec(1, 9, 10, CALL, call(2, 0, after_load)),
+                rec(0, 11, 12, ON, LinObs::Matched(1)),
+                rec(1, 13, 14, CALL, call(2, 1, false)),
+                rec(0, 15, 16, traced, LinObs::Traced(TracedAs::False)),
+            ]
+        };
+        assert!(check("m", &funcs(), 0, &h(false), LoadRule::Carry).is_ok());
+        assert!(check("m", &funcs(), 0, &h(true), LoadRule::Carry).is_err());
+        assert!(check("m", &funcs(), 0, &h(true), LoadRule::CarryRemovedLater).is_ok());
+        assert!(check("m", &funcs(), 0, &h(false), LoadRule::CarryRemovedLater).is_err());
+        // One call, two hits: the export entry's before the pattern that moves the session
+        // from global to call_count, the code's after it, so it both sends its call message
+        // and counts; a call whose two halves are both after the pattern cannot.
+        let moved = |begin, end| {
+            [
+                rec(0, 1, 2, g(PatternOp::True), LinObs::Matched(1)),
+                rec(0, 3, 8, ON, LinObs::Matched(1)),
+                rec(1, begin, end, CALL, call(1, 1, true)),
+            ]
+        };
+        assert!(check("m", &funcs(), 0, &moved(4, 5), LoadRule::Carry).is_ok());
+        assert!(check("m", &funcs(), 0, &moved(9, 10), LoadRule::Carry).is_err());
+        let row = |v| Term::Tuple(vec![Term::Atom("traced"), Term::Atom(v)]);
+        assert_eq!(traced_of(&row("global")), LinObs::Traced(TracedAs::Global));
+        assert_eq!(traced_of(&row("x")), LinObs::Traced(TracedAs::Other));
+    }
+
     #[test]
     fn malformed_histories_are_named() {
         let h = [rec(0, 2, 2, CALL, ran(1, false))];
@@ -882,6 +1058,7 @@ mod tests {
         let call = |counted| LinObs::Call {
             version: 1,
             counted,
+            global: false,
         };
         let h = [
             rec(0, 1, 2, ON, LinObs::Matched(1)),
