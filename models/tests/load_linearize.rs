@@ -269,6 +269,38 @@ fn scenarios() -> Vec<Lin> {
             ],
             schedulers: vec![calls(&[0, 0, 0]), calls(&[0, 0])],
         },
+        // Meta trace beside call_count across a load, a process staying in the version with
+        // local calls from it (meta in old code until the removal), meta cleared at the end.
+        Lin {
+            name: "lin-meta",
+            functions: 1,
+            sessions: 0,
+            globals: false,
+            loader: vec![Load, SoftPurge],
+            stager: vec![
+                MetaPattern {
+                    f: 0,
+                    op: PatternOp::True,
+                },
+                pat(0, PatternOp::True),
+                info(0),
+                MetaPattern {
+                    f: 0,
+                    op: PatternOp::False,
+                },
+                info(0),
+            ],
+            schedulers: vec![
+                vec![
+                    Sched::Stay(0),
+                    Sched::Local(0),
+                    Sched::Local(0),
+                    Sched::Return,
+                    Sched::Call(0),
+                ],
+                calls(&[0, 0]),
+            ],
+        },
         // Three sessions on one function across two loads: call_count in the legacy session
         // and the first, call_time in the second; the first destroyed, then the second, under
         // the calls.
@@ -394,7 +426,7 @@ fn count_obs(term: &str) -> LinObs {
     })
 }
 
-fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
+fn engine_op(e: &Engine<Qsbr>, meta: &bpspec_reference::TracerSpec, op: LinOp) -> LinObs {
     let lop = op;
     match op {
         LinOp::Load => LinObs::Answer(e.load().is_ok()),
@@ -431,6 +463,10 @@ fn engine_op(e: &Engine<Qsbr>, op: LinOp) -> LinObs {
         LinOp::GlobalPattern { session, f, op } => LinObs::Matched(
             e.trace_pattern_funcs_op_in(0, &[f], op, &TraceSpec::global().session(session))
                 .expect("a global pattern"),
+        ),
+        LinOp::MetaPattern { f, op } => LinObs::Matched(
+            e.trace_pattern_funcs_op_in(0, &[f], op, &TraceSpec::default().meta(meta.clone()))
+                .expect("a meta pattern"),
         ),
         LinOp::Traced { session, f } => {
             traced_of(&e.trace_info_module(session, f, InfoKey::Traced))
@@ -477,11 +513,14 @@ fn run_with(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>, rule: LoadRu
     }
     let e = Arc::new(e);
     let log: Log = std::sync::Arc::new((AtomicU64::new(0), Mutex::new(Vec::new())));
+    // The meta tracer: a process's mailbox (the messages are not read: a call observes
+    // whether its hit acted on meta).
+    let meta = bpspec_reference::ProcessTracer::spec(&bpspec_reference::Mailbox::new(900));
     let ops = |thread: usize, script: Vec<LinOp>| {
-        let (e, log) = (e.clone(), log.clone());
+        let (e, log, meta) = (e.clone(), log.clone(), meta.clone());
         spawn(move || {
             for op in script {
-                record(&log, thread, op, || engine_op(&e, op));
+                record(&log, thread, op, || engine_op(&e, &meta, op));
             }
         })
     };
@@ -501,6 +540,7 @@ fn run_with(scn: &Lin, proto: LoadProtocol, mutant: Option<Mutant>, rule: LoadRu
                     global: seen
                         .export_hit
                         .is_some_and(|h| h.flags & bpspec_reference::flags::GLOBAL_TRACE != 0),
+                    meta: seen.flags & bpspec_reference::flags::META_TRACE != 0,
                 };
                 // The process stays in a version (a stay that found one, not yet returned).
                 let mut stays = false;
@@ -594,11 +634,11 @@ fn load_histories_linearize() {
 /// `shuttle_run`: 70 and 44, 7 and 7, 11 and 31, 255, 11 and 387, 20, 139 and 443, then on
 /// `lin-old-code-local` 160, 12 and 23, on `lin-load-call-time` 159, 1 and 1, 34 and 63, 22
 /// and 35, 9 and 17, on `lin-load-call-memory` 100 and 79, 96 and 51, 16 and 14, and on
-/// `lin-three-sessions` 405 and 372, and on `lin-global` 1 and 1, 3, 4;
+/// `lin-three-sessions` 405 and 372, on `lin-global` 1 and 1, 3, 4, and on `lin-meta` 26;
 /// docs/nonblocking-load.md §8). Each
 /// must be killed by the linearization (its message), not by an assertion of the engine's.
 #[cfg(shuttle)]
-const LIN_KILLS: [(Mutant, &str, LoadProtocol); 36] = [
+const LIN_KILLS: [(Mutant, &str, LoadProtocol); 37] = [
     (
         Mutant::IgnoreSessionState,
         "lin-destroy-inert",
@@ -779,6 +819,7 @@ const LIN_KILLS: [(Mutant, &str, LoadProtocol); 36] = [
         "lin-global",
         LoadProtocol::NonBlocking,
     ),
+    (Mutant::LostCountUpdate, "lin-meta", LoadProtocol::Blocking),
 ];
 
 #[cfg(shuttle)]

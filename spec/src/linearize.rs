@@ -8,7 +8,8 @@
 //! of call_time's or call_memory's calls, a session's destruction, a load, a delete, a soft purge) with the thread
 //! that made it, the moment it began and the moment it ended (one clock for the run), and what
 //! it observed (a remote call also whether its export entry's global breakpoint acted, with
-//! global call trace set by `trace_pattern(..., [global])`, and `trace_info` of `traced`). Each
+//! global call trace set by `trace_pattern(..., [global])`, and `trace_info` of `traced`; a
+//! call whether its code's breakpoint sent a meta message, with `{meta, Tracer}` patterns). Each
 //! call enters through the oracle's process stack (`Oracle::enter`, every
 //! session call-traced, as the engine's processes are), so call_time and call_memory act on
 //! it as in ERTS; their times and words are not compared. The history is accepted iff
@@ -131,6 +132,12 @@ pub enum LinOp {
         f: usize,
         op: PatternOp,
     },
+    /// `trace_pattern({m, f, 0}, op, [{meta, Tracer}])` in the legacy session (meta trace is
+    /// the legacy session's only).
+    MetaPattern {
+        f: usize,
+        op: PatternOp,
+    },
     /// `trace_info({m, f, 0}, traced)` in `session`.
     Traced {
         session: u32,
@@ -168,6 +175,8 @@ pub enum LinObs {
         version: u64,
         counted: u64,
         global: bool,
+        /// The code's breakpoint sent a meta message.
+        meta: bool,
     },
     /// `trace_info` of `traced`.
     Traced(TracedAs),
@@ -275,6 +284,8 @@ enum Kind {
     Memory,
     /// Global call trace on the export entry (`running` always).
     Global,
+    /// Meta trace (legacy session; `running` always).
+    Meta,
 }
 
 /// A counter of a session on a function: (session, function, running, kind).
@@ -325,6 +336,9 @@ fn spec_of(kind: Kind, session: u32) -> TraceSpec {
     if kind == Kind::Global {
         return TraceSpec::global().session(session);
     }
+    if kind == Kind::Meta {
+        return TraceSpec::default().meta(meta_tracer());
+    }
     TraceSpec::from(FlagSet {
         call_count: kind == Kind::Count,
         call_time: kind == Kind::Time,
@@ -354,6 +368,11 @@ pub fn time_calls(t: &Term) -> Option<Option<u64>> {
         }))),
         _ => Some(Some(u64::MAX)),
     }
+}
+
+/// The meta tracer of a replay: `{tracer, Pid}` (the oracle keeps the pid only).
+fn meta_tracer() -> bpspec_reference::TracerSpec {
+    bpspec_reference::ProcessTracer::spec(&bpspec_reference::Mailbox::new(0))
 }
 
 /// Every session is call-traced (the engine's processes are, `Scheduler::trace_code_proc`):
@@ -389,7 +408,13 @@ impl Search<'_> {
                     let time = o.time_counter(s, f).map(|on| (s, f, on, Kind::Time));
                     let mem = o.memory_counter(s, f).map(|on| (s, f, on, Kind::Memory));
                     let global = o.global_on(s, f).then_some((s, f, true, Kind::Global));
-                    count.into_iter().chain(time).chain(mem).chain(global)
+                    let meta = (s == 0 && o.meta_on(f)).then_some((s, f, true, Kind::Meta));
+                    count
+                        .into_iter()
+                        .chain(time)
+                        .chain(mem)
+                        .chain(global)
+                        .chain(meta)
                 })
             })
             .collect()
@@ -418,9 +443,17 @@ impl Search<'_> {
     /// oracle's `enter`), returning at once unless it stays; the sessions it counted in, and
     /// whether it sent a call message (the patterns of a history have no `local` flag, so a
     /// message is the export entry's global breakpoint's).
-    fn enter(&self, o: &mut Oracle, f: usize, pid: u64, how: Entry, stays: bool) -> (u64, bool) {
+    fn enter(
+        &self,
+        o: &mut Oracle,
+        f: usize,
+        pid: u64,
+        how: Entry,
+        stays: bool,
+    ) -> (u64, bool, bool) {
         let before = self.counts(o, f);
         let events = o.enter(f, pid, ALL_SESSIONS, how);
+        let meta = !o.take_meta().is_empty();
         if !stays {
             o.ret(pid, ALL_SESSIONS);
         }
@@ -428,7 +461,7 @@ impl Search<'_> {
         let counted = (0..before.len())
             .filter(|&s| before[s] != after[s])
             .fold(0u64, |m, s| m | 1 << s);
-        (counted, !events.is_empty())
+        (counted, !events.is_empty(), meta)
     }
 
     /// Every session's call_count answer for `f` (a call changes those it counts in).
@@ -449,6 +482,7 @@ impl Search<'_> {
                         version: 0,
                         counted: 0,
                         global: false,
+                        meta: false,
                     };
                 }
                 let remote = Entry {
@@ -456,7 +490,7 @@ impl Search<'_> {
                     ..Entry::default()
                 };
                 let stays = matches!(op, LinOp::Stay { .. });
-                let (counted, global) = self.enter(o, f, pid, remote, stays);
+                let (counted, global, meta) = self.enter(o, f, pid, remote, stays);
                 if stays {
                     o.wait_in(pid, f);
                 }
@@ -464,6 +498,7 @@ impl Search<'_> {
                     version: o.current_version(self.module).map_or(0, |v| v + 1),
                     counted,
                     global,
+                    meta,
                 }
             }
             LinOp::Pattern { session, f, op } => {
@@ -495,6 +530,13 @@ impl Search<'_> {
             }
             LinOp::Traced { session, f } => {
                 traced_of(&o.trace_info_term(session, &self.funcs[f], InfoKey::Traced))
+            }
+            LinOp::MetaPattern { f, op } => {
+                let p = self.pattern_of(f);
+                LinObs::Matched(
+                    o.trace_pattern(&p, op, &spec_of(Kind::Meta, 0))
+                        .unwrap_or(usize::MAX),
+                )
             }
             LinOp::DestroySession { session } => LinObs::Answer(o.destroy_session(session)),
             LinOp::SessionAlive { session } => LinObs::Answer(o.session_alive(session)),
@@ -537,15 +579,19 @@ impl Search<'_> {
                     // unless its removal is still to come (`CarryRemovedLater`): then the
                     // call_count counters it had, of the sessions still alive (what its
                     // call_time counters count no `trace_info` reads).
-                    let counted = match &r.removal {
-                        Some((w, bps, _)) if *w == v => bps
-                            .iter()
-                            .filter(|&&(s, g, running, kind)| {
-                                g == f && running && kind == Kind::Count && o.session_alive(s)
-                            })
-                            .fold(0u64, |m, &(s, ..)| m | 1 << s),
-                        _ => 0,
+                    let kept: &[Counter] = match &r.removal {
+                        Some((w, bps, _)) if *w == v => bps,
+                        _ => &[],
                     };
+                    let counted = kept
+                        .iter()
+                        .filter(|&&(s, g, running, kind)| {
+                            g == f && running && kind == Kind::Count && o.session_alive(s)
+                        })
+                        .fold(0u64, |m, &(s, ..)| m | 1 << s);
+                    let meta = kept
+                        .iter()
+                        .any(|&(_, g, _, kind)| g == f && kind == Kind::Meta);
                     let old = Entry {
                         old: true,
                         ..Entry::BODY
@@ -555,12 +601,15 @@ impl Search<'_> {
                         version: v + 1,
                         counted,
                         global: false,
+                        meta,
                     };
                 }
+                let (counted, _, meta) = self.enter(o, f, pid, Entry::BODY, false);
                 LinObs::Call {
                     version: v + 1,
-                    counted: self.enter(o, f, pid, Entry::BODY, false).0,
+                    counted,
                     global: false,
+                    meta,
                 }
             }
             LinOp::Return => {
@@ -652,11 +701,15 @@ impl Search<'_> {
             let seen = self.apply(&mut next, rec.op, rec.end, pid);
             let code_half = |o: LinObs| match o {
                 LinObs::Call {
-                    version, counted, ..
+                    version,
+                    counted,
+                    meta,
+                    ..
                 } if half => LinObs::Call {
                     version,
                     counted,
                     global: false,
+                    meta,
                 },
                 other => other,
             };
@@ -697,7 +750,10 @@ pub fn check(
             )));
         }
         let (f, session) = match r.op {
-            LinOp::Call { f } | LinOp::Stay { f } | LinOp::Local { f } => (Some(f), None),
+            LinOp::Call { f }
+            | LinOp::Stay { f }
+            | LinOp::Local { f }
+            | LinOp::MetaPattern { f, .. } => (Some(f), None),
             LinOp::Pattern { session, f, .. }
             | LinOp::Info { session, f }
             | LinOp::TimePattern { session, f, .. }
@@ -817,6 +873,7 @@ mod tests {
             version,
             counted: u64::from(counted),
             global: false,
+            meta: false,
         }
     }
 
@@ -999,6 +1056,7 @@ mod tests {
             version,
             counted,
             global,
+            meta: false,
         };
         let h = |after_load: bool| {
             [
@@ -1033,6 +1091,49 @@ mod tests {
         assert_eq!(traced_of(&row("x")), LinObs::Traced(TracedAs::Other));
     }
 
+    /// Meta trace: a call sends its meta message while the function is meta traced, also from
+    /// old code until the removal under `CarryRemovedLater`; one after meta was cleared, or a
+    /// local call in old code after the load ended, cannot.
+    #[test]
+    fn meta_trace_follows_its_pattern() {
+        let meta = |op| LinOp::MetaPattern { f: 0, op };
+        let call = |version, meta| LinObs::Call {
+            version,
+            counted: 0,
+            global: false,
+            meta,
+        };
+        let h = |after_clear: bool| {
+            [
+                rec(0, 1, 2, meta(PatternOp::True), LinObs::Matched(1)),
+                rec(1, 3, 4, CALL, call(1, true)),
+                rec(0, 5, 6, meta(PatternOp::False), LinObs::Matched(1)),
+                rec(1, 7, 8, CALL, call(1, after_clear)),
+            ]
+        };
+        assert!(check("m", &funcs(), 0, &h(false), LoadRule::Carry).is_ok());
+        assert!(check("m", &funcs(), 0, &h(true), LoadRule::Carry).is_err());
+        let old = |local_begin, local_end| {
+            [
+                rec(0, 1, 2, meta(PatternOp::True), LinObs::Matched(1)),
+                rec(1, 3, 4, LinOp::Stay { f: 0 }, call(1, true)),
+                rec(0, 5, 15, LinOp::Load, LinObs::Answer(true)),
+                rec(2, 6, 7, CALL, call(2, true)),
+                rec(
+                    1,
+                    local_begin,
+                    local_end,
+                    LinOp::Local { f: 0 },
+                    call(1, true),
+                ),
+            ]
+        };
+        let rule = LoadRule::CarryRemovedLater;
+        assert!(check("m", &funcs(), 0, &old(9, 10), rule).is_ok());
+        assert!(check("m", &funcs(), 0, &old(16, 17), rule).is_err());
+        assert!(check("m", &funcs(), 0, &old(9, 10), LoadRule::Carry).is_err());
+    }
+
     #[test]
     fn malformed_histories_are_named() {
         let h = [rec(0, 2, 2, CALL, ran(1, false))];
@@ -1059,6 +1160,7 @@ mod tests {
             version: 1,
             counted,
             global: false,
+            meta: false,
         };
         let h = [
             rec(0, 1, 2, ON, LinObs::Matched(1)),

@@ -49,6 +49,11 @@ impl Oracle {
         }
     }
 
+    /// Is `f` meta traced?
+    pub fn meta_on(&self, f: usize) -> bool {
+        self.meta.tracer.contains_key(&f)
+    }
+
     /// The meta messages since the last call, in order: (tracee pid, function).
     pub fn take_meta(&mut self) -> Vec<(u64, usize)> {
         std::mem::take(&mut self.meta.msgs)
