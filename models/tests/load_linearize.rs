@@ -74,6 +74,24 @@ fn scenarios() -> Vec<Lin> {
     use LinOp::*;
     let pat = |f, op| Pattern { session: 0, f, op };
     let info = |f| Info { session: 0, f };
+    let time = |session, op| TimePattern { session, f: 0, op };
+    let time_info = |session| TimeInfo { session, f: 0 };
+    let mem = |op| MemPattern {
+        session: 0,
+        f: 0,
+        op,
+    };
+    let mem_info = MemInfo { session: 0, f: 0 };
+    // A stay in the version, two local calls from it, the return, a remote call.
+    let stays = || {
+        vec![
+            Sched::Stay(0),
+            Sched::Local(0),
+            Sched::Local(0),
+            Sched::Return,
+            Sched::Call(0),
+        ]
+    };
     vec![
         // Counts across two loads and a pause: the count a trace_info gives after a load is
         // the new version's, from zero.
@@ -182,26 +200,13 @@ fn scenarios() -> Vec<Lin> {
             loader: vec![Load, SoftPurge],
             stager: vec![
                 pat(0, PatternOp::True),
-                TimePattern {
-                    session: 0,
-                    f: 0,
-                    op: PatternOp::True,
-                },
+                time(0, PatternOp::True),
                 info(0),
                 pat(0, PatternOp::Pause),
                 info(0),
-                TimeInfo { session: 0, f: 0 },
+                time_info(0),
             ],
-            schedulers: vec![
-                vec![
-                    Sched::Stay(0),
-                    Sched::Local(0),
-                    Sched::Local(0),
-                    Sched::Return,
-                    Sched::Call(0),
-                ],
-                calls(&[0, 0]),
-            ],
+            schedulers: vec![stays(), calls(&[0, 0])],
         },
         // call_time beside call_count across two loads, set, paused and restarted, its calls
         // asked after each (the collection of OTP 29 on the current version).
@@ -213,25 +218,13 @@ fn scenarios() -> Vec<Lin> {
             loader: vec![Load, SoftPurge, Load],
             stager: vec![
                 pat(0, PatternOp::True),
-                TimePattern {
-                    session: 0,
-                    f: 0,
-                    op: PatternOp::True,
-                },
-                TimeInfo { session: 0, f: 0 },
-                TimePattern {
-                    session: 0,
-                    f: 0,
-                    op: PatternOp::Pause,
-                },
+                time(0, PatternOp::True),
+                time_info(0),
+                time(0, PatternOp::Pause),
                 info(0),
-                TimeInfo { session: 0, f: 0 },
-                TimePattern {
-                    session: 0,
-                    f: 0,
-                    op: PatternOp::Restart,
-                },
-                TimeInfo { session: 0, f: 0 },
+                time_info(0),
+                time(0, PatternOp::Restart),
+                time_info(0),
             ],
             schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
         },
@@ -290,16 +283,7 @@ fn scenarios() -> Vec<Lin> {
                 },
                 info(0),
             ],
-            schedulers: vec![
-                vec![
-                    Sched::Stay(0),
-                    Sched::Local(0),
-                    Sched::Local(0),
-                    Sched::Return,
-                    Sched::Call(0),
-                ],
-                calls(&[0, 0]),
-            ],
+            schedulers: vec![stays(), calls(&[0, 0])],
         },
         // Three sessions on one function across two loads: call_count in the legacy session
         // and the first, call_time in the second; the first destroyed, then the second, under
@@ -317,14 +301,10 @@ fn scenarios() -> Vec<Lin> {
                     f: 0,
                     op: PatternOp::True,
                 },
-                TimePattern {
-                    session: 2,
-                    f: 0,
-                    op: PatternOp::True,
-                },
+                time(2, PatternOp::True),
                 DestroySession { session: 1 },
                 info(0),
-                TimeInfo { session: 2, f: 0 },
+                time_info(2),
                 DestroySession { session: 2 },
                 info(0),
             ],
@@ -338,24 +318,12 @@ fn scenarios() -> Vec<Lin> {
             globals: false,
             loader: vec![Load, SoftPurge, Load],
             stager: vec![
-                MemPattern {
-                    session: 0,
-                    f: 0,
-                    op: PatternOp::True,
-                },
-                MemInfo { session: 0, f: 0 },
-                MemPattern {
-                    session: 0,
-                    f: 0,
-                    op: PatternOp::Pause,
-                },
-                MemInfo { session: 0, f: 0 },
-                MemPattern {
-                    session: 0,
-                    f: 0,
-                    op: PatternOp::Restart,
-                },
-                MemInfo { session: 0, f: 0 },
+                mem(PatternOp::True),
+                mem_info,
+                mem(PatternOp::Pause),
+                mem_info,
+                mem(PatternOp::Restart),
+                mem_info,
             ],
             schedulers: vec![calls(&[0, 0]), calls(&[0, 0])],
         },
