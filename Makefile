@@ -39,6 +39,8 @@ CHECK_LOOM_BOUND   ?= 3
 CHECK_EPOCH_LOOM_BOUND ?= 2
 TEST_SHUTTLE_ITERS ?= 2000
 CHECK_SHUTTLE_ITERS?= 50000
+# ...of which a PCT row runs at most this many (docs/running.md, "The PCT budget").
+CHECK_SHUTTLE_PCT_ITERS ?= 20000
 # The oracle: conformance cases per property and random differential scenarios
 # (docs/conformance.md); make test runs 256 and 300.
 ORACLE_CHECK_CASES ?= 4096
@@ -134,7 +136,8 @@ loom:
 # The refinement runs are part of the shuttle targets (models/tests/refine.rs,
 # BPSPEC_SHUTTLE_ITERS / 2 iterations per scenario and scheduler).
 shuttle:
-	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check BPSPEC_SHUTTLE_ITERS=$(CHECK_SHUTTLE_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
+	BPSPEC_RESULTS=$(RESULTS) BPSPEC_RUN=check BPSPEC_SHUTTLE_ITERS=$(CHECK_SHUTTLE_ITERS) \
+	BPSPEC_SHUTTLE_PCT_ITERS=$(CHECK_SHUTTLE_PCT_ITERS) SHUTTLE_SILENCE_WARNINGS=1 \
 	RUSTFLAGS="$(SHUTTLE_FLAGS)" $(PART) shuttle --checker shuttle --no-row -- \
 	$(TESTSHARD) -p bpspec-models $(CHECKED) --target-dir target/shuttle
 

@@ -25,8 +25,8 @@
 //! each, `paused-inflight` 1,679,701 executions in 414 s. Shuttle: the loom scenarios plus a second
 //! scheduler with three pids (tables rehash), and `busy-3sched`, `pause-restart`,
 //! `reset-churn` (two functions, two or three schedulers, one dirty, five to six stager
-//! operations); 2,000 (`make test`) or 50,000 (`make check`) iterations each of PCT (depth 3)
-//! and random, seed 0x627073706563; every baseline holds. Loom and shuttle explore executions,
+//! operations); 2,000 (`make test`) or 50,000 (`make check`, PCT at most 20,000) iterations
+//! each of PCT (depth 3) and random, seed 0x627073706563; every baseline holds. Loom and shuttle explore executions,
 //! not states: neither reports a state count or depth.
 
 use crate::Placement;

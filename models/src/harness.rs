@@ -621,14 +621,10 @@ pub mod shuttle_run {
         pub iterations: usize,
         /// The last of those whose schedule was new (1-based; 0 before any).
         pub last_new: usize,
-        /// The digest of the running iteration's decisions so far.
-        digest: u64,
         /// The digest of the counted iterations' digests, in order: equal for two runs of the
         /// same scheduler and seed exactly when their iterations made the same decisions (up to
         /// a 64-bit collision).
         pub run: u64,
-        /// Whether an iteration is running (begun, not yet counted).
-        running: bool,
     }
 
     impl Explored {
@@ -637,25 +633,36 @@ pub mod shuttle_run {
             self.seen.len()
         }
 
-        fn mix(&mut self, word: u64) {
-            // FNV-1a over the words of the decision sequence (64 bits: among 50,000 schedules
-            // the chance of any two digests colliding is about 1e-10).
-            for b in word.to_le_bytes() {
-                self.digest = (self.digest ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-
-        /// The iteration that was running ran to its end: count its schedule.
-        fn close(&mut self) {
-            if std::mem::take(&mut self.running) {
-                self.iterations += 1;
-                self.run = (self.run ^ self.digest).wrapping_mul(0x0100_0000_01b3);
-                if self.seen.insert(self.digest) {
-                    self.last_new = self.iterations;
-                }
+        /// The iteration that was running, its decisions' digest `digest`, ran to its end:
+        /// count its schedule.
+        fn close(&mut self, digest: u64) {
+            self.iterations += 1;
+            self.run = (self.run ^ digest).wrapping_mul(0x0100_0000_01b3);
+            if self.seen.insert(digest) {
+                self.last_new = self.iterations;
             }
         }
     }
+
+    /// The digest of an iteration's decisions so far, `digest`, with the decision `word`
+    /// appended: the word added to the digest, then SplitMix64's finalizer, a bijection of the
+    /// 64-bit words in which every input bit reaches every output bit (64 bits: among 50,000
+    /// schedules the chance of any two digests colliding is about 1e-10). Two multiplications
+    /// a decision, where FNV-1a over the word's eight bytes took eight dependent ones: the
+    /// digest runs at every scheduling decision of every iteration.
+    #[inline]
+    fn mix(digest: u64, word: u64) -> u64 {
+        let mut z = digest
+            .wrapping_add(word)
+            .wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// The digest of an iteration that made no decision yet (FNV-1a's offset basis, any
+    /// constant would do).
+    const DIGEST_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 
     /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler from [`SEED`],
     /// recording no row, under the watchdog (`name` names the run if it hangs), and return what
@@ -703,27 +710,42 @@ pub mod shuttle_run {
     pub struct Distinct<S> {
         inner: S,
         explored: Arc<Mutex<Explored>>,
+        /// The digest of the running iteration's decisions so far, `None` between iterations.
+        /// Kept here, not in `explored`: a decision is the scheduler's hottest path, and the
+        /// shared record is locked once per iteration, in `new_execution`.
+        digest: Option<u64>,
     }
 
     impl<S: Scheduler> Distinct<S> {
         /// `inner`, its run's schedules recorded in `explored`.
         pub fn new(inner: S, explored: Arc<Mutex<Explored>>) -> Self {
-            Distinct { inner, explored }
+            Distinct {
+                inner,
+                explored,
+                digest: None,
+            }
         }
 
-        fn explored(&self) -> std::sync::MutexGuard<'_, Explored> {
-            self.explored.lock().unwrap_or_else(|e| e.into_inner())
+        /// Append `word` to the running iteration's decisions.
+        fn record(&mut self, word: u64) {
+            // A decision outside an iteration (none is made: shuttle asks for the next
+            // execution before its first decision) would be no schedule's.
+            debug_assert!(self.digest.is_some(), "a decision outside an iteration");
+            if let Some(d) = self.digest.as_mut() {
+                *d = mix(*d, word);
+            }
         }
     }
 
     impl<S: Scheduler> Scheduler for Distinct<S> {
         fn new_execution(&mut self) -> Option<Schedule> {
-            self.explored().close();
+            let mut e = self.explored.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(d) = self.digest.take() {
+                e.close(d);
+            }
             let next = self.inner.new_execution();
             if next.is_some() {
-                let mut e = self.explored();
-                e.running = true;
-                e.digest = 0xcbf2_9ce4_8422_2325;
+                self.digest = Some(DIGEST_BASIS);
             }
             next
         }
@@ -736,16 +758,14 @@ pub mod shuttle_run {
         ) -> Option<TaskId> {
             let t = self.inner.next_task(runnable, current, is_yielding);
             // `None` (stop exploring this schedule) is a word of its own.
-            let word = t.map_or(u64::MAX, |t| usize::from(t) as u64);
-            self.explored().mix(word);
+            self.record(t.map_or(u64::MAX, |t| usize::from(t) as u64));
             t
         }
 
         fn next_u64(&mut self) -> u64 {
             let v = self.inner.next_u64();
-            let mut e = self.explored();
-            e.mix(u64::MAX - 1);
-            e.mix(v);
+            self.record(u64::MAX - 1);
+            self.record(v);
             v
         }
     }
@@ -804,11 +824,39 @@ pub mod shuttle_run {
     }
 
     /// Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000), else 1,000.
+    /// A PCT row runs at most [`pct_cap`] of them ([`budget`]).
     pub fn iters() -> usize {
         std::env::var("BPSPEC_SHUTTLE_ITERS")
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(1000)
+    }
+
+    /// The most iterations a PCT row runs, from `BPSPEC_SHUTTLE_PCT_ITERS` (`make check`
+    /// 20,000); unset, no cap. A cap that is not a number is refused by name (a panic in the
+    /// row that reads it), never ignored.
+    ///
+    /// Why `make check` caps PCT and not random (docs/running.md, "The PCT budget"): PCT's
+    /// iterations are a prefix of a longer run's (`PctScheduler` reads its iteration count
+    /// only to stop), so a capped row is exactly the first `cap` iterations of the uncapped
+    /// one. In `make check` at 50,000, every PCT kill came by iteration 3,220 and every
+    /// claimed one by 789, while random's accepted kills came as late as 28,092; and PCT
+    /// repeats schedules (a holding row at 50,000 ran 27,022 distinct ones in the longest
+    /// row, random 50,000 in each).
+    pub fn pct_cap() -> Option<usize> {
+        let v = std::env::var("BPSPEC_SHUTTLE_PCT_ITERS").ok()?;
+        match v.parse::<usize>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => panic!("BPSPEC_SHUTTLE_PCT_ITERS={v:?}: not a positive number of iterations"),
+        }
+    }
+
+    /// The iterations a row asked to run `n` runs: `n`, or under PCT (`pct`) at most `cap`.
+    pub fn budget(pct: bool, n: usize, cap: Option<usize>) -> usize {
+        match cap {
+            Some(c) if pct => n.min(c),
+            _ => n,
+        }
     }
 
     /// Record one shuttle run's verdict in the results table (`bound` and `seconds` as
@@ -996,8 +1044,8 @@ pub mod shuttle_run {
         }
     }
 
-    /// Run `model` for `n` iterations under PCT (`pct`) or the random scheduler, under the
-    /// watchdog (`name` names the run if it hangs); returns (counterexample, seconds, bound
+    /// Run `model` for `n` iterations (under PCT at most [`pct_cap`], [`budget`]) under PCT
+    /// (`pct`) or the random scheduler, under the watchdog (`name` names the run if it hangs); returns (counterexample, seconds, bound
     /// text).
     pub fn explore(
         name: &str,
@@ -1016,6 +1064,7 @@ pub mod shuttle_run {
         seed: u64,
         model: impl Fn() + Send + Sync + 'static,
     ) -> (Option<String>, f64, String) {
+        let n = budget(pct, n, pct_cap());
         let start = Instant::now();
         let label = if pct { "pct" } else { "random" };
         let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

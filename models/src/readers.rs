@@ -28,8 +28,8 @@
 //! 202,701 (28.0 s; bound 2: 22,484, 3.0 s); none capped (`make test` runs all at bound 2). Every
 //! baseline holds. Shuttle: the loom scenarios plus a second scheduler (calls, raises, naps),
 //! and `timem-churn-2sess` (three schedulers, seven stager operations over two sessions and two
-//! functions); PCT (depth 3) and random, 2,000 (`make test`) or 50,000 (`make check`)
-//! iterations each, seed 0x627073706563. Loom and shuttle explore executions, not states.
+//! functions); PCT (depth 3) and random, 2,000 (`make test`) or 50,000 (`make check`, PCT at
+//! most 20,000) iterations each, seed 0x627073706563. Loom and shuttle explore executions, not states.
 
 use crate::Placement;
 use bpspec_reference::sync::{spawn, Arc};

@@ -1,6 +1,6 @@
 //! shuttle (PCT and random) over the export-entry models, three schedulers, plus a churn of
 //! global and local patterns in two sessions. Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000,
-//! `make check` 50,000).
+//! `make check` 50,000, PCT at most 20,000).
 #![cfg(shuttle)]
 
 use bpspec_models::exports::{

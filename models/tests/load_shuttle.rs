@@ -1,6 +1,6 @@
 //! shuttle (PCT and random) over the load models (`bpspec_models::load`): the loom scenarios
 //! with a second scheduler, and a churn of loads, deletes, purges and trace_patterns. Iterations
-//! from `BPSPEC_SHUTTLE_ITERS` (make test 2,000, make check 50,000).
+//! from `BPSPEC_SHUTTLE_ITERS` (make test 2,000, make check 50,000, PCT at most 20,000).
 #![cfg(shuttle)]
 
 use bpspec_models::harness::shuttle_run::{assert_baselines_under, explore_seeded, explore_under};

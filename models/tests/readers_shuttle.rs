@@ -1,6 +1,6 @@
 //! shuttle (PCT and random) over the timem reader models (`bpspec_models::readers`): the loom
 //! scenarios with a second scheduler, and a churn of two sessions over two functions.
-//! Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000).
+//! Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000, PCT at most 20,000).
 #![cfg(shuttle)]
 
 use bpspec_models::harness::scenario_named;

@@ -1,5 +1,5 @@
 //! shuttle (PCT and random) over the session models, three schedulers, plus a churn of three
-//! sessions. Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000).
+//! sessions. Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000, `make check` 50,000, PCT at most 20,000).
 #![cfg(shuttle)]
 
 use bpspec_models::harness::scenario_named;

@@ -188,3 +188,53 @@ fn distinct_counts_the_schedules_a_run_explored() {
         assert!(d > 1 && d < 2000 && last < 2000, "{two}");
     }
 }
+
+/// `make check`'s PCT cap (`BPSPEC_SHUTTLE_PCT_ITERS`, docs/running.md "The PCT budget") rests
+/// on two facts checked here. The budget caps PCT rows only. And a PCT run of `k` iterations is
+/// the first `k` of a longer run from the same seed: a bug first found at iteration `k` of a
+/// 2,000-iteration run is found at `k` by a run of exactly `k` and missed by a run of `k - 1`.
+/// If PCT's schedules depended on the iteration count, a capped row would not be a prefix of
+/// the uncapped one and the kills measured at 50,000 would say nothing about the cap.
+#[test]
+fn a_capped_pct_run_is_a_prefix_of_the_longer_run() {
+    use bpspec_models::harness::shuttle_run::{budget, explore};
+    use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use shuttle::sync::Arc;
+    assert_eq!(budget(true, 50_000, Some(20_000)), 20_000);
+    assert_eq!(budget(true, 2_000, Some(20_000)), 2_000);
+    assert_eq!(budget(false, 50_000, Some(20_000)), 50_000);
+    assert_eq!(budget(true, 50_000, None), 50_000);
+    // A lost update that needs the reader preempted between its two steps, and the other
+    // task's three increments all in that gap: rare enough under PCT not to be iteration 1.
+    fn lost_update() {
+        let a = Arc::new(AtomicUsize::new(0));
+        let b = a.clone();
+        let t = shuttle::thread::spawn(move || {
+            for _ in 0..3 {
+                b.fetch_add(1, SeqCst);
+            }
+        });
+        let seen = a.load(SeqCst);
+        a.store(seen + 1, SeqCst);
+        t.join().unwrap();
+        assert!(a.load(SeqCst) != 1, "lost update");
+    }
+    fn first_kill(bound: &str) -> Option<usize> {
+        bound
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("first-killed-at="))
+            .map(|v| v.parse().expect("a number"))
+    }
+    let (cx, _, long) = explore("prefix long", true, 2000, lost_update);
+    assert!(cx.is_some(), "PCT never found the lost update: {long}");
+    let k = first_kill(&long).expect("a kill has its iteration");
+    assert!(
+        k > 1,
+        "found at the first iteration, so no prefix is tested: {long}"
+    );
+    let (cx, _, exact) = explore("prefix exact", true, k, lost_update);
+    assert!(cx.is_some(), "a run of {k} missed the kill at {k}: {exact}");
+    assert_eq!(first_kill(&exact), Some(k), "{exact}");
+    let (cx, _, short) = explore("prefix short", true, k - 1, lost_update);
+    assert!(cx.is_none(), "a run of {} found it: {short}", k - 1);
+}

@@ -1,6 +1,6 @@
 //! shuttle (PCT and random) over the wait-plan models (`bpspec_models::waits`): the loom
 //! scenarios with a second scheduler. Iterations from `BPSPEC_SHUTTLE_ITERS` (CI 2,000,
-//! `make check` 50,000).
+//! `make check` 50,000, PCT at most 20,000).
 #![cfg(shuttle)]
 
 use bpspec_models::harness::shuttle_run::{
