@@ -355,4 +355,6 @@ docs-results:
 	  awk -v table=summary -f scripts/shuttle-explored.awk $(RESULTS)/shuttle.tsv; } > docs/results/check-shuttle-distinct.tsv
 	{ echo "# make check's shuttle baselines of one scenario whose variants counted the same schedules (RESULTS/shuttle.tsv), $$(date -u -r $(RESULTS)/shuttle.tsv '+%F %H:%M UTC'); made by make docs-results (scripts/shuttle-explored.awk); do not edit."; \
 	  awk -v table=same -f scripts/shuttle-explored.awk $(RESULTS)/shuttle.tsv; } > docs/results/check-shuttle-same.tsv
+	{ echo "# make check's shuttle mutant rows, how late their kills came (RESULTS/shuttle.tsv), $$(date -u -r $(RESULTS)/shuttle.tsv '+%F %H:%M UTC'); made by make docs-results (scripts/shuttle-explored.awk); do not edit."; \
+	  awk -v table=kills -f scripts/shuttle-explored.awk $(RESULTS)/shuttle.tsv; } > docs/results/check-shuttle-kills.tsv
 	BPSPEC_BLESS=1 $(CARGO) test -p bpspec --test docs generated_blocks_and_timelines_are_fresh
