@@ -189,21 +189,33 @@ fn distinct_counts_the_schedules_a_run_explored() {
     }
 }
 
-/// `make check`'s PCT cap (`BPSPEC_SHUTTLE_PCT_ITERS`, docs/running.md "The PCT budget") rests
-/// on two facts checked here. The budget caps PCT rows only. And a PCT run of `k` iterations is
-/// the first `k` of a longer run from the same seed: a bug first found at iteration `k` of a
-/// 2,000-iteration run is found at `k` by a run of exactly `k` and missed by a run of `k - 1`.
-/// If PCT's schedules depended on the iteration count, a capped row would not be a prefix of
-/// the uncapped one and the kills measured at 50,000 would say nothing about the cap.
+/// `make check`'s PCT cap (`BPSPEC_SHUTTLE_PCT_ITERS`, docs/running.md "The PCT budget") and
+/// the claims' floor (`CLAIM_FLOOR`, docs/mutants.md "Claims and the seed") rest on two facts
+/// checked here. The budget caps PCT rows only, and the floor raises claimed kills only. And a
+/// PCT run of `k` iterations is the first `k` of a longer run from the same seed: a bug first
+/// found at iteration `k` of a 2,000-iteration run is found at `k` by a run of exactly `k` and
+/// missed by a run of `k - 1`. If PCT's schedules depended on the iteration count, a capped row
+/// would not be a prefix of the uncapped one, the kills measured at 50,000 would say nothing
+/// about the cap, and a claim's floor could move its first kill.
 #[test]
 fn a_capped_pct_run_is_a_prefix_of_the_longer_run() {
-    use bpspec_models::harness::shuttle_run::{budget, explore};
+    use bpspec_models::harness::shuttle_run::{budget, explore, row_budget, CLAIM_FLOOR};
     use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use shuttle::sync::Arc;
     assert_eq!(budget(true, 50_000, Some(20_000)), 20_000);
     assert_eq!(budget(true, 2_000, Some(20_000)), 2_000);
     assert_eq!(budget(false, 50_000, Some(20_000)), 50_000);
     assert_eq!(budget(true, 50_000, None), 50_000);
+    // A claimed kill runs at least the floor; a baseline and an allowed miss their budget.
+    assert_eq!(CLAIM_FLOOR, 50_000);
+    assert_eq!(row_budget("killed", true, 2_000, None), CLAIM_FLOOR);
+    assert_eq!(row_budget("killed", false, 80_000, Some(20_000)), 80_000);
+    assert_eq!(
+        row_budget("killed", true, 50_000, Some(10_000)),
+        CLAIM_FLOOR
+    );
+    assert_eq!(row_budget("hold", true, 2_000, None), 2_000);
+    assert_eq!(row_budget("survives", false, 2_000, None), 2_000);
     // A lost update that needs the reader preempted between its two steps, and the other
     // task's three increments all in that gap: rare enough under PCT not to be iteration 1.
     fn lost_update() {
