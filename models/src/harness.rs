@@ -1075,8 +1075,8 @@ pub mod shuttle_run {
     }
 
     /// Run `model` for `n` iterations (under PCT at most [`pct_cap`], [`budget`]) under PCT
-    /// (`pct`) or the random scheduler, under the watchdog (`name` names the run if it hangs); returns (counterexample, seconds, bound
-    /// text).
+    /// (`pct`) or the random scheduler, under the watchdog (`name` names the run if it hangs);
+    /// returns (counterexample, seconds, bound text).
     pub fn explore(
         name: &str,
         pct: bool,
